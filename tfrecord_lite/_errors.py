@@ -1,0 +1,55 @@
+# The exception hierarchy. Every error the library raises on bad data derives
+# from TFRecordError, so `except tfr.TFRecordError` catches them all; errors
+# about values that do not fit a spec are also ValueErrors, as in TensorFlow.
+from __future__ import annotations
+
+import os
+from typing import Optional, Union
+
+PathName = Union[str, "os.PathLike[str]", None]
+
+
+class TFRecordError(Exception):
+    """Base class: the data read or written is not what a TFRecord file must hold."""
+
+    def __init__(self, message: str, *, path: PathName = None, offset: Optional[int] = None) -> None:
+        self.path = os.fspath(path) if path is not None else None
+        self.offset = offset
+        self.reason = message
+        where = []
+        if self.path is not None:
+            where.append(f"in {self.path!s}")
+        if offset is not None:
+            where.append(f"at byte offset {offset}")
+        super().__init__(message + (" (" + ", ".join(where) + ")" if where else ""))
+
+    def __reduce__(self):  # keep path/offset when sent between processes
+        return (_rebuild, (type(self), self.reason, self.path, self.offset))
+
+
+def _rebuild(cls: type, message: str, path: PathName, offset: Optional[int]) -> "TFRecordError":
+    return cls(message, path=path, offset=offset)
+
+
+class CorruptRecordError(TFRecordError):
+    """A CRC does not match: the record at `offset` is damaged."""
+
+
+class TruncatedRecordError(TFRecordError):
+    """The data ends inside the record that starts at `offset`."""
+
+
+class DecodeError(TFRecordError, ValueError):
+    """A record's payload is not a valid Example / SequenceExample protobuf."""
+
+
+class FeatureError(TFRecordError, ValueError):
+    """A feature does not fit its spec, or a value cannot be encoded as a Feature."""
+
+    def __init__(self, key: str, message: str) -> None:
+        self.key = key
+        self.detail = message
+        super().__init__(f"feature {key!r}: {message}")
+
+    def __reduce__(self):
+        return (type(self), (self.key, self.detail))

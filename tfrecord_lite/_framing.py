@@ -1,0 +1,125 @@
+# Record framing, sans-I/O. A TFRecord file is a run of records, each
+#
+#     uint64 length | uint32 masked_crc32c(length) | data | uint32 masked_crc32c(data)
+#
+# all little-endian. Nothing here does I/O: `frame` builds the bytes of one
+# record, `scan` finds the complete records in a buffer (a chunk of a stream or
+# a whole memory map) and says where the first incomplete one starts. Lengths
+# read from the data are checked against what the buffer holds before anything
+# is sliced, so a corrupt length never allocates.
+from __future__ import annotations
+
+import struct
+from typing import List, Optional, Tuple
+
+from crc32c import crc32c as _crc32c
+
+from ._errors import CorruptRecordError, PathName, TruncatedRecordError
+
+HEADER_SIZE = 12
+FOOTER_SIZE = 4
+OVERHEAD = HEADER_SIZE + FOOTER_SIZE
+_MASK_DELTA = 0xA282EAD8
+
+_U64 = struct.Struct("<Q")
+_U32 = struct.Struct("<I")
+_HEADER = struct.Struct("<QI")
+
+
+def masked_crc(data: "bytes | bytearray | memoryview") -> int:
+    """TFRecord's masked CRC32C of `data` (rotated right by 15 bits plus a constant)."""
+    crc = _crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
+
+
+def frame_header(length: int) -> bytes:
+    """The 12-byte header of a record whose payload is `length` bytes."""
+    size = _U64.pack(length)
+    return size + _U32.pack(masked_crc(size))
+
+
+def frame_footer(data: "bytes | bytearray | memoryview") -> bytes:
+    """The 4-byte footer (masked CRC of the payload)."""
+    return _U32.pack(masked_crc(data))
+
+
+def frame(data: "bytes | bytearray | memoryview") -> bytes:
+    """One complete framed record: header, payload, footer."""
+    view = memoryview(data)
+    if view.ndim != 1 or view.itemsize != 1:
+        view = view.cast("B")
+    return b"".join((frame_header(view.nbytes), view, frame_footer(view)))
+
+
+def header_is_valid(buf: "bytes | bytearray | memoryview", pos: int = 0) -> bool:
+    """True when buf[pos:pos+12] is a record header whose length CRC matches."""
+    if len(buf) - pos < HEADER_SIZE:
+        return False
+    length, crc = _HEADER.unpack_from(buf, pos)
+    return masked_crc(memoryview(buf)[pos : pos + 8]) == crc
+
+
+def scan(
+    buf: "bytes | bytearray | memoryview",
+    pos: int = 0,
+    *,
+    verify: bool = True,
+    final: bool = False,
+    origin: int = 0,
+    path: PathName = None,
+    max_records: Optional[int] = None,
+) -> Tuple[List[int], List[int], int]:
+    """Find the complete records in ``buf[pos:]``.
+
+    Returns ``(starts, lengths, next_pos)``: the payload of record k is
+    ``buf[starts[k] : starts[k] + lengths[k]]`` and ``next_pos`` is where the first
+    record not returned begins (the end of the buffer when all were complete).
+    The length CRC is always checked; the payload CRC when `verify` is true.
+    With `final` (no more data will come) an incomplete tail raises
+    TruncatedRecordError. `origin` is the stream offset of ``buf[0]`` and `path`
+    the file name, both only for error messages.
+    """
+    mv = memoryview(buf)
+    end = mv.nbytes
+    starts: List[int] = []
+    lengths: List[int] = []
+    header = _HEADER.unpack_from
+    footer = _U32.unpack_from
+    crc = _crc32c
+    mask = _MASK_DELTA
+    cap = -1 if max_records is None else max_records
+    count = 0
+    p = pos
+    while end - p >= HEADER_SIZE and count != cap:
+        length, want = header(mv, p)
+        c = crc(mv[p : p + 8])
+        if ((((c >> 15) | (c << 17)) + mask) & 0xFFFFFFFF) != want:
+            raise CorruptRecordError("corrupted record: the length CRC does not match", path=path, offset=origin + p)
+        data = p + HEADER_SIZE
+        if length > end - data - FOOTER_SIZE:
+            if final:
+                raise TruncatedRecordError(
+                    f"truncated record: its header announces {length} bytes of data, "
+                    f"but only {end - data} of the {length + FOOTER_SIZE} bytes of data and CRC are there",
+                    path=path,
+                    offset=origin + p,
+                )
+            return starts, lengths, p
+        stop = data + length
+        if verify:
+            c = crc(mv[data:stop])
+            if ((((c >> 15) | (c << 17)) + mask) & 0xFFFFFFFF) != footer(mv, stop)[0]:
+                raise CorruptRecordError(
+                    "corrupted record: the data CRC does not match", path=path, offset=origin + p
+                )
+        starts.append(data)
+        lengths.append(length)
+        count += 1
+        p = stop + FOOTER_SIZE
+    if final and p < end and count != cap:
+        raise TruncatedRecordError(
+            f"truncated record: the data ends {end - p} bytes into a 12-byte record header",
+            path=path,
+            offset=origin + p,
+        )
+    return starts, lengths, p
