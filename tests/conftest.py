@@ -1,0 +1,89 @@
+# Shared test setup.
+#
+# Markers `tf` and `torch` (declared in pyproject.toml) skip a test when its
+# library is not installed. CI's environments set TFRECORD_LITE_REQUIRE_TF=1 /
+# TFRECORD_LITE_REQUIRE_TORCH=1: then the library must import (checked once, in
+# a subprocess, so this process stays free of it) and a skipped test of that
+# kind, or a test module skipped for the lack of it, fails the whole run.
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+# marker -> (importable module, env var that makes its tests mandatory)
+_OPTIONAL: dict[str, str] = {"tf": "tensorflow", "torch": "torch"}
+_REQUIRE_VAR = {"tf": "TFRECORD_LITE_REQUIRE_TF", "torch": "TFRECORD_LITE_REQUIRE_TORCH"}
+_skipped: dict[str, list[str]] = {"tf": [], "torch": []}
+
+
+def _required(marker: str) -> bool:
+    return os.environ.get(_REQUIRE_VAR[marker], "") not in ("", "0")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    for marker, module in _OPTIONAL.items():
+        if not _required(marker):
+            continue
+        proc = subprocess.run([sys.executable, "-c", f"import {module}"], check=False, capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
+            pytest.exit(f"{_REQUIRE_VAR[marker]}=1 but `import {module}` fails:\n{tail}", returncode=3)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for marker, module in _OPTIONAL.items():
+        if item.get_closest_marker(marker) and importlib.util.find_spec(module) is None:
+            pytest.skip(f"{module} is not installed")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped:
+        for marker in _OPTIONAL:
+            if marker in report.keywords:
+                _skipped[marker].append(report.nodeid)
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    # A module that calls pytest.importorskip("tensorflow") at import is skipped whole, before its
+    # tests (and their markers) exist: catch it by the skip reason.
+    if report.skipped:
+        reason = str(report.longrepr)
+        for marker, module in _OPTIONAL.items():
+            if f"'{module}'" in reason:
+                _skipped[marker].append(report.nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    for marker, nodeids in _skipped.items():
+        if nodeids and _required(marker):
+            shown = "\n  ".join(nodeids[:20])
+            sys.stderr.write(
+                f"\nERROR: {_REQUIRE_VAR[marker]}=1 but {len(nodeids)} `{marker}` test(s) were skipped:\n  {shown}\n"
+            )
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    """tests/data: the committed test files (e.g. the TFX corpus under data_dir / "tfx")."""
+    return DATA_DIR
+
+
+@pytest.fixture
+def tmp_file(tmp_path: Path) -> Callable[[str], Path]:
+    """Factory for fresh paths in this test's temporary directory: tmp_file("a.tfrecord")."""
+
+    def make(name: str = "data.tfrecord") -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+    return make
