@@ -1,0 +1,38 @@
+# tfrecord_lite: TFRecord files and tf.train.Example protos without TensorFlow.
+# The public surface is re-exported here from private modules; everything not
+# listed in __all__ is internal. Optional dependencies (torch, Pillow, fsspec,
+# tqdm) are imported only by the edge modules that need them.
+from ._errors import CorruptRecordError, DecodeError, FeatureError, TFRecordError, TruncatedRecordError
+from ._spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
+from ._codec import decode_example, decode_sequence_example, encode_example, encode_sequence_example
+from ._reader import iter_records
+from ._writer import TFRecordWriter
+from ._proto import BytesList, Example, Feature, FeatureList, FeatureLists, Features, FloatList, Int64List, SequenceExample
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "TFRecordWriter",
+    "iter_records",
+    "encode_example",
+    "decode_example",
+    "encode_sequence_example",
+    "decode_sequence_example",
+    "FixedLenFeature",
+    "VarLenFeature",
+    "FixedLenSequenceFeature",
+    "TFRecordError",
+    "CorruptRecordError",
+    "TruncatedRecordError",
+    "DecodeError",
+    "FeatureError",
+    "Example",
+    "SequenceExample",
+    "Features",
+    "Feature",
+    "BytesList",
+    "FloatList",
+    "Int64List",
+    "FeatureList",
+    "FeatureLists",
+]

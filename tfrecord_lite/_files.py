@@ -1,0 +1,53 @@
+# Opening what users pass as a source or destination: a local path, a URL that
+# fsspec understands (s3://, gs://, ..., imported only then), or a binary file
+# object they already opened (which we then never close). Also the knobs that
+# every I/O module shares: the accepted compression names.
+from __future__ import annotations
+
+import os
+from typing import IO, Any, Optional, Tuple, Union
+
+PathOrFile = Union[str, "os.PathLike[str]", IO[bytes], Any]
+
+COMPRESSIONS = ("", "gzip", "zlib")
+
+
+def normalize_compression(compression: Optional[str], *, allow_auto: bool = False) -> str:
+    """'' | 'gzip' | 'zlib' (| 'auto'), from TF-style spellings such as None, 'GZIP'."""
+    allowed = COMPRESSIONS + (("auto",) if allow_auto else ())
+    if compression is None:
+        return ""
+    if isinstance(compression, str) and compression.lower() in allowed:
+        return compression.lower()
+    shown = ", ".join(repr(c) for c in (None,) + allowed)
+    raise ValueError(f"unknown compression {compression!r}: use one of {shown} (case-insensitive)")
+
+
+def is_file_object(obj: Any) -> bool:
+    return hasattr(obj, "read") or hasattr(obj, "write")
+
+
+def display_name(obj: Any) -> Optional[str]:
+    """A name for error messages: the path, or a file object's name when it has one."""
+    if isinstance(obj, (str, os.PathLike)):
+        return os.fspath(obj)
+    name = getattr(obj, "name", None)
+    return name if isinstance(name, str) else None
+
+
+def open_binary(target: PathOrFile, mode: str) -> Tuple[IO[bytes], bool]:
+    """(binary file, whether we own it) for a path, URL or open file; mode 'rb', 'wb' or 'ab'."""
+    if is_file_object(target):
+        return target, False
+    path = os.fspath(target)
+    if isinstance(path, str) and "://" in path and not path.startswith("file://"):
+        try:
+            import fsspec  # optional extra "remote"
+        except ImportError:
+            raise ImportError(
+                f"reading {path!r} needs fsspec: pip install 'tfrecord_lite[remote]'"
+            ) from None
+        return fsspec.open(path, mode).open(), True
+    if isinstance(path, str) and path.startswith("file://"):
+        path = path[len("file://") :]
+    return open(path, mode), True

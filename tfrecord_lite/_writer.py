@@ -1,0 +1,104 @@
+# The writer. Records are framed by _framing.frame_header / frame_footer and
+# collected in memory up to a megabyte before one write to the file, so small
+# records cost no system call each. GZIP and ZLIB files are one zlib stream over
+# the whole file, as TensorFlow writes them (zlib wrapper with adler32 for ZLIB,
+# gzip wrapper for GZIP; default level, memLevel 9 like TF's ZlibOutputBuffer).
+from __future__ import annotations
+
+import zlib
+from typing import IO, Any, List, Mapping, Optional
+
+from ._codec import encode_example
+from ._files import PathOrFile, display_name, normalize_compression, open_binary
+from ._framing import frame_footer, frame_header
+
+_BUFFER_SIZE = 1 << 20
+_WBITS = {"gzip": 31, "zlib": 15}
+
+
+class TFRecordWriter:
+    """Write records to a TFRecord file (a path, or a binary file object left open on close).
+
+    `compression`: None / "" (plain), "gzip" or "zlib", any case ("GZIP" as in TensorFlow).
+    """
+
+    def __init__(self, path_or_file: PathOrFile, compression: Optional[str] = None) -> None:
+        self.compression = normalize_compression(compression)
+        self.path = display_name(path_or_file)
+        self._file: Optional[IO[bytes]] = None
+        self._file, self._owned = open_binary(path_or_file, "wb")
+        self._compressor = (
+            zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, _WBITS[self.compression], 9)
+            if self.compression
+            else None
+        )
+        self._parts: List[Any] = []
+        self._pending = 0
+        self.records_written = 0
+        self.bytes_written = 0  # uncompressed: the size of the record stream so far
+
+    def write(self, record: Any) -> None:
+        """Append one record (any bytes-like object)."""
+        if self._file is None:
+            raise ValueError("write to a closed TFRecordWriter")
+        data = record if isinstance(record, bytes) else bytes(memoryview(record).cast("B"))
+        self._parts += (frame_header(len(data)), data, frame_footer(data))
+        self._pending += len(data) + 16
+        self.records_written += 1
+        self.bytes_written += len(data) + 16
+        if self._pending >= _BUFFER_SIZE:
+            self._drain()
+
+    def write_example(self, features: Mapping[str, Any]) -> None:
+        """Encode `features` with encode_example and write it as one record."""
+        self.write(encode_example(features))
+
+    def _drain(self) -> None:
+        data = b"".join(self._parts)
+        self._parts = []
+        self._pending = 0
+        if self._compressor is not None:
+            data = self._compressor.compress(data)
+        if data:
+            self._file.write(data)  # type: ignore[union-attr]
+
+    def flush(self) -> None:
+        """Push everything written so far to the file (a compressed stream is sync-flushed,
+        so a reader sees every complete record)."""
+        if self._file is None:
+            return
+        self._drain()
+        if self._compressor is not None:
+            self._file.write(self._compressor.flush(zlib.Z_SYNC_FLUSH))
+        self._file.flush()
+
+    def close(self) -> None:
+        """Finish the file; closes it only if the writer opened it. Safe to call twice."""
+        if self._file is None:
+            return
+        try:
+            self._drain()
+            if self._compressor is not None:
+                self._file.write(self._compressor.flush(zlib.Z_FINISH))
+            self._file.flush()
+        finally:
+            if self._owned:
+                self._file.close()
+            self._file = None
+
+    @property
+    def closed(self) -> bool:
+        return self._file is None
+
+    def __enter__(self) -> "TFRecordWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_file", None) is not None and getattr(self, "_owned", False):
+            try:
+                self.close()
+            except Exception:
+                pass
