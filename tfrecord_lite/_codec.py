@@ -296,8 +296,14 @@ def _kind_error(key: str, spec: FeatureSpec, kind: int) -> FeatureError:
     return FeatureError(key, f"expected {want} ({spec.dtype}), found {KIND_NAMES[kind]}")
 
 
-def _apply_spec(key: str, spec: FeatureSpec, buf: bytes, parsed: Optional[Parsed]) -> Any:
-    """Decode one Example feature per its spec, as tf.io.parse_single_example does."""
+def _apply_spec(
+    key: str, spec: FeatureSpec, buf: bytes, parsed: Optional[Parsed], kindless_is_missing: bool = True
+) -> Any:
+    """Decode one Example feature per its spec, as tf.io.parse_single_example does.
+
+    A Feature with no kind counts as missing, except in a SequenceExample's context,
+    where TensorFlow takes it as present with no values (`kindless_is_missing=False`).
+    """
     kind = parsed[0] if parsed is not None else 0
     if isinstance(spec, VarLenFeature):
         if kind == 0:
@@ -306,6 +312,8 @@ def _apply_spec(key: str, spec: FeatureSpec, buf: bytes, parsed: Optional[Parsed
             raise _kind_error(key, spec, kind)
         return values_of(buf, parsed)  # type: ignore[arg-type]
     if isinstance(spec, FixedLenFeature):
+        if kind == 0 and parsed is not None and not kindless_is_missing:
+            return _fixed(key, spec, empty_values(spec.dtype))
         if kind == 0:
             if spec.default_value is None:
                 raise FeatureError(key, "required feature is missing and its spec has no default_value")
@@ -323,7 +331,7 @@ def _apply_spec(key: str, spec: FeatureSpec, buf: bytes, parsed: Optional[Parsed
                 key, f"found {len(values)} values, not a multiple of {inner} (shape {list(spec.shape)})"
             )
         return _stack(spec, values, len(values) // inner if inner else 0)
-    raise TypeError(f"feature {key!r}: unsupported spec {spec!r}")
+    raise FeatureError(key, f"unsupported spec {spec!r}: use FixedLenFeature, VarLenFeature or FixedLenSequenceFeature")
 
 
 def _checked(key: str, spec: FeatureSpec, parsed: Parsed) -> Parsed:
@@ -399,9 +407,7 @@ def _apply_sequence_spec(key: str, spec: FeatureSpec, buf: bytes, steps: Optiona
         else:
             flat = np.concatenate(per_step) if per_step else empty_values(spec.dtype)
         return _stack(spec, flat, len(per_step))
-    raise TypeError(
-        f"feature list {key!r}: sequence_features take FixedLenSequenceFeature or VarLenFeature, not {spec!r}"
-    )
+    raise FeatureError(key, f"sequence_features take FixedLenSequenceFeature or VarLenFeature, not {spec!r}")
 
 
 def decode_sequence_example(
@@ -419,7 +425,11 @@ def decode_sequence_example(
     if context_features is None:
         ctx = {key: values_of(buf, p) for key, p in context.items()}
     else:
-        ctx = {key: _apply_spec(key, spec, buf, context.get(key)) for key, spec in context_features.items()}
+        ctx = {}
+        for key, spec in context_features.items():
+            if isinstance(spec, FixedLenSequenceFeature):
+                raise FeatureError(key, "context_features take FixedLenFeature or VarLenFeature, not FixedLenSequenceFeature")
+            ctx[key] = _apply_spec(key, spec, buf, context.get(key), kindless_is_missing=False)
     if sequence_features is None:
         seq = {key: [values_of(buf, step) for step in steps] for key, steps in lists.items()}
     else:

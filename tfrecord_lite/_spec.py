@@ -85,7 +85,14 @@ def _prepare_default(default_value: Any, dtype: str, shape: Shape) -> Any:
         if not all(isinstance(v, bytes) for v in values):
             raise ValueError(f"default_value {default_value!r} is not bytes/str for dtype 'bytes'")
     else:
-        values = np.asarray(default_value, dtype=np.dtype(dtype)).ravel()
+        given = np.asarray(default_value)
+        if dtype == "int64" and given.dtype.kind not in "iub":
+            raise ValueError(f"default_value {default_value!r} is not an integer value for dtype 'int64'")
+        if dtype == "int64" and given.dtype.kind == "u" and given.size and given.max() > np.iinfo(np.int64).max:
+            raise ValueError(f"default_value {default_value!r} is outside the int64 range")
+        if dtype == "float32" and given.dtype.kind not in "iubf":
+            raise ValueError(f"default_value {default_value!r} is not a number for dtype 'float32'")
+        values = given.astype(np.dtype(dtype)).ravel()
     size = math.prod(shape)
     if len(values) != size:
         raise ValueError(
