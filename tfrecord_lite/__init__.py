@@ -7,6 +7,9 @@ from ._spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 from ._codec import decode_example, decode_sequence_example, encode_example, encode_sequence_example
 from ._reader import iter_records
 from ._writer import TFRecordWriter
+from ._index import StaleIndexError, write_index, write_text_index
+from ._indexed import TFRecordFile
+from ._sharded import ShardedRecords, ShardedWriter
 from ._proto import BytesList, Example, Feature, FeatureList, FeatureLists, Features, FloatList, Int64List, SequenceExample
 
 __version__ = "0.1.0"
@@ -14,6 +17,12 @@ __version__ = "0.1.0"
 __all__ = [
     "TFRecordWriter",
     "iter_records",
+    "TFRecordFile",
+    "ShardedRecords",
+    "ShardedWriter",
+    "write_index",
+    "write_text_index",
+    "StaleIndexError",
     "encode_example",
     "decode_example",
     "encode_sequence_example",

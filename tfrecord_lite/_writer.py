@@ -11,6 +11,7 @@ from typing import IO, Any, List, Mapping, Optional
 from ._codec import encode_example
 from ._files import PathOrFile, display_name, normalize_compression, open_binary
 from ._framing import frame_footer, frame_header
+from ._index import finish_append, prepare_append
 
 _BUFFER_SIZE = 1 << 20
 _WBITS = {"gzip": 31, "zlib": 15}
@@ -20,13 +21,26 @@ class TFRecordWriter:
     """Write records to a TFRecord file (a path, or a binary file object left open on close).
 
     `compression`: None / "" (plain), "gzip" or "zlib", any case ("GZIP" as in TensorFlow).
+    `append=True` adds to an existing uncompressed file after checking that it ends
+    on a complete record (`truncate_partial=True` cuts an incomplete last record
+    off instead of refusing) and extends its index sidecar.
     """
 
-    def __init__(self, path_or_file: PathOrFile, compression: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        path_or_file: PathOrFile,
+        compression: Optional[str] = None,
+        *,
+        append: bool = False,
+        truncate_partial: bool = False,
+    ) -> None:
         self.compression = normalize_compression(compression)
         self.path = display_name(path_or_file)
         self._file: Optional[IO[bytes]] = None
-        self._file, self._owned = open_binary(path_or_file, "wb")
+        if truncate_partial and not append:
+            raise ValueError("truncate_partial=True only applies with append=True")
+        self._append = prepare_append(path_or_file, truncate_partial, self.compression) if append else None
+        self._file, self._owned = open_binary(path_or_file, "ab" if append else "wb")
         self._compressor = (
             zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, _WBITS[self.compression], 9)
             if self.compression
@@ -85,6 +99,8 @@ class TFRecordWriter:
             if self._owned:
                 self._file.close()
             self._file = None
+        if self._append is not None:
+            finish_append(self.path, self._append)  # extend the index sidecar, if there is a fresh one
 
     @property
     def closed(self) -> bool:

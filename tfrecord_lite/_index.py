@@ -1,0 +1,581 @@
+# Record indexes for random access. An index is the byte offset of every record
+# plus the end of the last one: `offsets` (uint64, count + 1 entries), so record
+# k spans offsets[k]:offsets[k + 1] and its payload length is that span minus 16.
+#
+# Binary sidecar `<file>.tfrlidx`, little-endian, 8 bytes per record:
+#
+#     64-byte header  magic "TFRLIDX\0" | u32 version | u32 flags | u64 count |
+#                     u64 file_size | i64 mtime_ns | u32 edge_check | u32 0 | 16 x 0 |
+#                     u32 crc32c(header[0:60])
+#     u64 offsets[count + 1]
+#
+# It is built by one `_framing.scan` over a memory map of the file, in batches of
+# `max_records` so memory stays flat (offsets stream into the temporary file),
+# then renamed into place (never torn; concurrent builders each rename a whole,
+# identical file). Opening it is a memory map: O(1). It is fresh when the file's
+# size and mtime are those recorded and `edge_check` (CRC32C of the header and
+# footer bytes of the first and last record) still matches. DALI / `tfrecord`
+# text indexes ("offset length" lines, length = 12 + data + 4) are read and
+# written here too. Appending (TFRecordWriter(append=True)) checks the tail with
+# the index when it is fresh (O(1)) and extends the sidecar afterwards.
+from __future__ import annotations
+
+import errno
+import mmap
+import os
+import struct
+import tempfile
+from typing import BinaryIO, List, NamedTuple, Optional, Union
+
+import numpy as np
+from crc32c import crc32c
+
+from ._errors import CorruptRecordError, PathName, TFRecordError, TruncatedRecordError
+from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, header_is_valid, masked_crc, scan
+
+SIDECAR_SUFFIX = ".tfrlidx"
+MAGIC = b"TFRLIDX\0"
+VERSION = 1
+FLAG_VERIFIED = 1
+BATCH = 1 << 16  # records per scan batch while building
+_HEAD = struct.Struct("<8sIIQQqII16x")  # 60 bytes, then the header's own CRC
+_HEAD_SIZE = 64
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<Q")
+_OFFSET_DTYPE = np.dtype("<u8")
+
+Buffer = Union[bytes, bytearray, memoryview, mmap.mmap]
+IndexArg = Union[str, "os.PathLike[str]", bool, None]
+
+
+class StaleIndexError(TFRecordError):
+    """An index no longer describes its TFRecord file (the file was appended to or rewritten)."""
+
+
+class IndexFormatError(TFRecordError, ValueError):
+    """A file given as an index is not a valid binary sidecar or text index."""
+
+
+class RecordIndex:
+    """Offsets of the records of one file, memory-mapped from a sidecar or held in memory."""
+
+    __slots__ = ("offsets", "file_size", "mtime_ns", "check", "verified", "location", "_mm")
+
+    def __init__(
+        self,
+        offsets: np.ndarray,
+        file_size: int,
+        mtime_ns: int,
+        check: int,
+        verified: bool,
+        location: Optional[str] = None,
+        mm: Optional[mmap.mmap] = None,
+    ) -> None:
+        self.offsets = offsets
+        self.file_size = file_size
+        self.mtime_ns = mtime_ns
+        self.check = check
+        self.verified = verified
+        self.location = location  # the sidecar it lives in; None when only in memory
+        self._mm = mm
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def close(self) -> None:
+        """Release the sidecar's memory map (safe to call twice)."""
+        self.offsets = np.zeros(1, _OFFSET_DTYPE)
+        mm, self._mm = self._mm, None
+        if mm is not None:
+            try:
+                mm.close()
+            except BufferError:  # a reader still holds a view; the GC unmaps it later
+                pass
+
+
+# ----------------------------------------------------------------- helpers
+
+
+def sidecar_path(path: PathName) -> str:
+    """Where the binary index of `path` lives: beside it, with `.tfrlidx` appended."""
+    return os.fspath(path) + SIDECAR_SUFFIX  # type: ignore[operator]
+
+
+def map_file(fh: BinaryIO) -> Buffer:
+    """A read-only memory map of an open file (an empty bytes object for an empty file)."""
+    size = os.fstat(fh.fileno()).st_size
+    return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+
+
+def release(buf: Buffer) -> None:
+    """Close a memory map made by `map_file` (no-op for bytes)."""
+    if isinstance(buf, mmap.mmap):
+        try:
+            buf.close()
+        except BufferError:
+            pass
+
+
+def require_uncompressed(buf: Buffer, path: PathName, action: str = "random access") -> None:
+    """Raise a clear TFRecordError when `buf` holds a GZIP or ZLIB file instead of plain records."""
+    if len(buf) < 2 or header_is_valid(buf, 0):
+        return
+    b0, b1 = buf[0], buf[1]
+    kind = None
+    if b0 == 0x1F and b1 == 0x8B:
+        kind = "GZIP"
+    elif b0 & 0x0F == 8 and (b0 << 8 | b1) % 31 == 0:
+        kind = "ZLIB"
+    if kind is not None:
+        raise TFRecordError(
+            f"this file is {kind}-compressed, and {action} needs an uncompressed TFRecord file "
+            f"(a compressed stream cannot be entered in the middle): convert it once with "
+            f"`tfrecord-lite convert IN OUT` (or copy its records with tfr.iter_records into a "
+            f"tfr.TFRecordWriter without compression), or read it sequentially with tfr.iter_records",
+            path=path,
+        )
+
+
+def edge_check(buf: Buffer, offsets: np.ndarray) -> int:
+    """CRC32C of the header and footer bytes of the first and last record (0 when empty)."""
+    if len(offsets) < 2:
+        return 0
+    first, second, before_last, end = (int(offsets[0]), int(offsets[1]), int(offsets[-2]), int(offsets[-1]))
+    if end > len(buf):
+        return -1  # the file is shorter than the index: cannot match
+    parts = (
+        buf[first : first + HEADER_SIZE],
+        buf[second - FOOTER_SIZE : second],
+        buf[before_last : before_last + HEADER_SIZE],
+        buf[end - FOOTER_SIZE : end],
+    )
+    return crc32c(b"".join(parts))
+
+
+def _stat_key(st: os.stat_result) -> tuple:
+    return (st.st_size, st.st_mtime_ns)
+
+
+# ----------------------------------------------------------------- building
+
+
+def scan_offsets(
+    buf: Buffer,
+    start: int = 0,
+    *,
+    verify: bool = True,
+    final: bool = True,
+    path: PathName = None,
+    max_records: int = BATCH,
+) -> "tuple[np.ndarray, int]":
+    """Scan the records of `buf` from `start`, `max_records` at a time; return (record offsets, end).
+
+    Each batch of start offsets becomes a uint64 array at once, so no more than
+    `max_records` Python ints are alive. Without `final` an incomplete tail is
+    not an error and `end` is where it begins.
+    """
+    chunks: List[np.ndarray] = []
+    pos = start
+    size = len(buf)
+    while pos < size:
+        starts, _, nxt = scan(buf, pos, verify=verify, final=final, path=path, max_records=max_records)
+        if not starts:
+            break
+        batch = np.array(starts, dtype=_OFFSET_DTYPE)
+        batch -= HEADER_SIZE
+        chunks.append(batch)
+        pos = nxt
+    found = np.concatenate(chunks) if chunks else np.zeros(0, _OFFSET_DTYPE)
+    return found, pos
+
+
+def _with_end(starts: np.ndarray, end: int) -> np.ndarray:
+    out = np.empty(len(starts) + 1, _OFFSET_DTYPE)
+    out[:-1] = starts
+    out[-1] = end
+    return out
+
+
+def _pack_header(count: int, file_size: int, mtime_ns: int, check: int, verified: bool) -> bytes:
+    head = _HEAD.pack(MAGIC, VERSION, FLAG_VERIFIED if verified else 0, count, file_size, mtime_ns, check, 0)
+    return head + _U32.pack(crc32c(head))
+
+
+def _is_unwritable(err: OSError) -> bool:
+    return err.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT)
+
+
+def save_sidecar(index: RecordIndex, target: str) -> bool:
+    """Write `index` to `target` through a temporary file and an atomic rename.
+
+    Returns False (and leaves nothing behind) when the place is not writable, so
+    the caller keeps the index in memory; other I/O errors propagate.
+    """
+    folder = os.path.dirname(os.path.abspath(target))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(target) + ".", suffix=".tmp", dir=folder)
+    except OSError as err:
+        if _is_unwritable(err):
+            return False
+        raise
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(_pack_header(len(index), index.file_size, index.mtime_ns, index.check, index.verified))
+            fh.write(memoryview(np.ascontiguousarray(index.offsets, _OFFSET_DTYPE)).cast("B"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException as err:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(err, OSError) and _is_unwritable(err):
+            return False
+        raise
+    index.location = target
+    return True
+
+
+def build_index(
+    buf: Buffer,
+    st: os.stat_result,
+    *,
+    path: PathName,
+    verify: bool = True,
+    start: Optional[RecordIndex] = None,
+    max_records: int = BATCH,
+) -> RecordIndex:
+    """Index `buf` (the mapped file `path`, stat `st`) by one scan, continuing after `start` if given."""
+    done = start.offsets[:-1] if start is not None else np.zeros(0, _OFFSET_DTYPE)
+    origin = start.file_size if start is not None else 0
+    starts, end = scan_offsets(buf, origin, verify=verify, path=path, max_records=max_records)
+    offsets = _with_end(np.concatenate([done, starts]), end)
+    verified = verify and (start is None or start.verified)
+    return RecordIndex(offsets, end, st.st_mtime_ns, edge_check(buf, offsets), verified)
+
+
+# ----------------------------------------------------------------- loading
+
+
+def read_sidecar(location: str) -> RecordIndex:
+    """Memory-map a binary sidecar; IndexFormatError when it is not one or is damaged."""
+    with open(location, "rb") as fh:
+        mm = map_file(fh)
+    try:
+        if len(mm) < _HEAD_SIZE + 8 or mm[:8] != MAGIC:
+            raise IndexFormatError("not a tfrecord_lite index file", path=location)
+        magic, version, flags, count, file_size, mtime_ns, check, _ = _HEAD.unpack_from(mm, 0)
+        if version != VERSION:
+            raise IndexFormatError(f"index format version {version} is not supported (this is {VERSION})", path=location)
+        if crc32c(mm[: _HEAD.size]) != _U32.unpack_from(mm, _HEAD.size)[0]:
+            raise IndexFormatError("the index header is damaged (its CRC does not match)", path=location)
+        if len(mm) != _HEAD_SIZE + 8 * (count + 1):
+            raise IndexFormatError(
+                f"the index should be {_HEAD_SIZE + 8 * (count + 1)} bytes for {count} records, "
+                f"but is {len(mm)}",
+                path=location,
+            )
+        offsets = np.frombuffer(mm, _OFFSET_DTYPE, count + 1, _HEAD_SIZE)
+        if int(offsets[-1]) != file_size or int(offsets[0]) != 0:
+            raise IndexFormatError("the index's first or end offset disagrees with its header", path=location)
+    except BaseException:
+        offsets = None
+        release(mm)
+        raise
+    return RecordIndex(offsets, file_size, mtime_ns, check, bool(flags & FLAG_VERIFIED), location, mm)
+
+
+def parse_text_index(data: bytes, location: PathName = None) -> np.ndarray:
+    """Offsets (count + 1, uint64) from a DALI / `tfrecord` text index ("offset length" lines)."""
+    try:
+        pairs = np.array(data.split(), dtype=np.int64)
+    except ValueError:
+        raise IndexFormatError("a text index holds one 'offset length' pair of integers per line", path=location) from None
+    if len(pairs) % 2:
+        raise IndexFormatError("a text index holds one 'offset length' pair per line (odd count)", path=location)
+    starts, lengths = pairs[0::2], pairs[1::2]
+    if len(starts) == 0:
+        return np.zeros(1, _OFFSET_DTYPE)
+    ends = starts + lengths
+    bad = np.flatnonzero(lengths < OVERHEAD)
+    gaps = np.flatnonzero(starts[1:] != ends[:-1])
+    if starts[0] != 0 or len(bad) or len(gaps):
+        line = 1 if starts[0] != 0 else int(min(bad[:1].tolist() + (gaps[:1] + 1).tolist())) + 1
+        raise IndexFormatError(
+            f"text index line {line}: records must follow each other from offset 0, each at least "
+            f"{OVERHEAD} bytes (12-byte header + data + 4-byte CRC)",
+            path=location,
+        )
+    return _with_end(starts.astype(_OFFSET_DTYPE), int(ends[-1]))
+
+
+def read_index_file(location: str, buf: Buffer, st: os.stat_result) -> RecordIndex:
+    """Load a binary sidecar or a text index named by the caller."""
+    with open(location, "rb") as fh:
+        magic = fh.read(len(MAGIC))
+        if magic == MAGIC:
+            fh.close()
+            return read_sidecar(location)
+        data = magic + fh.read()
+    offsets = parse_text_index(data, location)
+    # a text index carries no mtime or check: it is fresh when it covers this file exactly
+    return RecordIndex(offsets, int(offsets[-1]), st.st_mtime_ns, edge_check(buf, offsets), False)
+
+
+def staleness(index: RecordIndex, buf: Buffer, st: os.stat_result) -> Optional[str]:
+    """Why `index` no longer describes the file (None when it does)."""
+    if st.st_size != index.file_size:
+        return f"the file is {st.st_size} bytes now, {index.file_size} when indexed"
+    if st.st_mtime_ns != index.mtime_ns:
+        return "the file was modified after it was indexed (its mtime changed)"
+    if edge_check(buf, index.offsets) != index.check or not _edges_consistent(buf, index.offsets):
+        return "the first or last record differs from the indexed one"
+    return None
+
+
+def _edges_consistent(buf: Buffer, offsets: np.ndarray) -> bool:
+    """The first and last indexed records have valid headers announcing the indexed lengths."""
+    for k in {0, len(offsets) - 2} if len(offsets) > 1 else ():
+        start, end = int(offsets[k]), int(offsets[k + 1])
+        if end > len(buf) or not header_is_valid(buf, start) or _U64.unpack_from(buf, start)[0] != end - start - OVERHEAD:
+            return False
+    return True
+
+
+def _grown_from(index: RecordIndex, buf: Buffer) -> bool:
+    """The file only grew since `index` was made: the indexed part checks and a record follows it."""
+    return (
+        len(buf) > index.file_size
+        and edge_check(buf, index.offsets) == index.check
+        and _edges_consistent(buf, index.offsets)
+        and header_is_valid(buf, index.file_size)
+    )
+
+
+ON_STALE = ("rebuild", "raise")
+
+
+def open_index(
+    path: str,
+    buf: Buffer,
+    st: os.stat_result,
+    index: IndexArg = None,
+    *,
+    verify: bool = True,
+    on_stale: str = "rebuild",
+    save: bool = True,
+    prebuilt: Optional[RecordIndex] = None,
+) -> RecordIndex:
+    """The index of the mapped file `path`: a fresh existing one, else one built now (and saved).
+
+    `index`: None / True = the sidecar beside the file; a path = that binary or
+    text index (a new binary one is written there when it does not exist);
+    False = build in memory and write nothing. `prebuilt` is an in-memory index
+    (sent to a worker process) that is used when still fresh.
+    """
+    if on_stale not in ON_STALE:
+        raise ValueError(f"on_stale must be one of {ON_STALE}, not {on_stale!r}")
+    location: Optional[str] = None
+    if index is None or index is True:
+        location = sidecar_path(path)
+    elif index is not False:
+        location = os.fspath(index)
+    existing, where = prebuilt, "the in-memory index"
+    if existing is None and location is not None:
+        existing, where = _try_read(location, buf, st, explicit=index not in (None, True)), location
+    if existing is not None:
+        reason = staleness(existing, buf, st)
+        if reason is None:
+            return existing
+        if on_stale == "raise":
+            existing.close()
+            raise StaleIndexError(
+                f"{where} is out of date: {reason}; open with on_stale='rebuild' to re-index", path=path
+            )
+        if existing.location is None or existing.location != location:  # text or in-memory: never overwrite
+            location = sidecar_path(path) if index is not False else None
+    start = existing if existing is not None and _grown_from(existing, buf) else None
+    fresh = build_index(buf, st, path=path, verify=verify, start=start)
+    if existing is not None:
+        existing.close()
+    if save and location is not None:
+        save_sidecar(fresh, location)
+    return fresh
+
+
+def _try_read(location: str, buf: Buffer, st: os.stat_result, explicit: bool) -> Optional[RecordIndex]:
+    """Read the index at `location`; a missing one is None, and so is a damaged default sidecar."""
+    try:
+        return read_index_file(location, buf, st) if explicit else read_sidecar(location)
+    except FileNotFoundError:
+        return None
+    except IndexFormatError:
+        if explicit:
+            raise
+        return None  # a damaged sidecar of ours is rebuilt like a stale one
+
+
+def _mapped(path: str, action: str) -> "tuple[Buffer, os.stat_result]":
+    """Memory-map an uncompressed TFRecord file for reading (TFRecordError if it is compressed)."""
+    with open(path, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        buf = map_file(fh)
+    try:
+        require_uncompressed(buf, path, action)
+    except BaseException:
+        release(buf)
+        raise
+    return buf, st
+
+
+def write_index(tfrecord_path: PathName, index_path: PathName = None, *, verify: bool = True) -> str:
+    """Build the binary index sidecar of an uncompressed TFRecord file by one scan; return its path.
+
+    `index_path` defaults to the sidecar beside the file (`<file>.tfrlidx`), which
+    TFRecordFile then opens in O(1).
+    """
+    path = os.fspath(tfrecord_path)  # type: ignore[arg-type]
+    target = os.fspath(index_path) if index_path is not None else sidecar_path(path)
+    buf, st = _mapped(path, "indexing")
+    try:
+        idx = build_index(buf, st, path=path, verify=verify)
+    finally:
+        release(buf)
+    if not save_sidecar(idx, target):
+        raise PermissionError(errno.EACCES, "cannot write the index here (read-only?)", target)
+    return target
+
+
+def save_offsets(tfrecord_path: str, offsets: np.ndarray, *, verified: bool = False) -> bool:
+    """Save the sidecar of a file whose record offsets (count + 1) the caller knows, e.g. its writer."""
+    buf, st = _mapped(tfrecord_path, "indexing")
+    try:
+        offsets = np.asarray(offsets, _OFFSET_DTYPE)
+        if int(offsets[-1]) != st.st_size or not _edges_consistent(buf, offsets):
+            raise ValueError(f"the offsets given do not describe {tfrecord_path}")
+        idx = RecordIndex(offsets, st.st_size, st.st_mtime_ns, edge_check(buf, offsets), verified)
+    finally:
+        release(buf)
+    return save_sidecar(idx, sidecar_path(tfrecord_path))
+
+
+def write_text_index(tfrecord_path: PathName, out_path: PathName) -> None:
+    """Write the DALI / `tfrecord`-package text index of a TFRecord file: one "offset length" line per record."""
+    path = os.fspath(tfrecord_path)  # type: ignore[arg-type]
+    buf, st = _mapped(path, "indexing")
+    try:
+        idx = open_index(path, buf, st, None, save=False)
+        starts, lengths = idx.offsets[:-1].tolist(), np.diff(idx.offsets).tolist()
+        idx.close()
+    finally:
+        release(buf)
+    text = "".join(f"{s} {n}\n" for s, n in zip(starts, lengths)).encode()
+    _replace_with(os.fspath(out_path), text)  # type: ignore[arg-type]
+
+
+def _replace_with(target: str, data: bytes) -> None:
+    folder = os.path.dirname(os.path.abspath(target))
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(target) + ".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+# ----------------------------------------------------------------- appending
+
+
+class AppendPoint(NamedTuple):
+    """Where appending starts, and the index that was fresh up to there (to extend afterwards)."""
+
+    offset: int
+    indexed: bool
+
+
+def prepare_append(target: object, truncate_partial: bool = False, compression: str = "") -> AppendPoint:
+    """Check that an existing file ends on a complete record before appending to it.
+
+    With a fresh sidecar this is O(1); otherwise the record headers are walked
+    (payloads are not read). A tail that is an incomplete record raises
+    TruncatedRecordError unless `truncate_partial`, which cuts it off. Returns
+    where new records go (for `finish_append`).
+    """
+    if compression:
+        raise ValueError(
+            "append=True needs an uncompressed file (compression=None): a GZIP / ZLIB stream cannot be "
+            "checked or extended in place; write the new records to a new file (e.g. a new shard)"
+        )
+    if not isinstance(target, (str, os.PathLike)) or "://" in os.fspath(target):
+        raise ValueError(
+            "append=True needs a local file path (to append to a file object, open it in 'ab' mode yourself)"
+        )
+    name = os.fspath(target)
+    try:
+        fh = open(name, "r+b")
+    except FileNotFoundError:
+        return AppendPoint(0, False)
+    with fh:
+        st = os.fstat(fh.fileno())
+        buf = map_file(fh)
+        try:
+            require_uncompressed(buf, name, "appending")
+            end, indexed = _complete_end(name, buf, st)
+        finally:
+            release(buf)
+        if end < st.st_size:
+            if not truncate_partial:
+                raise TruncatedRecordError(
+                    f"cannot append: the file ends with an incomplete record ({st.st_size - end} bytes from "
+                    f"this offset to the end; a write was interrupted?). Open the writer with "
+                    f"truncate_partial=True to cut it off and append after the last complete record",
+                    path=name,
+                    offset=end,
+                )
+            fh.truncate(end)
+    return AppendPoint(end, indexed)
+
+
+def _complete_end(path: str, buf: Buffer, st: os.stat_result) -> "tuple[int, bool]":
+    """Where the last complete record of the file ends, and whether the sidecar is fresh up to there."""
+    idx = _try_read(sidecar_path(path), buf, st, explicit=False)
+    start = 0
+    if idx is not None:
+        if staleness(idx, buf, st) is None:
+            idx.close()
+            return st.st_size, True
+        if _grown_from(idx, buf):
+            start = idx.file_size
+        idx.close()
+    if len(buf) == 0:
+        return 0, False
+    found, end = scan_offsets(buf, start, verify=False, final=False, path=path)
+    last = int(found[-1]) if len(found) else None
+    if last is not None:  # the last complete record must be whole, not a torn write padded with zeros
+        scan(buf, last, verify=True, final=False, path=path, max_records=1)
+    return end, False
+
+
+def finish_append(path: PathName, point: AppendPoint) -> None:
+    """After appending: extend the sidecar that was fresh before, by the records written since."""
+    if not point.indexed:
+        return
+    name = os.fspath(path)  # type: ignore[arg-type]
+    location = sidecar_path(name)
+    buf, st = _mapped(name, "indexing")
+    try:
+        old = _try_read(location, buf, st, explicit=False)
+        if old is None:
+            return
+        if old.file_size == point.offset and (len(buf) == point.offset or _grown_from(old, buf)):
+            new = build_index(buf, st, path=name, verify=False, start=old)
+            new.verified = old.verified
+            old.close()
+            save_sidecar(new, location)
+        else:
+            old.close()
+    finally:
+        release(buf)

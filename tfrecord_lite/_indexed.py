@@ -1,0 +1,217 @@
+# Random access to an uncompressed TFRecord file. The file is memory-mapped and
+# its index (see _index.py) gives each record's span, so f[i] is two array
+# lookups, one slice of the map and (with verify) two CRCs. Reads keep no state,
+# so threads can share one object; a forked child inherits the maps, and pickling
+# sends only the path and options (plus an in-memory index when there is no
+# sidecar), so a spawned worker reopens the file in O(1).
+from __future__ import annotations
+
+import operator
+import os
+import struct
+import threading
+from collections.abc import Sequence
+from typing import Any, Dict, Iterator, List, Optional, Union, overload
+
+import numpy as np
+
+from ._errors import CorruptRecordError, PathName
+from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, masked_crc
+from ._index import Buffer, IndexArg, RecordIndex, _mapped, open_index, release
+
+_HEADER = struct.Struct("<QI")
+_U32 = struct.Struct("<I")
+Key = Union[int, slice, Sequence, np.ndarray]
+
+
+class RecordSequence(Sequence):  # type: ignore[type-arg]
+    """Indexing shared by TFRecordFile and ShardedRecords: ints (negative too), slices, index lists."""
+
+    def _get(self, i: int) -> bytes:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, key: int) -> bytes: ...
+
+    @overload
+    def __getitem__(self, key: Union[slice, Sequence, np.ndarray]) -> List[bytes]: ...
+
+    def __getitem__(self, key: Any) -> Any:
+        """f[i] -> bytes; f[a:b:c], f[[i, j]], f[int array] or f[bool mask] -> list of bytes."""
+        if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
+            return self._get(operator.index(key))
+        if isinstance(key, slice):
+            return [self._get(i) for i in range(*key.indices(len(self)))]
+        if isinstance(key, (str, bytes, float, bool)):
+            raise TypeError(f"records are indexed by int, slice or a sequence of ints, not {type(key).__name__}")
+        picks = np.asarray(key)
+        if picks.dtype == np.bool_:
+            if picks.shape != (len(self),):
+                raise IndexError(f"a boolean mask must have shape ({len(self)},), not {picks.shape}")
+            picks = np.flatnonzero(picks)
+        elif picks.size == 0:
+            return []
+        elif picks.ndim != 1 or picks.dtype.kind not in "iu":
+            raise TypeError(f"an index list must be a flat sequence of ints, not {picks.dtype} with shape {picks.shape}")
+        return [self._get(i) for i in picks.tolist()]
+
+    def example(self, i: int, features: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        """Record `i` decoded as a tf.train.Example (with `features`, parsed like tf.io.parse_single_example)."""
+        from ._codec import decode_example
+
+        return decode_example(self[i], features)
+
+    def __enter__(self) -> "RecordSequence":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def _position(i: int, n: int) -> int:
+    """`i` as a position in a sequence of `n` (negative counts from the end); IndexError if outside."""
+    if i < 0:
+        i += n
+    if not 0 <= i < n:
+        raise IndexError(f"record index {i if i >= 0 else i - n} is out of range for {n} records")
+    return i
+
+
+class TFRecordFile(RecordSequence):
+    """Random access to the records of an uncompressed TFRecord file through a memory map and an index.
+
+    `index`: None (default) uses, or builds and saves, the sidecar `<path>.tfrlidx`;
+    a path names a binary sidecar or a DALI / `tfrecord` text index (built there if
+    missing); False keeps the index in memory only. `verify` checks CRCs when the
+    index is built and on every read. `on_stale` says what to do when the file
+    changed after indexing: "rebuild" (default) or "raise" (StaleIndexError).
+    """
+
+    def __init__(
+        self, path: PathName, index: IndexArg = None, *, verify: bool = True, on_stale: str = "rebuild"
+    ) -> None:
+        self._path = os.fspath(path)  # type: ignore[arg-type]
+        self._index_arg = os.fspath(index) if isinstance(index, (str, os.PathLike)) else index
+        self._verify = verify
+        self._on_stale = on_stale
+        self._lock = threading.Lock()
+        self._open(None)
+
+    def _open(self, prebuilt: Optional[RecordIndex]) -> None:
+        buf, st = _mapped(self._path, "random access")
+        try:
+            idx = open_index(
+                self._path, buf, st, self._index_arg, verify=self._verify, on_stale=self._on_stale, prebuilt=prebuilt
+            )
+        except BaseException:
+            release(buf)
+            raise
+        self._buf: Optional[Buffer] = buf
+        self._idx: Optional[RecordIndex] = idx
+        self._offsets = idx.offsets
+        self._n = len(idx)
+
+    # -- reading
+
+    @property
+    def path(self) -> str:
+        """The TFRecord file."""
+        return self._path
+
+    @property
+    def index_path(self) -> Optional[str]:
+        """The binary sidecar in use, or None when the index is held in memory."""
+        return self._idx.location if self._idx is not None else None
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _get(self, i: int) -> bytes:
+        offsets = self._offsets
+        i = _position(i, self._n)
+        return self._read(offsets.item(i), offsets.item(i + 1))
+
+    def _read(self, start: int, end: int) -> bytes:
+        buf = self._buf
+        if buf is None:
+            raise ValueError(f"I/O operation on a closed TFRecordFile ({self._path})")
+        length = end - start - OVERHEAD
+        if length < 0 or end > len(buf):
+            raise CorruptRecordError(f"the index entry for this record is damaged (it ends at {end})", path=self._path, offset=start)
+        announced, length_crc = _HEADER.unpack_from(buf, start)
+        if announced != length:
+            raise CorruptRecordError(
+                f"the record header announces {announced} bytes of data, the index {length}: "
+                "the file was changed while open, or the record is damaged",
+                path=self._path,
+                offset=start,
+            )
+        data = buf[start + HEADER_SIZE : end - FOOTER_SIZE]
+        if self._verify:
+            if masked_crc(buf[start : start + 8]) != length_crc:
+                raise CorruptRecordError("corrupted record: the length CRC does not match", path=self._path, offset=start)
+            if masked_crc(data) != _U32.unpack_from(buf, end - FOOTER_SIZE)[0]:
+                raise CorruptRecordError("corrupted record: the data CRC does not match", path=self._path, offset=start)
+        return data
+
+    def __iter__(self) -> Iterator[bytes]:
+        offsets = self._offsets
+        step = 4096
+        for first in range(0, self._n, step):
+            bounds = offsets[first : first + step + 1].tolist()
+            for start, end in zip(bounds, bounds[1:]):
+                yield self._read(start, end)
+
+    def offset(self, i: int) -> int:
+        """Byte offset of record `i` in the file (where its 12-byte header starts)."""
+        return self._offsets.item(_position(i, self._n))
+
+    # -- life cycle
+
+    def close(self) -> None:
+        """Release the memory maps; reads afterwards raise ValueError."""
+        with self._lock:
+            buf, self._buf = self._buf, None
+            idx, self._idx = self._idx, None
+            self._offsets = np.zeros(1, np.uint64)
+            self._n = 0
+            if idx is not None:
+                idx.close()
+            if buf is not None:
+                release(buf)
+
+    @property
+    def closed(self) -> bool:
+        return self._buf is None
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"{self._n} records"
+        return f"TFRecordFile({self._path!r}, {state})"
+
+    def __getstate__(self) -> Dict[str, Any]:
+        idx = self._idx
+        in_memory = None
+        if idx is not None and idx.location is None:  # no sidecar to reopen: send the offsets along
+            in_memory = (np.asarray(idx.offsets), idx.file_size, idx.mtime_ns, idx.check, idx.verified)
+        return {
+            "path": self._path,
+            "index": self._index_arg,
+            "verify": self._verify,
+            "on_stale": self._on_stale,
+            "in_memory": in_memory,
+            "closed": self.closed,
+        }
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self._path = state["path"]
+        self._index_arg = state["index"]
+        self._verify = state["verify"]
+        self._on_stale = state["on_stale"]
+        self._lock = threading.Lock()
+        self._buf, self._idx, self._offsets, self._n = None, None, np.zeros(1, np.uint64), 0
+        if not state["closed"]:
+            prebuilt = RecordIndex(*state["in_memory"]) if state["in_memory"] is not None else None
+            self._open(prebuilt)

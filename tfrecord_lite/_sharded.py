@@ -1,0 +1,273 @@
+# Datasets made of many TFRecord files ("shards"). Reading: ShardedRecords opens
+# every shard as a TFRecordFile (O(1) each with a sidecar), keeps the cumulative
+# record counts, and maps a global index to (shard, local index) by bisection.
+# Writing: ShardedWriter writes TensorFlow-style names, `prefix-00003-of-00010
+# .tfrecord`, through hidden temporary files renamed at close (so a dataset
+# never shows half-written shards), and saves each shard's index from the
+# offsets it wrote, without a second scan.
+#
+# Growth rule: shard numbers only ever increase. Writing more shards later
+# (append=True) numbers them after the highest existing one and gives them the
+# new shard total in `-of-`; old shards keep their names. Reading in sorted name
+# order therefore keeps every old record at its global index, and readers that
+# listed the old files keep working.
+from __future__ import annotations
+
+import bisect
+import glob
+import os
+import re
+import secrets
+from array import array
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+from ._errors import PathName
+from ._index import SIDECAR_SUFFIX, IndexArg, save_offsets
+from ._indexed import RecordSequence, TFRecordFile, _position
+from ._writer import TFRecordWriter
+
+PathsOrGlob = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
+_SHARD_DIGITS = 5
+
+
+def shard_name(prefix: str, number: int, total: int, suffix: str = ".tfrecord") -> str:
+    """TensorFlow's shard file name: `prefix-00003-of-00010.tfrecord`."""
+    return f"{prefix}-{number:0{_SHARD_DIGITS}d}-of-{total:0{_SHARD_DIGITS}d}{suffix}"
+
+
+def _shard_pattern(prefix: str, suffix: str) -> "re.Pattern[str]":
+    base = re.escape(os.path.basename(prefix))
+    return re.compile(rf"{base}-(\d{{{_SHARD_DIGITS},}})-of-(\d{{{_SHARD_DIGITS},}}){re.escape(suffix)}")
+
+
+def existing_shards(prefix: str, suffix: str = ".tfrecord") -> List[Tuple[int, str]]:
+    """(shard number, path) of the shards named `prefix-NNNNN-of-MMMMM<suffix>`, by number."""
+    pattern = _shard_pattern(prefix, suffix)
+    found = []
+    for path in glob.glob(glob.escape(prefix) + "-*-of-*" + glob.escape(suffix)):
+        match = pattern.fullmatch(os.path.basename(path))
+        if match:
+            found.append((int(match.group(1)), path))
+    return sorted(found)
+
+
+def _natural_key(path: str) -> List[Any]:
+    """Sort key comparing digit runs as numbers, so shard-10 follows shard-9."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path)]
+
+
+def resolve_paths(paths_or_glob: PathsOrGlob) -> List[str]:
+    """The shard files named by a glob, a list of paths / globs, a directory, or a ShardedWriter prefix."""
+    items = [paths_or_glob] if isinstance(paths_or_glob, (str, os.PathLike)) else list(paths_or_glob)
+    found: List[str] = []
+    for item in items:
+        name = os.fspath(item)
+        if glob.has_magic(name):
+            hits = [p for p in glob.glob(name) if os.path.isfile(p) and not p.endswith(SIDECAR_SUFFIX)]
+        elif os.path.isfile(name):
+            hits = [name]
+        elif os.path.isdir(name):
+            hits = [os.path.join(name, f) for f in os.listdir(name) if f.endswith((".tfrecord", ".tfrecords"))]
+        else:
+            hits = [path for _, path in existing_shards(name)]
+        if not hits:
+            raise FileNotFoundError(f"no TFRecord files match {name!r}")
+        found.extend(hits)
+    return sorted(set(found), key=_natural_key)
+
+
+class ShardedRecords(RecordSequence):
+    """Many TFRecord files read as one sequence: `len` is the total, `[i]` finds the record's shard.
+
+    Shards are taken in sorted (natural) name order; each is a TFRecordFile, so the
+    options `verify` and `on_stale` are passed on to them.
+    """
+
+    def __init__(self, paths_or_glob: PathsOrGlob, *, verify: bool = True, on_stale: str = "rebuild") -> None:
+        self.paths = resolve_paths(paths_or_glob)
+        self.shards: List[TFRecordFile] = []
+        try:
+            for path in self.paths:
+                self.shards.append(TFRecordFile(path, verify=verify, on_stale=on_stale))
+        except BaseException:
+            self.close()
+            raise
+        self._ends: List[int] = []
+        total = 0
+        for shard in self.shards:
+            total += len(shard)
+            self._ends.append(total)
+
+    def __len__(self) -> int:
+        return self._ends[-1] if self._ends else 0
+
+    def locate(self, i: int) -> Tuple[int, int]:
+        """(shard number, index within that shard) of global record `i`."""
+        i = _position(i, len(self))
+        k = bisect.bisect_right(self._ends, i)
+        return k, i - (self._ends[k - 1] if k else 0)
+
+    def _get(self, i: int) -> bytes:
+        k, local = self.locate(i)
+        return self.shards[k]._get(local)
+
+    def __iter__(self) -> Iterator[bytes]:
+        for shard in self.shards:
+            yield from shard
+
+    def close(self) -> None:
+        """Close every shard."""
+        for shard in self.shards:
+            shard.close()
+
+    def __repr__(self) -> str:
+        return f"ShardedRecords({len(self.shards)} shards, {len(self)} records)"
+
+
+class _Shard:
+    """One shard being written: its writer, temporary path and (uncompressed) record offsets."""
+
+    def __init__(self, temp: str, compression: Optional[str], track: bool) -> None:
+        self.temp = temp
+        self.writer = TFRecordWriter(temp, compression)
+        self.offsets: Optional[array] = array("Q", [0]) if track else None
+        self.records = 0
+        self.bytes = 0
+
+    def write(self, record: bytes) -> None:
+        self.writer.write(record)
+        self.records += 1
+        self.bytes += len(record) + 16
+        if self.offsets is not None:
+            self.offsets.append(self.bytes)
+
+
+class ShardedWriter:
+    """Write records into TensorFlow-style shards `prefix-00000-of-00010.tfrecord`, with index sidecars.
+
+    Split by `num_shards` (records dealt round-robin) or by `max_records` /
+    `max_bytes` per shard (a new shard when the next record would pass either; a
+    record larger than `max_bytes` gets a shard of its own); with none of them, one
+    shard. Shards appear under their final names at close (`.paths`); on an
+    exception inside the `with` block nothing is published. Existing shards of the
+    same prefix raise FileExistsError unless `append=True`, which adds new shards
+    after them (see the growth rule in the README). Compressed shards get no index.
+    """
+
+    def __init__(
+        self,
+        prefix: PathName,
+        *,
+        num_shards: Optional[int] = None,
+        max_records: Optional[int] = None,
+        max_bytes: Optional[int] = None,
+        compression: Optional[str] = None,
+        index: bool = True,
+        append: bool = False,
+        suffix: str = ".tfrecord",
+    ) -> None:
+        for name, value in (("num_shards", num_shards), ("max_records", max_records), ("max_bytes", max_bytes)):
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a positive int, not {value!r}")
+        if num_shards is not None and (max_records is not None or max_bytes is not None):
+            raise ValueError("give either num_shards or max_records / max_bytes, not both")
+        self.prefix = os.fspath(prefix)  # type: ignore[arg-type]
+        self.suffix = suffix
+        self.compression = compression
+        self._track = index and not compression
+        self._max_records = max_records
+        self._max_bytes = max_bytes
+        old = existing_shards(self.prefix, suffix)
+        if old and not append:
+            raise FileExistsError(
+                f"{len(old)} shards named {os.path.basename(old[0][1])}... already exist: pass append=True to "
+                "add new shards after them, or remove them first"
+            )
+        self._first = old[-1][0] + 1 if old else 0
+        self._append = append
+        self._token = secrets.token_hex(4)
+        self._done: List[_Shard] = []
+        self._open: List[_Shard] = []
+        self._turn = 0
+        self.paths: List[str] = []
+        self.closed = False
+        for _ in range(num_shards or 0):
+            self._open.append(self._new_shard())
+        self._round_robin = num_shards is not None
+
+    def _new_shard(self) -> _Shard:
+        number = self._first + len(self._done) + len(self._open)
+        folder, base = os.path.split(self.prefix)
+        temp = os.path.join(folder, f".{base}-{number:0{_SHARD_DIGITS}d}.{self._token}.tmp")
+        return _Shard(temp, self.compression, self._track)
+
+    def write(self, record: Any) -> None:
+        """Write one record (any bytes-like object) to the shard whose turn it is."""
+        if self.closed:
+            raise ValueError("write to a closed ShardedWriter")
+        data = record if isinstance(record, bytes) else bytes(memoryview(record).cast("B"))
+        if self._round_robin:
+            shard = self._open[self._turn]
+            self._turn = (self._turn + 1) % len(self._open)
+        else:
+            shard = self._open[-1] if self._open else None
+            if shard is None or self._full(shard, len(data)):
+                if shard is not None:
+                    shard.writer.close()
+                    self._done.append(self._open.pop())
+                shard = self._new_shard()
+                self._open.append(shard)
+        shard.write(data)
+
+    def _full(self, shard: _Shard, size: int) -> bool:
+        if shard.records == 0:
+            return False
+        if self._max_records is not None and shard.records >= self._max_records:
+            return True
+        return self._max_bytes is not None and shard.bytes + size + 16 > self._max_bytes
+
+    def write_example(self, features: Mapping[str, Any]) -> None:
+        """Encode `features` as a tf.train.Example and write it."""
+        from ._codec import encode_example
+
+        self.write(encode_example(features))
+
+    def close(self) -> None:
+        """Finish every shard, rename them to their final names and write their index sidecars."""
+        if self.closed:
+            return
+        self.closed = True
+        if not self._done and not self._open and not self._append:
+            self._open.append(self._new_shard())  # an empty dataset is one empty shard
+        shards = self._done + self._open
+        for shard in self._open:
+            shard.writer.close()
+        total = self._first + len(shards)
+        for number, shard in enumerate(shards, self._first):
+            final = shard_name(self.prefix, number, total, self.suffix)
+            os.replace(shard.temp, final)
+            if shard.offsets is not None:
+                save_offsets(final, shard.offsets, verified=True)
+            self.paths.append(final)
+
+    def abort(self) -> None:
+        """Drop everything written: close and delete the temporary shards."""
+        self.closed = True
+        for shard in self._done + self._open:
+            shard.writer.close()
+            try:
+                os.unlink(shard.temp)
+            except FileNotFoundError:
+                pass
+
+    def __enter__(self) -> "ShardedWriter":
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+    def __repr__(self) -> str:
+        return f"ShardedWriter({self.prefix!r}, {'closed' if self.closed else 'open'})"
