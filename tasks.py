@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Developer tasks that set up their own environments (stdlib only, Python >= 3.10).
+
+    python3 tasks.py demo [args]    run the demo (in .venvs/py)
+    python3 tasks.py test [--only=py|tf] [pytest args]
+                                    run the test suite twice: .venvs/py (no TensorFlow, oldest
+                                    protobuf, torch) and .venvs/tf (tensorflow-cpu, newest protobuf)
+    python3 tasks.py bench [args]   run benchmarks/run.py against TensorFlow and `tfrecord`
+
+Each environment lives in .venvs/NAME and is built once: a stamp file holds a hash of
+pyproject.toml, this file and the interpreter version; a change rebuilds it from scratch.
+"""
+
+# Strategy: one table (ENVS) says what each venv holds; `ensure` builds a venv from that
+# table with `python -m venv --clear` + one `pip install`, and writes the stamp only after
+# pip succeeded, so an interrupted setup is redone next time. Commands then run inside the
+# venvs with plain subprocess calls.
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENVS = ROOT / ".venvs"
+OLDEST_PROTOBUF = "4.21.12"
+TORCH = "torch==2.13.0"  # pinned: served from this machine's wheel cache, never the multi-GB CUDA build
+TENSORFLOW = "tensorflow-cpu==2.21.0"
+
+# name -> (what it is for, pip requirements besides the package itself, package extras)
+ENVS: dict[str, tuple[str, list[str], str]] = {
+    "py": (
+        f"no TensorFlow, protobuf {OLDEST_PROTOBUF} (oldest supported), torch",
+        [f"protobuf=={OLDEST_PROTOBUF}", TORCH, "scikit-learn"],
+        "test,torch,images,cli,remote",
+    ),
+    "tf": (
+        f"{TENSORFLOW}, newest protobuf it allows",
+        [TENSORFLOW, "protobuf<8", "grpcio-tools"],
+        "test",
+    ),
+    "bench": (
+        "the `tfrecord` package to compare against",
+        ["tfrecord==1.14.6", TORCH],
+        "",
+    ),
+}
+# pytest environment per test venv: the library that venv exists for must not be skipped.
+REQUIRE = {"py": {"TFRECORD_LITE_REQUIRE_TORCH": "1"}, "tf": {"TFRECORD_LITE_REQUIRE_TF": "1"}}
+DEMO_MODULES = ("tfrecord_lite._demo", "tfrecord_lite.demo")
+
+
+def log(message: str) -> None:
+    """Print a tasks.py progress line (flushed, so it interleaves with child output)."""
+    print(f"[tasks] {message}", flush=True)
+
+
+def python_of(name: str) -> Path:
+    """The interpreter of venv `name`."""
+    return VENVS / name / "bin" / "python"
+
+
+def _stamp_value(name: str) -> str:
+    digest = hashlib.sha256()
+    for path in (ROOT / "pyproject.toml", Path(__file__).resolve()):
+        digest.update(path.read_bytes())
+    digest.update(f"{name}|{sys.version}|{sys.executable}".encode())
+    return digest.hexdigest()
+
+
+def run(cmd: list[str], env: dict[str, str] | None = None) -> int:
+    """Run a command from the repo root; return its exit code."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(cmd, cwd=ROOT, env=full_env, stdin=subprocess.DEVNULL, check=False).returncode
+
+
+def ensure(name: str) -> Path:
+    """Create venv `name` if it is missing or stale; return its interpreter."""
+    stamp = VENVS / name / ".tasks-stamp"
+    wanted = _stamp_value(name)
+    if stamp.exists() and stamp.read_text() == wanted and python_of(name).exists():
+        return python_of(name)
+    purpose, requirements, extras = ENVS[name]
+    log(f"setting up .venvs/{name} ({purpose}); done once, reused until pyproject.toml or tasks.py change")
+    started = time.monotonic()
+    if subprocess.run([sys.executable, "-m", "venv", "--clear", str(VENVS / name)], check=False).returncode:
+        sys.exit(f"[tasks] could not create .venvs/{name} with {sys.executable} -m venv")
+    package = f"{ROOT}[{extras}]" if extras else str(ROOT)
+    pip = [str(python_of(name)), "-m", "pip", "--disable-pip-version-check", "install", "--progress-bar", "off"]
+    if run([*pip, "-q", "-e", package, *requirements]):
+        sys.exit(f"[tasks] pip install into .venvs/{name} failed (see above); rerun to retry")
+    stamp.write_text(wanted)
+    log(f".venvs/{name} ready in {time.monotonic() - started:.0f} s")
+    return python_of(name)
+
+
+def task_test(args: list[str]) -> int:
+    """Run the suite in each test venv; non-zero if any run fails."""
+    names = ["py", "tf"]
+    if args and args[0].startswith("--only="):
+        names = [args[0].split("=", 1)[1]]
+        args = args[1:]
+        if names[0] not in REQUIRE:
+            sys.exit(f"[tasks] --only must be one of {', '.join(REQUIRE)}")
+    pythons = {name: ensure(name) for name in names}  # set up everything before testing anything
+    results: dict[str, int] = {}
+    for name in names:
+        log(f"pytest in .venvs/{name}: {ENVS[name][0]}")
+        results[name] = run([str(pythons[name]), "-m", "pytest", *args], env=REQUIRE[name])
+    log("summary:")
+    for name, code in results.items():
+        verdict = "passed" if code == 0 else f"FAILED (pytest exit code {code})"
+        log(f"  .venvs/{name} ({ENVS[name][0]}): {verdict}")
+    return 0 if all(code == 0 for code in results.values()) else 1
+
+
+def task_demo(args: list[str]) -> int:
+    """Run the package demo in .venvs/py."""
+    for module in DEMO_MODULES:
+        relative = Path(*module.split("."))
+        if (ROOT / relative).with_suffix(".py").exists() or (ROOT / relative / "__init__.py").exists():
+            break
+    else:
+        log(f"no demo module in this checkout (looked for {', '.join(DEMO_MODULES)})")
+        return 1
+    return run([str(ensure("py")), "-m", module, *args])
+
+
+def task_bench(args: list[str]) -> int:
+    """Run benchmarks/run.py against TensorFlow (.venvs/tf) and `tfrecord` (.venvs/bench)."""
+    script = ROOT / "benchmarks" / "run.py"
+    if not script.exists():
+        log("benchmarks/run.py is not in this checkout")
+        return 1
+    tf_python, bench_python, python = ensure("tf"), ensure("bench"), ensure("py")
+    cmd = [str(python), str(script), "--tf-python", str(tf_python), "--tfrecord-python", str(bench_python)]
+    return run([*cmd, *args])
+
+
+TASKS = {"test": task_test, "demo": task_demo, "bench": task_bench}
+
+
+def main(argv: list[str]) -> int:
+    if sys.version_info < (3, 10):
+        sys.exit("tasks.py needs Python >= 3.10")
+    if not argv or argv[0] not in TASKS:
+        print(__doc__)
+        return 2
+    return TASKS[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
