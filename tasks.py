@@ -144,7 +144,7 @@ TASKS = {"test": task_test, "demo": task_demo, "bench": task_bench}
 
 
 def main(argv: list[str]) -> int:
-    if sys.version_info < (3, 10):
+    if sys.version_info < (3, 10):  # noqa: UP036 (a user may run it with an older python3)
         sys.exit("tasks.py needs Python >= 3.10")
     if not argv or argv[0] not in TASKS:
         print(__doc__)
