@@ -5,7 +5,7 @@
 # Binary sidecar `<file>.tfrlidx`, little-endian, 8 bytes per record:
 #
 #     64-byte header  magic "TFRLIDX\0" | u32 version | u32 flags | u64 count |
-#                     u64 file_size | i64 mtime_ns | u32 edge_check | u32 0 | 16 x 0 |
+#                     u64 file_size | i64 mtime_ns | u32 edge_check | u32 0 | 12 x 0 |
 #                     u32 crc32c(header[0:60])
 #     u64 offsets[count + 1]
 #
@@ -38,7 +38,7 @@ MAGIC = b"TFRLIDX\0"
 VERSION = 1
 FLAG_VERIFIED = 1
 BATCH = 1 << 16  # records per scan batch while building
-_HEAD = struct.Struct("<8sIIQQqII16x")  # 60 bytes, then the header's own CRC
+_HEAD = struct.Struct("<8sIIQQqII12x")  # 60 bytes, then the header's own CRC
 _HEAD_SIZE = 64
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")

@@ -6,6 +6,7 @@
 # sidecar), so a spawned worker reopens the file in O(1).
 from __future__ import annotations
 
+import functools
 import operator
 import os
 import struct
@@ -16,12 +17,12 @@ from typing import Any, Dict, Iterator, List, Optional, Union, overload
 import numpy as np
 
 from ._errors import CorruptRecordError, PathName
-from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, masked_crc
+from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, frame_header, masked_crc
 from ._index import Buffer, IndexArg, RecordIndex, _mapped, open_index, release
 
 _HEADER = struct.Struct("<QI")
 _U32 = struct.Struct("<I")
-Key = Union[int, slice, Sequence, np.ndarray]
+_header_for = functools.lru_cache(maxsize=1 << 12)(frame_header)  # record length -> its 12-byte header
 
 
 class RecordSequence(Sequence):  # type: ignore[type-arg]
@@ -38,6 +39,8 @@ class RecordSequence(Sequence):  # type: ignore[type-arg]
 
     def __getitem__(self, key: Any) -> Any:
         """f[i] -> bytes; f[a:b:c], f[[i, j]], f[int array] or f[bool mask] -> list of bytes."""
+        if type(key) is int:  # the hot path
+            return self._get(key)
         if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
             return self._get(operator.index(key))
         if isinstance(key, slice):
@@ -130,8 +133,12 @@ class TFRecordFile(RecordSequence):
         return self._n
 
     def _get(self, i: int) -> bytes:
+        n = self._n
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            _position(i - n if i < 0 else i, n)  # raises the IndexError
         offsets = self._offsets
-        i = _position(i, self._n)
         return self._read(offsets.item(i), offsets.item(i + 1))
 
     def _read(self, start: int, end: int) -> bytes:
@@ -139,23 +146,28 @@ class TFRecordFile(RecordSequence):
         if buf is None:
             raise ValueError(f"I/O operation on a closed TFRecordFile ({self._path})")
         length = end - start - OVERHEAD
-        if length < 0 or end > len(buf):
-            raise CorruptRecordError(f"the index entry for this record is damaged (it ends at {end})", path=self._path, offset=start)
-        announced, length_crc = _HEADER.unpack_from(buf, start)
-        if announced != length:
-            raise CorruptRecordError(
-                f"the record header announces {announced} bytes of data, the index {length}: "
-                "the file was changed while open, or the record is damaged",
-                path=self._path,
-                offset=start,
-            )
+        # the header must be exactly the one a record of the indexed length has: this checks
+        # the length against the index and the length CRC in one comparison
+        if length < 0 or buf[start : start + HEADER_SIZE] != _header_for(length):
+            self._bad_header(buf, start, end)
         data = buf[start + HEADER_SIZE : end - FOOTER_SIZE]
-        if self._verify:
-            if masked_crc(buf[start : start + 8]) != length_crc:
-                raise CorruptRecordError("corrupted record: the length CRC does not match", path=self._path, offset=start)
-            if masked_crc(data) != _U32.unpack_from(buf, end - FOOTER_SIZE)[0]:
-                raise CorruptRecordError("corrupted record: the data CRC does not match", path=self._path, offset=start)
+        if self._verify and masked_crc(data) != _U32.unpack_from(buf, end - FOOTER_SIZE)[0]:
+            raise CorruptRecordError("corrupted record: the data CRC does not match", path=self._path, offset=start)
         return data
+
+    def _bad_header(self, buf: Buffer, start: int, end: int) -> None:
+        """Raise the CorruptRecordError that says what is wrong with the header at `start`."""
+        if end > len(buf) or end - start < OVERHEAD:
+            reason = f"the index entry for this record is damaged (it spans {start}..{end} of {len(buf)} bytes)"
+        elif _HEADER.unpack_from(buf, start)[0] != end - start - OVERHEAD:
+            announced = _HEADER.unpack_from(buf, start)[0]
+            reason = (
+                f"the record header announces {announced} bytes of data, the index {end - start - OVERHEAD}: "
+                "the file was changed after indexing, or the record is damaged"
+            )
+        else:
+            reason = "corrupted record: the length CRC does not match"
+        raise CorruptRecordError(reason, path=self._path, offset=start)
 
     def __iter__(self) -> Iterator[bytes]:
         offsets = self._offsets
