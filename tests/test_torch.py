@@ -1,0 +1,412 @@
+# tfrecord_lite.torch in one process (plus DataLoader workers): the partitioning plan as pure
+# functions (hypothesis), collation, and real DataLoaders over real files written with
+# TFRecordWriter — exactly once with 0 / 2 workers under fork and spawn, seeded order,
+# set_epoch, resume mid-epoch (by hand and with torchdata's StatefulDataLoader), equal
+# counts, mixing, SequenceExamples. The torch.distributed group tests are in
+# test_torch_distributed.py.
+from __future__ import annotations
+
+import collections
+import itertools
+import math
+import random
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tfrecord_lite as tfr
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+
+from torch.utils.data import DataLoader  # noqa: E402
+
+from tfrecord_lite.torch import (  # noqa: E402
+    Collate,
+    IterableTFRecordDataset,
+    MixedTFRecordDataset,
+    TFRecordDataset,
+    collate,
+    padded_positions,
+    plan_shares,
+    shard_order,
+    shuffle_buffer,
+    to_torch,
+)
+
+
+# --------------------------------------------------------------------------- files
+
+
+def write_shards(
+    directory: Path, sizes: Iterable[int], *, compression: Optional[str] = None, first_id: int = 0, name: str = "part"
+) -> List[str]:
+    """Shards of Examples whose `id` counts up from first_id; other features derive from the id."""
+    paths = []
+    next_id = first_id
+    for s, size in enumerate(sizes):
+        path = directory / f"{name}-{s:05d}.tfrecord"
+        with tfr.TFRecordWriter(path, compression=compression) as w:
+            for _ in range(size):
+                i = next_id
+                w.write_example({"id": i, "x": [float(i), -float(i)], "var": np.arange(i % 4, dtype=np.int64), "name": f"n{i}".encode()})
+                next_id += 1
+        paths.append(str(path))
+    return paths
+
+
+SPEC = {
+    "id": tfr.FixedLenFeature([], "int64"),
+    "x": tfr.FixedLenFeature([2], "float32"),
+    "var": tfr.VarLenFeature("int64"),
+    "name": tfr.FixedLenFeature([], "bytes"),
+}
+
+
+def ids(items: Iterable[Any]) -> List[int]:
+    """The ids in items or collated batches, in order."""
+    out: List[int] = []
+    for item in items:
+        value = item["id"]
+        out.extend(int(v) for v in np.asarray(value).reshape(-1))
+    return out
+
+
+def loader(ds: Any, workers: int, ctx: Optional[str] = None, batch_size: Optional[int] = 4) -> DataLoader:
+    return DataLoader(
+        ds, batch_size=batch_size, num_workers=workers, multiprocessing_context=ctx if workers else None, collate_fn=collate
+    )
+
+
+@pytest.fixture
+def plain3(tmp_path: Path) -> List[str]:
+    return write_shards(tmp_path, [7, 0, 12])  # an empty shard too
+
+
+# --------------------------------------------------------------------------- pure planning
+
+
+def expand(share: Any, counts: List[int]) -> List[tuple]:
+    """The (shard, record) pairs a Share stands for."""
+    seq = [(seg.shard, r) for seg in share.segments for r in range(seg.start, counts[seg.shard] if seg.stop is None else seg.stop)]
+    return seq[share.offset :: share.step]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    counts=st.lists(st.integers(0, 25), min_size=0, max_size=6),
+    consumers=st.integers(1, 9),
+    split=st.sampled_from(["shard", "range", "stride"]),
+    seed=st.integers(0, 3),
+    epoch=st.integers(0, 3),
+)
+def test_plan_covers_every_record_once(counts: List[int], consumers: int, split: str, seed: int, epoch: int) -> None:
+    order = shard_order(len(counts), seed, epoch, shuffle=True)
+    assert sorted(order) == list(range(len(counts)))
+    shares = plan_shares(counts, consumers, split, order)
+    assert len(shares) == consumers
+    got = [expand(s, counts) for s in shares]
+    flat = [r for g in got for r in g]
+    assert sorted(flat) == [(s, r) for s in range(len(counts)) for r in range(counts[s])]
+    assert [s.count for s in shares] == [len(g) for g in got]
+    if split == "range":
+        assert max(map(len, got)) - min(map(len, got)) <= 1
+    # counts unknown (compressed shards): same records, counts None where they cannot be known
+    blind = plan_shares([None] * len(counts), consumers, "shard" if split == "range" else split, order)
+    assert sorted(r for s in blind for r in expand(s, counts)) == sorted(flat)
+
+
+def test_plan_range_needs_counts() -> None:
+    with pytest.raises(ValueError, match="record count"):
+        plan_shares([3, None], 2, "range", [0, 1])
+    with pytest.raises(ValueError, match="split"):
+        plan_shares([3], 2, "rows", [0])
+
+
+def test_shard_order_is_seeded() -> None:
+    assert shard_order(50, 7, 1, True) == shard_order(50, 7, 1, True)
+    assert shard_order(50, 7, 1, True) != shard_order(50, 7, 2, True)
+    assert shard_order(5, 7, 1, False) == [0, 1, 2, 3, 4]
+
+
+def test_padded_positions() -> None:
+    assert padded_positions(5, 5, 0) == [(0, 5)]
+    assert padded_positions(5, 3, 0) == [(0, 3)]
+    assert padded_positions(3, 7, 0) == [(0, 3), (0, 3), (0, 1)]
+    assert padded_positions(3, 7, 4) == [(1, 2), (0, 1)]
+    assert padded_positions(0, 0, 0) == []
+    with pytest.raises(ValueError, match="no records"):
+        padded_positions(0, 2, 0)
+
+
+@settings(max_examples=50, deadline=None)
+@given(n=st.integers(0, 60), size=st.integers(0, 10), seed=st.integers(0, 5))
+def test_shuffle_buffer_is_a_bounded_permutation(n: int, size: int, seed: int) -> None:
+    out = list(shuffle_buffer(range(n), size, random.Random(seed)))
+    assert sorted(out) == list(range(n))
+    for pos, value in enumerate(out[: max(0, n - size)]):
+        assert value <= pos + max(size, 1) - 1  # emitted before `size` later arrivals came in
+    assert out == list(shuffle_buffer(range(n), size, random.Random(seed)))
+
+
+# --------------------------------------------------------------------------- collation
+
+
+def test_collate_stacks_pads_and_lists() -> None:
+    items = [
+        {"id": np.int64(i), "x": np.array([i, i + 1], np.float32), "var": np.arange(i, dtype=np.int64), "b": [b"a"] * i}
+        for i in range(3)
+    ]
+    out = collate(items)
+    assert out["id"].tolist() == [0, 1, 2] and out["id"].dtype == torch.int64
+    assert out["x"].shape == (3, 2) and out["x"].dtype == torch.float32
+    assert out["var"].tolist() == [[0, 0], [0, 0], [0, 1]]
+    assert out["var_length"].tolist() == [0, 1, 2]
+    assert out["b"] == [[], [b"a"], [b"a", b"a"]]
+    assert list(out) == ["id", "x", "var", "var_length", "b"]
+    listed = Collate(varlen="list")(items)
+    assert [t.tolist() for t in listed["var"]] == [[], [0], [0, 1]] and "var_length" not in listed
+    padded = Collate(pad_value=-1)([{"s": np.ones((2, 3), np.float32)}, {"s": np.ones((1, 3), np.float32)}])
+    assert padded["s"].shape == (2, 2, 3) and padded["s"][1, 1].tolist() == [-1, -1, -1]
+    tensors = collate([to_torch({"a": np.arange(3)}), to_torch({"a": np.arange(3)})])
+    assert tensors["a"].shape == (2, 3)
+    with pytest.raises(ValueError, match="var_length"):
+        collate([{"var": np.arange(1), "var_length": 1}, {"var": np.arange(2), "var_length": 2}])
+    assert collate([(1, 2), (3, 4)])[0].tolist() == [1, 3]  # non-dict items: torch's default
+
+
+def test_to_torch_shares_memory() -> None:
+    arr = np.arange(4, dtype=np.int64)
+    item = to_torch({"a": arr, "s": np.float32(2.5), "b": [b"x"], "n": None})
+    item["a"][0] = 9
+    assert arr[0] == 9
+    assert item["s"].item() == 2.5 and item["s"].dim() == 0
+    assert item["b"] == [b"x"] and item["n"] is None
+
+
+# --------------------------------------------------------------------------- map-style
+
+
+@pytest.mark.parametrize("workers,ctx", [(0, None), (2, "fork"), (2, "spawn")])
+def test_map_dataset_shuffled_loader_sees_each_record_once(plain3: List[str], workers: int, ctx: Optional[str]) -> None:
+    ds = TFRecordDataset(plain3, SPEC)
+    assert len(ds) == 19
+    assert int(ds[8]["id"]) == 8 and ds[-1]["name"] == b"n18"
+    assert ds[3]["var"].tolist() == [0, 1, 2]
+    dl = DataLoader(ds, batch_size=5, shuffle=True, num_workers=workers, multiprocessing_context=ctx if workers else None, collate_fn=collate)
+    seen = ids(dl)
+    assert sorted(seen) == list(range(19))
+    assert seen != list(range(19))  # shuffled (19! orders: equal by chance with negligible probability)
+
+
+def test_map_dataset_torch_output_and_transform(plain3: List[str]) -> None:
+    ds = TFRecordDataset(plain3, SPEC, output="torch")
+    item = ds[5]
+    assert isinstance(item["x"], torch.Tensor) and item["x"].tolist() == [5.0, -5.0]
+    assert item["id"].dim() == 0 and int(item["id"]) == 5
+    plus = TFRecordDataset(plain3[0], SPEC, transform=lambda e: int(e["id"]) + 100)
+    assert [plus[i] for i in range(len(plus))] == list(range(100, 107))
+
+
+def test_map_dataset_over_a_compressed_file_says_how_out(tmp_path: Path) -> None:
+    paths = write_shards(tmp_path, [3], compression="gzip")
+    with pytest.raises(tfr.TFRecordError, match="(?i)compress|gzip"):
+        TFRecordDataset(paths)
+
+
+# --------------------------------------------------------------------------- streaming: exactly once
+
+
+@pytest.mark.parametrize(
+    "sizes,compression,workers,ctx,shuffle",
+    [
+        ([7, 0, 12], None, 0, None, False),  # shards, an empty one among them
+        ([7, 0, 12], None, 0, None, True),
+        ([7, 0, 12], None, 2, "fork", False),  # shards >= consumers: whole shards
+        ([7, 0, 12], None, 2, "fork", True),
+        ([19], None, 2, "fork", False),  # one indexed shard: record ranges
+        ([19], None, 2, "fork", True),
+        ([19], "gzip", 2, "fork", False),  # one compressed shard: strides
+        ([19], "gzip", 2, "fork", True),
+        ([5, 9], "zlib", 2, "spawn", True),  # spawn is slow: once
+    ],
+)
+def test_stream_sees_each_record_once(
+    tmp_path: Path, sizes: List[int], compression: Optional[str], workers: int, ctx: Optional[str], shuffle: bool
+) -> None:
+    paths = write_shards(tmp_path, sizes, compression=compression)
+    ds = IterableTFRecordDataset(paths, SPEC, shuffle=shuffle, shuffle_buffer=5, seed=3)
+    seen = ids(loader(ds, workers, ctx))
+    assert sorted(seen) == list(range(sum(sizes)))
+
+
+def test_stream_more_workers_than_records(tmp_path: Path) -> None:
+    paths = write_shards(tmp_path, [1])
+    seen = ids(loader(IterableTFRecordDataset(paths), 2, "fork", batch_size=None))
+    assert seen == [0]
+
+
+def test_stream_consumers_simulated(tmp_path: Path) -> None:
+    """Ranks given explicitly (no process group): 3 ranks x 2 workers over mixed plain / gzip shards."""
+    paths = write_shards(tmp_path, [4, 6], compression="gzip") + write_shards(tmp_path, [5], first_id=10, name="plain")
+    per_rank = [ids(loader(IterableTFRecordDataset(paths, shuffle=True, rank=r, world_size=3), 2, "fork")) for r in range(3)]
+    assert sorted(itertools.chain(*per_rank)) == list(range(15))
+
+
+# --------------------------------------------------------------------------- order, epochs
+
+
+def test_same_seed_same_order_and_set_epoch_changes_it(tmp_path: Path) -> None:
+    paths = write_shards(tmp_path, [10, 10, 10, 10])
+
+    def order(seed: int, epoch: int, workers: int = 0) -> List[int]:
+        ds = IterableTFRecordDataset(paths, shuffle=True, shuffle_buffer=8, seed=seed)
+        ds.set_epoch(epoch)
+        return ids(loader(ds, workers, "fork"))
+
+    first = order(1, 0)
+    assert sorted(first) == list(range(40)) and first != list(range(40))
+    assert order(1, 0) == first
+    assert order(1, 1) != first and sorted(order(1, 1)) == list(range(40))
+    assert order(2, 0) != first
+    assert order(1, 2, workers=2) == order(1, 2, workers=2)
+
+
+# --------------------------------------------------------------------------- resume
+
+
+def take_then_resume(ds_factory: Any, k: int) -> tuple:
+    ds = ds_factory()
+    it = iter(ds)
+    head = ids(itertools.islice(it, k))
+    state = ds.state_dict()
+    fresh = ds_factory()
+    fresh.load_state_dict(state)
+    rest = ids(fresh)
+    return head, rest, ids(ds_factory())
+
+
+@pytest.mark.parametrize("compression", [None, "gzip"])
+@pytest.mark.parametrize("options", [{}, {"shuffle": True, "shuffle_buffer": 6}, {"even": "pad", "rank": 1, "world_size": 4}])
+def test_resume_mid_epoch_gives_exactly_the_rest(tmp_path: Path, compression: Optional[str], options: Dict[str, Any]) -> None:
+    paths = write_shards(tmp_path, [9, 14], compression=compression)
+    for k in (0, 5, 11):
+        head, rest, full = take_then_resume(lambda: IterableTFRecordDataset(paths, seed=5, **options), k)
+        assert head + rest == full, k
+
+
+def test_resume_checks_the_topology(tmp_path: Path) -> None:
+    paths = write_shards(tmp_path, [6])
+    ds = IterableTFRecordDataset(paths, rank=0, world_size=2)
+    next(iter(ds))
+    other = IterableTFRecordDataset(paths, rank=1, world_size=2)
+    other.load_state_dict(ds.state_dict())
+    with pytest.raises(ValueError, match="consumer 0 of 2"):
+        iter(other)
+
+
+def test_set_epoch_keeps_a_loaded_position_of_that_epoch(tmp_path: Path) -> None:
+    paths = write_shards(tmp_path, [12])
+    ds = IterableTFRecordDataset(paths, shuffle=True, shuffle_buffer=4)
+    ds.set_epoch(3)
+    full = ids(ds)
+    ds2 = IterableTFRecordDataset(paths, shuffle=True, shuffle_buffer=4)
+    ds2.set_epoch(3)
+    head = ids(itertools.islice(iter(ds2), 5))
+    ds3 = IterableTFRecordDataset(paths, shuffle=True, shuffle_buffer=4)
+    ds3.load_state_dict(ds2.state_dict())
+    ds3.set_epoch(3)  # a training loop that calls set_epoch(epoch) after restoring keeps the position
+    assert head + ids(ds3) == full
+    ds3.set_epoch(4)
+    assert sorted(ids(ds3)) == list(range(12))
+
+
+# --------------------------------------------------------------------------- equal counts
+
+
+@pytest.mark.parametrize("even", ["drop", "pad"])
+@pytest.mark.parametrize("compression", [None, "gzip"])
+def test_even_counts_per_rank(tmp_path: Path, even: str, compression: Optional[str]) -> None:
+    paths = write_shards(tmp_path, [3, 11, 6], compression=compression)  # 20 records, 3 ranks x 2 workers
+    per_rank = [
+        ids(loader(IterableTFRecordDataset(paths, even=even, shuffle=True, rank=r, world_size=3), 2, "fork", batch_size=None))
+        for r in range(3)
+    ]
+    counts = {len(r) for r in per_rank}
+    assert len(counts) == 1
+    flat = list(itertools.chain(*per_rank))
+    if even == "drop":
+        assert len(set(flat)) == len(flat) and set(flat) <= set(range(20))
+        assert len(flat) >= (20 - 6 if compression is None else 6)  # ranges lose < one per consumer
+    else:
+        assert set(flat) == set(range(20))
+
+
+# --------------------------------------------------------------------------- mixing
+
+
+def test_mixing_ratios_hold(tmp_path: Path) -> None:
+    a = IterableTFRecordDataset(write_shards(tmp_path, [20], name="a"), shuffle=True)
+    b = IterableTFRecordDataset(write_shards(tmp_path, [7], first_id=1000, name="b"), shuffle=True)
+    mixed = MixedTFRecordDataset([a, b], [3, 1], seed=4, infinite=True)
+    n = 4000
+    got = ids(itertools.islice(iter(mixed), n))
+    share = sum(i < 1000 for i in got) / n
+    sigma = math.sqrt(0.75 * 0.25 / n)
+    assert abs(share - 0.75) < 5 * sigma
+    counts = collections.Counter(i for i in got if i >= 1000)
+    assert set(counts) == set(range(1000, 1007))  # b cycled through its epochs
+    assert max(counts.values()) - min(counts.values()) <= 2  # every pass is a full epoch
+
+
+def test_finite_mixing_ends(tmp_path: Path) -> None:
+    a = IterableTFRecordDataset(write_shards(tmp_path, [30], name="a"))
+    b = IterableTFRecordDataset(write_shards(tmp_path, [10], first_id=1000, name="b"))
+    every = ids(MixedTFRecordDataset([a, b], [1, 1], stop="all"))
+    assert sorted(every) == list(range(30)) + list(range(1000, 1010))
+    first = ids(MixedTFRecordDataset([a, b], [1, 1], stop="first"))
+    assert len(set(first)) == len(first) < 40
+    assert set(range(1000, 1010)) <= set(first) or set(range(30)) <= set(first)
+    with_workers = ids(loader(MixedTFRecordDataset([a, b], [1, 2], stop="all"), 2, "fork"))
+    assert sorted(with_workers) == sorted(every)
+
+
+def test_mixing_resume(tmp_path: Path) -> None:
+    a = write_shards(tmp_path, [15], name="a")
+    b = write_shards(tmp_path, [9], first_id=1000, name="b", compression="gzip")
+
+    def make() -> MixedTFRecordDataset:
+        return MixedTFRecordDataset(
+            [IterableTFRecordDataset(a, shuffle=True, shuffle_buffer=4), IterableTFRecordDataset(b)], [2, 1], seed=1
+        )
+
+    head, rest, full = take_then_resume(make, 13)
+    assert head + rest == full and sorted(full) == list(range(15)) + list(range(1000, 1009))
+
+
+# --------------------------------------------------------------------------- SequenceExamples
+
+
+def test_sequence_examples_pad_with_lengths(tmp_path: Path) -> None:
+    path = tmp_path / "seq.tfrecord"
+    with tfr.TFRecordWriter(path) as w:
+        for i in range(6):
+            steps = [[float(i), float(t)] for t in range(i % 3 + 1)]
+            w.write(tfr.encode_sequence_example({"id": i}, {"frames": steps, "tokens": [[t] * (t + 1) for t in range(i % 3 + 1)]}))
+    ds = IterableTFRecordDataset(
+        [path],
+        context_features={"id": tfr.FixedLenFeature([], "int64")},
+        sequence_features={"frames": tfr.FixedLenSequenceFeature([2], "float32"), "tokens": tfr.VarLenFeature("int64")},
+    )
+    batch = next(iter(loader(ds, 0, batch_size=6)))
+    assert batch["id"].tolist() == list(range(6))
+    assert batch["frames"].shape == (6, 3, 2)
+    assert batch["frames_length"].tolist() == [1, 2, 3, 1, 2, 3]
+    assert batch["frames"][4].tolist() == [[4.0, 0.0], [4.0, 1.0], [0.0, 0.0]]
+    assert [[t.tolist() for t in steps] for steps in batch["tokens"]][2] == [[0], [1, 1], [2, 2, 2]]
+    plain = TFRecordDataset([path], record_type="sequence_example")  # no spec: steps stacked when regular
+    assert plain[2]["frames"].shape == (3, 2) and int(plain[2]["id"][0]) == 2

@@ -1,0 +1,756 @@
+# PyTorch adapters (imports torch; `import tfrecord_lite` never imports this module).
+#
+# Map-style: TFRecordDataset indexes its shards (ShardedRecords, memory-mapped, reopened
+# in each process) so len / [i] / DataLoader(shuffle=True) / DistributedSampler just work.
+#
+# Streaming: IterableTFRecordDataset gives every *consumer* (one DataLoader worker of one
+# torch.distributed rank; consumer = rank * num_workers + worker_id) a disjoint Share of the
+# records. The plan is a pure function of (record counts, shard order, consumers): every
+# consumer computes the same plan from the same seed and epoch, so no communication is
+# needed and the union is every record exactly once. Splits: whole shards ("shard"),
+# contiguous record ranges of the concatenated shards ("range", needs counts, i.e. the
+# index of uncompressed files), or "stride" (consumers sharing one compressed shard each
+# read it whole and keep every k-th record). Shuffling = seeded shard order + a bounded
+# per-consumer buffer. A resumable position is just (epoch, items yielded): the pipeline
+# is deterministic, so resuming replays the raw record stream (no decoding) up to the
+# position; without a shuffle buffer, indexed files skip straight to it.
+from __future__ import annotations
+
+import bisect
+import itertools
+import os
+import random
+from collections.abc import Mapping as _MappingABC
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from torch.utils.data import Dataset, IterableDataset, default_collate, get_worker_info
+
+from ._codec import decode_example, decode_sequence_example
+from ._files import normalize_compression
+from ._reader import iter_records, sniff_compression
+from ._sharded import ShardedRecords, resolve_paths
+from ._framing import HEADER_SIZE
+
+__all__ = [
+    "TFRecordDataset",
+    "IterableTFRecordDataset",
+    "MixedTFRecordDataset",
+    "Collate",
+    "collate",
+    "to_torch",
+    "Segment",
+    "Share",
+    "plan_shares",
+    "shard_order",
+]
+
+Paths = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]  # files, globs, a directory
+SPLITS = ("auto", "shard", "range", "stride")
+EVEN = (None, "drop", "pad")
+RECORD_TYPES = ("example", "sequence_example", "raw")
+_READ_CHUNK = 512  # records fetched per slice from an indexed file
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def _seed(*parts: int) -> int:
+    """A well-mixed 128-bit seed from integers (seed, epoch, consumer, ...)."""
+    state = np.random.SeedSequence([int(p) & 0xFFFFFFFFFFFFFFFF for p in parts]).generate_state(4)
+    return int.from_bytes(state.tobytes(), "little")
+
+
+def _distributed() -> Optional[Tuple[int, int]]:
+    """(rank, world_size) of the initialised default process group, else None."""
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return None
+
+
+def _choose(name: str, value: Any, allowed: Sequence[Any]) -> Any:
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r}: use one of {', '.join(repr(a) for a in allowed)}")
+    return value
+
+
+# --------------------------------------------------------------------------- items and collation
+
+
+def to_torch(value: Any) -> Any:
+    """numpy numeric arrays / scalars -> tensors sharing their memory (dicts, lists and tuples recursively);
+    bytes, strings, object arrays and None stay as they are."""
+    if isinstance(value, np.ndarray):
+        return torch.from_numpy(value) if value.dtype.kind in "biuf" else value
+    if isinstance(value, np.generic):
+        return torch.from_numpy(np.asarray(value)) if value.dtype.kind in "biuf" else value
+    if isinstance(value, dict):
+        return {k: to_torch(v) for k, v in value.items()}
+    if isinstance(value, list) and value and isinstance(value[0], (np.ndarray, np.generic)):
+        return [to_torch(v) for v in value]
+    return value
+
+
+def _steps_array(steps: Any) -> Any:
+    """A feature list decoded without a spec ([1-D array per step]) as one [steps, n] array when every
+    step has the same number of numeric values; otherwise unchanged."""
+    if isinstance(steps, list) and steps and all(isinstance(s, np.ndarray) for s in steps):
+        if len({s.shape for s in steps}) == 1 and steps[0].dtype.kind in "iuf":
+            return np.stack(steps)
+    return steps
+
+
+class _Decoder:
+    """Turns one serialized record into a dataset item: decode, optional tensors, then the user transform."""
+
+    def __init__(
+        self,
+        record_type: Optional[str],
+        features: Optional[Mapping[str, Any]],
+        context_features: Optional[Mapping[str, Any]],
+        sequence_features: Optional[Mapping[str, Any]],
+        output: str,
+        transform: Optional[Callable[[Any], Any]],
+    ) -> None:
+        if record_type is None:
+            record_type = "sequence_example" if (context_features or sequence_features) else "example"
+        self.record_type = _choose("record_type", record_type, RECORD_TYPES)
+        if features is not None and record_type != "example":
+            raise ValueError("features= is the spec of an Example; for SequenceExamples use context_features=")
+        self.features = features
+        self.context_features = context_features
+        self.sequence_features = sequence_features
+        self.output = _choose("output", output, ("numpy", "torch"))
+        self.transform = transform
+
+    def __call__(self, data: bytes) -> Any:
+        item: Any
+        if self.record_type == "example":
+            item = decode_example(data, self.features)
+        elif self.record_type == "sequence_example":
+            context, lists = decode_sequence_example(data, self.context_features, self.sequence_features)
+            clash = context.keys() & lists.keys()
+            if clash:
+                raise ValueError(f"keys {sorted(clash)} are both context features and feature lists")
+            item = dict(context)
+            item.update((k, _steps_array(v)) for k, v in lists.items())
+        else:
+            item = data
+        if self.output == "torch":
+            item = to_torch(item)
+        return self.transform(item) if self.transform is not None else item
+
+
+def _numeric_tensor(value: Any) -> Optional[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biuf":
+        return torch.from_numpy(np.asarray(value))
+    return None
+
+
+class Collate:
+    """Batches dict items: equal-shape numbers are stacked; numbers whose first dimension differs
+    (VarLenFeature, feature lists) are padded with `pad_value` plus a `<key>_length` tensor, or kept
+    as a list of tensors with varlen="list"; bytes, strings, None and object arrays become lists.
+    Items that are not dicts go to torch's default_collate; a single dict (batch_size=None) is
+    converted with to_torch."""
+
+    def __init__(self, *, varlen: str = "pad", pad_value: Union[int, float] = 0, length_key: str = "{}_length") -> None:
+        self.varlen = _choose("varlen", varlen, ("pad", "list"))
+        self.pad_value = pad_value
+        self.length_key = length_key
+
+    def __call__(self, batch: Sequence[Any]) -> Any:
+        if isinstance(batch, _MappingABC):  # one item (DataLoader with batch_size=None)
+            return to_torch(dict(batch))
+        if not batch or not isinstance(batch[0], _MappingABC):
+            return default_collate(batch)
+        out: Dict[str, Any] = {}
+        for key in batch[0]:
+            value, lengths = self._column([item[key] for item in batch])
+            out[key] = value
+            if lengths is not None:
+                name = self.length_key.format(key)
+                if name in batch[0] or name in out:
+                    raise ValueError(f"cannot add the lengths of {key!r} as {name!r}: the items already have that key")
+                out[name] = lengths
+        return out
+
+    def _column(self, values: List[Any]) -> Tuple[Any, Optional[torch.Tensor]]:
+        """One key's batch, and the lengths tensor when it was padded."""
+        if all(isinstance(v, np.ndarray) and v.dtype.kind in "biuf" for v in values):
+            shape = values[0].shape
+            if all(v.shape == shape for v in values):
+                return torch.from_numpy(np.stack(values)), None
+        tensors = [_numeric_tensor(v) for v in values]
+        if any(t is None for t in tensors):
+            return values, None
+        shapes = {tuple(t.shape) for t in tensors}  # type: ignore[union-attr]
+        if len(shapes) == 1:
+            return torch.stack(tensors), None  # type: ignore[arg-type]
+        ndims = {len(s) for s in shapes}
+        if self.varlen == "list" or len(ndims) != 1 or 0 in ndims or len({s[1:] for s in shapes}) != 1:
+            return tensors, None
+        lengths = [int(t.shape[0]) for t in tensors]  # type: ignore[union-attr]
+        trailing = tuple(next(iter(shapes))[1:])
+        dtype = tensors[0].dtype  # type: ignore[union-attr]
+        for t in tensors[1:]:
+            dtype = torch.promote_types(dtype, t.dtype)  # type: ignore[union-attr]
+        padded = torch.full((len(tensors), max(lengths)) + trailing, self.pad_value, dtype=dtype)
+        for row, (t, n) in enumerate(zip(tensors, lengths)):
+            padded[row, :n] = t
+        return padded, torch.tensor(lengths, dtype=torch.int64)
+
+
+collate = Collate()
+collate.__doc__ = "Collate(): stack FixedLen features, pad VarLen ones with <key>_length, list bytes."
+
+
+# --------------------------------------------------------------------------- map-style
+
+
+class TFRecordDataset(Dataset):
+    """Map-style dataset over uncompressed TFRecord shards: len(), [i] -> decoded item, picklable
+    (each process reopens the memory-mapped files), for DataLoader(shuffle=True) and DistributedSampler."""
+
+    def __init__(
+        self,
+        paths: Paths,
+        features: Optional[Mapping[str, Any]] = None,
+        transform: Optional[Callable[[Any], Any]] = None,
+        *,
+        context_features: Optional[Mapping[str, Any]] = None,
+        sequence_features: Optional[Mapping[str, Any]] = None,
+        record_type: Optional[str] = None,
+        output: str = "numpy",
+        verify: bool = True,
+    ) -> None:
+        self.paths = resolve_paths(paths)
+        self.verify = verify
+        self._decode = _Decoder(record_type, features, context_features, sequence_features, output, transform)
+        self._records: Any = None
+        self._pid = -1
+        self._len = len(self._open())
+
+    def _open(self) -> Any:
+        if self._records is None or self._pid != os.getpid():
+            self._records = ShardedRecords(self.paths, verify=self.verify)
+            self._pid = os.getpid()
+        return self._records
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, index: int) -> Any:
+        return self._decode(self._open()[index])
+
+    def __getitems__(self, indices: List[int]) -> List[Any]:
+        """Batched fetch, used by DataLoader with automatic batching."""
+        records = self._open()[list(indices)]
+        return [self._decode(r) for r in records]
+
+    def raw(self, index: int) -> bytes:
+        """The serialized record at `index`, undecoded."""
+        return self._open()[index]
+
+    def __getstate__(self) -> Dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_records"] = None
+        return state
+
+
+# --------------------------------------------------------------------------- partitioning (pure)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Records [start, stop) of shard number `shard` (stop None: to the shard's end)."""
+
+    shard: int
+    start: int = 0
+    stop: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Share:
+    """What one consumer reads: its segments in order, keeping every `step`-th record from `offset`;
+    `count` is the number of records kept when it is known."""
+
+    segments: Tuple[Segment, ...]
+    step: int = 1
+    offset: int = 0
+    count: Optional[int] = None
+
+
+def shard_order(num_shards: int, seed: int, epoch: int, shuffle: bool) -> List[int]:
+    """The order in which shards are dealt out this epoch: a seeded permutation when shuffling."""
+    order = list(range(num_shards))
+    if shuffle:
+        random.Random(_seed(seed, epoch, 0x5A4D)).shuffle(order)
+    return order
+
+
+def plan_shares(counts: Sequence[Optional[int]], consumers: int, split: str, order: Sequence[int]) -> List[Share]:
+    """Split the shards (with their record counts, None when unknown) among `consumers` so that every
+    record goes to exactly one of them. "shard": shards dealt round-robin in `order`; "range": the
+    shards concatenated in `order`, cut in `consumers` contiguous ranges of near-equal size (counts
+    needed); "stride": consumer c reads shard order[c % S] and keeps every k-th record, k being the
+    number of consumers on that shard (whole shards when there are at least as many as consumers)."""
+    if consumers < 1:
+        raise ValueError(f"consumers must be >= 1, not {consumers}")
+    known = all(n is not None for n in counts)
+    if split == "shard":
+        shares = []
+        for c in range(consumers):
+            mine = order[c::consumers]
+            total = sum(counts[s] for s in mine) if known else None  # type: ignore[misc]
+            shares.append(Share(tuple(Segment(s) for s in mine), count=total))
+        return shares
+    if split == "range":
+        if not known:
+            raise ValueError("split='range' needs the record count of every shard (uncompressed, indexed files)")
+        cum = [0]
+        for s in order:
+            cum.append(cum[-1] + counts[s])  # type: ignore[operator]
+        total = cum[-1]
+        shares = []
+        for c in range(consumers):
+            lo, hi = c * total // consumers, (c + 1) * total // consumers
+            segments = []
+            i = bisect.bisect_right(cum, lo) - 1
+            while lo < hi:
+                a, b = lo - cum[i], min(hi, cum[i + 1]) - cum[i]
+                if b > a:
+                    segments.append(Segment(order[i], a, b))
+                lo = cum[i] + b
+                i += 1
+            shares.append(Share(tuple(segments), count=hi - c * total // consumers))
+        return shares
+    if split == "stride":
+        num = len(order)
+        if num == 0:
+            return [Share((), count=0) for _ in range(consumers)]
+        if num >= consumers:  # nothing to share: whole shards
+            return plan_shares(counts, consumers, "shard", order)
+        shares = []
+        for c in range(consumers):
+            pos, offset = c % num, c // num
+            if offset * num + pos >= consumers:
+                shares.append(Share((), count=0))
+                continue
+            step = len(range(pos, consumers, num))
+            n = counts[order[pos]]
+            shares.append(Share((Segment(order[pos]),), step, offset, None if n is None else len(range(offset, n, step))))
+        return shares
+    raise ValueError(f"split={split!r}: use one of {', '.join(repr(s) for s in SPLITS)}")
+
+
+def choose_split(split: str, all_indexed: bool, num_shards: int, consumers: int, even: Optional[str]) -> str:
+    """What split="auto" means here: record ranges for indexed shards when shards are fewer than
+    consumers or equal counts are wanted; whole shards when there are enough; else strides."""
+    if split != "auto":
+        return split
+    if all_indexed and (num_shards < consumers or even is not None):
+        return "range"
+    return "shard" if num_shards >= consumers else "stride"
+
+
+def even_target(shares: Sequence[Share], even: Optional[str]) -> Optional[int]:
+    """Records every consumer yields with even="drop" (the smallest share) or "pad" (the largest)."""
+    if even is None:
+        return None
+    counts = [s.count for s in shares]
+    if any(n is None for n in counts):
+        raise ValueError("equal counts (even=...) need the record count of every share")
+    return min(counts) if even == "drop" else max(counts)  # type: ignore[type-var]
+
+
+def shuffle_buffer(items: Iterable[Any], size: int, rng: random.Random) -> Iterator[Any]:
+    """Bounded-buffer shuffle (as tf.data's): fill `size` items, then emit a random one per new arrival."""
+    if size <= 1:
+        yield from items
+        return
+    buf: List[Any] = []
+    for item in items:
+        if len(buf) < size:
+            buf.append(item)
+            continue
+        j = rng.randrange(size)
+        out, buf[j] = buf[j], item
+        yield out
+    rng.shuffle(buf)
+    yield from buf
+
+
+def padded_positions(count: int, target: int, skip: int) -> List[Tuple[int, int]]:
+    """(start, how many) runs of a share's record positions that make up positions [skip, target) of a
+    stream padded to `target` by starting the share over (or cut to it when target < count)."""
+    runs = []
+    pos = skip
+    while pos < target:
+        if count == 0:
+            raise ValueError("cannot pad a consumer that has no records: fewer records than consumers")
+        start = pos % count
+        take = min(count - start, target - pos)
+        runs.append((start, take))
+        pos += take
+    return runs
+
+
+# --------------------------------------------------------------------------- streaming
+
+
+def _file_kind(path: str, compression: str) -> str:
+    """'' for an uncompressed file (indexable), else its compression."""
+    if compression not in ("auto", ""):
+        return compression
+    if compression == "":
+        return ""
+    with open(path, "rb") as f:
+        head = f.read(HEADER_SIZE)
+    kind = sniff_compression(head)
+    return "" if kind == "unknown" else kind  # iter_records reports the unknown kind with its path
+
+
+def _count_records(path: str, kind: str) -> int:
+    """Records in one shard: from its index when uncompressed, else by one pass over the stream."""
+    if kind == "":
+        from ._indexed import TFRecordFile
+
+        with TFRecordFile(path) as f:
+            return len(f)
+    return sum(1 for _ in iter_records(path, compression=kind, verify=False))
+
+
+def _read_segment(path: str, kind: str, seg: Segment, verify: bool) -> Iterator[bytes]:
+    """The raw records of one segment: a sequential stream, or index slices when it starts inside a file."""
+    if seg.start == 0 and seg.stop is None:
+        yield from iter_records(path, compression=kind or "", verify=verify)
+    elif kind == "":
+        from ._indexed import TFRecordFile
+
+        with TFRecordFile(path, verify=verify) as f:
+            stop = len(f) if seg.stop is None else seg.stop
+            for a in range(seg.start, stop, _READ_CHUNK):
+                yield from f[a : min(a + _READ_CHUNK, stop)]
+    else:
+        yield from itertools.islice(iter_records(path, compression=kind, verify=verify), seg.start, seg.stop)
+
+
+class IterableTFRecordDataset(IterableDataset):
+    """Streaming dataset over TFRecord shards (compressed or not). Across DataLoader workers and
+    torch.distributed ranks every record is yielded exactly once per epoch; seeded shuffling (shard
+    order + a bounded buffer) that set_epoch() changes; optional equal counts per consumer (even=
+    "drop" / "pad"); state_dict() / load_state_dict() to resume mid-epoch."""
+
+    def __init__(
+        self,
+        paths: Paths,
+        features: Optional[Mapping[str, Any]] = None,
+        transform: Optional[Callable[[Any], Any]] = None,
+        *,
+        context_features: Optional[Mapping[str, Any]] = None,
+        sequence_features: Optional[Mapping[str, Any]] = None,
+        record_type: Optional[str] = None,
+        output: str = "numpy",
+        shuffle: bool = False,
+        shuffle_buffer: int = 1024,
+        seed: int = 0,
+        split: str = "auto",
+        even: Optional[str] = None,
+        rank: Optional[int] = None,
+        world_size: Optional[int] = None,
+        compression: Optional[str] = "auto",
+        verify: bool = True,
+    ) -> None:
+        self.paths = resolve_paths(paths)
+        self._decode = _Decoder(record_type, features, context_features, sequence_features, output, transform)
+        self.shuffle = bool(shuffle)
+        if shuffle_buffer < 0:
+            raise ValueError(f"shuffle_buffer must be >= 0, not {shuffle_buffer}")
+        self.shuffle_buffer = int(shuffle_buffer) if shuffle else 0
+        self.seed = int(seed)
+        self.split = _choose("split", split, SPLITS)
+        self.even = _choose("even", even, EVEN)
+        if (rank is None) != (world_size is None):
+            raise ValueError("give both rank and world_size, or neither (then torch.distributed decides)")
+        if world_size is not None and not 0 <= rank < world_size:  # type: ignore[operator]
+            raise ValueError(f"rank {rank} is not in range(world_size={world_size})")
+        self._dist = (rank, world_size) if world_size is not None else _distributed()
+        self._explicit_dist = world_size is not None
+        self.verify = verify
+        comp = normalize_compression(compression, allow_auto=True)
+        self._kinds = [_file_kind(p, comp) for p in self.paths]
+        self._counts: List[Optional[int]] = [None] * len(self.paths)
+        if self.split == "range" or self.even is not None:
+            self._count_all()  # once, here in the main process: workers get the counts with the dataset
+        self._epoch = 0
+        self._resume: Optional[Dict[str, int]] = None
+        self._position: Dict[str, int] = {"epoch": 0, "yielded": 0}
+
+    # -- counts and plan
+
+    def _count_all(self) -> List[int]:
+        for i, path in enumerate(self.paths):
+            if self._counts[i] is None:
+                self._counts[i] = _count_records(path, self._kinds[i])
+        return self._counts  # type: ignore[return-value]
+
+    def num_records(self) -> int:
+        """Records in all shards (indexes uncompressed files; one pass over each compressed one)."""
+        return sum(self._count_all())
+
+    def _consumer(self) -> Tuple[int, int]:
+        """(consumer index, number of consumers) of the calling process: rank x DataLoader worker."""
+        rank, world = self._dist if self._dist is not None else (_distributed() or (0, 1))
+        info = get_worker_info()
+        wid, workers = (info.id, info.num_workers) if info is not None else (0, 1)
+        return rank * workers + wid, world * workers
+
+    def plan(self, epoch: int, consumers: int) -> List[Share]:
+        """Every consumer's Share of the records for `epoch` (the same on every rank and worker)."""
+        all_indexed = all(k == "" for k in self._kinds)
+        split = choose_split(self.split, all_indexed, len(self.paths), consumers, self.even)
+        if split == "range" or (all_indexed and self.even is not None):
+            self._count_all()
+        order = shard_order(len(self.paths), self.seed, epoch, self.shuffle)
+        return plan_shares(self._counts, consumers, split, order)
+
+    # -- the record pipeline
+
+    def _segment_len(self, seg: Segment) -> Optional[int]:
+        n = self._counts[seg.shard]
+        if n is None and self._kinds[seg.shard] == "":
+            n = self._counts[seg.shard] = _count_records(self.paths[seg.shard], "")
+        if n is None:
+            return None
+        return (n if seg.stop is None else seg.stop) - seg.start
+
+    def _share_records(self, share: Share, skip: int) -> Iterator[bytes]:
+        """The share's raw records from its position `skip` on; indexed segments are skipped, not read."""
+        segments = list(share.segments)
+        if share.step == 1:
+            while segments and skip:
+                n = self._segment_len(segments[0])
+                if n is None:
+                    break
+                if skip >= n:
+                    skip -= n
+                    segments.pop(0)
+                else:
+                    seg = segments[0]
+                    segments[0] = Segment(seg.shard, seg.start + skip, seg.start + n)
+                    skip = 0
+        records: Iterator[bytes] = itertools.chain.from_iterable(
+            _read_segment(self.paths[s.shard], self._kinds[s.shard], s, self.verify) for s in segments
+        )
+        if share.step > 1:
+            records = itertools.islice(records, share.offset, None, share.step)
+        return itertools.islice(records, skip, None) if skip else records
+
+    def _raw(self, epoch: int, consumer: int, consumers: int, skip: int) -> Iterator[bytes]:
+        """This consumer's raw records for `epoch` in yield order, from position `skip` on."""
+        shares = self.plan(epoch, consumers)
+        share = shares[consumer]
+        target = even_target(shares, self.even)
+        buffered = self.shuffle_buffer > 1
+        pre_skip = 0 if buffered else skip
+        if target is None:
+            records = self._share_records(share, pre_skip)
+        else:
+            runs = padded_positions(share.count or 0, target, pre_skip)  # type: ignore[arg-type]
+            records = itertools.chain.from_iterable(
+                itertools.islice(self._share_records(share, start), take) for start, take in runs
+            )
+        if buffered:
+            rng = random.Random(_seed(self.seed, epoch, consumer, consumers))
+            records = shuffle_buffer(records, self.shuffle_buffer, rng)
+            if skip:
+                records = itertools.islice(records, skip, None)
+        return records
+
+    def _items(self, epoch: int, consumer: int, consumers: int, skip: int) -> Iterator[Any]:
+        """Decoded items of this consumer for `epoch`, from position `skip` on."""
+        decode = self._decode
+        for data in self._raw(epoch, consumer, consumers, skip):
+            yield decode(data)
+
+    def __iter__(self) -> Iterator[Any]:
+        consumer, consumers = self._consumer()
+        epoch, skip = self._epoch, 0
+        if self._resume is not None:
+            resume, self._resume = self._resume, None
+            if (resume["consumer"], resume["consumers"]) != (consumer, consumers):
+                raise ValueError(
+                    f"this state was saved by consumer {resume['consumer']} of {resume['consumers']} "
+                    f"(rank x DataLoader worker), but it is being loaded by consumer {consumer} of {consumers}: "
+                    "resume with the same world size and num_workers"
+                )
+            epoch, skip = resume["epoch"], resume["yielded"]
+        self._position = {"epoch": epoch, "yielded": skip, "consumer": consumer, "consumers": consumers}
+        return self._generate(self._items(epoch, consumer, consumers, skip))
+
+    def _generate(self, items: Iterator[Any]) -> Iterator[Any]:
+        position = self._position
+        for item in items:
+            position["yielded"] += 1
+            yield item
+
+    # -- epochs and state
+
+    def set_epoch(self, epoch: int) -> None:
+        """Use `epoch` for the next iteration: a new, reproducible shard order and shuffle."""
+        self._epoch = int(epoch)
+        if self._resume is not None and self._resume["epoch"] != self._epoch:
+            self._resume = None
+
+    def state_dict(self) -> Dict[str, Any]:
+        """Where this consumer is: epoch and items yielded (with who it is, to check a resume)."""
+        if self._resume is not None:
+            return dict(self._resume)
+        state = dict(self._position)
+        if "consumer" not in state:
+            state["consumer"], state["consumers"] = self._consumer()
+        state["seed"] = self.seed
+        return state
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Make the next iteration continue right after the position that `state` records."""
+        if state.get("seed", self.seed) != self.seed:
+            raise ValueError(f"this state was saved with seed {state['seed']}, the dataset has seed {self.seed}")
+        self._epoch = int(state["epoch"])
+        self._resume = {k: int(state[k]) for k in ("epoch", "yielded", "consumer", "consumers")}
+        self._resume["seed"] = self.seed
+
+    def __getstate__(self) -> Dict[str, Any]:
+        state = self.__dict__.copy()
+        if state["_dist"] is None:  # pickled for a spawned worker: it will not see the process group
+            state["_dist"] = _distributed()
+        return state
+
+
+# --------------------------------------------------------------------------- mixing
+
+
+class MixedTFRecordDataset(IterableDataset):
+    """Draws items from several IterableTFRecordDatasets at random with the given weights (each source
+    split across workers and ranks on its own). Finite: stop="all" goes on with the remaining sources
+    when one ends, stop="first" ends with the first exhausted source; infinite=True restarts an exhausted
+    source with its next epoch and never ends (unless every source is empty)."""
+
+    def __init__(
+        self,
+        sources: Sequence[IterableTFRecordDataset],
+        weights: Optional[Sequence[float]] = None,
+        *,
+        seed: int = 0,
+        stop: str = "all",
+        infinite: bool = False,
+    ) -> None:
+        self.sources = list(sources)
+        if not self.sources:
+            raise ValueError("no sources to mix")
+        w = [1.0] * len(self.sources) if weights is None else [float(x) for x in weights]
+        if len(w) != len(self.sources) or any(not x >= 0 for x in w) or sum(w) <= 0:
+            raise ValueError(f"weights must be {len(self.sources)} non-negative numbers, not all zero: {weights!r}")
+        self.weights = w
+        self.seed = int(seed)
+        self.stop = _choose("stop", stop, ("all", "first"))
+        self.infinite = bool(infinite)
+        self._epoch = 0
+        self._resume: Optional[Dict[str, Any]] = None
+        self._state: Dict[str, Any] = {}
+
+    def set_epoch(self, epoch: int) -> None:
+        """Use `epoch` for the next iteration (sources start at it too)."""
+        self._epoch = int(epoch)
+        if self._resume is not None and self._resume["epoch"] != self._epoch:
+            self._resume = None
+
+    def __iter__(self) -> Iterator[Any]:
+        consumer, consumers = self.sources[0]._consumer()
+        state = self._resume
+        self._resume = None
+        if state is None:
+            state = self._start(consumer, consumers)
+        elif (state["consumer"], state["consumers"]) != (consumer, consumers):
+            raise ValueError("this state was saved by another consumer (rank x DataLoader worker): resume with "
+                             "the same world size and num_workers")
+        self._state = state = {**state, "consumer": consumer, "consumers": consumers}
+        state["sources"] = [dict(s) for s in state["sources"]]
+        return self._generate(state)
+
+    def _start(self, consumer: int, consumers: int) -> Dict[str, Any]:
+        """The state at the start of the current epoch."""
+        return {
+            "epoch": self._epoch,
+            "rng": random.Random(_seed(self.seed, self._epoch, consumer, consumers, 0x313)).getstate(),
+            "sources": [{"epoch": self._epoch, "yielded": 0, "active": w > 0} for w in self.weights],
+            "consumer": consumer,
+            "consumers": consumers,
+        }
+
+    def _generate(self, state: Dict[str, Any]) -> Iterator[Any]:
+        rng = random.Random()
+        rng.setstate(_as_rng_state(state["rng"]))
+        srcs = state["sources"]
+        consumer, consumers = state["consumer"], state["consumers"]
+        iters: List[Optional[Iterator[Any]]] = [None] * len(srcs)
+        fresh = [False] * len(srcs)
+        while True:
+            active = [i for i, s in enumerate(srcs) if s["active"]]
+            if not active:
+                return
+            cum = list(itertools.accumulate(self.weights[i] for i in active))
+            i = active[bisect.bisect_right(cum, rng.random() * cum[-1])]
+            src = srcs[i]
+            if iters[i] is None:
+                iters[i] = self.sources[i]._items(src["epoch"], consumer, consumers, src["yielded"])
+                fresh[i] = src["yielded"] == 0
+            try:
+                item = next(iters[i])  # type: ignore[call-overload]
+            except StopIteration:
+                iters[i] = None
+                if self.infinite and not fresh[i]:
+                    src["epoch"] += 1
+                    src["yielded"] = 0
+                elif self.stop == "first" and not self.infinite:
+                    state["rng"] = rng.getstate()
+                    return
+                else:
+                    src["active"] = False  # finite "all", or a source with nothing for this consumer
+                state["rng"] = rng.getstate()
+                continue
+            fresh[i] = False
+            src["yielded"] += 1
+            state["rng"] = rng.getstate()
+            yield item
+
+    def state_dict(self) -> Dict[str, Any]:
+        """The mixing position: RNG state and each source's epoch and items yielded."""
+        if self._resume is not None:
+            return _copy_state(self._resume)
+        return _copy_state(self._state or self._start(*self.sources[0]._consumer()))
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Make the next iteration continue right after the position that `state` records."""
+        if len(state["sources"]) != len(self.sources):
+            raise ValueError(f"this state mixes {len(state['sources'])} sources, the dataset {len(self.sources)}")
+        self._epoch = int(state["epoch"])
+        self._resume = _copy_state(state)
+
+
+def _copy_state(state: Mapping[str, Any]) -> Dict[str, Any]:
+    out = dict(state)
+    out["sources"] = [dict(s) for s in state["sources"]]
+    return out
+
+
+def _as_rng_state(state: Any) -> Tuple[Any, ...]:
+    """random.Random state back from a checkpoint (which may have turned its tuples into lists)."""
+    version, internal, gauss = state
+    return (version, tuple(internal), gauss)
