@@ -35,7 +35,8 @@ from ._spec import (
 
 # A parsed Feature: (kind, [(start, end), ...]) — kind 0 when no kind is set.
 # float chunks hold raw little-endian float32 bytes, int64 chunks hold whole
-# varints, bytes chunks hold serialized BytesList messages.
+# varints, bytes chunks hold one value each. Everything is validated while
+# parsing, so a malformed value errors even in an entry that a later one replaces.
 Parsed = Tuple[int, List[Tuple[int, int]]]
 Buffer = "bytes | bytearray | memoryview"
 
@@ -61,6 +62,14 @@ def _read_varint(buf: bytes, pos: int, end: int) -> Tuple[int, int]:
     raise DecodeError("malformed protobuf: truncated varint")
 
 
+def _read_varint32(buf: bytes, pos: int, end: int) -> Tuple[int, int]:
+    """A tag or length: at most 5 bytes and 32 bits, as the protobuf runtime requires."""
+    value, after = _read_varint(buf, pos, end)
+    if after - pos > 5 or value > 0xFFFFFFFF:
+        raise DecodeError("malformed protobuf: tag or length varint longer than 32 bits")
+    return value, after
+
+
 def _fields(buf: bytes, pos: int, end: int):
     """Yield (field_number, wire_type, start, stop) for each field of the message in buf[pos:end].
 
@@ -73,7 +82,7 @@ def _fields(buf: bytes, pos: int, end: int):
             tag = b
             pos += 1
         else:
-            tag, pos = _read_varint(buf, pos, end)
+            tag, pos = _read_varint32(buf, pos, end)
         number, wire = tag >> 3, tag & 7
         if number == 0:
             raise DecodeError("malformed protobuf: field number 0")
@@ -89,7 +98,7 @@ def _value_end(buf: bytes, pos: int, end: int, number: int, wire: int) -> Tuple[
             length = buf[pos]
             pos += 1
         else:
-            length, pos = _read_varint(buf, pos, end)
+            length, pos = _read_varint32(buf, pos, end)
         stop = pos + length
         if stop > end:
             raise DecodeError(f"malformed protobuf: a field of {length} bytes runs past the end of its message")
@@ -112,7 +121,7 @@ def _value_end(buf: bytes, pos: int, end: int, number: int, wire: int) -> Tuple[
     if wire == 3:  # a group: skip nested fields up to the matching end-group tag
         start = pos
         while pos < end:
-            tag, after = _read_varint(buf, pos, end)
+            tag, after = _read_varint32(buf, pos, end)
             if tag & 7 == 4:
                 if tag >> 3 != number:
                     raise DecodeError("malformed protobuf: mismatched end-group tag")
@@ -134,13 +143,13 @@ def _parse_feature(buf: bytes, start: int, end: int) -> Parsed:
         if number != kind:
             kind = number
             chunks = []
-        if number == BYTES:
-            chunks.append((s, e))
-            continue
         for vnum, vwire, vs, ve in _fields(buf, s, e):
             if vnum != 1:
                 continue
-            if number == FLOAT:
+            if number == BYTES:
+                if vwire == 2:
+                    chunks.append((vs, ve))
+            elif number == FLOAT:
                 if vwire == 2:
                     if (ve - vs) % 4:
                         raise DecodeError("malformed protobuf: packed float list length is not a multiple of 4")
@@ -157,24 +166,31 @@ def _parse_feature(buf: bytes, start: int, end: int) -> Parsed:
 
 
 def _parse_map(buf: bytes, start: int, end: int, out: Dict[str, Any], parse_value) -> None:
-    """Parse map entries (key = field 1, value = field 2) of the map field 1 in buf[start:end]."""
+    """Parse the entries (key = field 1, value = field 2) of map field 1 in buf[start:end].
+
+    A later entry with the same key replaces an earlier one. Like the protobuf runtime,
+    an entry holding any other field is parsed (so errors surface) and then dropped.
+    """
     for number, wire, s, e in _fields(buf, start, end):
         if number != 1 or wire != 2:
             continue
         key = b""
         value: List[Tuple[int, int]] = []
+        keep = True
         for enum, ewire, es, ee in _fields(buf, s, e):
-            if ewire != 2:
-                continue
-            if enum == 1:
+            if ewire == 2 and enum == 1:
                 key = buf[es:ee]
-            elif enum == 2:
+            elif ewire == 2 and enum == 2:
                 value.append((es, ee))  # a repeated value field merges
+            else:
+                keep = False
         try:
             name = key.decode("utf-8")
         except UnicodeDecodeError:
             raise DecodeError(f"malformed protobuf: feature key {key!r} is not valid UTF-8") from None
-        out[name] = parse_value(buf, value)
+        parsed = parse_value(buf, value)
+        if keep:
+            out[name] = parsed
 
 
 def _feature_value(buf: bytes, ranges: List[Tuple[int, int]]) -> Parsed:
@@ -269,15 +285,6 @@ def _join(buf: bytes, chunks: List[Tuple[int, int]]) -> bytes:
     return b"".join([buf[s:e] for s, e in chunks])
 
 
-def _bytes_values(buf: bytes, chunks: List[Tuple[int, int]]) -> List[bytes]:
-    out = []
-    for s, e in chunks:
-        for number, wire, vs, ve in _fields(buf, s, e):
-            if number == 1 and wire == 2:
-                out.append(buf[vs:ve])
-    return out
-
-
 def values_of(buf: bytes, parsed: Parsed) -> Any:
     """Materialise a parsed Feature: int64 / float32 ndarray, list of bytes, or None."""
     kind, chunks = parsed
@@ -287,7 +294,7 @@ def values_of(buf: bytes, parsed: Parsed) -> Any:
     if kind == INT64:
         return decode_varints(_join(buf, chunks)) if chunks else np.empty(0, np.int64)
     if kind == BYTES:
-        return _bytes_values(buf, chunks)
+        return [buf[s:e] for s, e in chunks]
     return None
 
 
