@@ -13,8 +13,8 @@ import shutil
 import struct
 import tempfile
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import List, Sequence, Tuple
 
 import numpy as np
 import pytest
@@ -38,7 +38,7 @@ def write_records(path: Path, records: Sequence[bytes]) -> Path:
     return path
 
 
-def raw_index(path: Path) -> List[Tuple[int, int]]:
+def raw_index(path: Path) -> list[tuple[int, int]]:
     """(offset, framed length) of every record, from the raw headers."""
     data = path.read_bytes()
     out, pos = [], 0
@@ -61,13 +61,13 @@ def flip_byte(path: Path, offset: int) -> None:
     os.utime(path, ns=(st_.st_atime_ns, st_.st_mtime_ns))
 
 
-def payloads(n: int, seed: int = 0) -> List[bytes]:
+def payloads(n: int, seed: int = 0) -> list[bytes]:
     rng = np.random.default_rng(seed)
     return [rng.bytes(int(k)) for k in rng.integers(0, 200, n)]
 
 
 @pytest.fixture
-def small(tmp_path: Path) -> Tuple[Path, List[bytes]]:
+def small(tmp_path: Path) -> tuple[Path, list[bytes]]:
     records = payloads(50)
     return write_records(tmp_path / "small.tfrecord", records), records
 
@@ -106,7 +106,9 @@ def test_corpus_gzip_refused_with_the_way_out_then_random_access_after_gunzip(tm
     with pytest.raises(tfr.TFRecordError) as err:
         tfr.TFRecordFile(src)
     message = str(err.value)
-    assert "GZIP" in message and "tfrecord-lite convert" in message and "iter_records" in message and str(src) in message
+    assert (
+        "GZIP" in message and "tfrecord-lite convert" in message and "iter_records" in message and str(src) in message
+    )
     assert not Path(str(src) + SIDECAR).exists()
     plain = tmp_path / "plain.tfrecord"
     plain.write_bytes(gzip.decompress(src.read_bytes()))
@@ -136,7 +138,7 @@ def test_zlib_file_refused(tmp_path: Path) -> None:
     data=st.data(),
 )
 def test_random_access_equals_sequential(
-    tmp_path: Path, records: List[bytes], picks: List[int], window: slice, data: st.DataObject
+    tmp_path: Path, records: list[bytes], picks: list[int], window: slice, data: st.DataObject
 ) -> None:
     folder = Path(tempfile.mkdtemp(dir=tmp_path))
     path = write_records(folder / "g.tfrecord", records)
@@ -163,7 +165,7 @@ def test_random_access_equals_sequential(
         assert list(f) == records
 
 
-def test_bad_keys(small: Tuple[Path, List[bytes]]) -> None:
+def test_bad_keys(small: tuple[Path, list[bytes]]) -> None:
     path, records = small
     with tfr.TFRecordFile(path) as f:
         for key in ("1", 1.0, True, b"x"):
@@ -188,7 +190,7 @@ def test_empty_file(tmp_path: Path) -> None:
     assert len(tfr_offsets(path)) == 1
 
 
-def test_close_and_context_manager(small: Tuple[Path, List[bytes]]) -> None:
+def test_close_and_context_manager(small: tuple[Path, list[bytes]]) -> None:
     path, records = small
     with tfr.TFRecordFile(path) as f:
         assert f[0] == records[0] and not f.closed
@@ -231,7 +233,10 @@ def test_corrupt_record_read_by_index(tmp_path: Path, where: str) -> None:
     path = write_records(tmp_path / "c.tfrecord", records)
     tfr.TFRecordFile(path).close()  # index while the file is intact
     offset, length = raw_index(path)[9]
-    flip_byte(path, {"payload": offset + 14, "length": offset, "length_crc": offset + 9, "data_crc": offset + length - 2}[where])
+    flip_byte(
+        path,
+        {"payload": offset + 14, "length": offset, "length_crc": offset + 9, "data_crc": offset + length - 2}[where],
+    )
     with tfr.TFRecordFile(path) as f:  # size, mtime, first and last record unchanged: the sidecar is used
         assert f[8] == records[8] and f[10] == records[10]
         with pytest.raises(tfr.CorruptRecordError) as err:
@@ -248,7 +253,7 @@ def test_corrupt_record_read_by_index(tmp_path: Path, where: str) -> None:
 # ----------------------------------------------------------------- the sidecar
 
 
-def test_sidecar_format_and_size(small: Tuple[Path, List[bytes]]) -> None:
+def test_sidecar_format_and_size(small: tuple[Path, list[bytes]]) -> None:
     path, records = small
     with tfr.TFRecordFile(path) as f:
         assert f.index_path == str(path) + SIDECAR
@@ -263,7 +268,7 @@ def test_sidecar_format_and_size(small: Tuple[Path, List[bytes]]) -> None:
     assert sorted(os.listdir(path.parent)) == [path.name, side.name]  # no temporary file left behind
 
 
-def test_damaged_sidecar_is_rebuilt(small: Tuple[Path, List[bytes]]) -> None:
+def test_damaged_sidecar_is_rebuilt(small: tuple[Path, list[bytes]]) -> None:
     path, records = small
     tfr.TFRecordFile(path).close()
     side = Path(str(path) + SIDECAR)
@@ -274,7 +279,7 @@ def test_damaged_sidecar_is_rebuilt(small: Tuple[Path, List[bytes]]) -> None:
         assert tfr_offsets(path).tolist() == [o for o, _ in raw_index(path)] + [path.stat().st_size]
 
 
-def test_write_index_explicit_path(small: Tuple[Path, List[bytes]], tmp_path: Path) -> None:
+def test_write_index_explicit_path(small: tuple[Path, list[bytes]], tmp_path: Path) -> None:
     path, records = small
     where = tfr.write_index(path, tmp_path / "elsewhere.idx")
     assert where == str(tmp_path / "elsewhere.idx") and not Path(str(path) + SIDECAR).exists()
@@ -283,7 +288,7 @@ def test_write_index_explicit_path(small: Tuple[Path, List[bytes]], tmp_path: Pa
     assert tfr.write_index(path) == str(path) + SIDECAR
 
 
-def test_index_false_keeps_it_in_memory(small: Tuple[Path, List[bytes]]) -> None:
+def test_index_false_keeps_it_in_memory(small: tuple[Path, list[bytes]]) -> None:
     path, records = small
     with tfr.TFRecordFile(path, index=False) as f:
         assert f.index_path is None and f[-1] == records[-1]
@@ -293,7 +298,7 @@ def test_index_false_keeps_it_in_memory(small: Tuple[Path, List[bytes]]) -> None
         assert list(clone) == records and clone.index_path is None
 
 
-def _as_nobody(folder: str, path: str, out: "multiprocessing.Queue[object]") -> None:
+def _as_nobody(folder: str, path: str, out: multiprocessing.Queue[object]) -> None:
     if os.geteuid() == 0:
         os.setgid(65534)
         os.setuid(65534)
@@ -327,7 +332,7 @@ def test_read_only_directory_keeps_index_in_memory() -> None:
 # ----------------------------------------------------------------- stale indexes
 
 
-def test_appended_file_detected(small: Tuple[Path, List[bytes]]) -> None:
+def test_appended_file_detected(small: tuple[Path, list[bytes]]) -> None:
     path, records = small
     tfr.TFRecordFile(path).close()
     extra = payloads(5, seed=9)
@@ -370,7 +375,7 @@ def test_rewritten_file_detected(tmp_path: Path) -> None:
         assert list(f) == [b"1" * 5, b"2" * 41]
 
 
-def test_bad_on_stale_value(small: Tuple[Path, List[bytes]]) -> None:
+def test_bad_on_stale_value(small: tuple[Path, list[bytes]]) -> None:
     with pytest.raises(ValueError, match="on_stale"):
         tfr.TFRecordFile(small[0], on_stale="ignore")
 
@@ -378,7 +383,7 @@ def test_bad_on_stale_value(small: Tuple[Path, List[bytes]]) -> None:
 # ----------------------------------------------------------------- concurrent builders
 
 
-def _build(path: str, barrier: "multiprocessing.synchronize.Barrier", out: "multiprocessing.Queue[object]") -> None:
+def _build(path: str, barrier: multiprocessing.synchronize.Barrier, out: multiprocessing.Queue[object]) -> None:
     barrier.wait()
     with tfr.TFRecordFile(path) as f:
         out.put(len(f))
@@ -422,7 +427,7 @@ def test_text_index_round_trip(tmp_path: Path) -> None:
     assert text.read_text() == independent  # never overwritten
 
 
-def test_bad_text_index(small: Tuple[Path, List[bytes]], tmp_path: Path) -> None:
+def test_bad_text_index(small: tuple[Path, list[bytes]], tmp_path: Path) -> None:
     path, records = small
     entries = raw_index(path)
     bad = tmp_path / "bad.idx"
@@ -450,7 +455,7 @@ def test_bad_text_index(small: Tuple[Path, List[bytes]], tmp_path: Path) -> None
 def test_two_threads_share_one_file(tmp_path: Path) -> None:
     records = payloads(2000, seed=4)
     path = write_records(tmp_path / "th.tfrecord", records)
-    errors: List[BaseException] = []
+    errors: list[BaseException] = []
     with tfr.TFRecordFile(path) as f:
 
         def work(seed: int) -> None:
@@ -468,15 +473,15 @@ def test_two_threads_share_one_file(tmp_path: Path) -> None:
     assert errors == []
 
 
-def _read_some(args: Tuple[tfr.TFRecordFile, List[int]]) -> List[bytes]:
+def _read_some(args: tuple[tfr.TFRecordFile, list[int]]) -> list[bytes]:
     f, picks = args
     return f[picks]
 
 
-_INHERITED: List[tfr.TFRecordFile] = []
+_INHERITED: list[tfr.TFRecordFile] = []
 
 
-def _read_inherited(picks: List[int], out: "multiprocessing.Queue[object]") -> None:
+def _read_inherited(picks: list[int], out: multiprocessing.Queue[object]) -> None:
     out.put(_INHERITED[0][picks])
 
 

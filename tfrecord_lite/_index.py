@@ -25,13 +25,13 @@ import mmap
 import os
 import struct
 import tempfile
-from typing import BinaryIO, List, NamedTuple, Optional, Union
+from typing import BinaryIO, NamedTuple, Union
 
 import numpy as np
 from crc32c import crc32c
 
-from ._errors import CorruptRecordError, PathName, TFRecordError, TruncatedRecordError
-from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, header_is_valid, masked_crc, scan
+from ._errors import PathName, TFRecordError, TruncatedRecordError
+from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, header_is_valid, scan
 
 SIDECAR_SUFFIX = ".tfrlidx"
 MAGIC = b"TFRLIDX\0"
@@ -44,7 +44,7 @@ _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
 _OFFSET_DTYPE = np.dtype("<u8")
 
-Buffer = Union[bytes, bytearray, memoryview, mmap.mmap]
+Buffer = Union[bytes, mmap.mmap]  # a mapped file, or b"" for an empty one
 IndexArg = Union[str, "os.PathLike[str]", bool, None]
 
 
@@ -59,7 +59,7 @@ class IndexFormatError(TFRecordError, ValueError):
 class RecordIndex:
     """Offsets of the records of one file, memory-mapped from a sidecar or held in memory."""
 
-    __slots__ = ("offsets", "file_size", "mtime_ns", "check", "verified", "location", "_mm")
+    __slots__ = ("_mm", "check", "file_size", "location", "mtime_ns", "offsets", "verified")
 
     def __init__(
         self,
@@ -68,8 +68,8 @@ class RecordIndex:
         mtime_ns: int,
         check: int,
         verified: bool,
-        location: Optional[str] = None,
-        mm: Optional[mmap.mmap] = None,
+        location: str | None = None,
+        mm: mmap.mmap | None = None,
     ) -> None:
         self.offsets = offsets
         self.file_size = file_size
@@ -96,9 +96,9 @@ class RecordIndex:
 # ----------------------------------------------------------------- helpers
 
 
-def sidecar_path(path: PathName) -> str:
+def sidecar_path(path: "str | os.PathLike[str]") -> str:
     """Where the binary index of `path` lives: beside it, with `.tfrlidx` appended."""
-    return os.fspath(path) + SIDECAR_SUFFIX  # type: ignore[operator]
+    return os.fspath(path) + SIDECAR_SUFFIX
 
 
 def map_file(fh: BinaryIO) -> Buffer:
@@ -118,7 +118,7 @@ def release(buf: Buffer) -> None:
 
 def require_uncompressed(buf: Buffer, path: PathName, action: str = "random access") -> None:
     """Raise a clear TFRecordError when `buf` holds a GZIP or ZLIB file instead of plain records."""
-    if len(buf) < 2 or header_is_valid(buf, 0):
+    if len(buf) < 2 or header_is_valid(buf, 0):  # type: ignore[arg-type]  # mmap is a buffer
         return
     b0, b1 = buf[0], buf[1]
     kind = None
@@ -167,18 +167,18 @@ def scan_offsets(
     final: bool = True,
     path: PathName = None,
     max_records: int = BATCH,
-) -> "tuple[np.ndarray, int]":
+) -> tuple[np.ndarray, int]:
     """Scan the records of `buf` from `start`, `max_records` at a time; return (record offsets, end).
 
     Each batch of start offsets becomes a uint64 array at once, so no more than
     `max_records` Python ints are alive. Without `final` an incomplete tail is
     not an error and `end` is where it begins.
     """
-    chunks: List[np.ndarray] = []
+    chunks: list[np.ndarray] = []
     pos = start
     size = len(buf)
     while pos < size:
-        starts, _, nxt = scan(buf, pos, verify=verify, final=final, path=path, max_records=max_records)
+        starts, _, nxt = scan(buf, pos, verify=verify, final=final, path=path, max_records=max_records)  # type: ignore[arg-type]
         if not starts:
             break
         batch = np.array(starts, dtype=_OFFSET_DTYPE)
@@ -221,7 +221,7 @@ def save_sidecar(index: RecordIndex, target: str) -> bool:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(_pack_header(len(index), index.file_size, index.mtime_ns, index.check, index.verified))
-            fh.write(memoryview(np.ascontiguousarray(index.offsets, _OFFSET_DTYPE)).cast("B"))
+            fh.write(np.ascontiguousarray(index.offsets, _OFFSET_DTYPE).tobytes())
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)
@@ -243,7 +243,7 @@ def build_index(
     *,
     path: PathName,
     verify: bool = True,
-    start: Optional[RecordIndex] = None,
+    start: RecordIndex | None = None,
     max_records: int = BATCH,
 ) -> RecordIndex:
     """Index `buf` (the mapped file `path`, stat `st`) by one scan, continuing after `start` if given."""
@@ -261,28 +261,30 @@ def build_index(
 def read_sidecar(location: str) -> RecordIndex:
     """Memory-map a binary sidecar; IndexFormatError when it is not one or is damaged."""
     with open(location, "rb") as fh:
-        mm = map_file(fh)
+        if os.fstat(fh.fileno()).st_size < _HEAD_SIZE + 8:
+            raise IndexFormatError("not a tfrecord_lite index file (too short)", path=location)
+        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     try:
-        if len(mm) < _HEAD_SIZE + 8 or mm[:8] != MAGIC:
+        if mm[:8] != MAGIC:
             raise IndexFormatError("not a tfrecord_lite index file", path=location)
-        magic, version, flags, count, file_size, mtime_ns, check, _ = _HEAD.unpack_from(mm, 0)
+        _, version, flags, count, file_size, mtime_ns, check, _ = _HEAD.unpack_from(mm, 0)
         if version != VERSION:
-            raise IndexFormatError(f"index format version {version} is not supported (this is {VERSION})", path=location)
+            raise IndexFormatError(
+                f"index format version {version} is not supported (this is {VERSION})", path=location
+            )
         if crc32c(mm[: _HEAD.size]) != _U32.unpack_from(mm, _HEAD.size)[0]:
             raise IndexFormatError("the index header is damaged (its CRC does not match)", path=location)
         if len(mm) != _HEAD_SIZE + 8 * (count + 1):
             raise IndexFormatError(
-                f"the index should be {_HEAD_SIZE + 8 * (count + 1)} bytes for {count} records, "
-                f"but is {len(mm)}",
+                f"the index should be {_HEAD_SIZE + 8 * (count + 1)} bytes for {count} records, but is {len(mm)}",
                 path=location,
             )
-        offsets = np.frombuffer(mm, _OFFSET_DTYPE, count + 1, _HEAD_SIZE)
-        if int(offsets[-1]) != file_size or int(offsets[0]) != 0:
+        if _U64.unpack_from(mm, _HEAD_SIZE)[0] != 0 or _U64.unpack_from(mm, len(mm) - 8)[0] != file_size:
             raise IndexFormatError("the index's first or end offset disagrees with its header", path=location)
     except BaseException:
-        offsets = None
         release(mm)
         raise
+    offsets = np.frombuffer(mm, _OFFSET_DTYPE, count + 1, _HEAD_SIZE)
     return RecordIndex(offsets, file_size, mtime_ns, check, bool(flags & FLAG_VERIFIED), location, mm)
 
 
@@ -291,7 +293,9 @@ def parse_text_index(data: bytes, location: PathName = None) -> np.ndarray:
     try:
         pairs = np.array(data.split(), dtype=np.int64)
     except ValueError:
-        raise IndexFormatError("a text index holds one 'offset length' pair of integers per line", path=location) from None
+        raise IndexFormatError(
+            "a text index holds one 'offset length' pair of integers per line", path=location
+        ) from None
     if len(pairs) % 2:
         raise IndexFormatError("a text index holds one 'offset length' pair per line (odd count)", path=location)
     starts, lengths = pairs[0::2], pairs[1::2]
@@ -323,7 +327,7 @@ def read_index_file(location: str, buf: Buffer, st: os.stat_result) -> RecordInd
     return RecordIndex(offsets, int(offsets[-1]), st.st_mtime_ns, edge_check(buf, offsets), False)
 
 
-def staleness(index: RecordIndex, buf: Buffer, st: os.stat_result) -> Optional[str]:
+def staleness(index: RecordIndex, buf: Buffer, st: os.stat_result) -> str | None:
     """Why `index` no longer describes the file (None when it does)."""
     if st.st_size != index.file_size:
         return f"the file is {st.st_size} bytes now, {index.file_size} when indexed"
@@ -338,7 +342,11 @@ def _edges_consistent(buf: Buffer, offsets: np.ndarray) -> bool:
     """The first and last indexed records have valid headers announcing the indexed lengths."""
     for k in {0, len(offsets) - 2} if len(offsets) > 1 else ():
         start, end = int(offsets[k]), int(offsets[k + 1])
-        if end > len(buf) or not header_is_valid(buf, start) or _U64.unpack_from(buf, start)[0] != end - start - OVERHEAD:
+        if (
+            end > len(buf)
+            or not header_is_valid(buf, start)  # type: ignore[arg-type]
+            or _U64.unpack_from(buf, start)[0] != end - start - OVERHEAD
+        ):
             return False
     return True
 
@@ -349,7 +357,7 @@ def _grown_from(index: RecordIndex, buf: Buffer) -> bool:
         len(buf) > index.file_size
         and edge_check(buf, index.offsets) == index.check
         and _edges_consistent(buf, index.offsets)
-        and header_is_valid(buf, index.file_size)
+        and header_is_valid(buf, index.file_size)  # type: ignore[arg-type]
     )
 
 
@@ -365,7 +373,7 @@ def open_index(
     verify: bool = True,
     on_stale: str = "rebuild",
     save: bool = True,
-    prebuilt: Optional[RecordIndex] = None,
+    prebuilt: RecordIndex | None = None,
 ) -> RecordIndex:
     """The index of the mapped file `path`: a fresh existing one, else one built now (and saved).
 
@@ -376,7 +384,7 @@ def open_index(
     """
     if on_stale not in ON_STALE:
         raise ValueError(f"on_stale must be one of {ON_STALE}, not {on_stale!r}")
-    location: Optional[str] = None
+    location: str | None = None
     if index is None or index is True:
         location = sidecar_path(path)
     elif index is not False:
@@ -404,7 +412,7 @@ def open_index(
     return fresh
 
 
-def _try_read(location: str, buf: Buffer, st: os.stat_result, explicit: bool) -> Optional[RecordIndex]:
+def _try_read(location: str, buf: Buffer, st: os.stat_result, explicit: bool) -> RecordIndex | None:
     """Read the index at `location`; a missing one is None, and so is a damaged default sidecar."""
     try:
         return read_index_file(location, buf, st) if explicit else read_sidecar(location)
@@ -416,7 +424,7 @@ def _try_read(location: str, buf: Buffer, st: os.stat_result, explicit: bool) ->
         return None  # a damaged sidecar of ours is rebuilt like a stale one
 
 
-def _mapped(path: str, action: str) -> "tuple[Buffer, os.stat_result]":
+def _mapped(path: str, action: str) -> tuple[Buffer, os.stat_result]:
     """Memory-map an uncompressed TFRecord file for reading (TFRecordError if it is compressed)."""
     with open(path, "rb") as fh:
         st = os.fstat(fh.fileno())
@@ -539,7 +547,7 @@ def prepare_append(target: object, truncate_partial: bool = False, compression: 
     return AppendPoint(end, indexed)
 
 
-def _complete_end(path: str, buf: Buffer, st: os.stat_result) -> "tuple[int, bool]":
+def _complete_end(path: str, buf: Buffer, st: os.stat_result) -> tuple[int, bool]:
     """Where the last complete record of the file ends, and whether the sidecar is fresh up to there."""
     idx = _try_read(sidecar_path(path), buf, st, explicit=False)
     start = 0
@@ -555,7 +563,7 @@ def _complete_end(path: str, buf: Buffer, st: os.stat_result) -> "tuple[int, boo
     found, end = scan_offsets(buf, start, verify=False, final=False, path=path)
     last = int(found[-1]) if len(found) else None
     if last is not None:  # the last complete record must be whole, not a torn write padded with zeros
-        scan(buf, last, verify=True, final=False, path=path, max_records=1)
+        scan(buf, last, verify=True, final=False, path=path, max_records=1)  # type: ignore[arg-type]
     return end, False
 
 

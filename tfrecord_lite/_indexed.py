@@ -11,8 +11,8 @@ import operator
 import os
 import struct
 import threading
-from collections.abc import Sequence
-from typing import Any, Dict, Iterator, List, Optional, Union, overload
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
 
 import numpy as np
 
@@ -35,7 +35,7 @@ class RecordSequence(Sequence):  # type: ignore[type-arg]
     def __getitem__(self, key: int) -> bytes: ...
 
     @overload
-    def __getitem__(self, key: Union[slice, Sequence, np.ndarray]) -> List[bytes]: ...
+    def __getitem__(self, key: slice | Sequence | np.ndarray) -> list[bytes]: ...
 
     def __getitem__(self, key: Any) -> Any:
         """f[i] -> bytes; f[a:b:c], f[[i, j]], f[int array] or f[bool mask] -> list of bytes."""
@@ -55,16 +55,18 @@ class RecordSequence(Sequence):  # type: ignore[type-arg]
         elif picks.size == 0:
             return []
         elif picks.ndim != 1 or picks.dtype.kind not in "iu":
-            raise TypeError(f"an index list must be a flat sequence of ints, not {picks.dtype} with shape {picks.shape}")
+            raise TypeError(
+                f"an index list must be a flat sequence of ints, not {picks.dtype} with shape {picks.shape}"
+            )
         return [self._get(i) for i in picks.tolist()]
 
-    def example(self, i: int, features: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    def example(self, i: int, features: dict[str, Any] | None = None) -> dict[str, Any]:
         """Record `i` decoded as a tf.train.Example (with `features`, parsed like tf.io.parse_single_example)."""
         from ._codec import decode_example
 
         return decode_example(self[i], features)
 
-    def __enter__(self) -> "RecordSequence":
+    def __enter__(self) -> RecordSequence:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -103,7 +105,7 @@ class TFRecordFile(RecordSequence):
         self._lock = threading.Lock()
         self._open(None)
 
-    def _open(self, prebuilt: Optional[RecordIndex]) -> None:
+    def _open(self, prebuilt: RecordIndex | None) -> None:
         buf, st = _mapped(self._path, "random access")
         try:
             idx = open_index(
@@ -112,8 +114,8 @@ class TFRecordFile(RecordSequence):
         except BaseException:
             release(buf)
             raise
-        self._buf: Optional[Buffer] = buf
-        self._idx: Optional[RecordIndex] = idx
+        self._buf: Buffer | None = buf
+        self._idx: RecordIndex | None = idx
         self._offsets = idx.offsets
         self._n = len(idx)
 
@@ -125,7 +127,7 @@ class TFRecordFile(RecordSequence):
         return self._path
 
     @property
-    def index_path(self) -> Optional[str]:
+    def index_path(self) -> str | None:
         """The binary sidecar in use, or None when the index is held in memory."""
         return self._idx.location if self._idx is not None else None
 
@@ -150,7 +152,7 @@ class TFRecordFile(RecordSequence):
         # the length against the index and the length CRC in one comparison
         if length < 0 or buf[start : start + HEADER_SIZE] != _header_for(length):
             self._bad_header(buf, start, end)
-        data = buf[start + HEADER_SIZE : end - FOOTER_SIZE]
+        data: bytes = buf[start + HEADER_SIZE : end - FOOTER_SIZE]
         if self._verify and masked_crc(data) != _U32.unpack_from(buf, end - FOOTER_SIZE)[0]:
             raise CorruptRecordError("corrupted record: the data CRC does not match", path=self._path, offset=start)
         return data
@@ -203,7 +205,7 @@ class TFRecordFile(RecordSequence):
         state = "closed" if self.closed else f"{self._n} records"
         return f"TFRecordFile({self._path!r}, {state})"
 
-    def __getstate__(self) -> Dict[str, Any]:
+    def __getstate__(self) -> dict[str, Any]:
         idx = self._idx
         in_memory = None
         if idx is not None and idx.location is None:  # no sidecar to reopen: send the offsets along
@@ -217,7 +219,7 @@ class TFRecordFile(RecordSequence):
             "closed": self.closed,
         }
 
-    def __setstate__(self, state: Dict[str, Any]) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self._path = state["path"]
         self._index_arg = state["index"]
         self._verify = state["verify"]

@@ -19,10 +19,13 @@ import os
 import re
 import secrets
 from array import array
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Union
+
+import numpy as np
 
 from ._errors import PathName
-from ._index import SIDECAR_SUFFIX, IndexArg, save_offsets
+from ._index import SIDECAR_SUFFIX, save_offsets
 from ._indexed import RecordSequence, TFRecordFile, _position
 from ._writer import TFRecordWriter
 
@@ -35,12 +38,12 @@ def shard_name(prefix: str, number: int, total: int, suffix: str = ".tfrecord") 
     return f"{prefix}-{number:0{_SHARD_DIGITS}d}-of-{total:0{_SHARD_DIGITS}d}{suffix}"
 
 
-def _shard_pattern(prefix: str, suffix: str) -> "re.Pattern[str]":
+def _shard_pattern(prefix: str, suffix: str) -> re.Pattern[str]:
     base = re.escape(os.path.basename(prefix))
     return re.compile(rf"{base}-(\d{{{_SHARD_DIGITS},}})-of-(\d{{{_SHARD_DIGITS},}}){re.escape(suffix)}")
 
 
-def existing_shards(prefix: str, suffix: str = ".tfrecord") -> List[Tuple[int, str]]:
+def existing_shards(prefix: str, suffix: str = ".tfrecord") -> list[tuple[int, str]]:
     """(shard number, path) of the shards named `prefix-NNNNN-of-MMMMM<suffix>`, by number."""
     pattern = _shard_pattern(prefix, suffix)
     found = []
@@ -51,15 +54,15 @@ def existing_shards(prefix: str, suffix: str = ".tfrecord") -> List[Tuple[int, s
     return sorted(found)
 
 
-def _natural_key(path: str) -> List[Any]:
+def _natural_key(path: str) -> list[Any]:
     """Sort key comparing digit runs as numbers, so shard-10 follows shard-9."""
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path)]
 
 
-def resolve_paths(paths_or_glob: PathsOrGlob) -> List[str]:
+def resolve_paths(paths_or_glob: PathsOrGlob) -> list[str]:
     """The shard files named by a glob, a list of paths / globs, a directory, or a ShardedWriter prefix."""
     items = [paths_or_glob] if isinstance(paths_or_glob, (str, os.PathLike)) else list(paths_or_glob)
-    found: List[str] = []
+    found: list[str] = []
     for item in items:
         name = os.fspath(item)
         if glob.has_magic(name):
@@ -85,14 +88,14 @@ class ShardedRecords(RecordSequence):
 
     def __init__(self, paths_or_glob: PathsOrGlob, *, verify: bool = True, on_stale: str = "rebuild") -> None:
         self.paths = resolve_paths(paths_or_glob)
-        self.shards: List[TFRecordFile] = []
+        self.shards: list[TFRecordFile] = []
         try:
             for path in self.paths:
                 self.shards.append(TFRecordFile(path, verify=verify, on_stale=on_stale))
         except BaseException:
             self.close()
             raise
-        self._ends: List[int] = []
+        self._ends: list[int] = []
         total = 0
         for shard in self.shards:
             total += len(shard)
@@ -101,7 +104,7 @@ class ShardedRecords(RecordSequence):
     def __len__(self) -> int:
         return self._ends[-1] if self._ends else 0
 
-    def locate(self, i: int) -> Tuple[int, int]:
+    def locate(self, i: int) -> tuple[int, int]:
         """(shard number, index within that shard) of global record `i`."""
         i = _position(i, len(self))
         k = bisect.bisect_right(self._ends, i)
@@ -127,10 +130,10 @@ class ShardedRecords(RecordSequence):
 class _Shard:
     """One shard being written: its writer, temporary path and (uncompressed) record offsets."""
 
-    def __init__(self, temp: str, compression: Optional[str], track: bool) -> None:
+    def __init__(self, temp: str, compression: str | None, track: bool) -> None:
         self.temp = temp
         self.writer = TFRecordWriter(temp, compression)
-        self.offsets: Optional[array] = array("Q", [0]) if track else None
+        self.offsets: array | None = array("Q", [0]) if track else None
         self.records = 0
         self.bytes = 0
 
@@ -158,10 +161,10 @@ class ShardedWriter:
         self,
         prefix: PathName,
         *,
-        num_shards: Optional[int] = None,
-        max_records: Optional[int] = None,
-        max_bytes: Optional[int] = None,
-        compression: Optional[str] = None,
+        num_shards: int | None = None,
+        max_records: int | None = None,
+        max_bytes: int | None = None,
+        compression: str | None = None,
         index: bool = True,
         append: bool = False,
         suffix: str = ".tfrecord",
@@ -186,10 +189,10 @@ class ShardedWriter:
         self._first = old[-1][0] + 1 if old else 0
         self._append = append
         self._token = secrets.token_hex(4)
-        self._done: List[_Shard] = []
-        self._open: List[_Shard] = []
+        self._done: list[_Shard] = []
+        self._open: list[_Shard] = []
         self._turn = 0
-        self.paths: List[str] = []
+        self.paths: list[str] = []
         self.closed = False
         for _ in range(num_shards or 0):
             self._open.append(self._new_shard())
@@ -210,13 +213,13 @@ class ShardedWriter:
             shard = self._open[self._turn]
             self._turn = (self._turn + 1) % len(self._open)
         else:
-            shard = self._open[-1] if self._open else None
-            if shard is None or self._full(shard, len(data)):
-                if shard is not None:
-                    shard.writer.close()
+            current = self._open[-1] if self._open else None
+            if current is None or self._full(current, len(data)):
+                if current is not None:
+                    current.writer.close()
                     self._done.append(self._open.pop())
-                shard = self._new_shard()
-                self._open.append(shard)
+                self._open.append(self._new_shard())
+            shard = self._open[-1]
         shard.write(data)
 
     def _full(self, shard: _Shard, size: int) -> bool:
@@ -247,7 +250,7 @@ class ShardedWriter:
             final = shard_name(self.prefix, number, total, self.suffix)
             os.replace(shard.temp, final)
             if shard.offsets is not None:
-                save_offsets(final, shard.offsets, verified=True)
+                save_offsets(final, np.frombuffer(shard.offsets, np.uint64), verified=True)
             self.paths.append(final)
 
     def abort(self) -> None:
@@ -260,7 +263,7 @@ class ShardedWriter:
             except FileNotFoundError:
                 pass
 
-    def __enter__(self) -> "ShardedWriter":
+    def __enter__(self) -> ShardedWriter:
         return self
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
