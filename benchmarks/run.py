@@ -1,0 +1,327 @@
+# The benchmark harness: tfrecord_lite side by side with the `tfrecord` package
+# (vahidk, 1.14.x) and TensorFlow, in one run on one machine.
+#
+#   python benchmarks/run.py [--quick] [--runs N] [--tf-python PATH] [--tfrecord-python PATH]
+#
+# Workloads (benchmarks/workloads.py) are generated once from fixed seeds into
+# benchmarks/.work/ and reused. Every system runs in its own subprocess
+# (benchmarks/worker.py) under the interpreter of the venv where it is
+# installed; a system whose interpreter is missing is skipped and said so. Each
+# measurement is the median of `--runs` runs. Peak RSS is measured in fresh
+# processes streaming a large and a small file; the import time in fresh
+# interpreters. The table goes to stdout (markdown), everything to
+# benchmarks/results/<time>.json. Benchmarks are not tests: nothing here asserts.
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+from typing import Any, Dict, List, Optional, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+WORK = os.path.join(HERE, ".work")
+RESULTS = os.path.join(HERE, "results")
+sys.path.insert(0, HERE)
+import workloads as W  # noqa: E402
+
+GENERATOR_VERSION = 1
+SYSTEMS = ("tfrecord_lite", "tfrecord", "tensorflow")
+LABELS = {"tfrecord_lite": "tfrecord_lite", "tfrecord": "`tfrecord` 1.14", "tensorflow": "TensorFlow"}
+TASKS = {
+    "scan": "raw scan (CRC-verified)",
+    "decode": "per-record decode",
+    "batched": "batched decode",
+    "write": "raw write",
+    "write_example": "write_example",
+}
+PEER_WAYS = {
+    "tfrecord": {
+        "scan": "tfrecord_iterator (no CRC check)",
+        "decode": "tfrecord_loader with a description",
+        "write": "TFRecordWriter framing, serialization skipped",
+        "write_example": "TFRecordWriter.write(dict)",
+    },
+    "tensorflow": {
+        "scan": "TFRecordDataset(...).batch(1024)",
+        "batched": "TFRecordDataset(...).batch(1024).map(tf.io.parse_example)",
+        "write": "tf.io.TFRecordWriter.write",
+        "write_example": "tf.train.Example(...).SerializeToString() + write",
+    },
+}
+# (task, peer, required ratio, workloads or None for all)
+TARGETS: List[Tuple[str, str, float, Optional[Tuple[str, ...]]]] = [
+    ("scan", "tfrecord", 1.2, None),
+    ("decode", "tfrecord", 3.0, None),
+    ("batched", "tensorflow", 1.0, None),
+    ("write", "tfrecord", 2.0, None),
+    ("write", "tensorflow", 5.0, ("small",)),
+]
+IMPORT_TARGET = 0.15
+ENV = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), TF_CPP_MIN_LOG_LEVEL="3")
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def has_module(python: str, module: str) -> bool:
+    code = f"import importlib.util, sys; sys.exit(importlib.util.find_spec({module!r}) is None)"
+    try:
+        return subprocess.run([python, "-c", code], env=ENV, capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
+def interpreters(args: argparse.Namespace) -> Dict[str, Optional[str]]:
+    """The interpreter for each system, or None when it is not installed anywhere we were told of."""
+    found: Dict[str, Optional[str]] = {"tfrecord_lite": args.lite_python}
+    for system, flag, module in (("tfrecord", args.tfrecord_python, "tfrecord"), ("tensorflow", args.tf_python, "tensorflow")):
+        candidates = [flag] if flag else [sys.executable]
+        found[system] = next((p for p in candidates if p and has_module(p, module)), None)
+        if found[system] is None:
+            log(f"skipping {system}: not importable by {candidates[0]} (pass --{'tf' if system == 'tensorflow' else 'tfrecord'}-python)")
+    return found
+
+
+# --------------------------------------------------------------------------- workloads
+
+_GENERATE = """
+import sys, json
+sys.path.insert(0, {here!r})
+import workloads as W, tfrecord_lite as tfr
+spec = json.loads(sys.argv[1])
+wl = W.Workload(spec["name"], spec["count"], spec["seed"], {{k: (d, tuple(s)) for k, (d, s) in spec["features"].items()}}, "")
+with tfr.TFRecordWriter(sys.argv[2]) as w:
+    for row in wl.rows():
+        w.write_example(row)
+"""
+
+
+def workload_entry(wl: W.Workload) -> Dict[str, Any]:
+    return {"name": wl.name, "count": wl.count, "seed": wl.seed, "features": {k: [d, list(s)] for k, (d, s) in wl.features.items()}}
+
+
+def ensure_workload(wl: W.Workload, python: str) -> Dict[str, Any]:
+    """Generate the workload file unless an identical one is already in .work/."""
+    os.makedirs(WORK, exist_ok=True)
+    entry = workload_entry(wl)
+    path = os.path.join(WORK, f"{wl.name}-{wl.count}.tfrecord")
+    manifest = path + ".json"
+    want = dict(entry, generator=GENERATOR_VERSION)
+    if os.path.exists(path) and os.path.exists(manifest):
+        with open(manifest) as f:
+            have = json.load(f)
+        if have.get("workload") == want and have.get("bytes") == os.path.getsize(path):
+            return dict(entry, path=path, bytes=have["bytes"])
+    log(f"generating {wl.name} ({wl.count} Examples) -> {os.path.relpath(path, ROOT)}")
+    tmp = path + ".tmp"
+    subprocess.run([python, "-c", _GENERATE.format(here=HERE), json.dumps(entry), tmp], env=ENV, check=True)
+    os.replace(tmp, path)
+    size = os.path.getsize(path)
+    with open(manifest, "w") as f:
+        json.dump({"workload": want, "bytes": size}, f)
+    return dict(entry, path=path, bytes=size)
+
+
+def concatenated(source: str, target_bytes: int, name: str) -> str:
+    """A file of whole copies of `source` (records concatenate), at least `target_bytes` long."""
+    path = os.path.join(WORK, name)
+    size = os.path.getsize(source)
+    copies = max(1, -(-target_bytes // size))
+    if not (os.path.exists(path) and os.path.getsize(path) == copies * size):
+        with open(path + ".tmp", "wb") as out:
+            for _ in range(copies):
+                with open(source, "rb") as f:
+                    shutil.copyfileobj(f, out, 16 << 20)
+        os.replace(path + ".tmp", path)
+    return path
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+def run_worker(system: str, python: str, args: List[str]) -> Dict[str, Any]:
+    proc = subprocess.run([python, os.path.join(HERE, "worker.py"), system, *args], env=ENV, stdout=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"the {system} worker failed (exit {proc.returncode})")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def import_time(python: str, module: str, runs: int) -> Optional[float]:
+    code = f"import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
+    times = []
+    for _ in range(runs):
+        proc = subprocess.run([python, "-c", code], env=ENV, capture_output=True, text=True)
+        if proc.returncode != 0:
+            return None
+        times.append(float(proc.stdout.strip().splitlines()[-1]))
+    return statistics.median(times)
+
+
+def machine() -> Dict[str, Any]:
+    info: Dict[str, Any] = {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            info["cpu"] = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), None)
+        with open("/proc/meminfo") as f:
+            info["memory_gib"] = round(int(f.readline().split()[1]) / 2**20, 1)
+    except OSError:
+        pass
+    return info
+
+
+# --------------------------------------------------------------------------- report
+
+
+def summarize(raw: Dict[str, Any], sizes: Dict[str, Tuple[int, int]]) -> Dict[Tuple[str, str, str], Dict[str, float]]:
+    """{(system, workload, task): {seconds, records_per_s, mb_per_s}} from the workers' raw times."""
+    out = {}
+    for system, report in raw.items():
+        for r in report["results"]:
+            count, nbytes = sizes[r["workload"]]
+            seconds = statistics.median(r["times"])
+            out[(system, r["workload"], r["task"])] = {
+                "seconds": seconds,
+                "records_per_s": count / seconds,
+                "mb_per_s": nbytes / seconds / 1e6,
+            }
+    return out
+
+
+def _rate(v: float) -> str:
+    return f"{v / 1e6:.2f}M" if v >= 1e6 else f"{v / 1e3:.1f}k"
+
+
+def table(summary: Dict[Tuple[str, str, str], Dict[str, float]], names: List[str]) -> Tuple[str, List[Dict[str, Any]]]:
+    lines = [
+        "| workload | measurement | tfrecord_lite rec/s | MB/s | `tfrecord` rec/s | lite ÷ `tfrecord` | TF rec/s | lite ÷ TF |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    checks = []
+    for wl in names:
+        for task, label in TASKS.items():
+            mine = summary.get(("tfrecord_lite", wl, task))
+            if mine is None:
+                continue
+            cells = [wl, label, _rate(mine["records_per_s"]), f"{mine['mb_per_s']:.0f}"]
+            for peer in ("tfrecord", "tensorflow"):
+                theirs = summary.get((peer, wl, task))
+                if theirs is None:
+                    cells += ["–", "–"]
+                    continue
+                ratio = theirs["seconds"] / mine["seconds"]
+                mark = ""
+                for t_task, t_peer, need, only in TARGETS:
+                    if t_task == task and t_peer == peer and (only is None or wl in only):
+                        ok = ratio >= need
+                        mark = f" {'✓' if ok else '✗'} (≥{need:g})"
+                        checks.append({"workload": wl, "task": task, "peer": peer, "ratio": ratio, "required": need, "met": ok})
+                cells += [_rate(theirs["records_per_s"]), f"{ratio:.2f}×{mark}"]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines), checks
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="workloads a tenth of the size (about a minute)")
+    parser.add_argument("--runs", type=int, default=3, help="runs per measurement; the median is reported (default 3)")
+    parser.add_argument("--lite-python", default=sys.executable, help="interpreter with tfrecord_lite (default: this one)")
+    parser.add_argument("--tf-python", help="interpreter of a venv with tensorflow-cpu")
+    parser.add_argument("--tfrecord-python", help="interpreter of a venv with the `tfrecord` package")
+    parser.add_argument("--only", nargs="*", choices=[w.name for w in W.FULL], help="run only these workloads")
+    parser.add_argument("--tasks", nargs="*", choices=list(TASKS), help="run only these measurements")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["rss", "import"] + list(SYSTEMS), help="leave these out")
+    parser.add_argument("--markdown", help="also write the report (machine, command, table) to this file")
+    args = parser.parse_args()
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+
+    pythons = interpreters(args)
+    chosen = [w for w in (W.QUICK if args.quick else W.FULL) if not args.only or w.name in args.only]
+    entries = [ensure_workload(w, args.lite_python) for w in chosen]
+    job = {"workloads": entries, "runs": args.runs, "workdir": WORK, "tasks": args.tasks}
+    job_path = os.path.join(WORK, "job.json")
+    with open(job_path, "w") as f:
+        json.dump(job, f)
+
+    raw: Dict[str, Any] = {}
+    for system in SYSTEMS:
+        python = pythons[system]
+        if python and system not in args.skip:
+            log(f"running {system} ({python})")
+            raw[system] = run_worker(system, python, [job_path])
+
+    rss: List[Dict[str, Any]] = []
+    if "rss" not in args.skip:
+        images = next((e for e in entries if e["name"] == "images"), entries[0])
+        big = concatenated(images["path"], (256 if args.quick else 1024) << 20, "rss-big.tfrecord")
+        small = concatenated(images["path"], 1, "rss-small.tfrecord")
+        for system in SYSTEMS:
+            if pythons[system] and system not in args.skip:
+                for path in (small, big):
+                    rss.append(run_worker(system, pythons[system], ["--rss", path]))  # type: ignore[arg-type]
+
+    imports: Dict[str, Optional[float]] = {}
+    if "import" not in args.skip:
+        for system, module in (("tfrecord_lite", "tfrecord_lite"), ("tfrecord", "tfrecord.reader"), ("tensorflow", "tensorflow")):
+            if pythons[system] and system not in args.skip:
+                imports[system] = import_time(pythons[system], module, 7 if system == "tfrecord_lite" else 3)  # type: ignore[arg-type]
+
+    sizes = {e["name"]: (e["count"], e["bytes"]) for e in entries}
+    summary = summarize(raw, sizes)
+    rows, checks = table(summary, [e["name"] for e in entries])
+    if imports.get("tfrecord_lite") is not None:
+        checks.append({"task": "import", "seconds": imports["tfrecord_lite"], "required": IMPORT_TARGET,
+                       "met": imports["tfrecord_lite"] < IMPORT_TARGET})
+
+    info = machine()
+    command = "python3 tasks.py bench" + (" --quick" if args.quick else "")
+    report = [f"Machine: {info.get('cpu')}, {info['cpus']} cores, {info.get('memory_gib')} GiB, {info['platform']}, "
+              f"Python {info['python']}.", "", rows, ""]
+    if rss:
+        report += ["| peak RSS while streaming | file size | records | RSS before | peak RSS |", "|---|---:|---:|---:|---:|"]
+        for r in rss:
+            report.append(f"| {LABELS[r['system']]} | {r['file_bytes'] / 2**20:.0f} MiB | {r['records']} | "
+                          f"{r['rss_before'] / 2**20:.0f} MiB | {r['rss_peak'] / 2**20:.0f} MiB |")
+        report.append("")
+    if imports:
+        report.append("Import time in a fresh interpreter (median): " + ", ".join(
+            f"`import {'tfrecord_lite' if s == 'tfrecord_lite' else 'tfrecord.reader' if s == 'tfrecord' else 'tensorflow'}` "
+            f"{t:.3f} s" for s, t in imports.items() if t is not None) + ".")
+        report.append("")
+    report.append("Peers measured as: " + "; ".join(
+        f"{LABELS[p]} {TASKS[t]} = {how}" for p, ways in PEER_WAYS.items() if p in raw for t, how in ways.items()) + ".")
+    missed = [c for c in checks if not c["met"]]
+    report.append("")
+    report.append(f"Targets: {len(checks) - len(missed)} of {len(checks)} met" + (
+        " — missed: " + ", ".join(
+            f"{c.get('workload', '')} {c['task']} vs {c.get('peer', '')} {c['ratio']:.2f}× (≥{c['required']:g})"
+            if "ratio" in c else f"import {c['seconds']:.3f} s (<{c['required']})" for c in missed) if missed else "") + ".")
+    text = "\n".join(report)
+    print(text)
+
+    os.makedirs(RESULTS, exist_ok=True)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    out = os.path.join(RESULTS, f"{stamp}{'-quick' if args.quick else ''}.json")
+    with open(out, "w") as f:
+        json.dump({
+            "command": command, "quick": args.quick, "runs": args.runs, "machine": info, "workloads": entries,
+            "versions": {s: r["versions"] for s, r in raw.items()}, "raw": raw,
+            "summary": [dict(system=s, workload=w, task=t, **v) for (s, w, t), v in summary.items()],
+            "targets": checks, "rss": rss, "import_seconds": imports, "markdown": text,
+        }, f, indent=1)
+    log(f"wrote {os.path.relpath(out, ROOT)}")
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(f"# Benchmark results\n\n`{command}`, {stamp}.\n\n{text}\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,295 @@
+# One benchmark worker: runs every measurement of ONE system (tfrecord_lite, the
+# `tfrecord` package or TensorFlow) in this interpreter and prints the timings as
+# JSON. run.py starts one worker per system, each in the interpreter of the venv
+# where that system is installed, because the `tfrecord` package's generated
+# example_pb2 and TensorFlow's clash in one process. Each measurement is a
+# callable that processes a whole workload and returns how many records it saw;
+# it is timed `runs` times (after a gc.collect) and the raw times are reported.
+#
+#   python benchmarks/worker.py SYSTEM JOB.json        -> timings as JSON on stdout
+#   python benchmarks/worker.py SYSTEM --rss FILE      -> peak RSS of streaming FILE
+from __future__ import annotations
+
+import gc
+import itertools
+import json
+import os
+import resource
+import sys
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import workloads as W  # noqa: E402
+
+BATCH = 1024
+Task = Callable[[], int]
+
+
+def _records_of(path: str, read: Callable[[str], Any]) -> List[bytes]:
+    return [bytes(r) for r in read(path)]
+
+
+# --------------------------------------------------------------------------- tfrecord_lite
+
+
+def lite_tasks(wl: W.Workload, path: str, out: str) -> Dict[str, Task]:
+    import tfrecord_lite as tfr
+
+    spec = {key: tfr.FixedLenFeature(shape, dtype) for key, (dtype, shape) in wl.features.items()}
+
+    def scan() -> int:
+        n = 0
+        for _ in tfr.iter_records(path):
+            n += 1
+        return n
+
+    def decode() -> int:
+        n = 0
+        for record in tfr.iter_records(path):
+            tfr.decode_example(record, spec)
+            n += 1
+        return n
+
+    def batched() -> int:
+        n = 0
+        records = tfr.iter_records(path)
+        while True:
+            batch = list(itertools.islice(records, BATCH))
+            if not batch:
+                return n
+            tfr.decode_examples(batch, spec)
+            n += len(batch)
+
+    records = _records_of(path, tfr.iter_records)
+    rows = list(wl.rows())
+
+    def write() -> int:
+        with tfr.TFRecordWriter(out) as w:
+            for r in records:
+                w.write(r)
+        return len(records)
+
+    def write_example() -> int:
+        with tfr.TFRecordWriter(out) as w:
+            for row in rows:
+                w.write_example(row)
+        return len(rows)
+
+    return {"scan": scan, "decode": decode, "batched": batched, "write": write, "write_example": write_example}
+
+
+def lite_scan(path: str) -> int:
+    import tfrecord_lite as tfr
+
+    n = 0
+    for _ in tfr.iter_records(path):
+        n += 1
+    return n
+
+
+# --------------------------------------------------------------------------- the `tfrecord` package
+
+
+def tfrecord_tasks(wl: W.Workload, path: str, out: str) -> Dict[str, Task]:
+    from tfrecord.reader import tfrecord_iterator, tfrecord_loader
+    from tfrecord.writer import TFRecordWriter
+
+    description = W.tfrecord_description(wl)
+    types = description
+
+    def scan() -> int:
+        n = 0
+        for _ in tfrecord_iterator(path):
+            n += 1
+        return n
+
+    def decode() -> int:
+        n = 0
+        for _ in tfrecord_loader(path, None, description):
+            n += 1
+        return n
+
+    records = _records_of(path, tfrecord_iterator)
+    rows = [{key: (value, types[key]) for key, value in row.items()} for row in wl.rows()]
+
+    class RawWriter(TFRecordWriter):
+        # The package has no raw-record write: its write() serializes a dict first.
+        # This keeps its framing code and skips the serialization.
+        @staticmethod
+        def serialize_tf_example(datum: Any) -> bytes:  # type: ignore[override]
+            return datum
+
+    def write() -> int:
+        w = RawWriter(out)
+        for r in records:
+            w.write(r)
+        w.close()
+        return len(records)
+
+    def write_example() -> int:
+        w = TFRecordWriter(out)
+        for row in rows:
+            w.write(row)
+        w.close()
+        return len(rows)
+
+    return {"scan": scan, "decode": decode, "write": write, "write_example": write_example}
+
+
+def tfrecord_scan(path: str) -> int:
+    from tfrecord.reader import tfrecord_iterator
+
+    n = 0
+    for _ in tfrecord_iterator(path):
+        n += 1
+    return n
+
+
+# --------------------------------------------------------------------------- TensorFlow
+
+
+def _quiet_tf() -> Any:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import tensorflow as tf
+
+    return tf
+
+
+def tf_tasks(wl: W.Workload, path: str, out: str) -> Dict[str, Task]:
+    tf = _quiet_tf()
+    dtypes = {"int64": tf.int64, "float32": tf.float32, "bytes": tf.string}
+    spec = {key: tf.io.FixedLenFeature(list(shape), dtypes[dtype]) for key, (dtype, shape) in wl.features.items()}
+
+    def scan() -> int:
+        n = 0
+        for batch in tf.data.TFRecordDataset(path).batch(BATCH):
+            n += int(batch.shape[0])
+        return n
+
+    def batched() -> int:
+        n = 0
+        ds = tf.data.TFRecordDataset(path).batch(BATCH).map(lambda x: tf.io.parse_example(x, spec))
+        for batch in ds:
+            n += int(next(iter(batch.values())).shape[0])
+        return n
+
+    records = [r.numpy() for r in tf.data.TFRecordDataset(path)]
+    rows = list(wl.rows())
+    makers = {
+        "int64": lambda v: tf.train.Feature(int64_list=tf.train.Int64List(value=[v] if isinstance(v, int) else v)),
+        "float32": lambda v: tf.train.Feature(float_list=tf.train.FloatList(value=v)),
+        "bytes": lambda v: tf.train.Feature(bytes_list=tf.train.BytesList(value=[v])),
+    }
+    kinds = {key: makers[dtype] for key, (dtype, _) in wl.features.items()}
+
+    def write() -> int:
+        with tf.io.TFRecordWriter(out) as w:
+            for r in records:
+                w.write(r)
+        return len(records)
+
+    def write_example() -> int:
+        with tf.io.TFRecordWriter(out) as w:
+            for row in rows:
+                feature = {key: kinds[key](value) for key, value in row.items()}
+                w.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+        return len(rows)
+
+    return {"scan": scan, "batched": batched, "write": write, "write_example": write_example}
+
+
+def tf_scan(path: str) -> int:
+    tf = _quiet_tf()
+    n = 0
+    for batch in tf.data.TFRecordDataset(path).batch(BATCH):
+        n += int(batch.shape[0])
+    return n
+
+
+_IMPORTS: Dict[str, Callable[[], Any]] = {
+    "tfrecord_lite": lambda: __import__("tfrecord_lite"),
+    "tfrecord": lambda: __import__("tfrecord.reader"),
+    "tensorflow": _quiet_tf,
+}
+
+SYSTEMS: Dict[str, Tuple[Callable[..., Dict[str, Task]], Callable[[str], int]]] = {
+    "tfrecord_lite": (lite_tasks, lite_scan),
+    "tfrecord": (tfrecord_tasks, tfrecord_scan),
+    "tensorflow": (tf_tasks, tf_scan),
+}
+
+
+def _versions(system: str) -> Dict[str, Optional[str]]:
+    import numpy
+    from importlib import metadata
+
+    out: Dict[str, Optional[str]] = {"python": sys.version.split()[0], "numpy": numpy.__version__}
+    for dist in {"tfrecord_lite": ["tfrecord_lite", "protobuf", "crc32c"], "tfrecord": ["tfrecord", "protobuf", "crc32c"],
+                 "tensorflow": ["tensorflow-cpu", "tensorflow", "protobuf"]}[system]:
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    try:
+        from google.protobuf.internal import api_implementation
+
+        out["protobuf_impl"] = api_implementation.Type()
+    except ImportError:
+        pass
+    return out
+
+
+def run_job(system: str, job: Dict[str, Any]) -> Dict[str, Any]:
+    make_tasks = SYSTEMS[system][0]
+    results: List[Dict[str, Any]] = []
+    wanted = set(job.get("tasks") or [])
+    for entry in job["workloads"]:
+        wl = W.Workload(entry["name"], entry["count"], entry["seed"], {k: (d, tuple(s)) for k, (d, s) in entry["features"].items()}, "")
+        out = os.path.join(job["workdir"], f"out-{system}-{wl.name}.tfrecord")
+        tasks = make_tasks(wl, entry["path"], out)
+        for name, task in tasks.items():
+            if wanted and name not in wanted:
+                continue
+            times = []
+            for _ in range(job["runs"]):
+                gc.collect()
+                t0 = time.perf_counter()
+                count = task()
+                times.append(time.perf_counter() - t0)
+                if count != wl.count:
+                    raise SystemExit(f"{system} {name} on {wl.name}: saw {count} records, expected {wl.count}")
+            results.append({"workload": wl.name, "task": name, "times": times})
+            print(f"  {system:14} {wl.name:7} {name:14} {min(times):8.3f} s", file=sys.stderr, flush=True)
+        del tasks
+        if os.path.exists(out):
+            os.remove(out)
+        gc.collect()
+    return {"system": system, "versions": _versions(system), "results": results}
+
+
+def peak_rss(system: str, path: str) -> Dict[str, Any]:
+    """Stream every record of `path`; report the peak RSS before and after, in bytes."""
+    scan = SYSTEMS[system][1]
+    _IMPORTS[system]()  # imports are not part of what is measured
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    t0 = time.perf_counter()
+    count = scan(path)
+    seconds = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return {"system": system, "file_bytes": os.path.getsize(path), "records": count, "rss_before": before,
+            "rss_peak": after, "seconds": seconds}
+
+
+def main(argv: List[str]) -> None:
+    system = argv[0]
+    if argv[1] == "--rss":
+        print(json.dumps(peak_rss(system, argv[2])))
+        return
+    with open(argv[1]) as f:
+        job = json.load(f)
+    print(json.dumps(run_job(system, job)))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,76 @@
+# The benchmark workloads, defined once for every system. Values come from
+# numpy's PCG64 with fixed seeds, so each run (and each system, in its own
+# interpreter) sees exactly the same data. Only numpy is imported here: the
+# peers' workers (the `tfrecord` package, TensorFlow) import this module too.
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Dict, Iterator, List, Tuple
+
+import numpy as np
+
+# name -> (dtype, shape): every feature is fixed-length, so the same spec reads
+# it as tf.io.FixedLenFeature, tfr.FixedLenFeature and a `tfrecord` description.
+FeatureTable = Dict[str, Tuple[str, Tuple[int, ...]]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Workload:
+    name: str
+    count: int
+    seed: int
+    features: FeatureTable
+    description: str
+
+    def columns(self) -> Dict[str, Any]:
+        """The whole workload as arrays, one row per Example (bytes features: a list of bytes)."""
+        rng = np.random.default_rng(self.seed)
+        out: Dict[str, Any] = {}
+        for key, (dtype, shape) in self.features.items():
+            if dtype == "int64":
+                out[key] = rng.integers(0, _INT_RANGE[key], size=(self.count, *shape), dtype=np.int64)
+            elif dtype == "float32":
+                out[key] = rng.standard_normal((self.count, *shape), dtype=np.float32)
+            else:
+                size = _BYTES_SIZE[key]
+                out[key] = [rng.bytes(size) for _ in range(self.count)]
+        return out
+
+    def rows(self) -> Iterator[Dict[str, Any]]:
+        """One feature dict per Example: a Python int / bytes for scalars, 1-D arrays otherwise."""
+        cols = self.columns()
+        for i in range(self.count):
+            row: Dict[str, Any] = {}
+            for key, (dtype, shape) in self.features.items():
+                value = cols[key][i]
+                row[key] = int(value) if dtype == "int64" and shape == () else value
+            yield row
+
+
+# Value ranges: small labels (1-2 byte varints), image sizes, and ids spread up
+# to 2^40 (1-6 byte varints) so that int64 decoding meets varints of every length.
+_INT_RANGE = {"label": 1000, "height": 4096, "width": 4096, "ids": 1 << 40}
+_BYTES_SIZE = {"name": 12, "image": 64 * 1024}
+
+_SMALL: FeatureTable = {"label": ("int64", ()), "floats": ("float32", (8,)), "name": ("bytes", ())}
+_IMAGES: FeatureTable = {
+    "image": ("bytes", ()),
+    "height": ("int64", ()),
+    "width": ("int64", ()),
+    "label": ("int64", ()),
+}
+_DENSE: FeatureTable = {"x": ("float32", (1024,)), "ids": ("int64", (64,))}
+
+FULL: List[Workload] = [
+    Workload("small", 200_000, 1, _SMALL, "200k Examples: int64 label, 8 float32, 12-byte string"),
+    Workload("images", 4_000, 2, _IMAGES, "4k Examples: 64 KiB image bytes, 3 int64"),
+    Workload("dense", 20_000, 3, _DENSE, "20k Examples: 1024 float32, 64 int64"),
+]
+QUICK: List[Workload] = [
+    dataclasses.replace(w, name=w.name, count=w.count // 10) for w in FULL
+]
+
+
+def tfrecord_description(workload: Workload) -> Dict[str, str]:
+    """The `tfrecord` package's description dict for a workload."""
+    return {key: {"int64": "int", "float32": "float", "bytes": "byte"}[d] for key, (d, _) in workload.features.items()}

@@ -1,0 +1,436 @@
+# Batched, columnar Example parsing — the counterpart of tf.io.parse_example.
+#
+# Strategy: the records of a batch are joined into one buffer and parsed in
+# lockstep with numpy — each step handles the same protobuf level of every
+# record at once (Example -> map entries -> key / Feature -> value list), so the
+# Python cost is per batch and per nesting level, not per record. Values are
+# gathered straight out of the joined buffer: packed floats by one frombuffer on
+# the concatenated payloads, int64 lists by a vectorised varint decoder.
+#
+# The lockstep parser accepts only the canonical layout that every protobuf
+# writer produces (one Features field, key before value, packed numeric lists,
+# ASCII keys). A record that deviates in any way — unpacked lists, repeated
+# oneof fields, unknown fields, malformed data — and a record that does not fit
+# its spec are decoded by the single-record decoder (_codec.decode_example),
+# which gives the answer or raises the error that record deserves. So results
+# and errors are by construction those of decode_example, record by record.
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ._codec import _apply_spec, decode_example
+from ._spec import BYTES, FLOAT, INT64, FeatureSpec, FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
+
+_PAD = bytes(16)  # after the joined records, so that reading a varint never runs off the buffer
+_U64 = np.uint64
+_TAG_OF_KIND = {BYTES: 0x0A, FLOAT: 0x12, INT64: 0x1A}
+
+
+class Ragged(NamedTuple):
+    """Variable-length values of a batch: row i is ``values[row_splits[i]:row_splits[i + 1]]``."""
+
+    values: np.ndarray
+    row_splits: np.ndarray
+
+    def row_lengths(self) -> np.ndarray:
+        """The number of values in each row."""
+        return np.diff(self.row_splits)
+
+    def row(self, i: int) -> np.ndarray:
+        """The values of row `i`."""
+        return self.values[self.row_splits[i] : self.row_splits[i + 1]]
+
+    def to_list(self) -> List[np.ndarray]:
+        """One array per row."""
+        return np.split(self.values, self.row_splits[1:-1])
+
+
+# --------------------------------------------------------------------------- lockstep wire parsing
+
+
+def _varints(buf: np.ndarray, pos: np.ndarray, limit: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Decode the varint at each position: (value as int64, position after it, ok).
+
+    `ok` is false where the varint is longer than 10 bytes, runs past `limit`, or its
+    value (a length) is larger than what is left before `limit`.
+    """
+    b = buf[pos]
+    value = (b & 0x7F).astype(_U64)
+    after = pos + 1
+    ok = np.ones(len(pos), dtype=bool)
+    more = np.flatnonzero(b & 0x80)
+    shift = 7
+    while more.size:
+        if shift == 70:
+            ok[more] = False
+            break
+        bk = buf[pos[more] + shift // 7]
+        value[more] |= (bk & 0x7F).astype(_U64) << _U64(shift)
+        after[more] += 1
+        more = more[(bk & 0x80) != 0]
+        shift += 7
+    room = limit - after
+    ok &= room >= 0
+    ok &= value <= np.maximum(room, 0).astype(_U64)
+    return value.astype(np.int64), after, ok
+
+
+def _field(buf: np.ndarray, pos: np.ndarray, limit: np.ndarray, tag: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A length-delimited field with one-byte `tag` at each position: (start, end, ok)."""
+    ok = buf[pos] == tag
+    length, start, fits = _varints(buf, pos + 1, limit)
+    ok &= fits
+    return start, start + np.where(ok, length, 0), ok
+
+
+def _repeated(buf: np.ndarray, pos: np.ndarray, end: np.ndarray, bad: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Walk the repeated field-1 length-delimited values in every span [pos[i], end[i]) at once.
+
+    Returns (span index, start, end) of every value found, in order within each span
+    (the spans' values interleaved); a span with anything else in it is marked in `bad`.
+    """
+    owners, starts, ends = [], [], []
+    live = pos < end
+    idx, pos, end = np.flatnonzero(live), pos[live], end[live]
+    while idx.size:
+        s, e, ok = _field(buf, pos, end, 0x0A)
+        if not ok.all():
+            bad[idx[~ok]] = True
+            idx, s, e, end = idx[ok], s[ok], e[ok], end[ok]
+        owners.append(idx)
+        starts.append(s)
+        ends.append(e)
+        live = e < end
+        idx, pos, end = idx[live], e[live], end[live]
+    if not owners:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty, empty
+    return np.concatenate(owners), np.concatenate(starts), np.concatenate(ends)
+
+
+def _ragged_gather(buf: np.ndarray, raw: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The bytes buf[starts[i]:ends[i]] of all i, concatenated, as a uint8 array."""
+    lengths = ends - starts
+    total = int(lengths.sum())
+    if total == 0:
+        return np.empty(0, dtype=np.uint8)
+    if total > 64 * len(starts):  # long runs: copy slices (memcpy speed)
+        out = bytearray().join([raw[s:e] for s, e in zip(starts.tolist(), ends.tolist())])
+        return np.frombuffer(out, dtype=np.uint8)
+    offsets = np.cumsum(lengths) - lengths
+    index = np.arange(total, dtype=np.int64) + np.repeat(starts - offsets, lengths)
+    return buf[index]
+
+
+def _decode_varint_runs(data: np.ndarray, lengths: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Decode the concatenated packed-varint runs `data` (run i has lengths[i] bytes).
+
+    Returns (values int64, count per run, bad run mask): a run is bad when a varint
+    is longer than 10 bytes or the run ends inside a varint.
+    """
+    runs = len(lengths)
+    bounds = np.zeros(runs + 1, dtype=np.int64)
+    np.cumsum(lengths, out=bounds[1:])
+    last = data < 0x80
+    cum = np.zeros(len(data) + 1, dtype=np.int64)
+    np.cumsum(last, out=cum[1:])
+    counts = cum[bounds[1:]] - cum[bounds[:-1]]
+    bad = np.zeros(runs, dtype=bool)
+    nonempty = lengths > 0
+    bad[nonempty] = ~last[bounds[1:][nonempty] - 1]
+    ends = np.flatnonzero(last)
+    if len(ends) == len(data):  # every value fits in one byte
+        return data.astype(np.int64), counts, bad
+    begins = np.empty_like(ends)
+    begins[:1] = 0
+    begins[1:] = ends[:-1] + 1
+    size = ends - begins + 1
+    long = size > 10
+    if long.any():
+        bad[np.searchsorted(bounds, begins[long], side="right") - 1] = True
+    value = (data[begins] & 0x7F).astype(_U64)
+    more = np.flatnonzero(size > 1)
+    for k in range(1, 10):
+        if not more.size:
+            break
+        value[more] |= (data[begins[more] + k] & 0x7F).astype(_U64) << _U64(7 * k)
+        more = more[size[more] > k + 1]
+    return value.view(np.int64), counts, bad
+
+
+class _Column(NamedTuple):
+    """What the lockstep parse found for one spec key: for each record with the feature,
+    its row, and the byte span of the Feature's value list."""
+
+    rows: np.ndarray
+    kinds: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+
+
+def _runs_with(mask: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """For consecutive runs of `mask` (run i has lengths[i] items): does run i hold a True?"""
+    cum = np.zeros(len(mask) + 1, dtype=np.int64)
+    np.cumsum(mask, out=cum[1:])
+    bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=bounds[1:])
+    return cum[bounds[1:]] > cum[bounds[:-1]]
+
+
+def _parse_batch(
+    buf: np.ndarray, raw: bytes, starts: np.ndarray, ends: np.ndarray, keys: List[bytes], bad: np.ndarray
+) -> List[_Column]:
+    """Parse the batch down to each requested Feature; marks non-canonical records in `bad`."""
+    rows = np.flatnonzero(starts < ends)  # an empty record is an Example with no features
+    # Example: one `features` field spanning the record.
+    fs, fe, ok = _field(buf, starts[rows], ends[rows], 0x0A)
+    ok &= fe == ends[rows]
+    bad[rows[~ok]] = True
+    rows, fs, fe = rows[ok], fs[ok], fe[ok]
+    # Features: a run of map entries.
+    entry_bad = np.zeros(len(rows), dtype=bool)
+    owner, es, ee = _repeated(buf, fs, fe, entry_bad)
+    bad[rows[entry_bad]] = True
+    erow = rows[owner]
+    # Entry: key (field 1) then value (field 2), nothing else.
+    ks, ke, ok = _field(buf, es, ee, 0x0A)
+    ok &= ke < ee
+    vs, ve, vok = _field(buf, np.where(ok, ke, es), ee, 0x12)
+    ok &= vok & (ve == ee)
+    # Feature: no kind (empty), or one list field (bytes 0x0A, float 0x12, int64 0x1A) spanning it.
+    tag = buf[vs]
+    has_kind = vs < ve
+    length, ls, fits = _varints(buf, vs + 1, ve)
+    le = ls + np.where(fits, length, 0)
+    ok &= ~has_kind | (((tag == 0x0A) | (tag == 0x12) | (tag == 0x1A)) & fits & (le == ve))
+    kinds = np.where(has_kind, tag >> 3, 0)
+    # Numeric lists: empty, or one packed field spanning the list.
+    numeric = ok & has_kind & (kinds != BYTES) & (ls < le)
+    ps, pe, pok = _field(buf, np.where(numeric, ls, 0), np.where(numeric, le, 1), 0x0A)
+    ok &= ~numeric | (pok & (pe == le))
+    ok &= ~numeric | (kinds != FLOAT) | ((pe - ps) % 4 == 0)
+    ok &= ~numeric | (kinds != INT64) | (buf[np.maximum(pe - 1, 0)] < 0x80)
+    ls = np.where(numeric, ps, ls)
+    le = np.where(numeric, pe, le)
+    # Keys must be valid UTF-8, as decode_example requires: ASCII passes here, the rest goes the slow way.
+    klen = np.where(ok, ke - ks, 0)
+    if klen.any():
+        key_bytes = _ragged_gather(buf, raw, ks, ks + klen)
+        high = key_bytes >= 0x80
+        if high.any():
+            ok &= ~_runs_with(high, klen)
+    bad[erow[~ok]] = True
+    # Match keys; a repeated key keeps its last entry.
+    columns = []
+    for key in keys:
+        size = len(key)
+        cand = np.flatnonzero(ok & (klen == size))
+        if size and cand.size:
+            want = np.frombuffer(key, dtype=np.uint8)
+            cand = cand[(buf[ks[cand][:, None] + np.arange(size)] == want).all(axis=1)]
+        r = erow[cand]
+        if r.size and (np.diff(r) <= 0).any():  # entries are in step order: keep each row's last match
+            order = np.lexsort((cand, r))
+            r, cand = r[order], cand[order]
+            keep = np.ones(r.size, dtype=bool)
+            keep[:-1] = r[1:] != r[:-1]
+            r, cand = r[keep], cand[keep]
+        columns.append(_Column(r, kinds[cand], ls[cand], le[cand]))
+    return columns
+
+
+# --------------------------------------------------------------------------- values
+
+
+def _numeric(buf: np.ndarray, raw: bytes, col: _Column, kind: int, bad: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """(count per entry of col, flat values) of a float32 / int64 column; bad entries' rows marked."""
+    data = _ragged_gather(buf, raw, col.starts, col.ends)
+    if kind == FLOAT:
+        return (col.ends - col.starts) // 4, data.view("<f4").astype(np.float32, copy=False)
+    values, counts, run_bad = _decode_varint_runs(data, col.ends - col.starts)
+    bad[col.rows[run_bad]] = True
+    return counts, values
+
+
+def _bytes_column(buf: np.ndarray, raw: bytes, col: _Column, bad: np.ndarray) -> Tuple[np.ndarray, List[bytes]]:
+    """(count per entry, flat list of bytes values) of a bytes_list column."""
+    bad_entries = np.zeros(len(col.rows), dtype=bool)
+    owner, vs, ve = _repeated(buf, col.starts, col.ends, bad_entries)
+    bad[col.rows[bad_entries]] = True
+    order = np.argsort(owner, kind="stable")
+    owner, vs, ve = owner[order], vs[order], ve[order]
+    counts = np.bincount(owner, minlength=len(col.rows))
+    return counts, [raw[s:e] for s, e in zip(vs.tolist(), ve.tolist())]
+
+
+class _Plan(NamedTuple):
+    key: str
+    spec: FeatureSpec
+    size: int  # values per row (FixedLen) or per step (FixedLenSequence)
+
+
+def _empty_value(spec: FeatureSpec, n: int) -> Any:
+    if isinstance(spec, VarLenFeature):
+        if spec.dtype == "bytes":
+            return [[] for _ in range(n)]
+        return Ragged(np.empty(0, dtype=spec.dtype), np.zeros(n + 1, dtype=np.int64))
+    shape = (n,) + ((0,) if isinstance(spec, FixedLenSequenceFeature) else ()) + spec.shape
+    return np.empty(shape, dtype=object if spec.dtype == "bytes" else spec.dtype)
+
+
+def _as_array(values: Any) -> np.ndarray:
+    """An ndarray of the values; a list of bytes becomes an object array (never a bytes_ array)."""
+    if isinstance(values, list):
+        arr = np.empty(len(values), dtype=object)
+        arr[:] = values
+        return arr
+    return values
+
+
+def _slices(values: Any, splits: np.ndarray) -> List[Any]:
+    return [values[a:b] for a, b in zip(splits[:-1].tolist(), splits[1:].tolist())]
+
+
+def _assemble(plan: _Plan, n: int, rows: np.ndarray, counts: np.ndarray, values: Any, slow: Dict[int, Any]) -> Any:
+    """The batch value of one feature from the fast rows' (counts, flat values) and the slow rows' decoded values."""
+    spec = plan.spec
+    is_bytes = spec.dtype == "bytes"
+    if isinstance(spec, VarLenFeature):
+        lengths = np.zeros(n, dtype=np.int64)
+        lengths[rows] = counts
+        for i, v in slow.items():
+            lengths[i] = len(v)
+        splits = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lengths, out=splits[1:])
+        if is_bytes:
+            per_row: List[Any] = [[] for _ in range(n)]
+            for i, v in zip(rows.tolist(), _slices(values, np.concatenate(([0], np.cumsum(counts))))):
+                per_row[i] = v
+            for i, v in slow.items():
+                per_row[i] = v
+            return per_row
+        if not slow:
+            return Ragged(np.asarray(values, dtype=spec.dtype), splits)
+        out = np.empty(int(splits[-1]), dtype=spec.dtype)
+        fast = np.ones(n, dtype=bool)
+        fast[list(slow)] = False
+        out[np.repeat(fast, lengths)] = values
+        for i, v in slow.items():
+            out[splits[i] : splits[i + 1]] = v
+        return Ragged(out, splits)
+    dtype = object if is_bytes else spec.dtype
+    if isinstance(spec, FixedLenFeature):
+        out = np.empty((n,) + spec.shape, dtype=dtype)
+        flat = out.reshape(n, plan.size)
+        flat[rows] = _as_array(values).reshape(len(rows), plan.size)
+        missing = np.ones(n, dtype=bool)
+        missing[rows] = False
+        missing[list(slow)] = False
+        if missing.any():
+            out[missing] = spec.default_value
+        for i, v in slow.items():
+            out[i] = v
+        return out
+    # FixedLenSequenceFeature: [n, steps, *shape], padded with the default (or zeros / b"").
+    steps = np.zeros(n, dtype=np.int64)
+    if plan.size:
+        steps[rows] = counts // plan.size
+    for i, v in slow.items():
+        steps[i] = len(v)
+    width = int(steps.max()) if n else 0
+    out = np.empty((n, width) + spec.shape, dtype=dtype)
+    fill = spec.default_value if spec.default_value is not None else (b"" if is_bytes else 0)
+    out[...] = fill
+    flat = out.reshape(n, width * plan.size)
+    if len(values):
+        offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        where_row = np.repeat(rows, counts)
+        flat[where_row, np.arange(len(where_row)) - np.repeat(offsets, counts)] = _as_array(values)
+    for i, v in slow.items():
+        out[i, : len(v)] = v
+    return out
+
+
+def _plan(features: Mapping[str, FeatureSpec]) -> List[_Plan]:
+    plans = []
+    for key, spec in features.items():
+        if not isinstance(spec, (FixedLenFeature, VarLenFeature)):
+            _apply_spec(key, spec, b"", None)  # raises for specs an Example cannot take, as decode_example does
+        size = math.prod(spec.shape) if not isinstance(spec, VarLenFeature) else 0
+        plans.append(_Plan(key, spec, size))
+    return plans
+
+
+def _join(records: Sequence[Any]) -> Tuple[bytes, np.ndarray]:
+    """The records joined (plus padding) and the offset of each record's end."""
+    raw = b"".join([*records, _PAD])
+    lengths = np.fromiter(map(len, records), dtype=np.int64, count=len(records))
+    if int(lengths.sum()) != len(raw) - len(_PAD):  # bytes-like objects whose len() is not their size
+        lengths = np.fromiter((memoryview(r).nbytes for r in records), dtype=np.int64, count=len(records))
+    return raw, np.cumsum(lengths)
+
+
+def decode_examples(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> Dict[str, Any]:
+    """Decode a batch of serialized Examples into one column per feature, like tf.io.parse_example.
+
+    FixedLenFeature → ndarray [batch, *shape] (defaults filled in; an object array for
+    bytes); VarLenFeature → Ragged(values, row_splits), or a list of lists of bytes;
+    FixedLenSequenceFeature → [batch, max steps, *shape], padded with its default_value
+    (else zeros / b""). Errors are those decode_example raises for the offending record.
+    """
+    if not isinstance(records, (list, tuple)):
+        records = list(records)
+    plans = _plan(features)
+    n = len(records)
+    if n == 0:
+        return {p.key: _empty_value(p.spec, 0) for p in plans}
+    raw, ends = _join(records)
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    starts = ends - np.diff(ends, prepend=0)
+    bad = np.zeros(n, dtype=bool)
+    columns = _parse_batch(buf, raw, starts, ends, [p.key.encode("utf-8", "surrogatepass") for p in plans], bad)
+
+    found = []
+    for plan, col in zip(plans, columns):
+        spec = plan.spec
+        present = col.kinds != 0
+        wrong = present & (col.kinds != spec.kind)
+        bad[col.rows[wrong]] = True
+        col = _Column(*(a[present & ~wrong] for a in col))
+        if spec.dtype == "bytes":
+            counts, values = _bytes_column(buf, raw, col, bad)
+        else:
+            counts, values = _numeric(buf, raw, col, spec.kind, bad)
+        if isinstance(spec, FixedLenFeature):
+            bad[col.rows[counts != plan.size]] = True
+            if spec.default_value is None:
+                missing = np.ones(n, dtype=bool)
+                missing[col.rows] = False
+                bad |= missing
+        elif isinstance(spec, FixedLenSequenceFeature):
+            bad[col.rows[(counts % plan.size != 0) if plan.size else (counts != 0)]] = True
+        found.append((col, counts, values))
+
+    slow_rows = np.flatnonzero(bad).tolist()
+    slow: Dict[int, Dict[str, Any]] = {}
+    for i in slow_rows:
+        try:
+            slow[i] = decode_example(records[i], features)
+        except Exception as err:
+            if hasattr(err, "add_note"):
+                err.add_note(f"(record {i} of the batch passed to decode_examples)")
+            raise
+
+    out: Dict[str, Any] = {}
+    for plan, (col, counts, values) in zip(plans, found):
+        if slow_rows:
+            keep = ~bad[col.rows]
+            if not keep.all():
+                expand = np.repeat(keep, counts)
+                values = [v for v, k in zip(values, expand.tolist()) if k] if isinstance(values, list) else values[expand]
+                col, counts = _Column(*(a[keep] for a in col)), counts[keep]
+        out[plan.key] = _assemble(plan, n, col.rows, counts, values, {i: d[plan.key] for i, d in slow.items()})
+    return out
