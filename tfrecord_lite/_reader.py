@@ -11,7 +11,7 @@ from __future__ import annotations
 import zlib
 from typing import IO, Iterator, List, Optional
 
-from ._errors import CorruptRecordError, TruncatedRecordError
+from ._errors import CorruptRecordError, TFRecordError, TruncatedRecordError
 from ._files import PathOrFile, display_name, normalize_compression, open_binary
 from ._framing import HEADER_SIZE, OVERHEAD, header_is_valid, scan
 
@@ -122,10 +122,13 @@ class RecordIterator(Iterator[bytes]):
         origin = 0  # stream offset of buf[0]
         path, verify = self.path, self._verify
         eof = False
+        failure: Optional[TFRecordError] = None  # a broken compressed stream: raised after the records before it
         while True:
-            starts, lengths, pos = scan(buf, 0, verify=verify, final=eof, origin=origin, path=path)
+            starts, lengths, pos = scan(buf, 0, verify=verify, final=eof and not failure, origin=origin, path=path)
             for s, n in zip(starts, lengths):
                 yield buf[s : s + n]
+            if failure:
+                raise failure
             if eof:
                 return
             rest = len(buf) - pos
@@ -136,7 +139,11 @@ class RecordIterator(Iterator[bytes]):
             origin += pos
             got = 0
             while got < need:
-                data = read(min(need - got, 64 * CHUNK_SIZE), origin)
+                try:
+                    data = read(min(need - got, CHUNK_SIZE), origin)  # read(n) may allocate n: never more
+                except TFRecordError as err:
+                    failure = err
+                    data = b""
                 if not data:
                     eof = True
                     break
