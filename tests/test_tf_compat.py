@@ -229,6 +229,26 @@ def test_records_before_the_damage_are_yielded_like_tf(tmp_path: Path) -> None:
             assert err is not None and got == records[:k], pos
 
 
+@pytest.mark.parametrize("damage", ["trailing zeros", "cut short"])
+def test_records_before_compressed_damage_are_yielded_like_tf(tmp_path: Path, damage: str) -> None:
+    good = tmp_path / "good.gz"
+    tf_write(good, PAYLOADS[:4], "GZIP")
+    data = good.read_bytes()
+    path = tmp_path / "damaged.gz"
+    path.write_bytes(data + bytes(16) if damage == "trailing zeros" else data[:200])
+    expected = PAYLOADS[:4] if damage == "trailing zeros" else PAYLOADS[:3]
+    theirs = []
+    with pytest.raises(tf.errors.DataLossError):
+        for record in tf.data.TFRecordDataset(str(path), "GZIP"):
+            theirs.append(record.numpy())
+    assert theirs == expected
+    got, err = read_until_error(path)
+    assert err is not None and got == expected
+    if damage == "cut short":  # the offset (in the uncompressed stream) of the incomplete record
+        assert isinstance(err, tfr.TruncatedRecordError)
+        assert err.offset == record_starts(zlib.decompress(data, wbits=31))[3]
+
+
 @pytest.mark.parametrize("compression", ["GZIP", "ZLIB"])
 def test_corrupt_compressed_data_raises_in_both(tmp_path: Path, compression: str) -> None:
     good = tmp_path / "good"
@@ -701,3 +721,77 @@ def test_random_specs_decode_like_parse_single_example(case: tuple) -> None:
     check_spec_case(
         lambda m: tf.io.parse_single_example(data, spec(m)), lambda m: tfr.decode_example(data, spec(m)), tf_output
     )
+
+
+@st.composite
+def sequence_and_spec(draw: Any) -> tuple:
+    kind = draw(st.sampled_from(list(SPEC_DTYPES)))
+    element = {"int": I64, "float": F32, "bytes": st.binary(max_size=5)}[kind]
+    dtype = {"int": np.int64, "float": np.float32, "bytes": object}[kind]
+    per_step = draw(st.integers(0, 3))
+    step = st.one_of(
+        st.lists(element, min_size=per_step, max_size=per_step).map(lambda v: np.array(v, dtype=dtype)),
+        st.lists(element, max_size=4).map(lambda v: np.array(v, dtype=dtype)),  # a step of another length
+        st.just(None),  # a step with no kind
+    )
+    weights = draw(st.sampled_from([(1, 0, 0)] * 3 + [(1, 1, 1)]))  # mostly well-formed lists
+    steps = draw(st.lists(step if weights != (1, 0, 0) else step.filter(lambda v: v is not None and len(v) == per_step),
+                          max_size=4))
+    lists = {"s": steps} if draw(st.booleans()) or steps else {}
+    spec_dtype = draw(st.sampled_from([SPEC_DTYPES[kind]] * 3 + list(SPEC_DTYPES.values())))
+    if draw(st.booleans()):
+        return lists, lambda m: {"s": m.VarLen(getattr(m, spec_dtype))}
+    shape = draw(st.sampled_from([[], [per_step], [1, per_step], [per_step + 1]]))
+    allow_missing = draw(st.booleans())
+    return lists, lambda m: {"s": m.FixedLenSequence(shape, getattr(m, spec_dtype), allow_missing=allow_missing)}
+
+
+@HYPOTHESIS
+@given(sequence_and_spec())
+def test_random_sequence_specs_decode_like_parse_single_sequence_example(case: tuple) -> None:
+    lists, spec = case
+    data = tfr.encode_sequence_example({}, lists)
+
+    def parse_tf(m: TFSpec) -> Dict[str, Any]:
+        return {k: tf_sequence_output(v) for k, v in tf.io.parse_single_sequence_example(data, None, spec(m))[1].items()}
+
+    check_spec_case(parse_tf, lambda m: tfr.decode_sequence_example(data, {}, spec(m))[1], lambda converted: converted)
+
+
+# --------------------------------------------------------------------------- the message definitions
+
+
+def descriptor_signature(descriptor: Any) -> Any:
+    """Field names, numbers, types, repetition, packing and oneofs, recursively (package-independent)."""
+    fields = []
+    for f in descriptor.fields:
+        repeated = f.is_repeated if hasattr(f, "is_repeated") else f.label == f.LABEL_REPEATED
+        nested = descriptor_signature(f.message_type) if f.message_type is not None else None
+        fields.append((f.name, f.number, f.type, repeated, getattr(f, "is_packed", None), nested,
+                       f.containing_oneof.name if f.containing_oneof else None))
+    return descriptor.name, descriptor.GetOptions().map_entry, sorted(fields, key=lambda t: t[1])
+
+
+@pytest.mark.parametrize(
+    "name", ["Example", "SequenceExample", "Features", "Feature", "FeatureList", "FeatureLists", "BytesList",
+             "FloatList", "Int64List"]
+)
+def test_our_messages_have_tensorflows_fields_under_our_own_package(name: str) -> None:
+    ours, theirs = getattr(tfr, name).DESCRIPTOR, getattr(T, name).DESCRIPTOR
+    assert ours.full_name == f"tfrecord_lite.{name}" and theirs.full_name == f"tensorflow.{name}"
+    assert descriptor_signature(ours) == descriptor_signature(theirs)
+
+
+def test_write_example_file_parses_in_a_tf_pipeline(tmp_path: Path) -> None:
+    path = tmp_path / "examples.tfrecord.gz"
+    rows = [{"id": i, "x": np.full(3, i / 2, np.float32), "name": f"row{i}"} for i in range(5)]
+    with tfr.TFRecordWriter(path, "gzip") as writer:
+        for row in rows:
+            writer.write_example(row)
+    spec = {"id": tf.io.FixedLenFeature([], tf.int64), "x": tf.io.FixedLenFeature([3], tf.float32),
+            "name": tf.io.FixedLenFeature([], tf.string)}
+    dataset = tf.data.TFRecordDataset(str(path), "GZIP").map(lambda r: tf.io.parse_single_example(r, spec)).batch(5)
+    batch = next(iter(dataset))
+    assert batch["id"].numpy().tolist() == list(range(5))
+    assert np.array_equal(batch["x"].numpy(), np.stack([row["x"] for row in rows]))
+    assert batch["name"].numpy().tolist() == [f"row{i}".encode() for i in range(5)]
