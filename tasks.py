@@ -34,7 +34,7 @@ TENSORFLOW = "tensorflow-cpu==2.21.0"
 ENVS: dict[str, tuple[str, list[str], str]] = {
     "py": (
         f"no TensorFlow, protobuf {OLDEST_PROTOBUF} (oldest supported), torch",
-        [f"protobuf=={OLDEST_PROTOBUF}", TORCH, "scikit-learn"],
+        [f"protobuf=={OLDEST_PROTOBUF}", TORCH, "torchdata", "scikit-learn"],
         "test,torch,images,cli,remote",
     ),
     "tf": (

@@ -52,12 +52,12 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
-    # A module that calls pytest.importorskip("tensorflow") at import is skipped whole, before its
-    # tests (and their markers) exist: catch it by the skip reason.
+    # A module that calls pytest.importorskip("tensorflow") (or "torchdata...") at import is skipped
+    # whole, before its tests (and their markers) exist: catch it by the module named in the reason.
     if report.skipped:
         reason = str(report.longrepr)
         for marker, module in _OPTIONAL.items():
-            if f"'{module}'" in reason:
+            if f"'{module}" in reason:
                 _skipped[marker].append(report.nodeid)
 
 
