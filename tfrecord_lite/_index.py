@@ -9,10 +9,11 @@
 #                     u32 crc32c(header[0:60])
 #     u64 offsets[count + 1]
 #
-# It is built by one `_framing.scan` over a memory map of the file, in batches of
-# `max_records` so memory stays flat (offsets stream into the temporary file),
-# then renamed into place (never torn; concurrent builders each rename a whole,
-# identical file). Opening it is a memory map: O(1). It is fresh when the file's
+# It is built by one `_framing.scan` over a memory map of the file, `max_records`
+# records at a time, each batch turned into a numpy array at once (so the index
+# costs 8 bytes a record in memory, never a Python int each), then written to a
+# temporary file renamed into place (never torn; concurrent builders each rename
+# a whole, identical file). Opening it is a memory map: O(1). It is fresh when the file's
 # size and mtime are those recorded and `edge_check` (CRC32C of the header and
 # footer bytes of the first and last record) still matches. DALI / `tfrecord`
 # text indexes ("offset length" lines, length = 12 + data + 4) are read and
@@ -150,10 +151,6 @@ def edge_check(buf: Buffer, offsets: np.ndarray) -> int:
         buf[end - FOOTER_SIZE : end],
     )
     return crc32c(b"".join(parts))
-
-
-def _stat_key(st: os.stat_result) -> tuple:
-    return (st.st_size, st.st_mtime_ns)
 
 
 # ----------------------------------------------------------------- building

@@ -76,6 +76,11 @@ class RecordSequence(Sequence):  # type: ignore[type-arg]
         raise NotImplementedError
 
 
+def _int_view(offsets: np.ndarray) -> memoryview:
+    """A memoryview of uint64 offsets whose items are Python ints."""
+    return memoryview(np.ascontiguousarray(offsets, np.uint64)).cast("B").cast("Q")
+
+
 def _position(i: int, n: int) -> int:
     """`i` as a position in a sequence of `n` (negative counts from the end); IndexError if outside."""
     if i < 0:
@@ -117,6 +122,7 @@ class TFRecordFile(RecordSequence):
         self._buf: Buffer | None = buf
         self._idx: RecordIndex | None = idx
         self._offsets = idx.offsets
+        self._at = _int_view(idx.offsets)  # offsets as Python ints, faster to index than numpy
         self._n = len(idx)
 
     # -- reading
@@ -134,19 +140,29 @@ class TFRecordFile(RecordSequence):
     def __len__(self) -> int:
         return self._n
 
+    def __getitem__(self, key: Any) -> Any:
+        if type(key) is int:  # the hot path, inlined
+            n = self._n
+            i = key + n if key < 0 else key
+            if 0 <= i < n:
+                at = self._at
+                return self._read(at[i], at[i + 1])
+        self._check_open()
+        return super().__getitem__(key)
+
+    def _check_open(self) -> None:
+        if self._buf is None:
+            raise ValueError(f"I/O operation on a closed TFRecordFile ({self._path})")
+
     def _get(self, i: int) -> bytes:
-        n = self._n
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            _position(i - n if i < 0 else i, n)  # raises the IndexError
-        offsets = self._offsets
-        return self._read(offsets.item(i), offsets.item(i + 1))
+        self._check_open()
+        i = _position(i, self._n)
+        return self._read(self._at[i], self._at[i + 1])
 
     def _read(self, start: int, end: int) -> bytes:
         buf = self._buf
         if buf is None:
-            raise ValueError(f"I/O operation on a closed TFRecordFile ({self._path})")
+            self._check_open()  # raises
         length = end - start - OVERHEAD
         # the header must be exactly the one a record of the indexed length has: this checks
         # the length against the index and the length CRC in one comparison
@@ -172,16 +188,14 @@ class TFRecordFile(RecordSequence):
         raise CorruptRecordError(reason, path=self._path, offset=start)
 
     def __iter__(self) -> Iterator[bytes]:
-        offsets = self._offsets
-        step = 4096
-        for first in range(0, self._n, step):
-            bounds = offsets[first : first + step + 1].tolist()
-            for start, end in zip(bounds, bounds[1:]):
-                yield self._read(start, end)
+        self._check_open()
+        at, read = self._at, self._read
+        for i in range(self._n):
+            yield read(at[i], at[i + 1])
 
     def offset(self, i: int) -> int:
         """Byte offset of record `i` in the file (where its 12-byte header starts)."""
-        return self._offsets.item(_position(i, self._n))
+        return self._at[_position(i, self._n)]
 
     # -- life cycle
 
@@ -191,6 +205,8 @@ class TFRecordFile(RecordSequence):
             buf, self._buf = self._buf, None
             idx, self._idx = self._idx, None
             self._offsets = np.zeros(1, np.uint64)
+            self._at.release()
+            self._at = _int_view(self._offsets)
             self._n = 0
             if idx is not None:
                 idx.close()
@@ -226,6 +242,7 @@ class TFRecordFile(RecordSequence):
         self._on_stale = state["on_stale"]
         self._lock = threading.Lock()
         self._buf, self._idx, self._offsets, self._n = None, None, np.zeros(1, np.uint64), 0
+        self._at = _int_view(self._offsets)
         if not state["closed"]:
             prebuilt = RecordIndex(*state["in_memory"]) if state["in_memory"] is not None else None
             self._open(prebuilt)
