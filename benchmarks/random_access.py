@@ -22,17 +22,18 @@ import platform
 import statistics
 import sys
 import time
-from typing import Any, Callable, Dict, List
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
-import workloads as W  # noqa: E402
+import workloads as W
 
-import tfrecord_lite as tfr  # noqa: E402
-from tfrecord_lite._framing import frame  # noqa: E402
+import tfrecord_lite as tfr
+from tfrecord_lite._framing import frame
 
 WORK = os.path.join(HERE, ".work", "random_access")
 TARGETS = {
@@ -88,11 +89,11 @@ def median_time(fn: Callable[[], Any], runs: int) -> float:
     return statistics.median(times)
 
 
-def measure(quick: bool, runs: int) -> Dict[str, Any]:
+def measure(quick: bool, runs: int) -> dict[str, Any]:
     workloads = {w.name: w for w in (W.QUICK if quick else W.FULL)}
     small = workload_file(workloads["small"])
     images = workload_file(workloads["images"])
-    results: Dict[str, Any] = {}
+    results: dict[str, Any] = {}
 
     # -- random raw reads
     f = tfr.TFRecordFile(small)
@@ -162,8 +163,8 @@ def rate(v: float) -> str:
     return f"{v / 1e6:.2f}M" if v >= 1e6 else f"{v / 1e3:.0f}k"
 
 
-def table(r: Dict[str, Any]) -> str:
-    rows: List[List[str]] = [
+def table(r: dict[str, Any]) -> str:
+    rows: list[list[str]] = [
         ["random raw reads (f[i], CRC)", f"{rate(r['random_reads_per_s'])}/s", "random_reads_per_s"],
         ["random raw reads (verify=False)", f"{rate(r['random_reads_unverified_per_s'])}/s", ""],
         ["f.example(i), random", f"{rate(r['example_random_per_s'])}/s", ""],
@@ -171,7 +172,11 @@ def table(r: Dict[str, Any]) -> str:
         ["  ratio random / sequential", f"{r['example_random_vs_sequential']:.2f}", "example_random_vs_sequential"],
         ["index build, images", f"{r['build_images_gb_per_s']:.2f} GB/s", "build_images_gb_per_s"],
         ["index build, small", f"{rate(r['build_small_records_per_s'])} rec/s", "build_small_records_per_s"],
-        [f"open indexed file, {r['open_indexed_records']:,} records", f"{r['open_indexed_ms']:.2f} ms", "open_indexed_ms"],
+        [
+            f"open indexed file, {r['open_indexed_records']:,} records",
+            f"{r['open_indexed_ms']:.2f} ms",
+            "open_indexed_ms",
+        ],
         ["index size", f"{r['index_bytes_per_record']:.2f} B/record", "index_bytes_per_record"],
     ]
     lines = ["| measure | value | target | met |", "|---|---|---|---|"]

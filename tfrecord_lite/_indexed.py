@@ -78,7 +78,7 @@ class RecordSequence(Sequence):  # type: ignore[type-arg]
 
 def _int_view(offsets: np.ndarray) -> memoryview:
     """A memoryview of uint64 offsets whose items are Python ints."""
-    return memoryview(np.ascontiguousarray(offsets, np.uint64)).cast("B").cast("Q")
+    return np.ascontiguousarray(offsets, np.uint64).data.cast("B").cast("Q")
 
 
 def _position(i: int, n: int) -> int:
@@ -152,7 +152,10 @@ class TFRecordFile(RecordSequence):
 
     def _check_open(self) -> None:
         if self._buf is None:
-            raise ValueError(f"I/O operation on a closed TFRecordFile ({self._path})")
+            raise self._closed()
+
+    def _closed(self) -> ValueError:
+        return ValueError(f"I/O operation on a closed TFRecordFile ({self._path})")
 
     def _get(self, i: int) -> bytes:
         self._check_open()
@@ -162,7 +165,7 @@ class TFRecordFile(RecordSequence):
     def _read(self, start: int, end: int) -> bytes:
         buf = self._buf
         if buf is None:
-            self._check_open()  # raises
+            raise self._closed()
         length = end - start - OVERHEAD
         # the header must be exactly the one a record of the indexed length has: this checks
         # the length against the index and the length CRC in one comparison
