@@ -99,7 +99,7 @@ def train(shards: List[str], *, epochs: int, batch_size: int, workers: int, seed
     print(f"      read throughput: {read_rate:,.0f} images/s (records read, PNG decoded, batched)")
 
     model = _model()
-    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     loss_fn = torch.nn.CrossEntropyLoss()
     val_acc = 0.0
     for epoch in range(1, epochs + 1):
