@@ -397,6 +397,8 @@ def _apply_sequence_spec(key: str, spec: FeatureSpec, buf: bytes, steps: Optiona
             out.append(values_of(buf, step) if step[0] else empty_values(spec.dtype))
         return out
     if isinstance(spec, FixedLenSequenceFeature):
+        if spec.default_value is not None:
+            raise FeatureError(key, "a FixedLenSequenceFeature in sequence_features takes no default_value (as in TensorFlow)")
         if steps is None:
             if not spec.allow_missing:
                 raise FeatureError(key, "required feature_list is missing (allow_missing=False)")

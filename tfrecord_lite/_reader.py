@@ -34,18 +34,17 @@ def sniff_compression(head: bytes) -> str:
 class _Inflater:
     """Decompresses a GZIP / ZLIB byte stream chunk by chunk, concatenated members included."""
 
-    def __init__(self, raw: IO[bytes], compression: str, head: bytes, path: Optional[str]) -> None:
+    def __init__(self, raw: IO[bytes], compression: str, head: bytes) -> None:
         self._raw = raw
         self._wbits = _WBITS[compression]
         self._name = compression.upper()
-        self._path = path
         self._d = zlib.decompressobj(self._wbits)
         self._pending = head  # compressed bytes not yet fed
         self._eof = False
 
-    def read(self, size: int, offset: int) -> bytes:
-        """Up to `size` decompressed bytes; b'' at the clean end of the stream.
-        `offset` (of the record being read) is for error messages only."""
+    def read(self, size: int) -> bytes:
+        """Up to `size` decompressed bytes; b'' at the clean end of the stream. Errors carry
+        no offset: the reader knows which record they cut and adds it."""
         while True:
             if self._d.eof:  # a member ended: what follows is the next member, or the end
                 data = self._d.unused_data or self._raw.read(CHUNK_SIZE)
@@ -60,17 +59,13 @@ class _Inflater:
                 data = self._raw.read(CHUNK_SIZE)
                 if not data:
                     raise TruncatedRecordError(
-                        f"the {self._name} stream ends before its end marker (the file is truncated)",
-                        path=self._path,
-                        offset=offset,
+                        f"the {self._name} stream ends before its end marker (the file is truncated)"
                     )
             try:
                 out = self._d.decompress(data, size)
             except zlib.error as err:
                 raise CorruptRecordError(
-                    f"corrupt {self._name} data ({err}); the offset is in the uncompressed stream",
-                    path=self._path,
-                    offset=offset,
+                    f"corrupt {self._name} data ({err}); the offset is in the uncompressed stream"
                 ) from None
             if out:
                 return out
@@ -114,9 +109,8 @@ class RecordIterator(Iterator[bytes]):
                     offset=0,
                 )
         if compression:
-            inflater = _Inflater(self._file, compression, head, self.path)
-            return self._records_from(lambda size, offset: inflater.read(size, offset), b"")
-        return self._records_from(lambda size, offset: self._file.read(size), head)
+            return self._records_from(_Inflater(self._file, compression, head).read, b"")
+        return self._records_from(self._file.read, head)
 
     def _records_from(self, read, buf: bytes) -> Iterator[bytes]:
         origin = 0  # stream offset of buf[0]
@@ -124,10 +118,17 @@ class RecordIterator(Iterator[bytes]):
         eof = False
         failure: Optional[TFRecordError] = None  # a broken compressed stream: raised after the records before it
         while True:
-            starts, lengths, pos = scan(buf, 0, verify=verify, final=eof and not failure, origin=origin, path=path)
+            try:
+                starts, lengths, pos = scan(buf, 0, verify=verify, final=eof and not failure, origin=origin, path=path)
+            except TFRecordError as err:  # yield the good records before the bad one first, as TF does
+                assert err.offset is not None
+                starts, lengths, pos = scan(memoryview(buf)[: err.offset - origin], 0, verify=verify)
+                failure = err
             for s, n in zip(starts, lengths):
                 yield buf[s : s + n]
             if failure:
+                if failure.offset is None:  # from the decompressor: name the record it cut
+                    raise type(failure)(failure.reason, path=path, offset=origin + pos)
                 raise failure
             if eof:
                 return
@@ -140,7 +141,7 @@ class RecordIterator(Iterator[bytes]):
             got = 0
             while got < need:
                 try:
-                    data = read(min(need - got, CHUNK_SIZE), origin)  # read(n) may allocate n: never more
+                    data = read(min(need - got, CHUNK_SIZE))  # read(n) may allocate n: never more
                 except TFRecordError as err:
                     failure = err
                     data = b""

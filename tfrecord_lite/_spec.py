@@ -136,7 +136,8 @@ class VarLenFeature:
 @dataclasses.dataclass(frozen=True)
 class FixedLenSequenceFeature:
     """A sequence of steps of `shape` each, decoded as [steps, *shape] (in an Example the
-    values are split into steps; there it needs allow_missing=True, as in TensorFlow)."""
+    values are split into steps; there it needs allow_missing=True, as in TensorFlow).
+    `default_value` is a scalar that pads shorter rows in batched decoding."""
 
     shape: Shape
     dtype: str
@@ -146,7 +147,8 @@ class FixedLenSequenceFeature:
     def __post_init__(self) -> None:
         object.__setattr__(self, "shape", _normalize_shape(self.shape))
         object.__setattr__(self, "dtype", normalize_dtype(self.dtype))
-        object.__setattr__(self, "default_value", _prepare_default(self.default_value, self.dtype, self.shape))
+        # As in TF: a scalar that pads short rows in batched decoding; unused for a single record.
+        object.__setattr__(self, "default_value", _prepare_default(self.default_value, self.dtype, ()))
 
     @property
     def kind(self) -> int:
