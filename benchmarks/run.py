@@ -238,6 +238,9 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", choices=[w.name for w in W.FULL], help="run only these workloads")
     parser.add_argument("--tasks", nargs="*", choices=list(TASKS), help="run only these measurements")
     parser.add_argument("--skip", nargs="*", default=[], choices=["rss", "import"] + list(SYSTEMS), help="leave these out")
+    parser.add_argument("--write-dir", default="/dev/shm" if os.path.isdir("/dev/shm") else None,
+                        help="where the write measurements write (default /dev/shm, a tmpfs, so that the disk does "
+                        "not set the pace; else benchmarks/.work)")
     parser.add_argument("--markdown", help="also write the report (machine, command, table) to this file")
     args = parser.parse_args()
     if args.runs < 1:
@@ -246,7 +249,7 @@ def main() -> None:
     pythons = interpreters(args)
     chosen = [w for w in (W.QUICK if args.quick else W.FULL) if not args.only or w.name in args.only]
     entries = [ensure_workload(w, args.lite_python) for w in chosen]
-    job = {"workloads": entries, "runs": args.runs, "workdir": WORK, "tasks": args.tasks}
+    job = {"workloads": entries, "runs": args.runs, "write_dir": args.write_dir or WORK, "tasks": args.tasks}
     job_path = os.path.join(WORK, "job.json")
     with open(job_path, "w") as f:
         json.dump(job, f)

@@ -52,10 +52,11 @@ class Ragged(NamedTuple):
 
 
 def _varints(buf: np.ndarray, pos: np.ndarray, limit: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Decode the varint at each position: (value as int64, position after it, ok).
+    """Decode the length varint at each position: (value as int64, position after it, ok).
 
-    `ok` is false where the varint is longer than 10 bytes, runs past `limit`, or its
-    value (a length) is larger than what is left before `limit`.
+    `ok` is false where the varint is longer than 5 bytes (the protobuf runtime's
+    limit for lengths), runs past `limit`, or its value is more than what is left
+    before `limit`.
     """
     b = buf[pos]
     value = (b & 0x7F).astype(_U64)
@@ -64,7 +65,7 @@ def _varints(buf: np.ndarray, pos: np.ndarray, limit: np.ndarray) -> Tuple[np.nd
     more = np.flatnonzero(b & 0x80)
     shift = 7
     while more.size:
-        if shift == 70:
+        if shift == 35:
             ok[more] = False
             break
         bk = buf[pos[more] + shift // 7]
@@ -74,7 +75,7 @@ def _varints(buf: np.ndarray, pos: np.ndarray, limit: np.ndarray) -> Tuple[np.nd
         shift += 7
     room = limit - after
     ok &= room >= 0
-    ok &= value <= np.maximum(room, 0).astype(_U64)
+    ok &= value <= np.minimum(np.maximum(room, 0), 0xFFFFFFFF).astype(_U64)
     return value.astype(np.int64), after, ok
 
 
@@ -120,9 +121,7 @@ def _ragged_gather(buf: np.ndarray, raw: bytes, starts: np.ndarray, ends: np.nda
     if total > 64 * len(starts):  # long runs: copy slices (memcpy speed)
         out = bytearray().join([raw[s:e] for s, e in zip(starts.tolist(), ends.tolist())])
         return np.frombuffer(out, dtype=np.uint8)
-    offsets = np.cumsum(lengths) - lengths
-    index = np.arange(total, dtype=np.int64) + np.repeat(starts - offsets, lengths)
-    return buf[index]
+    return buf[_ranges(starts, lengths)]
 
 
 def _decode_varint_runs(data: np.ndarray, lengths: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -162,11 +161,22 @@ def _decode_varint_runs(data: np.ndarray, lengths: np.ndarray) -> Tuple[np.ndarr
 
 
 class _Column(NamedTuple):
-    """What the lockstep parse found for one spec key: for each record with the feature,
-    its row, and the byte span of the Feature's value list."""
+    """What the lockstep parse found for one spec key: for each record that has the
+    feature, its row, the Feature's kind, the byte span of its values (packed numbers)
+    and its map entry (for bytes values, walked in _parse_batch)."""
 
     rows: np.ndarray
     kinds: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    entries: np.ndarray
+
+
+class _BytesValues(NamedTuple):
+    """Every bytes value of every bytes_list in the batch, grouped by map entry:
+    entry e holds values first[e] .. first[e + 1] - 1."""
+
+    first: np.ndarray
     starts: np.ndarray
     ends: np.ndarray
 
@@ -180,10 +190,21 @@ def _runs_with(mask: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return cum[bounds[1:]] > cum[bounds[:-1]]
 
 
+def _ranges(first: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The indices first[i], first[i] + 1, ..., first[i] + counts[i] - 1 for all i, concatenated."""
+    total = int(counts.sum())
+    offsets = np.cumsum(counts) - counts
+    return np.arange(total, dtype=np.int64) + np.repeat(first - offsets, counts)
+
+
 def _parse_batch(
     buf: np.ndarray, raw: bytes, starts: np.ndarray, ends: np.ndarray, keys: List[bytes], bad: np.ndarray
-) -> List[_Column]:
-    """Parse the batch down to each requested Feature; marks non-canonical records in `bad`."""
+) -> Tuple[List[_Column], _BytesValues]:
+    """Parse the batch down to each requested Feature; marks non-canonical records in `bad`.
+
+    Everything decode_example validates is validated here too (every key, every list
+    of every feature, requested or not), so a record passes only if it would decode.
+    """
     rows = np.flatnonzero(starts < ends)  # an empty record is an Example with no features
     # Example: one `features` field spanning the record.
     fs, fe, ok = _field(buf, starts[rows], ends[rows], 0x0A)
@@ -215,11 +236,21 @@ def _parse_batch(
     ok &= ~numeric | (kinds != INT64) | (buf[np.maximum(pe - 1, 0)] < 0x80)
     ls = np.where(numeric, ps, ls)
     le = np.where(numeric, pe, le)
+    # Bytes lists: a run of field-1 values.
+    blists = np.flatnonzero(ok & (kinds == BYTES))
+    blist_bad = np.zeros(len(blists), dtype=bool)
+    bowner, bvs, bve = _repeated(buf, ls[blists], le[blists], blist_bad)
+    ok[blists[blist_bad]] = False
+    order = np.argsort(bowner, kind="stable")
+    per_entry = np.zeros(len(es), dtype=np.int64)
+    per_entry[blists] = np.bincount(bowner, minlength=len(blists))
+    first = np.zeros(len(es) + 1, dtype=np.int64)
+    np.cumsum(per_entry, out=first[1:])
+    values = _BytesValues(first, bvs[order], bve[order])
     # Keys must be valid UTF-8, as decode_example requires: ASCII passes here, the rest goes the slow way.
     klen = np.where(ok, ke - ks, 0)
     if klen.any():
-        key_bytes = _ragged_gather(buf, raw, ks, ks + klen)
-        high = key_bytes >= 0x80
+        high = _ragged_gather(buf, raw, ks, ks + klen) >= 0x80
         if high.any():
             ok &= ~_runs_with(high, klen)
     bad[erow[~ok]] = True
@@ -238,8 +269,8 @@ def _parse_batch(
             keep = np.ones(r.size, dtype=bool)
             keep[:-1] = r[1:] != r[:-1]
             r, cand = r[keep], cand[keep]
-        columns.append(_Column(r, kinds[cand], ls[cand], le[cand]))
-    return columns
+        columns.append(_Column(r, kinds[cand], ls[cand], le[cand], cand))
+    return columns, values
 
 
 # --------------------------------------------------------------------------- values
@@ -255,15 +286,12 @@ def _numeric(buf: np.ndarray, raw: bytes, col: _Column, kind: int, bad: np.ndarr
     return counts, values
 
 
-def _bytes_column(buf: np.ndarray, raw: bytes, col: _Column, bad: np.ndarray) -> Tuple[np.ndarray, List[bytes]]:
+def _bytes_column(raw: bytes, col: _Column, found: _BytesValues) -> Tuple[np.ndarray, List[bytes]]:
     """(count per entry, flat list of bytes values) of a bytes_list column."""
-    bad_entries = np.zeros(len(col.rows), dtype=bool)
-    owner, vs, ve = _repeated(buf, col.starts, col.ends, bad_entries)
-    bad[col.rows[bad_entries]] = True
-    order = np.argsort(owner, kind="stable")
-    owner, vs, ve = owner[order], vs[order], ve[order]
-    counts = np.bincount(owner, minlength=len(col.rows))
-    return counts, [raw[s:e] for s, e in zip(vs.tolist(), ve.tolist())]
+    first = found.first[col.entries]
+    counts = found.first[col.entries + 1] - first
+    index = _ranges(first, counts)
+    return counts, [raw[s:e] for s, e in zip(found.starts[index].tolist(), found.ends[index].tolist())]
 
 
 class _Plan(NamedTuple):
@@ -381,17 +409,21 @@ def decode_examples(records: Sequence[Any], features: Mapping[str, FeatureSpec])
     FixedLenSequenceFeature → [batch, max steps, *shape], padded with its default_value
     (else zeros / b""). Errors are those decode_example raises for the offending record.
     """
-    if not isinstance(records, (list, tuple)):
-        records = list(records)
+    return _decode(records if isinstance(records, (list, tuple)) else list(records), features)[0]
+
+
+def _decode(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> Tuple[Dict[str, Any], List[int]]:
+    """decode_examples, plus the indices of the records that took the single-record path."""
     plans = _plan(features)
     n = len(records)
     if n == 0:
-        return {p.key: _empty_value(p.spec, 0) for p in plans}
+        return {p.key: _empty_value(p.spec, 0) for p in plans}, []
     raw, ends = _join(records)
     buf = np.frombuffer(raw, dtype=np.uint8)
     starts = ends - np.diff(ends, prepend=0)
     bad = np.zeros(n, dtype=bool)
-    columns = _parse_batch(buf, raw, starts, ends, [p.key.encode("utf-8", "surrogatepass") for p in plans], bad)
+    keys = [p.key.encode("utf-8", "surrogatepass") for p in plans]
+    columns, bytes_found = _parse_batch(buf, raw, starts, ends, keys, bad)
 
     found = []
     for plan, col in zip(plans, columns):
@@ -401,7 +433,7 @@ def decode_examples(records: Sequence[Any], features: Mapping[str, FeatureSpec])
         bad[col.rows[wrong]] = True
         col = _Column(*(a[present & ~wrong] for a in col))
         if spec.dtype == "bytes":
-            counts, values = _bytes_column(buf, raw, col, bad)
+            counts, values = _bytes_column(raw, col, bytes_found)
         else:
             counts, values = _numeric(buf, raw, col, spec.kind, bad)
         if isinstance(spec, FixedLenFeature):
@@ -433,4 +465,4 @@ def decode_examples(records: Sequence[Any], features: Mapping[str, FeatureSpec])
                 values = [v for v, k in zip(values, expand.tolist()) if k] if isinstance(values, list) else values[expand]
                 col, counts = _Column(*(a[keep] for a in col)), counts[keep]
         out[plan.key] = _assemble(plan, n, col.rows, counts, values, {i: d[plan.key] for i, d in slow.items()})
-    return out
+    return out, slow_rows
