@@ -11,11 +11,12 @@ import operator
 import os
 import struct
 import threading
-from collections.abc import Iterator, Sequence
-from typing import Any, overload
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
+from ._codec import decode_example
 from ._errors import CorruptRecordError, PathName
 from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, frame_header, masked_crc
 from ._index import Buffer, IndexArg, RecordIndex, _mapped, open_index, release
@@ -25,11 +26,18 @@ _U32 = struct.Struct("<I")
 _header_for = functools.lru_cache(maxsize=1 << 12)(frame_header)  # record length -> its 12-byte header
 
 
+_Self = TypeVar("_Self", bound="RecordSequence")
+
+
 class RecordSequence(Sequence):  # type: ignore[type-arg]
     """Indexing shared by TFRecordFile and ShardedRecords: ints (negative too), slices, index lists."""
 
     def _get(self, i: int) -> bytes:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _take(self, positions: Iterable[int]) -> list[bytes]:
+        """The records at `positions`, already checked to be in 0..len-1."""
+        return [self._get(i) for i in positions]
 
     @overload
     def __getitem__(self, key: int) -> bytes: ...
@@ -44,7 +52,7 @@ class RecordSequence(Sequence):  # type: ignore[type-arg]
         if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
             return self._get(operator.index(key))
         if isinstance(key, slice):
-            return [self._get(i) for i in range(*key.indices(len(self)))]
+            return self._take(range(*key.indices(len(self))))
         if isinstance(key, (str, bytes, float, bool)):
             raise TypeError(f"records are indexed by int, slice or a sequence of ints, not {type(key).__name__}")
         picks = np.asarray(key)
@@ -58,15 +66,17 @@ class RecordSequence(Sequence):  # type: ignore[type-arg]
             raise TypeError(
                 f"an index list must be a flat sequence of ints, not {picks.dtype} with shape {picks.shape}"
             )
-        return [self._get(i) for i in picks.tolist()]
+        n = len(self)
+        outside = (picks < -n) | (picks >= n)
+        if outside.any():
+            _position(int(picks[outside][0]), n)  # raises the IndexError
+        return self._take(np.where(picks < 0, picks + n, picks).tolist())
 
     def example(self, i: int, features: dict[str, Any] | None = None) -> dict[str, Any]:
         """Record `i` decoded as a tf.train.Example (with `features`, parsed like tf.io.parse_single_example)."""
-        from ._codec import decode_example
-
         return decode_example(self[i], features)
 
-    def __enter__(self) -> RecordSequence:
+    def __enter__(self: _Self) -> _Self:  # noqa: PYI019 (typing.Self needs Python 3.11)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -161,6 +171,11 @@ class TFRecordFile(RecordSequence):
         self._check_open()
         i = _position(i, self._n)
         return self._read(self._at[i], self._at[i + 1])
+
+    def _take(self, positions: Iterable[int]) -> list[bytes]:
+        self._check_open()
+        at, read = self._at, self._read
+        return [read(at[i], at[i + 1]) for i in positions]
 
     def _read(self, start: int, end: int) -> bytes:
         buf = self._buf

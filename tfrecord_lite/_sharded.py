@@ -20,10 +20,11 @@ import re
 import secrets
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Union
+from typing import Any, TypeVar, Union
 
 import numpy as np
 
+from ._codec import encode_example
 from ._errors import PathName
 from ._index import SIDECAR_SUFFIX, save_offsets
 from ._indexed import RecordSequence, TFRecordFile, _position
@@ -77,6 +78,9 @@ def resolve_paths(paths_or_glob: PathsOrGlob) -> list[str]:
             raise FileNotFoundError(f"no TFRecord files match {name!r}")
         found.extend(hits)
     return sorted(set(found), key=_natural_key)
+
+
+_Self = TypeVar("_Self", bound="ShardedWriter")
 
 
 class ShardedRecords(RecordSequence):
@@ -231,8 +235,6 @@ class ShardedWriter:
 
     def write_example(self, features: Mapping[str, Any]) -> None:
         """Encode `features` as a tf.train.Example and write it."""
-        from ._codec import encode_example
-
         self.write(encode_example(features))
 
     def close(self) -> None:
@@ -263,7 +265,7 @@ class ShardedWriter:
             except FileNotFoundError:
                 pass
 
-    def __enter__(self) -> ShardedWriter:
+    def __enter__(self: _Self) -> _Self:  # noqa: PYI019 (typing.Self needs Python 3.11)
         return self
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
