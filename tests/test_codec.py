@@ -439,6 +439,10 @@ def test_spec_construction_checks():
         tfr.FixedLenFeature([3], "int64", default_value=0)
     with pytest.raises(ValueError, match="not an integer"):
         tfr.FixedLenFeature([], "int64", default_value=1.5)
+    # a FixedLenSequenceFeature's default is one padding value, as in TF
+    assert tfr.FixedLenSequenceFeature([2], "int64", allow_missing=True, default_value=9).default_value == 9
+    with pytest.raises(ValueError, match="needs 1"):
+        tfr.FixedLenSequenceFeature([2], "int64", allow_missing=True, default_value=[9, 9])
 
     class FakeTFDType:  # what tf.int64 / tf.string look like to us
         def __init__(self, name):
@@ -497,6 +501,7 @@ def test_sequence_context_kindless_is_present_with_no_values_as_in_tensorflow():
         ({}, {"words": tfr.VarLenFeature("int64")}, "step 0: expected int64_list"),
         ({}, {"tokens": tfr.FixedLenFeature([2], "int64")}, "take FixedLenSequenceFeature or VarLenFeature"),
         ({"length": tfr.FixedLenSequenceFeature([], "int64", allow_missing=True)}, {}, "context_features take"),
+        ({}, {"tokens": tfr.FixedLenSequenceFeature([2], "int64", default_value=0)}, "takes no default_value"),
     ],
 )
 def test_sequence_spec_errors(context, sequence, message):
