@@ -32,7 +32,7 @@ from ._framing import HEADER_SIZE, OVERHEAD, header_is_valid, scan
 from ._index import SIDECAR_SUFFIX
 from ._reader import CHUNK_SIZE, _Inflater, iter_records, sniff_compression
 from ._writer import TFRecordWriter
-from .images import COMPRESSION_SUFFIX, shard_suffix
+from .images import COMPRESSION_SUFFIX, open_shard_writer, shard_suffix
 
 PROG = "tfrecord-lite"
 EXIT_DATA = 1  # the data is bad (corrupt record, undecodable image, verification failed)
@@ -122,16 +122,24 @@ def parse_size(value: str) -> int:
 # ---------------------------------------------------------------- progress
 
 
+def _tqdm(quiet: bool) -> Any:
+    """tqdm's class when a bar should be shown (stderr is a terminal, tqdm installed), else None."""
+    if quiet or not sys.stderr.isatty():
+        return None
+    try:
+        from tqdm import tqdm  # type: ignore[import-untyped]
+    except ImportError:
+        return None
+    return tqdm
+
+
 def progress(iterable: Iterable[Any], total: Optional[int] = None, desc: str = "", unit: str = "rec", quiet: bool = False) -> Iterable[Any]:
     """`iterable` wrapped in a tqdm bar when stderr is a terminal and tqdm is installed; else itself.
 
     The bar appears only once the job has run for a second, so short commands stay clean.
     """
-    if quiet or not sys.stderr.isatty():
-        return iterable
-    try:
-        from tqdm import tqdm
-    except ImportError:
+    tqdm = _tqdm(quiet)
+    if tqdm is None:
         return iterable
     return tqdm(iterable, total=total or None, desc=desc, unit=unit, delay=1.0, leave=False, file=sys.stderr, dynamic_ncols=True)
 
@@ -347,18 +355,19 @@ class _Stream:
                 compression = ""  # plain data whose first record is damaged: verify reports it
         self.compression = compression
         if compression:
-            inflater = _Inflater(self._file, compression, head, path)
             self._pending = b""
-            self._read: Callable[[int, int], bytes] = inflater.read
+            self._read: Callable[[int], bytes] = _Inflater(self._file, compression, head).read
         else:
             self._pending = head
-            self._read = lambda size, offset: self._file.read(size)
+            self._read = self._file.read
 
-    def read(self, offset: int) -> bytes:
+    def read(self) -> bytes:
+        """The next piece of the uncompressed stream; b'' at its end. A damaged compressed
+        stream raises CorruptRecordError / TruncatedRecordError (without an offset)."""
         if self._pending:
             data, self._pending = self._pending, b""
             return data
-        return self._read(CHUNK_SIZE, offset)
+        return self._read(CHUNK_SIZE)
 
     def close(self) -> None:
         if self._owned:
@@ -386,7 +395,7 @@ def verify_file(path: str, compression: str = "auto", on_progress: Optional[Call
         origin += pos
         pos = 0
         try:
-            chunk = stream.read(origin + len(buf))
+            chunk = stream.read()
         except (CorruptRecordError, TruncatedRecordError) as err:  # the compressed stream is damaged
             report.bad.append((origin + len(buf), err.reason + "; nothing after this point can be read"))
             chunk, broken = b"", True
@@ -543,17 +552,6 @@ def format_schema(schema: Schema) -> str:
 # ---------------------------------------------------------------- writing
 
 
-def _tqdm(quiet: bool) -> Any:
-    """tqdm's class when a bar should be shown (stderr is a terminal, tqdm installed), else None."""
-    if quiet or not sys.stderr.isatty():
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm
-
-
 class _NoBar:
     def update(self, n: int = 1) -> None:
         pass
@@ -613,21 +611,9 @@ def replacing_shards(
 
 def _shard_writer(args: argparse.Namespace, prefix: str) -> Any:
     """A ShardedWriter for --shards / --max-records / --max-bytes (one shard when none is given)."""
-    from ._sharded import ShardedWriter
-
-    suffix = shard_suffix(args.to)
     if args.shards is None and args.max_records is None and args.max_bytes is None:
         args.shards = 1
-    os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
-    return ShardedWriter(
-        prefix,
-        num_shards=args.shards,
-        max_records=args.max_records,
-        max_bytes=args.max_bytes,
-        compression=args.to or None,
-        index=not args.no_index and not args.to,
-        suffix=suffix,
-    )
+    return open_shard_writer(prefix, args.shards, args.max_records, args.max_bytes, args.to or None, not args.no_index)
 
 
 def _records(args: argparse.Namespace, paths: Sequence[str], desc: str) -> Iterator[bytes]:
@@ -740,8 +726,11 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     paths = expand_inputs(args.inputs)
     for p in progress(paths, len(paths), "index", "file", args.quiet):
-        with TFRecordFile(p, verify=not args.no_verify) as f:
+        f = TFRecordFile(p, verify=not args.no_verify)
+        try:
             line = f"{p}: {len(f)} records, index {f.index_path or '(in memory: the folder is read-only)'}"
+        finally:
+            f.close()
         if args.text or args.text_dir:
             folder = args.text_dir or os.path.dirname(p)
             out = os.path.join(folder, os.path.basename(p) + ".idx")
@@ -912,7 +901,7 @@ def _pack(args: argparse.Namespace, report: Callable[[str, Exception], None]) ->
         on_error=report if args.skip_bad else "raise",
         append=args.append,
         compression=args.to or None,
-        index=not args.no_index and not args.to,
+        index=not args.no_index,
         progress=lambda items, total: progress(items, total, "pack", "img", args.quiet),
     )
 
@@ -948,7 +937,7 @@ def cmd_remove_images(args: argparse.Namespace) -> int:
             max_records=args.max_records,
             max_bytes=args.max_bytes,
             compression=args.to or None,
-            index=not args.no_index and not args.to,
+            index=not args.no_index,
         )
     _say(args, f"kept {result.written} images, removed {result.removed}; new shards under {args.output}")
     return 0

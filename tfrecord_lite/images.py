@@ -324,6 +324,31 @@ def _encode_image(
     return buf.getvalue(), out_fmt, target[1], target[0]
 
 
+def open_shard_writer(
+    prefix: str,
+    num_shards: Optional[int] = None,
+    max_records: Optional[int] = None,
+    max_bytes: Optional[int] = None,
+    compression: Optional[str] = None,
+    index: bool = True,
+    append: bool = False,
+) -> Any:
+    """A ShardedWriter for `prefix` (its folder created), shards named '.tfrecord[.gz|.zlib]'."""
+    from ._sharded import ShardedWriter
+
+    os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
+    return ShardedWriter(
+        prefix,
+        num_shards=num_shards,
+        max_records=max_records,
+        max_bytes=max_bytes,
+        compression=compression,
+        index=index and not compression,
+        append=append,
+        suffix=shard_suffix(compression),
+    )
+
+
 def image_example(encoded: bytes, fmt: str, height: int, width: int, label: int, text: str, filename: str) -> bytes:
     """One serialized Example with TensorFlow's image keys."""
     return encode_example(
@@ -380,8 +405,6 @@ def pack_images(
     With `append=True` the existing shards stay as they are, new shards are added
     and the label map is extended (existing ids never change).
     """
-    from ._sharded import ShardedWriter
-
     prefix = os.fspath(out_prefix)
     size = _parse_size(resize)
     fmt = None if format is None else _FORMAT_NAMES.get(format.lower())
@@ -414,18 +437,8 @@ def pack_images(
 
     skipped: List[Tuple[str, str]] = []
     written = 0
-    os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
     todo: Iterable[Tuple[str, str]] = items if progress is None else progress(items, len(items))
-    with ShardedWriter(
-        prefix,
-        num_shards=num_shards,
-        max_records=max_records,
-        max_bytes=max_bytes,
-        compression=compression,
-        index=index,
-        append=append,
-        suffix=shard_suffix(compression),
-    ) as writer:
+    with open_shard_writer(prefix, num_shards, max_records, max_bytes, compression, index, append) as writer:
         for path, name in todo:
             try:
                 with open(path, "rb") as f:
@@ -615,22 +628,12 @@ def remove_images(
     unchanged, so label ids stay valid. Returns counts of written and removed.
     """
     from ._reader import iter_records
-    from ._sharded import ShardedWriter
 
     drop = set(filenames)
     prefix = os.fspath(out_prefix)
     sources = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     written = removed = 0
-    os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
-    with ShardedWriter(
-        prefix,
-        num_shards=num_shards,
-        max_records=max_records,
-        max_bytes=max_bytes,
-        compression=compression,
-        index=index,
-        suffix=shard_suffix(compression),
-    ) as writer:
+    with open_shard_writer(prefix, num_shards, max_records, max_bytes, compression, index) as writer:
         for path in sources:
             for record in iter_records(path):
                 rec = parse_image_record(record)
