@@ -195,13 +195,15 @@ def _ours_or_error(data):
         return "error"
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(features, st.data())
-def test_damaged_encodings_agree_with_protobuf(pairs, data):
-    """Differential fuzzing: flip, drop or insert bytes in a valid Example; we and protobuf
-    must both reject it or both accept it with equal values."""
-    blob = bytearray(tfr.encode_example(split(pairs)[0]))
-    assume(blob)
+def _sequence_or_error(decode, data):
+    try:
+        return decode(data)
+    except (ProtobufDecodeError, tfr.DecodeError):
+        return "error"
+
+
+def damage(blob: bytearray, data) -> bytes:
+    """Flip, drop or insert one to three bytes."""
     for _ in range(data.draw(st.integers(1, 3))):
         i = data.draw(st.integers(0, len(blob) - 1))
         op = data.draw(st.sampled_from(["flip", "drop", "insert"]))
@@ -211,11 +213,41 @@ def test_damaged_encodings_agree_with_protobuf(pairs, data):
             del blob[i]
         else:
             blob.insert(i, data.draw(st.integers(0, 255)))
-    theirs, ours = _protobuf_or_error(bytes(blob)), _ours_or_error(bytes(blob))
+    return bytes(blob)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(features, st.data())
+def test_damaged_encodings_agree_with_protobuf(pairs, data):
+    """Differential fuzzing: flip, drop or insert bytes in a valid Example; we and protobuf
+    must both reject it or both accept it with equal values."""
+    blob = bytearray(tfr.encode_example(split(pairs)[0]))
+    assume(blob)
+    blob = damage(blob, data)
+    theirs, ours = _protobuf_or_error(blob), _ours_or_error(blob)
     if theirs == "error" or ours == "error":
         assert theirs == ours
     else:
         assert reference.same_features(ours, theirs)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(features, st.dictionaries(st.text(max_size=4), steps, max_size=3), st.data())
+def test_damaged_sequence_examples_agree_with_protobuf(context_pairs, list_pairs, data):
+    blob = bytearray(
+        tfr.encode_sequence_example(split(context_pairs)[0], {k: [v[0] for v in s] for k, s in list_pairs.items()})
+    )
+    blob = damage(blob, data)
+    theirs = _sequence_or_error(reference.decode_sequence_example, blob)
+    ours = _sequence_or_error(tfr.decode_sequence_example, blob)
+    if theirs == "error" or ours == "error":
+        assert theirs == ours
+        return
+    assert reference.same_features(ours[0], theirs[0])
+    assert ours[1].keys() == theirs[1].keys()
+    for key in ours[1]:
+        assert len(ours[1][key]) == len(theirs[1][key])
+        assert all(reference.same_value(a, b) for a, b in zip(ours[1][key], theirs[1][key]))
 
 
 @settings(max_examples=300, deadline=None)
