@@ -160,6 +160,10 @@ def test_random_access_equals_sequential(
         mask = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
         assert f[np.array(mask, dtype=bool)] == [r for r, m in zip(records, mask) if m]
         assert [f.offset(i) for i in range(n)] == [o for o, _ in raw_index(path)]
+    tfr.write_text_index(path, folder / "g.idx")  # DALI text index == the one computed from raw headers
+    assert (folder / "g.idx").read_text() == "".join(f"{o} {m}\n" for o, m in raw_index(path))
+    with tfr.TFRecordFile(path, index=folder / "g.idx") as f:
+        assert f[:] == records
     with tfr.TFRecordFile(path, verify=False) as f:  # second open: from the sidecar
         assert f.index_path == str(path) + SIDECAR
         assert list(f) == records
