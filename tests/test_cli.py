@@ -311,3 +311,32 @@ def test_image_commands(tmp_path: Path) -> None:
     assert sorted(r["features"]["image/filename"]["values"][0] for r in rows) == ["cat/a.png", "dog/c.png"]
     assert json.loads((tmp_path / "clean" / "pets.labels.json").read_text()) == {"cat": 0, "dog": 1, "bird": 2}
     assert "say what to remove" in error_line(cli("remove-images", "out", "-o", "x", cwd=tmp_path, ok=False), 2)
+
+
+def test_progress_bars_only_on_a_terminal_and_only_with_tqdm(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tfrecord_lite import cli as cli_module
+
+    class Terminal:
+        def __init__(self, tty: bool) -> None:
+            self.tty = tty
+
+        def isatty(self) -> bool:
+            return self.tty
+
+        def write(self, text: str) -> int:
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    items = [1, 2, 3]
+    monkeypatch.setattr(sys, "stderr", Terminal(False))
+    assert cli_module.progress(items, 3) is items  # a pipe or a file: no bar
+    monkeypatch.setattr(sys, "stderr", Terminal(True))
+    pytest.importorskip("tqdm")
+    bar = cli_module.progress(items, 3)
+    assert type(bar).__name__ == "tqdm" and list(bar) == items
+    assert cli_module.progress(items, 3, quiet=True) is items
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # tqdm not installed: the job runs without a bar
+    assert cli_module.progress(items, 3) is items
+    assert list(cli_module.progress(items)) == items

@@ -374,6 +374,12 @@ class _Stream:
             self._file.close()
 
 
+def _head_compression(path: str) -> str:
+    """'' | 'gzip' | 'zlib' | 'unknown', from the first bytes of a local file."""
+    with open(path, "rb") as f:
+        return sniff_compression(f.read(HEADER_SIZE))
+
+
 def verify_file(path: str, compression: str = "auto", on_progress: Optional[Callable[[int], None]] = None) -> VerifyReport:
     """Check every record's CRCs in one file and list the offsets of all bad records.
 
@@ -700,7 +706,8 @@ def format_report(report: VerifyReport, max_listed: int = 20) -> str:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     paths = expand_inputs(args.inputs)
-    total = sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
+    plain = all(os.path.isfile(p) and _head_compression(p) == "" for p in paths)
+    total = sum(os.path.getsize(p) for p in paths) if plain else None  # the bar counts uncompressed bytes
     bar = progress_bar(total, "verify", quiet=args.quiet)
     bad_files = 0
     try:
@@ -867,8 +874,6 @@ def cmd_pack_images(args: argparse.Namespace) -> int:
 
     if not os.path.exists(args.source):
         raise UsageError(f"no such file or directory: {args.source}")
-    if args.shards is None and args.max_records is None and args.max_bytes is None:
-        args.max_bytes = 128 << 20
     hint = "--append to add images, --force to replace them"
     guard = contextlib.nullcontext() if args.append else replacing_shards(args.output, shard_suffix(args.to), args.force, hint=hint)
     try:
@@ -1062,7 +1067,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--text-dir", metavar="DIR", help="write the text indexes into DIR instead (implies --text)")
     p.add_argument("--no-verify", action="store_true", help="do not check payload CRCs while indexing")
 
-    p = command("pack-images", cmd_pack_images, "Pack an image folder tree (one sub-folder per class) or a CSV of path,label into TFRecord shards + a label map.",
+    p = command("pack-images", cmd_pack_images, "Pack an image folder tree (one sub-folder per class) or a CSV of path,label into TFRecord shards + a label map "
+                "(a new shard every 128 MiB unless --shards / --max-records / --max-bytes say otherwise).",
                 f"  {PROG} pack-images photos/ out/photos --shards 8        -> out/photos-00000-of-00008.tfrecord ..., out/photos.labels.json\n"
                 f"  {PROG} pack-images list.csv out/train --resize 256 --format jpeg --skip-bad\n"
                 f"  {PROG} pack-images new_photos/ out/photos --append      add images; existing label ids stay")  # fmt: skip

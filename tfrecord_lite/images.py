@@ -79,6 +79,7 @@ IMAGE_EXTENSIONS = (
 )  # fmt: skip
 LABEL_MAP_SUFFIX = ".labels.json"
 COMPRESSION_SUFFIX = {"": "", "gzip": ".gz", "zlib": ".zlib"}  # file name ending per compression
+DEFAULT_SHARD_BYTES = 128 << 20  # a new shard every 128 MiB unless told otherwise
 
 # Pillow's name for a format -> the spelling stored in image/format and used for file extensions.
 _FORMAT_NAMES = {"jpeg": "jpeg", "jpg": "jpeg", "png": "png", "webp": "webp", "bmp": "bmp", "gif": "gif",
@@ -397,7 +398,8 @@ def pack_images(
     """Pack images into sharded TFRecords with a label map beside them.
 
     `source` is an ImageFolder root, a CSV of `path,label`, or an iterable of
-    (path, label). The original encoded bytes are stored unless `resize` (longest
+    (path, label). Shards: `num_shards`, `max_records` or `max_bytes` (default
+    128 MiB each). The original encoded bytes are stored unless `resize` (longest
     side, or (width, height)) or `format` ('jpeg', 'png', 'webp') asks otherwise.
     Order: sorted, then shuffled with `seed` (reproducible). An image that does
     not decode raises ImageDecodeError (on_error='raise'), or is skipped and
@@ -406,6 +408,8 @@ def pack_images(
     and the label map is extended (existing ids never change).
     """
     prefix = os.fspath(out_prefix)
+    if num_shards is None and max_records is None and max_bytes is None:
+        max_bytes = DEFAULT_SHARD_BYTES
     size = _parse_size(resize)
     fmt = None if format is None else _FORMAT_NAMES.get(format.lower())
     if format is not None and fmt is None:
