@@ -10,8 +10,9 @@ import collections
 import itertools
 import math
 import random
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any
 
 import numpy as np
 import pytest
@@ -23,9 +24,9 @@ import tfrecord_lite as tfr
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
-from torch.utils.data import DataLoader  # noqa: E402
+from torch.utils.data import DataLoader
 
-from tfrecord_lite.torch import (  # noqa: E402
+from tfrecord_lite.torch import (
     Collate,
     IterableTFRecordDataset,
     MixedTFRecordDataset,
@@ -38,13 +39,12 @@ from tfrecord_lite.torch import (  # noqa: E402
     to_torch,
 )
 
-
 # --------------------------------------------------------------------------- files
 
 
 def write_shards(
-    directory: Path, sizes: Iterable[int], *, compression: Optional[str] = None, first_id: int = 0, name: str = "part"
-) -> List[str]:
+    directory: Path, sizes: Iterable[int], *, compression: str | None = None, first_id: int = 0, name: str = "part"
+) -> list[str]:
     """Shards of Examples whose `id` counts up from first_id; other features derive from the id."""
     paths = []
     next_id = first_id
@@ -53,7 +53,14 @@ def write_shards(
         with tfr.TFRecordWriter(path, compression=compression) as w:
             for _ in range(size):
                 i = next_id
-                w.write_example({"id": i, "x": [float(i), -float(i)], "var": np.arange(i % 4, dtype=np.int64), "name": f"n{i}".encode()})
+                w.write_example(
+                    {
+                        "id": i,
+                        "x": [float(i), -float(i)],
+                        "var": np.arange(i % 4, dtype=np.int64),
+                        "name": f"n{i}".encode(),
+                    }
+                )
                 next_id += 1
         paths.append(str(path))
     return paths
@@ -67,32 +74,40 @@ SPEC = {
 }
 
 
-def ids(items: Iterable[Any]) -> List[int]:
+def ids(items: Iterable[Any]) -> list[int]:
     """The ids in items or collated batches, in order."""
-    out: List[int] = []
+    out: list[int] = []
     for item in items:
         value = item["id"]
         out.extend(int(v) for v in np.asarray(value).reshape(-1))
     return out
 
 
-def loader(ds: Any, workers: int, ctx: Optional[str] = None, batch_size: Optional[int] = 4) -> DataLoader:
+def loader(ds: Any, workers: int, ctx: str | None = None, batch_size: int | None = 4) -> DataLoader:
     return DataLoader(
-        ds, batch_size=batch_size, num_workers=workers, multiprocessing_context=ctx if workers else None, collate_fn=collate
+        ds,
+        batch_size=batch_size,
+        num_workers=workers,
+        multiprocessing_context=ctx if workers else None,
+        collate_fn=collate,
     )
 
 
 @pytest.fixture
-def plain3(tmp_path: Path) -> List[str]:
+def plain3(tmp_path: Path) -> list[str]:
     return write_shards(tmp_path, [7, 0, 12])  # an empty shard too
 
 
 # --------------------------------------------------------------------------- pure planning
 
 
-def expand(share: Any, counts: List[int]) -> List[tuple]:
+def expand(share: Any, counts: list[int]) -> list[tuple]:
     """The (shard, record) pairs a Share stands for."""
-    seq = [(seg.shard, r) for seg in share.segments for r in range(seg.start, counts[seg.shard] if seg.stop is None else seg.stop)]
+    seq = [
+        (seg.shard, r)
+        for seg in share.segments
+        for r in range(seg.start, counts[seg.shard] if seg.stop is None else seg.stop)
+    ]
     return seq[share.offset :: share.step]
 
 
@@ -104,7 +119,7 @@ def expand(share: Any, counts: List[int]) -> List[tuple]:
     seed=st.integers(0, 3),
     epoch=st.integers(0, 3),
 )
-def test_plan_covers_every_record_once(counts: List[int], consumers: int, split: str, seed: int, epoch: int) -> None:
+def test_plan_covers_every_record_once(counts: list[int], consumers: int, split: str, seed: int, epoch: int) -> None:
     order = shard_order(len(counts), seed, epoch, shuffle=True)
     assert sorted(order) == list(range(len(counts)))
     shares = plan_shares(counts, consumers, split, order)
@@ -192,18 +207,25 @@ def test_to_torch_shares_memory() -> None:
 
 
 @pytest.mark.parametrize("workers,ctx", [(0, None), (2, "fork"), (2, "spawn")])
-def test_map_dataset_shuffled_loader_sees_each_record_once(plain3: List[str], workers: int, ctx: Optional[str]) -> None:
+def test_map_dataset_shuffled_loader_sees_each_record_once(plain3: list[str], workers: int, ctx: str | None) -> None:
     ds = TFRecordDataset(plain3, SPEC)
     assert len(ds) == 19
     assert int(ds[8]["id"]) == 8 and ds[-1]["name"] == b"n18"
     assert ds[3]["var"].tolist() == [0, 1, 2]
-    dl = DataLoader(ds, batch_size=5, shuffle=True, num_workers=workers, multiprocessing_context=ctx if workers else None, collate_fn=collate)
+    dl = DataLoader(
+        ds,
+        batch_size=5,
+        shuffle=True,
+        num_workers=workers,
+        multiprocessing_context=ctx if workers else None,
+        collate_fn=collate,
+    )
     seen = ids(dl)
     assert sorted(seen) == list(range(19))
     assert seen != list(range(19))  # shuffled (19! orders: equal by chance with negligible probability)
 
 
-def test_map_dataset_torch_output_and_transform(plain3: List[str]) -> None:
+def test_map_dataset_torch_output_and_transform(plain3: list[str]) -> None:
     ds = TFRecordDataset(plain3, SPEC, output="torch")
     item = ds[5]
     assert isinstance(item["x"], torch.Tensor) and item["x"].tolist() == [5.0, -5.0]
@@ -236,7 +258,7 @@ def test_map_dataset_over_a_compressed_file_says_how_out(tmp_path: Path) -> None
     ],
 )
 def test_stream_sees_each_record_once(
-    tmp_path: Path, sizes: List[int], compression: Optional[str], workers: int, ctx: Optional[str], shuffle: bool
+    tmp_path: Path, sizes: list[int], compression: str | None, workers: int, ctx: str | None, shuffle: bool
 ) -> None:
     paths = write_shards(tmp_path, sizes, compression=compression)
     ds = IterableTFRecordDataset(paths, SPEC, shuffle=shuffle, shuffle_buffer=5, seed=3)
@@ -253,8 +275,54 @@ def test_stream_more_workers_than_records(tmp_path: Path) -> None:
 def test_stream_consumers_simulated(tmp_path: Path) -> None:
     """Ranks given explicitly (no process group): 3 ranks x 2 workers over mixed plain / gzip shards."""
     paths = write_shards(tmp_path, [4, 6], compression="gzip") + write_shards(tmp_path, [5], first_id=10, name="plain")
-    per_rank = [ids(loader(IterableTFRecordDataset(paths, shuffle=True, rank=r, world_size=3), 2, "fork")) for r in range(3)]
+    per_rank = [
+        ids(loader(IterableTFRecordDataset(paths, shuffle=True, rank=r, world_size=3), 2, "fork")) for r in range(3)
+    ]
     assert sorted(itertools.chain(*per_rank)) == list(range(15))
+
+
+# --------------------------------------------------------------------------- batched (columnar) mode
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_batched_mode_equals_collated_items(tmp_path: Path, workers: int) -> None:
+    paths = write_shards(tmp_path, [11, 6], compression="gzip" if workers else None)
+    spec = dict(
+        SPEC, names=tfr.VarLenFeature("bytes"), pair=tfr.FixedLenFeature([2], "bytes", default_value=[b"a", b"b"])
+    )
+    opts: dict[str, Any] = {"shuffle": True, "shuffle_buffer": 4, "seed": 2}
+    per_item = IterableTFRecordDataset(paths, spec, **opts)
+    items = DataLoader(per_item, batch_size=4, num_workers=workers, collate_fn=per_item.collate_fn)
+    batches = DataLoader(
+        IterableTFRecordDataset(paths, spec, batch_size=4, **opts), batch_size=None, num_workers=workers
+    )
+    n = 0
+    for a, b in itertools.zip_longest(items, batches):
+        assert a.keys() == b.keys() == {"id", "x", "var", "var_length", "name", "names", "pair"}
+        for key in a:
+            if isinstance(a[key], torch.Tensor):
+                assert a[key].dtype == b[key].dtype and torch.equal(a[key], b[key]), key
+            else:
+                assert a[key] == b[key], key
+        n += len(a["id"])
+    assert n == 17
+    assert b["pair"][0] == [b"a", b"b"] and b["names"][0] == []
+    regular = per_item.collate_fn([{"var": np.arange(2)}, {"var": np.arange(2)}])  # VarLen: lengths always
+    assert regular["var_length"].tolist() == [2, 2]
+    assert "var_length" not in collate([{"var": np.arange(2)}, {"var": np.arange(2)}])  # no spec: by shape
+
+
+def test_batched_mode_drop_last_transform_and_resume(tmp_path: Path) -> None:
+    paths = write_shards(tmp_path, [10])
+    ds = IterableTFRecordDataset(paths, SPEC, batch_size=4, drop_last=True, transform=lambda b: b["id"].tolist())
+    assert list(ds) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    it = iter(ds)
+    next(it)
+    again = IterableTFRecordDataset(paths, SPEC, batch_size=4)
+    again.load_state_dict(ds.state_dict())
+    assert [b["id"].tolist() for b in again] == [[4, 5, 6, 7], [8, 9]]
+    with pytest.raises(ValueError, match="features"):
+        IterableTFRecordDataset(paths, batch_size=4)
 
 
 # --------------------------------------------------------------------------- order, epochs
@@ -263,7 +331,7 @@ def test_stream_consumers_simulated(tmp_path: Path) -> None:
 def test_same_seed_same_order_and_set_epoch_changes_it(tmp_path: Path) -> None:
     paths = write_shards(tmp_path, [10, 10, 10, 10])
 
-    def order(seed: int, epoch: int, workers: int = 0) -> List[int]:
+    def order(seed: int, epoch: int, workers: int = 0) -> list[int]:
         ds = IterableTFRecordDataset(paths, shuffle=True, shuffle_buffer=8, seed=seed)
         ds.set_epoch(epoch)
         return ids(loader(ds, workers, "fork"))
@@ -291,8 +359,12 @@ def take_then_resume(ds_factory: Any, k: int) -> tuple:
 
 
 @pytest.mark.parametrize("compression", [None, "gzip"])
-@pytest.mark.parametrize("options", [{}, {"shuffle": True, "shuffle_buffer": 6}, {"even": "pad", "rank": 1, "world_size": 4}])
-def test_resume_mid_epoch_gives_exactly_the_rest(tmp_path: Path, compression: Optional[str], options: Dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "options", [{}, {"shuffle": True, "shuffle_buffer": 6}, {"even": "pad", "rank": 1, "world_size": 4}]
+)
+def test_resume_mid_epoch_gives_exactly_the_rest(
+    tmp_path: Path, compression: str | None, options: dict[str, Any]
+) -> None:
     paths = write_shards(tmp_path, [9, 14], compression=compression)
     for k in (0, 5, 11):
         head, rest, full = take_then_resume(lambda: IterableTFRecordDataset(paths, seed=5, **options), k)
@@ -330,10 +402,17 @@ def test_set_epoch_keeps_a_loaded_position_of_that_epoch(tmp_path: Path) -> None
 
 @pytest.mark.parametrize("even", ["drop", "pad"])
 @pytest.mark.parametrize("compression", [None, "gzip"])
-def test_even_counts_per_rank(tmp_path: Path, even: str, compression: Optional[str]) -> None:
+def test_even_counts_per_rank(tmp_path: Path, even: str, compression: str | None) -> None:
     paths = write_shards(tmp_path, [3, 11, 6], compression=compression)  # 20 records, 3 ranks x 2 workers
     per_rank = [
-        ids(loader(IterableTFRecordDataset(paths, even=even, shuffle=True, rank=r, world_size=3), 2, "fork", batch_size=None))
+        ids(
+            loader(
+                IterableTFRecordDataset(paths, even=even, shuffle=True, rank=r, world_size=3),
+                2,
+                "fork",
+                batch_size=None,
+            )
+        )
         for r in range(3)
     ]
     counts = {len(r) for r in per_rank}
@@ -396,13 +475,17 @@ def test_sequence_examples_pad_with_lengths(tmp_path: Path) -> None:
     with tfr.TFRecordWriter(path) as w:
         for i in range(6):
             steps = [[float(i), float(t)] for t in range(i % 3 + 1)]
-            w.write(tfr.encode_sequence_example({"id": i}, {"frames": steps, "tokens": [[t] * (t + 1) for t in range(i % 3 + 1)]}))
+            w.write(
+                tfr.encode_sequence_example(
+                    {"id": i}, {"frames": steps, "tokens": [[t] * (t + 1) for t in range(i % 3 + 1)]}
+                )
+            )
     ds = IterableTFRecordDataset(
         [path],
         context_features={"id": tfr.FixedLenFeature([], "int64")},
         sequence_features={"frames": tfr.FixedLenSequenceFeature([2], "float32"), "tokens": tfr.VarLenFeature("int64")},
     )
-    batch = next(iter(loader(ds, 0, batch_size=6)))
+    batch = next(iter(DataLoader(ds, batch_size=6, collate_fn=ds.collate_fn)))
     assert batch["id"].tolist() == list(range(6))
     assert batch["frames"].shape == (6, 3, 2)
     assert batch["frames_length"].tolist() == [1, 2, 3, 1, 2, 3]

@@ -10,20 +10,20 @@ import json
 import socket
 from collections import Counter
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 import pytest
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
-import torch.distributed as dist  # noqa: E402
-import torch.multiprocessing as mp  # noqa: E402
-from torch.utils.data import DataLoader, DistributedSampler  # noqa: E402
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.utils.data import DataLoader, DistributedSampler
 
-from tfrecord_lite.torch import IterableTFRecordDataset, TFRecordDataset, collate  # noqa: E402
+from tfrecord_lite.torch import IterableTFRecordDataset, TFRecordDataset, collate
 
-from .test_torch import SPEC, ids, write_shards  # noqa: E402
+from .test_torch import SPEC, ids, write_shards
 
 WORLD = 2
 SIZES = [7, 0, 13, 9]  # 29 records: not a multiple of 2 ranks x 2 workers
@@ -36,16 +36,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def batches(loader: DataLoader) -> List[List[int]]:
+def batches(loader: DataLoader) -> list[list[int]]:
     return [ids([batch]) for batch in loader]
 
 
-def run_rank(rank: int, port: int, paths: List[str], out: str) -> None:
+def run_rank(rank: int, port: int, paths: list[str], out: str) -> None:
     dist.init_process_group(
-        "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=WORLD, timeout=datetime.timedelta(seconds=90)
+        "gloo",
+        init_method=f"tcp://127.0.0.1:{port}",
+        rank=rank,
+        world_size=WORLD,
+        timeout=datetime.timedelta(seconds=90),
     )
     try:
-        got: Dict[str, Any] = {}
+        got: dict[str, Any] = {}
         ds = TFRecordDataset(paths, SPEC)
         sampler = DistributedSampler(ds, shuffle=True, seed=3)
         sampler.set_epoch(1)
@@ -55,7 +59,7 @@ def run_rank(rank: int, port: int, paths: List[str], out: str) -> None:
             stream.set_epoch(1)
             loader = DataLoader(stream, batch_size=4, num_workers=2, multiprocessing_context=ctx, collate_fn=collate)
             got[f"stream-{even}"] = batches(loader)
-        gathered: List[Any] = [None] * WORLD
+        gathered: list[Any] = [None] * WORLD
         dist.all_gather_object(gathered, got)
         if rank == 0:
             Path(out).write_text(json.dumps(gathered))
@@ -64,7 +68,7 @@ def run_rank(rank: int, port: int, paths: List[str], out: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def per_rank(tmp_path_factory: pytest.TempPathFactory) -> List[Dict[str, List[List[int]]]]:
+def per_rank(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, list[list[int]]]]:
     directory = tmp_path_factory.mktemp("ddp")
     paths = write_shards(directory, SIZES)
     out = directory / "gathered.json"
@@ -72,11 +76,11 @@ def per_rank(tmp_path_factory: pytest.TempPathFactory) -> List[Dict[str, List[Li
     return json.loads(out.read_text())
 
 
-def flat(per_rank: List[Dict[str, List[List[int]]]], key: str) -> List[List[int]]:
+def flat(per_rank: list[dict[str, list[list[int]]]], key: str) -> list[list[int]]:
     return [[i for batch in rank[key] for i in batch] for rank in per_rank]
 
 
-def test_map_style_with_distributed_sampler(per_rank: List[Dict[str, Any]]) -> None:
+def test_map_style_with_distributed_sampler(per_rank: list[dict[str, Any]]) -> None:
     ranks = flat(per_rank, "map")
     assert len(ranks[0]) == len(ranks[1]) == 15  # DistributedSampler pads 29 to 30
     seen = Counter(ranks[0] + ranks[1])
@@ -84,14 +88,14 @@ def test_map_style_with_distributed_sampler(per_rank: List[Dict[str, Any]]) -> N
     assert sum(seen.values()) - TOTAL == 1 and max(seen.values()) == 2  # its one padding record
 
 
-def test_stream_each_record_exactly_once(per_rank: List[Dict[str, Any]]) -> None:
+def test_stream_each_record_exactly_once(per_rank: list[dict[str, Any]]) -> None:
     ranks = flat(per_rank, "stream-None")
     assert sorted(ranks[0] + ranks[1]) == list(range(TOTAL))
     assert ranks[0] and ranks[1]
 
 
 @pytest.mark.parametrize("even", ["drop", "pad"])
-def test_stream_equal_counts_per_rank(per_rank: List[Dict[str, Any]], even: str) -> None:
+def test_stream_equal_counts_per_rank(per_rank: list[dict[str, Any]], even: str) -> None:
     key = f"stream-{even}"
     assert len(per_rank[0][key]) == len(per_rank[1][key])  # same number of batches: no rank waits forever
     ranks = flat(per_rank, key)

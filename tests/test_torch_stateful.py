@@ -4,16 +4,17 @@
 # batches the uninterrupted run would have given next — with 0 and 2 workers.
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 sdl = pytest.importorskip("torchdata.stateful_dataloader")
 
-from .test_torch import ids, write_shards  # noqa: E402
+from tfrecord_lite.torch import IterableTFRecordDataset, MixedTFRecordDataset, collate
 
-from tfrecord_lite.torch import IterableTFRecordDataset, MixedTFRecordDataset, collate  # noqa: E402
+from .test_torch import ids, write_shards
 
 
 def resume_through_loader(make_ds: Callable[[], Any], workers: int, batches: int) -> tuple:

@@ -20,9 +20,10 @@ import bisect
 import itertools
 import os
 import random
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Mapping as _MappingABC
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Union
 
 import numpy as np
 import torch
@@ -30,22 +31,24 @@ import torch.distributed as dist
 from torch.utils.data import Dataset, IterableDataset, default_collate, get_worker_info
 
 from ._codec import decode_example, decode_sequence_example
+from ._columnar import Ragged, decode_examples
 from ._files import normalize_compression
+from ._framing import HEADER_SIZE
 from ._reader import iter_records, sniff_compression
 from ._sharded import ShardedRecords, resolve_paths
-from ._framing import HEADER_SIZE
+from ._spec import FixedLenSequenceFeature, VarLenFeature
 
 __all__ = [
-    "TFRecordDataset",
+    "Collate",
     "IterableTFRecordDataset",
     "MixedTFRecordDataset",
-    "Collate",
-    "collate",
-    "to_torch",
     "Segment",
     "Share",
+    "TFRecordDataset",
+    "collate",
     "plan_shares",
     "shard_order",
+    "to_torch",
 ]
 
 Paths = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]  # files, globs, a directory
@@ -64,7 +67,7 @@ def _seed(*parts: int) -> int:
     return int.from_bytes(state.tobytes(), "little")
 
 
-def _distributed() -> Optional[Tuple[int, int]]:
+def _distributed() -> tuple[int, int] | None:
     """(rank, world_size) of the initialised default process group, else None."""
     if dist.is_available() and dist.is_initialized():
         return dist.get_rank(), dist.get_world_size()
@@ -97,9 +100,9 @@ def to_torch(value: Any) -> Any:
 def _steps_array(steps: Any) -> Any:
     """A feature list decoded without a spec ([1-D array per step]) as one [steps, n] array when every
     step has the same number of numeric values; otherwise unchanged."""
-    if isinstance(steps, list) and steps and all(isinstance(s, np.ndarray) for s in steps):
-        if len({s.shape for s in steps}) == 1 and steps[0].dtype.kind in "iuf":
-            return np.stack(steps)
+    regular = isinstance(steps, list) and steps and all(isinstance(s, np.ndarray) for s in steps)
+    if regular and len({s.shape for s in steps}) == 1 and steps[0].dtype.kind in "iuf":
+        return np.stack(steps)
     return steps
 
 
@@ -108,12 +111,12 @@ class _Decoder:
 
     def __init__(
         self,
-        record_type: Optional[str],
-        features: Optional[Mapping[str, Any]],
-        context_features: Optional[Mapping[str, Any]],
-        sequence_features: Optional[Mapping[str, Any]],
+        record_type: str | None,
+        features: Mapping[str, Any] | None,
+        context_features: Mapping[str, Any] | None,
+        sequence_features: Mapping[str, Any] | None,
         output: str,
-        transform: Optional[Callable[[Any], Any]],
+        transform: Callable[[Any], Any] | None,
     ) -> None:
         if record_type is None:
             record_type = "sequence_example" if (context_features or sequence_features) else "example"
@@ -136,7 +139,9 @@ class _Decoder:
             if clash:
                 raise ValueError(f"keys {sorted(clash)} are both context features and feature lists")
             item = dict(context)
-            item.update((k, _steps_array(v)) for k, v in lists.items())
+            if self.sequence_features is None:  # with a spec the layout is the spec's
+                lists = {k: _steps_array(v) for k, v in lists.items()}
+            item.update(lists)
         else:
             item = data
         if self.output == "torch":
@@ -144,7 +149,7 @@ class _Decoder:
         return self.transform(item) if self.transform is not None else item
 
 
-def _numeric_tensor(value: Any) -> Optional[torch.Tensor]:
+def _numeric_tensor(value: Any) -> torch.Tensor | None:
     if isinstance(value, torch.Tensor):
         return value
     if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biuf":
@@ -156,41 +161,86 @@ class Collate:
     """Batches dict items: equal-shape numbers are stacked; numbers whose first dimension differs
     (VarLenFeature, feature lists) are padded with `pad_value` plus a `<key>_length` tensor, or kept
     as a list of tensors with varlen="list"; bytes, strings, None and object arrays become lists.
-    Items that are not dicts go to torch's default_collate; a single dict (batch_size=None) is
-    converted with to_torch."""
+    Keys in `ragged` are always padded with lengths, even when a batch happens to be regular (a
+    dataset's `collate_fn` knows them from its spec). Items that are not dicts go to torch's
+    default_collate; a single dict (batch_size=None) is converted with to_torch."""
 
-    def __init__(self, *, varlen: str = "pad", pad_value: Union[int, float] = 0, length_key: str = "{}_length") -> None:
+    def __init__(
+        self,
+        *,
+        varlen: str = "pad",
+        pad_value: float = 0,
+        length_key: str = "{}_length",
+        ragged: Iterable[str] = (),
+    ) -> None:
         self.varlen = _choose("varlen", varlen, ("pad", "list"))
         self.pad_value = pad_value
         self.length_key = length_key
+        self.ragged = frozenset(ragged)
+
+    def for_spec(
+        self, features: Mapping[str, Any] | None = None, sequence_features: Mapping[str, Any] | None = None
+    ) -> Collate:
+        """This collation with the ragged keys of a spec: VarLenFeatures of an Example and
+        FixedLenSequenceFeatures of a SequenceExample."""
+        keys = {k for k, spec in (features or {}).items() if isinstance(spec, VarLenFeature)}
+        keys |= {k for k, spec in (sequence_features or {}).items() if isinstance(spec, FixedLenSequenceFeature)}
+        return Collate(
+            varlen=self.varlen, pad_value=self.pad_value, length_key=self.length_key, ragged=self.ragged | keys
+        )
 
     def __call__(self, batch: Sequence[Any]) -> Any:
         if isinstance(batch, _MappingABC):  # one item (DataLoader with batch_size=None)
             return to_torch(dict(batch))
         if not batch or not isinstance(batch[0], _MappingABC):
-            return default_collate(batch)
-        out: Dict[str, Any] = {}
-        for key in batch[0]:
-            value, lengths = self._column([item[key] for item in batch])
+            return default_collate(list(batch))
+        return self._assemble({key: self._column(key, [item[key] for item in batch]) for key in batch[0]})
+
+    def columns(self, columns: Mapping[str, Any]) -> dict[str, Any]:
+        """The batch layout of __call__ from decode_examples' columns (arrays, Ragged, lists of bytes)."""
+        out: dict[str, tuple[Any, torch.Tensor | None]] = {}
+        for key, col in columns.items():
+            if isinstance(col, Ragged):
+                out[key] = self._ragged(col)
+            elif isinstance(col, np.ndarray):
+                out[key] = (torch.from_numpy(col) if col.dtype.kind in "biuf" else col.tolist(), None)
+            else:
+                out[key] = (col, None)
+        return self._assemble(out)
+
+    def _assemble(self, columns: Mapping[str, tuple[Any, torch.Tensor | None]]) -> dict[str, Any]:
+        """The batch dict: each key's value, followed by its lengths when it was padded."""
+        out: dict[str, Any] = {}
+        for key, (value, lengths) in columns.items():
             out[key] = value
             if lengths is not None:
                 name = self.length_key.format(key)
-                if name in batch[0] or name in out:
+                if name in columns or name in out:
                     raise ValueError(f"cannot add the lengths of {key!r} as {name!r}: the items already have that key")
                 out[name] = lengths
         return out
 
-    def _column(self, values: List[Any]) -> Tuple[Any, Optional[torch.Tensor]]:
+    def _ragged(self, col: Ragged) -> tuple[Any, torch.Tensor | None]:
+        lengths = col.row_lengths()
+        if self.varlen == "list":
+            return [torch.from_numpy(v) for v in np.split(col.values, col.row_splits[1:-1])], None
+        width = int(lengths.max()) if len(lengths) else 0
+        padded = np.full((len(lengths), width), self.pad_value, dtype=col.values.dtype)
+        padded[np.arange(width) < lengths[:, None]] = col.values
+        return torch.from_numpy(padded), torch.from_numpy(lengths.astype(np.int64))
+
+    def _column(self, key: str, values: list[Any]) -> tuple[Any, torch.Tensor | None]:
         """One key's batch, and the lengths tensor when it was padded."""
-        if all(isinstance(v, np.ndarray) and v.dtype.kind in "biuf" for v in values):
+        ragged = key in self.ragged
+        if not ragged and all(isinstance(v, np.ndarray) and v.dtype.kind in "biuf" for v in values):
             shape = values[0].shape
             if all(v.shape == shape for v in values):
                 return torch.from_numpy(np.stack(values)), None
         tensors = [_numeric_tensor(v) for v in values]
         if any(t is None for t in tensors):
-            return values, None
+            return [v.tolist() if isinstance(v, np.ndarray) else v for v in values], None  # bytes arrays too
         shapes = {tuple(t.shape) for t in tensors}  # type: ignore[union-attr]
-        if len(shapes) == 1:
+        if len(shapes) == 1 and not ragged:
             return torch.stack(tensors), None  # type: ignore[arg-type]
         ndims = {len(s) for s in shapes}
         if self.varlen == "list" or len(ndims) != 1 or 0 in ndims or len({s[1:] for s in shapes}) != 1:
@@ -202,7 +252,7 @@ class Collate:
             dtype = torch.promote_types(dtype, t.dtype)  # type: ignore[union-attr]
         padded = torch.full((len(tensors), max(lengths)) + trailing, self.pad_value, dtype=dtype)
         for row, (t, n) in enumerate(zip(tensors, lengths)):
-            padded[row, :n] = t
+            padded[row, :n] = t  # type: ignore[assignment]
         return padded, torch.tensor(lengths, dtype=torch.int64)
 
 
@@ -215,23 +265,26 @@ collate.__doc__ = "Collate(): stack FixedLen features, pad VarLen ones with <key
 
 class TFRecordDataset(Dataset):
     """Map-style dataset over uncompressed TFRecord shards: len(), [i] -> decoded item, picklable
-    (each process reopens the memory-mapped files), for DataLoader(shuffle=True) and DistributedSampler."""
+    (each process reopens the memory-mapped files), for DataLoader(shuffle=True) and DistributedSampler.
+    Batch its items with `collate_fn=ds.collate_fn` (a Collate that knows the spec's ragged keys)."""
 
     def __init__(
         self,
         paths: Paths,
-        features: Optional[Mapping[str, Any]] = None,
-        transform: Optional[Callable[[Any], Any]] = None,
+        features: Mapping[str, Any] | None = None,
+        transform: Callable[[Any], Any] | None = None,
         *,
-        context_features: Optional[Mapping[str, Any]] = None,
-        sequence_features: Optional[Mapping[str, Any]] = None,
-        record_type: Optional[str] = None,
+        context_features: Mapping[str, Any] | None = None,
+        sequence_features: Mapping[str, Any] | None = None,
+        record_type: str | None = None,
         output: str = "numpy",
         verify: bool = True,
+        collate_fn: Collate | None = None,
     ) -> None:
         self.paths = resolve_paths(paths)
         self.verify = verify
         self._decode = _Decoder(record_type, features, context_features, sequence_features, output, transform)
+        self.collate_fn = (collate_fn or collate).for_spec(features, sequence_features)
         self._records: Any = None
         self._pid = -1
         self._len = len(self._open())
@@ -248,7 +301,7 @@ class TFRecordDataset(Dataset):
     def __getitem__(self, index: int) -> Any:
         return self._decode(self._open()[index])
 
-    def __getitems__(self, indices: List[int]) -> List[Any]:
+    def __getitems__(self, indices: list[int]) -> list[Any]:
         """Batched fetch, used by DataLoader with automatic batching."""
         records = self._open()[list(indices)]
         return [self._decode(r) for r in records]
@@ -257,7 +310,7 @@ class TFRecordDataset(Dataset):
         """The serialized record at `index`, undecoded."""
         return self._open()[index]
 
-    def __getstate__(self) -> Dict[str, Any]:
+    def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_records"] = None
         return state
@@ -272,7 +325,7 @@ class Segment:
 
     shard: int
     start: int = 0
-    stop: Optional[int] = None
+    stop: int | None = None
 
 
 @dataclass(frozen=True)
@@ -280,13 +333,13 @@ class Share:
     """What one consumer reads: its segments in order, keeping every `step`-th record from `offset`;
     `count` is the number of records kept when it is known."""
 
-    segments: Tuple[Segment, ...]
+    segments: tuple[Segment, ...]
     step: int = 1
     offset: int = 0
-    count: Optional[int] = None
+    count: int | None = None
 
 
-def shard_order(num_shards: int, seed: int, epoch: int, shuffle: bool) -> List[int]:
+def shard_order(num_shards: int, seed: int, epoch: int, shuffle: bool) -> list[int]:
     """The order in which shards are dealt out this epoch: a seeded permutation when shuffling."""
     order = list(range(num_shards))
     if shuffle:
@@ -294,7 +347,7 @@ def shard_order(num_shards: int, seed: int, epoch: int, shuffle: bool) -> List[i
     return order
 
 
-def plan_shares(counts: Sequence[Optional[int]], consumers: int, split: str, order: Sequence[int]) -> List[Share]:
+def plan_shares(counts: Sequence[int | None], consumers: int, split: str, order: Sequence[int]) -> list[Share]:
     """Split the shards (with their record counts, None when unknown) among `consumers` so that every
     record goes to exactly one of them. "shard": shards dealt round-robin in `order`; "range": the
     shards concatenated in `order`, cut in `consumers` contiguous ranges of near-equal size (counts
@@ -344,12 +397,14 @@ def plan_shares(counts: Sequence[Optional[int]], consumers: int, split: str, ord
                 continue
             step = len(range(pos, consumers, num))
             n = counts[order[pos]]
-            shares.append(Share((Segment(order[pos]),), step, offset, None if n is None else len(range(offset, n, step))))
+            shares.append(
+                Share((Segment(order[pos]),), step, offset, None if n is None else len(range(offset, n, step)))
+            )
         return shares
     raise ValueError(f"split={split!r}: use one of {', '.join(repr(s) for s in SPLITS)}")
 
 
-def choose_split(split: str, all_indexed: bool, num_shards: int, consumers: int, even: Optional[str]) -> str:
+def choose_split(split: str, all_indexed: bool, num_shards: int, consumers: int, even: str | None) -> str:
     """What split="auto" means here: record ranges for indexed shards when shards are fewer than
     consumers or equal counts are wanted; whole shards when there are enough; else strides."""
     if split != "auto":
@@ -359,7 +414,7 @@ def choose_split(split: str, all_indexed: bool, num_shards: int, consumers: int,
     return "shard" if num_shards >= consumers else "stride"
 
 
-def even_target(shares: Sequence[Share], even: Optional[str]) -> Optional[int]:
+def even_target(shares: Sequence[Share], even: str | None) -> int | None:
     """Records every consumer yields with even="drop" (the smallest share) or "pad" (the largest)."""
     if even is None:
         return None
@@ -374,7 +429,7 @@ def shuffle_buffer(items: Iterable[Any], size: int, rng: random.Random) -> Itera
     if size <= 1:
         yield from items
         return
-    buf: List[Any] = []
+    buf: list[Any] = []
     for item in items:
         if len(buf) < size:
             buf.append(item)
@@ -386,7 +441,7 @@ def shuffle_buffer(items: Iterable[Any], size: int, rng: random.Random) -> Itera
     yield from buf
 
 
-def padded_positions(count: int, target: int, skip: int) -> List[Tuple[int, int]]:
+def padded_positions(count: int, target: int, skip: int) -> list[tuple[int, int]]:
     """(start, how many) runs of a share's record positions that make up positions [skip, target) of a
     stream padded to `target` by starting the share over (or cut to it when target < count)."""
     runs = []
@@ -445,30 +500,43 @@ class IterableTFRecordDataset(IterableDataset):
     """Streaming dataset over TFRecord shards (compressed or not). Across DataLoader workers and
     torch.distributed ranks every record is yielded exactly once per epoch; seeded shuffling (shard
     order + a bounded buffer) that set_epoch() changes; optional equal counts per consumer (even=
-    "drop" / "pad"); state_dict() / load_state_dict() to resume mid-epoch."""
+    "drop" / "pad"); state_dict() / load_state_dict() to resume mid-epoch. With batch_size it yields
+    whole batches decoded by columns (fastest; use DataLoader(batch_size=None)); otherwise batch its
+    items with `collate_fn=ds.collate_fn`."""
 
     def __init__(
         self,
         paths: Paths,
-        features: Optional[Mapping[str, Any]] = None,
-        transform: Optional[Callable[[Any], Any]] = None,
+        features: Mapping[str, Any] | None = None,
+        transform: Callable[[Any], Any] | None = None,
         *,
-        context_features: Optional[Mapping[str, Any]] = None,
-        sequence_features: Optional[Mapping[str, Any]] = None,
-        record_type: Optional[str] = None,
+        context_features: Mapping[str, Any] | None = None,
+        sequence_features: Mapping[str, Any] | None = None,
+        record_type: str | None = None,
         output: str = "numpy",
         shuffle: bool = False,
         shuffle_buffer: int = 1024,
         seed: int = 0,
         split: str = "auto",
-        even: Optional[str] = None,
-        rank: Optional[int] = None,
-        world_size: Optional[int] = None,
-        compression: Optional[str] = "auto",
+        even: str | None = None,
+        rank: int | None = None,
+        world_size: int | None = None,
+        compression: str | None = "auto",
         verify: bool = True,
+        batch_size: int | None = None,
+        drop_last: bool = False,
+        collate_fn: Collate | None = None,
     ) -> None:
         self.paths = resolve_paths(paths)
         self._decode = _Decoder(record_type, features, context_features, sequence_features, output, transform)
+        if batch_size is not None:
+            if batch_size < 1:
+                raise ValueError(f"batch_size must be >= 1, not {batch_size}")
+            if features is None or self._decode.record_type != "example":
+                raise ValueError("batch_size= decodes Examples by columns: it needs features= (a spec)")
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+        self.collate_fn = (collate_fn or collate).for_spec(features, sequence_features)
         self.shuffle = bool(shuffle)
         if shuffle_buffer < 0:
             raise ValueError(f"shuffle_buffer must be >= 0, not {shuffle_buffer}")
@@ -485,16 +553,16 @@ class IterableTFRecordDataset(IterableDataset):
         self.verify = verify
         comp = normalize_compression(compression, allow_auto=True)
         self._kinds = [_file_kind(p, comp) for p in self.paths]
-        self._counts: List[Optional[int]] = [None] * len(self.paths)
+        self._counts: list[int | None] = [None] * len(self.paths)
         if self.split == "range" or self.even is not None:
             self._count_all()  # once, here in the main process: workers get the counts with the dataset
         self._epoch = 0
-        self._resume: Optional[Dict[str, int]] = None
-        self._position: Dict[str, int] = {"epoch": 0, "yielded": 0}
+        self._resume: dict[str, int] | None = None
+        self._position: dict[str, int] = {"epoch": 0, "yielded": 0}
 
     # -- counts and plan
 
-    def _count_all(self) -> List[int]:
+    def _count_all(self) -> list[int]:
         for i, path in enumerate(self.paths):
             if self._counts[i] is None:
                 self._counts[i] = _count_records(path, self._kinds[i])
@@ -504,14 +572,15 @@ class IterableTFRecordDataset(IterableDataset):
         """Records in all shards (indexes uncompressed files; one pass over each compressed one)."""
         return sum(self._count_all())
 
-    def _consumer(self) -> Tuple[int, int]:
+    def _consumer(self) -> tuple[int, int]:
         """(consumer index, number of consumers) of the calling process: rank x DataLoader worker."""
         rank, world = self._dist if self._dist is not None else (_distributed() or (0, 1))
+        assert rank is not None and world is not None
         info = get_worker_info()
         wid, workers = (info.id, info.num_workers) if info is not None else (0, 1)
         return rank * workers + wid, world * workers
 
-    def plan(self, epoch: int, consumers: int) -> List[Share]:
+    def plan(self, epoch: int, consumers: int) -> list[Share]:
         """Every consumer's Share of the records for `epoch` (the same on every rank and worker)."""
         all_indexed = all(k == "" for k in self._kinds)
         split = choose_split(self.split, all_indexed, len(self.paths), consumers, self.even)
@@ -522,7 +591,7 @@ class IterableTFRecordDataset(IterableDataset):
 
     # -- the record pipeline
 
-    def _segment_len(self, seg: Segment) -> Optional[int]:
+    def _segment_len(self, seg: Segment) -> int | None:
         n = self._counts[seg.shard]
         if n is None and self._kinds[seg.shard] == "":
             n = self._counts[seg.shard] = _count_records(self.paths[seg.shard], "")
@@ -573,11 +642,22 @@ class IterableTFRecordDataset(IterableDataset):
                 records = itertools.islice(records, skip, None)
         return records
 
-    def _items(self, epoch: int, consumer: int, consumers: int, skip: int) -> Iterator[Any]:
-        """Decoded items of this consumer for `epoch`, from position `skip` on."""
-        decode = self._decode
-        for data in self._raw(epoch, consumer, consumers, skip):
-            yield decode(data)
+    def _items(self, epoch: int, consumer: int, consumers: int, skip: int) -> Iterator[tuple[int, Any]]:
+        """(records, item) pairs of this consumer for `epoch` from record position `skip` on: one decoded
+        record each, or with batch_size a batch decoded by columns (decode_examples) and collated."""
+        raw = self._raw(epoch, consumer, consumers, skip)
+        if self.batch_size is None:
+            decode = self._decode
+            for data in raw:
+                yield 1, decode(data)
+            return
+        spec, size, transform = self._decode.features, self.batch_size, self._decode.transform
+        while True:
+            records = list(itertools.islice(raw, size))
+            if not records or (self.drop_last and len(records) < size):
+                return
+            batch = self.collate_fn.columns(decode_examples(records, spec))  # type: ignore[arg-type]
+            yield len(records), transform(batch) if transform is not None else batch
 
     def __iter__(self) -> Iterator[Any]:
         consumer, consumers = self._consumer()
@@ -594,10 +674,10 @@ class IterableTFRecordDataset(IterableDataset):
         self._position = {"epoch": epoch, "yielded": skip, "consumer": consumer, "consumers": consumers}
         return self._generate(self._items(epoch, consumer, consumers, skip))
 
-    def _generate(self, items: Iterator[Any]) -> Iterator[Any]:
+    def _generate(self, items: Iterator[tuple[int, Any]]) -> Iterator[Any]:
         position = self._position
-        for item in items:
-            position["yielded"] += 1
+        for n, item in items:
+            position["yielded"] += n
             yield item
 
     # -- epochs and state
@@ -608,7 +688,7 @@ class IterableTFRecordDataset(IterableDataset):
         if self._resume is not None and self._resume["epoch"] != self._epoch:
             self._resume = None
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> dict[str, Any]:
         """Where this consumer is: epoch and items yielded (with who it is, to check a resume)."""
         if self._resume is not None:
             return dict(self._resume)
@@ -626,7 +706,7 @@ class IterableTFRecordDataset(IterableDataset):
         self._resume = {k: int(state[k]) for k in ("epoch", "yielded", "consumer", "consumers")}
         self._resume["seed"] = self.seed
 
-    def __getstate__(self) -> Dict[str, Any]:
+    def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         if state["_dist"] is None:  # pickled for a spawned worker: it will not see the process group
             state["_dist"] = _distributed()
@@ -645,7 +725,7 @@ class MixedTFRecordDataset(IterableDataset):
     def __init__(
         self,
         sources: Sequence[IterableTFRecordDataset],
-        weights: Optional[Sequence[float]] = None,
+        weights: Sequence[float] | None = None,
         *,
         seed: int = 0,
         stop: str = "all",
@@ -654,6 +734,8 @@ class MixedTFRecordDataset(IterableDataset):
         self.sources = list(sources)
         if not self.sources:
             raise ValueError("no sources to mix")
+        if any(src.batch_size is not None for src in self.sources):
+            raise ValueError("mix sources of single records (no batch_size): batch the mixture in the DataLoader")
         w = [1.0] * len(self.sources) if weights is None else [float(x) for x in weights]
         if len(w) != len(self.sources) or any(not x >= 0 for x in w) or sum(w) <= 0:
             raise ValueError(f"weights must be {len(self.sources)} non-negative numbers, not all zero: {weights!r}")
@@ -662,8 +744,8 @@ class MixedTFRecordDataset(IterableDataset):
         self.stop = _choose("stop", stop, ("all", "first"))
         self.infinite = bool(infinite)
         self._epoch = 0
-        self._resume: Optional[Dict[str, Any]] = None
-        self._state: Dict[str, Any] = {}
+        self._resume: dict[str, Any] | None = None
+        self._state: dict[str, Any] = {}
 
     def set_epoch(self, epoch: int) -> None:
         """Use `epoch` for the next iteration (sources start at it too)."""
@@ -678,13 +760,15 @@ class MixedTFRecordDataset(IterableDataset):
         if state is None:
             state = self._start(consumer, consumers)
         elif (state["consumer"], state["consumers"]) != (consumer, consumers):
-            raise ValueError("this state was saved by another consumer (rank x DataLoader worker): resume with "
-                             "the same world size and num_workers")
+            raise ValueError(
+                "this state was saved by another consumer (rank x DataLoader worker): resume with "
+                "the same world size and num_workers"
+            )
         self._state = state = {**state, "consumer": consumer, "consumers": consumers}
         state["sources"] = [dict(s) for s in state["sources"]]
         return self._generate(state)
 
-    def _start(self, consumer: int, consumers: int) -> Dict[str, Any]:
+    def _start(self, consumer: int, consumers: int) -> dict[str, Any]:
         """The state at the start of the current epoch."""
         return {
             "epoch": self._epoch,
@@ -694,12 +778,12 @@ class MixedTFRecordDataset(IterableDataset):
             "consumers": consumers,
         }
 
-    def _generate(self, state: Dict[str, Any]) -> Iterator[Any]:
+    def _generate(self, state: dict[str, Any]) -> Iterator[Any]:
         rng = random.Random()
         rng.setstate(_as_rng_state(state["rng"]))
         srcs = state["sources"]
         consumer, consumers = state["consumer"], state["consumers"]
-        iters: List[Optional[Iterator[Any]]] = [None] * len(srcs)
+        iters: list[Iterator[Any] | None] = [None] * len(srcs)
         fresh = [False] * len(srcs)
         while True:
             active = [i for i, s in enumerate(srcs) if s["active"]]
@@ -712,7 +796,7 @@ class MixedTFRecordDataset(IterableDataset):
                 iters[i] = self.sources[i]._items(src["epoch"], consumer, consumers, src["yielded"])
                 fresh[i] = src["yielded"] == 0
             try:
-                item = next(iters[i])  # type: ignore[call-overload]
+                _, item = next(iters[i])  # type: ignore[arg-type]
             except StopIteration:
                 iters[i] = None
                 if self.infinite and not fresh[i]:
@@ -730,7 +814,7 @@ class MixedTFRecordDataset(IterableDataset):
             state["rng"] = rng.getstate()
             yield item
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> dict[str, Any]:
         """The mixing position: RNG state and each source's epoch and items yielded."""
         if self._resume is not None:
             return _copy_state(self._resume)
@@ -744,13 +828,13 @@ class MixedTFRecordDataset(IterableDataset):
         self._resume = _copy_state(state)
 
 
-def _copy_state(state: Mapping[str, Any]) -> Dict[str, Any]:
+def _copy_state(state: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(state)
     out["sources"] = [dict(s) for s in state["sources"]]
     return out
 
 
-def _as_rng_state(state: Any) -> Tuple[Any, ...]:
+def _as_rng_state(state: Any) -> tuple[Any, ...]:
     """random.Random state back from a checkpoint (which may have turned its tuples into lists)."""
     version, internal, gauss = state
     return (version, tuple(internal), gauss)
