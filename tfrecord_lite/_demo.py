@@ -166,7 +166,7 @@ def run(out: str, *, limit: Optional[int] = None, epochs: int = 5, shards: int =
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Command line of the demo."""
     parser = argparse.ArgumentParser(prog="python -m tfrecord_lite._demo", description="Image files -> TFRecord shards -> PyTorch training, on scikit-learn's digits.")
-    parser.add_argument("--out", default="tfrecord-lite-demo", help="working folder (default ./tfrecord-lite-demo; cleared on each run)")
+    parser.add_argument("--out", default="demo-output", help="working folder (default ./demo-output; cleared on each run)")
     parser.add_argument("--limit", type=int, default=None, help="use only the first N of the 1797 images")
     parser.add_argument("--epochs", type=int, default=5, help="training epochs (default 5)")
     parser.add_argument("--shards", type=int, default=4, help="number of shards (default 4)")
