@@ -264,6 +264,37 @@ def test_corrupt_compressed_data_raises_in_both(tmp_path: Path, compression: str
         list(tfr.iter_records(bad))
 
 
+STRICTER = {
+    "gzip without its trailer": ("GZIP", lambda z: z[:-8]),
+    "gzip plus a stray byte": ("GZIP", lambda z: z + b"\x1f"),
+    "zlib without its adler32": ("ZLIB", lambda z: z[:-4]),
+    "zlib plus trailing bytes": ("ZLIB", lambda z: z + b"junk"),
+}
+
+
+@pytest.mark.parametrize("name", list(STRICTER))
+def test_compressed_streams_tf_accepts_but_we_reject(tmp_path: Path, name: str) -> None:
+    compression, damage = STRICTER[name]
+    good = tmp_path / "good"
+    tf_write(good, PAYLOADS[:4], compression)
+    path = tmp_path / "damaged"
+    path.write_bytes(damage(good.read_bytes()))
+    assert tf_read(path, compression) == PAYLOADS[:4]  # TensorFlow: silently fine
+    got, err = read_until_error(path)
+    assert got == PAYLOADS[:4] and isinstance(err, tfr.TFRecordError) and str(path) in str(err)
+
+
+def test_concatenated_zlib_streams_tf_reads_only_the_first(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    tf_write(plain, PAYLOADS[:4])
+    data = plain.read_bytes()
+    cut = record_starts(data)[2]
+    path = tmp_path / "two.zlib"
+    path.write_bytes(zlib.compress(data[:cut]) + zlib.compress(data[cut:]))
+    assert tf_read(path, "ZLIB") == PAYLOADS[:2]
+    assert list(tfr.iter_records(path)) == PAYLOADS[:4]
+
+
 # --------------------------------------------------------------------------- values: TF messages from plain values
 
 
