@@ -490,6 +490,7 @@ def test_sequence_examples_pad_with_lengths(tmp_path: Path) -> None:
     assert batch["frames"].shape == (6, 3, 2)
     assert batch["frames_length"].tolist() == [1, 2, 3, 1, 2, 3]
     assert batch["frames"][4].tolist() == [[4.0, 0.0], [4.0, 1.0], [0.0, 0.0]]
+    assert all(isinstance(t, torch.Tensor) for steps in batch["tokens"] for t in steps)
     assert [[t.tolist() for t in steps] for steps in batch["tokens"]][2] == [[0], [1, 1], [2, 2, 2]]
     plain = TFRecordDataset([path], record_type="sequence_example")  # no spec: steps stacked when regular
     assert plain[2]["frames"].shape == (3, 2) and int(plain[2]["id"][0]) == 2

@@ -238,7 +238,7 @@ class Collate:
                 return torch.from_numpy(np.stack(values)), None
         tensors = [_numeric_tensor(v) for v in values]
         if any(t is None for t in tensors):
-            return [v.tolist() if isinstance(v, np.ndarray) else v for v in values], None  # bytes arrays too
+            return [v.tolist() if isinstance(v, np.ndarray) else to_torch(v) for v in values], None
         shapes = {tuple(t.shape) for t in tensors}  # type: ignore[union-attr]
         if len(shapes) == 1 and not ragged:
             return torch.stack(tensors), None  # type: ignore[arg-type]
