@@ -245,3 +245,16 @@ def test_importing_images_and_cli_stays_light() -> None:
             "heavy = [m for m in ('PIL', 'torch', 'tqdm', 'tensorflow', 'sklearn') if m in sys.modules]; "
             "assert not heavy, heavy")  # fmt: skip
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_thread_count_does_not_change_the_shards(folder: Path, tmp_path: Path) -> None:
+    one = images.pack_images(folder, tmp_path / "a" / "x", workers=1, seed=5)
+    four = images.pack_images(folder, tmp_path / "b" / "x", workers=4, seed=5)
+    assert [Path(p).read_bytes() for p in one.paths] == [Path(p).read_bytes() for p in four.paths]
+
+
+def test_no_images_is_an_error_not_an_empty_dataset(tmp_path: Path) -> None:
+    make_image(tmp_path / "flat" / "a.png", 1)  # images directly in the root: no class folders
+    with pytest.raises(ValueError, match="no images found .*one sub-folder per class"):
+        images.pack_images(tmp_path / "flat", tmp_path / "out" / "x")
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())

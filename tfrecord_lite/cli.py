@@ -908,6 +908,7 @@ def _pack(args: argparse.Namespace, report: Callable[[str, Exception], None]) ->
         compression=args.to or None,
         index=not args.no_index,
         progress=lambda items, total: progress(items, total, "pack", "img", args.quiet),
+        workers=args.workers,
     )
 
 
@@ -1082,6 +1083,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quality", type=int, default=95, help="JPEG / WebP quality when re-encoding (default 95)")
     p.add_argument("--skip-bad", action="store_true", help="skip (and report) images that cannot be decoded instead of stopping")
     p.add_argument("--append", action="store_true", help="add to existing shards: new shard files, label map extended, ids kept")
+    p.add_argument("--workers", type=_positive_int, default=None, metavar="N", help="threads reading and checking images (default: up to 8)")
     _add_output_options(p)
 
     p = command("unpack-images", cmd_unpack_images, "Write the images of image records back to files: OUT_DIR/<class>/<file name>.",

@@ -13,11 +13,13 @@
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import os
 import random
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import (
     TYPE_CHECKING,
@@ -325,6 +327,34 @@ def _encode_image(
     return buf.getvalue(), out_fmt, target[1], target[0]
 
 
+def _load_image(
+    path: str, *, size: Optional[Tuple[int, int]], fmt: Optional[str], quality: int
+) -> Union[Tuple[bytes, str, int, int], ImageDecodeError]:
+    """Read and check one image file: _encode_image's result, or the error that stops it."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as exc:
+        return ImageDecodeError(f"cannot read image: {exc.strerror or exc}", path=path)
+    try:
+        return _encode_image(raw, path, size, fmt, quality)
+    except ImageDecodeError as err:
+        return err
+
+
+def _in_threads(func: Callable[[Any], Any], items: Sequence[Any], workers: Optional[int]) -> Iterator[Any]:
+    """func(item) for every item, in order, computed by `workers` threads (Pillow decodes and file
+    reads release the GIL) a bounded window at a time, so memory stays flat."""
+    n = min(8, os.cpu_count() or 1) if workers is None else workers
+    if n <= 1:
+        yield from map(func, items)
+        return
+    window = 16 * n
+    with ThreadPoolExecutor(n) as pool:
+        for start in range(0, len(items), window):
+            yield from pool.map(func, items[start : start + window])
+
+
 def open_shard_writer(
     prefix: str,
     num_shards: Optional[int] = None,
@@ -394,6 +424,7 @@ def pack_images(
     compression: Optional[str] = None,
     index: bool = True,
     progress: Optional[Callable[[Iterable[Any], int], Iterable[Any]]] = None,
+    workers: Optional[int] = None,
 ) -> PackResult:
     """Pack images into sharded TFRecords with a label map beside them.
 
@@ -405,7 +436,9 @@ def pack_images(
     not decode raises ImageDecodeError (on_error='raise'), or is skipped and
     listed in the result ('skip', or a callable(path, error) told about each).
     With `append=True` the existing shards stay as they are, new shards are added
-    and the label map is extended (existing ids never change).
+    and the label map is extended (existing ids never change). Files are read and
+    checked by `workers` threads (default: up to 8); the output order does not
+    depend on it. `progress(iterable, total)` may wrap the loop (e.g. with tqdm).
     """
     prefix = os.fspath(out_prefix)
     if num_shards is None and max_records is None and max_bytes is None:
@@ -435,26 +468,26 @@ def pack_images(
         raise ValueError("the label map gives two classes the same id")
 
     items, root = _source_items(source)
+    if not items:
+        name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "the list given"
+        hint = " (an image folder tree has one sub-folder per class, the images inside)" if os.path.isdir(name) else ""
+        raise ValueError(f"no images found in {name}{hint}")
     new_classes = _extend_label_map(labels, (name for _, name in items))
     if shuffle:
         random.Random(seed).shuffle(items)
 
     skipped: List[Tuple[str, str]] = []
     written = 0
-    todo: Iterable[Tuple[str, str]] = items if progress is None else progress(items, len(items))
+    load = functools.partial(_load_image, size=size, fmt=fmt, quality=quality)
+    todo: Iterable[Any] = zip(items, _in_threads(load, [p for p, _ in items], workers))
+    if progress is not None:
+        todo = progress(todo, len(items))
     with open_shard_writer(prefix, num_shards, max_records, max_bytes, compression, index, append) as writer:
-        for path, name in todo:
-            try:
-                with open(path, "rb") as f:
-                    raw = f.read()
-            except OSError as exc:
-                _report(on_error, ImageDecodeError(f"cannot read image: {exc.strerror or exc}", path=path), skipped)
+        for (path, name), loaded in todo:
+            if isinstance(loaded, ImageDecodeError):
+                _report(on_error, loaded, skipped)
                 continue
-            try:
-                data, fmt_name, height, width = _encode_image(raw, path, size, fmt, quality)
-            except ImageDecodeError as err:
-                _report(on_error, err, skipped)
-                continue
+            data, fmt_name, height, width = loaded
             writer.write(image_example(data, fmt_name, height, width, labels[name], name, _stored_filename(path, root)))
             written += 1
     paths = list(writer.paths)
