@@ -153,7 +153,7 @@ def describe_bytes(value: bytes, max_chars: int = 60) -> str:
         text = value.decode("utf-8")
     except UnicodeDecodeError:
         text = None
-    if text is not None and (text.isprintable() or not text.strip("\t\n\r ")):
+    if text is not None and all(c.isprintable() or c in "\t\n\r" for c in text):  # no terminal escapes
         shown = json.dumps(text if max_chars <= 0 or len(text) <= max_chars else text[:max_chars], ensure_ascii=False)
         return shown if max_chars <= 0 or len(text) <= max_chars else f"{shown}… ({len(text)} chars)"
     kind = next((name + " " for magic, name in _MAGIC if value.startswith(magic)), "")
