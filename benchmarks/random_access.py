@@ -80,13 +80,19 @@ def many_records_file(count: int) -> str:
     return path
 
 
-def median_time(fn: Callable[[], Any], runs: int) -> float:
-    times = []
+def median_times(fns: dict[str, Callable[[], Any]], runs: int) -> dict[str, float]:
+    """Median seconds of each function; the runs are interleaved, so a compared pair sees the same load."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def median_time(fn: Callable[[], Any], runs: int) -> float:
+    return median_times({"": fn}, runs)[""]
 
 
 def measure(quick: bool, runs: int) -> dict[str, Any]:
@@ -107,9 +113,10 @@ def measure(quick: bool, runs: int) -> dict[str, Any]:
 
         return go
 
-    results["random_reads_per_s"] = n / median_time(reads(f), runs)
     unverified = tfr.TFRecordFile(small, verify=False)
-    results["random_reads_unverified_per_s"] = n / median_time(reads(unverified), runs)
+    t = median_times({"verified": reads(f), "unverified": reads(unverified)}, runs)
+    results["random_reads_per_s"] = n / t["verified"]
+    results["random_reads_unverified_per_s"] = n / t["unverified"]
     unverified.close()
 
     # -- f.example(i) random vs sequential per-record decode
@@ -124,8 +131,9 @@ def measure(quick: bool, runs: int) -> dict[str, Any]:
         for r in tfr.iter_records(small):
             decode(r)
 
-    results["example_random_per_s"] = len(picks) / median_time(random_examples, runs)
-    results["decode_sequential_per_s"] = n / median_time(sequential_decode, runs)
+    t = median_times({"random": random_examples, "sequential": sequential_decode}, runs)
+    results["example_random_per_s"] = len(picks) / t["random"]
+    results["decode_sequential_per_s"] = n / t["sequential"]
     results["example_random_vs_sequential"] = results["example_random_per_s"] / results["decode_sequential_per_s"]
     f.close()
 
@@ -199,7 +207,12 @@ def main() -> None:
     args = parser.parse_args()
     results = measure(args.quick, args.runs)
     results["targets"] = {k: [op, goal] for k, (op, goal) in TARGETS.items()}
-    results["machine"] = {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
+    results["machine"] = {
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "load_average_1min": os.getloadavg()[0],  # other work on the machine slows every number
+    }
     results["quick"] = args.quick
     print(table(results))
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
