@@ -237,6 +237,8 @@ def test_convert_merge_reshard(data: Path, tmp_path: Path) -> None:
 
     cli("merge", str(data / "data"), "-o", "all.tfrecord", cwd=tmp_path)
     assert read_all(tmp_path / "all.tfrecord") == original * 3
+    line = error_line(cli("merge", "all.tfrecord", "a.tfrecord.gz", "-o", "all.tfrecord", "--force", cwd=tmp_path, ok=False), 2)
+    assert "is an input and an output" in line and read_all(tmp_path / "all.tfrecord") == original * 3
 
     cli("reshard", "all.tfrecord", "-o", "shards/part", "--shards", "4", cwd=tmp_path)
     names = sorted(os.listdir(tmp_path / "shards"))

@@ -574,12 +574,13 @@ def progress_bar(total: Optional[int], desc: str, unit: str = "B", quiet: bool =
     return tqdm(total=total or None, desc=desc, unit=unit, unit_scale=True, delay=1.0, leave=False, file=sys.stderr)
 
 
-def _check_new(paths: Iterable[str], force: bool) -> None:
-    """Refuse to overwrite existing outputs unless --force."""
-    if force:
-        return
+def _check_new(paths: Iterable[str], force: bool, inputs: Sequence[str]) -> None:
+    """Refuse to overwrite existing outputs unless --force, and an input always."""
+    sources = {os.path.abspath(p) for p in inputs}
     for p in paths:
-        if os.path.exists(p):
+        if os.path.abspath(p) in sources:
+            raise UsageError(f"{p} is an input and an output: write to another file")
+        if os.path.exists(p) and not force:
             raise UsageError(f"{p} already exists (use --force to overwrite it)")
 
 
@@ -750,7 +751,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     paths = expand_inputs(args.inputs)
-    _check_new([args.output], args.force)
+    _check_new([args.output], args.force, paths)
     out_compression = _output_compression(args.to, args.output)
     n = 0
     with TFRecordWriter(args.output, out_compression or None) as writer:
@@ -791,10 +792,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         targets = [os.path.join(args.output, stem.sub("", os.path.basename(p)) + COMPRESSION_SUFFIX[args.to]) for p in paths]
     else:
         targets = [args.output]
-    for src, dst in zip(paths, targets):
-        if os.path.abspath(src) == os.path.abspath(dst):
-            raise UsageError(f"{dst}: input and output are the same file")
-    _check_new(targets, args.force)
+    _check_new(targets, args.force, paths)
     for src, dst in zip(paths, targets):
         to = _output_compression(args.to, dst)
         with TFRecordWriter(dst, to or None) as writer:
@@ -846,7 +844,7 @@ def cmd_split(args: argparse.Namespace) -> int:
     folder = os.path.isdir(args.output) or args.output.endswith(("/", os.sep))
     ext = shard_suffix(args.to)
     targets = [os.path.join(args.output, n + ext) if folder else f"{args.output}-{n}{ext}" for n in names]
-    _check_new(targets, args.force)
+    _check_new(targets, args.force, paths)
     part = np.repeat(np.arange(n_parts), sizes)
     part = np.concatenate([part, np.full(total - len(part), -1)])  # --count may leave records out
     if args.shuffle:
