@@ -509,3 +509,36 @@ def test_worker_processes(tmp_path: Path, method: str, index: object) -> None:
             assert out.get(timeout=60) == [records[0], records[-1], records[150]]
             proc.join(60)
             _INHERITED.clear()
+
+
+class _RecordsDataset:
+    """A minimal map-style dataset over a TFRecordFile, as a user would write one for a DataLoader."""
+
+    def __init__(self, f: tfr.TFRecordFile) -> None:
+        self.f = f
+
+    def __len__(self) -> int:
+        return len(self.f)
+
+    def __getitem__(self, i: int) -> bytes:
+        return self.f[i]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_torch_dataloader_workers(tmp_path: Path, method: str) -> None:
+    from torch.utils.data import DataLoader
+
+    records = payloads(64, seed=8)
+    path = write_records(tmp_path / "dl.tfrecord", records)
+    with tfr.TFRecordFile(path) as f:
+        loader = DataLoader(
+            _RecordsDataset(f),
+            batch_size=8,
+            shuffle=True,
+            num_workers=2,
+            multiprocessing_context=method,
+            collate_fn=list,
+        )
+        seen = [r for batch in loader for r in batch]
+    assert sorted(seen) == sorted(records) and len(seen) == len(records)

@@ -45,7 +45,7 @@ _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
 _OFFSET_DTYPE = np.dtype("<u8")
 
-Buffer = Union[bytes, mmap.mmap]  # a mapped file, or b"" for an empty one
+Buffer = bytes | mmap.mmap  # a mapped file, or b"" for an empty one
 IndexArg = Union[str, "os.PathLike[str]", bool, None]
 
 
@@ -97,7 +97,7 @@ class RecordIndex:
 # ----------------------------------------------------------------- helpers
 
 
-def sidecar_path(path: "str | os.PathLike[str]") -> str:
+def sidecar_path(path: str | os.PathLike[str]) -> str:
     """Where the binary index of `path` lives: beside it, with `.tfrlidx` appended."""
     return os.fspath(path) + SIDECAR_SUFFIX
 
