@@ -15,7 +15,7 @@ import subprocess
 import sys
 import zlib
 from pathlib import Path
-from typing import List
+from typing import List, Optional
 
 import numpy as np
 import pytest
@@ -38,8 +38,9 @@ def example(i: int) -> dict:
     return feats
 
 
-def cli(*args: str, cwd: Path, ok: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "tfrecord_lite", *args], cwd=cwd, capture_output=True, text=True)
+def cli(*args: str, cwd: Path, ok: bool = True, stdin: Optional[Path] = None) -> subprocess.CompletedProcess:
+    with open(stdin if stdin is not None else os.devnull, "rb") as source:
+        proc = subprocess.run([sys.executable, "-m", "tfrecord_lite", *args], cwd=cwd, capture_output=True, text=True, stdin=source)
     assert "Traceback" not in proc.stderr, proc.stderr
     if ok:
         assert proc.returncode == 0, proc.stderr
@@ -111,6 +112,10 @@ def test_count_files_globs_dirs_and_compression(data: Path) -> None:
     assert per[-1] == str(3 * N + 1) and len(per) == 5 and per[1].split() == [str(N), "data/b.tfrecord.gz"]
     counts = json.loads(cli("count", "--json", "-z", "GZIP", "data/b.tfrecord.gz", cwd=data).stdout)
     assert counts == {"files": {"data/b.tfrecord.gz": N}, "total": N}
+    assert cli("count", "-", "data/a.tfrecord", cwd=data, stdin=data / "data" / "c.tfrecord.zz").stdout.strip() == str(2 * N)
+    proc = cli("verify", "-", cwd=data, stdin=data / "corrupt.tfrecord.gz", ok=False)
+    assert proc.returncode == 1 and proc.stdout.startswith("BAD  -  10 good records, 2 bad")
+    assert "standard input" in error_line(cli("split", "-", "--ratio", "1/1", "-o", "x", cwd=data, ok=False), 2)
 
 
 def test_bad_input_gives_one_line_errors_and_exit_codes(data: Path) -> None:

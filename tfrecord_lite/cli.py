@@ -12,8 +12,8 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import base64
+import contextlib
 import glob
 import json
 import math
@@ -51,16 +51,21 @@ class UsageError(Exception):
 # ---------------------------------------------------------------- inputs
 
 
-def expand_inputs(specs: Sequence[str]) -> List[str]:
+def expand_inputs(specs: Sequence[str], stdin: bool = False) -> List[str]:
     """Files for the given files, globs and directories, in order (directories and globs sorted).
 
     A directory stands for the record files directly inside it (index sidecars,
-    label maps, text indexes and hidden files are left out). Raises UsageError
-    for a path that does not exist or a pattern that matches nothing.
+    label maps, text indexes and hidden files are left out); '-' is standard input
+    where `stdin` allows it. Raises UsageError for a path that does not exist or a
+    pattern that matches nothing.
     """
     out: List[str] = []
     for spec in specs:
-        if os.path.isdir(spec):
+        if spec == "-":
+            if not stdin:
+                raise UsageError("this command cannot read standard input ('-'): give files")
+            out.append(spec)
+        elif os.path.isdir(spec):
             found = sorted(
                 os.path.join(spec, n)
                 for n in os.listdir(spec)
@@ -310,17 +315,22 @@ def record_json(dec: Decoded, path: str, index: int, max_values: int = 10, max_c
 # ---------------------------------------------------------------- reading many files
 
 
+def _source(path: str) -> Any:
+    """What to open for an input name: the path, or the standard input's bytes for '-'."""
+    return sys.stdin.buffer if path == "-" else path
+
+
 def iter_file_records(paths: Sequence[str], compression: str = "auto", verify: bool = True) -> Iterator[Tuple[str, int, bytes]]:
-    """(path, index in file, record) over several files in order."""
+    """(path, index in file, record) over several files in order ('-' is standard input)."""
     for path in paths:
-        with iter_records(path, compression=compression, verify=verify) as records:
+        with iter_records(_source(path), compression=compression, verify=verify) as records:
             for i, record in enumerate(records):
                 yield path, i, record
 
 
 def count_file(path: str, compression: str = "auto", verify: bool = False) -> int:
     """Number of records in one file (payload CRCs are checked only with `verify`)."""
-    with iter_records(path, compression=compression, verify=verify) as records:
+    with iter_records(_source(path), compression=compression, verify=verify) as records:
         return sum(1 for _ in records)
 
 
@@ -347,7 +357,7 @@ class _Stream:
     """The uncompressed record stream of a file, read in chunks (via the reader's inflater)."""
 
     def __init__(self, path: str, compression: str) -> None:
-        self._file, self._owned = open_binary(path, "rb")
+        self._file, self._owned = open_binary(_source(path), "rb")
         head = self._file.read(CHUNK_SIZE)
         if compression == "auto":
             compression = sniff_compression(head)
@@ -639,7 +649,7 @@ def _say(args: argparse.Namespace, text: str) -> None:
 
 
 def cmd_count(args: argparse.Namespace) -> int:
-    paths = expand_inputs(args.inputs)
+    paths = expand_inputs(args.inputs, stdin=True)
     counts = {p: count_file(p, args.compression, verify=args.verify) for p in progress(paths, len(paths), "files", "file", args.quiet)}
     total = sum(counts.values())
     if args.json:
@@ -661,7 +671,7 @@ def _select(dec: Decoded, keys: Optional[List[str]]) -> Decoded:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    paths = expand_inputs(args.inputs)
+    paths = expand_inputs(args.inputs, stdin=True)
     limit = args.n if args.command == "head" else None
     max_values, max_chars = (0, 0) if args.full else (args.max_values, args.max_chars)
     keys = [k for spec in args.keys or [] for k in spec.split(",") if k]
@@ -681,7 +691,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    paths = expand_inputs(args.inputs)
+    paths = expand_inputs(args.inputs, stdin=True)
     records = (r for _, _, r in iter_file_records(paths, args.compression))
     schema = collect_schema(progress(records, None, "records", "rec", args.quiet), None if args.all else args.n, args.mode)
     if args.json:
@@ -706,7 +716,7 @@ def format_report(report: VerifyReport, max_listed: int = 20) -> str:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    paths = expand_inputs(args.inputs)
+    paths = expand_inputs(args.inputs, stdin=True)
     plain = all(os.path.isfile(p) and _head_compression(p) == "" for p in paths)
     total = sum(os.path.getsize(p) for p in paths) if plain else None  # the bar counts uncompressed bytes
     bar = progress_bar(total, "verify", quiet=args.quiet)
@@ -750,7 +760,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    paths = expand_inputs(args.inputs)
+    paths = expand_inputs(args.inputs, stdin=True)
     _check_new([args.output], args.force, paths)
     out_compression = _output_compression(args.to, args.output)
     n = 0
@@ -763,7 +773,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_reshard(args: argparse.Namespace) -> int:
-    paths = expand_inputs(args.inputs)
+    paths = expand_inputs(args.inputs, stdin=True)
     n = 0
     with replacing_shards(args.output, shard_suffix(args.to), args.force, paths), _shard_writer(args, args.output) as writer:
         for record in _records(args, paths, "reshard"):
@@ -783,7 +793,7 @@ def _output_compression(to: Optional[str], path: str) -> str:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    paths = expand_inputs(args.inputs)
+    paths = expand_inputs(args.inputs, stdin=True)
     if len(paths) > 1 or os.path.isdir(args.output) or args.output.endswith(os.sep):
         if args.to is None:
             raise UsageError("converting several files into a folder needs --to none|gzip|zlib")
@@ -960,7 +970,8 @@ class _Parser(argparse.ArgumentParser):
 
 EPILOG = f"""\
 inputs: files, glob patterns ('data/train-*.tfrecord') or directories (their record
-files); GZIP / ZLIB compression is recognised from the content.
+files); '-' reads standard input (count, head, cat, schema, verify, merge, reshard,
+convert). GZIP / ZLIB compression is recognised from the content.
 exit status: 0 success, {EXIT_DATA} bad data (corrupt record, failed verification,
 undecodable image), {EXIT_USAGE} bad command line or missing input.
 
