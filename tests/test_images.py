@@ -117,6 +117,9 @@ def test_append_keeps_label_ids_and_old_shards(folder: Path, tmp_path: Path) -> 
 
     with pytest.raises(FileExistsError):
         images.pack_images(more, prefix)  # without append=True existing shards are not touched
+    os.remove(images.label_map_path(prefix))
+    with pytest.raises(FileNotFoundError, match="label map"):
+        images.pack_images(more, prefix, append=True)  # ids could not stay stable without it
 
 
 def test_conflicting_label_map_is_refused(folder: Path, tmp_path: Path) -> None:

@@ -402,8 +402,31 @@ def _report(on_error: OnError, err: ImageDecodeError, skipped: List[Tuple[str, s
     skipped.append((err.path or "", err.reason))
     if callable(on_error):
         on_error(err.path or "", err)
-    elif on_error != "skip":
-        raise ValueError(f"on_error must be 'raise', 'skip' or a callable, got {on_error!r}")
+
+
+def _starting_labels(
+    prefix: str, compression: Optional[str], append: bool, label_map: Union[None, PathLike, Mapping[str, int]]
+) -> Dict[str, int]:
+    """The label map packing starts from: the existing one when appending, merged with a given one."""
+    from ._sharded import existing_shards
+
+    labels: Dict[str, int] = {}
+    map_path = label_map_path(prefix)
+    if append and os.path.exists(map_path):
+        labels = load_label_map(map_path)
+    elif append and existing_shards(prefix, shard_suffix(compression)):
+        raise FileNotFoundError(
+            f"appending to the shards of {prefix} needs their label map {map_path} (it is missing), "
+            "so that class ids stay the same"
+        )
+    given = dict(label_map) if isinstance(label_map, Mapping) else load_label_map(label_map) if label_map else {}
+    for name, ident in given.items():
+        if labels.get(name, ident) != ident:
+            raise ValueError(f"label map conflict for class {name!r}: existing id {labels[name]}, given {ident}")
+        labels[name] = ident
+    if len(set(labels.values())) != len(labels):
+        raise ValueError("the label map gives two classes the same id")
+    return labels
 
 
 def pack_images(
@@ -451,22 +474,7 @@ def pack_images(
         raise ValueError(f"on_error must be 'raise', 'skip' or a callable, got {on_error!r}")
 
     map_path = label_map_path(prefix)
-    labels: Dict[str, int] = {}
-    if append and os.path.exists(map_path):
-        labels = load_label_map(map_path)
-    if isinstance(label_map, Mapping):
-        given = dict(label_map)
-    elif label_map is not None:
-        given = load_label_map(label_map)
-    else:
-        given = {}
-    for name, ident in given.items():
-        if labels.get(name, ident) != ident:
-            raise ValueError(f"label map conflict for class {name!r}: existing id {labels[name]}, given {ident}")
-        labels[name] = ident
-    if len(set(labels.values())) != len(labels):
-        raise ValueError("the label map gives two classes the same id")
-
+    labels = _starting_labels(prefix, compression, append, label_map)
     items, root = _source_items(source)
     if not items:
         name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "the list given"
