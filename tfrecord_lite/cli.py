@@ -1160,22 +1160,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args.quiet = False
     try:
         return args.func(args)
-    except UsageError as err:
-        print(f"{PROG}: error: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    except (TFRecordError, ValueError) as err:
-        print(f"{PROG}: error: {err}", file=sys.stderr)
-        return EXIT_DATA
     except BrokenPipeError:  # the reader of our output went away (| head): stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
-    except FileNotFoundError as err:
-        print(f"{PROG}: error: no such file or directory: {err.filename or err}", file=sys.stderr)
-        return EXIT_USAGE
-    except (OSError, ImportError) as err:
-        print(f"{PROG}: error: {err}", file=sys.stderr)
-        return EXIT_DATA
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+    except (UsageError, TFRecordError, ValueError, OSError, ImportError) as err:
+        status, message = _failure(err)
+        print(f"{PROG}: error: {message}", file=sys.stderr)
+        return status
+
+
+def _failure(err: Exception) -> Tuple[int, str]:
+    """Exit status and message for an expected error: usage (2) or data (1)."""
+    if isinstance(err, UsageError):
+        return EXIT_USAGE, str(err)
+    if isinstance(err, FileNotFoundError):
+        return EXIT_USAGE, f"no such file or directory: {err.filename}" if err.filename else str(err)
+    return EXIT_DATA, str(err)
