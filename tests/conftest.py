@@ -38,6 +38,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             pytest.exit(f"{_REQUIRE_VAR[marker]}=1 but `import {module}` fails:\n{tail}", returncode=3)
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    import numpy
+    from google.protobuf import __version__ as protobuf_version
+    from google.protobuf.internal import api_implementation
+
+    return f"tfrecord_lite deps: protobuf {protobuf_version} ({api_implementation.Type()}), numpy {numpy.__version__}"
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     for marker, module in _OPTIONAL.items():
         if item.get_closest_marker(marker) and importlib.util.find_spec(module) is None:
