@@ -318,6 +318,22 @@ def test_image_commands(tmp_path: Path) -> None:
     assert sorted(r["features"]["image/filename"]["values"][0] for r in rows) == ["cat/a.png", "dog/c.png"]
     assert json.loads((tmp_path / "clean" / "pets.labels.json").read_text()) == {"cat": 0, "dog": 1, "bird": 2}
     assert "say what to remove" in error_line(cli("remove-images", "out", "-o", "x", cwd=tmp_path, ok=False), 2)
+    with tfr.TFRecordWriter(str(tmp_path / "plain.tfrecord")) as w:
+        w.write_example({"x": [1]})
+    line = error_line(cli("unpack-images", "plain.tfrecord", "-o", "r2", cwd=tmp_path, ok=False), 1)
+    assert "image/encoded" in line and "record 0 of plain.tfrecord" in line
+
+
+def test_output_closed_early_is_not_an_error(tmp_path: Path) -> None:
+    with tfr.TFRecordWriter(str(tmp_path / "many.tfrecord")) as w:
+        for i in range(3000):  # ~1 MB of output: more than a pipe holds
+            w.write_example(example(i))
+    proc = subprocess.Popen([sys.executable, "-m", "tfrecord_lite", "cat", "many.tfrecord"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith(b"many.tfrecord #0")
+    proc.stdout.close()  # like `| head -1`
+    assert proc.wait(timeout=60) == 0 and proc.stderr.read() == b""
 
 
 def test_progress_bars_only_on_a_terminal_and_only_with_tqdm(monkeypatch: pytest.MonkeyPatch) -> None:

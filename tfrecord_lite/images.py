@@ -39,7 +39,7 @@ from typing import (
 import numpy as np
 
 from ._codec import decode_example, encode_example
-from ._errors import TFRecordError
+from ._errors import FeatureError, TFRecordError
 from ._files import normalize_compression
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -516,8 +516,8 @@ def parse_image_record(record: Union[bytes, Mapping[str, Any]]) -> ImageRecord:
     """The image fields of one record (serialized Example bytes, or a dict from decode_example)."""
     ex = decode_example(record) if isinstance(record, (bytes, bytearray, memoryview)) else record
     encoded = _first(ex.get(ENCODED), None)
-    if encoded is None:
-        raise ValueError(f"not an image record: it has no {ENCODED!r} bytes feature")
+    if not isinstance(encoded, (bytes, bytearray)):
+        raise FeatureError(ENCODED, "missing or not bytes: this is not an image record")
 
     def text(key: str) -> str:
         value = _first(ex.get(key), b"")
@@ -543,8 +543,11 @@ def iter_image_records(paths: Union[PathLike, Sequence[PathLike]], *, compressio
     from ._reader import iter_records
 
     for path in [paths] if isinstance(paths, (str, os.PathLike)) else paths:
-        for record in iter_records(path, compression=compression):
-            yield parse_image_record(record)
+        for i, record in enumerate(iter_records(path, compression=compression)):
+            try:
+                yield parse_image_record(record)
+            except FeatureError as err:
+                raise FeatureError(err.key, f"{err.detail} (record {i} of {os.fspath(path)})") from None
 
 
 def _to_array(im: "PILImage.Image", mode: Optional[str]) -> np.ndarray:
