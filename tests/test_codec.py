@@ -471,6 +471,10 @@ def test_spec_construction_checks():
         tfr.FixedLenFeature([3], "int64", default_value=0)
     with pytest.raises(ValueError, match="not an integer"):
         tfr.FixedLenFeature([], "int64", default_value=1.5)
+    # an empty default is no default, as in TF
+    assert tfr.FixedLenFeature([0], "int64", default_value=[]).default_value is None
+    with pytest.raises(tfr.FeatureError, match="required"):
+        decode({"missing": tfr.FixedLenFeature([0], "int64", default_value=[])})
     # a FixedLenSequenceFeature's default is one padding value, as in TF
     assert tfr.FixedLenSequenceFeature([2], "int64", allow_missing=True, default_value=9).default_value == 9
     with pytest.raises(ValueError, match="needs 1"):

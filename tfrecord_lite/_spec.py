@@ -79,6 +79,9 @@ def _prepare_default(default_value: Any, dtype: str, shape: Shape) -> Any:
     """Convert a default to decoded form and check it has prod(shape) values."""
     if default_value is None:
         return None
+    size = math.prod(shape)
+    if np.size(default_value) == 0 and size == 0:
+        return None  # as in TF: an empty default is no default (a missing feature still raises)
     if dtype == "bytes":
         arr = np.asarray(default_value, dtype=object).ravel()
         values = [v.encode("utf-8") if isinstance(v, str) else v for v in arr.tolist()]
@@ -93,7 +96,6 @@ def _prepare_default(default_value: Any, dtype: str, shape: Shape) -> Any:
         if dtype == "float32" and given.dtype.kind not in "iubf":
             raise ValueError(f"default_value {default_value!r} is not a number for dtype 'float32'")
         values = given.astype(np.dtype(dtype)).ravel()
-    size = math.prod(shape)
     if len(values) != size:
         raise ValueError(
             f"default_value has {len(values)} values but shape {list(shape)} needs {size}"
