@@ -10,9 +10,11 @@
 # (system, workload, workers) cell runs in its own subprocess under the interpreter
 # where that system is installed; a cell is one full pass over the file through a
 # fresh DataLoader (worker start-up included, as a user pays it every epoch),
-# median of --runs after a warm-up pass. The `tfrecord` package reads with its
+# measured after a warm-up pass; the systems take turns, round after round, and
+# each cell reports the median of --runs rounds. The `tfrecord` package reads with its
 # text index when workers > 0 (without one every worker reads the whole file and
-# each record comes out num_workers times). Systems:
+# each record comes out num_workers times); tfrecord_lite with its index sidecar
+# (as ShardedWriter writes it), which lets it read through the memory map. Systems:
 #   lite-batched  IterableTFRecordDataset(batch_size=B): whole batches decoded by columns
 #   lite-items    IterableTFRecordDataset + DataLoader(batch_size=B, collate_fn=collate)
 #   tfrecord      tfrecord.torch.TFRecordDataset + DataLoader(batch_size=B)
@@ -31,6 +33,8 @@ from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import run as R
+import workloads as W
 
 BATCH = {"small": 256, "images": 32}
 SYSTEMS = ("lite-batched", "lite-items", "tfrecord")
@@ -98,9 +102,6 @@ def main() -> None:
         child(system, path, json.loads(features), int(workers), int(batch), int(runs), int(count))
         return
 
-    import run as R  # the speed benchmark's workload generation (benchmarks/run.py)
-    import workloads as W
-
     import tfrecord_lite as tfr
 
     pythons = {"lite-batched": args.lite_python, "lite-items": args.lite_python, "tfrecord": args.tfrecord_python}
@@ -113,8 +114,9 @@ def main() -> None:
             continue
         entry = R.ensure_workload(wl, args.lite_python)
         path = entry["path"]
-        if not os.path.exists(path + ".idx"):
+        if not os.path.exists(path + ".idx"):  # both systems read with their index
             tfr.write_text_index(path, path + ".idx")
+        tfr.write_index(path)
         features = json.dumps(entry["features"])
         for workers in args.workers:
             row: dict[str, Any] = {
@@ -123,27 +125,16 @@ def main() -> None:
                 "workers": workers,
                 "batch": BATCH[wl.name],
             }
-            for system, python in pythons.items():
-                cmd = [
-                    python,
-                    __file__,
-                    "--child",
-                    system,
-                    path,
-                    features,
-                    str(workers),
-                    str(BATCH[wl.name]),
-                    str(args.runs),
-                    str(wl.count),
-                ]
-                out = subprocess.run(cmd, env=R.ENV, capture_output=True, text=True, check=False)
-                if out.returncode != 0:
-                    R.log(f"{system} failed on {wl.name} with {workers} workers:\n{out.stderr[-2000:]}")
-                    row[system] = None
-                    continue
-                secs = json.loads(out.stdout.strip().splitlines()[-1])["seconds"]
-                row[system] = wl.count / statistics.median(secs)
-                R.log(f"{wl.name:7s} workers={workers} {system:13s} {row[system]:>12,.0f} records/s")
+            seconds: dict[str, list[float]] = {system: [] for system in pythons}
+            for _ in range(args.runs):  # rounds: every system once per round, so load drift hits all alike
+                for system, python in pythons.items():
+                    secs = run_cell(python, system, path, features, workers, BATCH[wl.name], wl.count)
+                    if secs is not None:
+                        seconds[system].append(secs)
+            for system, secs_list in seconds.items():
+                row[system] = wl.count / statistics.median(secs_list) if secs_list else None
+                if row[system]:
+                    R.log(f"{wl.name:7s} workers={workers} {system:13s} {row[system]:>12,.0f} records/s")
             results.append(row)
     print(table(results))
     print(
@@ -158,6 +149,16 @@ def main() -> None:
             indent=1,
         )
     )
+
+
+def run_cell(python: str, system: str, path: str, features: str, workers: int, batch: int, count: int) -> float | None:
+    """Seconds of one measured pass (after a warm-up pass) in a fresh interpreter, None if it failed."""
+    cmd = [python, __file__, "--child", system, path, features, str(workers), str(batch), "1", str(count)]
+    out = subprocess.run(cmd, env=R.ENV, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        R.log(f"{system} failed with {workers} workers on {path}:\n{out.stderr[-2000:]}")
+        return None
+    return json.loads(out.stdout.strip().splitlines()[-1])["seconds"][0]
 
 
 def _ratio(row: dict[str, Any], system: str) -> float | None:

@@ -30,8 +30,11 @@ from tfrecord_lite.torch import (
     Collate,
     IterableTFRecordDataset,
     MixedTFRecordDataset,
+    Segment,
+    Share,
     TFRecordDataset,
     collate,
+    even_target,
     padded_positions,
     plan_shares,
     shard_order,
@@ -146,6 +149,41 @@ def test_shard_order_is_seeded() -> None:
     assert shard_order(50, 7, 1, True) == shard_order(50, 7, 1, True)
     assert shard_order(50, 7, 1, True) != shard_order(50, 7, 2, True)
     assert shard_order(5, 7, 1, False) == [0, 1, 2, 3, 4]
+
+
+def test_even_target() -> None:
+    shares = [Share((Segment(0),), count=n) for n in (4, 6, 5)]
+    assert even_target(shares, None) is None
+    assert even_target(shares, "drop") == 4 and even_target(shares, "pad") == 6
+    with pytest.raises(ValueError, match="record count"):
+        even_target([Share((Segment(0),))], "drop")
+
+
+def test_arguments_are_checked(plain3: list[str]) -> None:
+    with pytest.raises(ValueError, match="split"):
+        IterableTFRecordDataset(plain3, split="rows")
+    with pytest.raises(ValueError, match="even"):
+        IterableTFRecordDataset(plain3, even="trim")
+    with pytest.raises(ValueError, match="both rank and world_size"):
+        IterableTFRecordDataset(plain3, rank=1)
+    with pytest.raises(ValueError, match="range"):
+        IterableTFRecordDataset(plain3, rank=2, world_size=2)
+    with pytest.raises(ValueError, match="weights"):
+        MixedTFRecordDataset([IterableTFRecordDataset(plain3)], [1, 2])
+    with pytest.raises(ValueError, match="features="):
+        TFRecordDataset(plain3, SPEC, record_type="sequence_example")
+    with pytest.raises(FileNotFoundError):
+        IterableTFRecordDataset(str(Path(plain3[0]).parent / "nothing-*.tfrecord"))
+
+
+def test_num_records_and_explicit_splits(tmp_path: Path) -> None:
+    paths = write_shards(tmp_path, [5, 8], compression="gzip") + write_shards(tmp_path, [6], first_id=13, name="p")
+    assert IterableTFRecordDataset(paths).num_records() == 19
+    for split in ("shard", "stride", "range", "auto"):  # "range" counts the compressed shards first
+        per_rank = [ids(IterableTFRecordDataset(paths, split=split, rank=r, world_size=4)) for r in range(4)]
+        assert sorted(itertools.chain(*per_rank)) == list(range(19)), split
+    ranged = [ids(IterableTFRecordDataset(paths[2:], split="range", rank=r, world_size=4)) for r in range(4)]
+    assert [len(r) for r in ranged] == [1, 2, 1, 2] and sorted(itertools.chain(*ranged)) == list(range(13, 19))
 
 
 def test_padded_positions() -> None:

@@ -21,7 +21,6 @@ import itertools
 import os
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from collections.abc import Mapping as _MappingABC
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -34,6 +33,8 @@ from ._codec import decode_example, decode_sequence_example
 from ._columnar import Ragged, decode_examples
 from ._files import normalize_compression
 from ._framing import HEADER_SIZE
+from ._index import sidecar_path
+from ._indexed import TFRecordFile
 from ._reader import iter_records, sniff_compression
 from ._sharded import ShardedRecords, resolve_paths
 from ._spec import FixedLenSequenceFeature, VarLenFeature
@@ -55,7 +56,6 @@ Paths = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
 SPLITS = ("auto", "shard", "range", "stride")
 EVEN = (None, "drop", "pad")
 RECORD_TYPES = ("example", "sequence_example", "raw")
-_READ_CHUNK = 512  # records fetched per slice from an indexed file
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -190,9 +190,9 @@ class Collate:
         )
 
     def __call__(self, batch: Sequence[Any]) -> Any:
-        if isinstance(batch, _MappingABC):  # one item (DataLoader with batch_size=None)
+        if isinstance(batch, Mapping):  # one item (DataLoader with batch_size=None)
             return to_torch(dict(batch))
-        if not batch or not isinstance(batch[0], _MappingABC):
+        if not batch or not isinstance(batch[0], Mapping):
             return default_collate(list(batch))
         return self._assemble({key: self._column(key, [item[key] for item in batch]) for key in batch[0]})
 
@@ -474,26 +474,21 @@ def _file_kind(path: str, compression: str) -> str:
 def _count_records(path: str, kind: str) -> int:
     """Records in one shard: from its index when uncompressed, else by one pass over the stream."""
     if kind == "":
-        from ._indexed import TFRecordFile
-
         with TFRecordFile(path) as f:
             return len(f)
     return sum(1 for _ in iter_records(path, compression=kind, verify=False))
 
 
 def _read_segment(path: str, kind: str, seg: Segment, verify: bool) -> Iterator[bytes]:
-    """The raw records of one segment: a sequential stream, or index slices when it starts inside a file."""
-    if seg.start == 0 and seg.stop is None:
-        yield from iter_records(path, compression=kind or "", verify=verify)
-    elif kind == "":
-        from ._indexed import TFRecordFile
-
+    """The raw records of one segment. An uncompressed file is read through its memory-mapped index
+    when the segment starts inside it or the index sidecar already exists (one copy per record);
+    otherwise the file is streamed, and no index is built just for reading it."""
+    if kind == "" and (seg.start > 0 or seg.stop is not None or os.path.exists(sidecar_path(path))):
         with TFRecordFile(path, verify=verify) as f:
-            stop = len(f) if seg.stop is None else seg.stop
-            for a in range(seg.start, stop, _READ_CHUNK):
-                yield from f[a : min(a + _READ_CHUNK, stop)]
+            for i in range(seg.start, len(f) if seg.stop is None else seg.stop):
+                yield f[i]
     else:
-        yield from itertools.islice(iter_records(path, compression=kind, verify=verify), seg.start, seg.stop)
+        yield from itertools.islice(iter_records(path, compression=kind or "", verify=verify), seg.start, seg.stop)
 
 
 class IterableTFRecordDataset(IterableDataset):
