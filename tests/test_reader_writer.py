@@ -229,7 +229,7 @@ def test_iterator_closes_its_file(tmp_path):
     write(tmp_path / "f", [b"1", b"2"])
     with tfr.iter_records(tmp_path / "f") as it:
         assert next(it) == b"1"
-        f = it._file
+        f = it._stream._file
     assert f.closed
 
 

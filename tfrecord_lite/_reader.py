@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import zlib
-from typing import IO, Iterator, List, Optional
+from typing import IO, Callable, Iterator, List, Optional
 
 from ._errors import CorruptRecordError, TFRecordError, TruncatedRecordError
 from ._files import PathOrFile, display_name, normalize_compression, open_binary
@@ -71,19 +71,36 @@ class _Inflater:
                 return out
 
 
-class RecordIterator(Iterator[bytes]):
-    """Iterator over the records of one TFRecord stream; also a context manager that closes it."""
+class DecodedStream:
+    """The uncompressed record stream of a source: opened, its compression recognised
+    from the first bytes, and inflated chunk by chunk when it is GZIP / ZLIB."""
 
-    def __init__(self, source: PathOrFile, compression: str = "auto", verify: bool = True) -> None:
+    def __init__(self, source: PathOrFile, compression: str = "auto", *, strict: bool = True) -> None:
         compression = normalize_compression(compression, allow_auto=True)
         self.path = display_name(source)
         self._file, self._owned = open_binary(source, "rb")
-        self._verify = verify
         try:
-            self._records = self._generate(compression)
+            head = self._read_head()
+            if compression == "auto":
+                compression = sniff_compression(head)
+            if compression == "unknown":
+                if strict:
+                    raise CorruptRecordError(
+                        "not a TFRecord file: no valid record header at the start, and not GZIP or ZLIB data",
+                        path=self.path,
+                        offset=0,
+                    )
+                compression = ""  # read it as plain data, whose first record is damaged
         except BaseException:
             self.close()
             raise
+        self.compression = compression
+        if compression:
+            self._pending = b""
+            self._read: Callable[[int], bytes] = _Inflater(self._file, compression, head).read
+        else:
+            self._pending = head
+            self._read = self._file.read
 
     def _read_head(self) -> bytes:
         parts: List[bytes] = []
@@ -98,19 +115,28 @@ class RecordIterator(Iterator[bytes]):
             size += len(data)
         return b"".join(parts)
 
-    def _generate(self, compression: str) -> Iterator[bytes]:
-        head = self._read_head()
-        if compression == "auto":
-            compression = sniff_compression(head)
-            if compression == "unknown":
-                raise CorruptRecordError(
-                    "not a TFRecord file: no valid record header at the start, and not GZIP or ZLIB data",
-                    path=self.path,
-                    offset=0,
-                )
-        if compression:
-            return self._records_from(_Inflater(self._file, compression, head).read, b"")
-        return self._records_from(self._file.read, head)
+    def read(self, size: int = CHUNK_SIZE) -> bytes:
+        """The next piece of the stream (at most about `size` bytes); b'' at its end. A damaged
+        compressed stream raises CorruptRecordError / TruncatedRecordError without an offset."""
+        if self._pending:
+            data, self._pending = self._pending, b""
+            return data
+        return self._read(size)
+
+    def close(self) -> None:
+        """Close the file (only if we opened it)."""
+        if self._owned and not self._file.closed:
+            self._file.close()
+
+
+class RecordIterator(Iterator[bytes]):
+    """Iterator over the records of one TFRecord stream; also a context manager that closes it."""
+
+    def __init__(self, source: PathOrFile, compression: str = "auto", verify: bool = True) -> None:
+        self._stream = DecodedStream(source, compression)
+        self.path = self._stream.path
+        self._verify = verify
+        self._records = self._records_from(self._stream.read, b"")
 
     def _records_from(self, read, buf: bytes) -> Iterator[bytes]:
         origin = 0  # stream offset of buf[0]
@@ -167,11 +193,8 @@ class RecordIterator(Iterator[bytes]):
 
     def close(self) -> None:
         """Close the file (only if we opened it)."""
-        records = getattr(self, "_records", None)
-        if records is not None:
-            records.close()
-        if self._owned and not self._file.closed:
-            self._file.close()
+        self._records.close()
+        self._stream.close()
 
     def __enter__(self) -> "RecordIterator":
         return self

@@ -30,7 +30,7 @@ from ._errors import CorruptRecordError, DecodeError, TFRecordError, TruncatedRe
 from ._files import normalize_compression, open_binary
 from ._framing import HEADER_SIZE, OVERHEAD, header_is_valid, scan
 from ._index import SIDECAR_SUFFIX
-from ._reader import CHUNK_SIZE, _Inflater, iter_records, sniff_compression
+from ._reader import DecodedStream, iter_records, sniff_compression
 from ._writer import TFRecordWriter
 from .images import COMPRESSION_SUFFIX, open_shard_writer, shard_suffix
 
@@ -353,37 +353,6 @@ class VerifyReport:
         return not self.bad
 
 
-class _Stream:
-    """The uncompressed record stream of a file, read in chunks (via the reader's inflater)."""
-
-    def __init__(self, path: str, compression: str) -> None:
-        self._file, self._owned = open_binary(_source(path), "rb")
-        head = self._file.read(CHUNK_SIZE)
-        if compression == "auto":
-            compression = sniff_compression(head)
-            if compression == "unknown":
-                compression = ""  # plain data whose first record is damaged: verify reports it
-        self.compression = compression
-        if compression:
-            self._pending = b""
-            self._read: Callable[[int], bytes] = _Inflater(self._file, compression, head).read
-        else:
-            self._pending = head
-            self._read = self._file.read
-
-    def read(self) -> bytes:
-        """The next piece of the uncompressed stream; b'' at its end. A damaged compressed
-        stream raises CorruptRecordError / TruncatedRecordError (without an offset)."""
-        if self._pending:
-            data, self._pending = self._pending, b""
-            return data
-        return self._read(CHUNK_SIZE)
-
-    def close(self) -> None:
-        if self._owned:
-            self._file.close()
-
-
 def _head_compression(path: str) -> str:
     """'' | 'gzip' | 'zlib' | 'unknown', from the first bytes of a local file."""
     with open(path, "rb") as f:
@@ -397,7 +366,7 @@ def verify_file(path: str, compression: str = "auto", on_progress: Optional[Call
     bad length CRC the scan moves on to the next valid record header. A damaged
     compressed stream or a truncated tail ends the scan and is reported too.
     """
-    stream = _Stream(path, compression)
+    stream = DecodedStream(_source(path), compression, strict=False)
     report = VerifyReport(path, compression=stream.compression)
     buf = bytearray()
     origin = 0  # stream offset of buf[0]; buf always ends at the last byte read
