@@ -113,6 +113,8 @@ def task_test(args: list[str]) -> int:
     log("summary:")
     for name, code in results.items():
         verdict = "passed" if code == 0 else f"FAILED (pytest exit code {code})"
+        if code < 0:
+            verdict = f"FAILED (pytest killed by signal {-code}: a crash, see the traceback above)"
         log(f"  .venvs/{name} ({ENVS[name][0]}): {verdict}")
     return 0 if all(code == 0 for code in results.values()) else 1
 
