@@ -88,6 +88,11 @@ def test_descriptor_files_are_ours() -> None:
         assert proto.syntax == "proto3"
 
 
+def _run(code: str) -> subprocess.CompletedProcess[str]:
+    """Run Python code in a fresh interpreter (a default descriptor pool of its own)."""
+    return subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=ROOT)
+
+
 def test_pool_has_no_tensorflow_names() -> None:
     # A fresh interpreter: only what `import tfrecord_lite` puts in the default pool.
     code = (
@@ -108,9 +113,35 @@ def test_pool_has_no_tensorflow_names() -> None:
         "    raise SystemExit('found ' + name)\n"
         "print(pool.FindMessageTypeByName('tfrecord_lite.Example').file.name)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=ROOT)
+    proc = _run(code)
     assert proc.returncode == 0, proc.stderr + proc.stdout
     assert proc.stdout.strip() == "tfrecord_lite/example.proto"
+
+
+def test_reimport_reuses_the_pool_entry() -> None:
+    code = (
+        "import importlib, tfrecord_lite._proto as p\n"
+        "first = p.Example\n"
+        "importlib.reload(p)\n"
+        "assert p.Example.DESCRIPTOR is first.DESCRIPTOR\n"
+        "assert p.Example.FromString(first(features={}).SerializeToString()) == p.Example(features={})\n"
+    )
+    proc = _run(code)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_conflicting_pool_entry_is_refused() -> None:
+    # Someone else registered a different file under our name: import fails with a clear message.
+    code = (
+        "from google.protobuf import descriptor_pb2, descriptor_pool\n"
+        "other = descriptor_pb2.FileDescriptorProto(name='tfrecord_lite/feature.proto', package='other')\n"
+        "other.message_type.add(name='BytesList')\n"
+        "descriptor_pool.Default().Add(other)\n"
+        "import tfrecord_lite\n"
+    )
+    proc = _run(code)
+    assert proc.returncode != 0
+    assert "already holds a different 'tfrecord_lite/feature.proto'" in proc.stderr
 
 
 def _sample_example() -> tfr.Example:
