@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -112,14 +112,14 @@ def _repeated(buf: np.ndarray, pos: np.ndarray, end: np.ndarray, bad: np.ndarray
     return np.concatenate(owners), np.concatenate(starts), np.concatenate(ends)
 
 
-def _ragged_gather(buf: np.ndarray, raw: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+def _ragged_gather(buf: np.ndarray, raw: memoryview, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """The bytes buf[starts[i]:ends[i]] of all i, concatenated, as a uint8 array."""
     lengths = ends - starts
     total = int(lengths.sum())
     if total == 0:
         return np.empty(0, dtype=np.uint8)
     if total > 64 * len(starts):  # long runs: copy slices (memcpy speed)
-        out = bytearray().join([raw[s:e] for s, e in zip(starts.tolist(), ends.tolist())])
+        out = bytearray().join(map(raw.__getitem__, map(slice, starts.tolist(), ends.tolist())))
         return np.frombuffer(out, dtype=np.uint8)
     return buf[_ranges(starts, lengths)]
 
@@ -198,7 +198,7 @@ def _ranges(first: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 
 def _parse_batch(
-    buf: np.ndarray, raw: bytes, starts: np.ndarray, ends: np.ndarray, keys: List[bytes], bad: np.ndarray
+    buf: np.ndarray, raw: memoryview, starts: np.ndarray, ends: np.ndarray, keys: List[bytes], bad: np.ndarray
 ) -> Tuple[List[_Column], _BytesValues]:
     """Parse the batch down to each requested Feature; marks non-canonical records in `bad`.
 
@@ -276,7 +276,7 @@ def _parse_batch(
 # --------------------------------------------------------------------------- values
 
 
-def _numeric(buf: np.ndarray, raw: bytes, col: _Column, kind: int, bad: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+def _numeric(buf: np.ndarray, raw: memoryview, col: _Column, kind: int, bad: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """(count per entry of col, flat values) of a float32 / int64 column; bad entries' rows marked."""
     data = _ragged_gather(buf, raw, col.starts, col.ends)
     if kind == FLOAT:
@@ -286,12 +286,12 @@ def _numeric(buf: np.ndarray, raw: bytes, col: _Column, kind: int, bad: np.ndarr
     return counts, values
 
 
-def _bytes_column(raw: bytes, col: _Column, found: _BytesValues) -> Tuple[np.ndarray, List[bytes]]:
-    """(count per entry, flat list of bytes values) of a bytes_list column."""
+def _bytes_column(text: bytes, col: _Column, found: _BytesValues) -> Tuple[np.ndarray, List[bytes]]:
+    """(count per entry, flat list of bytes values) of a bytes_list column; `text` holds the batch."""
     first = found.first[col.entries]
     counts = found.first[col.entries + 1] - first
     index = _ranges(first, counts)
-    return counts, [raw[s:e] for s, e in zip(found.starts[index].tolist(), found.ends[index].tolist())]
+    return counts, [text[s:e] for s, e in zip(found.starts[index].tolist(), found.ends[index].tolist())]
 
 
 class _Plan(NamedTuple):
@@ -351,6 +351,8 @@ def _assemble(plan: _Plan, n: int, rows: np.ndarray, counts: np.ndarray, values:
         return Ragged(out, splits)
     dtype = object if is_bytes else spec.dtype
     if isinstance(spec, FixedLenFeature):
+        if len(rows) == n and not is_bytes:  # rows are sorted: every record has it, all values are here
+            return values.reshape((n,) + spec.shape)
         out = np.empty((n,) + spec.shape, dtype=dtype)
         flat = out.reshape(n, plan.size)
         flat[rows] = _as_array(values).reshape(len(rows), plan.size)
@@ -415,15 +417,30 @@ def decode_examples(records: Sequence[Any], features: Mapping[str, FeatureSpec])
 def _decode(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> Tuple[Dict[str, Any], List[int]]:
     """decode_examples, plus the indices of the records that took the single-record path."""
     plans = _plan(features)
-    n = len(records)
-    if n == 0:
+    if not records:
         return {p.key: _empty_value(p.spec, 0) for p in plans}, []
     raw, ends = _join(records)
-    buf = np.frombuffer(raw, dtype=np.uint8)
-    starts = ends - np.diff(ends, prepend=0)
+    return _decode_buffer(raw, ends - np.diff(ends, prepend=0), ends, plans, features, records.__getitem__)
+
+
+def _decode_buffer(
+    raw: Any,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    plans: List[_Plan],
+    features: Mapping[str, FeatureSpec],
+    record: Callable[[int], Any],
+) -> Tuple[Dict[str, Any], List[int]]:
+    """Decode the records raw[starts[i]:ends[i]] (at least 4 readable bytes must follow the
+    last one); `record(i)` gives record i to the single-record path. Nothing returned
+    refers to `raw`, which the caller may then reuse."""
+    n = len(starts)
+    view = memoryview(raw)
+    buf = np.frombuffer(view, dtype=np.uint8)
     bad = np.zeros(n, dtype=bool)
     keys = [p.key.encode("utf-8", "surrogatepass") for p in plans]
-    columns, bytes_found = _parse_batch(buf, raw, starts, ends, keys, bad)
+    columns, bytes_found = _parse_batch(buf, view, starts, ends, keys, bad)
+    text = raw if isinstance(raw, bytes) else None  # bytes values are sliced from bytes (cheapest)
 
     found = []
     for plan, col in zip(plans, columns):
@@ -433,9 +450,11 @@ def _decode(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> Tupl
         bad[col.rows[wrong]] = True
         col = _Column(*(a[present & ~wrong] for a in col))
         if spec.dtype == "bytes":
-            counts, values = _bytes_column(raw, col, bytes_found)
+            if text is None:
+                text = view[: int(ends.max())].tobytes()
+            counts, values = _bytes_column(text, col, bytes_found)
         else:
-            counts, values = _numeric(buf, raw, col, spec.kind, bad)
+            counts, values = _numeric(buf, view, col, spec.kind, bad)
         if isinstance(spec, FixedLenFeature):
             bad[col.rows[counts != plan.size]] = True
             if spec.default_value is None:
@@ -450,7 +469,7 @@ def _decode(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> Tupl
     slow: Dict[int, Dict[str, Any]] = {}
     for i in slow_rows:
         try:
-            slow[i] = decode_example(records[i], features)
+            slow[i] = decode_example(record(i), features)
         except Exception as err:
             if hasattr(err, "add_note"):
                 err.add_note(f"(record {i} of the batch passed to decode_examples)")
