@@ -10,8 +10,18 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 
+import google.protobuf
+
 import tfrecord_lite as tfr
 from tests import reference
+
+# The protobuf runtime is the oracle for damaged input only from 4.25 on: 4.21's upb parser can crash the
+# interpreter on malformed messages and 4.22's accepts keys that are not UTF-8. (CI's TensorFlow environment
+# runs these with the newest protobuf.)
+needs_sound_protobuf = pytest.mark.skipif(
+    tuple(int(p) for p in google.protobuf.__version__.split(".")[:2]) < (4, 25),
+    reason=f"protobuf {google.protobuf.__version__}'s parser is no oracle for malformed input (needs >= 4.25)",
+)
 
 I64 = st.integers(-(2**63), 2**63 - 1)
 F32 = st.floats(width=32, allow_nan=True, allow_infinity=True)
@@ -166,7 +176,7 @@ def test_wire_encodings_decode_like_protobuf(name):
         b"\x08" + b"\xff" * 11,  # varint too long
         b"\x0f",  # wire type 7
         b"\x00\x00",  # field number 0
-        example(entry(b"\xff\xfe", b"")),  # key not UTF-8
+        pytest.param(example(entry(b"\xff\xfe", b"")), marks=needs_sound_protobuf, id="key not UTF-8"),
         example(entry(b"a", ld(2, ld(1, b"abc")))),  # packed floats not a multiple of 4
         example(entry(b"a", ld(3, ld(1, b"\x80")))),  # packed varints end inside a varint
         b"\x0b\x08\x01",  # unterminated group
@@ -216,6 +226,7 @@ def damage(blob: bytearray, data) -> bytes:
     return bytes(blob)
 
 
+@needs_sound_protobuf
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(features, st.data())
 def test_damaged_encodings_agree_with_protobuf(pairs, data):
@@ -231,6 +242,7 @@ def test_damaged_encodings_agree_with_protobuf(pairs, data):
         assert reference.same_features(ours, theirs)
 
 
+@needs_sound_protobuf
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(features, st.dictionaries(st.text(max_size=4), steps, max_size=3), st.data())
 def test_damaged_sequence_examples_agree_with_protobuf(context_pairs, list_pairs, data):
