@@ -41,6 +41,13 @@ TASKS = {
     "write": "raw write",
     "write_example": "write_example",
 }
+OUR_WAYS = {
+    "scan": "iter_records",
+    "decode": "decode_example over iter_records",
+    "batched": "iter_example_batches(path, spec, 1024)",
+    "write": "TFRecordWriter.write",
+    "write_example": "TFRecordWriter.write_example(dict)",
+}
 PEER_WAYS = {
     "tfrecord": {
         "scan": "tfrecord_iterator (no CRC check)",
@@ -299,6 +306,7 @@ def main() -> None:
             f"`import {'tfrecord_lite' if s == 'tfrecord_lite' else 'tfrecord.reader' if s == 'tfrecord' else 'tensorflow'}` "
             f"{t:.3f} s" for s, t in imports.items() if t is not None) + ".")
         report.append("")
+    report.append("tfrecord_lite measured as: " + "; ".join(f"{TASKS[t]} = {how}" for t, how in OUR_WAYS.items()) + ".")
     report.append("Peers measured as: " + "; ".join(
         f"{LABELS[p]} {TASKS[t]} = {how}" for p, ways in PEER_WAYS.items() if p in raw for t, how in ways.items()) + ".")
     missed = [c for c in checks if not c["met"]]

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import gc
-import itertools
 import json
 import os
 import resource
@@ -53,13 +52,9 @@ def lite_tasks(wl: W.Workload, path: str, out: str) -> Dict[str, Task]:
 
     def batched() -> int:
         n = 0
-        records = tfr.iter_records(path)
-        while True:
-            batch = list(itertools.islice(records, BATCH))
-            if not batch:
-                return n
-            tfr.decode_examples(batch, spec)
-            n += len(batch)
+        for batch in tfr.iter_example_batches(path, spec, BATCH):
+            n += len(next(iter(batch.values())))
+        return n
 
     records = _records_of(path, tfr.iter_records)
     rows = list(wl.rows())
@@ -258,6 +253,8 @@ def run_job(system: str, job: Dict[str, Any]) -> Dict[str, Any]:
                 continue
             times = []
             for _ in range(job["runs"]):
+                if os.path.exists(out):  # a write starts from no file: truncating one is not part of it
+                    os.remove(out)
                 gc.collect()
                 t0 = time.perf_counter()
                 count = task()
