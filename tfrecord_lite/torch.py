@@ -426,11 +426,12 @@ def plan_shares(counts: Sequence[int | None], consumers: int, split: str, order:
 
 
 def choose_split(split: str, all_indexed: bool, num_shards: int, consumers: int, even: str | None) -> str:
-    """What split="auto" means here: record ranges for indexed shards when shards are fewer than
-    consumers or equal counts are wanted; whole shards when there are enough; else strides."""
+    """What split="auto" means here: record ranges when equal counts are wanted (the counts are known
+    then, and ranges balance them to one record) or for indexed shards fewer than the consumers; whole
+    shards when there are enough; else strides."""
     if split != "auto":
         return split
-    if all_indexed and (num_shards < consumers or even is not None):
+    if even is not None or (all_indexed and num_shards < consumers):
         return "range"
     return "shard" if num_shards >= consumers else "stride"
 
@@ -597,7 +598,7 @@ class IterableTFRecordDataset(IterableDataset):
         """Every consumer's Share of the records for `epoch` (the same on every rank and worker)."""
         all_indexed = all(k == "" for k in self._kinds)
         split = choose_split(self.split, all_indexed, len(self.paths), consumers, self.even)
-        if split == "range" or (all_indexed and self.even is not None):
+        if split == "range":
             self._count_all()
         order = shard_order(len(self.paths), self.seed, epoch, self.shuffle)
         return plan_shares(self._counts, consumers, split, order)
