@@ -25,7 +25,7 @@ import tfrecord_lite as tfr
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
-from torch.utils.data import DataLoader
+from torch.utils.data import BatchSampler, DataLoader, RandomSampler
 
 from tfrecord_lite.torch import (
     Collate,
@@ -262,6 +262,25 @@ def test_map_dataset_shuffled_loader_sees_each_record_once(plain3: list[str], wo
     seen = ids(dl)
     assert sorted(seen) == list(range(19))
     assert seen != list(range(19))  # shuffled (19! orders: equal by chance with negligible probability)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_map_dataset_batches_by_index_lists(plain3: list[str], workers: int) -> None:
+    ds = TFRecordDataset(plain3, SPEC)
+    batch = ds[[3, 17, 0]]
+    expected = ds.collate_fn([ds[3], ds[17], ds[0]])
+    assert batch.keys() == expected.keys()
+    for key in batch:
+        if isinstance(batch[key], torch.Tensor):
+            assert torch.equal(batch[key], expected[key]), key
+        else:
+            assert batch[key] == expected[key], key
+    assert ds[np.array([1, 2])]["id"].tolist() == [1, 2] and ds[torch.tensor(4)]["id"] == 4
+    sampler = BatchSampler(RandomSampler(ds), batch_size=4, drop_last=False)
+    seen = ids(DataLoader(ds, sampler=sampler, batch_size=None, num_workers=workers))
+    assert sorted(seen) == list(range(19)) and seen != list(range(19))
+    with_transform = TFRecordDataset(plain3, SPEC, transform=lambda e: {"id": e["id"] * 2})
+    assert with_transform[[1, 2]]["id"].tolist() == [2, 4]
 
 
 def test_map_dataset_torch_output_and_transform(plain3: list[str]) -> None:

@@ -319,13 +319,21 @@ class TFRecordDataset(Dataset):
     def __len__(self) -> int:
         return self._len
 
-    def __getitem__(self, index: int) -> Any:
-        return self._decode(self._open()[index])
+    def __getitem__(self, index: Any) -> Any:
+        """ds[i] -> one item; ds[[i, j, ...]] (a list, array or tensor of indices) -> one collated batch,
+        decoded by columns when there is an Example spec and no transform (for a BatchSampler)."""
+        if isinstance(index, (int, np.integer)) or (isinstance(index, torch.Tensor) and index.dim() == 0):
+            return self._decode(self._open()[int(index)])
+        indices = index.tolist() if isinstance(index, (np.ndarray, torch.Tensor)) else list(index)
+        records = self._open()[indices]
+        decode = self._decode
+        if decode.record_type == "example" and decode.features is not None and decode.transform is None:
+            return self.collate_fn.columns(decode_examples(records, decode.features))
+        return self.collate_fn([decode(r) for r in records])
 
     def __getitems__(self, indices: list[int]) -> list[Any]:
-        """Batched fetch, used by DataLoader with automatic batching."""
-        records = self._open()[list(indices)]
-        return [self._decode(r) for r in records]
+        """The items at `indices` (DataLoader's batched fetch with automatic batching)."""
+        return [self._decode(r) for r in self._open()[list(indices)]]
 
     def raw(self, index: int) -> bytes:
         """The serialized record at `index`, undecoded."""
