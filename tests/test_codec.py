@@ -67,6 +67,23 @@ def test_example_round_trip_and_agreement_with_protobuf(pairs):
 
 @settings(max_examples=150, deadline=None)
 @given(features)
+def test_canonical_encodings_take_the_fast_path_and_agree_with_the_general_parser(pairs):
+    from tfrecord_lite import _codec
+
+    for data in (
+        tfr.encode_example(split(pairs)[0]),
+        tfr.Example.FromString(tfr.encode_example(split(pairs)[0])).SerializeToString(),
+    ):
+        fast = _codec._canonical_example(data)
+        assert fast is not None
+        general = _codec._general_example(data)
+        assert {k: _codec.values_of(data, p) for k, p in fast.items()}.keys() == general.keys()
+        for key in fast:
+            assert reference.same_value(_codec.values_of(data, fast[key]), _codec.values_of(data, general[key]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(features)
 def test_protobuf_serialized_examples_decode_to_the_same_values(pairs):
     _, expected = split(pairs)
     msg = tfr.Example()
@@ -159,6 +176,21 @@ WIRE_CASES = {
     "empty kinds": example(entry(b"f", ld(2, b"")), entry(b"i", ld(3, b"")), entry(b"b", ld(1, b""))),
     "empty message": b"",
 }
+
+
+NON_CANONICAL = set(WIRE_CASES) - {
+    "repeated key: last wins",
+    "ten-byte negative varints",
+    "misaligned float payload",
+    "empty kinds",
+}
+
+
+@pytest.mark.parametrize("name", sorted(NON_CANONICAL))
+def test_odd_encodings_leave_the_fast_path(name):
+    from tfrecord_lite import _codec
+
+    assert _codec._canonical_example(WIRE_CASES[name]) is None
 
 
 @pytest.mark.parametrize("name", sorted(WIRE_CASES))

@@ -224,14 +224,104 @@ def _as_bytes(data: Any) -> bytes:
         raise TypeError(f"expected a bytes-like serialized proto, got {type(data).__name__}") from None
 
 
-def parse_example(data: Any) -> Tuple[bytes, Dict[str, Parsed]]:
-    """Parse an Example into ({key: (kind, chunks)}) over its buffer."""
-    buf = _as_bytes(data)
+def _canonical_features(buf: bytes, pos: int, end: int) -> Optional[Dict[str, Parsed]]:
+    """Fast path: the map of a Features message laid out as every serializer writes it
+    (entries of key then value; each Feature one packed list, or none), in straight-line
+    code. Returns None at the first deviation; the general parser then decides."""
+    features: Dict[str, Parsed] = {}
+    while pos < end:
+        if buf[pos] != 0x0A:
+            return None
+        if pos + 1 >= end:
+            return None
+        n = buf[pos + 1]
+        if n < 0x80:
+            pos += 2
+        else:
+            n, pos = _read_varint32(buf, pos + 1, end)
+        entry_end = pos + n
+        if entry_end > end or n < 4 or buf[pos] != 0x0A or buf[pos + 1] >= 0x80:
+            return None
+        key_start = pos + 2
+        key_end = pos = key_start + buf[pos + 1]
+        if pos + 2 > entry_end or buf[pos] != 0x12:
+            return None
+        n = buf[pos + 1]
+        if n >= 0x80:
+            if pos + 2 >= entry_end:
+                return None
+            n, feature_start = _read_varint32(buf, pos + 1, entry_end)
+        else:
+            feature_start = pos + 2
+        pos = feature_start + n
+        if pos != entry_end:
+            return None
+        try:
+            key = buf[key_start:key_end].decode()
+        except UnicodeDecodeError:
+            return None
+        if n == 0:
+            features[key] = (0, [])
+            continue
+        kind = buf[feature_start] >> 3
+        if buf[feature_start] & 7 != 2 or not BYTES <= kind <= INT64:
+            return None
+        n = buf[feature_start + 1] if feature_start + 1 < pos else 0x80
+        if n >= 0x80:
+            if feature_start + 2 > pos:
+                return None
+            n, list_start = _read_varint32(buf, feature_start + 1, pos)
+        else:
+            list_start = feature_start + 2
+        if list_start + n != pos:
+            return None
+        chunks: List[Tuple[int, int]] = []
+        p = list_start
+        while p < pos:  # the list's values: field 1, length-delimited
+            if buf[p] != 0x0A:
+                return None
+            n = buf[p + 1] if p + 1 < pos else 0x80
+            if n >= 0x80:
+                if p + 2 > pos:
+                    return None
+                n, value_start = _read_varint32(buf, p + 1, pos)
+            else:
+                value_start = p + 2
+            p = value_start + n
+            if p > pos:
+                return None
+            chunks.append((value_start, p))
+        if kind != BYTES and len(chunks) > 1:
+            return None  # a packed list split in pieces: unusual, let the general parser merge it
+        if chunks and ((kind == FLOAT and n % 4) or (kind == INT64 and n and buf[p - 1] >= 0x80)):
+            return None
+        features[key] = (kind, chunks)
+    return features
+
+
+def _canonical_example(buf: bytes) -> Optional[Dict[str, Parsed]]:
+    """The fast path for a whole Example: one Features field spanning the message."""
+    end = len(buf)
+    if end < 2 or buf[0] != 0x0A:
+        return None
+    n, start = (buf[1], 2) if buf[1] < 0x80 else _read_varint32(buf, 1, end)
+    return _canonical_features(buf, start, end) if start + n == end else None
+
+
+def _general_example(buf: bytes) -> Dict[str, Parsed]:
+    """Any Example, with every protobuf rule (merged fields, unknown fields, ...)."""
     features: Dict[str, Parsed] = {}
     for number, wire, s, e in _fields(buf, 0, len(buf)):
         if number == 1 and wire == 2:
             _parse_map(buf, s, e, features, _feature_value)
-    return buf, features
+    return features
+
+
+def parse_example(data: Any) -> Tuple[bytes, Dict[str, Parsed]]:
+    """Parse an Example into ({key: (kind, chunks)}) over its buffer."""
+    buf = _as_bytes(data)
+    fast = _canonical_example(buf)
+    return buf, fast if fast is not None else _general_example(buf)
 
 
 def parse_sequence_example(data: Any) -> Tuple[bytes, Dict[str, Parsed], Dict[str, List[Parsed]]]:
@@ -289,8 +379,10 @@ def values_of(buf: bytes, parsed: Parsed) -> Any:
     """Materialise a parsed Feature: int64 / float32 ndarray, list of bytes, or None."""
     kind, chunks = parsed
     if kind == FLOAT:
-        raw = _join(buf, chunks) if chunks else b""
-        return np.frombuffer(raw, dtype="<f4").astype(np.float32)
+        if len(chunks) == 1:
+            s, e = chunks[0]
+            return np.frombuffer(buf, "<f4", (e - s) >> 2, s).astype(np.float32)
+        return np.frombuffer(_join(buf, chunks) if chunks else b"", "<f4").astype(np.float32)
     if kind == INT64:
         return decode_varints(_join(buf, chunks)) if chunks else np.empty(0, np.int64)
     if kind == BYTES:
