@@ -419,6 +419,29 @@ def test_batched_mode_equals_collated_items(tmp_path: Path, workers: int) -> Non
     assert "var_length" not in collate([{"var": np.arange(2)}, {"var": np.arange(2)}])  # no spec: by shape
 
 
+def test_batched_mode_large_records(tmp_path: Path) -> None:
+    """Records of several KiB are decoded one by one (cheaper than by columns there): same layout."""
+    path = tmp_path / "big.tfrecord"
+    with tfr.TFRecordWriter(path) as w:
+        for i in range(10):
+            w.write_example({"id": i, "blob": bytes([i]) * 6000, "var": np.arange(i % 3, dtype=np.int64)})
+    spec = {
+        "id": tfr.FixedLenFeature([], "int64"),
+        "blob": tfr.FixedLenFeature([], "bytes"),
+        "var": tfr.VarLenFeature("int64"),
+    }
+    per_item = IterableTFRecordDataset([path], spec)
+    expected = list(DataLoader(per_item, batch_size=4, collate_fn=per_item.collate_fn))
+    got = list(IterableTFRecordDataset([path], spec, batch_size=4))
+    assert len(got) == len(expected) == 3
+    for a, b in zip(expected, got):
+        assert a.keys() == b.keys() == {"id", "blob", "var", "var_length"}
+        assert torch.equal(a["id"], b["id"]) and torch.equal(a["var"], b["var"]) and a["blob"] == b["blob"]
+    assert got[0]["id"].dtype == torch.int64 and got[0]["blob"][1] == b"\x01" * 6000
+    mapped = TFRecordDataset([path], spec)[[9, 2]]
+    assert mapped["id"].tolist() == [9, 2] and mapped["var_length"].tolist() == [0, 2]
+
+
 def test_batched_mode_drop_last_transform_and_resume(tmp_path: Path) -> None:
     paths = write_shards(tmp_path, [10])
     ds = IterableTFRecordDataset(paths, SPEC, batch_size=4, drop_last=True, transform=lambda b: b["id"].tolist())

@@ -234,7 +234,7 @@ class Collate:
     def _column(self, key: str, values: list[Any]) -> tuple[Any, torch.Tensor | None]:
         """One key's batch, and the lengths tensor when it was padded."""
         ragged = key in self.ragged
-        if not ragged and all(isinstance(v, np.ndarray) and v.dtype.kind in "biuf" for v in values):
+        if not ragged and all(isinstance(v, (np.ndarray, np.generic)) and v.dtype.kind in "biuf" for v in values):
             shape = values[0].shape
             if all(v.shape == shape for v in values):
                 return torch.from_numpy(np.stack(values)), None
@@ -256,6 +256,20 @@ class Collate:
         for row, (t, n) in enumerate(zip(tensors, lengths)):
             padded[row, :n] = t  # type: ignore[assignment]
         return padded, torch.tensor(lengths, dtype=torch.int64)
+
+
+# Mean record size above which a batch is decoded record by record: the columnar decoder's fixed
+# per-batch cost (~1 ms of numpy calls) outweighs per-record parsing for few, large records
+# (measured on 64 KiB Examples, batch 32: 10 us per record vs 37 us by columns).
+_LARGE_RECORD = 4096
+
+
+def _decode_batch(records: list[bytes], features: Mapping[str, Any], collate_fn: Collate) -> dict[str, Any]:
+    """A batch of Examples decoded by `features` in collate_fn's layout: by columns, or record by
+    record when the records are large (the layout is the same either way)."""
+    if sum(map(len, records)) >= _LARGE_RECORD * len(records):
+        return collate_fn([decode_example(r, features) for r in records])
+    return collate_fn.columns(decode_examples(records, features))
 
 
 def _one_storage(batch: dict[str, Any]) -> None:
@@ -328,7 +342,7 @@ class TFRecordDataset(Dataset):
         records = self._open()[indices]
         decode = self._decode
         if decode.record_type == "example" and decode.features is not None and decode.transform is None:
-            return self.collate_fn.columns(decode_examples(records, decode.features))
+            return _decode_batch(records, decode.features, self.collate_fn)
         return self.collate_fn([decode(r) for r in records])
 
     def __getitems__(self, indices: list[int]) -> list[Any]:
@@ -666,7 +680,7 @@ class IterableTFRecordDataset(IterableDataset):
 
     def _items(self, epoch: int, consumer: int, consumers: int, skip: int) -> Iterator[tuple[int, Any]]:
         """(records, item) pairs of this consumer for `epoch` from record position `skip` on: one decoded
-        record each, or with batch_size a batch decoded by columns (decode_examples) and collated."""
+        record each, or with batch_size a collated batch (decoded by columns unless its records are large)."""
         raw = self._raw(epoch, consumer, consumers, skip)
         if self.batch_size is None:
             decode = self._decode
@@ -678,7 +692,7 @@ class IterableTFRecordDataset(IterableDataset):
             records = list(itertools.islice(raw, size))
             if not records or (self.drop_last and len(records) < size):
                 return
-            batch = self.collate_fn.columns(decode_examples(records, spec))  # type: ignore[arg-type]
+            batch = _decode_batch(records, spec, self.collate_fn)  # type: ignore[arg-type]
             yield len(records), transform(batch) if transform is not None else batch
 
     def __iter__(self) -> Iterator[Any]:
