@@ -285,3 +285,78 @@ def test_large_batches_with_long_values():
     got = assert_like_stacked(records, spec, fast=True)
     assert np.array_equal(got["x"], np.stack([r["x"] for r in rows]))
     assert np.array_equal(got["ids"].reshape(300, 50), np.stack([r["ids"] for r in rows]))
+
+
+# ----------------------------------------------------------------- iter_example_batches
+
+
+def _write(path: Any, rows: List[Dict[str, Any]], compression: Any = None) -> List[bytes]:
+    records = [tfr.encode_example(r) for r in rows]
+    with tfr.TFRecordWriter(path, compression) as w:
+        for r in records:
+            w.write(r)
+    return records
+
+
+def _same_batches(got: List[Dict[str, Any]], records: List[bytes], spec: Dict[str, Any], batch_size: int) -> None:
+    assert len(got) == -(-len(records) // batch_size)
+    for j, batch in enumerate(got):
+        want = tfr.decode_examples(records[j * batch_size : (j + 1) * batch_size], spec)
+        for key in spec:
+            a, b = batch[key], want[key]
+            if isinstance(a, tfr.Ragged):
+                assert np.array_equal(a.values, b.values) and np.array_equal(a.row_splits, b.row_splits)
+            elif isinstance(a, list):
+                assert a == b
+            else:
+                assert a.shape == b.shape and a.tolist() == b.tolist()
+
+
+@pytest.mark.parametrize("batch_size", [1, 7, 1024])
+def test_iter_example_batches_equals_decode_examples_over_batches(tmp_path, batch_size):
+    rng = np.random.default_rng(3)
+    rows = [{"n": int(i), "v": rng.standard_normal(i % 5).astype(np.float32), "s": b"x" * (i % 3)} for i in range(3000)]
+    path = str(tmp_path / "small.tfrecord")
+    records = _write(path, rows)
+    spec = {"n": tfr.FixedLenFeature([], "int64"), "v": tfr.VarLenFeature("float32"), "s": tfr.FixedLenFeature([], "bytes")}
+    _same_batches(list(tfr.iter_example_batches(path, spec, batch_size)), records, spec, batch_size)
+
+
+def test_iter_example_batches_with_records_larger_than_the_buffer_and_compression(tmp_path):
+    from tfrecord_lite import _reader
+
+    rng = np.random.default_rng(4)
+    rows = [{"blob": rng.bytes(int(n)), "k": int(n)} for n in [10, _reader.CHUNK_SIZE + 3, 5, 3 * _reader.CHUNK_SIZE, 0, 77]]
+    spec = {"blob": tfr.FixedLenFeature([], "bytes"), "k": tfr.FixedLenFeature([], "int64")}
+    for compression in (None, "gzip"):
+        path = str(tmp_path / f"big-{compression}.tfrecord")
+        records = _write(path, rows, compression)
+        for batch_size in (1, 4):
+            _same_batches(list(tfr.iter_example_batches(path, spec, batch_size)), records, spec, batch_size)
+
+
+def test_iter_example_batches_yields_the_batches_before_a_corrupt_record(tmp_path):
+    path = str(tmp_path / "bad.tfrecord")
+    records = _write(path, [{"n": i} for i in range(100)])
+    with open(path, "r+b") as f:  # damage the payload of record 50
+        offset = sum(len(r) + 16 for r in records[:50])
+        f.seek(offset + 12 + 2)
+        byte = f.read(1)
+        f.seek(offset + 12 + 2)
+        f.write(bytes([byte[0] ^ 1]))
+    got = []
+    with pytest.raises(tfr.CorruptRecordError) as info:
+        for batch in tfr.iter_example_batches(path, {"n": tfr.FixedLenFeature([], "int64")}, 16):
+            got.append(batch["n"].tolist())
+    assert info.value.offset == offset and info.value.path == path
+    assert sum(got, []) == list(range(50)) and [len(b) for b in got] == [16, 16, 16, 2]
+
+
+def test_iter_example_batches_checks_its_arguments(tmp_path):
+    path = str(tmp_path / "x.tfrecord")
+    _write(path, [{"n": 1}])
+    with pytest.raises(ValueError, match="batch_size"):
+        next(tfr.iter_example_batches(path, {"n": tfr.FixedLenFeature([], "int64")}, 0))
+    with pytest.raises(tfr.FeatureError, match="required feature is missing") as info:
+        list(tfr.iter_example_batches(path, {"m": tfr.FixedLenFeature([], "int64")}))
+    assert info.value.key == "m"

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 import tfrecord_lite as tfr
 from tests import reference
 from tests.test_codec import WIRE_CASES, ld, varint
-from tfrecord_lite import _reader
+from tests.test_columnar import assert_like_stacked
+from tfrecord_lite import _codec, _columnar, _reader
 from tfrecord_lite._columnar import _decode
 
 KIND_FIELD = {"bytes": 1, "float32": 2, "int64": 3}
@@ -238,3 +239,57 @@ def test_a_corrupt_large_record_is_caught_wherever_it_lies(big_file, tmp_path):
     assert seen == records[:victim]
     assert list(tfr.iter_records(bad, verify=False))[victim] != records[victim]
     assert os.path.getsize(bad) == offsets[-1]
+
+
+# ----------------------------------------------------------------- batches of records sharing a layout
+
+
+@st.composite
+def same_layout_batches(draw: Any) -> List[bytes]:
+    """Records with one skeleton and random payload bytes (numbers that are not one varint,
+    packed varint runs broken at the end, overlong varints), a few with a damaged skeleton."""
+    template = tfr.encode_example(
+        {"i": np.array([300, 5], np.int64), "f": np.zeros(3, np.float32), "s": [b"abcd", b"xy"], "one": 7, "z": None}
+    )
+    layout = _codec.layout_of(template)
+    assert layout is not None
+    regions = [chunk for _, chunks in layout.parsed.values() for chunk in chunks]
+    records = []
+    for _ in range(draw(st.integers(4, 24))):
+        rec = bytearray(template)
+        for s, e in regions:
+            if draw(st.integers(0, 2)) == 0:
+                rec[s:e] = draw(st.binary(min_size=e - s, max_size=e - s))
+        if draw(st.integers(0, 9)) == 0:
+            i = draw(st.integers(0, len(rec) - 1))
+            rec[i] = draw(st.integers(0, 255))
+        records.append(bytes(rec))
+    return records
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(same_layout_batches(), st.data())
+def test_records_sharing_a_layout_decode_like_single_records(records, data):
+    spec_options = {
+        "i": [tfr.VarLenFeature("int64"), tfr.FixedLenFeature([2], "int64"), tfr.FixedLenSequenceFeature([], "int64", allow_missing=True)],
+        "f": [tfr.FixedLenFeature([3], "float32"), tfr.VarLenFeature("float32")],
+        "s": [tfr.VarLenFeature("bytes"), tfr.FixedLenFeature([2], "bytes")],
+        "one": [tfr.FixedLenFeature([], "int64"), tfr.VarLenFeature("int64"), tfr.FixedLenFeature([], "float32")],
+        "z": [tfr.FixedLenFeature([], "int64", default_value=-1), tfr.VarLenFeature("bytes")],
+        "absent": [tfr.FixedLenFeature([], "bytes", default_value=b"-")],
+    }
+    spec = {k: data.draw(st.sampled_from(v)) for k, v in spec_options.items() if data.draw(st.booleans())}
+    assert_like_stacked(records, spec)
+
+
+def test_a_batch_of_one_layout_takes_the_layout_path():
+    records = [tfr.encode_example({"a": i, "b": [float(i)] * 3, "c": b"%03d" % i}) for i in range(100)]
+    spec = {"a": tfr.FixedLenFeature([], "int64"), "b": tfr.FixedLenFeature([3], "float32"), "c": tfr.FixedLenFeature([], "bytes")}
+    view = memoryview(b"".join(records) + bytes(16))
+    ends = np.cumsum([len(r) for r in records])
+    starts = ends - [len(r) for r in records]
+    buf = np.frombuffer(view, np.uint8)
+    handled, _ = _columnar._by_layout(buf, view, view.tobytes, starts, ends, _columnar._plan(spec), np.zeros(100, bool))
+    assert handled.all()
+    got = assert_like_stacked(records, spec, fast=True)
+    assert got["a"].tolist() == list(range(100)) and got["c"][42] == b"042"

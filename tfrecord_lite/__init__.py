@@ -5,7 +5,7 @@
 from ._errors import CorruptRecordError, DecodeError, FeatureError, TFRecordError, TruncatedRecordError
 from ._spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 from ._codec import decode_example, decode_sequence_example, encode_example, encode_sequence_example
-from ._columnar import Ragged, decode_examples
+from ._columnar import Ragged, decode_examples, iter_example_batches
 from ._reader import iter_records
 from ._writer import TFRecordWriter
 from ._index import StaleIndexError, write_index, write_text_index
@@ -27,6 +27,7 @@ __all__ = [
     "encode_example",
     "decode_example",
     "decode_examples",
+    "iter_example_batches",
     "Ragged",
     "encode_sequence_example",
     "decode_sequence_example",

@@ -3,7 +3,8 @@
 # Decoding walks the protobuf wire format directly instead of building message
 # objects: a Feature is reduced to its kind plus the byte ranges that hold its
 # values, and values are materialised in one step (np.frombuffer for packed
-# floats, a vectorised varint decoder for int64 lists). Protobuf semantics are
+# floats, the protobuf runtime's packed parser or numpy for int64 lists). A
+# record whose skeleton equals the last one of its length reuses that parse. Protobuf semantics are
 # kept exactly: unknown fields are skipped, packed and unpacked encodings are
 # both read, a repeated map key keeps its last entry, a repeated oneof field
 # merges, a different one replaces. The protobuf classes in _proto serve as the
@@ -19,8 +20,10 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from ._errors import DecodeError, FeatureError
+from ._proto import Int64List
 from ._spec import (
     BYTES,
+    DTYPE_KIND,
     FLOAT,
     INT64,
     KIND_DTYPE,
@@ -41,6 +44,8 @@ Parsed = Tuple[int, List[Tuple[int, int]]]
 Buffer = "bytes | bytearray | memoryview"
 
 _INT64_MIN, _UINT64_LIMIT = -(1 << 63), 1 << 64
+_HIGH_BIT = bytes(b >> 7 for b in range(256))  # translate table: 1 for a byte with the continuation bit
+_TEN_HIGH = b"\x01" * 10  # ten continuation bits in a row: a varint of 11 bytes or more
 
 
 # --------------------------------------------------------------------------- wire reading
@@ -324,6 +329,86 @@ def parse_example(data: Any) -> Tuple[bytes, Dict[str, Parsed]]:
     return buf, fast if fast is not None else _general_example(buf)
 
 
+# Records of one dataset share their skeleton — every byte outside the value
+# payloads — so the last canonical layout seen for each record length is kept: a
+# record that matches it byte for byte parses the same (payloads are opaque to
+# parsing, except that a packed int64 run must end a varint), and is not parsed.
+
+
+class _Layout:
+    """A canonically laid out record's skeleton (its bytes outside the value payloads)
+    and its parse."""
+
+    __slots__ = ("pieces", "parsed", "int_ends", "_skeleton")
+
+    def __init__(self, buf: bytes, parsed: Dict[str, Parsed]) -> None:
+        regions: List[Tuple[int, int]] = []
+        int_ends = []
+        for kind, chunks in parsed.values():
+            regions.extend(chunks)
+            if kind == INT64:
+                int_ends.extend(e for s, e in chunks if e > s)
+        regions.sort()
+        pieces = []
+        pos = 0
+        for s, e in regions:
+            if s > pos:
+                pieces.append((pos, buf[pos:s]))
+            pos = e
+        if pos < len(buf):
+            pieces.append((pos, buf[pos:]))
+        self.pieces = tuple(pieces)
+        self.parsed = parsed
+        self.int_ends = tuple(int_ends)
+        self._skeleton: Optional[Tuple[np.ndarray, np.ndarray]] = None
+
+    def matches(self, buf: bytes) -> bool:
+        """Whether `buf` (of the same length) has this skeleton, and so this parse."""
+        startswith = buf.startswith
+        for pos, piece in self.pieces:
+            if not startswith(piece, pos):
+                return False
+        for e in self.int_ends:
+            if buf[e - 1] >= 0x80:
+                return False
+        return True
+
+    def skeleton(self) -> Tuple[np.ndarray, np.ndarray]:
+        """(offsets, bytes) of the skeleton as arrays, for comparing many records at once."""
+        if self._skeleton is None:
+            offsets = [np.arange(pos, pos + len(piece)) for pos, piece in self.pieces]
+            self._skeleton = (
+                np.concatenate(offsets) if offsets else np.empty(0, dtype=np.int64),
+                np.frombuffer(b"".join(piece for _, piece in self.pieces), dtype=np.uint8),
+            )
+        return self._skeleton
+
+
+_LAYOUTS: Dict[int, _Layout] = {}  # record length -> the last canonical layout of that length
+_MAX_LAYOUTS = 256
+
+
+def layout_of(buf: bytes) -> Optional[_Layout]:
+    """The layout of a canonically laid out Example (the cached one when it matches); else None."""
+    layout = _LAYOUTS.get(len(buf))
+    if layout is not None and layout.matches(buf):
+        return layout
+    parsed = _canonical_example(buf) if buf else {}
+    if parsed is None:
+        return None
+    if len(_LAYOUTS) >= _MAX_LAYOUTS:
+        _LAYOUTS.clear()
+    layout = _LAYOUTS[len(buf)] = _Layout(buf, parsed)
+    return layout
+
+
+def _example_features(buf: bytes) -> Dict[str, Parsed]:
+    """parse_example's features, through the layout cache when it applies. The dict
+    returned may be shared: callers only read it."""
+    layout = layout_of(buf)
+    return layout.parsed if layout is not None else _general_example(buf)
+
+
 def parse_sequence_example(data: Any) -> Tuple[bytes, Dict[str, Parsed], Dict[str, List[Parsed]]]:
     """Parse a SequenceExample into context {key: parsed} and feature_lists {key: [parsed per step]}."""
     buf = _as_bytes(data)
@@ -343,15 +428,23 @@ def parse_sequence_example(data: Any) -> Tuple[bytes, Dict[str, Parsed], Dict[st
 
 
 def decode_varints(raw: bytes) -> np.ndarray:
-    """Decode a run of complete varints to int64 (two's complement), vectorised for long runs."""
+    """Decode a run of complete varints to int64 (two's complement): a Python loop for a few,
+    the protobuf runtime's packed-field parser (C) for more, numpy for long runs."""
     n = len(raw)
+    if not n:
+        return np.empty(0, dtype=np.int64)
     if n <= 24:
-        out = []
-        pos = 0
+        v, pos = _read_varint(raw, 0, n)
+        if pos == n:  # one number, the most common list
+            return np.array([v - _UINT64_LIMIT if v >> 63 else v], dtype=np.int64)
+        out = [v - _UINT64_LIMIT if v >> 63 else v]
         while pos < n:
             v, pos = _read_varint(raw, pos, n)
             out.append(v - _UINT64_LIMIT if v >> 63 else v)
         return np.array(out, dtype=np.int64)
+    if n <= 1 << 16 and raw.translate(_HIGH_BIT).find(_TEN_HIGH) < 0:
+        # a well-formed packed field (so even protobuf 4.21's parser is safe with it)
+        return np.array(Int64List.FromString(b"\x0a" + _varint(n) + raw).value, dtype=np.int64)
     a = np.frombuffer(raw, dtype=np.uint8)
     high = a >= 0x80
     if not high.any():
@@ -384,6 +477,9 @@ def values_of(buf: bytes, parsed: Parsed) -> Any:
             return np.frombuffer(buf, "<f4", (e - s) >> 2, s).astype(np.float32)
         return np.frombuffer(_join(buf, chunks) if chunks else b"", "<f4").astype(np.float32)
     if kind == INT64:
+        if len(chunks) == 1:
+            s, e = chunks[0]
+            return decode_varints(buf[s:e])
         return decode_varints(_join(buf, chunks)) if chunks else np.empty(0, np.int64)
     if kind == BYTES:
         return [buf[s:e] for s, e in chunks]
@@ -448,8 +544,14 @@ def _check_count(key: str, spec: Any, found: int) -> None:
 
 
 def _fixed(key: str, spec: Any, values: Any) -> Any:
-    _check_count(key, spec, len(values))
-    return shape_values(values, spec.dtype, spec.shape)
+    shape = spec.shape
+    if len(values) != (math.prod(shape) if shape else 1):
+        _check_count(key, spec, len(values))
+    if not shape:
+        return values[0]
+    if len(shape) == 1 and spec.dtype != "bytes":
+        return values  # already 1-D of that length
+    return shape_values(values, spec.dtype, shape)
 
 
 def _stack(spec: FixedLenSequenceFeature, flat: Any, steps: int) -> Any:
@@ -473,10 +575,27 @@ def decode_example(data: Any, features: Optional[Mapping[str, FeatureSpec]] = No
     bytes → list of bytes, a Feature with no kind → None. With a spec dict: only those
     keys, shaped and checked like tf.io.parse_single_example.
     """
-    buf, parsed = parse_example(data)
+    buf = data if type(data) is bytes else _as_bytes(data)
+    parsed = _example_features(buf)
     if features is None:
         return {key: values_of(buf, p) for key, p in parsed.items()}
-    return {key: _apply_spec(key, spec, buf, parsed.get(key)) for key, spec in features.items()}
+    out = {}
+    get = parsed.get
+    for key, spec in features.items():
+        p = get(key)
+        if p is None or type(spec) is not FixedLenFeature or p[0] != DTYPE_KIND[spec.dtype]:
+            out[key] = _apply_spec(key, spec, buf, p)
+            continue
+        # the common case, without the detour: a FixedLenFeature of the right kind
+        kind, chunks = p
+        if kind == INT64 and not spec.shape and len(chunks) == 1:  # a scalar int64, such as a label
+            s, e = chunks[0]
+            v, after = _read_varint(buf, s, e)
+            if after == e:
+                out[key] = np.int64(v - _UINT64_LIMIT if v >> 63 else v)
+                continue
+        out[key] = _fixed(key, spec, values_of(buf, p))
+    return out
 
 
 def _apply_sequence_spec(key: str, spec: FeatureSpec, buf: bytes, steps: Optional[List[Parsed]]) -> Any:

@@ -17,11 +17,12 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ._codec import _apply_spec, decode_example
+from ._codec import _apply_spec, decode_example, layout_of
+from ._reader import RecordIterator
 from ._spec import BYTES, FLOAT, INT64, FeatureSpec, FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 
 _PAD = bytes(16)  # after the joined records, so that reading a varint never runs off the buffer
@@ -322,10 +323,27 @@ def _slices(values: Any, splits: np.ndarray) -> List[Any]:
     return [values[a:b] for a, b in zip(splits[:-1].tolist(), splits[1:].tolist())]
 
 
-def _assemble(plan: _Plan, n: int, rows: np.ndarray, counts: np.ndarray, values: Any, slow: Dict[int, Any]) -> Any:
-    """The batch value of one feature from the fast rows' (counts, flat values) and the slow rows' decoded values."""
+def _assemble(plan: _Plan, n: int, parts: List["_Found"], slow: Dict[int, Any]) -> Any:
+    """The batch value of one feature from what the fast paths found (rows not slow) and
+    the slow rows' decoded values."""
     spec = plan.spec
     is_bytes = spec.dtype == "bytes"
+    if isinstance(spec, FixedLenFeature):
+        if len(parts) == 1 and len(parts[0].rows) == n and not is_bytes:
+            return parts[0].values.reshape((n,) + spec.shape)  # every record has it: the values are the column
+        out = np.empty((n,) + spec.shape, dtype=object if is_bytes else spec.dtype)
+        flat = out.reshape(n, plan.size)
+        missing = np.ones(n, dtype=bool)
+        for part in parts:
+            flat[part.rows] = _as_array(part.values).reshape(len(part.rows), plan.size)
+            missing[part.rows] = False
+        missing[list(slow)] = False
+        if missing.any():
+            out[missing] = spec.default_value
+        for i, v in slow.items():
+            out[i] = v
+        return out
+    rows, counts, values = _merge(parts, spec.dtype)
     if isinstance(spec, VarLenFeature):
         lengths = np.zeros(n, dtype=np.int64)
         lengths[rows] = counts
@@ -350,20 +368,6 @@ def _assemble(plan: _Plan, n: int, rows: np.ndarray, counts: np.ndarray, values:
             out[splits[i] : splits[i + 1]] = v
         return Ragged(out, splits)
     dtype = object if is_bytes else spec.dtype
-    if isinstance(spec, FixedLenFeature):
-        if len(rows) == n and not is_bytes:  # rows are sorted: every record has it, all values are here
-            return values.reshape((n,) + spec.shape)
-        out = np.empty((n,) + spec.shape, dtype=dtype)
-        flat = out.reshape(n, plan.size)
-        flat[rows] = _as_array(values).reshape(len(rows), plan.size)
-        missing = np.ones(n, dtype=bool)
-        missing[rows] = False
-        missing[list(slow)] = False
-        if missing.any():
-            out[missing] = spec.default_value
-        for i, v in slow.items():
-            out[i] = v
-        return out
     # FixedLenSequenceFeature: [n, steps, *shape], padded with the default (or zeros / b"").
     steps = np.zeros(n, dtype=np.int64)
     if plan.size:
@@ -423,6 +427,136 @@ def _decode(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> Tupl
     return _decode_buffer(raw, ends - np.diff(ends, prepend=0), ends, plans, features, records.__getitem__)
 
 
+class _ViewSlicer:
+    """view[a:b] as bytes, for code written to slice a bytes object."""
+
+    __slots__ = ("view",)
+
+    def __init__(self, view: memoryview) -> None:
+        self.view = view
+
+    def __getitem__(self, key: slice) -> bytes:
+        return self.view[key].tobytes()
+
+
+class _Found(NamedTuple):
+    """The values of one feature in some records: the rows that have it (with the spec's
+    kind), how many values each has, and the values, flat, in row order."""
+
+    rows: np.ndarray
+    counts: np.ndarray
+    values: Any  # an ndarray, or a list of bytes
+
+
+def _merge(parts: List[_Found], dtype: str) -> _Found:
+    """One _Found, in row order, from parts about disjoint rows."""
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return _Found(np.empty(0, np.int64), np.empty(0, np.int64), [] if dtype == "bytes" else np.empty(0, dtype))
+    rows = np.concatenate([p.rows for p in parts])
+    counts = np.concatenate([p.counts for p in parts])
+    order = np.argsort(rows, kind="stable")
+    index = _ranges((np.cumsum(counts) - counts)[order], counts[order])
+    if dtype == "bytes":
+        flat = [v for p in parts for v in p.values]
+        values: Any = [flat[i] for i in index.tolist()]
+    else:
+        values = np.concatenate([p.values for p in parts])[index]
+    return _Found(rows[order], counts[order], values)
+
+
+def _by_layout(
+    buf: np.ndarray, view: memoryview, text: Callable[[], bytes], starts: np.ndarray, ends: np.ndarray,
+    plans: List[_Plan], bad: np.ndarray,
+) -> Tuple[np.ndarray, List[List[_Found]]]:
+    """Decode the records that share a canonical layout with another of the same length.
+
+    Records of one dataset mostly share their skeleton (the bytes outside the values):
+    one record of each length is parsed (_codec._Layout), the others of that length are
+    compared with it in one numpy operation, and the values of those that match are
+    gathered from the same offsets. Returns which records were handled, and per plan
+    what was found in them.
+    """
+    n = len(starts)
+    handled = np.zeros(n, dtype=bool)
+    found: List[List[_Found]] = [[] for _ in plans]
+    lengths, group_of, sizes = np.unique(ends - starts, return_inverse=True, return_counts=True)
+    for g in np.flatnonzero(sizes >= 4).tolist():
+        rows = np.flatnonzero(group_of == g)
+        layout = layout_of(view[starts[rows[0]] : ends[rows[0]]].tobytes())
+        if layout is None:
+            continue
+        base = starts[rows]
+        positions, skeleton = layout.skeleton()
+        ok = (buf[base[:, None] + positions] == skeleton).all(axis=1)
+        if layout.int_ends:
+            ok &= (buf[base[:, None] + (np.array(layout.int_ends) - 1)] < 0x80).all(axis=1)
+        rows, base = rows[ok], base[ok]
+        if not rows.size:
+            continue
+        handled[rows] = True
+        for plan, into in zip(plans, found):
+            parsed = layout.parsed.get(plan.key)
+            if parsed is None or not parsed[0]:
+                continue  # missing, or no kind: the same in every record of the group
+            kind, chunks = parsed
+            if kind != plan.spec.kind:
+                bad[rows] = True  # the single-record path raises the error
+                continue
+            if kind == BYTES:
+                data = text()
+                per_chunk = [[data[a:b] for a, b in zip((base + s).tolist(), (base + e).tolist())] for s, e in chunks]
+                values: Any = per_chunk[0] if len(chunks) == 1 else [v for row in zip(*per_chunk) for v in row]
+                if not chunks:
+                    values = []
+                into.append(_Found(rows, np.full(len(rows), len(chunks)), values))
+                continue
+            if not chunks:
+                into.append(_Found(rows, np.zeros(len(rows), np.int64), np.empty(0, plan.spec.dtype)))
+                continue
+            (s, e), = chunks
+            width = e - s
+            data = _ragged_gather(buf, view, base + s, base + e)
+            if kind == FLOAT:
+                into.append(_Found(rows, np.full(len(rows), width // 4), data.view("<f4").astype(np.float32, copy=False)))
+                continue
+            if width <= 10:  # often exactly one number per record: decode the columns of bytes
+                table = data.reshape(len(rows), width)
+                if (table[:, :-1] >= 0x80).all():
+                    value = (table[:, 0] & 0x7F).astype(np.uint64)
+                    for k in range(1, width):
+                        value |= (table[:, k] & 0x7F).astype(np.uint64) << np.uint64(7 * k)
+                    into.append(_Found(rows, np.ones(len(rows), np.int64), value.view(np.int64)))
+                    continue
+            values, counts, run_bad = _decode_varint_runs(data, np.full(len(rows), width))
+            bad[rows[run_bad]] = True
+            into.append(_Found(rows, counts, values))
+    return handled, found
+
+
+def _by_lockstep(
+    buf: np.ndarray, view: memoryview, text: Callable[[], bytes], starts: np.ndarray, ends: np.ndarray,
+    plans: List[_Plan], bad: np.ndarray,
+) -> List[_Found]:
+    """Decode the records with the lockstep parser; per plan what was found, rows relative to starts."""
+    keys = [p.key.encode("utf-8", "surrogatepass") for p in plans]
+    columns, bytes_found = _parse_batch(buf, view, starts, ends, keys, bad)
+    found = []
+    for plan, col in zip(plans, columns):
+        spec = plan.spec
+        present = col.kinds != 0
+        wrong = present & (col.kinds != spec.kind)
+        bad[col.rows[wrong]] = True
+        col = _Column(*(a[present & ~wrong] for a in col))
+        if spec.dtype == "bytes":
+            counts, values = _bytes_column(text(), col, bytes_found)
+        else:
+            counts, values = _numeric(buf, view, col, spec.kind, bad)
+        found.append(_Found(col.rows, counts, values))
+    return found
+
+
 def _decode_buffer(
     raw: Any,
     starts: np.ndarray,
@@ -438,32 +572,36 @@ def _decode_buffer(
     view = memoryview(raw)
     buf = np.frombuffer(view, dtype=np.uint8)
     bad = np.zeros(n, dtype=bool)
-    keys = [p.key.encode("utf-8", "surrogatepass") for p in plans]
-    columns, bytes_found = _parse_batch(buf, view, starts, ends, keys, bad)
-    text = raw if isinstance(raw, bytes) else None  # bytes values are sliced from bytes (cheapest)
+    cache: List[Any] = [raw] if isinstance(raw, bytes) else []
 
-    found = []
-    for plan, col in zip(plans, columns):
+    def text() -> Any:
+        """What to slice bytes values out of: bytes (cheapest per value) when the records are
+        small, else the view (one copy per value, not two)."""
+        if not cache:
+            large = int(ends[-1] - starts[0]) > 4096 * n
+            cache.append(_ViewSlicer(view) if large else view[: int(ends.max())].tobytes())
+        return cache[0]
+
+    handled, parts = _by_layout(buf, view, text, starts, ends, plans, bad)
+    rest = np.flatnonzero(~handled)
+    if rest.size:
+        rest_bad = np.zeros(len(rest), dtype=bool)
+        for into, f in zip(parts, _by_lockstep(buf, view, text, starts[rest], ends[rest], plans, rest_bad)):
+            into.append(_Found(rest[f.rows], f.counts, f.values))
+        bad[rest[rest_bad]] = True
+
+    for plan, part in zip(plans, parts):
         spec = plan.spec
-        present = col.kinds != 0
-        wrong = present & (col.kinds != spec.kind)
-        bad[col.rows[wrong]] = True
-        col = _Column(*(a[present & ~wrong] for a in col))
-        if spec.dtype == "bytes":
-            if text is None:
-                text = view[: int(ends.max())].tobytes()
-            counts, values = _bytes_column(text, col, bytes_found)
-        else:
-            counts, values = _numeric(buf, view, col, spec.kind, bad)
         if isinstance(spec, FixedLenFeature):
-            bad[col.rows[counts != plan.size]] = True
+            missing = np.ones(n, dtype=bool)
+            for f in part:
+                bad[f.rows[f.counts != plan.size]] = True
+                missing[f.rows] = False
             if spec.default_value is None:
-                missing = np.ones(n, dtype=bool)
-                missing[col.rows] = False
                 bad |= missing
         elif isinstance(spec, FixedLenSequenceFeature):
-            bad[col.rows[(counts % plan.size != 0) if plan.size else (counts != 0)]] = True
-        found.append((col, counts, values))
+            for f in part:
+                bad[f.rows[(f.counts % plan.size != 0) if plan.size else (f.counts != 0)]] = True
 
     slow_rows = np.flatnonzero(bad).tolist()
     slow: Dict[int, Dict[str, Any]] = {}
@@ -476,12 +614,40 @@ def _decode_buffer(
             raise
 
     out: Dict[str, Any] = {}
-    for plan, (col, counts, values) in zip(plans, found):
+    for plan, part in zip(plans, parts):
         if slow_rows:
-            keep = ~bad[col.rows]
-            if not keep.all():
-                expand = np.repeat(keep, counts)
-                values = [v for v, k in zip(values, expand.tolist()) if k] if isinstance(values, list) else values[expand]
-                col, counts = _Column(*(a[keep] for a in col)), counts[keep]
-        out[plan.key] = _assemble(plan, n, col.rows, counts, values, {i: d[plan.key] for i, d in slow.items()})
+            part = [_without(f, ~bad[f.rows]) for f in part]
+        out[plan.key] = _assemble(plan, n, part, {i: d[plan.key] for i, d in slow.items()})
     return out, slow_rows
+
+
+def _without(f: _Found, keep: np.ndarray) -> _Found:
+    """The part of `f` about the rows where `keep` is true."""
+    if keep.all():
+        return f
+    expand = np.repeat(keep, f.counts)
+    values = [v for v, k in zip(f.values, expand.tolist()) if k] if isinstance(f.values, list) else f.values[expand]
+    return _Found(f.rows[keep], f.counts[keep], values)
+
+
+def iter_example_batches(
+    source: Any,
+    features: Mapping[str, FeatureSpec],
+    batch_size: int = 1024,
+    *,
+    compression: Optional[str] = "auto",
+    verify: bool = True,
+) -> Iterator[Dict[str, Any]]:
+    """Read a TFRecord file of Examples as decoded batches of `batch_size` (the last one may be
+    smaller): decode_examples over iter_records, without an object per record. The counterpart
+    of tf.data.TFRecordDataset(path).batch(batch_size).map(tf.io.parse_example)."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+    plans = _plan(features)
+    with RecordIterator(source, compression, verify) as records:
+        for view, starts, lengths in records._chunks(batch_size):
+            begin = np.array(starts, dtype=np.int64)
+            end = begin + np.array(lengths, dtype=np.int64)
+            for i in range(0, len(starts), batch_size):
+                b, e = begin[i : i + batch_size], end[i : i + batch_size]
+                yield _decode_buffer(view, b, e, plans, features, lambda k, b=b, e=e: bytes(view[b[k] : e[k]]))[0]

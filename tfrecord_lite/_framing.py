@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import struct
-from typing import List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from crc32c import crc32c as _crc32c
 
@@ -77,49 +77,111 @@ def scan(
     The length CRC is always checked; the payload CRC when `verify` is true.
     With `final` (no more data will come) an incomplete tail raises
     TruncatedRecordError. `origin` is the stream offset of ``buf[0]`` and `path`
-    the file name, both only for error messages.
+    the file name, both only for error messages. Errors are raised for the first
+    bad record in the buffer.
     """
     mv = memoryview(buf)
     end = mv.nbytes
     starts: List[int] = []
     lengths: List[int] = []
+    crcs: List[int] = []  # payload CRCs, checked against the footers after the walk, in one go
     header = _HEADER.unpack_from
-    footer = _U32.unpack_from
     crc = _crc32c
-    mask = _MASK_DELTA
+    known = _VALID_HEADERS
     cap = -1 if max_records is None else max_records
     count = 0
     p = pos
-    while end - p >= HEADER_SIZE and count != cap:
-        length, want = header(mv, p)
-        c = crc(mv[p : p + 8])
-        if ((((c >> 15) | (c << 17)) + mask) & 0xFFFFFFFF) != want:
-            raise CorruptRecordError("corrupted record: the length CRC does not match", path=path, offset=origin + p)
-        data = p + HEADER_SIZE
-        if length > end - data - FOOTER_SIZE:
-            if final:
-                raise TruncatedRecordError(
-                    f"truncated record: its header announces {length} bytes of data, "
-                    f"but only {end - data} of the {length + FOOTER_SIZE} bytes of data and CRC are there",
-                    path=path,
-                    offset=origin + p,
-                )
-            return starts, lengths, p
-        stop = data + length
-        if verify:
-            c = crc(mv[data:stop])
-            if ((((c >> 15) | (c << 17)) + mask) & 0xFFFFFFFF) != footer(mv, stop)[0]:
-                raise CorruptRecordError(
-                    "corrupted record: the data CRC does not match", path=path, offset=origin + p
-                )
-        starts.append(data)
-        lengths.append(length)
-        count += 1
-        p = stop + FOOTER_SIZE
-    if final and p < end and count != cap:
-        raise TruncatedRecordError(
-            f"truncated record: the data ends {end - p} bytes into a 12-byte record header",
-            path=path,
-            offset=origin + p,
-        )
+    try:
+        while end - p >= HEADER_SIZE and count != cap:
+            length, want = header(mv, p)
+            if known.get(length) != want:
+                c = crc(mv[p : p + 8])
+                if ((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF) != want:
+                    raise CorruptRecordError("corrupted record: the length CRC does not match", path=path, offset=origin + p)
+                if len(known) < 4096:
+                    known[length] = want
+            data = p + HEADER_SIZE
+            if length > end - data - FOOTER_SIZE:
+                if final:
+                    raise TruncatedRecordError(
+                        f"truncated record: its header announces {length} bytes of data, "
+                        f"but only {end - data} of the {length + FOOTER_SIZE} bytes of data and CRC are there",
+                        path=path,
+                        offset=origin + p,
+                    )
+                break
+            stop = data + length
+            if verify:
+                crcs.append(crc(mv[data:stop]))
+            starts.append(data)
+            lengths.append(length)
+            count += 1
+            p = stop + FOOTER_SIZE
+        if final and p < end and count != cap:
+            raise TruncatedRecordError(
+                f"truncated record: the data ends {end - p} bytes into a 12-byte record header",
+                path=path,
+                offset=origin + p,
+            )
+    except (CorruptRecordError, TruncatedRecordError):
+        _check_payloads(mv, starts, lengths, crcs, origin, path)  # an earlier damaged record comes first
+        raise
+    _check_payloads(mv, starts, lengths, crcs, origin, path)
     return starts, lengths, p
+
+
+# length -> masked CRC of its 8 bytes, for lengths met in valid headers: a header whose
+# CRC field equals the cached value is valid without computing its CRC again.
+_VALID_HEADERS: Dict[int, int] = {}
+
+
+def _check_payloads(mv: memoryview, starts: List[int], lengths: List[int], crcs: List[int], origin: int, path: PathName) -> None:
+    """Raise CorruptRecordError for the first record whose footer does not hold the masked
+    CRC of its payload (crcs[k] is the plain CRC of record k; no check when crcs is empty)."""
+    if not crcs:
+        return
+    if len(crcs) < 32:
+        footer = _U32.unpack_from
+        for k, c in enumerate(crcs):
+            if ((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF) != footer(mv, starts[k] + lengths[k])[0]:
+                break
+        else:
+            return
+    else:
+        import numpy as np
+
+        stops = np.array(starts, dtype=np.int64) + np.array(lengths, dtype=np.int64)
+        footers = np.frombuffer(mv, dtype=np.uint8)[stops[:, None] + np.arange(4)].view("<u4").ravel()
+        c = np.array(crcs, dtype=np.uint32)
+        bad = np.flatnonzero(((c >> np.uint32(15)) | (c << np.uint32(17))) + np.uint32(_MASK_DELTA) != footers)
+        if not bad.size:
+            return
+        k = int(bad[0])
+    raise CorruptRecordError(
+        "corrupted record: the data CRC does not match", path=path, offset=origin + starts[k] - HEADER_SIZE
+    )
+
+
+def frame_many(records: Sequence[bytes]) -> bytes:
+    """The framed records, concatenated: b"".join(map(frame, records)), several times faster."""
+    import numpy as np
+
+    n = len(records)
+    lengths = list(map(len, records))
+    headers = list(map(_HEADERS_BY_LENGTH.get, lengths))
+    if None in headers:
+        for i, h in enumerate(headers):
+            if h is None:
+                h = headers[i] = frame_header(lengths[i])
+                if len(_HEADERS_BY_LENGTH) < 4096:
+                    _HEADERS_BY_LENGTH[lengths[i]] = h
+    c = np.fromiter(map(_crc32c, records), dtype=np.uint32, count=n)
+    masked = ((c >> np.uint32(15)) | (c << np.uint32(17))) + np.uint32(_MASK_DELTA)
+    parts: List[Any] = [None] * (3 * n)
+    parts[0::3] = headers
+    parts[1::3] = records
+    parts[2::3] = map(_U32.pack, masked.tolist())
+    return b"".join(parts)
+
+
+_HEADERS_BY_LENGTH: Dict[int, bytes] = {}

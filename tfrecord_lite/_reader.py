@@ -1,19 +1,20 @@
-# The streaming reader. It pulls fixed-size chunks from a binary file (through a
-# zlib decompressor for GZIP / ZLIB files), hands each chunk to _framing.scan,
-# and keeps only the incomplete tail for the next round, so memory stays flat
-# in the file size: the largest buffer is one chunk plus one record. A record
-# longer than a chunk is gathered piece by piece, and only as far as data is
-# actually there — a corrupt length never allocates. Compression is recognised
+# The streaming reader. It reads a binary file (through a zlib decompressor for
+# GZIP / ZLIB files) into one reused buffer (readinto: no copy, no allocation per
+# chunk), hands the buffer to _framing.scan, and keeps only the incomplete tail
+# for the next round, so memory stays flat in the file size: the buffer is one
+# chunk, grown only for a record longer than it, and only as far as data has
+# actually arrived — a corrupt length never allocates. iter_records copies each
+# record out as bytes; the batched decoder reads records where they lie. Compression is recognised
 # from the content (a valid first header, the gzip magic, a zlib header), never
 # from the file name, and pipes work because nothing seeks.
 from __future__ import annotations
 
 import zlib
-from typing import IO, Callable, Iterator, List, Optional
+from typing import IO, Callable, Iterator, List, Optional, Tuple
 
 from ._errors import CorruptRecordError, TFRecordError, TruncatedRecordError
 from ._files import PathOrFile, display_name, normalize_compression, open_binary
-from ._framing import HEADER_SIZE, OVERHEAD, header_is_valid, scan
+from ._framing import HEADER_SIZE, header_is_valid, scan
 
 CHUNK_SIZE = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -101,6 +102,7 @@ class DecodedStream:
         else:
             self._pending = head
             self._read = self._file.read
+        self._readinto: Optional[Callable[[memoryview], Optional[int]]] = getattr(self._file, "readinto", None)
 
     def _read_head(self) -> bytes:
         parts: List[bytes] = []
@@ -123,6 +125,22 @@ class DecodedStream:
             return data
         return self._read(size)
 
+    def readinto(self, view: memoryview) -> int:
+        """Fill the start of `view` with the next piece of the stream; 0 at its end. Plain files
+        are read straight into it (no copy); decompressed data is copied in."""
+        if self._pending:
+            data, self._pending = self._pending[: len(view)], self._pending[len(view) :]
+        elif self.compression or self._readinto is None:
+            data = self._read(len(view))
+        else:
+            try:
+                return self._readinto(view) or 0
+            except NotImplementedError:  # io.RawIOBase subclasses that define only read()
+                self._readinto = None
+                data = self._read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
     def close(self) -> None:
         """Close the file (only if we opened it)."""
         if self._owned and not self._file.closed:
@@ -136,50 +154,92 @@ class RecordIterator(Iterator[bytes]):
         self._stream = DecodedStream(source, compression)
         self.path = self._stream.path
         self._verify = verify
-        self._records = self._records_from(self._stream.read, b"")
+        self._records = self._iter_records()
 
-    def _records_from(self, read, buf: bytes) -> Iterator[bytes]:
-        origin = 0  # stream offset of buf[0]
-        path, verify = self.path, self._verify
+    def _chunks(self, multiple: int = 1) -> Iterator[Tuple[memoryview, List[int], List[int]]]:
+        """Scan the stream a buffer at a time: yields (view, starts, lengths), the payload of
+        record k being view[starts[k] : starts[k] + lengths[k]]. The buffer is reused: a view
+        is valid only until the next chunk is asked for. It holds a chunk plus what is left of
+        a record, and grows (as data actually arrives) only for a record longer than it.
+
+        With `multiple`, every chunk but the last holds a multiple of that many records (for
+        batches): the records after the last whole multiple stay in the buffer, already
+        checked, and the buffer grows until it holds `multiple` records.
+        """
+        stream, path, verify = self._stream, self.path, self._verify
+        size = CHUNK_SIZE
+        view = memoryview(bytearray(size))
+        have = 0  # bytes in the buffer
+        origin = 0  # stream offset of the buffer's first byte
+        checked = 0  # where the records not yet scanned start (those before are kept_*)
+        kept_starts: List[int] = []
+        kept_lengths: List[int] = []
         eof = False
         failure: Optional[TFRecordError] = None  # a broken compressed stream: raised after the records before it
         while True:
+            while have < size and not eof:
+                try:
+                    got = stream.readinto(view[have:])
+                except TFRecordError as err:
+                    failure, got = err, 0
+                if not got:
+                    eof = True
+                have += got
+            data = view[:have]
             try:
-                starts, lengths, pos = scan(buf, 0, verify=verify, final=eof and not failure, origin=origin, path=path)
+                starts, lengths, pos = scan(data, checked, verify=verify, final=eof and not failure, origin=origin, path=path)
             except TFRecordError as err:  # yield the good records before the bad one first, as TF does
                 assert err.offset is not None
-                starts, lengths, pos = scan(memoryview(buf)[: err.offset - origin], 0, verify=verify)
+                starts, lengths, pos = scan(data[: err.offset - origin], checked, verify=verify)
                 failure = err
-            for s, n in zip(starts, lengths):
-                yield buf[s : s + n]
+            if kept_starts:
+                starts, lengths = kept_starts + starts, kept_lengths + lengths
+                kept_starts, kept_lengths = [], []
+            checked = pos
+            if multiple > 1 and not eof and not failure:
+                whole = len(starts) - len(starts) % multiple
+                if whole < len(starts):
+                    pos = starts[whole] - HEADER_SIZE
+                    kept_starts = [s - pos for s in starts[whole:]]
+                    kept_lengths = lengths[whole:]
+                    del starts[whole:], lengths[whole:]
+            if starts:
+                yield view, starts, lengths
             if failure:
                 if failure.offset is None:  # from the decompressor: name the record it cut
-                    raise type(failure)(failure.reason, path=path, offset=origin + pos)
+                    raise type(failure)(failure.reason, path=path, offset=origin + checked)
                 raise failure
             if eof:
                 return
-            rest = len(buf) - pos
-            need = CHUNK_SIZE
-            if rest >= HEADER_SIZE:  # a record longer than what is buffered: gather it (bounded by real data)
-                need = max(need, int.from_bytes(buf[pos : pos + 8], "little") + OVERHEAD - rest)
-            parts = [buf[pos:]]
             origin += pos
-            got = 0
-            while got < need:
-                try:
-                    data = read(min(need - got, CHUNK_SIZE))  # read(n) may allocate n: never more
-                except TFRecordError as err:
-                    failure = err
-                    data = b""
-                if not data:
-                    eof = True
-                    break
-                parts.append(bytes(data))
-                got += len(data)
-            buf = b"".join(parts)
+            have -= pos
+            checked -= pos
+            if pos:
+                view[:have] = data[pos:]
+            else:  # the buffer is too small for one record (or `multiple` records): a bigger one
+                size *= 2
+                if kept_starts:  # room for `multiple` records of the size seen so far (at most 16x)
+                    size = max(size, min(have // len(kept_starts) * multiple * 9 // 8, size * 8))
+                grown = memoryview(bytearray(size))
+                grown[:have] = data
+                view = grown
 
-    def __iter__(self) -> "RecordIterator":
-        return self
+    def _iter_records(self) -> Iterator[bytes]:
+        try:
+            for view, starts, lengths in self._chunks():
+                if len(starts) > 64:  # many small records: slicing bytes is cheaper than slicing views
+                    chunk = view[: starts[-1] + lengths[-1]].tobytes()
+                    for s, n in zip(starts, lengths):
+                        yield chunk[s : s + n]
+                else:
+                    for s, n in zip(starts, lengths):
+                        yield view[s : s + n].tobytes()
+        finally:  # at the end, on an error, or when dropped: the file is closed
+            self._stream.close()
+
+    def __iter__(self) -> Iterator[bytes]:
+        """The records: the generator itself, so that a for loop runs at generator speed."""
+        return self._records
 
     def __next__(self) -> bytes:
         try:

@@ -1,6 +1,6 @@
-# The writer. Records are framed by _framing.frame_header / frame_footer and
-# collected in memory up to a megabyte before one write to the file, so small
-# records cost no system call each. GZIP and ZLIB files are one zlib stream over
+# The writer. Records are collected in memory up to a megabyte and then framed
+# together by _framing.frame_many and written with one call, so a small record
+# costs no system call and little Python work each. GZIP and ZLIB files are one zlib stream over
 # the whole file, as TensorFlow writes them (zlib wrapper with adler32 for ZLIB,
 # gzip wrapper for GZIP; default level, memLevel 9 like TF's ZlibOutputBuffer).
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import IO, Any, List, Mapping, Optional
 
 from ._codec import encode_example
 from ._files import PathOrFile, display_name, normalize_compression, open_binary
-from ._framing import frame_footer, frame_header
+from ._framing import frame_many
 from ._index import finish_append, prepare_append
 
 _BUFFER_SIZE = 1 << 20
@@ -46,20 +46,29 @@ class TFRecordWriter:
             if self.compression
             else None
         )
-        self._parts: List[Any] = []
-        self._pending = 0
-        self.records_written = 0
-        self.bytes_written = 0  # uncompressed: the size of the record stream so far
+        self._records: List[bytes] = []  # written but not yet framed
+        self._pending = 0  # their framed size
+        self._drained_records = 0
+        self._drained_bytes = 0
+
+    @property
+    def records_written(self) -> int:
+        """How many records were written so far."""
+        return self._drained_records + len(self._records)
+
+    @property
+    def bytes_written(self) -> int:
+        """The uncompressed size of the record stream so far."""
+        return self._drained_bytes + self._pending
 
     def write(self, record: Any) -> None:
         """Append one record (any bytes-like object)."""
-        if self._file is None:
-            raise ValueError("write to a closed TFRecordWriter")
-        data = record if isinstance(record, bytes) else bytes(memoryview(record).cast("B"))
-        self._parts += (frame_header(len(data)), data, frame_footer(data))
-        self._pending += len(data) + 16
-        self.records_written += 1
-        self.bytes_written += len(data) + 16
+        if type(record) is not bytes or self._file is None:
+            if self._file is None:
+                raise ValueError("write to a closed TFRecordWriter")
+            record = record if isinstance(record, bytes) else bytes(memoryview(record).cast("B"))
+        self._records.append(record)
+        self._pending += len(record) + 16
         if self._pending >= _BUFFER_SIZE:
             self._drain()
 
@@ -68,8 +77,10 @@ class TFRecordWriter:
         self.write(encode_example(features))
 
     def _drain(self) -> None:
-        data = b"".join(self._parts)
-        self._parts = []
+        data = frame_many(self._records)
+        self._drained_records += len(self._records)
+        self._drained_bytes += self._pending
+        self._records = []
         self._pending = 0
         if self._compressor is not None:
             data = self._compressor.compress(data)
