@@ -87,37 +87,32 @@ def scan(
     crcs: List[int] = []  # payload CRCs, checked against the footers after the walk, in one go
     header = _HEADER.unpack_from
     crc = _crc32c
-    known = _VALID_HEADERS
-    cap = -1 if max_records is None else max_records
-    count = 0
+    known = _VALID_HEADERS.get
+    add_start, add_length, add_crc = starts.append, lengths.append, crcs.append
+    left = -1 if max_records is None else max_records  # records still wanted (-1: no limit)
     p = pos
     try:
-        while end - p >= HEADER_SIZE and count != cap:
+        while p + 12 <= end and left:  # the loop runs once per record: literals, local names
             length, want = header(mv, p)
-            if known.get(length) != want:
-                c = crc(mv[p : p + 8])
-                if ((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF) != want:
-                    raise CorruptRecordError("corrupted record: the length CRC does not match", path=path, offset=origin + p)
-                if len(known) < 4096:
-                    known[length] = want
-            data = p + HEADER_SIZE
-            if length > end - data - FOOTER_SIZE:
+            if known(length) != want:
+                _check_header(mv, p, length, want, origin, path)
+            stop = p + 12 + length
+            if stop + 4 > end:
                 if final:
                     raise TruncatedRecordError(
                         f"truncated record: its header announces {length} bytes of data, "
-                        f"but only {end - data} of the {length + FOOTER_SIZE} bytes of data and CRC are there",
+                        f"but only {end - p - HEADER_SIZE} of the {length + FOOTER_SIZE} bytes of data and CRC are there",
                         path=path,
                         offset=origin + p,
                     )
                 break
-            stop = data + length
             if verify:
-                crcs.append(crc(mv[data:stop]))
-            starts.append(data)
-            lengths.append(length)
-            count += 1
-            p = stop + FOOTER_SIZE
-        if final and p < end and count != cap:
+                add_crc(crc(mv[p + 12 : stop]))
+            add_start(p + 12)
+            add_length(length)
+            left -= 1
+            p = stop + 4
+        if final and p < end and left:
             raise TruncatedRecordError(
                 f"truncated record: the data ends {end - p} bytes into a 12-byte record header",
                 path=path,
@@ -133,6 +128,16 @@ def scan(
 # length -> masked CRC of its 8 bytes, for lengths met in valid headers: a header whose
 # CRC field equals the cached value is valid without computing its CRC again.
 _VALID_HEADERS: Dict[int, int] = {}
+
+
+def _check_header(mv: memoryview, p: int, length: int, want: int, origin: int, path: PathName) -> None:
+    """Raise CorruptRecordError unless `want` is the masked CRC of the length field at p
+    (then remember it for this length)."""
+    c = _crc32c(mv[p : p + 8])
+    if ((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF) != want:
+        raise CorruptRecordError("corrupted record: the length CRC does not match", path=path, offset=origin + p)
+    if len(_VALID_HEADERS) < 4096:
+        _VALID_HEADERS[length] = want
 
 
 def _check_payloads(mv: memoryview, starts: List[int], lengths: List[int], crcs: List[int], origin: int, path: PathName) -> None:
