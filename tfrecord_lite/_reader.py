@@ -218,8 +218,8 @@ class RecordIterator(Iterator[bytes]):
                 view[:have] = data[pos:]
             else:  # the buffer is too small for one record (or `multiple` records): a bigger one
                 size *= 2
-                if kept_starts:  # room for `multiple` records of the size seen so far (at most 16x)
-                    size = max(size, min(have // len(kept_starts) * multiple * 9 // 8, size * 8))
+                if kept_starts:  # room for `multiple` records of the size seen so far, in one step
+                    size = max(size, have // len(kept_starts) * multiple * 9 // 8)
                 grown = memoryview(bytearray(size))
                 grown[:have] = data
                 view = grown
