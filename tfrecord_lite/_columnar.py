@@ -21,7 +21,8 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Opt
 
 import numpy as np
 
-from ._codec import _apply_spec, decode_example, layout_of
+from ._codec import _HIGH_BIT, _TEN_HIGH, _apply_spec, _varint, decode_example, layout_of
+from ._proto import Int64List
 from ._reader import RecordIterator
 from ._spec import BYTES, FLOAT, INT64, FeatureSpec, FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 
@@ -135,15 +136,17 @@ def _decode_varint_runs(data: np.ndarray, lengths: np.ndarray) -> Tuple[np.ndarr
     bounds = np.zeros(runs + 1, dtype=np.int64)
     np.cumsum(lengths, out=bounds[1:])
     last = data < 0x80
-    cum = np.zeros(len(data) + 1, dtype=np.int64)
-    np.cumsum(last, out=cum[1:])
-    counts = cum[bounds[1:]] - cum[bounds[:-1]]
+    ends = np.flatnonzero(last)
+    counts = np.searchsorted(ends, bounds[1:]) - np.searchsorted(ends, bounds[:-1])
     bad = np.zeros(runs, dtype=bool)
     nonempty = lengths > 0
     bad[nonempty] = ~last[bounds[1:][nonempty] - 1]
-    ends = np.flatnonzero(last)
     if len(ends) == len(data):  # every value fits in one byte
         return data.astype(np.int64), counts, bad
+    if not bad.any() and len(data) <= 1 << 24:  # all one well-formed packed field: the C parser
+        raw = data.tobytes()
+        if raw.translate(_HIGH_BIT).find(_TEN_HIGH) < 0:
+            return np.array(Int64List.FromString(b"\x0a" + _varint(len(raw)) + raw).value, dtype=np.int64), counts, bad
     begins = np.empty_like(ends)
     begins[:1] = 0
     begins[1:] = ends[:-1] + 1
@@ -275,16 +278,6 @@ def _parse_batch(
 
 
 # --------------------------------------------------------------------------- values
-
-
-def _numeric(buf: np.ndarray, raw: memoryview, col: _Column, kind: int, bad: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """(count per entry of col, flat values) of a float32 / int64 column; bad entries' rows marked."""
-    data = _ragged_gather(buf, raw, col.starts, col.ends)
-    if kind == FLOAT:
-        return (col.ends - col.starts) // 4, data.view("<f4").astype(np.float32, copy=False)
-    values, counts, run_bad = _decode_varint_runs(data, col.ends - col.starts)
-    bad[col.rows[run_bad]] = True
-    return counts, values
 
 
 def _bytes_column(text: bytes, col: _Column, found: _BytesValues) -> Tuple[np.ndarray, List[bytes]]:
@@ -439,6 +432,14 @@ class _ViewSlicer:
         return self.view[key].tobytes()
 
 
+class _Span(NamedTuple):
+    """Where the packed numbers of one feature lie in some records: rows, and byte spans."""
+
+    rows: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+
+
 class _Found(NamedTuple):
     """The values of one feature in some records: the rows that have it (with the spec's
     kind), how many values each has, and the values, flat, in row order."""
@@ -469,18 +470,19 @@ def _merge(parts: List[_Found], dtype: str) -> _Found:
 def _by_layout(
     buf: np.ndarray, view: memoryview, text: Callable[[], bytes], starts: np.ndarray, ends: np.ndarray,
     plans: List[_Plan], bad: np.ndarray,
-) -> Tuple[np.ndarray, List[List[_Found]]]:
+) -> Tuple[np.ndarray, List[List[_Found]], List[List[_Span]]]:
     """Decode the records that share a canonical layout with another of the same length.
 
     Records of one dataset mostly share their skeleton (the bytes outside the values):
     one record of each length is parsed (_codec._Layout), the others of that length are
     compared with it in one numpy operation, and the values of those that match are
     gathered from the same offsets. Returns which records were handled, and per plan
-    what was found in them.
+    the bytes values found in them and the spans of the numbers.
     """
     n = len(starts)
     handled = np.zeros(n, dtype=bool)
     found: List[List[_Found]] = [[] for _ in plans]
+    spans: List[List[_Span]] = [[] for _ in plans]
     lengths, group_of, sizes = np.unique(ends - starts, return_inverse=True, return_counts=True)
     for g in np.flatnonzero(sizes >= 4).tolist():
         rows = np.flatnonzero(group_of == g)
@@ -496,7 +498,7 @@ def _by_layout(
         if not rows.size:
             continue
         handled[rows] = True
-        for plan, into in zip(plans, found):
+        for plan, into, pieces in zip(plans, found, spans):
             parsed = layout.parsed.get(plan.key)
             if parsed is None or not parsed[0]:
                 continue  # missing, or no kind: the same in every record of the group
@@ -512,37 +514,37 @@ def _by_layout(
                     values = []
                 into.append(_Found(rows, np.full(len(rows), len(chunks)), values))
                 continue
-            if not chunks:
-                into.append(_Found(rows, np.zeros(len(rows), np.int64), np.empty(0, plan.spec.dtype)))
-                continue
-            (s, e), = chunks
-            width = e - s
-            data = _ragged_gather(buf, view, base + s, base + e)
-            if kind == FLOAT:
-                into.append(_Found(rows, np.full(len(rows), width // 4), data.view("<f4").astype(np.float32, copy=False)))
-                continue
-            if width <= 10:  # often exactly one number per record: decode the columns of bytes
-                table = data.reshape(len(rows), width)
-                if (table[:, :-1] >= 0x80).all():
-                    value = (table[:, 0] & 0x7F).astype(np.uint64)
-                    for k in range(1, width):
-                        value |= (table[:, k] & 0x7F).astype(np.uint64) << np.uint64(7 * k)
-                    into.append(_Found(rows, np.ones(len(rows), np.int64), value.view(np.int64)))
-                    continue
-            values, counts, run_bad = _decode_varint_runs(data, np.full(len(rows), width))
-            bad[rows[run_bad]] = True
-            into.append(_Found(rows, counts, values))
-    return handled, found
+            s, e = chunks[0] if chunks else (0, 0)  # canonical: one packed run, or none
+            pieces.append(_Span(rows, base + s, base + e))
+    return handled, found, spans
+
+
+def _numbers(buf: np.ndarray, view: memoryview, kind: int, pieces: List[_Span], bad: np.ndarray) -> _Found:
+    """The numbers of a float / int64 feature from the spans where they lie (packed runs,
+    from any number of sources), gathered and decoded at once, in row order."""
+    rows = np.concatenate([r for r, _, _ in pieces])
+    first = np.concatenate([a for _, a, _ in pieces])
+    last = np.concatenate([b for _, _, b in pieces])
+    if len(pieces) > 1:
+        order = np.argsort(rows, kind="stable")
+        rows, first, last = rows[order], first[order], last[order]
+    data = _ragged_gather(buf, view, first, last)
+    if kind == FLOAT:
+        return _Found(rows, (last - first) // 4, data.view("<f4").astype(np.float32, copy=False))
+    values, counts, run_bad = _decode_varint_runs(data, last - first)
+    bad[rows[run_bad]] = True
+    return _Found(rows, counts, values)
 
 
 def _by_lockstep(
     buf: np.ndarray, view: memoryview, text: Callable[[], bytes], starts: np.ndarray, ends: np.ndarray,
     plans: List[_Plan], bad: np.ndarray,
-) -> List[_Found]:
-    """Decode the records with the lockstep parser; per plan what was found, rows relative to starts."""
+) -> List[Any]:
+    """Parse the records with the lockstep parser; per plan the bytes values found (a _Found)
+    or the spans of the numbers (a _Span), rows relative to starts."""
     keys = [p.key.encode("utf-8", "surrogatepass") for p in plans]
     columns, bytes_found = _parse_batch(buf, view, starts, ends, keys, bad)
-    found = []
+    found: List[Any] = []
     for plan, col in zip(plans, columns):
         spec = plan.spec
         present = col.kinds != 0
@@ -550,10 +552,9 @@ def _by_lockstep(
         bad[col.rows[wrong]] = True
         col = _Column(*(a[present & ~wrong] for a in col))
         if spec.dtype == "bytes":
-            counts, values = _bytes_column(text(), col, bytes_found)
+            found.append(_Found(col.rows, *_bytes_column(text(), col, bytes_found)))
         else:
-            counts, values = _numeric(buf, view, col, spec.kind, bad)
-        found.append(_Found(col.rows, counts, values))
+            found.append(_Span(col.rows, col.starts, col.ends))
     return found
 
 
@@ -582,13 +583,19 @@ def _decode_buffer(
             cache.append(_ViewSlicer(view) if large else view[: int(ends.max())].tobytes())
         return cache[0]
 
-    handled, parts = _by_layout(buf, view, text, starts, ends, plans, bad)
+    handled, parts, spans = _by_layout(buf, view, text, starts, ends, plans, bad)
     rest = np.flatnonzero(~handled)
     if rest.size:
         rest_bad = np.zeros(len(rest), dtype=bool)
-        for into, f in zip(parts, _by_lockstep(buf, view, text, starts[rest], ends[rest], plans, rest_bad)):
-            into.append(_Found(rest[f.rows], f.counts, f.values))
+        for into, pieces, f in zip(parts, spans, _by_lockstep(buf, view, text, starts[rest], ends[rest], plans, rest_bad)):
+            if isinstance(f, _Span):
+                pieces.append(_Span(rest[f.rows], f.starts, f.ends))
+            else:
+                into.append(_Found(rest[f.rows], f.counts, f.values))
         bad[rest[rest_bad]] = True
+    for plan, into, pieces in zip(plans, parts, spans):
+        if pieces:
+            into.append(_numbers(buf, view, plan.spec.kind, pieces, bad))
 
     for plan, part in zip(plans, parts):
         spec = plan.spec
