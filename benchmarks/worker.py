@@ -4,7 +4,10 @@
 # where that system is installed, because the `tfrecord` package's generated
 # example_pb2 and TensorFlow's clash in one process. Each measurement is a
 # callable that processes a whole workload and returns how many records it saw;
-# it is timed `runs` times (after a gc.collect) and the raw times are reported.
+# what it needs in memory (the records or dicts a write writes) is prepared,
+# untimed, just before its runs and dropped after them, so that no measurement
+# pays the garbage collector for another's data. It is timed `runs` times
+# (after a gc.collect) and the raw times are reported.
 #
 #   python benchmarks/worker.py SYSTEM JOB.json        -> timings as JSON on stdout
 #   python benchmarks/worker.py SYSTEM --rss FILE      -> peak RSS of streaming FILE
@@ -22,7 +25,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workloads as W  # noqa: E402
 
 BATCH = 1024
-Task = Callable[[], int]
+Task = Callable[[], int]  # processes a whole workload, returns how many records it saw
+Prepare = Callable[[], Task]  # untimed setup, then the task
 
 
 def _records_of(path: str, read: Callable[[str], Any]) -> List[bytes]:
@@ -32,7 +36,7 @@ def _records_of(path: str, read: Callable[[str], Any]) -> List[bytes]:
 # --------------------------------------------------------------------------- tfrecord_lite
 
 
-def lite_tasks(wl: W.Workload, path: str, out: str) -> Dict[str, Task]:
+def lite_tasks(wl: W.Workload, path: str, out: str) -> Dict[str, Prepare]:
     import tfrecord_lite as tfr
 
     spec = {key: tfr.FixedLenFeature(shape, dtype) for key, (dtype, shape) in wl.features.items()}
@@ -56,22 +60,29 @@ def lite_tasks(wl: W.Workload, path: str, out: str) -> Dict[str, Task]:
             n += len(next(iter(batch.values())))
         return n
 
-    records = _records_of(path, tfr.iter_records)
-    rows = list(wl.rows())
+    def write() -> Task:
+        records = _records_of(path, tfr.iter_records)
 
-    def write() -> int:
-        with tfr.TFRecordWriter(out) as w:
-            for r in records:
-                w.write(r)
-        return len(records)
+        def run() -> int:
+            with tfr.TFRecordWriter(out) as w:
+                for r in records:
+                    w.write(r)
+            return len(records)
 
-    def write_example() -> int:
-        with tfr.TFRecordWriter(out) as w:
-            for row in rows:
-                w.write_example(row)
-        return len(rows)
+        return run
 
-    return {"scan": scan, "decode": decode, "batched": batched, "write": write, "write_example": write_example}
+    def write_example() -> Task:
+        rows = list(wl.rows())
+
+        def run() -> int:
+            with tfr.TFRecordWriter(out) as w:
+                for row in rows:
+                    w.write_example(row)
+            return len(rows)
+
+        return run
+
+    return {"scan": lambda: scan, "decode": lambda: decode, "batched": lambda: batched, "write": write, "write_example": write_example}
 
 
 def lite_scan(path: str) -> int:
@@ -86,7 +97,7 @@ def lite_scan(path: str) -> int:
 # --------------------------------------------------------------------------- the `tfrecord` package
 
 
-def tfrecord_tasks(wl: W.Workload, path: str, out: str) -> Dict[str, Task]:
+def tfrecord_tasks(wl: W.Workload, path: str, out: str) -> Dict[str, Prepare]:
     from tfrecord.reader import tfrecord_iterator, tfrecord_loader
     from tfrecord.writer import TFRecordWriter
 
@@ -105,32 +116,39 @@ def tfrecord_tasks(wl: W.Workload, path: str, out: str) -> Dict[str, Task]:
             n += 1
         return n
 
-    records = _records_of(path, tfrecord_iterator)
-    rows = [{key: (value, types[key]) for key, value in row.items()} for row in wl.rows()]
+    def write() -> Task:
+        records = _records_of(path, tfrecord_iterator)
 
-    def write() -> int:
-        # The package has no raw-record write: its write() serializes a dict first
-        # (calling TFRecordWriter.serialize_tf_example by class name). For the raw
-        # measurement that step is swapped for the identity; its framing code runs as is.
-        serialize = TFRecordWriter.__dict__["serialize_tf_example"]
-        TFRecordWriter.serialize_tf_example = staticmethod(lambda datum: datum)  # type: ignore[method-assign]
-        try:
+        def run() -> int:
+            # The package has no raw-record write: its write() serializes a dict first
+            # (calling TFRecordWriter.serialize_tf_example by class name). For the raw
+            # measurement that step is swapped for the identity; its framing code runs as is.
+            serialize = TFRecordWriter.__dict__["serialize_tf_example"]
+            TFRecordWriter.serialize_tf_example = staticmethod(lambda datum: datum)  # type: ignore[method-assign]
+            try:
+                w = TFRecordWriter(out)
+                for r in records:
+                    w.write(r)
+                w.close()
+            finally:
+                TFRecordWriter.serialize_tf_example = serialize  # type: ignore[method-assign]
+            return len(records)
+
+        return run
+
+    def write_example() -> Task:
+        rows = [{key: (value, types[key]) for key, value in row.items()} for row in wl.rows()]
+
+        def run() -> int:
             w = TFRecordWriter(out)
-            for r in records:
-                w.write(r)
+            for row in rows:
+                w.write(row)
             w.close()
-        finally:
-            TFRecordWriter.serialize_tf_example = serialize  # type: ignore[method-assign]
-        return len(records)
+            return len(rows)
 
-    def write_example() -> int:
-        w = TFRecordWriter(out)
-        for row in rows:
-            w.write(row)
-        w.close()
-        return len(rows)
+        return run
 
-    return {"scan": scan, "decode": decode, "write": write, "write_example": write_example}
+    return {"scan": lambda: scan, "decode": lambda: decode, "write": write, "write_example": write_example}
 
 
 def tfrecord_scan(path: str) -> int:
@@ -152,7 +170,7 @@ def _quiet_tf() -> Any:
     return tf
 
 
-def tf_tasks(wl: W.Workload, path: str, out: str) -> Dict[str, Task]:
+def tf_tasks(wl: W.Workload, path: str, out: str) -> Dict[str, Prepare]:
     tf = _quiet_tf()
     dtypes = {"int64": tf.int64, "float32": tf.float32, "bytes": tf.string}
     spec = {key: tf.io.FixedLenFeature(list(shape), dtypes[dtype]) for key, (dtype, shape) in wl.features.items()}
@@ -174,8 +192,6 @@ def tf_tasks(wl: W.Workload, path: str, out: str) -> Dict[str, Task]:
             n += int(next(iter(batch.values())).shape[0])
         return n
 
-    records = [r.numpy() for r in tf.data.TFRecordDataset(path)]
-    rows = list(wl.rows())
     makers = {
         "int64": lambda v: tf.train.Feature(int64_list=tf.train.Int64List(value=[v] if isinstance(v, int) else v)),
         "float32": lambda v: tf.train.Feature(float_list=tf.train.FloatList(value=v)),
@@ -183,20 +199,30 @@ def tf_tasks(wl: W.Workload, path: str, out: str) -> Dict[str, Task]:
     }
     kinds = {key: makers[dtype] for key, (dtype, _) in wl.features.items()}
 
-    def write() -> int:
-        with tf.io.TFRecordWriter(out) as w:
-            for r in records:
-                w.write(r)
-        return len(records)
+    def write() -> Task:
+        records = [r.numpy() for r in tf.data.TFRecordDataset(path)]
 
-    def write_example() -> int:
-        with tf.io.TFRecordWriter(out) as w:
-            for row in rows:
-                feature = {key: kinds[key](value) for key, value in row.items()}
-                w.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
-        return len(rows)
+        def run() -> int:
+            with tf.io.TFRecordWriter(out) as w:
+                for r in records:
+                    w.write(r)
+            return len(records)
 
-    return {"scan": scan, "batched": batched, "write": write, "write_example": write_example}
+        return run
+
+    def write_example() -> Task:
+        rows = list(wl.rows())
+
+        def run() -> int:
+            with tf.io.TFRecordWriter(out) as w:
+                for row in rows:
+                    feature = {key: kinds[key](value) for key, value in row.items()}
+                    w.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+            return len(rows)
+
+        return run
+
+    return {"scan": lambda: scan, "batched": lambda: batched, "write": write, "write_example": write_example}
 
 
 def tf_scan(path: str) -> int:
@@ -213,7 +239,7 @@ _IMPORTS: Dict[str, Callable[[], Any]] = {
     "tensorflow": _quiet_tf,
 }
 
-SYSTEMS: Dict[str, Tuple[Callable[..., Dict[str, Task]], Callable[[str], int]]] = {
+SYSTEMS: Dict[str, Tuple[Callable[..., Dict[str, Prepare]], Callable[[str], int]]] = {
     "tfrecord_lite": (lite_tasks, lite_scan),
     "tfrecord": (tfrecord_tasks, tfrecord_scan),
     "tensorflow": (tf_tasks, tf_scan),
@@ -248,9 +274,10 @@ def run_job(system: str, job: Dict[str, Any]) -> Dict[str, Any]:
         wl = W.Workload(entry["name"], entry["count"], entry["seed"], {k: (d, tuple(s)) for k, (d, s) in entry["features"].items()}, "")
         out = os.path.join(job["write_dir"], f"out-{system}-{wl.name}.tfrecord")
         tasks = make_tasks(wl, entry["path"], out)
-        for name, task in tasks.items():
+        for name, prepare in tasks.items():
             if wanted and name not in wanted:
                 continue
+            task = prepare()  # untimed: loads what a write task writes; freed after its runs
             times = []
             for _ in range(job["runs"]):
                 if os.path.exists(out):  # a write starts from no file: truncating one is not part of it
@@ -261,6 +288,8 @@ def run_job(system: str, job: Dict[str, Any]) -> Dict[str, Any]:
                 times.append(time.perf_counter() - t0)
                 if count != wl.count:
                     raise SystemExit(f"{system} {name} on {wl.name}: saw {count} records, expected {wl.count}")
+            del task
+            gc.collect()
             results.append({"workload": wl.name, "task": name, "times": times})
             print(f"  {system:14} {wl.name:7} {name:14} {min(times):8.3f} s", file=sys.stderr, flush=True)
         del tasks
