@@ -14,7 +14,8 @@ import os
 import shutil
 import sys
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +39,7 @@ def _prepare(out: str) -> None:
     open(os.path.join(out, MARKER), "w").close()
 
 
-def write_digit_images(folder: str, limit: Optional[int] = None) -> int:
+def write_digit_images(folder: str, limit: int | None = None) -> int:
     """scikit-learn's digits as 8x8 grayscale PNG files in one folder per class; returns the count."""
     from PIL import Image
     from sklearn.datasets import load_digits  # type: ignore[import-untyped]
@@ -54,7 +55,7 @@ def write_digit_images(folder: str, limit: Optional[int] = None) -> int:
 
 
 def _model() -> Any:
-    import torch.nn as nn
+    from torch import nn
 
     return nn.Sequential(
         nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(),
@@ -76,7 +77,7 @@ def _accuracy(model: Any, loader: Any) -> float:
     return right / max(total, 1)
 
 
-def train(shards: List[str], *, epochs: int, batch_size: int, workers: int, seed: int) -> Dict[str, Any]:
+def train(shards: list[str], *, epochs: int, batch_size: int, workers: int, seed: int) -> dict[str, Any]:
     """Train a small CNN from the shards through tfrecord_lite.torch; returns accuracy and throughput."""
     import torch
     from torch.utils.data import DataLoader, random_split
@@ -88,7 +89,7 @@ def train(shards: List[str], *, epochs: int, batch_size: int, workers: int, seed
     dataset = TFRecordDataset(shards, transform=images.ImageTransform(mode="L", scale=True))
     n_val = max(1, len(dataset) // 10)
     train_set, val_set = random_split(dataset, [len(dataset) - n_val, n_val], generator=torch.Generator().manual_seed(seed))
-    options: Dict[str, Any] = {"num_workers": workers, "persistent_workers": workers > 0}
+    options: dict[str, Any] = {"num_workers": workers, "persistent_workers": workers > 0}
     train_loader = DataLoader(train_set, batch_size=batch_size, shuffle=True, generator=torch.Generator().manual_seed(seed), **options)
     val_loader = DataLoader(val_set, batch_size=256, **options)
     print(f"      {len(train_set)} training and {len(val_set)} validation images, batch {batch_size}, {workers} DataLoader workers")
@@ -119,7 +120,7 @@ def train(shards: List[str], *, epochs: int, batch_size: int, workers: int, seed
     return {"train": len(train_set), "val": len(val_set), "val_accuracy": val_acc, "read_rate": read_rate, "seen": seen}
 
 
-def run(out: str, *, limit: Optional[int] = None, epochs: int = 5, shards: int = 4, batch_size: int = 64, workers: int = 2, seed: int = 0) -> Dict[str, Any]:
+def run(out: str, *, limit: int | None = None, epochs: int = 5, shards: int = 4, batch_size: int = 64, workers: int = 2, seed: int = 0) -> dict[str, Any]:
     """The whole demo; returns what it measured (used by the tests)."""
     t0 = time.perf_counter()
     _prepare(out)
@@ -163,7 +164,7 @@ def run(out: str, *, limit: Optional[int] = None, epochs: int = 5, shards: int =
     return result
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Command line of the demo."""
     parser = argparse.ArgumentParser(prog="python -m tfrecord_lite._demo", description="Image files -> TFRecord shards -> PyTorch training, on scikit-learn's digits.")
     parser.add_argument("--out", default="demo-output", help="working folder (default ./demo-output; cleared on each run)")

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from typing import Optional, Union
+from typing import Union
 
 PathName = Union[str, "os.PathLike[str]", None]
 
@@ -12,7 +12,7 @@ PathName = Union[str, "os.PathLike[str]", None]
 class TFRecordError(Exception):
     """Base class: the data read or written is not what a TFRecord file must hold."""
 
-    def __init__(self, message: str, *, path: PathName = None, offset: Optional[int] = None) -> None:
+    def __init__(self, message: str, *, path: PathName = None, offset: int | None = None) -> None:
         self.path = os.fspath(path) if path is not None else None
         self.offset = offset
         self.reason = message
@@ -27,7 +27,7 @@ class TFRecordError(Exception):
         return (_rebuild, (type(self), self.reason, self.path, self.offset))
 
 
-def _rebuild(cls: type, message: str, path: PathName, offset: Optional[int]) -> "TFRecordError":
+def _rebuild(cls: type, message: str, path: PathName, offset: int | None) -> TFRecordError:
     return cls(message, path=path, offset=offset)
 
 

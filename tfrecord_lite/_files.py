@@ -5,14 +5,14 @@
 from __future__ import annotations
 
 import os
-from typing import IO, Any, Optional, Tuple, Union
+from typing import IO, Any, Union
 
 PathOrFile = Union[str, "os.PathLike[str]", IO[bytes], Any]
 
 COMPRESSIONS = ("", "gzip", "zlib")
 
 
-def normalize_compression(compression: Optional[str], *, allow_auto: bool = False) -> str:
+def normalize_compression(compression: str | None, *, allow_auto: bool = False) -> str:
     """'' | 'gzip' | 'zlib' (| 'auto'), from TF-style spellings such as None, 'GZIP'."""
     allowed = COMPRESSIONS + (("auto",) if allow_auto else ())
     if compression is None:
@@ -27,7 +27,7 @@ def is_file_object(obj: Any) -> bool:
     return hasattr(obj, "read") or hasattr(obj, "write")
 
 
-def display_name(obj: Any) -> Optional[str]:
+def display_name(obj: Any) -> str | None:
     """A name for error messages: the path, or a file object's name when it has one."""
     if isinstance(obj, (str, os.PathLike)):
         return os.fspath(obj)
@@ -35,7 +35,7 @@ def display_name(obj: Any) -> Optional[str]:
     return name if isinstance(name, str) else None
 
 
-def open_binary(target: PathOrFile, mode: str) -> Tuple[IO[bytes], bool]:
+def open_binary(target: PathOrFile, mode: str) -> tuple[IO[bytes], bool]:
     """(binary file, whether we own it) for a path, URL or open file; mode 'rb', 'wb' or 'ab'."""
     if is_file_object(target):
         return target, False

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Iterable, Optional, Tuple, Union
+from collections.abc import Iterable
+from typing import Any, Union
 
 import numpy as np
 
@@ -26,7 +27,7 @@ _DTYPE_NAMES = {
 }
 
 DTypeLike = Union[str, type, np.dtype, Any]
-Shape = Tuple[int, ...]
+Shape = tuple[int, ...]
 
 
 def normalize_dtype(dtype: DTypeLike) -> str:
@@ -48,7 +49,7 @@ def normalize_dtype(dtype: DTypeLike) -> str:
     )
 
 
-def _normalize_shape(shape: Union[int, Iterable[int]]) -> Shape:
+def _normalize_shape(shape: int | Iterable[int]) -> Shape:
     dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     for d in dims:
         if not isinstance(d, (int, np.integer)) or d < 0:

@@ -15,19 +15,21 @@ import argparse
 import base64
 import contextlib
 import glob
+import itertools
 import json
 import math
 import os
 import re
 import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, Iterator, List, NoReturn, Optional, Sequence, Set, Tuple
+from typing import Any, NoReturn
 
 import numpy as np
 
 from ._codec import decode_example, decode_sequence_example
 from ._errors import CorruptRecordError, DecodeError, TFRecordError, TruncatedRecordError
-from ._files import normalize_compression, open_binary
+from ._files import normalize_compression
 from ._framing import HEADER_SIZE, OVERHEAD, header_is_valid, scan
 from ._index import SIDECAR_SUFFIX
 from ._reader import DecodedStream, iter_records, sniff_compression
@@ -51,7 +53,7 @@ class UsageError(Exception):
 # ---------------------------------------------------------------- inputs
 
 
-def expand_inputs(specs: Sequence[str], stdin: bool = False) -> List[str]:
+def expand_inputs(specs: Sequence[str], stdin: bool = False) -> list[str]:
     """Files for the given files, globs and directories, in order (directories and globs sorted).
 
     A directory stands for the record files directly inside it (index sidecars,
@@ -59,7 +61,7 @@ def expand_inputs(specs: Sequence[str], stdin: bool = False) -> List[str]:
     where `stdin` allows it. Raises UsageError for a path that does not exist or a
     pattern that matches nothing.
     """
-    out: List[str] = []
+    out: list[str] = []
     for spec in specs:
         if spec == "-":
             if not stdin:
@@ -138,7 +140,7 @@ def _tqdm(quiet: bool) -> Any:
     return tqdm
 
 
-def progress(iterable: Iterable[Any], total: Optional[int] = None, desc: str = "", unit: str = "rec", quiet: bool = False) -> Iterable[Any]:
+def progress(iterable: Iterable[Any], total: int | None = None, desc: str = "", unit: str = "rec", quiet: bool = False) -> Iterable[Any]:
     """`iterable` wrapped in a tqdm bar when stderr is a terminal and tqdm is installed; else itself.
 
     The bar appears only once the job has run for a second, so short commands stay clean.
@@ -167,7 +169,7 @@ def describe_bytes(value: bytes, max_chars: int = 60) -> str:
     return f"<{kind}{len(value)} bytes: {value[:n].hex()}{more}>"
 
 
-def _kind(value: Any) -> Optional[str]:
+def _kind(value: Any) -> str | None:
     """'int64' | 'float' | 'bytes' | None (a Feature with no kind) for a value decoded without spec."""
     if value is None:
         return None
@@ -201,7 +203,7 @@ def _json_number(x: float) -> Any:
     return x if math.isfinite(x) else ("NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity"))
 
 
-def json_values(value: Any, max_values: int = 10, max_chars: int = 60) -> Dict[str, Any]:
+def json_values(value: Any, max_values: int = 10, max_chars: int = 60) -> dict[str, Any]:
     """{"kind", "values"[, "elided"]} for one decoded feature, JSON-safe.
 
     Bytes become a string when they are UTF-8 text, else {"base64", "size"}; a
@@ -212,13 +214,13 @@ def json_values(value: Any, max_values: int = 10, max_chars: int = 60) -> Dict[s
         return {"kind": None, "values": []}
     items = list(value)
     shown = items if max_values <= 0 else items[:max_values]
-    out: Dict[str, Any] = {"kind": kind}
+    out: dict[str, Any] = {"kind": kind}
     if kind == "bytes":
-        values: List[Any] = []
+        values: list[Any] = []
         for v in shown:
             b = bytes(v)
             try:
-                text: Optional[str] = b.decode("utf-8")
+                text: str | None = b.decode("utf-8")
             except UnicodeDecodeError:
                 text = None
             cut = max_chars > 0 and len(b) > max_chars
@@ -227,7 +229,7 @@ def json_values(value: Any, max_values: int = 10, max_chars: int = 60) -> Dict[s
             elif text is not None:
                 values.append({"text": text[:max_chars], "size": len(b), "elided": True})
             else:
-                entry: Dict[str, Any] = {"base64": base64.b64encode(b[:max_chars] if cut else b).decode(), "size": len(b)}
+                entry: dict[str, Any] = {"base64": base64.b64encode(b[:max_chars] if cut else b).decode(), "size": len(b)}
                 if cut:
                     entry["elided"] = True
                 values.append(entry)
@@ -246,8 +248,8 @@ class Decoded:
     """A record decoded for display: an Example, a SequenceExample, or raw bytes that are neither."""
 
     kind: str  # "example" | "sequence" | "raw"
-    features: Dict[str, Any] = field(default_factory=dict)  # Example features or SequenceExample context
-    feature_lists: Dict[str, List[Any]] = field(default_factory=dict)
+    features: dict[str, Any] = field(default_factory=dict)  # Example features or SequenceExample context
+    feature_lists: dict[str, list[Any]] = field(default_factory=dict)
     raw: bytes = b""
     error: str = ""
 
@@ -267,7 +269,7 @@ def decode_record(record: bytes, mode: str = "auto") -> Decoded:
         return Decoded("raw", raw=record, error=err.reason)
 
 
-def _feature_lines(features: Dict[str, Any], indent: str, max_values: int, max_chars: int) -> List[str]:
+def _feature_lines(features: dict[str, Any], indent: str, max_values: int, max_chars: int) -> list[str]:
     width = max((len(k) for k in features), default=0)
     return [f"{indent}{k.ljust(width)}  {render_values(v, max_values, max_chars)}" for k, v in sorted(features.items())]
 
@@ -292,9 +294,9 @@ def render_record(dec: Decoded, title: str, max_values: int = 10, max_chars: int
     return "\n".join(lines)
 
 
-def record_json(dec: Decoded, path: str, index: int, max_values: int = 10, max_chars: int = 60) -> Dict[str, Any]:
+def record_json(dec: Decoded, path: str, index: int, max_values: int = 10, max_chars: int = 60) -> dict[str, Any]:
     """The JSON object `head --json` prints for one record."""
-    out: Dict[str, Any] = {"file": path, "index": index, "type": dec.kind}
+    out: dict[str, Any] = {"file": path, "index": index, "type": dec.kind}
     if dec.kind == "raw":
         out["size"] = len(dec.raw)
         out["base64"] = base64.b64encode(dec.raw if max_chars <= 0 else dec.raw[:max_chars]).decode()
@@ -320,7 +322,7 @@ def _source(path: str) -> Any:
     return sys.stdin.buffer if path == "-" else path
 
 
-def iter_file_records(paths: Sequence[str], compression: str = "auto", verify: bool = True) -> Iterator[Tuple[str, int, bytes]]:
+def iter_file_records(paths: Sequence[str], compression: str = "auto", verify: bool = True) -> Iterator[tuple[str, int, bytes]]:
     """(path, index in file, record) over several files in order ('-' is standard input)."""
     for path in paths:
         with iter_records(_source(path), compression=compression, verify=verify) as records:
@@ -345,7 +347,7 @@ class VerifyReport:
 
     path: str
     records: int = 0
-    bad: List[Tuple[int, str]] = field(default_factory=list)
+    bad: list[tuple[int, str]] = field(default_factory=list)
     compression: str = ""
 
     @property
@@ -359,7 +361,7 @@ def _head_compression(path: str) -> str:
         return sniff_compression(f.read(HEADER_SIZE))
 
 
-def verify_file(path: str, compression: str = "auto", on_progress: Optional[Callable[[int], None]] = None) -> VerifyReport:
+def verify_file(path: str, compression: str = "auto", on_progress: Callable[[int], None] | None = None) -> VerifyReport:
     """Check every record's CRCs in one file and list the offsets of all bad records.
 
     After a bad payload CRC the record's (CRC-checked) length skips it; after a
@@ -446,10 +448,10 @@ class FeatureStats:
 
     key: str
     section: str  # "features" | "context" | "feature_lists"
-    kinds: Set[str] = field(default_factory=set)
+    kinds: set[str] = field(default_factory=set)
     present: int = 0
-    min_values: Optional[int] = None
-    max_values: Optional[int] = None
+    min_values: int | None = None
+    max_values: int | None = None
 
     def add(self, value: Any) -> None:
         """Count one occurrence; for a feature list, value counts are per step."""
@@ -470,9 +472,9 @@ class Schema:
     records: int = 0
     raw: int = 0  # records that are not Examples
     complete: bool = True  # every record was read
-    features: Dict[Tuple[str, str], FeatureStats] = field(default_factory=dict)
+    features: dict[tuple[str, str], FeatureStats] = field(default_factory=dict)
 
-    def rows(self) -> List[Dict[str, Any]]:
+    def rows(self) -> list[dict[str, Any]]:
         """One dict per key (section, key, kind, present %, min/max values), sorted by key."""
         out = []
         for (section, key), st in sorted(self.features.items(), key=lambda kv: (kv[0][1], kv[0][0])):
@@ -490,7 +492,7 @@ class Schema:
         return out
 
 
-def collect_schema(records: Iterable[bytes], limit: Optional[int] = 1000, mode: str = "auto") -> Schema:
+def collect_schema(records: Iterable[bytes], limit: int | None = 1000, mode: str = "auto") -> Schema:
     """Feature keys, kinds, min/max value counts and presence over the first `limit` records (None: all)."""
     schema = Schema()
     it = iter(records)
@@ -545,7 +547,7 @@ class _NoBar:
         pass
 
 
-def progress_bar(total: Optional[int], desc: str, unit: str = "B", quiet: bool = False) -> Any:
+def progress_bar(total: int | None, desc: str, unit: str = "B", quiet: bool = False) -> Any:
     """A tqdm bar to `update(n)` by hand (bytes by default), or a do-nothing stand-in (see `progress`)."""
     tqdm = _tqdm(quiet)
     if tqdm is None:
@@ -575,10 +577,10 @@ def replacing_shards(
     old = [path for _, path in existing_shards(prefix, suffix)]
     clash = {os.path.abspath(p) for p in old} & {os.path.abspath(p) for p in inputs}
     if clash:
-        raise UsageError(f"the output {prefix} would overwrite the input {sorted(clash)[0]}: write to a new prefix")
+        raise UsageError(f"the output {prefix} would overwrite the input {min(clash)}: write to a new prefix")
     if old and not force:
         raise UsageError(f"{len(old)} shards {prefix}-*{suffix} already exist (use {hint})")
-    moved: List[Tuple[str, str]] = []
+    moved: list[tuple[str, str]] = []
     try:
         for path in old:
             for p in (path, path + SIDECAR_SUFFIX):
@@ -632,7 +634,7 @@ def cmd_count(args: argparse.Namespace) -> int:
     return 0
 
 
-def _select(dec: Decoded, keys: Optional[List[str]]) -> Decoded:
+def _select(dec: Decoded, keys: list[str] | None) -> Decoded:
     if keys:
         dec.features = {k: v for k, v in dec.features.items() if k in keys}
         dec.feature_lists = {k: v for k, v in dec.feature_lists.items() if k in keys}
@@ -753,7 +755,7 @@ def cmd_reshard(args: argparse.Namespace) -> int:
     return 0
 
 
-def _output_compression(to: Optional[str], path: str) -> str:
+def _output_compression(to: str | None, path: str) -> str:
     """--to if given, else from the output's extension (.gz -> gzip, .zz / .zlib -> zlib, else none)."""
     if to is not None:
         return to
@@ -781,7 +783,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
-def parse_parts(text: str, what: str) -> List[float]:
+def parse_parts(text: str, what: str) -> list[float]:
     """'90/10', '0.8/0.1/0.1', '1000/200' -> [90.0, 10.0] ...; every part positive."""
     try:
         parts = [float(x) for x in text.split("/")]
@@ -792,7 +794,7 @@ def parse_parts(text: str, what: str) -> List[float]:
     return parts
 
 
-def split_sizes(total: int, ratio: Optional[List[float]], counts: Optional[List[float]]) -> List[int]:
+def split_sizes(total: int, ratio: list[float] | None, counts: list[float] | None) -> list[int]:
     """Records per part: ratios are rounded so the parts add up to `total`; counts are taken
     in order, and one count more than given parts ... the last part gets the rest."""
     if ratio is not None:
@@ -800,7 +802,7 @@ def split_sizes(total: int, ratio: Optional[List[float]], counts: Optional[List[
         for r in ratio:
             acc += r
             bounds.append(round(total * acc / cum))
-        return [b - a for a, b in zip(bounds, bounds[1:])]
+        return [b - a for a, b in itertools.pairwise(bounds)]
     assert counts is not None
     sizes = [int(c) for c in counts]
     if sum(sizes) > total:
@@ -1121,7 +1123,7 @@ def _resize_arg(value: str) -> Any:
     return int(m.group(1)) if m.group(2) is None else (int(m.group(1)), int(m.group(2)))
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 bad data, 2 usage)."""
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -1142,7 +1144,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return status
 
 
-def _failure(err: Exception) -> Tuple[int, str]:
+def _failure(err: Exception) -> tuple[int, str]:
     """Exit status and message for an expected error: usage (2) or data (1)."""
     if isinstance(err, UsageError):
         return EXIT_USAGE, str(err)

@@ -19,20 +19,12 @@ import json
 import os
 import random
 import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import (
     TYPE_CHECKING,
     Any,
-    Callable,
-    Dict,
-    Iterable,
-    Iterator,
-    List,
-    Mapping,
-    Optional,
-    Sequence,
-    Tuple,
     Union,
 )
 
@@ -49,20 +41,20 @@ __all__ = [
     "IMAGE_EXTENSIONS",
     "ImageDecodeError",
     "ImageRecord",
-    "PackResult",
     "ImageTransform",
-    "scan_image_folder",
-    "read_image_list",
-    "pack_images",
-    "remove_images",
-    "unpack_images",
+    "PackResult",
+    "decode_image",
+    "decode_image_bytes",
+    "iter_image_records",
     "label_map_path",
     "load_label_map",
-    "save_label_map",
+    "pack_images",
     "parse_image_record",
-    "iter_image_records",
-    "decode_image_bytes",
-    "decode_image",
+    "read_image_list",
+    "remove_images",
+    "save_label_map",
+    "scan_image_folder",
+    "unpack_images",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -89,7 +81,7 @@ _FORMAT_NAMES = {"jpeg": "jpeg", "jpg": "jpeg", "png": "png", "webp": "webp", "b
 _EXTENSIONS = {"jpeg": ".jpg", "tiff": ".tif"}
 
 OnError = Union[str, Callable[[str, "ImageDecodeError"], None]]
-Source = Union[PathLike, Iterable[Tuple[PathLike, Any]]]
+Source = Union[PathLike, Iterable[tuple[PathLike, Any]]]
 
 
 class ImageDecodeError(TFRecordError, ValueError):
@@ -108,7 +100,7 @@ class ImageRecord:
     text: str
     filename: str
 
-    def decode(self, mode: Optional[str] = "RGB") -> np.ndarray:
+    def decode(self, mode: str | None = "RGB") -> np.ndarray:
         """The pixels as an HWC uint8 array (see decode_image_bytes)."""
         return decode_image_bytes(self.encoded, mode=mode, path=self.filename or None)
 
@@ -117,12 +109,12 @@ class ImageRecord:
 class PackResult:
     """What pack_images / remove_images did: shards written, label map, counts, skipped files."""
 
-    paths: List[str]
+    paths: list[str]
     label_map_path: str
-    label_map: Dict[str, int]
+    label_map: dict[str, int]
     written: int
-    skipped: List[Tuple[str, str]] = field(default_factory=list)  # (path, reason)
-    new_classes: List[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    new_classes: list[str] = field(default_factory=list)
     removed: int = 0
 
 
@@ -140,7 +132,7 @@ def _pil() -> Any:
     return Image
 
 
-def _open_image(data: bytes, path: Optional[str]) -> "PILImage.Image":
+def _open_image(data: bytes, path: str | None) -> PILImage.Image:
     """Open and fully decode `data` (Pillow's decompression-bomb guard stays active)."""
     Image = _pil()
     try:
@@ -152,7 +144,7 @@ def _open_image(data: bytes, path: Optional[str]) -> "PILImage.Image":
     return im
 
 
-def _format_name(pillow_format: Optional[str]) -> str:
+def _format_name(pillow_format: str | None) -> str:
     name = (pillow_format or "").lower()
     return _FORMAT_NAMES.get(name, name or "unknown")
 
@@ -160,7 +152,7 @@ def _format_name(pillow_format: Optional[str]) -> str:
 # ---------------------------------------------------------------- sources
 
 
-def scan_image_folder(root: PathLike) -> List[Tuple[str, str]]:
+def scan_image_folder(root: PathLike) -> list[tuple[str, str]]:
     """(path, class name) for every image in an ImageFolder tree (one sub-folder per class), sorted.
 
     Images are found recursively under each class folder; hidden files and files
@@ -169,7 +161,7 @@ def scan_image_folder(root: PathLike) -> List[Tuple[str, str]]:
     root = os.fspath(root)
     if not os.path.isdir(root):
         raise FileNotFoundError(f"no such directory: {root}")
-    items: List[Tuple[str, str]] = []
+    items: list[tuple[str, str]] = []
     classes = sorted(e.name for e in os.scandir(root) if e.is_dir() and not e.name.startswith("."))
     for name in classes:
         for dirpath, dirnames, filenames in os.walk(os.path.join(root, name)):
@@ -180,14 +172,14 @@ def scan_image_folder(root: PathLike) -> List[Tuple[str, str]]:
     return items
 
 
-def read_image_list(path: PathLike) -> List[Tuple[str, str]]:
+def read_image_list(path: PathLike) -> list[tuple[str, str]]:
     """(path, label) rows of a CSV file: two columns, an optional `path,label` header line.
 
     Relative image paths are resolved against the CSV file's folder.
     """
     path = os.fspath(path)
     base = os.path.dirname(os.path.abspath(path))
-    rows: List[Tuple[str, str]] = []
+    rows: list[tuple[str, str]] = []
     with open(path, newline="", encoding="utf-8") as f:
         for lineno, row in enumerate(csv.reader(f), 1):
             if not row or not "".join(row).strip() or row[0].lstrip().startswith("#"):
@@ -201,7 +193,7 @@ def read_image_list(path: PathLike) -> List[Tuple[str, str]]:
     return rows
 
 
-def _source_items(source: Source) -> Tuple[List[Tuple[str, str]], Optional[str]]:
+def _source_items(source: Source) -> tuple[list[tuple[str, str]], str | None]:
     """(path, class name) items and the root that image/filename is made relative to."""
     if isinstance(source, (str, os.PathLike)):
         src = os.fspath(source)
@@ -213,7 +205,7 @@ def _source_items(source: Source) -> Tuple[List[Tuple[str, str]], Optional[str]]
     return [(os.fspath(p), str(label)) for p, label in source], None
 
 
-def _stored_filename(path: str, root: Optional[str]) -> str:
+def _stored_filename(path: str, root: str | None) -> str:
     """image/filename: the path relative to the source root, with '/' separators."""
     if root is not None:
         rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
@@ -230,7 +222,7 @@ def label_map_path(prefix: PathLike) -> str:
     return os.fspath(prefix) + LABEL_MAP_SUFFIX
 
 
-def load_label_map(path: PathLike) -> Dict[str, int]:
+def load_label_map(path: PathLike) -> dict[str, int]:
     """Read a label map file ({"class name": id, ...}); checks that ids are unique ints."""
     path = os.fspath(path)
     with open(path, encoding="utf-8") as f:
@@ -253,7 +245,7 @@ def save_label_map(label_map: Mapping[str, int], path: PathLike) -> None:
     os.replace(tmp, path)
 
 
-def _extend_label_map(label_map: Dict[str, int], names: Iterable[str]) -> List[str]:
+def _extend_label_map(label_map: dict[str, int], names: Iterable[str]) -> list[str]:
     """Give unseen class names ids without touching existing ones; returns the new names.
 
     When every class name is a decimal integer the id is that integer (so a CSV
@@ -278,12 +270,12 @@ def _extend_label_map(label_map: Dict[str, int], names: Iterable[str]) -> List[s
 # ---------------------------------------------------------------- packing
 
 
-def shard_suffix(compression: Optional[str]) -> str:
+def shard_suffix(compression: str | None) -> str:
     """File name ending of shards: '.tfrecord', '.tfrecord.gz' (GZIP) or '.tfrecord.zlib' (ZLIB)."""
     return ".tfrecord" + COMPRESSION_SUFFIX[normalize_compression(compression)]
 
 
-def _parse_size(resize: Union[None, int, Tuple[int, int]]) -> Optional[Tuple[int, int]]:
+def _parse_size(resize: None | int | tuple[int, int]) -> tuple[int, int] | None:
     if resize is None:
         return None
     if isinstance(resize, int):
@@ -299,10 +291,10 @@ def _parse_size(resize: Union[None, int, Tuple[int, int]]) -> Optional[Tuple[int
 def _encode_image(
     data: bytes,
     path: str,
-    size: Optional[Tuple[int, int]],
-    fmt: Optional[str],
+    size: tuple[int, int] | None,
+    fmt: str | None,
     quality: int,
-) -> Tuple[bytes, str, int, int]:
+) -> tuple[bytes, str, int, int]:
     """(bytes to store, format, height, width): the original bytes unless a resize/format asks otherwise."""
     with _open_image(data, path) as im:
         src_fmt = _format_name(im.format)
@@ -322,14 +314,14 @@ def _encode_image(
     if out_fmt == "jpeg" and out.mode not in ("RGB", "L", "CMYK"):
         out = out.convert("RGB")
     buf = io.BytesIO()
-    options: Dict[str, Any] = {"quality": quality} if out_fmt in ("jpeg", "webp") else {}
+    options: dict[str, Any] = {"quality": quality} if out_fmt in ("jpeg", "webp") else {}
     out.save(buf, format=out_fmt.upper(), **options)
     return buf.getvalue(), out_fmt, target[1], target[0]
 
 
 def _load_image(
-    path: str, *, size: Optional[Tuple[int, int]], fmt: Optional[str], quality: int
-) -> Union[Tuple[bytes, str, int, int], ImageDecodeError]:
+    path: str, *, size: tuple[int, int] | None, fmt: str | None, quality: int
+) -> tuple[bytes, str, int, int] | ImageDecodeError:
     """Read and check one image file: _encode_image's result, or the error that stops it."""
     try:
         with open(path, "rb") as f:
@@ -342,7 +334,7 @@ def _load_image(
         return err
 
 
-def _in_threads(func: Callable[[Any], Any], items: Sequence[Any], workers: Optional[int]) -> Iterator[Any]:
+def _in_threads(func: Callable[[Any], Any], items: Sequence[Any], workers: int | None) -> Iterator[Any]:
     """func(item) for every item, in order, computed by `workers` threads (Pillow decodes and file
     reads release the GIL) a bounded window at a time, so memory stays flat."""
     n = min(8, os.cpu_count() or 1) if workers is None else workers
@@ -357,10 +349,10 @@ def _in_threads(func: Callable[[Any], Any], items: Sequence[Any], workers: Optio
 
 def open_shard_writer(
     prefix: str,
-    num_shards: Optional[int] = None,
-    max_records: Optional[int] = None,
-    max_bytes: Optional[int] = None,
-    compression: Optional[str] = None,
+    num_shards: int | None = None,
+    max_records: int | None = None,
+    max_bytes: int | None = None,
+    compression: str | None = None,
     index: bool = True,
     append: bool = False,
 ) -> Any:
@@ -395,7 +387,7 @@ def image_example(encoded: bytes, fmt: str, height: int, width: int, label: int,
     )
 
 
-def _report(on_error: OnError, err: ImageDecodeError, skipped: List[Tuple[str, str]]) -> None:
+def _report(on_error: OnError, err: ImageDecodeError, skipped: list[tuple[str, str]]) -> None:
     """Apply the on_error policy to one bad image: raise it, or record (and pass on) the skip."""
     if on_error == "raise":
         raise err
@@ -405,12 +397,12 @@ def _report(on_error: OnError, err: ImageDecodeError, skipped: List[Tuple[str, s
 
 
 def _starting_labels(
-    prefix: str, compression: Optional[str], append: bool, label_map: Union[None, PathLike, Mapping[str, int]]
-) -> Dict[str, int]:
+    prefix: str, compression: str | None, append: bool, label_map: None | PathLike | Mapping[str, int]
+) -> dict[str, int]:
     """The label map packing starts from: the existing one when appending, merged with a given one."""
     from ._sharded import existing_shards
 
-    labels: Dict[str, int] = {}
+    labels: dict[str, int] = {}
     map_path = label_map_path(prefix)
     if append and os.path.exists(map_path):
         labels = load_label_map(map_path)
@@ -433,21 +425,21 @@ def pack_images(
     source: Source,
     out_prefix: PathLike,
     *,
-    num_shards: Optional[int] = None,
-    max_records: Optional[int] = None,
-    max_bytes: Optional[int] = None,
+    num_shards: int | None = None,
+    max_records: int | None = None,
+    max_bytes: int | None = None,
     shuffle: bool = True,
     seed: int = 0,
-    label_map: Union[None, PathLike, Mapping[str, int]] = None,
-    resize: Union[None, int, Tuple[int, int]] = None,
-    format: Optional[str] = None,
+    label_map: None | PathLike | Mapping[str, int] = None,
+    resize: None | int | tuple[int, int] = None,
+    format: str | None = None,
     quality: int = 95,
     on_error: OnError = "raise",
     append: bool = False,
-    compression: Optional[str] = None,
+    compression: str | None = None,
     index: bool = True,
-    progress: Optional[Callable[[Iterable[Any], int], Iterable[Any]]] = None,
-    workers: Optional[int] = None,
+    progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
+    workers: int | None = None,
 ) -> PackResult:
     """Pack images into sharded TFRecords with a label map beside them.
 
@@ -484,7 +476,7 @@ def pack_images(
     if shuffle:
         random.Random(seed).shuffle(items)
 
-    skipped: List[Tuple[str, str]] = []
+    skipped: list[tuple[str, str]] = []
     written = 0
     load = functools.partial(_load_image, size=size, fmt=fmt, quality=quality)
     todo: Iterable[Any] = zip(items, _in_threads(load, [p for p, _ in items], workers))
@@ -512,7 +504,7 @@ def _first(values: Any, default: Any) -> Any:
     return values[0]
 
 
-def parse_image_record(record: Union[bytes, Mapping[str, Any]]) -> ImageRecord:
+def parse_image_record(record: bytes | Mapping[str, Any]) -> ImageRecord:
     """The image fields of one record (serialized Example bytes, or a dict from decode_example)."""
     ex = decode_example(record) if isinstance(record, (bytes, bytearray, memoryview)) else record
     encoded = _first(ex.get(ENCODED), None)
@@ -538,7 +530,7 @@ def parse_image_record(record: Union[bytes, Mapping[str, Any]]) -> ImageRecord:
     )
 
 
-def iter_image_records(paths: Union[PathLike, Sequence[PathLike]], *, compression: str = "auto") -> Iterator[ImageRecord]:
+def iter_image_records(paths: PathLike | Sequence[PathLike], *, compression: str = "auto") -> Iterator[ImageRecord]:
     """ImageRecord for every record of one file or several (in the given order)."""
     from ._reader import iter_records
 
@@ -550,7 +542,7 @@ def iter_image_records(paths: Union[PathLike, Sequence[PathLike]], *, compressio
                 raise FeatureError(err.key, f"{err.detail} (record {i} of {os.fspath(path)})") from None
 
 
-def _to_array(im: "PILImage.Image", mode: Optional[str]) -> np.ndarray:
+def _to_array(im: PILImage.Image, mode: str | None) -> np.ndarray:
     if mode is not None and im.mode != mode:
         im = im.convert(mode)
     elif im.mode not in ("L", "RGB", "RGBA", "LA", "CMYK"):
@@ -559,7 +551,7 @@ def _to_array(im: "PILImage.Image", mode: Optional[str]) -> np.ndarray:
     return arr[:, :, None] if arr.ndim == 2 else arr
 
 
-def decode_image_bytes(encoded: bytes, *, mode: Optional[str] = "RGB", path: Optional[str] = None) -> np.ndarray:
+def decode_image_bytes(encoded: bytes, *, mode: str | None = "RGB", path: str | None = None) -> np.ndarray:
     """Decode encoded image bytes (JPEG, PNG, ...) into an HWC uint8 array.
 
     `mode` is a Pillow mode to convert to ('RGB' -> 3 channels, 'L' -> 1, 'RGBA'
@@ -570,7 +562,7 @@ def decode_image_bytes(encoded: bytes, *, mode: Optional[str] = "RGB", path: Opt
         return _to_array(im, mode)
 
 
-def decode_image(record: Union[bytes, Mapping[str, Any]], *, mode: Optional[str] = "RGB") -> np.ndarray:
+def decode_image(record: bytes | Mapping[str, Any], *, mode: str | None = "RGB") -> np.ndarray:
     """The image of one record (serialized Example or decoded dict) as an HWC uint8 array."""
     return parse_image_record(record).decode(mode)
 
@@ -584,12 +576,12 @@ class ImageTransform:
     [0, 1] with `scale=True`. Picklable, so it works in spawned DataLoader workers.
     """
 
-    def __init__(self, mode: Optional[str] = "RGB", *, scale: bool = False, augment: Optional[Callable[[Any], Any]] = None) -> None:
+    def __init__(self, mode: str | None = "RGB", *, scale: bool = False, augment: Callable[[Any], Any] | None = None) -> None:
         self.mode = mode
         self.scale = scale
         self.augment = augment
 
-    def __call__(self, record: Union[bytes, Mapping[str, Any]]) -> Tuple[Any, int]:
+    def __call__(self, record: bytes | Mapping[str, Any]) -> tuple[Any, int]:
         import torch
 
         rec = parse_image_record(record)
@@ -617,11 +609,11 @@ def _safe_part(name: str, fallback: str) -> str:
 
 
 def unpack_images(
-    paths: Union[PathLike, Sequence[PathLike]],
+    paths: PathLike | Sequence[PathLike],
     out_dir: PathLike,
     *,
     compression: str = "auto",
-    progress: Optional[Callable[[Iterable[Any], int], Iterable[Any]]] = None,
+    progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
 ) -> int:
     """Write every image back to `out_dir/<class>/<file name>` (an ImageFolder tree); returns the count.
 
@@ -656,16 +648,16 @@ def unpack_images(
 
 
 def remove_images(
-    paths: Union[PathLike, Sequence[PathLike]],
+    paths: PathLike | Sequence[PathLike],
     out_prefix: PathLike,
     *,
     filenames: Iterable[str] = (),
-    keep: Optional[Callable[[ImageRecord], bool]] = None,
-    label_map: Optional[PathLike] = None,
-    num_shards: Optional[int] = None,
-    max_records: Optional[int] = None,
-    max_bytes: Optional[int] = None,
-    compression: Optional[str] = None,
+    keep: Callable[[ImageRecord], bool] | None = None,
+    label_map: PathLike | None = None,
+    num_shards: int | None = None,
+    max_records: int | None = None,
+    max_bytes: int | None = None,
+    compression: str | None = None,
     index: bool = True,
 ) -> PackResult:
     """Copy image records into new shards under `out_prefix`, leaving some out.
@@ -697,7 +689,7 @@ def remove_images(
     return PackResult(out_paths, map_path, labels, written, removed=removed)
 
 
-def _label_map_beside(shards: Sequence[PathLike]) -> Dict[str, int]:
+def _label_map_beside(shards: Sequence[PathLike]) -> dict[str, int]:
     """The label map next to a shard 'x/name-00000-of-00004.tfrecord' ('x/name.labels.json'), or {}."""
     for shard in shards:
         stem = re.sub(r"(-\d{5}-of-\d{5})?(\.tfrecords?|\.tfrec)?(\.gz|\.zlib|\.zz)?$", "", os.fspath(shard))
