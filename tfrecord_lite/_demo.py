@@ -42,7 +42,7 @@ def _prepare(out: str) -> None:
 def write_digit_images(folder: str, limit: int | None = None) -> int:
     """scikit-learn's digits as 8x8 grayscale PNG files in one folder per class; returns the count."""
     from PIL import Image
-    from sklearn.datasets import load_digits  # type: ignore[import-untyped]
+    from sklearn.datasets import load_digits
 
     digits = load_digits()
     pixels = np.clip(digits.images * 16, 0, 255).astype(np.uint8)  # 0..16 -> 0..255
@@ -180,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if value is not None and value < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     try:
-        import sklearn  # type: ignore[import-untyped]  # noqa: F401
+        import sklearn  # noqa: F401
         import torch  # noqa: F401
         from PIL import Image  # noqa: F401
     except ImportError as err:

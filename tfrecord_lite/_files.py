@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import os
-from typing import IO, Any, Union
+from typing import Any, IO, Union, cast
 
 PathOrFile = Union[str, "os.PathLike[str]", IO[bytes], Any]
 
@@ -38,8 +38,8 @@ def display_name(obj: Any) -> str | None:
 def open_binary(target: PathOrFile, mode: str) -> tuple[IO[bytes], bool]:
     """(binary file, whether we own it) for a path, URL or open file; mode 'rb', 'wb' or 'ab'."""
     if is_file_object(target):
-        return target, False
-    path = os.fspath(target)
+        return cast(IO[bytes], target), False
+    path = os.fspath(cast("str | os.PathLike[str]", target))
     if isinstance(path, str) and "://" in path and not path.startswith("file://"):
         try:
             import fsspec  # optional extra "remote"

@@ -29,7 +29,7 @@ _header_for = functools.lru_cache(maxsize=1 << 12)(frame_header)  # record lengt
 _Self = TypeVar("_Self", bound="RecordSequence")
 
 
-class RecordSequence(Sequence):  # type: ignore[type-arg]
+class RecordSequence(Sequence):
     """Indexing shared by TFRecordFile and ShardedRecords: ints (negative too), slices, index lists."""
 
     def _get(self, i: int) -> bytes:  # pragma: no cover - abstract

@@ -40,7 +40,7 @@ def normalize_dtype(dtype: DTypeLike) -> str:
     elif isinstance(dtype, np.dtype):
         name = dtype.name
     elif not isinstance(dtype, str) and isinstance(getattr(dtype, "name", None), str):
-        name = dtype.name  # tf.int64, tf.float32, tf.string, without importing TensorFlow
+        name = getattr(dtype, "name")  # tf.int64, tf.float32, tf.string, without importing TensorFlow
     if isinstance(name, str) and name.lower() in _DTYPE_NAMES:
         return _DTYPE_NAMES[name.lower()]
     raise ValueError(
@@ -96,7 +96,7 @@ def _prepare_default(default_value: Any, dtype: str, shape: Shape) -> Any:
             raise ValueError(f"default_value {default_value!r} is outside the int64 range")
         if dtype == "float32" and given.dtype.kind not in "iubf":
             raise ValueError(f"default_value {default_value!r} is not a number for dtype 'float32'")
-        values = given.astype(np.dtype(dtype)).ravel()
+        values = list(given.astype(np.dtype(dtype)).ravel())
     if len(values) != size:
         raise ValueError(
             f"default_value has {len(values)} values but shape {list(shape)} needs {size}"

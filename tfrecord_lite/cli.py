@@ -134,7 +134,7 @@ def _tqdm(quiet: bool) -> Any:
     if quiet or not sys.stderr.isatty():
         return None
     try:
-        from tqdm import tqdm  # type: ignore[import-untyped]
+        from tqdm import tqdm
     except ImportError:
         return None
     return tqdm

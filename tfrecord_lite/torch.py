@@ -667,7 +667,7 @@ class IterableTFRecordDataset(IterableDataset):
         if target is None:
             records = self._share_records(share, pre_skip)
         else:
-            runs = padded_positions(share.count or 0, target, pre_skip)  # type: ignore[arg-type]
+            runs = padded_positions(share.count or 0, target, pre_skip)
             records = itertools.chain.from_iterable(
                 itertools.islice(self._share_records(share, start), take) for start, take in runs
             )
