@@ -85,7 +85,7 @@ def _prepare_default(default_value: Any, dtype: str, shape: Shape) -> Any:
         return None  # as in TF: an empty default is no default (a missing feature still raises)
     if dtype == "bytes":
         arr = np.asarray(default_value, dtype=object).ravel()
-        values = [v.encode("utf-8") if isinstance(v, str) else v for v in arr.tolist()]
+        values: Any = [v.encode("utf-8") if isinstance(v, str) else v for v in arr.tolist()]
         if not all(isinstance(v, bytes) for v in values):
             raise ValueError(f"default_value {default_value!r} is not bytes/str for dtype 'bytes'")
     else:
@@ -96,7 +96,7 @@ def _prepare_default(default_value: Any, dtype: str, shape: Shape) -> Any:
             raise ValueError(f"default_value {default_value!r} is outside the int64 range")
         if dtype == "float32" and given.dtype.kind not in "iubf":
             raise ValueError(f"default_value {default_value!r} is not a number for dtype 'float32'")
-        values = list(given.astype(np.dtype(dtype)).ravel())
+        values = given.astype(np.dtype(dtype)).ravel()
     if len(values) != size:
         raise ValueError(
             f"default_value has {len(values)} values but shape {list(shape)} needs {size}"
