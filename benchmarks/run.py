@@ -7,7 +7,8 @@
 # benchmarks/.work/ and reused. Every system runs in its own subprocess
 # (benchmarks/worker.py) under the interpreter of the venv where it is
 # installed; a system whose interpreter is missing is skipped and said so. Each
-# measurement is the median of `--runs` runs. Peak RSS is measured in fresh
+# measurement is the median of `--runs` runs, made in rounds in which the systems
+# take turns (in a rotating order), so that load from elsewhere is shared fairly. Peak RSS is measured in fresh
 # processes streaming a large and a small file; the import time in fresh
 # interpreters. The table goes to stdout (markdown), everything to
 # benchmarks/results/<time>.json. Benchmarks are not tests: nothing here asserts.
@@ -256,17 +257,24 @@ def main() -> None:
     pythons = interpreters(args)
     chosen = [w for w in (W.QUICK if args.quick else W.FULL) if not args.only or w.name in args.only]
     entries = [ensure_workload(w, args.lite_python) for w in chosen]
-    job = {"workloads": entries, "runs": args.runs, "write_dir": args.write_dir or WORK, "tasks": args.tasks}
+    job = {"workloads": entries, "runs": 1, "warmup": True, "write_dir": args.write_dir or WORK, "tasks": args.tasks}
     job_path = os.path.join(WORK, "job.json")
     with open(job_path, "w") as f:
         json.dump(job, f)
 
+    # One run per round, the systems taking turns in a rotating order, so that a
+    # machine that gets busier or quieter during the benchmark favours no system.
     raw: Dict[str, Any] = {}
-    for system in SYSTEMS:
-        python = pythons[system]
-        if python and system not in args.skip:
-            log(f"running {system} ({python})")
-            raw[system] = run_worker(system, python, [job_path])
+    systems = [s for s in SYSTEMS if pythons[s] and s not in args.skip]
+    for round_ in range(args.runs):
+        for system in systems[round_ % len(systems) :] + systems[: round_ % len(systems)]:
+            log(f"round {round_ + 1}/{args.runs}: {system} ({pythons[system]})")
+            report = run_worker(system, pythons[system], [job_path])  # type: ignore[arg-type]
+            if system not in raw:
+                raw[system] = report
+            else:
+                for mine, more in zip(raw[system]["results"], report["results"]):
+                    mine["times"] += more["times"]
 
     rss: List[Dict[str, Any]] = []
     if "rss" not in args.skip:

@@ -278,6 +278,8 @@ def run_job(system: str, job: Dict[str, Any]) -> Dict[str, Any]:
             if wanted and name not in wanted:
                 continue
             task = prepare()  # untimed: loads what a write task writes; freed after its runs
+            if job.get("warmup"):
+                task()  # untimed: first-use costs (caches, lazy imports, graph building) are not the steady state
             times = []
             for _ in range(job["runs"]):
                 if os.path.exists(out):  # a write starts from no file: truncating one is not part of it
