@@ -300,7 +300,7 @@ def main() -> None:
                        "met": imports["tfrecord_lite"] < IMPORT_TARGET})
 
     info = machine()
-    command = "python3 tasks.py bench" + (" --quick" if args.quick else "")
+    command = "python benchmarks/run.py " + " ".join(sys.argv[1:])
     report = [f"Machine: {info.get('cpu')}, {info['cpus']} cores, {info.get('memory_gib')} GiB, {info['platform']}, "
               f"Python {info['python']}.", "", rows, ""]
     if rss:
@@ -339,7 +339,7 @@ def main() -> None:
     log(f"wrote {os.path.relpath(out, ROOT)}")
     if args.markdown:
         with open(args.markdown, "w") as f:
-            f.write(f"# Benchmark results\n\n`{command}`, {stamp}.\n\n{text}\n")
+            f.write(f"# Benchmark results\n\n`{command}` (what `python3 tasks.py bench` runs), {stamp}.\n\n{text}\n")
 
 
 if __name__ == "__main__":
