@@ -442,7 +442,7 @@ def decode_varints(raw: bytes) -> np.ndarray:
             v, pos = _read_varint(raw, pos, n)
             out.append(v - _UINT64_LIMIT if v >> 63 else v)
         return np.array(out, dtype=np.int64)
-    if n <= 1 << 16 and raw.translate(_HIGH_BIT).find(_TEN_HIGH) < 0:
+    if n <= 1 << 24 and raw.translate(_HIGH_BIT).find(_TEN_HIGH) < 0:
         # a well-formed packed field (so even protobuf 4.21's parser is safe with it)
         return np.array(Int64List.FromString(b"\x0a" + _varint(n) + raw).value, dtype=np.int64)
     a = np.frombuffer(raw, dtype=np.uint8)

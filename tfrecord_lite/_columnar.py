@@ -1,11 +1,14 @@
 # Batched, columnar Example parsing — the counterpart of tf.io.parse_example.
 #
-# Strategy: the records of a batch are joined into one buffer and parsed in
-# lockstep with numpy — each step handles the same protobuf level of every
-# record at once (Example -> map entries -> key / Feature -> value list), so the
-# Python cost is per batch and per nesting level, not per record. Values are
-# gathered straight out of the joined buffer: packed floats by one frombuffer on
-# the concatenated payloads, int64 lists by a vectorised varint decoder.
+# Strategy: the records of a batch lie in one buffer (the reader's, or the
+# records joined). Records of one dataset mostly share their skeleton (every
+# byte outside the values): one record per length is parsed, the others of that
+# length are compared with it in one numpy operation and their values taken from
+# the same offsets. The rest are parsed in lockstep with numpy — each step
+# handles the same protobuf level of every record at once (Example -> map
+# entries -> key / Feature -> value list). Either way the Python cost is per
+# batch, not per record, and each feature's numbers are gathered and decoded
+# once: packed floats by one frombuffer, int64 varints by one packed parse.
 #
 # The lockstep parser accepts only the canonical layout that every protobuf
 # writer produces (one Features field, key before value, packed numeric lists,
@@ -21,8 +24,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Opt
 
 import numpy as np
 
-from ._codec import _HIGH_BIT, _TEN_HIGH, _apply_spec, _varint, decode_example, layout_of
-from ._proto import Int64List
+from ._codec import _HIGH_BIT, _TEN_HIGH, _apply_spec, decode_example, decode_varints, layout_of
 from ._reader import RecordIterator
 from ._spec import BYTES, FLOAT, INT64, FeatureSpec, FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 
@@ -143,10 +145,10 @@ def _decode_varint_runs(data: np.ndarray, lengths: np.ndarray) -> Tuple[np.ndarr
     bad[nonempty] = ~last[bounds[1:][nonempty] - 1]
     if len(ends) == len(data):  # every value fits in one byte
         return data.astype(np.int64), counts, bad
-    if not bad.any() and len(data) <= 1 << 24:  # all one well-formed packed field: the C parser
+    if not bad.any():
         raw = data.tobytes()
-        if raw.translate(_HIGH_BIT).find(_TEN_HIGH) < 0:
-            return np.array(Int64List.FromString(b"\x0a" + _varint(len(raw)) + raw).value, dtype=np.int64), counts, bad
+        if raw.translate(_HIGH_BIT).find(_TEN_HIGH) < 0:  # well-formed: the single-record decoder's fast paths
+            return decode_varints(raw), counts, bad
     begins = np.empty_like(ends)
     begins[:1] = 0
     begins[1:] = ends[:-1] + 1
