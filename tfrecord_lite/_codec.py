@@ -576,7 +576,8 @@ def decode_example(data: Any, features: Optional[Mapping[str, FeatureSpec]] = No
     keys, shaped and checked like tf.io.parse_single_example.
     """
     buf = data if type(data) is bytes else _as_bytes(data)
-    parsed = _example_features(buf)
+    layout = _LAYOUTS.get(len(buf))
+    parsed = layout.parsed if layout is not None and layout.matches(buf) else _example_features(buf)
     if features is None:
         return {key: values_of(buf, p) for key, p in parsed.items()}
     out = {}
@@ -586,13 +587,23 @@ def decode_example(data: Any, features: Optional[Mapping[str, FeatureSpec]] = No
         if p is None or type(spec) is not FixedLenFeature or p[0] != DTYPE_KIND[spec.dtype]:
             out[key] = _apply_spec(key, spec, buf, p)
             continue
-        # the common case, without the detour: a FixedLenFeature of the right kind
+        # The common case, without the detours: a FixedLenFeature of the right kind, one run
+        # of values; the three commonest shapes are read directly (anything else, errors
+        # included, goes through values_of and _fixed).
         kind, chunks = p
-        if kind == INT64 and not spec.shape and len(chunks) == 1:  # a scalar int64, such as a label
+        shape = spec.shape
+        if len(chunks) == 1 and len(shape) <= 1:
             s, e = chunks[0]
-            v, after = _read_varint(buf, s, e)
-            if after == e:
-                out[key] = np.int64(v - _UINT64_LIMIT if v >> 63 else v)
+            if kind == INT64 and not shape:  # a scalar int64, such as a label
+                v, after = _read_varint(buf, s, e)
+                if after == e:
+                    out[key] = np.int64(v - _UINT64_LIMIT if v >> 63 else v)
+                    continue
+            elif kind == FLOAT and shape and e - s == 4 * shape[0]:  # a vector of floats
+                out[key] = np.frombuffer(buf, "<f4", shape[0], s).astype(np.float32)
+                continue
+            elif kind == BYTES and not shape:  # one string
+                out[key] = buf[s:e]
                 continue
         out[key] = _fixed(key, spec, values_of(buf, p))
     return out
