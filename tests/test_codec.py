@@ -209,6 +209,9 @@ def test_wire_encodings_decode_like_protobuf(name):
         b"\x0f",  # wire type 7
         b"\x00\x00",  # field number 0
         pytest.param(example(entry(b"\xff\xfe", b"")), marks=needs_sound_protobuf, id="key not UTF-8"),
+        pytest.param(
+            example(ld(1, ld(1, b"\x80") + ld(1, b"ok") + ld(2, b""))), marks=needs_sound_protobuf, id="an overridden key not UTF-8"
+        ),
         example(entry(b"a", ld(2, ld(1, b"abc")))),  # packed floats not a multiple of 4
         example(entry(b"a", ld(3, ld(1, b"\x80")))),  # packed varints end inside a varint
         b"\x0b\x08\x01",  # unterminated group

@@ -179,20 +179,20 @@ def _parse_map(buf: bytes, start: int, end: int, out: Dict[str, Any], parse_valu
     for number, wire, s, e in _fields(buf, start, end):
         if number != 1 or wire != 2:
             continue
-        key = b""
+        name = ""
         value: List[Tuple[int, int]] = []
         keep = True
         for enum, ewire, es, ee in _fields(buf, s, e):
             if ewire == 2 and enum == 1:
                 key = buf[es:ee]
+                try:  # every occurrence must be UTF-8, not only the last, which wins
+                    name = key.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise DecodeError(f"malformed protobuf: feature key {key!r} is not valid UTF-8") from None
             elif ewire == 2 and enum == 2:
                 value.append((es, ee))  # a repeated value field merges
             else:
                 keep = False
-        try:
-            name = key.decode("utf-8")
-        except UnicodeDecodeError:
-            raise DecodeError(f"malformed protobuf: feature key {key!r} is not valid UTF-8") from None
         parsed = parse_value(buf, value)
         if keep:
             out[name] = parsed
