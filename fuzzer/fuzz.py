@@ -47,7 +47,9 @@ SPEC = {
 def test_one_input(data: bytes) -> None:
     try:
         ours = tfr.decode_example(data)
-    except tfr.DecodeError:
+    except tfr.DecodeError as err:
+        if "group" in str(err):
+            return  # documented: upb accepts some malformed group encodings that we reject
         ours = None
     try:
         theirs = reference.decode_example(data)

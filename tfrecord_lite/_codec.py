@@ -132,7 +132,7 @@ def _value_end(buf: bytes, pos: int, end: int, number: int, wire: int) -> Tuple[
                     raise DecodeError("malformed protobuf: mismatched end-group tag")
                 return start, pos, after
             if tag >> 3 == 0:
-                raise DecodeError("malformed protobuf: field number 0")
+                raise DecodeError("malformed protobuf: field number 0 inside a group")
             pos = _value_end(buf, after, end, tag >> 3, tag & 7)[2]
         raise DecodeError("malformed protobuf: unterminated group")
     raise DecodeError(f"malformed protobuf: invalid wire type {wire}")
