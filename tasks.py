@@ -139,6 +139,8 @@ def task_bench(args: list[str]) -> int:
         return 1
     tf_python, bench_python, python = ensure("tf"), ensure("bench"), ensure("py")
     cmd = [str(python), str(script), "--tf-python", str(tf_python), "--tfrecord-python", str(bench_python)]
+    # tfrecord_lite is measured in .venvs/bench too: the newest protobuf, as its peers have
+    cmd += ["--lite-python", str(bench_python)]
     return run([*cmd, *args])
 
 
