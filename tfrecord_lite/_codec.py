@@ -343,7 +343,7 @@ class _Layout:
 
     def __init__(self, buf: bytes, parsed: Dict[str, Parsed]) -> None:
         regions: List[Tuple[int, int]] = []
-        int_ends = []
+        int_ends: List[int] = []
         for kind, chunks in parsed.values():
             regions.extend(chunks)
             if kind == INT64:

@@ -659,4 +659,8 @@ def iter_example_batches(
             end = begin + np.array(lengths, dtype=np.int64)
             for i in range(0, len(starts), batch_size):
                 b, e = begin[i : i + batch_size], end[i : i + batch_size]
-                yield _decode_buffer(view, b, e, plans, features, lambda k, b=b, e=e: bytes(view[b[k] : e[k]]))[0]
+
+                def record(k: int, b: np.ndarray = b, e: np.ndarray = e) -> bytes:
+                    return bytes(view[b[k] : e[k]])
+
+                yield _decode_buffer(view, b, e, plans, features, record)[0]

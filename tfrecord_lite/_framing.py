@@ -157,8 +157,8 @@ def _check_payloads(mv: memoryview, starts: List[int], lengths: List[int], crcs:
 
         stops = np.array(starts, dtype=np.int64) + np.array(lengths, dtype=np.int64)
         footers = np.frombuffer(mv, dtype=np.uint8)[stops[:, None] + np.arange(4)].view("<u4").ravel()
-        c = np.array(crcs, dtype=np.uint32)
-        bad = np.flatnonzero(((c >> np.uint32(15)) | (c << np.uint32(17))) + np.uint32(_MASK_DELTA) != footers)
+        plain = np.array(crcs, dtype=np.uint32)
+        bad = np.flatnonzero(((plain >> np.uint32(15)) | (plain << np.uint32(17))) + np.uint32(_MASK_DELTA) != footers)
         if not bad.size:
             return
         k = int(bad[0])

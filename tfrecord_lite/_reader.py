@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import zlib
-from typing import IO, Callable, Iterator, List, Optional, Tuple
+from typing import IO, Callable, Generator, Iterator, List, Optional, Tuple
 
 from ._errors import CorruptRecordError, TFRecordError, TruncatedRecordError
 from ._files import PathOrFile, display_name, normalize_compression, open_binary
@@ -76,7 +76,7 @@ class DecodedStream:
     """The uncompressed record stream of a source: opened, its compression recognised
     from the first bytes, and inflated chunk by chunk when it is GZIP / ZLIB."""
 
-    def __init__(self, source: PathOrFile, compression: str = "auto", *, strict: bool = True) -> None:
+    def __init__(self, source: PathOrFile, compression: Optional[str] = "auto", *, strict: bool = True) -> None:
         compression = normalize_compression(compression, allow_auto=True)
         self.path = display_name(source)
         self._file, self._owned = open_binary(source, "rb")
@@ -150,11 +150,11 @@ class DecodedStream:
 class RecordIterator(Iterator[bytes]):
     """Iterator over the records of one TFRecord stream; also a context manager that closes it."""
 
-    def __init__(self, source: PathOrFile, compression: str = "auto", verify: bool = True) -> None:
+    def __init__(self, source: PathOrFile, compression: Optional[str] = "auto", verify: bool = True) -> None:
         self._stream = DecodedStream(source, compression)
         self.path = self._stream.path
         self._verify = verify
-        self._records = self._iter_records()
+        self._records: Generator[bytes, None, None] = self._iter_records()
 
     def _chunks(self, multiple: int = 1) -> Iterator[Tuple[memoryview, List[int], List[int]]]:
         """Scan the stream a buffer at a time: yields (view, starts, lengths), the payload of
@@ -224,7 +224,7 @@ class RecordIterator(Iterator[bytes]):
                 grown[:have] = data
                 view = grown
 
-    def _iter_records(self) -> Iterator[bytes]:
+    def _iter_records(self) -> Generator[bytes, None, None]:
         try:
             for view, starts, lengths in self._chunks():
                 if len(starts) > 64:  # many small records: slicing bytes is cheaper than slicing views
