@@ -14,8 +14,8 @@
 from __future__ import annotations
 
 import math
-import struct
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -26,7 +26,6 @@ from ._spec import (
     DTYPE_KIND,
     FLOAT,
     INT64,
-    KIND_DTYPE,
     KIND_NAMES,
     FeatureSpec,
     FixedLenFeature,
@@ -40,7 +39,7 @@ from ._spec import (
 # float chunks hold raw little-endian float32 bytes, int64 chunks hold whole
 # varints, bytes chunks hold one value each. Everything is validated while
 # parsing, so a malformed value errors even in an entry that a later one replaces.
-Parsed = Tuple[int, List[Tuple[int, int]]]
+Parsed = tuple[int, list[tuple[int, int]]]
 Buffer = "bytes | bytearray | memoryview"
 
 _INT64_MIN, _UINT64_LIMIT = -(1 << 63), 1 << 64
@@ -51,7 +50,7 @@ _TEN_HIGH = b"\x01" * 10  # ten continuation bits in a row: a varint of 11 bytes
 # --------------------------------------------------------------------------- wire reading
 
 
-def _read_varint(buf: bytes, pos: int, end: int) -> Tuple[int, int]:
+def _read_varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     """Decode the varint at `pos`; returns (value, next_pos)."""
     result = 0
     shift = 0
@@ -67,7 +66,7 @@ def _read_varint(buf: bytes, pos: int, end: int) -> Tuple[int, int]:
     raise DecodeError("malformed protobuf: truncated varint")
 
 
-def _read_varint32(buf: bytes, pos: int, end: int) -> Tuple[int, int]:
+def _read_varint32(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     """A tag or length: at most 5 bytes and 32 bits, as the protobuf runtime requires."""
     value, after = _read_varint(buf, pos, end)
     if after - pos > 5 or value > 0xFFFFFFFF:
@@ -96,7 +95,7 @@ def _fields(buf: bytes, pos: int, end: int):
         pos = after
 
 
-def _value_end(buf: bytes, pos: int, end: int, number: int, wire: int) -> Tuple[int, int, int]:
+def _value_end(buf: bytes, pos: int, end: int, number: int, wire: int) -> tuple[int, int, int]:
     """(start, end) of the value of a field whose tag ends at `pos`, and where the next field starts."""
     if wire == 2:
         if pos < end and buf[pos] < 0x80:
@@ -141,7 +140,7 @@ def _value_end(buf: bytes, pos: int, end: int, number: int, wire: int) -> Tuple[
 def _parse_feature(buf: bytes, start: int, end: int) -> Parsed:
     """Reduce one Feature message to (kind, chunks) with oneof semantics."""
     kind = 0
-    chunks: List[Tuple[int, int]] = []
+    chunks: list[tuple[int, int]] = []
     for number, wire, s, e in _fields(buf, start, end):
         if wire != 2 or not (BYTES <= number <= INT64):
             continue  # unknown field
@@ -170,7 +169,7 @@ def _parse_feature(buf: bytes, start: int, end: int) -> Parsed:
     return kind, chunks
 
 
-def _parse_map(buf: bytes, start: int, end: int, out: Dict[str, Any], parse_value) -> None:
+def _parse_map(buf: bytes, start: int, end: int, out: dict[str, Any], parse_value) -> None:
     """Parse the entries (key = field 1, value = field 2) of map field 1 in buf[start:end].
 
     A later entry with the same key replaces an earlier one. Like the protobuf runtime,
@@ -180,7 +179,7 @@ def _parse_map(buf: bytes, start: int, end: int, out: Dict[str, Any], parse_valu
         if number != 1 or wire != 2:
             continue
         name = ""
-        value: List[Tuple[int, int]] = []
+        value: list[tuple[int, int]] = []
         keep = True
         for enum, ewire, es, ee in _fields(buf, s, e):
             if ewire == 2 and enum == 1:
@@ -198,7 +197,7 @@ def _parse_map(buf: bytes, start: int, end: int, out: Dict[str, Any], parse_valu
             out[name] = parsed
 
 
-def _feature_value(buf: bytes, ranges: List[Tuple[int, int]]) -> Parsed:
+def _feature_value(buf: bytes, ranges: list[tuple[int, int]]) -> Parsed:
     if len(ranges) == 1:
         return _parse_feature(buf, *ranges[0])
     kind, chunks = 0, []
@@ -211,7 +210,7 @@ def _feature_value(buf: bytes, ranges: List[Tuple[int, int]]) -> Parsed:
     return kind, chunks
 
 
-def _feature_list_value(buf: bytes, ranges: List[Tuple[int, int]]) -> List[Parsed]:
+def _feature_list_value(buf: bytes, ranges: list[tuple[int, int]]) -> list[Parsed]:
     steps = []
     for s, e in ranges:
         for number, wire, fs, fe in _fields(buf, s, e):
@@ -229,11 +228,11 @@ def _as_bytes(data: Any) -> bytes:
         raise TypeError(f"expected a bytes-like serialized proto, got {type(data).__name__}") from None
 
 
-def _canonical_features(buf: bytes, pos: int, end: int) -> Optional[Dict[str, Parsed]]:
+def _canonical_features(buf: bytes, pos: int, end: int) -> dict[str, Parsed] | None:
     """Fast path: the map of a Features message laid out as every serializer writes it
     (entries of key then value; each Feature one packed list, or none), in straight-line
     code. Returns None at the first deviation; the general parser then decides."""
-    features: Dict[str, Parsed] = {}
+    features: dict[str, Parsed] = {}
     while pos < end:
         if buf[pos] != 0x0A:
             return None
@@ -280,7 +279,7 @@ def _canonical_features(buf: bytes, pos: int, end: int) -> Optional[Dict[str, Pa
             list_start = feature_start + 2
         if list_start + n != pos:
             return None
-        chunks: List[Tuple[int, int]] = []
+        chunks: list[tuple[int, int]] = []
         p = list_start
         while p < pos:  # the list's values: field 1, length-delimited
             if buf[p] != 0x0A:
@@ -304,7 +303,7 @@ def _canonical_features(buf: bytes, pos: int, end: int) -> Optional[Dict[str, Pa
     return features
 
 
-def _canonical_example(buf: bytes) -> Optional[Dict[str, Parsed]]:
+def _canonical_example(buf: bytes) -> dict[str, Parsed] | None:
     """The fast path for a whole Example: one Features field spanning the message."""
     end = len(buf)
     if end < 2 or buf[0] != 0x0A:
@@ -313,16 +312,16 @@ def _canonical_example(buf: bytes) -> Optional[Dict[str, Parsed]]:
     return _canonical_features(buf, start, end) if start + n == end else None
 
 
-def _general_example(buf: bytes) -> Dict[str, Parsed]:
+def _general_example(buf: bytes) -> dict[str, Parsed]:
     """Any Example, with every protobuf rule (merged fields, unknown fields, ...)."""
-    features: Dict[str, Parsed] = {}
+    features: dict[str, Parsed] = {}
     for number, wire, s, e in _fields(buf, 0, len(buf)):
         if number == 1 and wire == 2:
             _parse_map(buf, s, e, features, _feature_value)
     return features
 
 
-def parse_example(data: Any) -> Tuple[bytes, Dict[str, Parsed]]:
+def parse_example(data: Any) -> tuple[bytes, dict[str, Parsed]]:
     """Parse an Example into ({key: (kind, chunks)}) over its buffer."""
     buf = _as_bytes(data)
     fast = _canonical_example(buf)
@@ -339,11 +338,11 @@ class _Layout:
     """A canonically laid out record's skeleton (its bytes outside the value payloads)
     and its parse."""
 
-    __slots__ = ("pieces", "parsed", "int_ends", "_skeleton")
+    __slots__ = ("_skeleton", "int_ends", "parsed", "pieces")
 
-    def __init__(self, buf: bytes, parsed: Dict[str, Parsed]) -> None:
-        regions: List[Tuple[int, int]] = []
-        int_ends: List[int] = []
+    def __init__(self, buf: bytes, parsed: dict[str, Parsed]) -> None:
+        regions: list[tuple[int, int]] = []
+        int_ends: list[int] = []
         for kind, chunks in parsed.values():
             regions.extend(chunks)
             if kind == INT64:
@@ -360,7 +359,7 @@ class _Layout:
         self.pieces = tuple(pieces)
         self.parsed = parsed
         self.int_ends = tuple(int_ends)
-        self._skeleton: Optional[Tuple[np.ndarray, np.ndarray]] = None
+        self._skeleton: tuple[np.ndarray, np.ndarray] | None = None
 
     def matches(self, buf: bytes) -> bool:
         """Whether `buf` (of the same length) has this skeleton, and so this parse."""
@@ -373,7 +372,7 @@ class _Layout:
                 return False
         return True
 
-    def skeleton(self) -> Tuple[np.ndarray, np.ndarray]:
+    def skeleton(self) -> tuple[np.ndarray, np.ndarray]:
         """(offsets, bytes) of the skeleton as arrays, for comparing many records at once."""
         if self._skeleton is None:
             offsets = [np.arange(pos, pos + len(piece)) for pos, piece in self.pieces]
@@ -384,11 +383,11 @@ class _Layout:
         return self._skeleton
 
 
-_LAYOUTS: Dict[int, _Layout] = {}  # record length -> the last canonical layout of that length
+_LAYOUTS: dict[int, _Layout] = {}  # record length -> the last canonical layout of that length
 _MAX_LAYOUTS = 256
 
 
-def layout_of(buf: bytes) -> Optional[_Layout]:
+def layout_of(buf: bytes) -> _Layout | None:
     """The layout of a canonically laid out Example (the cached one when it matches); else None."""
     layout = _LAYOUTS.get(len(buf))
     if layout is not None and layout.matches(buf):
@@ -402,18 +401,18 @@ def layout_of(buf: bytes) -> Optional[_Layout]:
     return layout
 
 
-def _example_features(buf: bytes) -> Dict[str, Parsed]:
+def _example_features(buf: bytes) -> dict[str, Parsed]:
     """parse_example's features, through the layout cache when it applies. The dict
     returned may be shared: callers only read it."""
     layout = layout_of(buf)
     return layout.parsed if layout is not None else _general_example(buf)
 
 
-def parse_sequence_example(data: Any) -> Tuple[bytes, Dict[str, Parsed], Dict[str, List[Parsed]]]:
+def parse_sequence_example(data: Any) -> tuple[bytes, dict[str, Parsed], dict[str, list[Parsed]]]:
     """Parse a SequenceExample into context {key: parsed} and feature_lists {key: [parsed per step]}."""
     buf = _as_bytes(data)
-    context: Dict[str, Parsed] = {}
-    lists: Dict[str, List[Parsed]] = {}
+    context: dict[str, Parsed] = {}
+    lists: dict[str, list[Parsed]] = {}
     for number, wire, s, e in _fields(buf, 0, len(buf)):
         if wire != 2:
             continue
@@ -461,7 +460,7 @@ def decode_varints(raw: bytes) -> np.ndarray:
     return np.add.reduceat(parts, starts).view(np.int64)
 
 
-def _join(buf: bytes, chunks: List[Tuple[int, int]]) -> bytes:
+def _join(buf: bytes, chunks: list[tuple[int, int]]) -> bytes:
     if len(chunks) == 1:
         s, e = chunks[0]
         return buf[s:e]
@@ -492,7 +491,7 @@ def _kind_error(key: str, spec: FeatureSpec, kind: int) -> FeatureError:
 
 
 def _apply_spec(
-    key: str, spec: FeatureSpec, buf: bytes, parsed: Optional[Parsed], kindless_is_missing: bool = True
+    key: str, spec: FeatureSpec, buf: bytes, parsed: Parsed | None, kindless_is_missing: bool = True
 ) -> Any:
     """Decode one Example feature per its spec, as tf.io.parse_single_example does.
 
@@ -568,7 +567,7 @@ def _copy(value: Any) -> Any:
     return value.copy() if isinstance(value, np.ndarray) else value
 
 
-def decode_example(data: Any, features: Optional[Mapping[str, FeatureSpec]] = None) -> Dict[str, Any]:
+def decode_example(data: Any, features: Mapping[str, FeatureSpec] | None = None) -> dict[str, Any]:
     """Decode a serialized tf.train.Example.
 
     Without `features`: every feature, int64 → int64 ndarray, float → float32 ndarray,
@@ -609,7 +608,7 @@ def decode_example(data: Any, features: Optional[Mapping[str, FeatureSpec]] = No
     return out
 
 
-def _apply_sequence_spec(key: str, spec: FeatureSpec, buf: bytes, steps: Optional[List[Parsed]]) -> Any:
+def _apply_sequence_spec(key: str, spec: FeatureSpec, buf: bytes, steps: list[Parsed] | None) -> Any:
     """Decode one feature_list per its spec, as tf.io.parse_single_sequence_example does."""
     if isinstance(spec, VarLenFeature):
         out = []
@@ -643,9 +642,9 @@ def _apply_sequence_spec(key: str, spec: FeatureSpec, buf: bytes, steps: Optiona
 
 def decode_sequence_example(
     data: Any,
-    context_features: Optional[Mapping[str, FeatureSpec]] = None,
-    sequence_features: Optional[Mapping[str, FeatureSpec]] = None,
-) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    context_features: Mapping[str, FeatureSpec] | None = None,
+    sequence_features: Mapping[str, FeatureSpec] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Decode a serialized tf.train.SequenceExample into (context, feature_lists).
 
     Without specs: context as in decode_example, feature_lists as {key: [value per step]}.
@@ -741,7 +740,7 @@ def _float_array(arr: np.ndarray) -> np.ndarray:
         return arr.astype("<f4", copy=False)
 
 
-def _kind_and_payload(key: str, value: Any) -> Tuple[int, bytes]:
+def _kind_and_payload(key: str, value: Any) -> tuple[int, bytes]:
     """The Feature kind and the serialized list message for one value."""
     if isinstance(value, (bytes, str, bytearray, memoryview, np.bytes_, np.str_)):
         return BYTES, _ld(1, _to_bytes(key, value))
@@ -771,7 +770,7 @@ def _kind_and_payload(key: str, value: Any) -> Tuple[int, bytes]:
     raise FeatureError(key, f"cannot encode a value of type {type(value).__name__}")
 
 
-def _array_payload(key: str, arr: np.ndarray, *, from_list: bool, items: Sequence[Any] = ()) -> Tuple[int, bytes]:
+def _array_payload(key: str, arr: np.ndarray, *, from_list: bool, items: Sequence[Any] = ()) -> tuple[int, bytes]:
     k = arr.dtype.kind
     if k in "iub":
         return INT64, _packed_int64(_int64_array(key, arr))

@@ -20,7 +20,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -47,7 +48,7 @@ class Ragged(NamedTuple):
         """The values of row `i`."""
         return self.values[self.row_splits[i] : self.row_splits[i + 1]]
 
-    def to_list(self) -> List[np.ndarray]:
+    def to_list(self) -> list[np.ndarray]:
         """One array per row."""
         return np.split(self.values, self.row_splits[1:-1])
 
@@ -55,7 +56,7 @@ class Ragged(NamedTuple):
 # --------------------------------------------------------------------------- lockstep wire parsing
 
 
-def _varints(buf: np.ndarray, pos: np.ndarray, limit: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _varints(buf: np.ndarray, pos: np.ndarray, limit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Decode the length varint at each position: (value as int64, position after it, ok).
 
     `ok` is false where the varint is longer than 5 bytes (the protobuf runtime's
@@ -83,7 +84,7 @@ def _varints(buf: np.ndarray, pos: np.ndarray, limit: np.ndarray) -> Tuple[np.nd
     return value.astype(np.int64), after, ok
 
 
-def _field(buf: np.ndarray, pos: np.ndarray, limit: np.ndarray, tag: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _field(buf: np.ndarray, pos: np.ndarray, limit: np.ndarray, tag: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A length-delimited field with one-byte `tag` at each position: (start, end, ok)."""
     ok = buf[pos] == tag
     length, start, fits = _varints(buf, pos + 1, limit)
@@ -91,7 +92,7 @@ def _field(buf: np.ndarray, pos: np.ndarray, limit: np.ndarray, tag: int) -> Tup
     return start, start + np.where(ok, length, 0), ok
 
 
-def _repeated(buf: np.ndarray, pos: np.ndarray, end: np.ndarray, bad: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _repeated(buf: np.ndarray, pos: np.ndarray, end: np.ndarray, bad: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Walk the repeated field-1 length-delimited values in every span [pos[i], end[i]) at once.
 
     Returns (span index, start, end) of every value found, in order within each span
@@ -128,7 +129,7 @@ def _ragged_gather(buf: np.ndarray, raw: memoryview, starts: np.ndarray, ends: n
     return buf[_ranges(starts, lengths)]
 
 
-def _decode_varint_runs(data: np.ndarray, lengths: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _decode_varint_runs(data: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Decode the concatenated packed-varint runs `data` (run i has lengths[i] bytes).
 
     Returns (values int64, count per run, bad run mask): a run is bad when a varint
@@ -204,8 +205,8 @@ def _ranges(first: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 
 def _parse_batch(
-    buf: np.ndarray, raw: memoryview, starts: np.ndarray, ends: np.ndarray, keys: List[bytes], bad: np.ndarray
-) -> Tuple[List[_Column], _BytesValues]:
+    buf: np.ndarray, raw: memoryview, starts: np.ndarray, ends: np.ndarray, keys: list[bytes], bad: np.ndarray
+) -> tuple[list[_Column], _BytesValues]:
     """Parse the batch down to each requested Feature; marks non-canonical records in `bad`.
 
     Everything decode_example validates is validated here too (every key, every list
@@ -282,7 +283,7 @@ def _parse_batch(
 # --------------------------------------------------------------------------- values
 
 
-def _bytes_column(text: bytes, col: _Column, found: _BytesValues) -> Tuple[np.ndarray, List[bytes]]:
+def _bytes_column(text: bytes, col: _Column, found: _BytesValues) -> tuple[np.ndarray, list[bytes]]:
     """(count per entry, flat list of bytes values) of a bytes_list column; `text` holds the batch."""
     first = found.first[col.entries]
     counts = found.first[col.entries + 1] - first
@@ -314,11 +315,11 @@ def _as_array(values: Any) -> np.ndarray:
     return values
 
 
-def _slices(values: Any, splits: np.ndarray) -> List[Any]:
+def _slices(values: Any, splits: np.ndarray) -> list[Any]:
     return [values[a:b] for a, b in zip(splits[:-1].tolist(), splits[1:].tolist())]
 
 
-def _assemble(plan: _Plan, n: int, parts: List["_Found"], slow: Dict[int, Any]) -> Any:
+def _assemble(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any]) -> Any:
     """The batch value of one feature from what the fast paths found (rows not slow) and
     the slow rows' decoded values."""
     spec = plan.spec
@@ -347,7 +348,7 @@ def _assemble(plan: _Plan, n: int, parts: List["_Found"], slow: Dict[int, Any]) 
         splits = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(lengths, out=splits[1:])
         if is_bytes:
-            per_row: List[Any] = [[] for _ in range(n)]
+            per_row: list[Any] = [[] for _ in range(n)]
             for i, v in zip(rows.tolist(), _slices(values, np.concatenate(([0], np.cumsum(counts))))):
                 per_row[i] = v
             for i, v in slow.items():
@@ -383,7 +384,7 @@ def _assemble(plan: _Plan, n: int, parts: List["_Found"], slow: Dict[int, Any]) 
     return out
 
 
-def _plan(features: Mapping[str, FeatureSpec]) -> List[_Plan]:
+def _plan(features: Mapping[str, FeatureSpec]) -> list[_Plan]:
     plans = []
     for key, spec in features.items():
         if not isinstance(spec, (FixedLenFeature, VarLenFeature)):
@@ -393,7 +394,7 @@ def _plan(features: Mapping[str, FeatureSpec]) -> List[_Plan]:
     return plans
 
 
-def _join(records: Sequence[Any]) -> Tuple[bytes, np.ndarray]:
+def _join(records: Sequence[Any]) -> tuple[bytes, np.ndarray]:
     """The records joined (plus padding) and the offset of each record's end."""
     raw = b"".join([*records, _PAD])
     lengths = np.fromiter(map(len, records), dtype=np.int64, count=len(records))
@@ -402,7 +403,7 @@ def _join(records: Sequence[Any]) -> Tuple[bytes, np.ndarray]:
     return raw, np.cumsum(lengths)
 
 
-def decode_examples(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> Dict[str, Any]:
+def decode_examples(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> dict[str, Any]:
     """Decode a batch of serialized Examples into one column per feature, like tf.io.parse_example.
 
     FixedLenFeature → ndarray [batch, *shape] (defaults filled in; an object array for
@@ -413,7 +414,7 @@ def decode_examples(records: Sequence[Any], features: Mapping[str, FeatureSpec])
     return _decode(records if isinstance(records, (list, tuple)) else list(records), features)[0]
 
 
-def _decode(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> Tuple[Dict[str, Any], List[int]]:
+def _decode(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> tuple[dict[str, Any], list[int]]:
     """decode_examples, plus the indices of the records that took the single-record path."""
     plans = _plan(features)
     if not records:
@@ -451,7 +452,7 @@ class _Found(NamedTuple):
     values: Any  # an ndarray, or a list of bytes
 
 
-def _merge(parts: List[_Found], dtype: str) -> _Found:
+def _merge(parts: list[_Found], dtype: str) -> _Found:
     """One _Found, in row order, from parts about disjoint rows."""
     if len(parts) == 1:
         return parts[0]
@@ -471,8 +472,8 @@ def _merge(parts: List[_Found], dtype: str) -> _Found:
 
 def _by_layout(
     buf: np.ndarray, view: memoryview, text: Callable[[], bytes], starts: np.ndarray, ends: np.ndarray,
-    plans: List[_Plan], bad: np.ndarray,
-) -> Tuple[np.ndarray, List[List[_Found]], List[List[_Span]]]:
+    plans: list[_Plan], bad: np.ndarray,
+) -> tuple[np.ndarray, list[list[_Found]], list[list[_Span]]]:
     """Decode the records that share a canonical layout with another of the same length.
 
     Records of one dataset mostly share their skeleton (the bytes outside the values):
@@ -483,8 +484,8 @@ def _by_layout(
     """
     n = len(starts)
     handled = np.zeros(n, dtype=bool)
-    found: List[List[_Found]] = [[] for _ in plans]
-    spans: List[List[_Span]] = [[] for _ in plans]
+    found: list[list[_Found]] = [[] for _ in plans]
+    spans: list[list[_Span]] = [[] for _ in plans]
     lengths, group_of, sizes = np.unique(ends - starts, return_inverse=True, return_counts=True)
     for g in np.flatnonzero(sizes >= 4).tolist():
         rows = np.flatnonzero(group_of == g)
@@ -521,7 +522,7 @@ def _by_layout(
     return handled, found, spans
 
 
-def _numbers(buf: np.ndarray, view: memoryview, kind: int, pieces: List[_Span], bad: np.ndarray) -> _Found:
+def _numbers(buf: np.ndarray, view: memoryview, kind: int, pieces: list[_Span], bad: np.ndarray) -> _Found:
     """The numbers of a float / int64 feature from the spans where they lie (packed runs,
     from any number of sources), gathered and decoded at once, in row order."""
     rows = np.concatenate([r for r, _, _ in pieces])
@@ -540,13 +541,13 @@ def _numbers(buf: np.ndarray, view: memoryview, kind: int, pieces: List[_Span], 
 
 def _by_lockstep(
     buf: np.ndarray, view: memoryview, text: Callable[[], bytes], starts: np.ndarray, ends: np.ndarray,
-    plans: List[_Plan], bad: np.ndarray,
-) -> List[Any]:
+    plans: list[_Plan], bad: np.ndarray,
+) -> list[Any]:
     """Parse the records with the lockstep parser; per plan the bytes values found (a _Found)
     or the spans of the numbers (a _Span), rows relative to starts."""
     keys = [p.key.encode("utf-8", "surrogatepass") for p in plans]
     columns, bytes_found = _parse_batch(buf, view, starts, ends, keys, bad)
-    found: List[Any] = []
+    found: list[Any] = []
     for plan, col in zip(plans, columns):
         spec = plan.spec
         present = col.kinds != 0
@@ -564,10 +565,10 @@ def _decode_buffer(
     raw: Any,
     starts: np.ndarray,
     ends: np.ndarray,
-    plans: List[_Plan],
+    plans: list[_Plan],
     features: Mapping[str, FeatureSpec],
     record: Callable[[int], Any],
-) -> Tuple[Dict[str, Any], List[int]]:
+) -> tuple[dict[str, Any], list[int]]:
     """Decode the records raw[starts[i]:ends[i]] (at least 4 readable bytes must follow the
     last one); `record(i)` gives record i to the single-record path. Nothing returned
     refers to `raw`, which the caller may then reuse."""
@@ -575,7 +576,7 @@ def _decode_buffer(
     view = memoryview(raw)
     buf = np.frombuffer(view, dtype=np.uint8)
     bad = np.zeros(n, dtype=bool)
-    cache: List[Any] = [raw] if isinstance(raw, bytes) else []
+    cache: list[Any] = [raw] if isinstance(raw, bytes) else []
 
     def text() -> Any:
         """What to slice bytes values out of: bytes (cheapest per value) when the records are
@@ -613,7 +614,7 @@ def _decode_buffer(
                 bad[f.rows[(f.counts % plan.size != 0) if plan.size else (f.counts != 0)]] = True
 
     slow_rows = np.flatnonzero(bad).tolist()
-    slow: Dict[int, Dict[str, Any]] = {}
+    slow: dict[int, dict[str, Any]] = {}
     for i in slow_rows:
         try:
             slow[i] = decode_example(record(i), features)
@@ -622,7 +623,7 @@ def _decode_buffer(
                 err.add_note(f"(record {i} of the batch passed to decode_examples)")
             raise
 
-    out: Dict[str, Any] = {}
+    out: dict[str, Any] = {}
     for plan, part in zip(plans, parts):
         if slow_rows:
             part = [_without(f, ~bad[f.rows]) for f in part]
@@ -644,9 +645,9 @@ def iter_example_batches(
     features: Mapping[str, FeatureSpec],
     batch_size: int = 1024,
     *,
-    compression: Optional[str] = "auto",
+    compression: str | None = "auto",
     verify: bool = True,
-) -> Iterator[Dict[str, Any]]:
+) -> Iterator[dict[str, Any]]:
     """Read a TFRecord file of Examples as decoded batches of `batch_size` (the last one may be
     smaller): decode_examples over iter_records, without an object per record. The counterpart
     of tf.data.TFRecordDataset(path).batch(batch_size).map(tf.io.parse_example)."""

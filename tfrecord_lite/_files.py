@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, IO, Union, cast
+from typing import IO, Any, Union, cast
 
 PathOrFile = Union[str, "os.PathLike[str]", IO[bytes], Any]
 

@@ -10,7 +10,8 @@
 from __future__ import annotations
 
 import struct
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 from crc32c import crc32c as _crc32c
 
@@ -26,7 +27,7 @@ _U32 = struct.Struct("<I")
 _HEADER = struct.Struct("<QI")
 
 
-def masked_crc(data: "bytes | bytearray | memoryview") -> int:
+def masked_crc(data: bytes | bytearray | memoryview) -> int:
     """TFRecord's masked CRC32C of `data` (rotated right by 15 bits plus a constant)."""
     crc = _crc32c(data)
     return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
@@ -38,12 +39,12 @@ def frame_header(length: int) -> bytes:
     return size + _U32.pack(masked_crc(size))
 
 
-def frame_footer(data: "bytes | bytearray | memoryview") -> bytes:
+def frame_footer(data: bytes | bytearray | memoryview) -> bytes:
     """The 4-byte footer (masked CRC of the payload)."""
     return _U32.pack(masked_crc(data))
 
 
-def frame(data: "bytes | bytearray | memoryview") -> bytes:
+def frame(data: bytes | bytearray | memoryview) -> bytes:
     """One complete framed record: header, payload, footer."""
     view = memoryview(data)
     if view.ndim != 1 or view.itemsize != 1:
@@ -51,7 +52,7 @@ def frame(data: "bytes | bytearray | memoryview") -> bytes:
     return b"".join((frame_header(view.nbytes), view, frame_footer(view)))
 
 
-def header_is_valid(buf: "bytes | bytearray | memoryview", pos: int = 0) -> bool:
+def header_is_valid(buf: bytes | bytearray | memoryview, pos: int = 0) -> bool:
     """True when buf[pos:pos+12] is a record header whose length CRC matches."""
     if len(buf) - pos < HEADER_SIZE:
         return False
@@ -60,15 +61,15 @@ def header_is_valid(buf: "bytes | bytearray | memoryview", pos: int = 0) -> bool
 
 
 def scan(
-    buf: "bytes | bytearray | memoryview",
+    buf: bytes | bytearray | memoryview,
     pos: int = 0,
     *,
     verify: bool = True,
     final: bool = False,
     origin: int = 0,
     path: PathName = None,
-    max_records: Optional[int] = None,
-) -> Tuple[List[int], List[int], int]:
+    max_records: int | None = None,
+) -> tuple[list[int], list[int], int]:
     """Find the complete records in ``buf[pos:]``.
 
     Returns ``(starts, lengths, next_pos)``: the payload of record k is
@@ -82,9 +83,9 @@ def scan(
     """
     mv = memoryview(buf)
     end = mv.nbytes
-    starts: List[int] = []
-    lengths: List[int] = []
-    crcs: List[int] = []  # payload CRCs, checked against the footers after the walk, in one go
+    starts: list[int] = []
+    lengths: list[int] = []
+    crcs: list[int] = []  # payload CRCs, checked against the footers after the walk, in one go
     header = _HEADER.unpack_from
     crc = _crc32c
     known = _VALID_HEADERS.get
@@ -127,7 +128,7 @@ def scan(
 
 # length -> masked CRC of its 8 bytes, for lengths met in valid headers: a header whose
 # CRC field equals the cached value is valid without computing its CRC again.
-_VALID_HEADERS: Dict[int, int] = {}
+_VALID_HEADERS: dict[int, int] = {}
 
 
 def _check_header(mv: memoryview, p: int, length: int, want: int, origin: int, path: PathName) -> None:
@@ -140,7 +141,7 @@ def _check_header(mv: memoryview, p: int, length: int, want: int, origin: int, p
         _VALID_HEADERS[length] = want
 
 
-def _check_payloads(mv: memoryview, starts: List[int], lengths: List[int], crcs: List[int], origin: int, path: PathName) -> None:
+def _check_payloads(mv: memoryview, starts: list[int], lengths: list[int], crcs: list[int], origin: int, path: PathName) -> None:
     """Raise CorruptRecordError for the first record whose footer does not hold the masked
     CRC of its payload (crcs[k] is the plain CRC of record k; no check when crcs is empty)."""
     if not crcs:
@@ -182,11 +183,11 @@ def frame_many(records: Sequence[bytes]) -> bytes:
                     _HEADERS_BY_LENGTH[lengths[i]] = h
     c = np.fromiter(map(_crc32c, records), dtype=np.uint32, count=n)
     masked = ((c >> np.uint32(15)) | (c << np.uint32(17))) + np.uint32(_MASK_DELTA)
-    parts: List[Any] = [None] * (3 * n)
+    parts: list[Any] = [None] * (3 * n)
     parts[0::3] = headers
     parts[1::3] = records
     parts[2::3] = map(_U32.pack, masked.tolist())
     return b"".join(parts)
 
 
-_HEADERS_BY_LENGTH: Dict[int, bytes] = {}
+_HEADERS_BY_LENGTH: dict[int, bytes] = {}

@@ -10,7 +10,8 @@
 from __future__ import annotations
 
 import zlib
-from typing import IO, Callable, Generator, Iterator, List, Optional, Tuple
+from collections.abc import Callable, Generator, Iterator
+from typing import IO
 
 from ._errors import CorruptRecordError, TFRecordError, TruncatedRecordError
 from ._files import PathOrFile, display_name, normalize_compression, open_binary
@@ -76,7 +77,7 @@ class DecodedStream:
     """The uncompressed record stream of a source: opened, its compression recognised
     from the first bytes, and inflated chunk by chunk when it is GZIP / ZLIB."""
 
-    def __init__(self, source: PathOrFile, compression: Optional[str] = "auto", *, strict: bool = True) -> None:
+    def __init__(self, source: PathOrFile, compression: str | None = "auto", *, strict: bool = True) -> None:
         compression = normalize_compression(compression, allow_auto=True)
         self.path = display_name(source)
         self._file, self._owned = open_binary(source, "rb")
@@ -102,10 +103,10 @@ class DecodedStream:
         else:
             self._pending = head
             self._read = self._file.read
-        self._readinto: Optional[Callable[[memoryview], Optional[int]]] = getattr(self._file, "readinto", None)
+        self._readinto: Callable[[memoryview], int | None] | None = getattr(self._file, "readinto", None)
 
     def _read_head(self) -> bytes:
-        parts: List[bytes] = []
+        parts: list[bytes] = []
         size = 0
         while size < HEADER_SIZE:
             data = self._file.read(CHUNK_SIZE)
@@ -150,13 +151,13 @@ class DecodedStream:
 class RecordIterator(Iterator[bytes]):
     """Iterator over the records of one TFRecord stream; also a context manager that closes it."""
 
-    def __init__(self, source: PathOrFile, compression: Optional[str] = "auto", verify: bool = True) -> None:
+    def __init__(self, source: PathOrFile, compression: str | None = "auto", verify: bool = True) -> None:
         self._stream = DecodedStream(source, compression)
         self.path = self._stream.path
         self._verify = verify
         self._records: Generator[bytes, None, None] = self._iter_records()
 
-    def _chunks(self, multiple: int = 1) -> Iterator[Tuple[memoryview, List[int], List[int]]]:
+    def _chunks(self, multiple: int = 1) -> Iterator[tuple[memoryview, list[int], list[int]]]:
         """Scan the stream a buffer at a time: yields (view, starts, lengths), the payload of
         record k being view[starts[k] : starts[k] + lengths[k]]. The buffer is reused: a view
         is valid only until the next chunk is asked for. It holds a chunk plus what is left of
@@ -172,10 +173,10 @@ class RecordIterator(Iterator[bytes]):
         have = 0  # bytes in the buffer
         origin = 0  # stream offset of the buffer's first byte
         checked = 0  # where the records not yet scanned start (those before are kept_*)
-        kept_starts: List[int] = []
-        kept_lengths: List[int] = []
+        kept_starts: list[int] = []
+        kept_lengths: list[int] = []
         eof = False
-        failure: Optional[TFRecordError] = None  # a broken compressed stream: raised after the records before it
+        failure: TFRecordError | None = None  # a broken compressed stream: raised after the records before it
         while True:
             while have < size and not eof:
                 try:
@@ -256,7 +257,7 @@ class RecordIterator(Iterator[bytes]):
         self._records.close()
         self._stream.close()
 
-    def __enter__(self) -> "RecordIterator":
+    def __enter__(self) -> RecordIterator:
         return self
 
     def __exit__(self, *exc: object) -> None:

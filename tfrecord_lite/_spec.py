@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable
-from typing import Any, Union
+from typing import Any, Union, cast
 
 import numpy as np
 
@@ -40,7 +40,7 @@ def normalize_dtype(dtype: DTypeLike) -> str:
     elif isinstance(dtype, np.dtype):
         name = dtype.name
     elif not isinstance(dtype, str) and isinstance(getattr(dtype, "name", None), str):
-        name = getattr(dtype, "name")  # tf.int64, tf.float32, tf.string, without importing TensorFlow
+        name = cast(Any, dtype).name  # tf.int64, tf.float32, tf.string, without importing TensorFlow
     if isinstance(name, str) and name.lower() in _DTYPE_NAMES:
         return _DTYPE_NAMES[name.lower()]
     raise ValueError(

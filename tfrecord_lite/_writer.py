@@ -6,7 +6,8 @@
 from __future__ import annotations
 
 import zlib
-from typing import IO, Any, List, Mapping, Optional
+from collections.abc import Mapping
+from typing import IO, Any
 
 from ._codec import encode_example
 from ._files import PathOrFile, display_name, normalize_compression, open_binary
@@ -29,14 +30,14 @@ class TFRecordWriter:
     def __init__(
         self,
         path_or_file: PathOrFile,
-        compression: Optional[str] = None,
+        compression: str | None = None,
         *,
         append: bool = False,
         truncate_partial: bool = False,
     ) -> None:
         self.compression = normalize_compression(compression)
         self.path = display_name(path_or_file)
-        self._file: Optional[IO[bytes]] = None
+        self._file: IO[bytes] | None = None
         if truncate_partial and not append:
             raise ValueError("truncate_partial=True only applies with append=True")
         self._append = prepare_append(path_or_file, truncate_partial, self.compression) if append else None
@@ -46,7 +47,7 @@ class TFRecordWriter:
             if self.compression
             else None
         )
-        self._records: List[bytes] = []  # written but not yet framed
+        self._records: list[bytes] = []  # written but not yet framed
         self._pending = 0  # their framed size
         self._drained_records = 0
         self._drained_bytes = 0
@@ -117,7 +118,7 @@ class TFRecordWriter:
     def closed(self) -> bool:
         return self._file is None
 
-    def __enter__(self) -> "TFRecordWriter":
+    def __enter__(self) -> TFRecordWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
