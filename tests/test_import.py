@@ -27,8 +27,11 @@ class Block:
 
 sys.meta_path.insert(0, Block())
 import tfrecord_lite
+heavy = sorted(m for m in ("numpy", "google.protobuf", "crc32c") if m in sys.modules)
+for name in tfrecord_lite.__all__:  # every public name resolves, and pulls in no optional library either
+    getattr(tfrecord_lite, name)
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in OPTIONAL)
-print(json.dumps({{"attempts": attempts, "loaded": loaded, "all": list(tfrecord_lite.__all__)}}))
+print(json.dumps({{"attempts": attempts, "loaded": loaded, "all": list(tfrecord_lite.__all__), "heavy": heavy}}))
 """
 
 
@@ -43,6 +46,11 @@ def test_import_touches_no_optional_library() -> None:
     result = _probe()
     assert result["attempts"] == [], f"import tfrecord_lite tried to import {result['attempts']}"
     assert result["loaded"] == []
+
+
+def test_import_itself_is_light() -> None:
+    """The public names load lazily: importing the package loads none of its dependencies."""
+    assert _probe()["heavy"] == []
 
 
 def test_public_api_present() -> None:

@@ -94,9 +94,9 @@ def _run(code: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_pool_has_no_tensorflow_names() -> None:
-    # A fresh interpreter: only what `import tfrecord_lite` puts in the default pool.
+    # A fresh interpreter: only what loading the message classes puts in the default pool.
     code = (
-        "import tfrecord_lite\n"
+        "import tfrecord_lite._proto\n"
         "from google.protobuf import descriptor_pool\n"
         "pool = descriptor_pool.Default()\n"
         "for name in ('tensorflow.Example', 'tensorflow.Feature', 'tensorflow.SequenceExample'):\n"
@@ -137,7 +137,7 @@ def test_conflicting_pool_entry_is_refused() -> None:
         "other = descriptor_pb2.FileDescriptorProto(name='tfrecord_lite/feature.proto', package='other')\n"
         "other.message_type.add(name='BytesList')\n"
         "descriptor_pool.Default().Add(other)\n"
-        "import tfrecord_lite\n"
+        "import tfrecord_lite._proto\n"
     )
     proc = _run(code)
     assert proc.returncode != 0

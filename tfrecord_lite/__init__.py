@@ -2,26 +2,74 @@
 # The public surface is re-exported here from private modules; everything not
 # listed in __all__ is internal. Optional dependencies (torch, Pillow, fsspec,
 # tqdm) are imported only by the edge modules that need them.
-from ._codec import decode_example, decode_sequence_example, encode_example, encode_sequence_example
-from ._columnar import Ragged, decode_examples, iter_example_batches
+#
+# The names are loaded lazily (PEP 562): `import tfrecord_lite` costs a few
+# milliseconds, and numpy / protobuf are imported when a name that needs them is
+# first used. Command-line help and freshly spawned DataLoader workers start fast.
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._errors import CorruptRecordError, DecodeError, FeatureError, TFRecordError, TruncatedRecordError
-from ._index import StaleIndexError, write_index, write_text_index
-from ._indexed import TFRecordFile
-from ._proto import (
-    BytesList,
-    Example,
-    Feature,
-    FeatureList,
-    FeatureLists,
-    Features,
-    FloatList,
-    Int64List,
-    SequenceExample,
-)
-from ._reader import iter_records
-from ._sharded import ShardedRecords, ShardedWriter
-from ._spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
-from ._writer import TFRecordWriter
+
+if TYPE_CHECKING:
+    from ._codec import decode_example, decode_sequence_example, encode_example, encode_sequence_example
+    from ._columnar import Ragged, decode_examples, iter_example_batches
+    from ._index import StaleIndexError, write_index, write_text_index
+    from ._indexed import TFRecordFile
+    from ._proto import (
+        BytesList,
+        Example,
+        Feature,
+        FeatureList,
+        FeatureLists,
+        Features,
+        FloatList,
+        Int64List,
+        SequenceExample,
+    )
+    from ._reader import iter_records
+    from ._sharded import ShardedRecords, ShardedWriter
+    from ._spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
+    from ._writer import TFRecordWriter
+
+_LAZY = {
+    "_codec": ["decode_example", "decode_sequence_example", "encode_example", "encode_sequence_example"],
+    "_columnar": ["Ragged", "decode_examples", "iter_example_batches"],
+    "_index": ["StaleIndexError", "write_index", "write_text_index"],
+    "_indexed": ["TFRecordFile"],
+    "_proto": [
+        "BytesList",
+        "Example",
+        "Feature",
+        "FeatureList",
+        "FeatureLists",
+        "Features",
+        "FloatList",
+        "Int64List",
+        "SequenceExample",
+    ],
+    "_reader": ["iter_records"],
+    "_sharded": ["ShardedRecords", "ShardedWriter"],
+    "_spec": ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature"],
+    "_writer": ["TFRecordWriter"],
+}
+_MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __version__ = "0.1.0"
 
