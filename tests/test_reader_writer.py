@@ -258,6 +258,7 @@ def test_pathlike_and_records_written(tmp_path):
         for i in range(5):
             w.write_example({"i": i})
     assert w.records_written == 5
+    assert w.bytes_written == (tmp_path / "p").stat().st_size
     assert [tfr.decode_example(r)["i"][0] for r in tfr.iter_records(tmp_path / "p")] == list(range(5))
 
 

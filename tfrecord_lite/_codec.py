@@ -228,78 +228,64 @@ def _as_bytes(data: Any) -> bytes:
         raise TypeError(f"expected a bytes-like serialized proto, got {type(data).__name__}") from None
 
 
+def _ld_at(buf: bytes, p: int, tag: int, limit: int) -> tuple[int, int] | None:
+    """(start, stop) of the payload of the length-delimited field with one-byte `tag` at p,
+    when it is there and ends by `limit`; else None."""
+    if p + 1 >= limit or buf[p] != tag:
+        return None
+    n = buf[p + 1]
+    if n < 0x80:
+        start = p + 2
+    else:
+        n, start = _read_varint32(buf, p + 1, limit)
+    return (start, start + n) if start + n <= limit else None
+
+
+_LIST_TAGS = (BYTES << 3 | 2, FLOAT << 3 | 2, INT64 << 3 | 2)
+
+
 def _canonical_features(buf: bytes, pos: int, end: int) -> dict[str, Parsed] | None:
     """Fast path: the map of a Features message laid out as every serializer writes it
     (entries of key then value; each Feature one packed list, or none), in straight-line
     code. Returns None at the first deviation; the general parser then decides."""
     features: dict[str, Parsed] = {}
     while pos < end:
-        if buf[pos] != 0x0A:
+        entry = _ld_at(buf, pos, 0x0A, end)
+        if entry is None:
             return None
-        if pos + 1 >= end:
+        entry_start, pos = entry
+        key = _ld_at(buf, entry_start, 0x0A, pos)
+        if key is None:
             return None
-        n = buf[pos + 1]
-        if n < 0x80:
-            pos += 2
-        else:
-            n, pos = _read_varint32(buf, pos + 1, end)
-        entry_end = pos + n
-        if entry_end > end or n < 4 or buf[pos] != 0x0A or buf[pos + 1] >= 0x80:
-            return None
-        key_start = pos + 2
-        key_end = pos = key_start + buf[pos + 1]
-        if pos + 2 > entry_end or buf[pos] != 0x12:
-            return None
-        n = buf[pos + 1]
-        if n >= 0x80:
-            if pos + 2 >= entry_end:
-                return None
-            n, feature_start = _read_varint32(buf, pos + 1, entry_end)
-        else:
-            feature_start = pos + 2
-        pos = feature_start + n
-        if pos != entry_end:
+        feature = _ld_at(buf, key[1], 0x12, pos)
+        if feature is None or feature[1] != pos:  # key, then value, then nothing
             return None
         try:
-            key = buf[key_start:key_end].decode()
+            name = buf[key[0] : key[1]].decode()
         except UnicodeDecodeError:
             return None
-        if n == 0:
-            features[key] = (0, [])
+        start, stop = feature
+        if start == stop:
+            features[name] = (0, [])
             continue
-        kind = buf[feature_start] >> 3
-        if buf[feature_start] & 7 != 2 or not BYTES <= kind <= INT64:
-            return None
-        n = buf[feature_start + 1] if feature_start + 1 < pos else 0x80
-        if n >= 0x80:
-            if feature_start + 2 > pos:
-                return None
-            n, list_start = _read_varint32(buf, feature_start + 1, pos)
-        else:
-            list_start = feature_start + 2
-        if list_start + n != pos:
+        tag = buf[start]
+        values = _ld_at(buf, start, tag, stop) if tag in _LIST_TAGS else None
+        if values is None or values[1] != stop:  # exactly one list field
             return None
         chunks: list[tuple[int, int]] = []
-        p = list_start
-        while p < pos:  # the list's values: field 1, length-delimited
-            if buf[p] != 0x0A:
+        p = values[0]
+        while p < stop:  # the list's values: field 1, length-delimited
+            value = _ld_at(buf, p, 0x0A, stop)
+            if value is None:
                 return None
-            n = buf[p + 1] if p + 1 < pos else 0x80
-            if n >= 0x80:
-                if p + 2 > pos:
-                    return None
-                n, value_start = _read_varint32(buf, p + 1, pos)
-            else:
-                value_start = p + 2
-            p = value_start + n
-            if p > pos:
-                return None
-            chunks.append((value_start, p))
-        if kind != BYTES and len(chunks) > 1:
-            return None  # a packed list split in pieces: unusual, let the general parser merge it
-        if chunks and ((kind == FLOAT and n % 4) or (kind == INT64 and n and buf[p - 1] >= 0x80)):
-            return None
-        features[key] = (kind, chunks)
+            chunks.append(value)
+            p = value[1]
+        kind = tag >> 3
+        if kind != BYTES and chunks:
+            (s, e), *more = chunks
+            if more or (kind == FLOAT and (e - s) % 4) or (kind == INT64 and e > s and buf[e - 1] >= 0x80):
+                return None  # a packed list in pieces, or one the general parser must reject
+        features[name] = (kind, chunks)
     return features
 
 
@@ -319,13 +305,6 @@ def _general_example(buf: bytes) -> dict[str, Parsed]:
         if number == 1 and wire == 2:
             _parse_map(buf, s, e, features, _feature_value)
     return features
-
-
-def parse_example(data: Any) -> tuple[bytes, dict[str, Parsed]]:
-    """Parse an Example into ({key: (kind, chunks)}) over its buffer."""
-    buf = _as_bytes(data)
-    fast = _canonical_example(buf)
-    return buf, fast if fast is not None else _general_example(buf)
 
 
 # Records of one dataset share their skeleton — every byte outside the value
@@ -392,6 +371,11 @@ def layout_of(buf: bytes) -> _Layout | None:
     layout = _LAYOUTS.get(len(buf))
     if layout is not None and layout.matches(buf):
         return layout
+    return _new_layout(buf)
+
+
+def _new_layout(buf: bytes) -> _Layout | None:
+    """Parse a record the cached layout did not fit; cache its layout if it is canonical."""
     parsed = _canonical_example(buf) if buf else {}
     if parsed is None:
         return None
@@ -399,13 +383,6 @@ def layout_of(buf: bytes) -> _Layout | None:
         _LAYOUTS.clear()
     layout = _LAYOUTS[len(buf)] = _Layout(buf, parsed)
     return layout
-
-
-def _example_features(buf: bytes) -> dict[str, Parsed]:
-    """parse_example's features, through the layout cache when it applies. The dict
-    returned may be shared: callers only read it."""
-    layout = layout_of(buf)
-    return layout.parsed if layout is not None else _general_example(buf)
 
 
 def parse_sequence_example(data: Any) -> tuple[bytes, dict[str, Parsed], dict[str, list[Parsed]]]:
@@ -575,8 +552,10 @@ def decode_example(data: Any, features: Mapping[str, FeatureSpec] | None = None)
     keys, shaped and checked like tf.io.parse_single_example.
     """
     buf = data if type(data) is bytes else _as_bytes(data)
-    layout = _LAYOUTS.get(len(buf))
-    parsed = layout.parsed if layout is not None and layout.matches(buf) else _example_features(buf)
+    layout = _LAYOUTS.get(len(buf))  # layout_of, inlined: this is the hot path
+    if layout is None or not layout.matches(buf):
+        layout = _new_layout(buf)
+    parsed = layout.parsed if layout is not None else _general_example(buf)  # shared: only read
     if features is None:
         return {key: values_of(buf, p) for key, p in parsed.items()}
     out = {}
