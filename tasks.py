@@ -7,8 +7,9 @@
                                     protobuf, torch) and .venvs/tf (tensorflow-cpu, newest protobuf)
     python3 tasks.py bench [args]   run benchmarks/run.py against TensorFlow and `tfrecord`
 
-Each environment lives in .venvs/NAME and is built once: a stamp file holds a hash of
-pyproject.toml, this file and the interpreter version; a change rebuilds it from scratch.
+Each environment lives in .venvs/NAME and is built once: a stamp file holds a hash of what
+it installs (its requirements below, the package's dependencies and extras) and the
+interpreter; a change to any of those rebuilds it from scratch.
 """
 
 # Strategy: one table (ENVS) says what each venv holds; `ensure` builds a venv from that
@@ -24,6 +25,11 @@ import sys
 import time
 from pathlib import Path
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10 has no tomllib; pip brings tomli with it
+    from pip._vendor import tomli as tomllib
+
 ROOT = Path(__file__).resolve().parent
 VENVS = ROOT / ".venvs"
 OLDEST_PROTOBUF = "4.21.12"
@@ -35,7 +41,7 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
     "py": (
         f"no TensorFlow, protobuf {OLDEST_PROTOBUF} (oldest supported), torch",
         [f"protobuf=={OLDEST_PROTOBUF}", TORCH, "torchdata", "scikit-learn"],
-        "test,torch,images,cli,remote",
+        "test,torch,images,cli,remote,arrow,lint,docs,package",
     ),
     "tf": (
         f"{TENSORFLOW}, newest protobuf it allows",
@@ -64,11 +70,16 @@ def python_of(name: str) -> Path:
 
 
 def _stamp_value(name: str) -> str:
-    digest = hashlib.sha256()
-    for path in (ROOT / "pyproject.toml", Path(__file__).resolve()):
-        digest.update(path.read_bytes())
-    digest.update(f"{name}|{sys.version}|{sys.executable}".encode())
-    return digest.hexdigest()
+    """What venv `name` was built from: its ENVS entry, the package's dependencies and the interpreter.
+
+    Only what pip installs counts, so editing tasks.py or pyproject.toml elsewhere keeps the venvs."""
+    _, requirements, extras = ENVS[name]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    optional = project.get("optional-dependencies", {})
+    wanted_extras = [extra for extra in extras.split(",") if extra]
+    deps = [project["name"], *project["dependencies"], *(dep for extra in wanted_extras for dep in optional[extra])]
+    parts = [*requirements, extras, *deps, sys.version, sys.executable]
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
 def run(cmd: list[str], env: dict[str, str] | None = None) -> int:

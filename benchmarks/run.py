@@ -23,14 +23,14 @@ import shutil
 import statistics
 import subprocess
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 WORK = os.path.join(HERE, ".work")
 RESULTS = os.path.join(HERE, "results")
 sys.path.insert(0, HERE)
-import workloads as W  # noqa: E402
+import workloads as W
 
 GENERATOR_VERSION = 1
 SYSTEMS = ("tfrecord_lite", "tfrecord", "tensorflow")
@@ -64,7 +64,7 @@ PEER_WAYS = {
     },
 }
 # (task, peer, required ratio, workloads or None for all)
-TARGETS: List[Tuple[str, str, float, Optional[Tuple[str, ...]]]] = [
+TARGETS: list[tuple[str, str, float, tuple[str, ...] | None]] = [
     ("scan", "tfrecord", 1.2, None),
     ("decode", "tfrecord", 3.0, None),
     ("batched", "tensorflow", 1.0, None),
@@ -87,14 +87,19 @@ def has_module(python: str, module: str) -> bool:
         return False
 
 
-def interpreters(args: argparse.Namespace) -> Dict[str, Optional[str]]:
+def interpreters(args: argparse.Namespace) -> dict[str, str | None]:
     """The interpreter for each system, or None when it is not installed anywhere we were told of."""
-    found: Dict[str, Optional[str]] = {"tfrecord_lite": args.lite_python}
-    for system, flag, module in (("tfrecord", args.tfrecord_python, "tfrecord"), ("tensorflow", args.tf_python, "tensorflow")):
+    found: dict[str, str | None] = {"tfrecord_lite": args.lite_python}
+    for system, flag, module in (
+        ("tfrecord", args.tfrecord_python, "tfrecord"),
+        ("tensorflow", args.tf_python, "tensorflow"),
+    ):
         candidates = [flag] if flag else [sys.executable]
         found[system] = next((p for p in candidates if p and has_module(p, module)), None)
         if found[system] is None:
-            log(f"skipping {system}: not importable by {candidates[0]} (pass --{'tf' if system == 'tensorflow' else 'tfrecord'}-python)")
+            log(
+                f"skipping {system}: not importable by {candidates[0]} (pass --{'tf' if system == 'tensorflow' else 'tfrecord'}-python)"
+            )
     return found
 
 
@@ -112,11 +117,16 @@ with tfr.TFRecordWriter(sys.argv[2]) as w:
 """
 
 
-def workload_entry(wl: W.Workload) -> Dict[str, Any]:
-    return {"name": wl.name, "count": wl.count, "seed": wl.seed, "features": {k: [d, list(s)] for k, (d, s) in wl.features.items()}}
+def workload_entry(wl: W.Workload) -> dict[str, Any]:
+    return {
+        "name": wl.name,
+        "count": wl.count,
+        "seed": wl.seed,
+        "features": {k: [d, list(s)] for k, (d, s) in wl.features.items()},
+    }
 
 
-def ensure_workload(wl: W.Workload, python: str) -> Dict[str, Any]:
+def ensure_workload(wl: W.Workload, python: str) -> dict[str, Any]:
     """Generate the workload file unless an identical one is already in .work/."""
     os.makedirs(WORK, exist_ok=True)
     entry = workload_entry(wl)
@@ -155,14 +165,16 @@ def concatenated(source: str, target_bytes: int, name: str) -> str:
 # --------------------------------------------------------------------------- measuring
 
 
-def run_worker(system: str, python: str, args: List[str]) -> Dict[str, Any]:
-    proc = subprocess.run([python, os.path.join(HERE, "worker.py"), system, *args], env=ENV, stdout=subprocess.PIPE, text=True)
+def run_worker(system: str, python: str, args: list[str]) -> dict[str, Any]:
+    proc = subprocess.run(
+        [python, os.path.join(HERE, "worker.py"), system, *args], env=ENV, stdout=subprocess.PIPE, text=True
+    )
     if proc.returncode != 0:
         raise SystemExit(f"the {system} worker failed (exit {proc.returncode})")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def import_time(python: str, module: str, runs: int) -> Optional[float]:
+def import_time(python: str, module: str, runs: int) -> float | None:
     code = f"import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
     times = []
     for _ in range(runs):
@@ -173,8 +185,12 @@ def import_time(python: str, module: str, runs: int) -> Optional[float]:
     return statistics.median(times)
 
 
-def machine() -> Dict[str, Any]:
-    info: Dict[str, Any] = {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version()}
+def machine() -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+    }
     try:
         with open("/proc/cpuinfo") as f:
             info["cpu"] = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), None)
@@ -188,7 +204,7 @@ def machine() -> Dict[str, Any]:
 # --------------------------------------------------------------------------- report
 
 
-def summarize(raw: Dict[str, Any], sizes: Dict[str, Tuple[int, int]]) -> Dict[Tuple[str, str, str], Dict[str, float]]:
+def summarize(raw: dict[str, Any], sizes: dict[str, tuple[int, int]]) -> dict[tuple[str, str, str], dict[str, float]]:
     """{(system, workload, task): {seconds, records_per_s, mb_per_s}} from the workers' raw times."""
     out = {}
     for system, report in raw.items():
@@ -207,7 +223,7 @@ def _rate(v: float) -> str:
     return f"{v / 1e6:.2f}M" if v >= 1e6 else f"{v / 1e3:.1f}k"
 
 
-def table(summary: Dict[Tuple[str, str, str], Dict[str, float]], names: List[str]) -> Tuple[str, List[Dict[str, Any]]]:
+def table(summary: dict[tuple[str, str, str], dict[str, float]], names: list[str]) -> tuple[str, list[dict[str, Any]]]:
     lines = [
         "| workload | measurement | tfrecord_lite rec/s | MB/s | `tfrecord` rec/s | lite ÷ `tfrecord` | TF rec/s | lite ÷ TF |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
@@ -230,7 +246,9 @@ def table(summary: Dict[Tuple[str, str, str], Dict[str, float]], names: List[str
                     if t_task == task and t_peer == peer and (only is None or wl in only):
                         ok = ratio >= need
                         mark = f" {'✓' if ok else '✗'} (≥{need:g})"
-                        checks.append({"workload": wl, "task": task, "peer": peer, "ratio": ratio, "required": need, "met": ok})
+                        checks.append(
+                            {"workload": wl, "task": task, "peer": peer, "ratio": ratio, "required": need, "met": ok}
+                        )
                 cells += [_rate(theirs["records_per_s"]), f"{ratio:.2f}×{mark}"]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines), checks
@@ -240,15 +258,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="workloads a tenth of the size (about a minute)")
     parser.add_argument("--runs", type=int, default=3, help="runs per measurement; the median is reported (default 3)")
-    parser.add_argument("--lite-python", default=sys.executable, help="interpreter with tfrecord_lite (default: this one)")
+    parser.add_argument(
+        "--lite-python", default=sys.executable, help="interpreter with tfrecord_lite (default: this one)"
+    )
     parser.add_argument("--tf-python", help="interpreter of a venv with tensorflow-cpu")
     parser.add_argument("--tfrecord-python", help="interpreter of a venv with the `tfrecord` package")
     parser.add_argument("--only", nargs="*", choices=[w.name for w in W.FULL], help="run only these workloads")
     parser.add_argument("--tasks", nargs="*", choices=list(TASKS), help="run only these measurements")
-    parser.add_argument("--skip", nargs="*", default=[], choices=["rss", "import"] + list(SYSTEMS), help="leave these out")
-    parser.add_argument("--write-dir", default="/dev/shm" if os.path.isdir("/dev/shm") else None,
-                        help="where the write measurements write (default /dev/shm, a tmpfs, so that the disk does "
-                        "not set the pace; else benchmarks/.work)")
+    parser.add_argument(
+        "--skip", nargs="*", default=[], choices=["rss", "import"] + list(SYSTEMS), help="leave these out"
+    )
+    parser.add_argument(
+        "--write-dir",
+        default="/dev/shm" if os.path.isdir("/dev/shm") else None,
+        help="where the write measurements write (default /dev/shm, a tmpfs, so that the disk does "
+        "not set the pace; else benchmarks/.work)",
+    )
     parser.add_argument("--markdown", help="also write the report (machine, command, table) to this file")
     args = parser.parse_args()
     if args.runs < 1:
@@ -264,7 +289,7 @@ def main() -> None:
 
     # One run per round, the systems taking turns in a rotating order, so that a
     # machine that gets busier or quieter during the benchmark favours no system.
-    raw: Dict[str, Any] = {}
+    raw: dict[str, Any] = {}
     systems = [s for s in SYSTEMS if pythons[s] and s not in args.skip]
     for round_ in range(args.runs):
         for system in systems[round_ % len(systems) :] + systems[: round_ % len(systems)]:
@@ -273,10 +298,10 @@ def main() -> None:
             if system not in raw:
                 raw[system] = report
             else:
-                for mine, more in zip(raw[system]["results"], report["results"]):
+                for mine, more in zip(raw[system]["results"], report["results"], strict=False):
                     mine["times"] += more["times"]
 
-    rss: List[Dict[str, Any]] = []
+    rss: list[dict[str, Any]] = []
     if "rss" not in args.skip:
         images = next((e for e in entries if e["name"] == "images"), entries[0])
         big = concatenated(images["path"], (256 if args.quick else 1024) << 20, "rss-big.tfrecord")
@@ -286,9 +311,13 @@ def main() -> None:
                 for path in (small, big):
                     rss.append(run_worker(system, pythons[system], ["--rss", path]))  # type: ignore[arg-type]
 
-    imports: Dict[str, Optional[float]] = {}
+    imports: dict[str, float | None] = {}
     if "import" not in args.skip:
-        for system, module in (("tfrecord_lite", "tfrecord_lite"), ("tfrecord", "tfrecord.reader"), ("tensorflow", "tensorflow")):
+        for system, module in (
+            ("tfrecord_lite", "tfrecord_lite"),
+            ("tfrecord", "tfrecord.reader"),
+            ("tensorflow", "tensorflow"),
+        ):
             if pythons[system] and system not in args.skip:
                 imports[system] = import_time(pythons[system], module, 7 if system == "tfrecord_lite" else 3)  # type: ignore[arg-type]
 
@@ -296,33 +325,72 @@ def main() -> None:
     summary = summarize(raw, sizes)
     rows, checks = table(summary, [e["name"] for e in entries])
     if imports.get("tfrecord_lite") is not None:
-        checks.append({"task": "import", "seconds": imports["tfrecord_lite"], "required": IMPORT_TARGET,
-                       "met": imports["tfrecord_lite"] < IMPORT_TARGET})
+        checks.append(
+            {
+                "task": "import",
+                "seconds": imports["tfrecord_lite"],
+                "required": IMPORT_TARGET,
+                "met": imports["tfrecord_lite"] < IMPORT_TARGET,
+            }
+        )
 
     info = machine()
     command = "python benchmarks/run.py " + " ".join(sys.argv[1:])
-    report = [f"Machine: {info.get('cpu')}, {info['cpus']} cores, {info.get('memory_gib')} GiB, {info['platform']}, "
-              f"Python {info['python']}.", "", rows, ""]
+    report = [
+        f"Machine: {info.get('cpu')}, {info['cpus']} cores, {info.get('memory_gib')} GiB, {info['platform']}, "
+        f"Python {info['python']}.",
+        "",
+        rows,
+        "",
+    ]
     if rss:
-        report += ["| peak RSS while streaming | file size | records | RSS before | peak RSS |", "|---|---:|---:|---:|---:|"]
+        report += [
+            "| peak RSS while streaming | file size | records | RSS before | peak RSS |",
+            "|---|---:|---:|---:|---:|",
+        ]
         for r in rss:
-            report.append(f"| {LABELS[r['system']]} | {r['file_bytes'] / 2**20:.0f} MiB | {r['records']} | "
-                          f"{r['rss_before'] / 2**20:.0f} MiB | {r['rss_peak'] / 2**20:.0f} MiB |")
+            report.append(
+                f"| {LABELS[r['system']]} | {r['file_bytes'] / 2**20:.0f} MiB | {r['records']} | "
+                f"{r['rss_before'] / 2**20:.0f} MiB | {r['rss_peak'] / 2**20:.0f} MiB |"
+            )
         report.append("")
     if imports:
-        report.append("Import time in a fresh interpreter (median): " + ", ".join(
-            f"`import {'tfrecord_lite' if s == 'tfrecord_lite' else 'tfrecord.reader' if s == 'tfrecord' else 'tensorflow'}` "
-            f"{t:.3f} s" for s, t in imports.items() if t is not None) + ".")
+        report.append(
+            "Import time in a fresh interpreter (median): "
+            + ", ".join(
+                f"`import {'tfrecord_lite' if s == 'tfrecord_lite' else 'tfrecord.reader' if s == 'tfrecord' else 'tensorflow'}` "
+                f"{t:.3f} s"
+                for s, t in imports.items()
+                if t is not None
+            )
+            + "."
+        )
         report.append("")
     report.append("tfrecord_lite measured as: " + "; ".join(f"{TASKS[t]} = {how}" for t, how in OUR_WAYS.items()) + ".")
-    report.append("Peers measured as: " + "; ".join(
-        f"{LABELS[p]} {TASKS[t]} = {how}" for p, ways in PEER_WAYS.items() if p in raw for t, how in ways.items()) + ".")
+    report.append(
+        "Peers measured as: "
+        + "; ".join(
+            f"{LABELS[p]} {TASKS[t]} = {how}" for p, ways in PEER_WAYS.items() if p in raw for t, how in ways.items()
+        )
+        + "."
+    )
     missed = [c for c in checks if not c["met"]]
     report.append("")
-    report.append(f"Targets: {len(checks) - len(missed)} of {len(checks)} met" + (
-        " — missed: " + ", ".join(
-            f"{c.get('workload', '')} {c['task']} vs {c.get('peer', '')} {c['ratio']:.2f}× (≥{c['required']:g})"
-            if "ratio" in c else f"import {c['seconds']:.3f} s (<{c['required']})" for c in missed) if missed else "") + ".")
+    report.append(
+        f"Targets: {len(checks) - len(missed)} of {len(checks)} met"
+        + (
+            " — missed: "
+            + ", ".join(
+                f"{c.get('workload', '')} {c['task']} vs {c.get('peer', '')} {c['ratio']:.2f}× (≥{c['required']:g})"
+                if "ratio" in c
+                else f"import {c['seconds']:.3f} s (<{c['required']})"
+                for c in missed
+            )
+            if missed
+            else ""
+        )
+        + "."
+    )
     text = "\n".join(report)
     print(text)
 
@@ -330,12 +398,24 @@ def main() -> None:
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = os.path.join(RESULTS, f"{stamp}{'-quick' if args.quick else ''}.json")
     with open(out, "w") as f:
-        json.dump({
-            "command": command, "quick": args.quick, "runs": args.runs, "machine": info, "workloads": entries,
-            "versions": {s: r["versions"] for s, r in raw.items()}, "raw": raw,
-            "summary": [dict(system=s, workload=w, task=t, **v) for (s, w, t), v in summary.items()],
-            "targets": checks, "rss": rss, "import_seconds": imports, "markdown": text,
-        }, f, indent=1)
+        json.dump(
+            {
+                "command": command,
+                "quick": args.quick,
+                "runs": args.runs,
+                "machine": info,
+                "workloads": entries,
+                "versions": {s: r["versions"] for s, r in raw.items()},
+                "raw": raw,
+                "summary": [dict(system=s, workload=w, task=t, **v) for (s, w, t), v in summary.items()],
+                "targets": checks,
+                "rss": rss,
+                "import_seconds": imports,
+                "markdown": text,
+            },
+            f,
+            indent=1,
+        )
     log(f"wrote {os.path.relpath(out, ROOT)}")
     if args.markdown:
         with open(args.markdown, "w") as f:

@@ -19,24 +19,25 @@ import os
 import resource
 import sys
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from collections.abc import Callable
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import workloads as W  # noqa: E402
+import workloads as W
 
 BATCH = 1024
 Task = Callable[[], int]  # processes a whole workload, returns how many records it saw
 Prepare = Callable[[], Task]  # untimed setup, then the task
 
 
-def _records_of(path: str, read: Callable[[str], Any]) -> List[bytes]:
+def _records_of(path: str, read: Callable[[str], Any]) -> list[bytes]:
     return [bytes(r) for r in read(path)]
 
 
 # --------------------------------------------------------------------------- tfrecord_lite
 
 
-def lite_tasks(wl: W.Workload, path: str, out: str) -> Dict[str, Prepare]:
+def lite_tasks(wl: W.Workload, path: str, out: str) -> dict[str, Prepare]:
     import tfrecord_lite as tfr
 
     spec = {key: tfr.FixedLenFeature(shape, dtype) for key, (dtype, shape) in wl.features.items()}
@@ -82,7 +83,13 @@ def lite_tasks(wl: W.Workload, path: str, out: str) -> Dict[str, Prepare]:
 
         return run
 
-    return {"scan": lambda: scan, "decode": lambda: decode, "batched": lambda: batched, "write": write, "write_example": write_example}
+    return {
+        "scan": lambda: scan,
+        "decode": lambda: decode,
+        "batched": lambda: batched,
+        "write": write,
+        "write_example": write_example,
+    }
 
 
 def lite_scan(path: str) -> int:
@@ -97,7 +104,7 @@ def lite_scan(path: str) -> int:
 # --------------------------------------------------------------------------- the `tfrecord` package
 
 
-def tfrecord_tasks(wl: W.Workload, path: str, out: str) -> Dict[str, Prepare]:
+def tfrecord_tasks(wl: W.Workload, path: str, out: str) -> dict[str, Prepare]:
     from tfrecord.reader import tfrecord_iterator, tfrecord_loader
     from tfrecord.writer import TFRecordWriter
 
@@ -170,7 +177,7 @@ def _quiet_tf() -> Any:
     return tf
 
 
-def tf_tasks(wl: W.Workload, path: str, out: str) -> Dict[str, Prepare]:
+def tf_tasks(wl: W.Workload, path: str, out: str) -> dict[str, Prepare]:
     tf = _quiet_tf()
     dtypes = {"int64": tf.int64, "float32": tf.float32, "bytes": tf.string}
     spec = {key: tf.io.FixedLenFeature(list(shape), dtypes[dtype]) for key, (dtype, shape) in wl.features.items()}
@@ -233,26 +240,30 @@ def tf_scan(path: str) -> int:
     return n
 
 
-_IMPORTS: Dict[str, Callable[[], Any]] = {
+_IMPORTS: dict[str, Callable[[], Any]] = {
     "tfrecord_lite": lambda: __import__("tfrecord_lite"),
     "tfrecord": lambda: __import__("tfrecord.reader"),
     "tensorflow": _quiet_tf,
 }
 
-SYSTEMS: Dict[str, Tuple[Callable[..., Dict[str, Prepare]], Callable[[str], int]]] = {
+SYSTEMS: dict[str, tuple[Callable[..., dict[str, Prepare]], Callable[[str], int]]] = {
     "tfrecord_lite": (lite_tasks, lite_scan),
     "tfrecord": (tfrecord_tasks, tfrecord_scan),
     "tensorflow": (tf_tasks, tf_scan),
 }
 
 
-def _versions(system: str) -> Dict[str, Optional[str]]:
-    import numpy
+def _versions(system: str) -> dict[str, str | None]:
     from importlib import metadata
 
-    out: Dict[str, Optional[str]] = {"python": sys.version.split()[0], "numpy": numpy.__version__}
-    for dist in {"tfrecord_lite": ["tfrecord_lite", "protobuf", "crc32c"], "tfrecord": ["tfrecord", "protobuf", "crc32c"],
-                 "tensorflow": ["tensorflow-cpu", "tensorflow", "protobuf"]}[system]:
+    import numpy
+
+    out: dict[str, str | None] = {"python": sys.version.split()[0], "numpy": numpy.__version__}
+    for dist in {
+        "tfrecord_lite": ["tfrecord_lite", "protobuf", "crc32c"],
+        "tfrecord": ["tfrecord", "protobuf", "crc32c"],
+        "tensorflow": ["tensorflow-cpu", "tensorflow", "protobuf"],
+    }[system]:
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
@@ -266,12 +277,18 @@ def _versions(system: str) -> Dict[str, Optional[str]]:
     return out
 
 
-def run_job(system: str, job: Dict[str, Any]) -> Dict[str, Any]:
+def run_job(system: str, job: dict[str, Any]) -> dict[str, Any]:
     make_tasks = SYSTEMS[system][0]
-    results: List[Dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
     wanted = set(job.get("tasks") or [])
     for entry in job["workloads"]:
-        wl = W.Workload(entry["name"], entry["count"], entry["seed"], {k: (d, tuple(s)) for k, (d, s) in entry["features"].items()}, "")
+        wl = W.Workload(
+            entry["name"],
+            entry["count"],
+            entry["seed"],
+            {k: (d, tuple(s)) for k, (d, s) in entry["features"].items()},
+            "",
+        )
         out = os.path.join(job["write_dir"], f"out-{system}-{wl.name}.tfrecord")
         tasks = make_tasks(wl, entry["path"], out)
         for name, prepare in tasks.items():
@@ -301,7 +318,7 @@ def run_job(system: str, job: Dict[str, Any]) -> Dict[str, Any]:
     return {"system": system, "versions": _versions(system), "results": results}
 
 
-def peak_rss(system: str, path: str) -> Dict[str, Any]:
+def peak_rss(system: str, path: str) -> dict[str, Any]:
     """Stream every record of `path`; report the peak RSS before and after, in bytes."""
     scan = SYSTEMS[system][1]
     _IMPORTS[system]()  # imports are not part of what is measured
@@ -310,11 +327,17 @@ def peak_rss(system: str, path: str) -> Dict[str, Any]:
     count = scan(path)
     seconds = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return {"system": system, "file_bytes": os.path.getsize(path), "records": count, "rss_before": before,
-            "rss_peak": after, "seconds": seconds}
+    return {
+        "system": system,
+        "file_bytes": os.path.getsize(path),
+        "records": count,
+        "rss_before": before,
+        "rss_peak": after,
+        "seconds": seconds,
+    }
 
 
-def main(argv: List[str]) -> None:
+def main(argv: list[str]) -> None:
     system = argv[0]
     if argv[1] == "--rss":
         print(json.dumps(peak_rss(system, argv[2])))

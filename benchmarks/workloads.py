@@ -5,13 +5,14 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, Iterator, List, Tuple
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
 # name -> (dtype, shape): every feature is fixed-length, so the same spec reads
 # it as tf.io.FixedLenFeature, tfr.FixedLenFeature and a `tfrecord` description.
-FeatureTable = Dict[str, Tuple[str, Tuple[int, ...]]]
+FeatureTable = dict[str, tuple[str, tuple[int, ...]]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,10 +23,10 @@ class Workload:
     features: FeatureTable
     description: str
 
-    def columns(self) -> Dict[str, Any]:
+    def columns(self) -> dict[str, Any]:
         """The whole workload as arrays, one row per Example (bytes features: a list of bytes)."""
         rng = np.random.default_rng(self.seed)
-        out: Dict[str, Any] = {}
+        out: dict[str, Any] = {}
         for key, (dtype, shape) in self.features.items():
             if dtype == "int64":
                 out[key] = rng.integers(0, _INT_RANGE[key], size=(self.count, *shape), dtype=np.int64)
@@ -36,11 +37,11 @@ class Workload:
                 out[key] = [rng.bytes(size) for _ in range(self.count)]
         return out
 
-    def rows(self) -> Iterator[Dict[str, Any]]:
+    def rows(self) -> Iterator[dict[str, Any]]:
         """One feature dict per Example: a Python int / bytes for scalars, 1-D arrays otherwise."""
         cols = self.columns()
         for i in range(self.count):
-            row: Dict[str, Any] = {}
+            row: dict[str, Any] = {}
             for key, (dtype, shape) in self.features.items():
                 value = cols[key][i]
                 row[key] = int(value) if dtype == "int64" and shape == () else value
@@ -61,16 +62,14 @@ _IMAGES: FeatureTable = {
 }
 _DENSE: FeatureTable = {"x": ("float32", (1024,)), "ids": ("int64", (64,))}
 
-FULL: List[Workload] = [
+FULL: list[Workload] = [
     Workload("small", 200_000, 1, _SMALL, "200k Examples: int64 label, 8 float32, 12-byte string"),
     Workload("images", 4_000, 2, _IMAGES, "4k Examples: 64 KiB image bytes, 3 int64"),
     Workload("dense", 20_000, 3, _DENSE, "20k Examples: 1024 float32, 64 int64"),
 ]
-QUICK: List[Workload] = [
-    dataclasses.replace(w, name=w.name, count=w.count // 10) for w in FULL
-]
+QUICK: list[Workload] = [dataclasses.replace(w, name=w.name, count=w.count // 10) for w in FULL]
 
 
-def tfrecord_description(workload: Workload) -> Dict[str, str]:
+def tfrecord_description(workload: Workload) -> dict[str, str]:
     """The `tfrecord` package's description dict for a workload."""
     return {key: {"int64": "int", "float32": "float", "bytes": "byte"}[d] for key, (d, _) in workload.features.items()}

@@ -70,7 +70,7 @@ def test_one_input(data: bytes) -> None:
     else:
         if isinstance(single, Exception):
             raise AssertionError(f"decode_examples accepted {data!r} which decode_example rejects: {single!r}")
-        for key, spec in SPEC.items():
+        for key, _spec in SPEC.items():
             for i in range(2):
                 got = batch[key][i] if key in ("c", "d") else batch[key].row(i)
                 if not reference.same_value(got, single[i][key]):
@@ -98,13 +98,22 @@ def main() -> None:
     count = int(sys.argv[sys.argv.index("--hypothesis") + 1]) if "--hypothesis" in sys.argv[:-1] else 2000
     blobs = st.one_of(
         st.binary(max_size=200),
-        st.builds(tfr.encode_example, st.fixed_dictionaries({}, optional={
-            "a": st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=5),
-            "b": st.lists(st.floats(width=32), min_size=1, max_size=5),
-            "c": st.lists(st.binary(max_size=5), min_size=1, max_size=3),
-            "d": st.integers(0, 300)})).flatmap(
+        st.builds(
+            tfr.encode_example,
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "a": st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=5),
+                    "b": st.lists(st.floats(width=32), min_size=1, max_size=5),
+                    "c": st.lists(st.binary(max_size=5), min_size=1, max_size=3),
+                    "d": st.integers(0, 300),
+                },
+            ),
+        ).flatmap(
             lambda b: st.tuples(st.just(b), st.integers(0, max(len(b) - 1, 0)), st.integers(0, 255)).map(
-                lambda t: t[0][: t[1]] + bytes([t[2]]) + t[0][t[1] + 1 :] if t[0] else t[0])),
+                lambda t: t[0][: t[1]] + bytes([t[2]]) + t[0][t[1] + 1 :] if t[0] else t[0]
+            )
+        ),
     )
 
     @settings(max_examples=count, deadline=None, database=None, suppress_health_check=list(HealthCheck))

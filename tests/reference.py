@@ -4,7 +4,7 @@
 # in tfrecord_lite._codec must agree with it on every input.
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -22,12 +22,12 @@ def feature_values(feature: Any) -> Any:
     return None
 
 
-def decode_example(data: bytes) -> Dict[str, Any]:
+def decode_example(data: bytes) -> dict[str, Any]:
     msg = tfr.Example.FromString(data)
     return {key: feature_values(f) for key, f in msg.features.feature.items()}
 
 
-def decode_sequence_example(data: bytes) -> Tuple[Dict[str, Any], Dict[str, List[Any]]]:
+def decode_sequence_example(data: bytes) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     msg = tfr.SequenceExample.FromString(data)
     context = {key: feature_values(f) for key, f in msg.context.feature.items()}
     lists = {key: [feature_values(f) for f in fl.feature] for key, fl in msg.feature_lists.feature_list.items()}
@@ -45,12 +45,9 @@ def same_value(a: Any, b: Any) -> bool:
         return False
     if a.dtype.kind == "f":  # NaN equals NaN (payloads may be quieted through a double); -0.0 != 0.0
         nan = np.isnan(a)
-        return bool(
-            np.array_equal(nan, np.isnan(b))
-            and a[~nan].tobytes() == b[~nan].tobytes()
-        )
+        return bool(np.array_equal(nan, np.isnan(b)) and a[~nan].tobytes() == b[~nan].tobytes())
     return bool(np.array_equal(a, b))
 
 
-def same_features(a: Dict[str, Any], b: Dict[str, Any]) -> bool:
+def same_features(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)

@@ -6,8 +6,11 @@
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
+import itertools
 import json
+import operator
 import os
 import shutil
 import struct
@@ -15,7 +18,6 @@ import subprocess
 import sys
 import zlib
 from pathlib import Path
-from typing import List, Optional
 
 import numpy as np
 import pytest
@@ -38,9 +40,11 @@ def example(i: int) -> dict:
     return feats
 
 
-def cli(*args: str, cwd: Path, ok: bool = True, stdin: Optional[Path] = None) -> subprocess.CompletedProcess:
+def cli(*args: str, cwd: Path, ok: bool = True, stdin: Path | None = None) -> subprocess.CompletedProcess:
     with open(stdin if stdin is not None else os.devnull, "rb") as source:
-        proc = subprocess.run([sys.executable, "-m", "tfrecord_lite", *args], cwd=cwd, capture_output=True, text=True, stdin=source)
+        proc = subprocess.run(
+            [sys.executable, "-m", "tfrecord_lite", *args], cwd=cwd, capture_output=True, text=True, stdin=source
+        )
     assert "Traceback" not in proc.stderr, proc.stderr
     if ok:
         assert proc.returncode == 0, proc.stderr
@@ -55,7 +59,7 @@ def error_line(proc: subprocess.CompletedProcess, status: int) -> str:
     return lines[0]
 
 
-def record_offsets(data: bytes) -> List[int]:
+def record_offsets(data: bytes) -> list[int]:
     """Start offset of every record of a plain TFRecord byte string, from the length fields."""
     offsets, pos = [], 0
     while pos < len(data):
@@ -112,7 +116,9 @@ def test_count_files_globs_dirs_and_compression(data: Path) -> None:
     assert per[-1] == str(3 * N + 1) and len(per) == 5 and per[1].split() == [str(N), "data/b.tfrecord.gz"]
     counts = json.loads(cli("count", "--json", "-z", "GZIP", "data/b.tfrecord.gz", cwd=data).stdout)
     assert counts == {"files": {"data/b.tfrecord.gz": N}, "total": N}
-    assert cli("count", "-", "data/a.tfrecord", cwd=data, stdin=data / "data" / "c.tfrecord.zz").stdout.strip() == str(2 * N)
+    assert cli("count", "-", "data/a.tfrecord", cwd=data, stdin=data / "data" / "c.tfrecord.zz").stdout.strip() == str(
+        2 * N
+    )
     proc = cli("verify", "-", cwd=data, stdin=data / "corrupt.tfrecord.gz", ok=False)
     assert proc.returncode == 1 and proc.stdout.startswith("BAD  -  10 good records, 2 bad")
     assert "standard input" in error_line(cli("split", "-", "--ratio", "1/1", "-o", "x", cwd=data, ok=False), 2)
@@ -161,8 +167,12 @@ def test_cat_json_lines_roundtrip(data: Path) -> None:
         assert f["vec"]["elided"] == 40 and f["vec"]["values"] == [float(v) for v in range(i, i + 10)]
         assert f["blob"]["values"][0]["size"] == 512 and f["blob"]["values"][0]["elided"] is True
         assert ("opt" in f) == (i % 2 == 0)
-    assert [r["file"] for r in rows[:: N]] == ["data/a.tfrecord", "data/b.tfrecord.gz", "data/c.tfrecord.zz"]
-    full = json.loads(cli("head", "-n", "1", "--skip", "5", "--json", "--full", "--keys", "blob,vec", "data/a.tfrecord", cwd=data).stdout)
+    assert [r["file"] for r in rows[::N]] == ["data/a.tfrecord", "data/b.tfrecord.gz", "data/c.tfrecord.zz"]
+    full = json.loads(
+        cli(
+            "head", "-n", "1", "--skip", "5", "--json", "--full", "--keys", "blob,vec", "data/a.tfrecord", cwd=data
+        ).stdout
+    )
     assert full["index"] == 5 and set(full["features"]) == {"blob", "vec"}
     assert base64.b64decode(full["features"]["blob"]["values"][0]["base64"]) == bytes(range(256)) * 2
     assert full["features"]["vec"]["values"] == [float(v) for v in range(5, 55)]
@@ -189,7 +199,16 @@ def test_verify_lists_every_bad_record(data: Path) -> None:
     assert [line.split()[0] for line in good] == ["OK"] * 3 and good[0].endswith(f"{N} records")
 
     offs = record_offsets((data / "data" / "a.tfrecord").read_bytes())
-    proc = cli("verify", "--json", "corrupt.tfrecord", "corrupt.tfrecord.gz", "truncated.tfrecord", "data/a.tfrecord", cwd=data, ok=False)
+    proc = cli(
+        "verify",
+        "--json",
+        "corrupt.tfrecord",
+        "corrupt.tfrecord.gz",
+        "truncated.tfrecord",
+        "data/a.tfrecord",
+        cwd=data,
+        ok=False,
+    )
     assert proc.returncode == 1 and "3 of 4 files have bad records" in proc.stderr
     reports = [json.loads(line) for line in proc.stdout.splitlines()]
     for report in reports[:2]:  # the same damage, plain and inside GZIP
@@ -213,7 +232,7 @@ def test_index_sidecar_and_dali_text_index(data: Path, tmp_path: Path) -> None:
     assert f"{N} records" in out and (tmp_path / "x.tfrecord.tfrlidx").exists()
     plain = src.read_bytes()
     offs = record_offsets(plain) + [len(plain)]
-    expected = [f"{a} {b - a}" for a, b in zip(offs, offs[1:])]
+    expected = [f"{a} {b - a}" for a, b in itertools.pairwise(offs)]
     assert (tmp_path / "x.tfrecord.idx").read_text().split("\n")[:-1] == expected
     cli("index", "--text-dir", "idx", str(src), cwd=tmp_path)
     assert (tmp_path / "idx" / "x.tfrecord.idx").read_text().split("\n")[:-1] == expected
@@ -221,7 +240,7 @@ def test_index_sidecar_and_dali_text_index(data: Path, tmp_path: Path) -> None:
     assert "GZIP" in line and "convert" in line
 
 
-def read_all(path: Path) -> List[bytes]:
+def read_all(path: Path) -> list[bytes]:
     return list(tfr.iter_records(str(path)))
 
 
@@ -230,19 +249,36 @@ def test_convert_merge_reshard(data: Path, tmp_path: Path) -> None:
     cli("convert", str(data / "data" / "a.tfrecord"), "a.tfrecord.gz", cwd=tmp_path)
     assert (tmp_path / "a.tfrecord.gz").read_bytes()[:2] == b"\x1f\x8b"
     cli("convert", "a.tfrecord.gz", "a.zlib.tfrecord", "--to", "zlib", cwd=tmp_path)
-    assert zlib.decompress((tmp_path / "a.zlib.tfrecord").read_bytes())[:8] == (data / "data" / "a.tfrecord").read_bytes()[:8]
+    assert (
+        zlib.decompress((tmp_path / "a.zlib.tfrecord").read_bytes())[:8]
+        == (data / "data" / "a.tfrecord").read_bytes()[:8]
+    )
     cli("convert", "a.zlib.tfrecord", "back.tfrecord", cwd=tmp_path)
     assert (tmp_path / "back.tfrecord").read_bytes() == (data / "data" / "a.tfrecord").read_bytes()
-    cli("convert", str(data / "data"), "-o", "ignored", "--to", "gzip", cwd=tmp_path, ok=False)  # -o is not an option of convert
-    cli("convert", str(data / "data" / "a.tfrecord"), str(data / "data" / "c.tfrecord.zz"), "gz/", "--to", "gzip", cwd=tmp_path)
+    cli(
+        "convert", str(data / "data"), "-o", "ignored", "--to", "gzip", cwd=tmp_path, ok=False
+    )  # -o is not an option of convert
+    cli(
+        "convert",
+        str(data / "data" / "a.tfrecord"),
+        str(data / "data" / "c.tfrecord.zz"),
+        "gz/",
+        "--to",
+        "gzip",
+        cwd=tmp_path,
+    )
     assert sorted(os.listdir(tmp_path / "gz")) == ["a.tfrecord.gz", "c.tfrecord.gz"]
     assert read_all(tmp_path / "gz" / "c.tfrecord.gz") == original
     assert "already exists" in error_line(cli("convert", "a.tfrecord.gz", "back.tfrecord", cwd=tmp_path, ok=False), 2)
-    assert "unknown compression" in error_line(cli("convert", "a.tfrecord.gz", "y", "--to", "lz4", cwd=tmp_path, ok=False), 2)
+    assert "unknown compression" in error_line(
+        cli("convert", "a.tfrecord.gz", "y", "--to", "lz4", cwd=tmp_path, ok=False), 2
+    )
 
     cli("merge", str(data / "data"), "-o", "all.tfrecord", cwd=tmp_path)
     assert read_all(tmp_path / "all.tfrecord") == original * 3
-    line = error_line(cli("merge", "all.tfrecord", "a.tfrecord.gz", "-o", "all.tfrecord", "--force", cwd=tmp_path, ok=False), 2)
+    line = error_line(
+        cli("merge", "all.tfrecord", "a.tfrecord.gz", "-o", "all.tfrecord", "--force", cwd=tmp_path, ok=False), 2
+    )
     assert "is an input and an output" in line and read_all(tmp_path / "all.tfrecord") == original * 3
 
     cli("reshard", "all.tfrecord", "-o", "shards/part", "--shards", "4", cwd=tmp_path)
@@ -250,12 +286,16 @@ def test_convert_merge_reshard(data: Path, tmp_path: Path) -> None:
     assert [n for n in names if n.endswith(".tfrecord")] == [f"part-0000{k}-of-00004.tfrecord" for k in range(4)]
     parts = [read_all(tmp_path / "shards" / f"part-0000{k}-of-00004.tfrecord") for k in range(4)]
     assert sorted(r for p in parts for r in p) == sorted(original * 3) and [len(p) for p in parts] == [9] * 4
-    assert "already exist" in error_line(cli("reshard", "all.tfrecord", "-o", "shards/part", "--max-records", "10", cwd=tmp_path, ok=False), 2)
+    assert "already exist" in error_line(
+        cli("reshard", "all.tfrecord", "-o", "shards/part", "--max-records", "10", cwd=tmp_path, ok=False), 2
+    )
     cli("reshard", "all.tfrecord", "-o", "shards/part", "--max-records", "10", "--force", "--to", "gzip", cwd=tmp_path)
     gz = sorted(p for p in os.listdir(tmp_path / "shards") if p.endswith(".gz"))
     assert gz == [f"part-0000{k}-of-00004.tfrecord.gz" for k in range(4)]
     assert [len(read_all(tmp_path / "shards" / g)) for g in gz] == [10, 10, 10, 6]
-    line = error_line(cli("reshard", "shards/part-*.gz", "-o", "shards/part", "--to", "gzip", "--force", cwd=tmp_path, ok=False), 2)
+    line = error_line(
+        cli("reshard", "shards/part-*.gz", "-o", "shards/part", "--to", "gzip", "--force", cwd=tmp_path, ok=False), 2
+    )
     assert "overwrite the input" in line
 
 
@@ -270,15 +310,23 @@ def test_split_by_ratio_and_count(data: Path, tmp_path: Path) -> None:
 
     cli("split", "in.tfrecord", "--ratio", "80/10/10", "--shuffle", "--seed", "3", "-o", "s", cwd=tmp_path)
     parts = [read_all(tmp_path / f"s-{n}.tfrecord") for n in ("train", "val", "test")]
-    assert [len(p) for p in parts] == [16, 2, 2] and sorted(sum(parts, [])) == sorted(records)
+    assert [len(p) for p in parts] == [16, 2, 2] and sorted(functools.reduce(operator.iadd, parts, [])) == sorted(
+        records
+    )
     assert parts[0] != records[:16]  # shuffled assignment
     cli("split", "in.tfrecord", "--ratio", "80/10/10", "--shuffle", "--seed", "3", "-o", "again", cwd=tmp_path)
     assert read_all(tmp_path / "again-val.tfrecord") == parts[1]  # same seed, same split
 
     cli("split", "in.tfrecord", "--count", "5/3", "--names", "a,b", "--to", "gzip", "-o", "c", cwd=tmp_path)
-    assert read_all(tmp_path / "c-a.tfrecord.gz") == records[:5] and read_all(tmp_path / "c-b.tfrecord.gz") == records[5:8]
-    assert "asks for 30" in error_line(cli("split", "in.tfrecord", "--count", "25/5", "-o", "d", cwd=tmp_path, ok=False), 2)
-    assert "--names" in error_line(cli("split", "in.tfrecord", "--ratio", "1/1", "--names", "x", "-o", "d", cwd=tmp_path, ok=False), 2)
+    assert (
+        read_all(tmp_path / "c-a.tfrecord.gz") == records[:5] and read_all(tmp_path / "c-b.tfrecord.gz") == records[5:8]
+    )
+    assert "asks for 30" in error_line(
+        cli("split", "in.tfrecord", "--count", "25/5", "-o", "d", cwd=tmp_path, ok=False), 2
+    )
+    assert "--names" in error_line(
+        cli("split", "in.tfrecord", "--ratio", "1/1", "--names", "x", "-o", "d", cwd=tmp_path, ok=False), 2
+    )
 
 
 def test_image_commands(tmp_path: Path) -> None:
@@ -295,7 +343,10 @@ def test_image_commands(tmp_path: Path) -> None:
     line = error_line(cli("pack-images", "photos", "out/pets", cwd=tmp_path, ok=False), 1)
     assert str(Path("photos") / "dog" / "broken.png") in line and "--skip-bad" in line
     proc = cli("pack-images", "photos", "out/pets", "--skip-bad", "--shards", "2", cwd=tmp_path)
-    assert f"skipped {Path('photos') / 'dog' / 'broken.png'}" in proc.stderr and "packed 3 images into 2 shards" in proc.stderr
+    assert (
+        f"skipped {Path('photos') / 'dog' / 'broken.png'}" in proc.stderr
+        and "packed 3 images into 2 shards" in proc.stderr
+    )
     assert json.loads((tmp_path / "out" / "pets.labels.json").read_text()) == {"cat": 0, "dog": 1}
     assert "--append" in error_line(cli("pack-images", "photos", "out/pets", "--skip-bad", cwd=tmp_path, ok=False), 2)
     broken.unlink()
@@ -310,11 +361,16 @@ def test_image_commands(tmp_path: Path) -> None:
     cli("unpack-images", "out", "-o", "restored", cwd=tmp_path)
     for rel in ["cat/a.png", "cat/b.png", "dog/c.png"]:
         assert (tmp_path / "restored" / rel).read_bytes() == (tmp_path / "photos" / rel).read_bytes()
-    assert (tmp_path / "restored" / "bird" / "d.png").read_bytes() == (tmp_path / "more" / "bird" / "d.png").read_bytes()
+    assert (tmp_path / "restored" / "bird" / "d.png").read_bytes() == (
+        tmp_path / "more" / "bird" / "d.png"
+    ).read_bytes()
 
     proc = cli("remove-images", "out", "-o", "clean/pets", "--filename", "cat/b.png", "--class", "bird", cwd=tmp_path)
     assert "kept 2 images, removed 2" in proc.stderr
-    rows = [json.loads(x) for x in cli("cat", "--json", "--keys", "image/filename", "clean", cwd=tmp_path).stdout.splitlines()]
+    rows = [
+        json.loads(x)
+        for x in cli("cat", "--json", "--keys", "image/filename", "clean", cwd=tmp_path).stdout.splitlines()
+    ]
     assert sorted(r["features"]["image/filename"]["values"][0] for r in rows) == ["cat/a.png", "dog/c.png"]
     assert json.loads((tmp_path / "clean" / "pets.labels.json").read_text()) == {"cat": 0, "dog": 1, "bird": 2}
     assert "say what to remove" in error_line(cli("remove-images", "out", "-o", "x", cwd=tmp_path, ok=False), 2)

@@ -1,9 +1,12 @@
 """decode_examples (batched, columnar) equals decode_example applied record by record and
 stacked: for every spec kind, shape, default and error."""
+
 from __future__ import annotations
 
+import functools
 import math
-from typing import Any, Dict, List
+import operator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,13 +20,13 @@ from tfrecord_lite._columnar import _decode
 DTYPES = {"int64": np.int64, "float32": np.float32}
 
 
-def _per_record(records: List[Any], spec: Dict[str, Any]) -> Any:
+def _per_record(records: list[Any], spec: dict[str, Any]) -> Any:
     """decode_example on each record, or (index, error) of the first record it rejects."""
     out = []
     for i, record in enumerate(records):
         try:
             out.append(tfr.decode_example(record, spec))
-        except Exception as err:  # noqa: BLE001 - whatever it raises, the batch must raise too
+        except Exception as err:
             return i, err
     return out
 
@@ -37,7 +40,7 @@ def _same(a: Any, b: Any) -> bool:
     return reference.same_value(a, b)
 
 
-def assert_like_stacked(records: List[Any], spec: Dict[str, Any], *, fast: bool = False) -> Dict[str, Any]:
+def assert_like_stacked(records: list[Any], spec: dict[str, Any], *, fast: bool = False) -> dict[str, Any]:
     """decode_examples(records, spec) is decode_example per record, stacked; or raises its error.
 
     With `fast`, the records must also have been decoded by the batched path itself
@@ -94,7 +97,9 @@ def _values(dtype: str, count: int) -> st.SearchStrategy:
     if dtype == "float32":
         elems = st.floats(width=32)
         return st.lists(elems, min_size=count, max_size=count).map(lambda v: np.array(v, np.float32))
-    return st.lists(st.binary(max_size=6), min_size=count, max_size=count).map(lambda v: np.array(v, dtype=object) if v else np.array([], dtype=bytes))
+    return st.lists(st.binary(max_size=6), min_size=count, max_size=count).map(
+        lambda v: np.array(v, dtype=object) if v else np.array([], dtype=bytes)
+    )
 
 
 @st.composite
@@ -146,7 +151,9 @@ def value_for(draw: Any, spec: Any) -> Any:
 
 @st.composite
 def batches(draw: Any) -> Any:
-    keys = draw(st.lists(st.sampled_from(["a", "bb", "ccc", "", "é", "long_key_name"]), min_size=1, max_size=4, unique=True))
+    keys = draw(
+        st.lists(st.sampled_from(["a", "bb", "ccc", "", "é", "long_key_name"]), min_size=1, max_size=4, unique=True)
+    )
     spec = {k: draw(spec_entries()) for k in keys}
     records = []
     for _ in range(draw(st.integers(0, 10))):
@@ -171,9 +178,15 @@ def test_batches_decode_like_stacked_single_records(batch):
 # ----------------------------------------------------------------- every spec kind, spelled out
 
 RECORDS = [
-    tfr.encode_example({"label": 1, "vec": [1.0, 2.0], "name": b"a", "ids": [1, 2, 3], "tags": [b"x"], "steps": [1, 2, 3, 4]}),
-    tfr.encode_example({"label": 2, "vec": [3.0, 4.0], "name": b"bb", "ids": np.array([], np.int64), "tags": [b"y", b"z"]}),
-    tfr.encode_example({"label": -(2**63), "vec": [5.0, np.nan], "name": b"", "ids": [2**63 - 1], "steps": [5, 6], "kindless": None}),
+    tfr.encode_example(
+        {"label": 1, "vec": [1.0, 2.0], "name": b"a", "ids": [1, 2, 3], "tags": [b"x"], "steps": [1, 2, 3, 4]}
+    ),
+    tfr.encode_example(
+        {"label": 2, "vec": [3.0, 4.0], "name": b"bb", "ids": np.array([], np.int64), "tags": [b"y", b"z"]}
+    ),
+    tfr.encode_example(
+        {"label": -(2**63), "vec": [5.0, np.nan], "name": b"", "ids": [2**63 - 1], "steps": [5, 6], "kindless": None}
+    ),
 ]
 
 
@@ -212,7 +225,7 @@ def test_returned_arrays_are_writable_and_do_not_share_the_default():
 
 
 @pytest.mark.parametrize(
-    "spec, bad",
+    ("spec", "bad"),
     [
         ({"missing": tfr.FixedLenFeature([], "int64")}, 0),
         ({"label": tfr.FixedLenFeature([], "float32")}, 0),
@@ -277,11 +290,19 @@ def test_empty_records_and_bytes_like_inputs():
 def test_large_batches_with_long_values():
     rng = np.random.default_rng(5)
     rows = [
-        {"x": rng.standard_normal(300).astype(np.float32), "ids": rng.integers(-(2**40), 2**40, 50), "blob": rng.bytes(500)}
+        {
+            "x": rng.standard_normal(300).astype(np.float32),
+            "ids": rng.integers(-(2**40), 2**40, 50),
+            "blob": rng.bytes(500),
+        }
         for _ in range(300)
     ]
     records = [tfr.encode_example(r) for r in rows]
-    spec = {"x": tfr.FixedLenFeature([300], "float32"), "ids": tfr.FixedLenFeature([5, 10], "int64"), "blob": tfr.FixedLenFeature([], "bytes")}
+    spec = {
+        "x": tfr.FixedLenFeature([300], "float32"),
+        "ids": tfr.FixedLenFeature([5, 10], "int64"),
+        "blob": tfr.FixedLenFeature([], "bytes"),
+    }
     got = assert_like_stacked(records, spec, fast=True)
     assert np.array_equal(got["x"], np.stack([r["x"] for r in rows]))
     assert np.array_equal(got["ids"].reshape(300, 50), np.stack([r["ids"] for r in rows]))
@@ -290,7 +311,7 @@ def test_large_batches_with_long_values():
 # ----------------------------------------------------------------- iter_example_batches
 
 
-def _write(path: Any, rows: List[Dict[str, Any]], compression: Any = None) -> List[bytes]:
+def _write(path: Any, rows: list[dict[str, Any]], compression: Any = None) -> list[bytes]:
     records = [tfr.encode_example(r) for r in rows]
     with tfr.TFRecordWriter(path, compression) as w:
         for r in records:
@@ -298,7 +319,7 @@ def _write(path: Any, rows: List[Dict[str, Any]], compression: Any = None) -> Li
     return records
 
 
-def _same_batches(got: List[Dict[str, Any]], records: List[bytes], spec: Dict[str, Any], batch_size: int) -> None:
+def _same_batches(got: list[dict[str, Any]], records: list[bytes], spec: dict[str, Any], batch_size: int) -> None:
     assert len(got) == -(-len(records) // batch_size)
     for j, batch in enumerate(got):
         want = tfr.decode_examples(records[j * batch_size : (j + 1) * batch_size], spec)
@@ -318,7 +339,11 @@ def test_iter_example_batches_equals_decode_examples_over_batches(tmp_path, batc
     rows = [{"n": int(i), "v": rng.standard_normal(i % 5).astype(np.float32), "s": b"x" * (i % 3)} for i in range(3000)]
     path = str(tmp_path / "small.tfrecord")
     records = _write(path, rows)
-    spec = {"n": tfr.FixedLenFeature([], "int64"), "v": tfr.VarLenFeature("float32"), "s": tfr.FixedLenFeature([], "bytes")}
+    spec = {
+        "n": tfr.FixedLenFeature([], "int64"),
+        "v": tfr.VarLenFeature("float32"),
+        "s": tfr.FixedLenFeature([], "bytes"),
+    }
     _same_batches(list(tfr.iter_example_batches(path, spec, batch_size)), records, spec, batch_size)
 
 
@@ -326,7 +351,9 @@ def test_iter_example_batches_with_records_larger_than_the_buffer_and_compressio
     from tfrecord_lite import _reader
 
     rng = np.random.default_rng(4)
-    rows = [{"blob": rng.bytes(int(n)), "k": int(n)} for n in [10, _reader.CHUNK_SIZE + 3, 5, 3 * _reader.CHUNK_SIZE, 0, 77]]
+    rows = [
+        {"blob": rng.bytes(int(n)), "k": int(n)} for n in [10, _reader.CHUNK_SIZE + 3, 5, 3 * _reader.CHUNK_SIZE, 0, 77]
+    ]
     spec = {"blob": tfr.FixedLenFeature([], "bytes"), "k": tfr.FixedLenFeature([], "int64")}
     for compression in (None, "gzip"):
         path = str(tmp_path / f"big-{compression}.tfrecord")
@@ -349,7 +376,7 @@ def test_iter_example_batches_yields_the_batches_before_a_corrupt_record(tmp_pat
         for batch in tfr.iter_example_batches(path, {"n": tfr.FixedLenFeature([], "int64")}, 16):
             got.append(batch["n"].tolist())
     assert info.value.offset == offset and info.value.path == path
-    assert sum(got, []) == list(range(50)) and [len(b) for b in got] == [16, 16, 16, 2]
+    assert functools.reduce(operator.iadd, got, []) == list(range(50)) and [len(b) for b in got] == [16, 16, 16, 2]
 
 
 def test_iter_example_batches_checks_its_arguments(tmp_path):

@@ -95,7 +95,7 @@ def _oracle(name: str) -> dict[str, Any]:
 
 def _check(name: str, records: Sequence[bytes], expected: Sequence[Mapping[str, Any]], view: Any, seq: bool) -> None:
     assert len(records) == len(expected), f"{name}: {len(records)} records, TensorFlow read {len(expected)}"
-    for index, (record, want) in enumerate(zip(records, expected)):
+    for index, (record, want) in enumerate(zip(records, expected, strict=False)):
         got = view(record, seq)
         assert got == want, f"{name} record {index} differs from TensorFlow's decoding"
 

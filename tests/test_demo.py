@@ -15,7 +15,7 @@ pytestmark = pytest.mark.torch
 pytest.importorskip("sklearn")
 pytest.importorskip("PIL")
 
-from tfrecord_lite import _demo, images  # noqa: E402
+from tfrecord_lite import _demo, images
 
 
 def test_demo_pipeline_at_reduced_size(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

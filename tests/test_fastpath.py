@@ -4,6 +4,7 @@ built on tfr.Example.FromString) on the same hypothesis inputs — including unp
 lists, kind-less features, repeated keys, merged messages, unknown fields and float payloads
 at any alignment — and the reader must return the same records whether they fit its buffer
 or are many times larger than it."""
+
 from __future__ import annotations
 
 import io
@@ -11,7 +12,7 @@ import os
 import struct
 import subprocess
 import sys
-from typing import Any, Dict, List, Tuple
+from typing import Any
 
 import numpy as np
 import pytest
@@ -46,7 +47,7 @@ def _scalar(kind: str, v: Any) -> bytes:
 
 
 @st.composite
-def list_message(draw: Any, kind: str, values: List[Any]) -> bytes:
+def list_message(draw: Any, kind: str, values: list[Any]) -> bytes:
     """A BytesList / FloatList / Int64List holding `values`: packed in one or several chunks,
     unpacked, or mixed, with unknown fields sprinkled in."""
     out = []
@@ -68,7 +69,7 @@ def list_message(draw: Any, kind: str, values: List[Any]) -> bytes:
 
 
 @st.composite
-def feature_message(draw: Any, kind: Any, values: List[Any]) -> bytes:
+def feature_message(draw: Any, kind: Any, values: list[Any]) -> bytes:
     if kind is None:
         return b""
     body = draw(list_message(kind, values))
@@ -80,7 +81,7 @@ def feature_message(draw: Any, kind: Any, values: List[Any]) -> bytes:
 
 
 @st.composite
-def example_bytes(draw: Any) -> Tuple[bytes, Dict[str, Any]]:
+def example_bytes(draw: Any) -> tuple[bytes, dict[str, Any]]:
     """A serialized Example in a randomly chosen (valid, often non-canonical) wire layout."""
     features = draw(logical_features)
     entries = []
@@ -108,7 +109,7 @@ def example_bytes(draw: Any) -> Tuple[bytes, Dict[str, Any]]:
     return data, features
 
 
-def _spec_for(decoded: Dict[str, Any]) -> Dict[str, Any]:
+def _spec_for(decoded: dict[str, Any]) -> dict[str, Any]:
     spec = {}
     for key, value in decoded.items():
         if isinstance(value, list):
@@ -134,7 +135,7 @@ def test_batched_decoder_equals_protobuf_on_any_layout(cases, data):
     keys = sorted({k for e in expected for k in e})
     # one spec per key, of the kind the first record that has it uses; records that
     # disagree raise, and must raise what decode_example raises
-    spec: Dict[str, Any] = {}
+    spec: dict[str, Any] = {}
     for e in expected:
         for k, v in _spec_for(e).items():
             spec.setdefault(k, v)
@@ -148,7 +149,7 @@ def test_batched_decoder_equals_protobuf_on_any_layout(cases, data):
         return
     got = tfr.decode_examples(records, chosen)
     for key, s in chosen.items():
-        for i, (w, e) in enumerate(zip(want, expected)):
+        for i, (w, e) in enumerate(zip(want, expected, strict=False)):
             value = got[key][i] if s.dtype == "bytes" else got[key].row(i)
             assert reference.same_value(value, w[key])
             reference_value = e.get(key)
@@ -180,8 +181,8 @@ def test_every_hand_made_layout_decodes_the_same_in_a_batch(name):
 # ----------------------------------------------------------------- records larger than any buffer
 
 
-@pytest.fixture()
-def big_file(tmp_path) -> Tuple[str, List[bytes]]:
+@pytest.fixture
+def big_file(tmp_path) -> tuple[str, list[bytes]]:
     """Records of every size class around the reader's chunk size, in one file."""
     chunk = _reader.CHUNK_SIZE
     rng = np.random.default_rng(7)
@@ -200,8 +201,10 @@ def test_records_larger_than_the_buffer_from_a_path_a_file_object_and_a_pipe(big
     assert list(tfr.iter_records(path, verify=False)) == records
     with open(path, "rb") as f:
         assert list(tfr.iter_records(io.BytesIO(f.read()))) == records
-    proc = subprocess.Popen([sys.executable, "-c", f"import shutil, sys; shutil.copyfileobj(open({path!r}, 'rb'), sys.stdout.buffer)"],
-                            stdout=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", f"import shutil, sys; shutil.copyfileobj(open({path!r}, 'rb'), sys.stdout.buffer)"],
+        stdout=subprocess.PIPE,
+    )
     try:
         assert list(tfr.iter_records(proc.stdout)) == records
     finally:
@@ -210,7 +213,7 @@ def test_records_larger_than_the_buffer_from_a_path_a_file_object_and_a_pipe(big
 
 
 def test_large_records_compressed(big_file, tmp_path):
-    path, records = big_file
+    _path, records = big_file
     for compression in ("gzip", "zlib"):
         target = str(tmp_path / f"big.{compression}")
         with tfr.TFRecordWriter(target, compression) as w:
@@ -245,7 +248,7 @@ def test_a_corrupt_large_record_is_caught_wherever_it_lies(big_file, tmp_path):
 
 
 @st.composite
-def same_layout_batches(draw: Any) -> List[bytes]:
+def same_layout_batches(draw: Any) -> list[bytes]:
     """Records with one skeleton and random payload bytes (numbers that are not one varint,
     packed varint runs broken at the end, overlong varints), a few with a damaged skeleton."""
     template = tfr.encode_example(
@@ -271,7 +274,11 @@ def same_layout_batches(draw: Any) -> List[bytes]:
 @given(same_layout_batches(), st.data())
 def test_records_sharing_a_layout_decode_like_single_records(records, data):
     spec_options = {
-        "i": [tfr.VarLenFeature("int64"), tfr.FixedLenFeature([2], "int64"), tfr.FixedLenSequenceFeature([], "int64", allow_missing=True)],
+        "i": [
+            tfr.VarLenFeature("int64"),
+            tfr.FixedLenFeature([2], "int64"),
+            tfr.FixedLenSequenceFeature([], "int64", allow_missing=True),
+        ],
         "f": [tfr.FixedLenFeature([3], "float32"), tfr.VarLenFeature("float32")],
         "s": [tfr.VarLenFeature("bytes"), tfr.FixedLenFeature([2], "bytes")],
         "one": [tfr.FixedLenFeature([], "int64"), tfr.VarLenFeature("int64"), tfr.FixedLenFeature([], "float32")],
@@ -284,12 +291,18 @@ def test_records_sharing_a_layout_decode_like_single_records(records, data):
 
 def test_a_batch_of_one_layout_takes_the_layout_path():
     records = [tfr.encode_example({"a": i, "b": [float(i)] * 3, "c": b"%03d" % i}) for i in range(100)]
-    spec = {"a": tfr.FixedLenFeature([], "int64"), "b": tfr.FixedLenFeature([3], "float32"), "c": tfr.FixedLenFeature([], "bytes")}
+    spec = {
+        "a": tfr.FixedLenFeature([], "int64"),
+        "b": tfr.FixedLenFeature([3], "float32"),
+        "c": tfr.FixedLenFeature([], "bytes"),
+    }
     view = memoryview(b"".join(records) + bytes(16))
     ends = np.cumsum([len(r) for r in records])
     starts = ends - [len(r) for r in records]
     buf = np.frombuffer(view, np.uint8)
-    handled, _, _ = _columnar._by_layout(buf, view, view.tobytes, starts, ends, _columnar._plan(spec), np.zeros(100, bool))
+    handled, _, _ = _columnar._by_layout(
+        buf, view, view.tobytes, starts, ends, _columnar._plan(spec), np.zeros(100, bool)
+    )
     assert handled.all()
     got = assert_like_stacked(records, spec, fast=True)
     assert got["a"].tolist() == list(range(100)) and got["c"][42] == b"042"

@@ -1,4 +1,5 @@
 """Sans-I/O framing: frame / scan on buffers, CRCs, truncation and corrupt lengths."""
+
 from __future__ import annotations
 
 import struct
@@ -45,7 +46,7 @@ def test_frame_accepts_any_buffer():
 def test_scan_finds_every_record(records, prefix):
     blob = b"\0" * prefix + b"".join(framing.frame(r) for r in records)
     starts, lengths, end = framing.scan(blob, prefix, final=True)
-    assert [blob[s : s + n] for s, n in zip(starts, lengths)] == records
+    assert [blob[s : s + n] for s, n in zip(starts, lengths, strict=False)] == records
     assert end == len(blob)
 
 
@@ -54,7 +55,7 @@ def test_scan_finds_every_record(records, prefix):
 def test_scan_stops_before_an_incomplete_tail(records, data):
     blob = b"".join(framing.frame(r) for r in records)
     cut = data.draw(st.integers(0, len(blob)))
-    starts, lengths, end = framing.scan(blob[:cut])
+    starts, _lengths, end = framing.scan(blob[:cut])
     boundaries = [0]
     for r in records:
         boundaries.append(boundaries[-1] + len(r) + 16)
@@ -75,7 +76,7 @@ def test_max_records_resumes_where_it_stopped():
         starts, lengths, pos2 = framing.scan(blob, pos, max_records=3, final=True)
         if not starts:
             break
-        seen += [blob[s : s + n] for s, n in zip(starts, lengths)]
+        seen += [blob[s : s + n] for s, n in zip(starts, lengths, strict=False)]
         pos = pos2
     assert seen == [bytes([i]) * i for i in range(10)]
 

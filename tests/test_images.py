@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 PIL = pytest.importorskip("PIL")
-from PIL import Image  # noqa: E402
+from PIL import Image
 
-import tfrecord_lite as tfr  # noqa: E402
-from tfrecord_lite import images  # noqa: E402
-from tfrecord_lite._sharded import ShardedRecords  # noqa: E402
+import tfrecord_lite as tfr
+from tfrecord_lite import images
+from tfrecord_lite._sharded import ShardedRecords
 
 
 def make_image(path: Path, seed: int, size=(7, 5), mode: str = "RGB", fmt: str = "PNG") -> None:
@@ -49,7 +49,10 @@ def records_by_name(paths) -> dict:
 def test_pack_keeps_original_bytes_labels_and_sizes(folder: Path, tmp_path: Path) -> None:
     result = images.pack_images(folder, tmp_path / "out" / "pets", num_shards=2, seed=3)
     assert result.written == 4 and not result.skipped
-    assert [os.path.basename(p) for p in result.paths] == ["pets-00000-of-00002.tfrecord", "pets-00001-of-00002.tfrecord"]
+    assert [os.path.basename(p) for p in result.paths] == [
+        "pets-00000-of-00002.tfrecord",
+        "pets-00001-of-00002.tfrecord",
+    ]
     assert result.label_map == {"cat": 0, "dog": 1}
     assert json.loads(Path(result.label_map_path).read_text()) == {"cat": 0, "dog": 1}
     assert result.label_map_path == str(tmp_path / "out" / "pets.labels.json")

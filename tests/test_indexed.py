@@ -158,7 +158,7 @@ def test_random_access_equals_sequential(
         assert f[inside] == [records[i] for i in inside]
         assert f[np.array(inside, dtype=np.int32)] == [records[i] for i in inside]
         mask = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
-        assert f[np.array(mask, dtype=bool)] == [r for r, m in zip(records, mask) if m]
+        assert f[np.array(mask, dtype=bool)] == [r for r, m in zip(records, mask, strict=False) if m]
         assert [f.offset(i) for i in range(n)] == [o for o, _ in raw_index(path)]
     tfr.write_text_index(path, folder / "g.idx")  # DALI text index == the one computed from raw headers
     assert (folder / "g.idx").read_text() == "".join(f"{o} {m}\n" for o, m in raw_index(path))

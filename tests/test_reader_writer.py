@@ -1,4 +1,5 @@
 """Streaming reader and writer on real files, file objects and pipes: compression, integrity, memory."""
+
 from __future__ import annotations
 
 import gzip

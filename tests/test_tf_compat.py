@@ -80,7 +80,7 @@ def read_until_error(path: Path) -> tuple:
     got: list[bytes] = []
     try:
         for record in tfr.iter_records(path):
-            got.append(record)  # noqa: PERF402 - keep what came before the error
+            got.append(record)
     except tfr.TFRecordError as err:
         return got, err
     return got, None

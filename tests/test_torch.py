@@ -245,7 +245,7 @@ def test_to_torch_shares_memory() -> None:
 # --------------------------------------------------------------------------- map-style
 
 
-@pytest.mark.parametrize("workers,ctx", [(0, None), (2, "fork"), (2, "spawn")])
+@pytest.mark.parametrize(("workers", "ctx"), [(0, None), (2, "fork"), (2, "spawn")])
 def test_map_dataset_shuffled_loader_sees_each_record_once(plain3: list[str], workers: int, ctx: str | None) -> None:
     ds = TFRecordDataset(plain3, SPEC)
     assert len(ds) == 19
@@ -302,7 +302,7 @@ def test_map_dataset_over_a_compressed_file_says_how_out(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(
-    "sizes,compression,workers,ctx,shuffle",
+    ("sizes", "compression", "workers", "ctx", "shuffle"),
     [
         ([7, 0, 12], None, 0, None, False),  # shards, an empty one among them
         ([7, 0, 12], None, 0, None, True),
@@ -434,7 +434,7 @@ def test_batched_mode_large_records(tmp_path: Path) -> None:
     expected = list(DataLoader(per_item, batch_size=4, collate_fn=per_item.collate_fn))
     got = list(IterableTFRecordDataset([path], spec, batch_size=4))
     assert len(got) == len(expected) == 3
-    for a, b in zip(expected, got):
+    for a, b in zip(expected, got, strict=False):
         assert a.keys() == b.keys() == {"id", "blob", "var", "var_length"}
         assert torch.equal(a["id"], b["id"]) and torch.equal(a["var"], b["var"]) and a["blob"] == b["blob"]
     assert got[0]["id"].dtype == torch.int64 and got[0]["blob"][1] == b"\x01" * 6000

@@ -346,10 +346,7 @@ class _Layout:
         for pos, piece in self.pieces:
             if not startswith(piece, pos):
                 return False
-        for e in self.int_ends:
-            if buf[e - 1] >= 0x80:
-                return False
-        return True
+        return all(buf[e - 1] < 128 for e in self.int_ends)
 
     def skeleton(self) -> tuple[np.ndarray, np.ndarray]:
         """(offsets, bytes) of the skeleton as arrays, for comparing many records at once."""
@@ -498,9 +495,7 @@ def _apply_spec(
         values = values_of(buf, _checked(key, spec, parsed))  # type: ignore[arg-type]
         inner = math.prod(spec.shape)
         if (inner == 0 and len(values)) or (inner and len(values) % inner):
-            raise FeatureError(
-                key, f"found {len(values)} values, not a multiple of {inner} (shape {list(spec.shape)})"
-            )
+            raise FeatureError(key, f"found {len(values)} values, not a multiple of {inner} (shape {list(spec.shape)})")
         return _stack(spec, values, len(values) // inner if inner else 0)
     raise FeatureError(key, f"unsupported spec {spec!r}: use FixedLenFeature, VarLenFeature or FixedLenSequenceFeature")
 
@@ -598,7 +593,9 @@ def _apply_sequence_spec(key: str, spec: FeatureSpec, buf: bytes, steps: list[Pa
         return out
     if isinstance(spec, FixedLenSequenceFeature):
         if spec.default_value is not None:
-            raise FeatureError(key, "a FixedLenSequenceFeature in sequence_features takes no default_value (as in TensorFlow)")
+            raise FeatureError(
+                key, "a FixedLenSequenceFeature in sequence_features takes no default_value (as in TensorFlow)"
+            )
         if steps is None:
             if not spec.allow_missing:
                 raise FeatureError(key, "required feature_list is missing (allow_missing=False)")
@@ -637,14 +634,14 @@ def decode_sequence_example(
         ctx = {}
         for key, spec in context_features.items():
             if isinstance(spec, FixedLenSequenceFeature):
-                raise FeatureError(key, "context_features take FixedLenFeature or VarLenFeature, not FixedLenSequenceFeature")
+                raise FeatureError(
+                    key, "context_features take FixedLenFeature or VarLenFeature, not FixedLenSequenceFeature"
+                )
             ctx[key] = _apply_spec(key, spec, buf, context.get(key), kindless_is_missing=False)
     if sequence_features is None:
         seq = {key: [values_of(buf, step) for step in steps] for key, steps in lists.items()}
     else:
-        seq = {
-            key: _apply_sequence_spec(key, spec, buf, lists.get(key)) for key, spec in sequence_features.items()
-        }
+        seq = {key: _apply_sequence_spec(key, spec, buf, lists.get(key)) for key, spec in sequence_features.items()}
     return ctx, seq
 
 
@@ -745,7 +742,9 @@ def _kind_and_payload(key: str, value: Any) -> tuple[int, bytes]:
             raise FeatureError(key, "nested or ragged lists cannot be encoded: flatten them first") from None
         if arr.ndim != 1:
             raise FeatureError(key, f"nested lists cannot be encoded (found {arr.ndim} dimensions): flatten them first")
-        return _array_payload(key, arr if arr.dtype.kind != "O" else np.asarray(value, dtype=object), from_list=True, items=value)
+        return _array_payload(
+            key, arr if arr.dtype.kind != "O" else np.asarray(value, dtype=object), from_list=True, items=value
+        )
     raise FeatureError(key, f"cannot encode a value of type {type(value).__name__}")
 
 
@@ -759,7 +758,9 @@ def _array_payload(key: str, arr: np.ndarray, *, from_list: bool, items: Sequenc
         source = items if from_list else arr.tolist()
         if k == "O" and source and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in source):
             return INT64, _packed_int64(_int64_array(key, np.asarray(source, dtype=object)))
-        if from_list and not all(isinstance(v, (bytes, str, bytearray, memoryview, np.bytes_, np.str_)) for v in source):
+        if from_list and not all(
+            isinstance(v, (bytes, str, bytearray, memoryview, np.bytes_, np.str_)) for v in source
+        ):
             kinds = sorted({type(v).__name__ for v in source})
             raise FeatureError(key, f"cannot encode a mixed list of {', '.join(kinds)}")
         return BYTES, b"".join([_ld(1, _to_bytes(key, v)) for v in source])

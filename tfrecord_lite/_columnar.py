@@ -92,7 +92,9 @@ def _field(buf: np.ndarray, pos: np.ndarray, limit: np.ndarray, tag: int) -> tup
     return start, start + np.where(ok, length, 0), ok
 
 
-def _repeated(buf: np.ndarray, pos: np.ndarray, end: np.ndarray, bad: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _repeated(
+    buf: np.ndarray, pos: np.ndarray, end: np.ndarray, bad: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Walk the repeated field-1 length-delimited values in every span [pos[i], end[i]) at once.
 
     Returns (span index, start, end) of every value found, in order within each span
@@ -288,7 +290,7 @@ def _bytes_column(text: bytes, col: _Column, found: _BytesValues) -> tuple[np.nd
     first = found.first[col.entries]
     counts = found.first[col.entries + 1] - first
     index = _ranges(first, counts)
-    return counts, [text[s:e] for s, e in zip(found.starts[index].tolist(), found.ends[index].tolist())]
+    return counts, [text[s:e] for s, e in zip(found.starts[index].tolist(), found.ends[index].tolist(), strict=False)]
 
 
 class _Plan(NamedTuple):
@@ -316,7 +318,7 @@ def _as_array(values: Any) -> np.ndarray:
 
 
 def _slices(values: Any, splits: np.ndarray) -> list[Any]:
-    return [values[a:b] for a, b in zip(splits[:-1].tolist(), splits[1:].tolist())]
+    return [values[a:b] for a, b in zip(splits[:-1].tolist(), splits[1:].tolist(), strict=False)]
 
 
 def _assemble(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any]) -> Any:
@@ -349,7 +351,7 @@ def _assemble(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any]) ->
         np.cumsum(lengths, out=splits[1:])
         if is_bytes:
             per_row: list[Any] = [[] for _ in range(n)]
-            for i, v in zip(rows.tolist(), _slices(values, np.concatenate(([0], np.cumsum(counts))))):
+            for i, v in zip(rows.tolist(), _slices(values, np.concatenate(([0], np.cumsum(counts)))), strict=False):
                 per_row[i] = v
             for i, v in slow.items():
                 per_row[i] = v
@@ -471,8 +473,13 @@ def _merge(parts: list[_Found], dtype: str) -> _Found:
 
 
 def _by_layout(
-    buf: np.ndarray, view: memoryview, text: Callable[[], bytes], starts: np.ndarray, ends: np.ndarray,
-    plans: list[_Plan], bad: np.ndarray,
+    buf: np.ndarray,
+    view: memoryview,
+    text: Callable[[], bytes],
+    starts: np.ndarray,
+    ends: np.ndarray,
+    plans: list[_Plan],
+    bad: np.ndarray,
 ) -> tuple[np.ndarray, list[list[_Found]], list[list[_Span]]]:
     """Decode the records that share a canonical layout with another of the same length.
 
@@ -486,7 +493,7 @@ def _by_layout(
     handled = np.zeros(n, dtype=bool)
     found: list[list[_Found]] = [[] for _ in plans]
     spans: list[list[_Span]] = [[] for _ in plans]
-    lengths, group_of, sizes = np.unique(ends - starts, return_inverse=True, return_counts=True)
+    _lengths, group_of, sizes = np.unique(ends - starts, return_inverse=True, return_counts=True)
     for g in np.flatnonzero(sizes >= 4).tolist():
         rows = np.flatnonzero(group_of == g)
         layout = layout_of(view[starts[rows[0]] : ends[rows[0]]].tobytes())
@@ -501,7 +508,7 @@ def _by_layout(
         if not rows.size:
             continue
         handled[rows] = True
-        for plan, into, pieces in zip(plans, found, spans):
+        for plan, into, pieces in zip(plans, found, spans, strict=False):
             parsed = layout.parsed.get(plan.key)
             if parsed is None or not parsed[0]:
                 continue  # missing, or no kind: the same in every record of the group
@@ -511,8 +518,13 @@ def _by_layout(
                 continue
             if kind == BYTES:
                 data = text()
-                per_chunk = [[data[a:b] for a, b in zip((base + s).tolist(), (base + e).tolist())] for s, e in chunks]
-                values: Any = per_chunk[0] if len(chunks) == 1 else [v for row in zip(*per_chunk) for v in row]
+                per_chunk = [
+                    [data[a:b] for a, b in zip((base + s).tolist(), (base + e).tolist(), strict=False)]
+                    for s, e in chunks
+                ]
+                values: Any = (
+                    per_chunk[0] if len(chunks) == 1 else [v for row in zip(*per_chunk, strict=False) for v in row]
+                )
                 if not chunks:
                     values = []
                 into.append(_Found(rows, np.full(len(rows), len(chunks)), values))
@@ -540,15 +552,20 @@ def _numbers(buf: np.ndarray, view: memoryview, kind: int, pieces: list[_Span], 
 
 
 def _by_lockstep(
-    buf: np.ndarray, view: memoryview, text: Callable[[], bytes], starts: np.ndarray, ends: np.ndarray,
-    plans: list[_Plan], bad: np.ndarray,
+    buf: np.ndarray,
+    view: memoryview,
+    text: Callable[[], bytes],
+    starts: np.ndarray,
+    ends: np.ndarray,
+    plans: list[_Plan],
+    bad: np.ndarray,
 ) -> list[Any]:
     """Parse the records with the lockstep parser; per plan the bytes values found (a _Found)
     or the spans of the numbers (a _Span), rows relative to starts."""
     keys = [p.key.encode("utf-8", "surrogatepass") for p in plans]
     columns, bytes_found = _parse_batch(buf, view, starts, ends, keys, bad)
     found: list[Any] = []
-    for plan, col in zip(plans, columns):
+    for plan, col in zip(plans, columns, strict=False):
         spec = plan.spec
         present = col.kinds != 0
         wrong = present & (col.kinds != spec.kind)
@@ -590,17 +607,19 @@ def _decode_buffer(
     rest = np.flatnonzero(~handled)
     if rest.size:
         rest_bad = np.zeros(len(rest), dtype=bool)
-        for into, pieces, f in zip(parts, spans, _by_lockstep(buf, view, text, starts[rest], ends[rest], plans, rest_bad)):
+        for into, pieces, f in zip(
+            parts, spans, _by_lockstep(buf, view, text, starts[rest], ends[rest], plans, rest_bad), strict=False
+        ):
             if isinstance(f, _Span):
                 pieces.append(_Span(rest[f.rows], f.starts, f.ends))
             else:
                 into.append(_Found(rest[f.rows], f.counts, f.values))
         bad[rest[rest_bad]] = True
-    for plan, into, pieces in zip(plans, parts, spans):
+    for plan, into, pieces in zip(plans, parts, spans, strict=False):
         if pieces:
             into.append(_numbers(buf, view, plan.spec.kind, pieces, bad))
 
-    for plan, part in zip(plans, parts):
+    for plan, part in zip(plans, parts, strict=False):
         spec = plan.spec
         if isinstance(spec, FixedLenFeature):
             missing = np.ones(n, dtype=bool)
@@ -624,7 +643,7 @@ def _decode_buffer(
             raise
 
     out: dict[str, Any] = {}
-    for plan, part in zip(plans, parts):
+    for plan, part in zip(plans, parts, strict=False):
         if slow_rows:
             part = [_without(f, ~bad[f.rows]) for f in part]
         out[plan.key] = _assemble(plan, n, part, {i: d[plan.key] for i, d in slow.items()})
@@ -636,7 +655,11 @@ def _without(f: _Found, keep: np.ndarray) -> _Found:
     if keep.all():
         return f
     expand = np.repeat(keep, f.counts)
-    values = [v for v, k in zip(f.values, expand.tolist()) if k] if isinstance(f.values, list) else f.values[expand]
+    values = (
+        [v for v, k in zip(f.values, expand.tolist(), strict=False) if k]
+        if isinstance(f.values, list)
+        else f.values[expand]
+    )
     return _Found(f.rows[keep], f.counts[keep], values)
 
 

@@ -88,11 +88,17 @@ def train(shards: list[str], *, epochs: int, batch_size: int, workers: int, seed
     torch.set_num_threads(1)  # the model is tiny: more threads only add overhead next to the workers
     dataset = TFRecordDataset(shards, transform=images.ImageTransform(mode="L", scale=True))
     n_val = max(1, len(dataset) // 10)
-    train_set, val_set = random_split(dataset, [len(dataset) - n_val, n_val], generator=torch.Generator().manual_seed(seed))
+    train_set, val_set = random_split(
+        dataset, [len(dataset) - n_val, n_val], generator=torch.Generator().manual_seed(seed)
+    )
     options: dict[str, Any] = {"num_workers": workers, "persistent_workers": workers > 0}
-    train_loader = DataLoader(train_set, batch_size=batch_size, shuffle=True, generator=torch.Generator().manual_seed(seed), **options)
+    train_loader = DataLoader(
+        train_set, batch_size=batch_size, shuffle=True, generator=torch.Generator().manual_seed(seed), **options
+    )
     val_loader = DataLoader(val_set, batch_size=256, **options)
-    print(f"      {len(train_set)} training and {len(val_set)} validation images, batch {batch_size}, {workers} DataLoader workers")
+    print(
+        f"      {len(train_set)} training and {len(val_set)} validation images, batch {batch_size}, {workers} DataLoader workers"
+    )
 
     start = time.perf_counter()
     seen = sum(len(y) for _, y in train_loader)  # one pass without training: the read + decode rate
@@ -120,7 +126,16 @@ def train(shards: list[str], *, epochs: int, batch_size: int, workers: int, seed
     return {"train": len(train_set), "val": len(val_set), "val_accuracy": val_acc, "read_rate": read_rate, "seen": seen}
 
 
-def run(out: str, *, limit: int | None = None, epochs: int = 5, shards: int = 4, batch_size: int = 64, workers: int = 2, seed: int = 0) -> dict[str, Any]:
+def run(
+    out: str,
+    *,
+    limit: int | None = None,
+    epochs: int = 5,
+    shards: int = 4,
+    batch_size: int = 64,
+    workers: int = 2,
+    seed: int = 0,
+) -> dict[str, Any]:
     """The whole demo; returns what it measured (used by the tests)."""
     t0 = time.perf_counter()
     _prepare(out)
@@ -138,7 +153,11 @@ def run(out: str, *, limit: int | None = None, epochs: int = 5, shards: int = 4,
     size = sum(os.path.getsize(p) for p in packed.paths)
     print(f"      {packed.written} images in {len(packed.paths)} shards ({size / 1024:.0f} KiB) in {seconds:.2f} s: "
           f"{os.path.basename(packed.paths[0])} ...")  # fmt: skip
-    print(f"      label map {packed.label_map_path}: {len(packed.label_map)} classes, " + ", ".join(f"{k}->{v}" for k, v in list(packed.label_map.items())[:4]) + ", ...")
+    print(
+        f"      label map {packed.label_map_path}: {len(packed.label_map)} classes, "
+        + ", ".join(f"{k}->{v}" for k, v in list(packed.label_map.items())[:4])
+        + ", ..."
+    )
 
     _step(3, f"verify and inspect   (tfrecord-lite verify / schema / head {os.path.dirname(prefix)})")
     reports = [cli.verify_file(p) for p in packed.paths]
@@ -151,7 +170,9 @@ def run(out: str, *, limit: int | None = None, epochs: int = 5, shards: int = 4,
     first = next(iter(iter_records(packed.paths[0])))
     print("      " + cli.render_record(cli.decode_record(first), f"{packed.paths[0]} #0").replace("\n", "\n      "))
     pixels = images.decode_image(first, mode="L")
-    print(f"      decoded back: HWC uint8 array of shape {pixels.shape}, label {images.parse_image_record(first).label}")
+    print(
+        f"      decoded back: HWC uint8 array of shape {pixels.shape}, label {images.parse_image_record(first).label}"
+    )
 
     _step(4, f"read back through a PyTorch DataLoader while training a small CNN for {epochs} epochs")
     result = train(packed.paths, epochs=epochs, batch_size=batch_size, workers=workers, seed=seed)
@@ -166,8 +187,13 @@ def run(out: str, *, limit: int | None = None, epochs: int = 5, shards: int = 4,
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line of the demo."""
-    parser = argparse.ArgumentParser(prog="python -m tfrecord_lite._demo", description="Image files -> TFRecord shards -> PyTorch training, on scikit-learn's digits.")
-    parser.add_argument("--out", default="demo-output", help="working folder (default ./demo-output; cleared on each run)")
+    parser = argparse.ArgumentParser(
+        prog="python -m tfrecord_lite._demo",
+        description="Image files -> TFRecord shards -> PyTorch training, on scikit-learn's digits.",
+    )
+    parser.add_argument(
+        "--out", default="demo-output", help="working folder (default ./demo-output; cleared on each run)"
+    )
     parser.add_argument("--limit", type=int, default=None, help="use only the first N of the 1797 images")
     parser.add_argument("--epochs", type=int, default=5, help="training epochs (default 5)")
     parser.add_argument("--shards", type=int, default=4, help="number of shards (default 4)")
@@ -185,9 +211,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         from PIL import Image  # noqa: F401
     except ImportError as err:
         print(f"demo: needs torch, Pillow and scikit-learn ({err.name} is missing): "
-              "pip install 'tfrecord_lite[torch,images]' scikit-learn, or run `python3 tasks.py demo`", file=sys.stderr)  # fmt: skip
+              "pip install 'tfrlite[torch,images]' scikit-learn, or run `python3 tasks.py demo`", file=sys.stderr)  # fmt: skip
         return 2
-    run(args.out, limit=args.limit, epochs=args.epochs, shards=args.shards, batch_size=args.batch_size, workers=args.workers, seed=args.seed)
+    run(
+        args.out,
+        limit=args.limit,
+        epochs=args.epochs,
+        shards=args.shards,
+        batch_size=args.batch_size,
+        workers=args.workers,
+        seed=args.seed,
+    )
     return 0
 
 

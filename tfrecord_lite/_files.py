@@ -44,9 +44,7 @@ def open_binary(target: PathOrFile, mode: str) -> tuple[IO[bytes], bool]:
         try:
             import fsspec  # optional extra "remote"
         except ImportError:
-            raise ImportError(
-                f"reading {path!r} needs fsspec: pip install 'tfrecord_lite[remote]'"
-            ) from None
+            raise ImportError(f"reading {path!r} needs fsspec: pip install 'tfrlite[remote]'") from None
         return fsspec.open(path, mode).open(), True
     if isinstance(path, str) and path.startswith("file://"):
         path = path[len("file://") :]

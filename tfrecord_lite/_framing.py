@@ -56,7 +56,7 @@ def header_is_valid(buf: bytes | bytearray | memoryview, pos: int = 0) -> bool:
     """True when buf[pos:pos+12] is a record header whose length CRC matches."""
     if len(buf) - pos < HEADER_SIZE:
         return False
-    length, crc = _HEADER.unpack_from(buf, pos)
+    _length, crc = _HEADER.unpack_from(buf, pos)
     return masked_crc(memoryview(buf)[pos : pos + 8]) == crc
 
 
@@ -141,7 +141,9 @@ def _check_header(mv: memoryview, p: int, length: int, want: int, origin: int, p
         _VALID_HEADERS[length] = want
 
 
-def _check_payloads(mv: memoryview, starts: list[int], lengths: list[int], crcs: list[int], origin: int, path: PathName) -> None:
+def _check_payloads(
+    mv: memoryview, starts: list[int], lengths: list[int], crcs: list[int], origin: int, path: PathName
+) -> None:
     """Raise CorruptRecordError for the first record whose footer does not hold the masked
     CRC of its payload (crcs[k] is the plain CRC of record k; no check when crcs is empty)."""
     if not crcs:

@@ -475,7 +475,7 @@ def write_text_index(tfrecord_path: PathName, out_path: PathName) -> None:
         idx.close()
     finally:
         release(buf)
-    text = "".join(f"{s} {n}\n" for s, n in zip(starts, lengths)).encode()
+    text = "".join(f"{s} {n}\n" for s, n in zip(starts, lengths, strict=False)).encode()
     _replace_with(os.fspath(out_path), text)  # type: ignore[arg-type]
 
 

@@ -76,7 +76,7 @@ class RecordSequence(Sequence):
         """Record `i` decoded as a tf.train.Example (with `features`, parsed like tf.io.parse_single_example)."""
         return decode_example(self[i], features)
 
-    def __enter__(self: _Self) -> _Self:  # noqa: PYI019 (typing.Self needs Python 3.11)
+    def __enter__(self: _Self) -> _Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

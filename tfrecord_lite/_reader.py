@@ -188,7 +188,9 @@ class RecordIterator(Iterator[bytes]):
                 have += got
             data = view[:have]
             try:
-                starts, lengths, pos = scan(data, checked, verify=verify, final=eof and not failure, origin=origin, path=path)
+                starts, lengths, pos = scan(
+                    data, checked, verify=verify, final=eof and not failure, origin=origin, path=path
+                )
             except TFRecordError as err:  # yield the good records before the bad one first, as TF does
                 assert err.offset is not None
                 starts, lengths, pos = scan(data[: err.offset - origin], checked, verify=verify)
@@ -230,10 +232,10 @@ class RecordIterator(Iterator[bytes]):
             for view, starts, lengths in self._chunks():
                 if len(starts) > 64:  # many small records: slicing bytes is cheaper than slicing views
                     chunk = view[: starts[-1] + lengths[-1]].tobytes()
-                    for s, n in zip(starts, lengths):
+                    for s, n in zip(starts, lengths, strict=False):
                         yield chunk[s : s + n]
                 else:
-                    for s, n in zip(starts, lengths):
+                    for s, n in zip(starts, lengths, strict=False):
                         yield view[s : s + n].tobytes()
         finally:  # at the end, on an error, or when dropped: the file is closed
             self._stream.close()
@@ -272,4 +274,3 @@ def iter_records(source: PathOrFile, *, compression: str = "auto", verify: bool 
     and the byte offset of the bad record (in the uncompressed stream).
     """
     return RecordIterator(source, compression, verify)
-

@@ -265,7 +265,7 @@ class ShardedWriter:
             except FileNotFoundError:
                 pass
 
-    def __enter__(self: _Self) -> _Self:  # noqa: PYI019 (typing.Self needs Python 3.11)
+    def __enter__(self: _Self) -> _Self:
         return self
 
     def __exit__(self, exc_type: object, *exc: object) -> None:

@@ -98,9 +98,7 @@ def _prepare_default(default_value: Any, dtype: str, shape: Shape) -> Any:
             raise ValueError(f"default_value {default_value!r} is not a number for dtype 'float32'")
         values = given.astype(np.dtype(dtype)).ravel()
     if len(values) != size:
-        raise ValueError(
-            f"default_value has {len(values)} values but shape {list(shape)} needs {size}"
-        )
+        raise ValueError(f"default_value has {len(values)} values but shape {list(shape)} needs {size}")
     return shape_values(values, dtype, shape)
 
 

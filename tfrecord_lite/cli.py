@@ -140,7 +140,9 @@ def _tqdm(quiet: bool) -> Any:
     return tqdm
 
 
-def progress(iterable: Iterable[Any], total: int | None = None, desc: str = "", unit: str = "rec", quiet: bool = False) -> Iterable[Any]:
+def progress(
+    iterable: Iterable[Any], total: int | None = None, desc: str = "", unit: str = "rec", quiet: bool = False
+) -> Iterable[Any]:
     """`iterable` wrapped in a tqdm bar when stderr is a terminal and tqdm is installed; else itself.
 
     The bar appears only once the job has run for a second, so short commands stay clean.
@@ -148,7 +150,9 @@ def progress(iterable: Iterable[Any], total: int | None = None, desc: str = "", 
     tqdm = _tqdm(quiet)
     if tqdm is None:
         return iterable
-    return tqdm(iterable, total=total or None, desc=desc, unit=unit, delay=1.0, leave=False, file=sys.stderr, dynamic_ncols=True)
+    return tqdm(
+        iterable, total=total or None, desc=desc, unit=unit, delay=1.0, leave=False, file=sys.stderr, dynamic_ncols=True
+    )
 
 
 # ---------------------------------------------------------------- showing records
@@ -229,7 +233,10 @@ def json_values(value: Any, max_values: int = 10, max_chars: int = 60) -> dict[s
             elif text is not None:
                 values.append({"text": text[:max_chars], "size": len(b), "elided": True})
             else:
-                entry: dict[str, Any] = {"base64": base64.b64encode(b[:max_chars] if cut else b).decode(), "size": len(b)}
+                entry: dict[str, Any] = {
+                    "base64": base64.b64encode(b[:max_chars] if cut else b).decode(),
+                    "size": len(b),
+                }
                 if cut:
                     entry["elided"] = True
                 values.append(entry)
@@ -322,7 +329,9 @@ def _source(path: str) -> Any:
     return sys.stdin.buffer if path == "-" else path
 
 
-def iter_file_records(paths: Sequence[str], compression: str = "auto", verify: bool = True) -> Iterator[tuple[str, int, bytes]]:
+def iter_file_records(
+    paths: Sequence[str], compression: str = "auto", verify: bool = True
+) -> Iterator[tuple[str, int, bytes]]:
     """(path, index in file, record) over several files in order ('-' is standard input)."""
     for path in paths:
         with iter_records(_source(path), compression=compression, verify=verify) as records:
@@ -530,7 +539,7 @@ def format_schema(schema: Schema) -> str:
     kwidth = max(len("kind"), *(len(r["kind"]) for r in rows))
     unit = "values (per step for lists)" if sequence else "values"
     lines = head + [f"{'key'.ljust(width)}  {'kind'.ljust(kwidth)}  present  {unit}"]
-    for name, r in zip(names, rows):
+    for name, r in zip(names, rows, strict=False):
         span = str(r["min_values"]) if r["min_values"] == r["max_values"] else f"{r['min_values']}..{r['max_values']}"
         lines.append(f"{name.ljust(width)}  {r['kind'].ljust(kwidth)}  {r['present_pct']:6.1f}%  {span}")
     return "\n".join(lines)
@@ -621,7 +630,10 @@ def _say(args: argparse.Namespace, text: str) -> None:
 
 def cmd_count(args: argparse.Namespace) -> int:
     paths = expand_inputs(args.inputs, stdin=True)
-    counts = {p: count_file(p, args.compression, verify=args.verify) for p in progress(paths, len(paths), "files", "file", args.quiet)}
+    counts = {
+        p: count_file(p, args.compression, verify=args.verify)
+        for p in progress(paths, len(paths), "files", "file", args.quiet)
+    }
     total = sum(counts.values())
     if args.json:
         print(json.dumps({"files": counts, "total": total}))
@@ -664,9 +676,20 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_schema(args: argparse.Namespace) -> int:
     paths = expand_inputs(args.inputs, stdin=True)
     records = (r for _, _, r in iter_file_records(paths, args.compression))
-    schema = collect_schema(progress(records, None, "records", "rec", args.quiet), None if args.all else args.n, args.mode)
+    schema = collect_schema(
+        progress(records, None, "records", "rec", args.quiet), None if args.all else args.n, args.mode
+    )
     if args.json:
-        print(json.dumps({"records": schema.records, "complete": schema.complete, "not_examples": schema.raw, "features": schema.rows()}))
+        print(
+            json.dumps(
+                {
+                    "records": schema.records,
+                    "complete": schema.complete,
+                    "not_examples": schema.raw,
+                    "features": schema.rows(),
+                }
+            )
+        )
     else:
         print(format_schema(schema))
     return 0
@@ -698,7 +721,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
             if not report.ok:
                 bad_files += 1
             if args.json:
-                print(json.dumps({"file": p, "ok": report.ok, "records": report.records, "bad": [{"offset": o, "reason": r} for o, r in report.bad]}))
+                print(
+                    json.dumps(
+                        {
+                            "file": p,
+                            "ok": report.ok,
+                            "records": report.records,
+                            "bad": [{"offset": o, "reason": r} for o, r in report.bad],
+                        }
+                    )
+                )
             elif not report.ok or not args.quiet:
                 print(format_report(report, 0 if args.all else 20))
     finally:
@@ -746,7 +778,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
 def cmd_reshard(args: argparse.Namespace) -> int:
     paths = expand_inputs(args.inputs, stdin=True)
     n = 0
-    with replacing_shards(args.output, shard_suffix(args.to), args.force, paths), _shard_writer(args, args.output) as writer:
+    with (
+        replacing_shards(args.output, shard_suffix(args.to), args.force, paths),
+        _shard_writer(args, args.output) as writer,
+    ):
         for record in _records(args, paths, "reshard"):
             writer.write(record)
             n += 1
@@ -770,11 +805,13 @@ def cmd_convert(args: argparse.Namespace) -> int:
             raise UsageError("converting several files into a folder needs --to none|gzip|zlib")
         os.makedirs(args.output, exist_ok=True)
         stem = re.compile(r"(\.gz|\.zz|\.zlib)$", re.IGNORECASE)
-        targets = [os.path.join(args.output, stem.sub("", os.path.basename(p)) + COMPRESSION_SUFFIX[args.to]) for p in paths]
+        targets = [
+            os.path.join(args.output, stem.sub("", os.path.basename(p)) + COMPRESSION_SUFFIX[args.to]) for p in paths
+        ]
     else:
         targets = [args.output]
     _check_new(targets, args.force, paths)
-    for src, dst in zip(paths, targets):
+    for src, dst in zip(paths, targets, strict=False):
         to = _output_compression(args.to, dst)
         with TFRecordWriter(dst, to or None) as writer:
             for record in _records(args, [src], "convert"):
@@ -817,7 +854,11 @@ def cmd_split(args: argparse.Namespace) -> int:
     if counts is not None and any(c != int(c) for c in counts):
         raise UsageError(f"--count takes whole numbers, got {args.count!r}")
     n_parts = len(ratio or counts or [])
-    names = args.names.split(",") if args.names else (["train", "val", "test"][:n_parts] if n_parts <= 3 else [f"part{i}" for i in range(n_parts)])
+    names = (
+        args.names.split(",")
+        if args.names
+        else (["train", "val", "test"][:n_parts] if n_parts <= 3 else [f"part{i}" for i in range(n_parts)])
+    )
     if len(names) != n_parts or len(set(names)) != n_parts:
         raise UsageError(f"--names needs {n_parts} different names for {n_parts} parts, got {args.names!r}")
     total = sum(count_file(p, args.compression) for p in paths)
@@ -840,7 +881,7 @@ def cmd_split(args: argparse.Namespace) -> int:
     finally:
         for w in writers:
             w.close()
-    for t, w in zip(targets, writers):
+    for t, w in zip(targets, writers, strict=False):
         _say(args, f"{t}: {w.records_written} records")
     return 0
 
@@ -854,14 +895,25 @@ def cmd_pack_images(args: argparse.Namespace) -> int:
     if not os.path.exists(args.source):
         raise UsageError(f"no such file or directory: {args.source}")
     hint = "--append to add images, --force to replace them"
-    guard = contextlib.nullcontext() if args.append else replacing_shards(args.output, shard_suffix(args.to), args.force, hint=hint)
+    guard = (
+        contextlib.nullcontext()
+        if args.append
+        else replacing_shards(args.output, shard_suffix(args.to), args.force, hint=hint)
+    )
     try:
         with guard:
             result = _pack(args, report)
     except images.ImageDecodeError as err:
         raise images.ImageDecodeError(err.reason + " (--skip-bad skips such images)", path=err.path) from None
-    _say(args, f"packed {result.written} images into {len(result.paths)} shards ({result.paths[0] if result.paths else '-'}{' ...' if len(result.paths) > 1 else ''})")
-    _say(args, f"label map: {result.label_map_path} ({len(result.label_map)} classes" + (f", new: {', '.join(result.new_classes)})" if args.append and result.new_classes else ")"))
+    _say(
+        args,
+        f"packed {result.written} images into {len(result.paths)} shards ({result.paths[0] if result.paths else '-'}{' ...' if len(result.paths) > 1 else ''})",
+    )
+    _say(
+        args,
+        f"label map: {result.label_map_path} ({len(result.label_map)} classes"
+        + (f", new: {', '.join(result.new_classes)})" if args.append and result.new_classes else ")"),
+    )
     if result.skipped:
         _say(args, f"skipped {len(result.skipped)} images that cannot be decoded")
     return 0
@@ -895,7 +947,12 @@ def cmd_unpack_images(args: argparse.Namespace) -> int:
     from . import images
 
     paths = expand_inputs(args.inputs)
-    n = images.unpack_images(paths, args.output, compression=args.compression, progress=lambda it, total: progress(it, total, "unpack", "img", args.quiet))
+    n = images.unpack_images(
+        paths,
+        args.output,
+        compression=args.compression,
+        progress=lambda it, total: progress(it, total, "unpack", "img", args.quiet),
+    )
     _say(args, f"wrote {n} images under {args.output}")
     return 0
 
@@ -958,6 +1015,7 @@ examples:
   {PROG} convert train.tfrecord train.tfrecord.gz
 run '{PROG} COMMAND --help' for a command's options."""
 
+
 def _add_inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="TFRecord files, glob patterns or directories")
     p.add_argument("-z", "--compression", type=_compression_arg, default="auto", metavar="C",
@@ -969,7 +1027,9 @@ def _add_output_options(p: argparse.ArgumentParser, sharded: bool = True) -> Non
         g = p.add_mutually_exclusive_group()
         g.add_argument("--shards", type=_positive_int, metavar="N", help="write N shards")
         g.add_argument("--max-records", type=_positive_int, metavar="N", help="start a new shard every N records")
-        g.add_argument("--max-bytes", type=parse_size, metavar="SIZE", help="start a new shard at SIZE bytes (e.g. 200M)")
+        g.add_argument(
+            "--max-bytes", type=parse_size, metavar="SIZE", help="start a new shard at SIZE bytes (e.g. 200M)"
+        )
         p.add_argument("--no-index", action="store_true", help="do not write random-access index sidecars")
     p.add_argument("--to", type=_out_compression_arg, default=None, metavar="C",
                    help="output compression: none (default), gzip, zlib")  # fmt: skip
@@ -979,7 +1039,9 @@ def _add_output_options(p: argparse.ArgumentParser, sharded: bool = True) -> Non
 def _add_mode(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--example", dest="mode", action="store_const", const="example", help="decode records as Examples")
-    g.add_argument("--sequence", dest="mode", action="store_const", const="sequence", help="decode records as SequenceExamples")
+    g.add_argument(
+        "--sequence", dest="mode", action="store_const", const="sequence", help="decode records as SequenceExamples"
+    )
     g.add_argument("--raw", dest="mode", action="store_const", const="raw", help="show raw record bytes")
     p.set_defaults(mode="auto")
 
@@ -996,9 +1058,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    def command(name: str, func: Callable[[argparse.Namespace], int], summary: str, example: str, aliases: Sequence[str] = ()) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=summary, description=summary, epilog="examples:\n" + example, formatter_class=fmt, aliases=list(aliases))
-        p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars or summary lines")
+    def command(
+        name: str, func: Callable[[argparse.Namespace], int], summary: str, example: str, aliases: Sequence[str] = ()
+    ) -> argparse.ArgumentParser:
+        p = sub.add_parser(
+            name,
+            help=summary,
+            description=summary,
+            epilog="examples:\n" + example,
+            formatter_class=fmt,
+            aliases=list(aliases),
+        )
+        p.add_argument(
+            "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars or summary lines"
+        )
         p.set_defaults(func=func)
         return p
 
@@ -1023,7 +1096,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="one JSON object per record (bytes: text or base64)")
         p.add_argument("--keys", action="append", metavar="K1,K2", help="only these feature keys")
         p.add_argument("--max-values", type=int, default=10, metavar="N", help="values shown per feature (default 10)")
-        p.add_argument("--max-chars", type=int, default=60, metavar="N", help="characters / bytes shown per value (default 60)")
+        p.add_argument(
+            "--max-chars", type=int, default=60, metavar="N", help="characters / bytes shown per value (default 60)"
+        )
         p.add_argument("--full", action="store_true", help="show everything, nothing elided")
         _add_mode(p)
 
@@ -1053,17 +1128,31 @@ def build_parser() -> argparse.ArgumentParser:
                 f"  {PROG} pack-images photos/ out/photos --shards 8        -> out/photos-00000-of-00008.tfrecord ..., out/photos.labels.json\n"
                 f"  {PROG} pack-images list.csv out/train --resize 256 --format jpeg --skip-bad\n"
                 f"  {PROG} pack-images new_photos/ out/photos --append      add images; existing label ids stay")  # fmt: skip
-    p.add_argument("source", metavar="SOURCE", help="a folder with one sub-folder per class, or a CSV file of path,label rows")
+    p.add_argument(
+        "source", metavar="SOURCE", help="a folder with one sub-folder per class, or a CSV file of path,label rows"
+    )
     p.add_argument("output", metavar="OUT_PREFIX", help="shard name prefix, e.g. out/train")
     p.add_argument("--seed", type=int, default=0, help="shuffle seed (default 0; the order is reproducible)")
     p.add_argument("--no-shuffle", action="store_true", help="keep the sorted (class, file) order")
     p.add_argument("--label-map", metavar="FILE", help="a JSON label map {class: id} to take ids from")
-    p.add_argument("--resize", type=_resize_arg, metavar="N|WxH", help="re-encode: longest side at most N, or exactly WxH")
+    p.add_argument(
+        "--resize", type=_resize_arg, metavar="N|WxH", help="re-encode: longest side at most N, or exactly WxH"
+    )
     p.add_argument("--format", choices=("jpeg", "png", "webp"), help="re-encode into this format")
     p.add_argument("--quality", type=int, default=95, help="JPEG / WebP quality when re-encoding (default 95)")
-    p.add_argument("--skip-bad", action="store_true", help="skip (and report) images that cannot be decoded instead of stopping")
-    p.add_argument("--append", action="store_true", help="add to existing shards: new shard files, label map extended, ids kept")
-    p.add_argument("--workers", type=_positive_int, default=None, metavar="N", help="threads reading and checking images (default: up to 8)")
+    p.add_argument(
+        "--skip-bad", action="store_true", help="skip (and report) images that cannot be decoded instead of stopping"
+    )
+    p.add_argument(
+        "--append", action="store_true", help="add to existing shards: new shard files, label map extended, ids kept"
+    )
+    p.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="threads reading and checking images (default: up to 8)",
+    )
     _add_output_options(p)
 
     p = command("unpack-images", cmd_unpack_images, "Write the images of image records back to files: OUT_DIR/<class>/<file name>.",
@@ -1078,7 +1167,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="OUT_PREFIX", help="prefix of the new shards")
     p.add_argument("--filename", action="append", metavar="NAME", help="image/filename to remove (repeatable)")
     p.add_argument("--filenames-from", metavar="FILE", help="a file with one image/filename per line to remove")
-    p.add_argument("--class", dest="drop_class", action="append", metavar="NAME", help="remove every image of this class (repeatable)")
+    p.add_argument(
+        "--class",
+        dest="drop_class",
+        action="append",
+        metavar="NAME",
+        help="remove every image of this class (repeatable)",
+    )
     p.add_argument("--label-map", metavar="FILE", help="label map to copy beside the new shards (default: the inputs')")
     _add_output_options(p)
 
@@ -1091,19 +1186,29 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("merge", cmd_merge, "Concatenate the records of several files into one file.",
                 f"  {PROG} merge data/train-*.tfrecord -o all.tfrecord")  # fmt: skip
     _add_inputs(p)
-    p.add_argument("-o", "--output", required=True, metavar="OUT_FILE", help="the merged file (.gz -> GZIP unless --to)")
+    p.add_argument(
+        "-o", "--output", required=True, metavar="OUT_FILE", help="the merged file (.gz -> GZIP unless --to)"
+    )
     _add_output_options(p, sharded=False)
 
     p = command("split", cmd_split, "Split records into parts by ratio (90/10) or by counts (1000/200), e.g. train/val.",
                 f"  {PROG} split data/ --ratio 90/10 --shuffle -o out/          -> out/train.tfrecord, out/val.tfrecord\n"
                 f"  {PROG} split all.tfrecord --count 1000/200 --names a,b -o x    -> x-a.tfrecord, x-b.tfrecord")  # fmt: skip
     _add_inputs(p)
-    p.add_argument("-o", "--output", required=True, metavar="OUT", help="a folder (OUT/NAME.tfrecord) or a prefix (OUT-NAME.tfrecord)")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        help="a folder (OUT/NAME.tfrecord) or a prefix (OUT-NAME.tfrecord)",
+    )
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--ratio", metavar="A/B[/C]", help="split by ratio, e.g. 90/10 or 80/10/10")
     g.add_argument("--count", metavar="A/B[/C]", help="split by record counts; records beyond their sum are left out")
     p.add_argument("--names", metavar="N1,N2", help="part names (default train,val[,test])")
-    p.add_argument("--shuffle", action="store_true", help="assign records to parts at random (seeded) instead of in order")
+    p.add_argument(
+        "--shuffle", action="store_true", help="assign records to parts at random (seeded) instead of in order"
+    )
     p.add_argument("--seed", type=int, default=0, help="seed for --shuffle (default 0)")
     _add_output_options(p, sharded=False)
 
@@ -1111,7 +1216,14 @@ def build_parser() -> argparse.ArgumentParser:
                 f"  {PROG} convert train.tfrecord.gz train.tfrecord\n  {PROG} convert data/*.tfrecord --to gzip -o gz/")  # fmt: skip
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="TFRecord files, glob patterns or directories")
     p.add_argument("output", metavar="OUTPUT", help="output file, or a folder when converting several files")
-    p.add_argument("-z", "--compression", type=_compression_arg, default="auto", metavar="C", help="input compression (default auto)")
+    p.add_argument(
+        "-z",
+        "--compression",
+        type=_compression_arg,
+        default="auto",
+        metavar="C",
+        help="input compression (default auto)",
+    )
     _add_output_options(p, sharded=False)
     return parser
 

@@ -126,9 +126,7 @@ def _pil() -> Any:
     try:
         from PIL import Image
     except ImportError as exc:  # pragma: no cover - Pillow is installed in the dev venv
-        raise ImportError(
-            "tfrecord_lite.images needs Pillow: pip install 'tfrecord_lite[images]'"
-        ) from exc
+        raise ImportError("tfrecord_lite.images needs Pillow: pip install 'tfrlite[images]'") from exc
     return Image
 
 
@@ -275,7 +273,7 @@ def shard_suffix(compression: str | None) -> str:
     return ".tfrecord" + COMPRESSION_SUFFIX[normalize_compression(compression)]
 
 
-def _parse_size(resize: None | int | tuple[int, int]) -> tuple[int, int] | None:
+def _parse_size(resize: int | tuple[int, int] | None) -> tuple[int, int] | None:
     if resize is None:
         return None
     if isinstance(resize, int):
@@ -397,7 +395,7 @@ def _report(on_error: OnError, err: ImageDecodeError, skipped: list[tuple[str, s
 
 
 def _starting_labels(
-    prefix: str, compression: str | None, append: bool, label_map: None | PathLike | Mapping[str, int]
+    prefix: str, compression: str | None, append: bool, label_map: PathLike | Mapping[str, int] | None
 ) -> dict[str, int]:
     """The label map packing starts from: the existing one when appending, merged with a given one."""
     from ._sharded import existing_shards
@@ -430,8 +428,8 @@ def pack_images(
     max_bytes: int | None = None,
     shuffle: bool = True,
     seed: int = 0,
-    label_map: None | PathLike | Mapping[str, int] = None,
-    resize: None | int | tuple[int, int] = None,
+    label_map: PathLike | Mapping[str, int] | None = None,
+    resize: int | tuple[int, int] | None = None,
     format: str | None = None,
     quality: int = 95,
     on_error: OnError = "raise",
@@ -479,7 +477,7 @@ def pack_images(
     skipped: list[tuple[str, str]] = []
     written = 0
     load = functools.partial(_load_image, size=size, fmt=fmt, quality=quality)
-    todo: Iterable[Any] = zip(items, _in_threads(load, [p for p, _ in items], workers))
+    todo: Iterable[Any] = zip(items, _in_threads(load, [p for p, _ in items], workers), strict=False)
     if progress is not None:
         todo = progress(todo, len(items))
     with open_shard_writer(prefix, num_shards, max_records, max_bytes, compression, index, append) as writer:
@@ -576,7 +574,9 @@ class ImageTransform:
     [0, 1] with `scale=True`. Picklable, so it works in spawned DataLoader workers.
     """
 
-    def __init__(self, mode: str | None = "RGB", *, scale: bool = False, augment: Callable[[Any], Any] | None = None) -> None:
+    def __init__(
+        self, mode: str | None = "RGB", *, scale: bool = False, augment: Callable[[Any], Any] | None = None
+    ) -> None:
         self.mode = mode
         self.scale = scale
         self.augment = augment

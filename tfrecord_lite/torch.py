@@ -253,7 +253,7 @@ class Collate:
         for t in tensors[1:]:
             dtype = torch.promote_types(dtype, t.dtype)  # type: ignore[union-attr]
         padded = torch.full((len(tensors), max(lengths)) + trailing, self.pad_value, dtype=dtype)
-        for row, (t, n) in enumerate(zip(tensors, lengths)):
+        for row, (t, n) in enumerate(zip(tensors, lengths, strict=False)):
             padded[row, :n] = t  # type: ignore[assignment]
         return padded, torch.tensor(lengths, dtype=torch.int64)
 
@@ -286,7 +286,7 @@ def _one_storage(batch: dict[str, Any]) -> None:
         offsets.append(total)
         total += batch[key].numel() * batch[key].element_size()
     storage = torch.empty(total, dtype=torch.uint8)
-    for key, offset in zip(keys, offsets):
+    for key, offset in zip(keys, offsets, strict=False):
         tensor = batch[key]
         view = storage[offset : offset + tensor.numel() * tensor.element_size()].view(tensor.dtype)
         batch[key] = view.view(tensor.shape).copy_(tensor)
