@@ -158,7 +158,7 @@ class ShardedWriter:
     shard. Shards appear under their final names at close (`.paths`); on an
     exception inside the `with` block nothing is published. Existing shards of the
     same prefix raise FileExistsError unless `append=True`, which adds new shards
-    after them (see the growth rule in the README). Compressed shards get no index.
+    after them (see the growth rule in docs/sharding.md). Compressed shards get no index.
     """
 
     def __init__(
