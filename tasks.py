@@ -3,8 +3,10 @@
 
     python3 tasks.py demo [args]    run the demo (in .venvs/py)
     python3 tasks.py test [--only=py|tf] [pytest args]
-                                    run the test suite twice: .venvs/py (no TensorFlow, oldest
-                                    protobuf, torch) and .venvs/tf (tensorflow-cpu, newest protobuf)
+                                    build the docs (mkdocs build --strict, with py), then run the
+                                    test suite twice: .venvs/py (no TensorFlow, oldest protobuf,
+                                    torch) and .venvs/tf (tensorflow-cpu, newest protobuf)
+    python3 tasks.py docs [--serve] build the docs site into site/ (or serve it live)
     python3 tasks.py bench [args]   run benchmarks/run.py against TensorFlow and `tfrecord`
 
 Each environment lives in .venvs/NAME and is built once: a stamp file holds a hash of what
@@ -22,6 +24,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -117,6 +120,10 @@ def task_test(args: list[str]) -> int:
         if names[0] not in REQUIRE:
             sys.exit(f"[tasks] --only must be one of {', '.join(REQUIRE)}")
     pythons = {name: ensure(name) for name in names}  # set up everything before testing anything
+    docs = None
+    if "py" in pythons:
+        with tempfile.TemporaryDirectory() as site:
+            docs = build_docs(pythons["py"], ["build", "--site-dir", site])
     results: dict[str, int] = {}
     for name in names:
         log(f"pytest in .venvs/{name}: {ENVS[name][0]}")
@@ -127,7 +134,22 @@ def task_test(args: list[str]) -> int:
         if code < 0:
             verdict = f"FAILED (pytest killed by signal {-code}: a crash, see the traceback above)"
         log(f"  .venvs/{name} ({ENVS[name][0]}): {verdict}")
-    return 0 if all(code == 0 for code in results.values()) else 1
+    if docs is not None:
+        log(f"  docs (mkdocs build --strict): {'passed' if docs == 0 else 'FAILED (see the warnings above)'}")
+    return 0 if not docs and all(code == 0 for code in results.values()) else 1
+
+
+def build_docs(python: Path, mkdocs_args: list[str]) -> int:
+    """Run mkdocs (strict: broken links and references fail) with `python`, from the repo root."""
+    log(f"docs: mkdocs {' '.join(mkdocs_args)} --strict")
+    return run([str(python), "-m", "mkdocs", *mkdocs_args, "--strict"], env={"NO_MKDOCS_2_WARNING": "1"})
+
+
+def task_docs(args: list[str]) -> int:
+    """Build the docs site into site/, or serve it with live reload (--serve)."""
+    if args not in ([], ["--serve"]):
+        sys.exit("[tasks] usage: python3 tasks.py docs [--serve]")
+    return build_docs(ensure("py"), ["serve"] if args else ["build"])
 
 
 def task_demo(args: list[str]) -> int:
@@ -155,7 +177,7 @@ def task_bench(args: list[str]) -> int:
     return run([*cmd, *args])
 
 
-TASKS = {"test": task_test, "demo": task_demo, "bench": task_bench}
+TASKS = {"test": task_test, "demo": task_demo, "bench": task_bench, "docs": task_docs}
 
 
 def main(argv: list[str]) -> int:

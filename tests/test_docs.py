@@ -109,8 +109,11 @@ def _png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
 
     row = b"\0" + bytes(rgb) * width
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(row * height)) + chunk(
-        b"IEND", b""
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(row * height))
+        + chunk(b"IEND", b"")
     )
 
 
@@ -187,12 +190,12 @@ def missing_modules(block: Block) -> list[str]:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(page.relative_to(ROOT)) for page in PAGES])
-def test_page_code_blocks_run(
-    page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shim_path: str
-) -> None:
+def test_page_code_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shim_path: str) -> None:
     blocks = parse_blocks(page)
     for block in blocks:
-        assert block.lang in RUN | SHOWN, f"{block.where}: fence language {block.lang!r} is neither run {RUN} nor shown {SHOWN}"
+        assert block.lang in RUN | SHOWN, (
+            f"{block.where}: fence language {block.lang!r} is neither run {RUN} nor shown {SHOWN}"
+        )
     monkeypatch.chdir(tmp_path)
     setup = SETUPS.get(str(page.relative_to(ROOT)))
     if setup is not None:
@@ -222,9 +225,15 @@ def test_parse_blocks_sees_indented_fences_and_markers(tmp_path: Path) -> None:
         "  tfrecord-lite count a \\\n    b  # total\n  # note\n  ```\n~~~text\n```\n~~~\n"
     )
     blocks = parse_blocks(page)
-    assert [(b.line, b.lang, b.needs) for b in blocks] == [(3, "python", []), (10, "sh", ["torch", "PIL"]), (15, "text", [])]
+    assert [(b.line, b.lang, b.needs) for b in blocks] == [
+        (3, "python", []),
+        (10, "sh", ["torch", "PIL"]),
+        (15, "text", []),
+    ]
     assert blocks[0].code == "x = 1\n"
-    assert [line.split() for line in command_lines(blocks[1].code)] == [["tfrecord-lite", "count", "a", "b", "#", "total"]]
+    assert [line.split() for line in command_lines(blocks[1].code)] == [
+        ["tfrecord-lite", "count", "a", "b", "#", "total"]
+    ]
     assert blocks[2].code == "```\n"
 
 
