@@ -139,7 +139,7 @@ def test_int_lists_outside_int64_raise_instead_of_becoming_floats(values):
     with pytest.raises(tfr.FeatureError, match="outside the int64 range") as info:
         tfr.encode_example({"ids": values})
     assert info.value.key == "ids"
-    with pytest.raises(tfr.FeatureError, match="'ids'.*outside the int64 range"):
+    with pytest.raises(tfr.FeatureError, match=r"'ids'.*outside the int64 range"):
         tfr.encode_sequence_example({}, {"ids": [[1], values]})
 
 

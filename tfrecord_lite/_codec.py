@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ from ._spec import (
     empty_values,
     shape_values,
 )
+from ._validate import as_spec, feature_specs, missing_feature
 
 # A parsed Feature: (kind, [(start, end), ...]) — kind 0 when no kind is set.
 # float chunks hold raw little-endian float32 bytes, int64 chunks hold whole
@@ -465,12 +466,18 @@ def _kind_error(key: str, spec: FeatureSpec, kind: int) -> FeatureError:
 
 
 def _apply_spec(
-    key: str, spec: FeatureSpec, buf: bytes, parsed: Parsed | None, kindless_is_missing: bool = True
+    key: str,
+    spec: FeatureSpec,
+    buf: bytes,
+    parsed: Parsed | None,
+    kindless_is_missing: bool = True,
+    present: Collection[str] = (),
 ) -> Any:
     """Decode one Example feature per its spec, as tf.io.parse_single_example does.
 
     A Feature with no kind counts as missing, except in a SequenceExample's context,
     where TensorFlow takes it as present with no values (`kindless_is_missing=False`).
+    `present`: the record's keys, for the error about a missing one.
     """
     kind = parsed[0] if parsed is not None else 0
     if isinstance(spec, VarLenFeature):
@@ -484,7 +491,7 @@ def _apply_spec(
             return _fixed(key, spec, empty_values(spec.dtype))
         if kind == 0:
             if spec.default_value is None:
-                raise FeatureError(key, "required feature is missing and its spec has no default_value")
+                raise missing_feature(key, present)
             return _copy(spec.default_value)
         return _fixed(key, spec, values_of(buf, _checked(key, spec, parsed)))  # type: ignore[arg-type]
     if isinstance(spec, FixedLenSequenceFeature):
@@ -497,7 +504,7 @@ def _apply_spec(
         if (inner == 0 and len(values)) or (inner and len(values) % inner):
             raise FeatureError(key, f"found {len(values)} values, not a multiple of {inner} (shape {list(spec.shape)})")
         return _stack(spec, values, len(values) // inner if inner else 0)
-    raise FeatureError(key, f"unsupported spec {spec!r}: use FixedLenFeature, VarLenFeature or FixedLenSequenceFeature")
+    return _apply_spec(key, as_spec(key, spec), buf, parsed, kindless_is_missing, present)  # or a FeatureError
 
 
 def _checked(key: str, spec: FeatureSpec, parsed: Parsed) -> Parsed:
@@ -547,6 +554,8 @@ def decode_example(data: Any, features: Mapping[str, FeatureSpec] | None = None)
     keys, shaped and checked like tf.io.parse_single_example.
     """
     buf = data if type(data) is bytes else _as_bytes(data)
+    if features is not None and type(features) is not dict:
+        features = feature_specs(features)
     layout = _LAYOUTS.get(len(buf))  # layout_of, inlined: this is the hot path
     if layout is None or not layout.matches(buf):
         layout = _new_layout(buf)
@@ -558,7 +567,7 @@ def decode_example(data: Any, features: Mapping[str, FeatureSpec] | None = None)
     for key, spec in features.items():
         p = get(key)
         if p is None or type(spec) is not FixedLenFeature or p[0] != DTYPE_KIND[spec.dtype]:
-            out[key] = _apply_spec(key, spec, buf, p)
+            out[key] = _apply_spec(key, spec, buf, p, present=parsed)
             continue
         # The common case, without the detours: a FixedLenFeature of the right kind, one run
         # of values; the three commonest shapes are read directly (anything else, errors
@@ -582,7 +591,9 @@ def decode_example(data: Any, features: Mapping[str, FeatureSpec] | None = None)
     return out
 
 
-def _apply_sequence_spec(key: str, spec: FeatureSpec, buf: bytes, steps: list[Parsed] | None) -> Any:
+def _apply_sequence_spec(
+    key: str, spec: FeatureSpec, buf: bytes, steps: list[Parsed] | None, present: Collection[str] = ()
+) -> Any:
     """Decode one feature_list per its spec, as tf.io.parse_single_sequence_example does."""
     if isinstance(spec, VarLenFeature):
         out = []
@@ -598,7 +609,7 @@ def _apply_sequence_spec(key: str, spec: FeatureSpec, buf: bytes, steps: list[Pa
             )
         if steps is None:
             if not spec.allow_missing:
-                raise FeatureError(key, "required feature_list is missing (allow_missing=False)")
+                raise missing_feature(key, present, "feature_list")
             return _stack(spec, empty_values(spec.dtype), 0)
         per_step = []
         for i, step in enumerate(steps):
@@ -632,16 +643,19 @@ def decode_sequence_example(
         ctx = {key: values_of(buf, p) for key, p in context.items()}
     else:
         ctx = {}
-        for key, spec in context_features.items():
+        for key, spec in feature_specs(context_features, "context_features").items():  # type: ignore[union-attr]
             if isinstance(spec, FixedLenSequenceFeature):
                 raise FeatureError(
                     key, "context_features take FixedLenFeature or VarLenFeature, not FixedLenSequenceFeature"
                 )
-            ctx[key] = _apply_spec(key, spec, buf, context.get(key), kindless_is_missing=False)
+            ctx[key] = _apply_spec(key, spec, buf, context.get(key), kindless_is_missing=False, present=context)
     if sequence_features is None:
         seq = {key: [values_of(buf, step) for step in steps] for key, steps in lists.items()}
     else:
-        seq = {key: _apply_sequence_spec(key, spec, buf, lists.get(key)) for key, spec in sequence_features.items()}
+        seq = {
+            key: _apply_sequence_spec(key, spec, buf, lists.get(key), lists)
+            for key, spec in feature_specs(sequence_features, "sequence_features").items()  # type: ignore[union-attr]
+        }
     return ctx, seq
 
 

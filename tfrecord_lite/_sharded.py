@@ -28,6 +28,7 @@ from ._codec import encode_example
 from ._errors import PathName
 from ._index import SIDECAR_SUFFIX, save_offsets
 from ._indexed import RecordSequence, TFRecordFile, _position
+from ._validate import as_record
 from ._writer import TFRecordWriter
 
 PathsOrGlob = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
@@ -212,7 +213,7 @@ class ShardedWriter:
         """Write one record (any bytes-like object) to the shard whose turn it is."""
         if self.closed:
             raise ValueError("write to a closed ShardedWriter")
-        data = record if isinstance(record, bytes) else bytes(memoryview(record).cast("B"))
+        data = as_record(record)
         if self._round_robin:
             shard = self._open[self._turn]
             self._turn = (self._turn + 1) % len(self._open)

@@ -13,6 +13,7 @@ from ._codec import encode_example
 from ._files import PathOrFile, display_name, normalize_compression, open_binary
 from ._framing import frame_many
 from ._index import finish_append, prepare_append
+from ._validate import as_record
 
 _BUFFER_SIZE = 1 << 20
 _WBITS = {"gzip": 31, "zlib": 15}
@@ -63,11 +64,12 @@ class TFRecordWriter:
         return self._drained_bytes + self._pending
 
     def write(self, record: Any) -> None:
-        """Append one record (any bytes-like object)."""
+        """Append one serialized record (bytes or any bytes-like object); for a dict of
+        feature values use write_example."""
         if type(record) is not bytes or self._file is None:
             if self._file is None:
                 raise ValueError("write to a closed TFRecordWriter")
-            record = record if isinstance(record, bytes) else bytes(memoryview(record).cast("B"))
+            record = as_record(record)
         self._records.append(record)
         self._pending += len(record) + 16
         if self._pending >= _BUFFER_SIZE:

@@ -38,6 +38,7 @@ from ._indexed import TFRecordFile
 from ._reader import iter_records, sniff_compression
 from ._sharded import ShardedRecords, resolve_paths
 from ._spec import FixedLenSequenceFeature, VarLenFeature
+from ._validate import check_callable, check_int, feature_specs
 
 __all__ = [
     "Collate",
@@ -123,10 +124,11 @@ class _Decoder:
         self.record_type = _choose("record_type", record_type, RECORD_TYPES)
         if features is not None and record_type != "example":
             raise ValueError("features= is the spec of an Example; for SequenceExamples use context_features=")
-        self.features = features
-        self.context_features = context_features
-        self.sequence_features = sequence_features
+        self.features = feature_specs(features)
+        self.context_features = feature_specs(context_features, "context_features")
+        self.sequence_features = feature_specs(sequence_features, "sequence_features")
         self.output = _choose("output", output, ("numpy", "torch"))
+        check_callable("transform", transform, "applied to each decoded item")
         self.transform = transform
 
     def __call__(self, data: bytes) -> Any:
@@ -147,6 +149,16 @@ class _Decoder:
         if self.output == "torch":
             item = to_torch(item)
         return self.transform(item) if self.transform is not None else item
+
+
+def _collate_for(collate_fn: Any, decode: _Decoder) -> Collate:
+    """A dataset's collate_fn: the given Collate (or the default) with the spec's ragged keys."""
+    if collate_fn is not None and not isinstance(collate_fn, Collate):
+        raise TypeError(
+            f"collate_fn must be a tfrecord_lite.torch.Collate, found {type(collate_fn).__name__}: "
+            "pass your own function to DataLoader(collate_fn=...) instead"
+        )
+    return (collate_fn or collate).for_spec(decode.features, decode.sequence_features)
 
 
 def _numeric_tensor(value: Any) -> torch.Tensor | None:
@@ -316,10 +328,10 @@ class TFRecordDataset(Dataset):
         verify: bool = True,
         collate_fn: Collate | None = None,
     ) -> None:
+        self._decode = _Decoder(record_type, features, context_features, sequence_features, output, transform)
+        self.collate_fn = _collate_for(collate_fn, self._decode)
         self.paths = resolve_paths(paths)
         self.verify = verify
-        self._decode = _Decoder(record_type, features, context_features, sequence_features, output, transform)
-        self.collate_fn = (collate_fn or collate).for_spec(features, sequence_features)
         self._records: Any = None
         self._pid = -1
         self._len = len(self._open())
@@ -564,21 +576,18 @@ class IterableTFRecordDataset(IterableDataset):
         drop_last: bool = False,
         collate_fn: Collate | None = None,
     ) -> None:
-        self.paths = resolve_paths(paths)
         self._decode = _Decoder(record_type, features, context_features, sequence_features, output, transform)
         if batch_size is not None:
-            if batch_size < 1:
-                raise ValueError(f"batch_size must be >= 1, not {batch_size}")
+            check_int("batch_size", batch_size, 1)
             if features is None or self._decode.record_type != "example":
                 raise ValueError("batch_size= decodes Examples by columns: it needs features= (a spec)")
         self.batch_size = batch_size
         self.drop_last = drop_last
-        self.collate_fn = (collate_fn or collate).for_spec(features, sequence_features)
+        self.collate_fn = _collate_for(collate_fn, self._decode)
         self.shuffle = bool(shuffle)
-        if shuffle_buffer < 0:
-            raise ValueError(f"shuffle_buffer must be >= 0, not {shuffle_buffer}")
-        self.shuffle_buffer = int(shuffle_buffer) if shuffle else 0
-        self.seed = int(seed)
+        self.shuffle_buffer = check_int("shuffle_buffer", shuffle_buffer, 0) if shuffle else 0
+        self.seed = check_int("seed", seed)
+        self.paths = resolve_paths(paths)
         self.split = _choose("split", split, SPLITS)
         self.even = _choose("even", even, EVEN)
         if (rank is None) != (world_size is None):
@@ -767,16 +776,21 @@ class MixedTFRecordDataset(IterableDataset):
         stop: str = "all",
         infinite: bool = False,
     ) -> None:
+        if isinstance(sources, IterableDataset):
+            raise TypeError("sources must be a list of IterableTFRecordDatasets ([ds1, ds2]), found one dataset")
         self.sources = list(sources)
         if not self.sources:
             raise ValueError("no sources to mix")
+        for i, src in enumerate(self.sources):
+            if not isinstance(src, IterableTFRecordDataset):
+                raise TypeError(f"sources[{i}] must be an IterableTFRecordDataset, found {type(src).__name__}")
         if any(src.batch_size is not None for src in self.sources):
             raise ValueError("mix sources of single records (no batch_size): batch the mixture in the DataLoader")
         w = [1.0] * len(self.sources) if weights is None else [float(x) for x in weights]
         if len(w) != len(self.sources) or any(not x >= 0 for x in w) or sum(w) <= 0:
             raise ValueError(f"weights must be {len(self.sources)} non-negative numbers, not all zero: {weights!r}")
         self.weights = w
-        self.seed = int(seed)
+        self.seed = check_int("seed", seed)
         self.stop = _choose("stop", stop, ("all", "first"))
         self.infinite = bool(infinite)
         self._epoch = 0
