@@ -30,6 +30,7 @@ _ALIASES: dict[Any, str] = {
     float: "float32",
     bytes: "bytes",
     str: "bytes",
+    bool: "bool",
     "half": "float16",
     "double": "float64",
 }
