@@ -153,5 +153,5 @@ def test_matches_tensorflow_on_random_batches(tf, dtype, values, little_endian):
 def test_errors_where_tensorflow_errors(tf, data, dtype):
     with pytest.raises(tf.errors.InvalidArgumentError):
         tf.io.decode_raw(data, tf.as_dtype(dtype))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="decode_raw: "):
         tfr.decode_raw(data, dtype)

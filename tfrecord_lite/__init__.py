@@ -69,8 +69,8 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+def __dir__() -> list[str]:  # the API, not importlib or the private submodules
+    return sorted([*__all__, "__version__"])
 
 
 __version__ = "0.1.0"

@@ -34,6 +34,7 @@ from ._validate import batch_specs, check_int
 _PAD = bytes(16)  # after the joined records, so that reading a varint never runs off the buffer
 _U64 = np.uint64
 _TAG_OF_KIND = {BYTES: 0x0A, FLOAT: 0x12, INT64: 0x1A}
+_SHOWN_ROWS = 3  # rows a Ragged's repr shows
 
 
 class Ragged(NamedTuple):
@@ -53,6 +54,12 @@ class Ragged(NamedTuple):
     def to_list(self) -> list[np.ndarray]:
         """One array per row."""
         return np.split(self.values, self.row_splits[1:-1])
+
+    def __repr__(self) -> str:
+        rows = len(self.row_splits) - 1
+        shown = ", ".join(str(self.row(i).tolist()) for i in range(min(rows, _SHOWN_ROWS)))
+        more = ", ..." if rows > _SHOWN_ROWS else ""
+        return f"Ragged(shape=[{rows}, None], dtype={self.values.dtype}, rows=[{shown}{more}])"
 
 
 # --------------------------------------------------------------------------- lockstep wire parsing

@@ -13,6 +13,7 @@ from ._codec import encode_example
 from ._files import PathOrFile, display_name, normalize_compression, open_binary
 from ._framing import frame_many
 from ._index import finish_append, prepare_append
+from ._repr import compression, count, describe
 from ._validate import as_record
 
 _BUFFER_SIZE = 1 << 20
@@ -119,6 +120,12 @@ class TFRecordWriter:
     @property
     def closed(self) -> bool:
         return self._file is None
+
+    def __repr__(self) -> str:
+        where = repr(self.path) if self.path is not None else "<file object>"
+        state = "closed" if self.closed else "open"
+        written = count(self.records_written, "records written")
+        return describe("TFRecordWriter", where, compression(self.compression), written, state)
 
     def __enter__(self) -> TFRecordWriter:
         return self

@@ -36,6 +36,7 @@ from ._framing import HEADER_SIZE
 from ._index import sidecar_path
 from ._indexed import TFRecordFile
 from ._reader import iter_records, sniff_compression
+from ._repr import compression, count, describe, shown_keys, shown_paths
 from ._sharded import ShardedRecords, resolve_paths
 from ._spec import FixedLenSequenceFeature, VarLenFeature
 from ._validate import check_callable, check_int, feature_specs
@@ -53,10 +54,16 @@ __all__ = [
     "to_torch",
 ]
 
+
+def __dir__() -> list[str]:  # dir() and IDEs show the API, not the imported modules
+    return sorted(__all__)
+
+
 Paths = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]  # files, globs, a directory
 SPLITS = ("auto", "shard", "range", "stride")
 EVEN = (None, "drop", "pad")
 RECORD_TYPES = ("example", "sequence_example", "raw")
+_SHOWN_SOURCES = 3  # sources a MixedTFRecordDataset's repr shows
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -131,6 +138,16 @@ class _Decoder:
         check_callable("transform", transform, "applied to each decoded item")
         self.transform = transform
 
+    def spec_parts(self) -> list[str | None]:
+        """The repr parts of a dataset's decoding: record type, spec keys, output, transform."""
+        specs = {"features": self.features, "context_features": self.context_features}
+        specs["sequence_features"] = self.sequence_features
+        parts: list[str | None] = [f"record_type={self.record_type!r}"]
+        parts += [f"{name}={shown_keys(spec)}" for name, spec in specs.items() if spec is not None]
+        parts.append(f"output={self.output!r}" if self.output != "numpy" else None)
+        parts.append(f"transform={getattr(self.transform, '__name__', self.transform)!r}" if self.transform else None)
+        return parts
+
     def __call__(self, data: bytes) -> Any:
         item: Any
         if self.record_type == "example":
@@ -189,6 +206,16 @@ class Collate:
         self.pad_value = pad_value
         self.length_key = length_key
         self.ragged = frozenset(ragged)
+
+    def __repr__(self) -> str:
+        ragged = f"ragged={sorted(self.ragged)!r}" if self.ragged else None
+        return describe(
+            "Collate",
+            f"varlen={self.varlen!r}",
+            f"pad_value={self.pad_value!r}",
+            f"length_key={self.length_key!r}",
+            ragged,
+        )
 
     def for_spec(
         self, features: Mapping[str, Any] | None = None, sequence_features: Mapping[str, Any] | None = None
@@ -364,6 +391,9 @@ class TFRecordDataset(Dataset):
     def raw(self, index: int) -> bytes:
         """The serialized record at `index`, undecoded."""
         return self._open()[index]
+
+    def __repr__(self) -> str:
+        return describe("TFRecordDataset", shown_paths(self.paths), count(self._len), *self._decode.spec_parts())
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -613,6 +643,21 @@ class IterableTFRecordDataset(IterableDataset):
                 self._counts[i] = _count_records(path, self._kinds[i])
         return self._counts  # type: ignore[return-value]
 
+    def __repr__(self) -> str:
+        kinds = sorted(set(self._kinds))
+        known = None if None in self._counts else sum(self._counts)  # type: ignore[arg-type]
+        return describe(
+            "IterableTFRecordDataset",
+            shown_paths(self.paths),
+            compression("/".join(k or "none" for k in kinds) if kinds != [""] else None),
+            count(known),
+            *self._decode.spec_parts(),
+            f"batch_size={self.batch_size}" if self.batch_size is not None else None,
+            f"shuffle_buffer={self.shuffle_buffer}, seed={self.seed}" if self.shuffle else None,
+            f"split={self.split!r}" if self.split != "auto" else None,
+            f"even={self.even!r}" if self.even else None,
+        )
+
     def num_records(self) -> int:
         """Records in all shards (indexes uncompressed files; one pass over each compressed one)."""
         return sum(self._count_all())
@@ -796,6 +841,12 @@ class MixedTFRecordDataset(IterableDataset):
         self._epoch = 0
         self._resume: dict[str, Any] | None = None
         self._state: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        sources = ", ".join(repr(src) for src in self.sources[:_SHOWN_SOURCES])
+        more = f", ... ({len(self.sources)} sources)" if len(self.sources) > _SHOWN_SOURCES else ""
+        mode = "infinite" if self.infinite else f"stop={self.stop!r}"
+        return describe("MixedTFRecordDataset", f"[{sources}{more}]", f"weights={self.weights}", mode)
 
     def set_epoch(self, epoch: int) -> None:
         """Use `epoch` for the next iteration (sources start at it too)."""
