@@ -104,8 +104,7 @@ def missing_feature(key: str, present: Collection[str], what: str = "feature") -
     if what != "feature":
         message = f"required {what} is missing (allow_missing=False)"
     close = difflib.get_close_matches(key, list(present), n=3)
-    if close:
-        message += "; did you mean " + " or ".join(repr(k) for k in close) + "?"
+    message += ("; did you mean " + " or ".join(repr(k) for k in close) + "?") if close else "."
     keys = sorted(present)
     shown = ", ".join(repr(k) for k in keys[:20]) + (f", ... ({len(keys)} in all)" if len(keys) > 20 else "")
     message += f" The record has {shown}." if keys else " The record has no features."
