@@ -46,7 +46,7 @@ def test_a_missing_key_without_close_matches_still_lists_the_keys(shards):
 
 def test_missing_context_features_and_feature_lists_name_their_close_matches():
     record = tfr.encode_sequence_example({"length": 2}, {"tokens": [[1], [2]]})
-    with pytest.raises(tfr.FeatureError, match="did you mean 'length'.*has 'length'"):
+    with pytest.raises(tfr.FeatureError, match=r"did you mean 'length'.*has 'length'"):
         tfr.decode_sequence_example(record, {"lenght": tfr.FixedLenFeature([], "int64")}, {})
     with pytest.raises(
         tfr.FeatureError, match=r"feature_list is missing \(allow_missing=False\); did you mean 'tokens'"
@@ -215,7 +215,7 @@ def test_datasets_check_specs_and_arguments_when_built(torch_datasets, shards, n
 def test_streaming_and_mixing_arguments_are_checked_when_built(torch_datasets, shards):
     tt = torch_datasets
     spec = {"label": tfr.FixedLenFeature([], "int64")}
-    with pytest.raises(TypeError, match="batch_size must be an int >= 1, found float 2.5"):
+    with pytest.raises(TypeError, match=r"batch_size must be an int >= 1, found float 2\.5"):
         tt.IterableTFRecordDataset(shards, spec, batch_size=2.5)
     with pytest.raises(ValueError, match="shuffle_buffer must be an int >= 0, found -1"):
         tt.IterableTFRecordDataset(shards, shuffle=True, shuffle_buffer=-1)
