@@ -9,6 +9,7 @@
 # from the file name, and pipes work because nothing seeks.
 from __future__ import annotations
 
+import inspect
 import zlib
 from collections.abc import Callable, Generator, Iterator
 from typing import IO
@@ -263,7 +264,7 @@ class RecordIterator(Iterator[bytes]):
     @property
     def closed(self) -> bool:
         """Whether the records are used up or the iterator was closed."""
-        return self._records.gi_frame is None
+        return inspect.getgeneratorstate(self._records) == "GEN_CLOSED"
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"

@@ -67,7 +67,7 @@ def normalize_dtype(dtype: DTypeLike) -> str:
     """'int64', 'float32' or 'bytes' for any accepted spelling of a spec's dtype."""
     name = dtype_name(dtype)
     if name in SPEC_DTYPES:
-        return name  # type: ignore[return-value]
+        return name
     raise ValueError(f"unsupported dtype {dtype!r} for a feature spec: use {_SPELLINGS}")
 
 

@@ -21,7 +21,7 @@ from ._spec import FeatureSpec, FixedLenFeature, FixedLenSequenceFeature, VarLen
 # its "byte" reads the one bytes value (FixedLenFeature([], "bytes") gives it as bytes;
 # np.frombuffer(value, np.uint8) is the package's uint8 array).
 TFRECORD_DESCRIPTIONS: dict[str, FeatureSpec] = {
-    "byte": FixedLenFeature([], "bytes"),
+    "byte": FixedLenFeature((), "bytes"),
     "int": VarLenFeature("int64"),
     "float": VarLenFeature("float32"),
 }
