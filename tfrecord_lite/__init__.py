@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         Int64List,
         SequenceExample,
     )
+    from ._raw import decode_raw
     from ._reader import iter_records
     from ._sharded import ShardedRecords, ShardedWriter
     from ._spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
@@ -50,6 +51,7 @@ _LAZY = {
         "Int64List",
         "SequenceExample",
     ],
+    "_raw": ["decode_raw"],
     "_reader": ["iter_records"],
     "_sharded": ["ShardedRecords", "ShardedWriter"],
     "_spec": ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature"],
@@ -67,8 +69,8 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+def __dir__() -> list[str]:  # the API, not importlib or the private submodules
+    return sorted([*__all__, "__version__"])
 
 
 __version__ = "0.1.0"
@@ -99,6 +101,7 @@ __all__ = [
     "VarLenFeature",
     "decode_example",
     "decode_examples",
+    "decode_raw",
     "decode_sequence_example",
     "encode_example",
     "encode_sequence_example",

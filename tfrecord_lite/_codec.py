@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ from ._spec import (
     empty_values,
     shape_values,
 )
+from ._validate import as_spec, feature_specs, missing_feature
 
 # A parsed Feature: (kind, [(start, end), ...]) — kind 0 when no kind is set.
 # float chunks hold raw little-endian float32 bytes, int64 chunks hold whole
@@ -465,12 +466,18 @@ def _kind_error(key: str, spec: FeatureSpec, kind: int) -> FeatureError:
 
 
 def _apply_spec(
-    key: str, spec: FeatureSpec, buf: bytes, parsed: Parsed | None, kindless_is_missing: bool = True
+    key: str,
+    spec: FeatureSpec,
+    buf: bytes,
+    parsed: Parsed | None,
+    kindless_is_missing: bool = True,
+    present: Collection[str] = (),
 ) -> Any:
     """Decode one Example feature per its spec, as tf.io.parse_single_example does.
 
     A Feature with no kind counts as missing, except in a SequenceExample's context,
     where TensorFlow takes it as present with no values (`kindless_is_missing=False`).
+    `present`: the record's keys, for the error about a missing one.
     """
     kind = parsed[0] if parsed is not None else 0
     if isinstance(spec, VarLenFeature):
@@ -484,7 +491,7 @@ def _apply_spec(
             return _fixed(key, spec, empty_values(spec.dtype))
         if kind == 0:
             if spec.default_value is None:
-                raise FeatureError(key, "required feature is missing and its spec has no default_value")
+                raise missing_feature(key, present)
             return _copy(spec.default_value)
         return _fixed(key, spec, values_of(buf, _checked(key, spec, parsed)))  # type: ignore[arg-type]
     if isinstance(spec, FixedLenSequenceFeature):
@@ -497,7 +504,7 @@ def _apply_spec(
         if (inner == 0 and len(values)) or (inner and len(values) % inner):
             raise FeatureError(key, f"found {len(values)} values, not a multiple of {inner} (shape {list(spec.shape)})")
         return _stack(spec, values, len(values) // inner if inner else 0)
-    raise FeatureError(key, f"unsupported spec {spec!r}: use FixedLenFeature, VarLenFeature or FixedLenSequenceFeature")
+    return _apply_spec(key, as_spec(key, spec), buf, parsed, kindless_is_missing, present)  # or a FeatureError
 
 
 def _checked(key: str, spec: FeatureSpec, parsed: Parsed) -> Parsed:
@@ -547,6 +554,8 @@ def decode_example(data: Any, features: Mapping[str, FeatureSpec] | None = None)
     keys, shaped and checked like tf.io.parse_single_example.
     """
     buf = data if type(data) is bytes else _as_bytes(data)
+    if features is not None and type(features) is not dict:
+        features = feature_specs(features)
     layout = _LAYOUTS.get(len(buf))  # layout_of, inlined: this is the hot path
     if layout is None or not layout.matches(buf):
         layout = _new_layout(buf)
@@ -558,7 +567,7 @@ def decode_example(data: Any, features: Mapping[str, FeatureSpec] | None = None)
     for key, spec in features.items():
         p = get(key)
         if p is None or type(spec) is not FixedLenFeature or p[0] != DTYPE_KIND[spec.dtype]:
-            out[key] = _apply_spec(key, spec, buf, p)
+            out[key] = _apply_spec(key, spec, buf, p, present=parsed)
             continue
         # The common case, without the detours: a FixedLenFeature of the right kind, one run
         # of values; the three commonest shapes are read directly (anything else, errors
@@ -582,7 +591,9 @@ def decode_example(data: Any, features: Mapping[str, FeatureSpec] | None = None)
     return out
 
 
-def _apply_sequence_spec(key: str, spec: FeatureSpec, buf: bytes, steps: list[Parsed] | None) -> Any:
+def _apply_sequence_spec(
+    key: str, spec: FeatureSpec, buf: bytes, steps: list[Parsed] | None, present: Collection[str] = ()
+) -> Any:
     """Decode one feature_list per its spec, as tf.io.parse_single_sequence_example does."""
     if isinstance(spec, VarLenFeature):
         out = []
@@ -598,7 +609,7 @@ def _apply_sequence_spec(key: str, spec: FeatureSpec, buf: bytes, steps: list[Pa
             )
         if steps is None:
             if not spec.allow_missing:
-                raise FeatureError(key, "required feature_list is missing (allow_missing=False)")
+                raise missing_feature(key, present, "feature_list")
             return _stack(spec, empty_values(spec.dtype), 0)
         per_step = []
         for i, step in enumerate(steps):
@@ -632,16 +643,19 @@ def decode_sequence_example(
         ctx = {key: values_of(buf, p) for key, p in context.items()}
     else:
         ctx = {}
-        for key, spec in context_features.items():
+        for key, spec in feature_specs(context_features, "context_features").items():  # type: ignore[union-attr]
             if isinstance(spec, FixedLenSequenceFeature):
                 raise FeatureError(
                     key, "context_features take FixedLenFeature or VarLenFeature, not FixedLenSequenceFeature"
                 )
-            ctx[key] = _apply_spec(key, spec, buf, context.get(key), kindless_is_missing=False)
+            ctx[key] = _apply_spec(key, spec, buf, context.get(key), kindless_is_missing=False, present=context)
     if sequence_features is None:
         seq = {key: [values_of(buf, step) for step in steps] for key, steps in lists.items()}
     else:
-        seq = {key: _apply_sequence_spec(key, spec, buf, lists.get(key)) for key, spec in sequence_features.items()}
+        seq = {
+            key: _apply_sequence_spec(key, spec, buf, lists.get(key), lists)
+            for key, spec in feature_specs(sequence_features, "sequence_features").items()  # type: ignore[union-attr]
+        }
     return ctx, seq
 
 
@@ -687,6 +701,11 @@ def encode_varints(values: np.ndarray) -> bytes:
     return out.tobytes()
 
 
+_TEXT_TYPES = (bytes, str, bytearray, memoryview, np.bytes_, np.str_)
+_INT_TYPES = (bool, int, np.integer, np.bool_)  # bool is an int subclass; np.bool_ is not
+_INT64_RANGE = "[-2**63, 2**63 - 1]"
+
+
 def _to_bytes(key: str, v: Any) -> bytes:
     if isinstance(v, bytes):
         return v
@@ -697,74 +716,132 @@ def _to_bytes(key: str, v: Any) -> bytes:
     raise FeatureError(key, f"cannot mix {type(v).__name__} into a bytes_list")
 
 
+def _short_int(value: int) -> str:
+    text = str(value)
+    return text if len(text) <= 30 else f"{text[:12]}...{text[-6:]} ({len(text.lstrip('-'))} digits)"
+
+
+def _out_of_range(key: str, value: Any) -> FeatureError:
+    return FeatureError(
+        key,
+        f"integer {_short_int(int(value))} is outside the int64 range {_INT64_RANGE}: an int64_list cannot hold it "
+        "(pass floats or bytes explicitly if that is what you mean)",
+    )
+
+
 def _int64_array(key: str, arr: np.ndarray) -> np.ndarray:
-    """Check an integer-like array against the int64 range and convert it."""
+    """Check an integer or bool array against the int64 range and convert it."""
     if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
-        raise FeatureError(key, f"value {arr.max()} is outside the int64 range")
-    if arr.dtype.kind == "O":  # Python ints too large for a numpy integer dtype
-        for v in arr.tolist():
-            if not isinstance(v, (int, np.integer)):
-                raise FeatureError(key, f"cannot encode {v!r} ({type(v).__name__}) in an int64_list")
-            if not _INT64_MIN <= int(v) < (1 << 63):
-                raise FeatureError(key, f"value {v} is outside the int64 range")
-        return np.array([int(v) for v in arr.tolist()], dtype=np.int64)
+        raise _out_of_range(key, arr.max())
     return arr.astype(np.int64, copy=False)
 
 
+def _python_ints(key: str, items: Sequence[Any]) -> np.ndarray:
+    """Python / numpy integers, some of them too large for a numpy integer dtype."""
+    for v in items:
+        if not _INT64_MIN <= int(v) < (1 << 63):
+            raise _out_of_range(key, int(v))
+    return np.array([int(v) for v in items], dtype=np.int64)
+
+
 def _float_array(arr: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore"):  # beyond float32 → ±inf, as protobuf's FloatList does
         return arr.astype("<f4", copy=False)
 
 
 def _kind_and_payload(key: str, value: Any) -> tuple[int, bytes]:
     """The Feature kind and the serialized list message for one value."""
-    if isinstance(value, (bytes, str, bytearray, memoryview, np.bytes_, np.str_)):
+    if isinstance(value, _TEXT_TYPES):
         return BYTES, _ld(1, _to_bytes(key, value))
-    if isinstance(value, (bool, int, np.integer, np.bool_)):
+    if isinstance(value, _INT_TYPES):
         v = int(value)
         if not _INT64_MIN <= v < (1 << 63):
-            raise FeatureError(key, f"value {v} is outside the int64 range")
+            raise _out_of_range(key, v)
         return INT64, _ld(1, _varint(v & 0xFFFFFFFFFFFFFFFF))
     if isinstance(value, (float, np.floating)):
         return FLOAT, _packed(_float_array(np.asarray([value], dtype=np.float64)).tobytes())
     if isinstance(value, np.ndarray):
-        return _array_payload(key, value.ravel(), from_list=False)
+        return _array_payload(key, value.ravel())
     if isinstance(value, (list, tuple)):
-        if not value:
-            raise FeatureError(
-                key,
-                "cannot tell the kind of an empty list: pass a typed numpy array "
-                "(np.array([], np.int64) / np.float32 / dtype=bytes) or a Feature message",
-            )
-        try:
-            arr = np.asarray(value)
-        except ValueError:
-            raise FeatureError(key, "nested or ragged lists cannot be encoded: flatten them first") from None
-        if arr.ndim != 1:
-            raise FeatureError(key, f"nested lists cannot be encoded (found {arr.ndim} dimensions): flatten them first")
-        return _array_payload(
-            key, arr if arr.dtype.kind != "O" else np.asarray(value, dtype=object), from_list=True, items=value
+        return _list_payload(key, value)
+    raise FeatureError(
+        key,
+        f"cannot encode a value of type {type(value).__name__}: use int / bool / float / bytes / str, "
+        "a list of them, a numpy array, None or a tfr.Feature",
+    )
+
+
+def _list_payload(key: str, items: Sequence[Any]) -> tuple[int, bytes]:
+    """A Python list: numpy infers the kind in C; the rare inferences that lose kinds
+    (ints beyond int64 promoted to float64 or object) are caught and decided here."""
+    if not items:
+        raise FeatureError(
+            key,
+            "cannot tell the kind of an empty list: pass a typed numpy array "
+            "(np.array([], np.int64) / np.float32 / dtype=bytes) or a Feature message",
         )
-    raise FeatureError(key, f"cannot encode a value of type {type(value).__name__}")
+    try:
+        arr = np.asarray(items)
+    except (ValueError, TypeError, OverflowError):
+        arr = np.empty(len(items), dtype=object)  # ragged or odd elements: decide element by element
+        arr[:] = [*items]
+    if arr.ndim != 1:
+        raise FeatureError(key, f"nested lists cannot be encoded (found {arr.ndim} dimensions): flatten them first")
+    k = arr.dtype.kind
+    if k == "f" and not _is_float(items[0]) and np.abs(arr).max() >= 2.0**63 and not any(map(_is_float, items)):
+        # only ints (and bools): numpy promoted int64 with uint64 to float64
+        return _sequence_payload(key, items)
+    if k in "SU":
+        if not all(isinstance(v, _TEXT_TYPES) for v in items):
+            return _sequence_payload(key, items)  # numpy made strings of numbers: a mixed list
+        return BYTES, b"".join([_ld(1, _to_bytes(key, v)) for v in items])
+    if k == "O":
+        return _sequence_payload(key, items)
+    return _array_payload(key, arr)
 
 
-def _array_payload(key: str, arr: np.ndarray, *, from_list: bool, items: Sequence[Any] = ()) -> tuple[int, bytes]:
+def _is_float(v: Any) -> bool:
+    return isinstance(v, (float, np.floating))
+
+
+def _as_float(key: str, v: Any) -> float:
+    try:
+        return float(v)
+    except OverflowError:
+        raise FeatureError(key, f"integer {_short_int(int(v))} in a list of floats is too large for a float") from None
+
+
+def _array_payload(key: str, arr: np.ndarray) -> tuple[int, bytes]:
     k = arr.dtype.kind
     if k in "iub":
         return INT64, _packed_int64(_int64_array(key, arr))
     if k == "f":
         return FLOAT, _packed(_float_array(arr).tobytes())
-    if k in "SUO":
-        source = items if from_list else arr.tolist()
-        if k == "O" and source and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in source):
-            return INT64, _packed_int64(_int64_array(key, np.asarray(source, dtype=object)))
-        if from_list and not all(
-            isinstance(v, (bytes, str, bytearray, memoryview, np.bytes_, np.str_)) for v in source
-        ):
-            kinds = sorted({type(v).__name__ for v in source})
-            raise FeatureError(key, f"cannot encode a mixed list of {', '.join(kinds)}")
-        return BYTES, b"".join([_ld(1, _to_bytes(key, v)) for v in source])
-    raise FeatureError(key, f"cannot encode a numpy array of dtype {arr.dtype}")
+    if k in "SU":
+        return BYTES, b"".join([_ld(1, _to_bytes(key, v)) for v in arr.tolist()])
+    if k == "O":
+        return _sequence_payload(key, arr.tolist())
+    raise FeatureError(
+        key, f"cannot encode a numpy array of dtype {arr.dtype}: use an integer, bool, floating, bytes or str dtype"
+    )
+
+
+def _sequence_payload(key: str, items: Sequence[Any]) -> tuple[int, bytes]:
+    """Decide the kind element by element (object arrays, lists numpy could not type):
+    bools / ints → int64; numbers with a float among them → float32; bytes / str → bytes."""
+    if not items:
+        return BYTES, b""  # an empty object array: as np.array([], dtype=bytes)
+    if all(isinstance(v, _INT_TYPES) for v in items):
+        return INT64, _packed_int64(_python_ints(key, items))
+    if all(isinstance(v, _INT_TYPES) or _is_float(v) for v in items):
+        floats = np.array([_as_float(key, v) for v in items], dtype=np.float64)
+        return FLOAT, _packed(_float_array(floats).tobytes())
+    if all(isinstance(v, _TEXT_TYPES) for v in items):
+        return BYTES, b"".join([_ld(1, _to_bytes(key, v)) for v in items])
+    if any(isinstance(v, (list, tuple, np.ndarray)) for v in items):
+        raise FeatureError(key, "nested or ragged lists cannot be encoded: flatten them first")
+    kinds = ", ".join(sorted({type(v).__name__ for v in items}))
+    raise FeatureError(key, f"cannot encode a mixed list of {kinds}: a feature holds ints, floats or bytes")
 
 
 def _packed(payload: bytes) -> bytes:

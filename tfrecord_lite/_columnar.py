@@ -26,12 +26,15 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._codec import _HIGH_BIT, _TEN_HIGH, _apply_spec, decode_example, decode_varints, layout_of
+from ._files import normalize_compression
 from ._reader import RecordIterator
 from ._spec import BYTES, FLOAT, INT64, FeatureSpec, FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
+from ._validate import batch_specs, check_int
 
 _PAD = bytes(16)  # after the joined records, so that reading a varint never runs off the buffer
 _U64 = np.uint64
 _TAG_OF_KIND = {BYTES: 0x0A, FLOAT: 0x12, INT64: 0x1A}
+_SHOWN_ROWS = 3  # rows a Ragged's repr shows
 
 
 class Ragged(NamedTuple):
@@ -51,6 +54,12 @@ class Ragged(NamedTuple):
     def to_list(self) -> list[np.ndarray]:
         """One array per row."""
         return np.split(self.values, self.row_splits[1:-1])
+
+    def __repr__(self) -> str:
+        rows = len(self.row_splits) - 1
+        shown = ", ".join(str(self.row(i).tolist()) for i in range(min(rows, _SHOWN_ROWS)))
+        more = ", ..." if rows > _SHOWN_ROWS else ""
+        return f"Ragged(shape=[{rows}, None], dtype={self.values.dtype}, rows=[{shown}{more}])"
 
 
 # --------------------------------------------------------------------------- lockstep wire parsing
@@ -413,7 +422,7 @@ def decode_examples(records: Sequence[Any], features: Mapping[str, FeatureSpec])
     FixedLenSequenceFeature → [batch, max steps, *shape], padded with its default_value
     (else zeros / b""). Errors are those decode_example raises for the offending record.
     """
-    return _decode(records if isinstance(records, (list, tuple)) else list(records), features)[0]
+    return _decode(records if isinstance(records, (list, tuple)) else list(records), batch_specs(features))[0]
 
 
 def _decode(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> tuple[dict[str, Any], list[int]]:
@@ -673,10 +682,22 @@ def iter_example_batches(
 ) -> Iterator[dict[str, Any]]:
     """Read a TFRecord file of Examples as decoded batches of `batch_size` (the last one may be
     smaller): decode_examples over iter_records, without an object per record. The counterpart
-    of tf.data.TFRecordDataset(path).batch(batch_size).map(tf.io.parse_example)."""
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
-    plans = _plan(features)
+    of tf.data.TFRecordDataset(path).batch(batch_size).map(tf.io.parse_example). The spec and
+    arguments are checked here, before the first batch is asked for."""
+    check_int("batch_size", batch_size, 1)
+    normalize_compression(compression, allow_auto=True)
+    features = batch_specs(features)
+    return _batches(source, features, _plan(features), batch_size, compression, verify)
+
+
+def _batches(
+    source: Any,
+    features: Mapping[str, FeatureSpec],
+    plans: list[_Plan],
+    batch_size: int,
+    compression: str | None,
+    verify: bool,
+) -> Iterator[dict[str, Any]]:
     with RecordIterator(source, compression, verify) as records:
         for view, starts, lengths in records._chunks(batch_size):
             begin = np.array(starts, dtype=np.int64)

@@ -20,6 +20,7 @@ from ._codec import decode_example
 from ._errors import CorruptRecordError, PathName
 from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, frame_header, masked_crc
 from ._index import Buffer, IndexArg, RecordIndex, _mapped, open_index, release
+from ._repr import count, describe
 
 _HEADER = struct.Struct("<QI")
 _U32 = struct.Struct("<I")
@@ -236,8 +237,10 @@ class TFRecordFile(RecordSequence):
         return self._buf is None
 
     def __repr__(self) -> str:
-        state = "closed" if self.closed else f"{self._n} records"
-        return f"TFRecordFile({self._path!r}, {state})"
+        if self.closed:
+            return describe("TFRecordFile", repr(self._path), "closed")
+        index = f"index={self.index_path!r}" if self.index_path is not None else "index in memory"
+        return describe("TFRecordFile", repr(self._path), count(self._n), index, "open")
 
     def __getstate__(self) -> dict[str, Any]:
         idx = self._idx

@@ -9,6 +9,7 @@
 # from the file name, and pipes work because nothing seeks.
 from __future__ import annotations
 
+import inspect
 import zlib
 from collections.abc import Callable, Generator, Iterator
 from typing import IO
@@ -16,6 +17,7 @@ from typing import IO
 from ._errors import CorruptRecordError, TFRecordError, TruncatedRecordError
 from ._files import PathOrFile, display_name, normalize_compression, open_binary
 from ._framing import HEADER_SIZE, header_is_valid, scan
+from ._repr import compression, describe
 
 CHUNK_SIZE = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -258,6 +260,16 @@ class RecordIterator(Iterator[bytes]):
         """Close the file (only if we opened it)."""
         self._records.close()
         self._stream.close()
+
+    @property
+    def closed(self) -> bool:
+        """Whether the records are used up or the iterator was closed."""
+        return inspect.getgeneratorstate(self._records) == "GEN_CLOSED"
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        where = repr(self.path) if self.path is not None else "<file object>"
+        return describe("RecordIterator", where, compression(self._stream.compression), state)
 
     def __enter__(self) -> RecordIterator:
         return self

@@ -28,6 +28,8 @@ from ._codec import encode_example
 from ._errors import PathName
 from ._index import SIDECAR_SUFFIX, save_offsets
 from ._indexed import RecordSequence, TFRecordFile, _position
+from ._repr import compression, count, describe, shown_paths
+from ._validate import as_record
 from ._writer import TFRecordWriter
 
 PathsOrGlob = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
@@ -128,7 +130,8 @@ class ShardedRecords(RecordSequence):
             shard.close()
 
     def __repr__(self) -> str:
-        return f"ShardedRecords({len(self.shards)} shards, {len(self)} records)"
+        closed = bool(self.shards) and all(shard.closed for shard in self.shards)
+        return describe("ShardedRecords", shown_paths(self.paths), count(len(self)), "closed" if closed else "open")
 
 
 class _Shard:
@@ -212,7 +215,7 @@ class ShardedWriter:
         """Write one record (any bytes-like object) to the shard whose turn it is."""
         if self.closed:
             raise ValueError("write to a closed ShardedWriter")
-        data = record if isinstance(record, bytes) else bytes(memoryview(record).cast("B"))
+        data = as_record(record)
         if self._round_robin:
             shard = self._open[self._turn]
             self._turn = (self._turn + 1) % len(self._open)
@@ -274,5 +277,22 @@ class ShardedWriter:
         else:
             self.abort()
 
+    @property
+    def records_written(self) -> int:
+        """How many records were written so far."""
+        return sum(shard.records for shard in self._done + self._open)
+
     def __repr__(self) -> str:
-        return f"ShardedWriter({self.prefix!r}, {'closed' if self.closed else 'open'})"
+        split = f"num_shards={len(self._open)}" if self._round_robin else None
+        limits = [f"{k}={v}" for k, v in (("max_records", self._max_records), ("max_bytes", self._max_bytes)) if v]
+        shards = f"{len(self.paths)} shards" if self.closed else None
+        return describe(
+            "ShardedWriter",
+            repr(self.prefix),
+            split,
+            *limits,
+            compression(self.compression),
+            count(self.records_written, "records written"),
+            shards,
+            "closed" if self.closed else "open",
+        )

@@ -17,36 +17,58 @@ KIND_NAMES = {0: "no kind", BYTES: "bytes_list", FLOAT: "float_list", INT64: "in
 DTYPE_KIND = {"bytes": BYTES, "float32": FLOAT, "int64": INT64}
 KIND_DTYPE = {v: k for k, v in DTYPE_KIND.items()}
 
-_DTYPE_NAMES = {
-    "int64": "int64",
-    "float32": "float32",
+# Every spelling of a dtype the library accepts, by its canonical numpy name. One table for
+# specs and decode_raw alike: "int" is int64 and "float" float32, as in an Example's lists
+# (and TensorFlow's DT_FLOAT); strings are "bytes".
+_ALIASES: dict[Any, str] = {
+    "int": "int64",
     "float": "float32",
     "bytes": "bytes",
     "string": "bytes",
     "str": "bytes",
+    int: "int64",
+    float: "float32",
+    bytes: "bytes",
+    str: "bytes",
+    bool: "bool",
+    "half": "float16",
+    "double": "float64",
 }
+SPEC_DTYPES = ("int64", "float32", "bytes")
+_SPELLINGS = (
+    "'int64' / 'int' / np.int64 / int, 'float32' / 'float' / np.float32 / float, "
+    "'bytes' / 'string' / 'str' / bytes / str"
+)
 
 DTypeLike = Union[str, type, np.dtype, Any]
 Shape = tuple[int, ...]
 
 
-def normalize_dtype(dtype: DTypeLike) -> str:
-    """'int64', 'float32' or 'bytes' for any accepted spelling (also tf.DType-like objects)."""
-    name: Any = dtype
-    if dtype is bytes or dtype is str:
-        return "bytes"
-    if isinstance(dtype, type) and issubclass(dtype, np.generic):
+def dtype_name(dtype: DTypeLike) -> str | None:
+    """The canonical name of any accepted dtype spelling (also tf.DType-like objects), else None."""
+    if isinstance(dtype, str):
+        name = dtype.lower()
+    elif isinstance(dtype, type) and dtype in _ALIASES:
+        return _ALIASES[dtype]
+    elif (isinstance(dtype, type) and issubclass(dtype, np.generic)) or isinstance(dtype, np.dtype):
         name = np.dtype(dtype).name
-    elif isinstance(dtype, np.dtype):
-        name = dtype.name
-    elif not isinstance(dtype, str) and isinstance(getattr(dtype, "name", None), str):
+    elif isinstance(getattr(dtype, "name", None), str):
         name = cast(Any, dtype).name  # tf.int64, tf.float32, tf.string, without importing TensorFlow
-    if isinstance(name, str) and name.lower() in _DTYPE_NAMES:
-        return _DTYPE_NAMES[name.lower()]
-    raise ValueError(
-        f"unsupported dtype {dtype!r}: use 'int64', 'float32' or 'bytes' "
-        "(np.int64, np.float32, bytes and 'string' are accepted too)"
-    )
+    else:
+        return None
+    name = _ALIASES.get(name, name)
+    try:
+        return name if name == "bytes" else np.dtype(name).name
+    except TypeError:
+        return None
+
+
+def normalize_dtype(dtype: DTypeLike) -> str:
+    """'int64', 'float32' or 'bytes' for any accepted spelling of a spec's dtype."""
+    name = dtype_name(dtype)
+    if name in SPEC_DTYPES:
+        return name
+    raise ValueError(f"unsupported dtype {dtype!r} for a feature spec: use {_SPELLINGS}")
 
 
 def _normalize_shape(shape: int | Iterable[int]) -> Shape:

@@ -13,6 +13,8 @@ from ._codec import encode_example
 from ._files import PathOrFile, display_name, normalize_compression, open_binary
 from ._framing import frame_many
 from ._index import finish_append, prepare_append
+from ._repr import compression, count, describe
+from ._validate import as_record
 
 _BUFFER_SIZE = 1 << 20
 _WBITS = {"gzip": 31, "zlib": 15}
@@ -63,11 +65,12 @@ class TFRecordWriter:
         return self._drained_bytes + self._pending
 
     def write(self, record: Any) -> None:
-        """Append one record (any bytes-like object)."""
+        """Append one serialized record (bytes or any bytes-like object); for a dict of
+        feature values use write_example."""
         if type(record) is not bytes or self._file is None:
             if self._file is None:
                 raise ValueError("write to a closed TFRecordWriter")
-            record = record if isinstance(record, bytes) else bytes(memoryview(record).cast("B"))
+            record = as_record(record)
         self._records.append(record)
         self._pending += len(record) + 16
         if self._pending >= _BUFFER_SIZE:
@@ -117,6 +120,12 @@ class TFRecordWriter:
     @property
     def closed(self) -> bool:
         return self._file is None
+
+    def __repr__(self) -> str:
+        where = repr(self.path) if self.path is not None else "<file object>"
+        state = "closed" if self.closed else "open"
+        written = count(self.records_written, "records written")
+        return describe("TFRecordWriter", where, compression(self.compression), written, state)
 
     def __enter__(self) -> TFRecordWriter:
         return self

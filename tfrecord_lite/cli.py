@@ -37,8 +37,15 @@ from ._writer import TFRecordWriter
 from .images import COMPRESSION_SUFFIX, open_shard_writer, shard_suffix
 
 PROG = "tfrecord-lite"
+__all__ = ["EXIT_DATA", "EXIT_USAGE", "build_parser", "main"]
+
 EXIT_DATA = 1  # the data is bad (corrupt record, undecodable image, verification failed)
 EXIT_USAGE = 2  # the command is wrong (unknown option, missing file, bad value)
+
+
+def __dir__() -> list[str]:  # dir() and IDEs show the API, not the imported modules
+    return sorted(__all__)
+
 
 # Files in a directory that are never TFRecord data (sidecars, label maps, text indexes, notes).
 _NOT_RECORDS = (SIDECAR_SUFFIX, ".json", ".idx", ".index", ".txt", ".csv", ".md", ".tmp", ".lock", ".py")

@@ -57,6 +57,11 @@ __all__ = [
     "unpack_images",
 ]
 
+
+def __dir__() -> list[str]:  # dir() and IDEs show the API, not the imported modules
+    return sorted(__all__)
+
+
 PathLike = Union[str, "os.PathLike[str]"]
 
 # Feature keys (TensorFlow's conventions, as in the TF object-detection / slim datasets).

@@ -36,8 +36,10 @@ from ._framing import HEADER_SIZE
 from ._index import sidecar_path
 from ._indexed import TFRecordFile
 from ._reader import iter_records, sniff_compression
+from ._repr import compression, count, describe, shown_keys, shown_paths
 from ._sharded import ShardedRecords, resolve_paths
 from ._spec import FixedLenSequenceFeature, VarLenFeature
+from ._validate import check_callable, check_int, feature_specs
 
 __all__ = [
     "Collate",
@@ -52,10 +54,16 @@ __all__ = [
     "to_torch",
 ]
 
+
+def __dir__() -> list[str]:  # dir() and IDEs show the API, not the imported modules
+    return sorted(__all__)
+
+
 Paths = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]  # files, globs, a directory
 SPLITS = ("auto", "shard", "range", "stride")
 EVEN = (None, "drop", "pad")
 RECORD_TYPES = ("example", "sequence_example", "raw")
+_SHOWN_SOURCES = 3  # sources a MixedTFRecordDataset's repr shows
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -123,11 +131,22 @@ class _Decoder:
         self.record_type = _choose("record_type", record_type, RECORD_TYPES)
         if features is not None and record_type != "example":
             raise ValueError("features= is the spec of an Example; for SequenceExamples use context_features=")
-        self.features = features
-        self.context_features = context_features
-        self.sequence_features = sequence_features
+        self.features = feature_specs(features)
+        self.context_features = feature_specs(context_features, "context_features")
+        self.sequence_features = feature_specs(sequence_features, "sequence_features")
         self.output = _choose("output", output, ("numpy", "torch"))
+        check_callable("transform", transform, "applied to each decoded item")
         self.transform = transform
+
+    def spec_parts(self) -> list[str | None]:
+        """The repr parts of a dataset's decoding: record type, spec keys, output, transform."""
+        specs = {"features": self.features, "context_features": self.context_features}
+        specs["sequence_features"] = self.sequence_features
+        parts: list[str | None] = [f"record_type={self.record_type!r}"]
+        parts += [f"{name}={shown_keys(spec)}" for name, spec in specs.items() if spec is not None]
+        parts.append(f"output={self.output!r}" if self.output != "numpy" else None)
+        parts.append(f"transform={getattr(self.transform, '__name__', self.transform)!r}" if self.transform else None)
+        return parts
 
     def __call__(self, data: bytes) -> Any:
         item: Any
@@ -147,6 +166,16 @@ class _Decoder:
         if self.output == "torch":
             item = to_torch(item)
         return self.transform(item) if self.transform is not None else item
+
+
+def _collate_for(collate_fn: Any, decode: _Decoder) -> Collate:
+    """A dataset's collate_fn: the given Collate (or the default) with the spec's ragged keys."""
+    if collate_fn is not None and not isinstance(collate_fn, Collate):
+        raise TypeError(
+            f"collate_fn must be a tfrecord_lite.torch.Collate, found {type(collate_fn).__name__}: "
+            "pass your own function to DataLoader(collate_fn=...) instead"
+        )
+    return (collate_fn or collate).for_spec(decode.features, decode.sequence_features)
 
 
 def _numeric_tensor(value: Any) -> torch.Tensor | None:
@@ -177,6 +206,16 @@ class Collate:
         self.pad_value = pad_value
         self.length_key = length_key
         self.ragged = frozenset(ragged)
+
+    def __repr__(self) -> str:
+        ragged = f"ragged={sorted(self.ragged)!r}" if self.ragged else None
+        return describe(
+            "Collate",
+            f"varlen={self.varlen!r}",
+            f"pad_value={self.pad_value!r}",
+            f"length_key={self.length_key!r}",
+            ragged,
+        )
 
     def for_spec(
         self, features: Mapping[str, Any] | None = None, sequence_features: Mapping[str, Any] | None = None
@@ -316,10 +355,10 @@ class TFRecordDataset(Dataset):
         verify: bool = True,
         collate_fn: Collate | None = None,
     ) -> None:
+        self._decode = _Decoder(record_type, features, context_features, sequence_features, output, transform)
+        self.collate_fn = _collate_for(collate_fn, self._decode)
         self.paths = resolve_paths(paths)
         self.verify = verify
-        self._decode = _Decoder(record_type, features, context_features, sequence_features, output, transform)
-        self.collate_fn = (collate_fn or collate).for_spec(features, sequence_features)
         self._records: Any = None
         self._pid = -1
         self._len = len(self._open())
@@ -352,6 +391,9 @@ class TFRecordDataset(Dataset):
     def raw(self, index: int) -> bytes:
         """The serialized record at `index`, undecoded."""
         return self._open()[index]
+
+    def __repr__(self) -> str:
+        return describe("TFRecordDataset", shown_paths(self.paths), count(self._len), *self._decode.spec_parts())
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -564,21 +606,18 @@ class IterableTFRecordDataset(IterableDataset):
         drop_last: bool = False,
         collate_fn: Collate | None = None,
     ) -> None:
-        self.paths = resolve_paths(paths)
         self._decode = _Decoder(record_type, features, context_features, sequence_features, output, transform)
         if batch_size is not None:
-            if batch_size < 1:
-                raise ValueError(f"batch_size must be >= 1, not {batch_size}")
+            check_int("batch_size", batch_size, 1)
             if features is None or self._decode.record_type != "example":
                 raise ValueError("batch_size= decodes Examples by columns: it needs features= (a spec)")
         self.batch_size = batch_size
         self.drop_last = drop_last
-        self.collate_fn = (collate_fn or collate).for_spec(features, sequence_features)
+        self.collate_fn = _collate_for(collate_fn, self._decode)
         self.shuffle = bool(shuffle)
-        if shuffle_buffer < 0:
-            raise ValueError(f"shuffle_buffer must be >= 0, not {shuffle_buffer}")
-        self.shuffle_buffer = int(shuffle_buffer) if shuffle else 0
-        self.seed = int(seed)
+        self.shuffle_buffer = check_int("shuffle_buffer", shuffle_buffer, 0) if shuffle else 0
+        self.seed = check_int("seed", seed)
+        self.paths = resolve_paths(paths)
         self.split = _choose("split", split, SPLITS)
         self.even = _choose("even", even, EVEN)
         if (rank is None) != (world_size is None):
@@ -603,6 +642,21 @@ class IterableTFRecordDataset(IterableDataset):
             if self._counts[i] is None:
                 self._counts[i] = _count_records(path, self._kinds[i])
         return self._counts  # type: ignore[return-value]
+
+    def __repr__(self) -> str:
+        kinds = sorted(set(self._kinds))
+        known = None if None in self._counts else sum(self._counts)  # type: ignore[arg-type]
+        return describe(
+            "IterableTFRecordDataset",
+            shown_paths(self.paths),
+            compression("/".join(k or "none" for k in kinds) if kinds != [""] else None),
+            count(known),
+            *self._decode.spec_parts(),
+            f"batch_size={self.batch_size}" if self.batch_size is not None else None,
+            f"shuffle_buffer={self.shuffle_buffer}, seed={self.seed}" if self.shuffle else None,
+            f"split={self.split!r}" if self.split != "auto" else None,
+            f"even={self.even!r}" if self.even else None,
+        )
 
     def num_records(self) -> int:
         """Records in all shards (indexes uncompressed files; one pass over each compressed one)."""
@@ -767,21 +821,32 @@ class MixedTFRecordDataset(IterableDataset):
         stop: str = "all",
         infinite: bool = False,
     ) -> None:
+        if isinstance(sources, IterableDataset):
+            raise TypeError("sources must be a list of IterableTFRecordDatasets ([ds1, ds2]), found one dataset")
         self.sources = list(sources)
         if not self.sources:
             raise ValueError("no sources to mix")
+        for i, src in enumerate(self.sources):
+            if not isinstance(src, IterableTFRecordDataset):
+                raise TypeError(f"sources[{i}] must be an IterableTFRecordDataset, found {type(src).__name__}")
         if any(src.batch_size is not None for src in self.sources):
             raise ValueError("mix sources of single records (no batch_size): batch the mixture in the DataLoader")
         w = [1.0] * len(self.sources) if weights is None else [float(x) for x in weights]
         if len(w) != len(self.sources) or any(not x >= 0 for x in w) or sum(w) <= 0:
             raise ValueError(f"weights must be {len(self.sources)} non-negative numbers, not all zero: {weights!r}")
         self.weights = w
-        self.seed = int(seed)
+        self.seed = check_int("seed", seed)
         self.stop = _choose("stop", stop, ("all", "first"))
         self.infinite = bool(infinite)
         self._epoch = 0
         self._resume: dict[str, Any] | None = None
         self._state: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        sources = ", ".join(repr(src) for src in self.sources[:_SHOWN_SOURCES])
+        more = f", ... ({len(self.sources)} sources)" if len(self.sources) > _SHOWN_SOURCES else ""
+        mode = "infinite" if self.infinite else f"stop={self.stop!r}"
+        return describe("MixedTFRecordDataset", f"[{sources}{more}]", f"weights={self.weights}", mode)
 
     def set_epoch(self, epoch: int) -> None:
         """Use `epoch` for the next iteration (sources start at it too)."""
