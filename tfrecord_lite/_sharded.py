@@ -26,12 +26,19 @@ import numpy as np
 
 from ._codec import encode_example
 from ._errors import PathName
+from ._files import normalize_compression
 from ._index import SIDECAR_SUFFIX, save_offsets
 from ._indexed import RecordSequence, TFRecordFile, _position
 from ._writer import TFRecordWriter
 
 PathsOrGlob = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
 _SHARD_DIGITS = 5
+COMPRESSION_SUFFIX = {"": "", "gzip": ".gz", "zlib": ".zlib"}  # file name ending per compression
+
+
+def shard_suffix(compression: str | None) -> str:
+    """File name ending of shards: '.tfrecord', '.tfrecord.gz' (GZIP) or '.tfrecord.zlib' (ZLIB)."""
+    return ".tfrecord" + COMPRESSION_SUFFIX[normalize_compression(compression)]
 
 
 def shard_name(prefix: str, number: int, total: int, suffix: str = ".tfrecord") -> str:
@@ -276,3 +283,26 @@ class ShardedWriter:
 
     def __repr__(self) -> str:
         return f"ShardedWriter({self.prefix!r}, {'closed' if self.closed else 'open'})"
+
+
+def open_shard_writer(
+    prefix: str,
+    num_shards: int | None = None,
+    max_records: int | None = None,
+    max_bytes: int | None = None,
+    compression: str | None = None,
+    index: bool = True,
+    append: bool = False,
+) -> ShardedWriter:
+    """A ShardedWriter for `prefix` (its folder created), shards named '.tfrecord[.gz|.zlib]'."""
+    os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
+    return ShardedWriter(
+        prefix,
+        num_shards=num_shards,
+        max_records=max_records,
+        max_bytes=max_bytes,
+        compression=compression,
+        index=index and not compression,
+        append=append,
+        suffix=shard_suffix(compression),
+    )

@@ -33,8 +33,8 @@ from ._files import normalize_compression
 from ._framing import HEADER_SIZE, OVERHEAD, header_is_valid, scan
 from ._index import SIDECAR_SUFFIX
 from ._reader import DecodedStream, iter_records, sniff_compression
+from ._sharded import COMPRESSION_SUFFIX, open_shard_writer, shard_suffix
 from ._writer import TFRecordWriter
-from .images import COMPRESSION_SUFFIX, open_shard_writer, shard_suffix
 
 PROG = "tfrecord-lite"
 EXIT_DATA = 1  # the data is bad (corrupt record, undecodable image, verification failed)
