@@ -27,8 +27,8 @@ import numpy as np
 from ._codec import encode_example
 from ._errors import PathName
 from ._files import normalize_compression
-from ._index import SIDECAR_SUFFIX, save_offsets
-from ._indexed import RecordSequence, TFRecordFile, _position
+from ._random_access import RecordSequence, TFRecordFile, _position
+from ._sidecar import SIDECAR_SUFFIX, save_offsets
 from ._writer import TFRecordWriter
 
 PathsOrGlob = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]

@@ -33,8 +33,8 @@ from ._codec import decode_example, decode_sequence_example
 from ._columnar import Ragged, decode_examples
 from ._files import normalize_compression
 from ._framing import HEADER_SIZE
-from ._index import sidecar_path
-from ._indexed import TFRecordFile
+from ._sidecar import sidecar_path
+from ._random_access import TFRecordFile
 from ._reader import iter_records, sniff_compression
 from ._sharded import ShardedRecords, resolve_paths
 from ._spec import FixedLenSequenceFeature, VarLenFeature
