@@ -31,9 +31,9 @@ from ._codec import decode_example, decode_sequence_example
 from ._errors import CorruptRecordError, DecodeError, TFRecordError, TruncatedRecordError
 from ._files import normalize_compression
 from ._framing import HEADER_SIZE, OVERHEAD, header_is_valid, scan
-from ._sidecar import SIDECAR_SUFFIX
 from ._reader import DecodedStream, iter_records, sniff_compression
 from ._sharded import COMPRESSION_SUFFIX, open_shard_writer, shard_suffix
+from ._sidecar import SIDECAR_SUFFIX
 from ._writer import TFRecordWriter
 
 PROG = "tfrecord-lite"
@@ -742,8 +742,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from ._sidecar import write_text_index
     from ._random_access import TFRecordFile
+    from ._sidecar import write_text_index
 
     paths = expand_inputs(args.inputs)
     for p in progress(paths, len(paths), "index", "file", args.quiet):
