@@ -21,6 +21,7 @@ import numpy as np
 
 from . import cli, images
 from ._reader import iter_records
+from ._verify import verify_file
 
 MARKER = ".tfrecord-lite-demo"  # only a folder holding this file is ever cleared by the demo
 
@@ -160,9 +161,9 @@ def run(
     )
 
     _step(3, f"verify and inspect   (tfrecord-lite verify / schema / head {os.path.dirname(prefix)})")
-    reports = [cli.verify_file(p) for p in packed.paths]
-    for report in reports:
-        print("      " + cli.format_report(report).replace("\n", "\n      "))
+    reports = [verify_file(p) for p in packed.paths]
+    for path, report in zip(packed.paths, reports, strict=True):
+        print("      " + cli.format_report(path, report).replace("\n", "\n      "))
     if not all(r.ok for r in reports):
         raise SystemExit("demo: verification failed")
     records = (r for p in packed.paths for r in iter_records(p))

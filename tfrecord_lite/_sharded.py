@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import bisect
+import contextlib
 import glob
 import os
 import re
@@ -306,3 +307,32 @@ def open_shard_writer(
         append=append,
         suffix=shard_suffix(compression),
     )
+
+
+@contextlib.contextmanager
+def replacing_shards(prefix: str, suffix: str, *, replace: bool = False, inputs: Sequence[str] = ()) -> Iterator[None]:
+    """Guard a block that writes new shards of `prefix`: existing shards (and their index
+    sidecars) raise FileExistsError; with `replace` they are moved aside while the block
+    runs, deleted if it succeeds and put back if it fails. Shards that are also `inputs`
+    raise ValueError (they would be gone before they are read)."""
+    old = [path for _, path in existing_shards(prefix, suffix)]
+    clash = {os.path.abspath(p) for p in old} & {os.path.abspath(p) for p in inputs}
+    if clash:
+        raise ValueError(f"the output {prefix} would overwrite the input {min(clash)}: write to a new prefix")
+    if old and not replace:
+        raise FileExistsError(f"{len(old)} shards {prefix}-*{suffix} already exist")
+    moved: list[tuple[str, str]] = []
+    try:
+        for path in old:
+            for p in (path, path + SIDECAR_SUFFIX):
+                if os.path.exists(p):
+                    aside = os.path.join(os.path.dirname(p), f".{os.path.basename(p)}.replaced{os.getpid()}")
+                    os.replace(p, aside)
+                    moved.append((p, aside))
+        yield
+    except BaseException:
+        for p, aside in reversed(moved):
+            os.replace(aside, p)
+        raise
+    for _, aside in moved:
+        os.remove(aside)

@@ -28,12 +28,13 @@ from typing import Any, NoReturn
 import numpy as np
 
 from ._codec import decode_example, decode_sequence_example
-from ._errors import CorruptRecordError, DecodeError, TFRecordError, TruncatedRecordError
+from ._errors import DecodeError, TFRecordError
 from ._files import normalize_compression
-from ._framing import HEADER_SIZE, OVERHEAD, header_is_valid, scan
-from ._reader import DecodedStream, iter_records, sniff_compression
-from ._sharded import COMPRESSION_SUFFIX, open_shard_writer, shard_suffix
+from ._framing import HEADER_SIZE
+from ._reader import iter_records, sniff_compression
+from ._sharded import COMPRESSION_SUFFIX, open_shard_writer, replacing_shards, shard_suffix
 from ._sidecar import SIDECAR_SUFFIX
+from ._verify import VerifyReport, verify_file
 from ._writer import TFRecordWriter
 
 PROG = "tfrecord-lite"
@@ -348,104 +349,10 @@ def count_file(path: str, compression: str = "auto", verify: bool = False) -> in
 # ---------------------------------------------------------------- verify
 
 
-@dataclass
-class VerifyReport:
-    """The outcome of checking every CRC of one file: good records and (offset, problem) of bad ones.
-
-    Offsets are in the uncompressed record stream (= file offsets for plain files)."""
-
-    path: str
-    records: int = 0
-    bad: list[tuple[int, str]] = field(default_factory=list)
-    compression: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return not self.bad
-
-
 def _head_compression(path: str) -> str:
     """'' | 'gzip' | 'zlib' | 'unknown', from the first bytes of a local file."""
     with open(path, "rb") as f:
         return sniff_compression(f.read(HEADER_SIZE))
-
-
-def verify_file(path: str, compression: str = "auto", on_progress: Callable[[int], None] | None = None) -> VerifyReport:
-    """Check every record's CRCs in one file and list the offsets of all bad records.
-
-    After a bad payload CRC the record's (CRC-checked) length skips it; after a
-    bad length CRC the scan moves on to the next valid record header. A damaged
-    compressed stream or a truncated tail ends the scan and is reported too.
-    """
-    stream = DecodedStream(_source(path), compression, strict=False)
-    report = VerifyReport(path, compression=stream.compression)
-    buf = bytearray()
-    origin = 0  # stream offset of buf[0]; buf always ends at the last byte read
-    pos = 0  # where the next record (or the search for one) starts in buf
-    hunting = -1  # >= 0: searching for a valid header after the damaged one of report.bad[hunting]
-    eof = broken = False
-
-    def fill() -> None:
-        nonlocal buf, origin, pos, eof, broken
-        del buf[:pos]
-        origin += pos
-        pos = 0
-        try:
-            chunk = stream.read()
-        except (CorruptRecordError, TruncatedRecordError) as err:  # the compressed stream is damaged
-            report.bad.append((origin + len(buf), err.reason + "; nothing after this point can be read"))
-            chunk, broken = b"", True
-        if not chunk:
-            eof = True
-            return
-        buf += chunk
-        if on_progress is not None:
-            on_progress(len(chunk))
-
-    def note(k: int, text: str) -> None:
-        offset, reason = report.bad[k]
-        report.bad[k] = (offset, reason + text)
-
-    try:
-        while True:
-            if hunting >= 0:
-                while len(buf) - pos >= HEADER_SIZE and not header_is_valid(buf, pos):
-                    pos += 1
-                if len(buf) - pos >= HEADER_SIZE:
-                    note(hunting, f"; the next valid record header is at offset {origin + pos}")
-                    hunting = -1
-                elif eof:
-                    note(hunting, "; no valid record header follows")
-                    break
-                else:
-                    fill()
-                    continue
-            try:
-                starts, _, pos = scan(buf, pos, verify=True, final=eof and not broken, origin=origin, path=path)
-                report.records += len(starts)
-            except CorruptRecordError as err:
-                at = (err.offset or 0) - origin
-                report.records += len(scan(memoryview(buf)[:at], pos, verify=False)[0])
-                if header_is_valid(buf, at):  # the length is trustworthy: skip just this record
-                    report.bad.append((origin + at, "payload CRC mismatch"))
-                    pos = at + OVERHEAD + int.from_bytes(buf[at : at + 8], "little")
-                else:
-                    report.bad.append((origin + at, "length CRC mismatch (damaged record header)"))
-                    hunting, pos = len(report.bad) - 1, at + 1
-                continue
-            except TruncatedRecordError as err:
-                at = (err.offset or 0) - origin
-                report.records += len(scan(memoryview(buf)[:at], pos, verify=False)[0])
-                report.bad.append((origin + at, err.reason))
-                break
-            if eof:
-                if broken and pos < len(buf):
-                    note(-1, f"; {len(buf) - pos} decompressed bytes after the last complete record were lost")
-                break
-            fill()
-    finally:
-        stream.close()
-    return report
 
 
 # ---------------------------------------------------------------- schema
@@ -574,36 +481,18 @@ def _check_new(paths: Iterable[str], force: bool, inputs: Sequence[str]) -> None
             raise UsageError(f"{p} already exists (use --force to overwrite it)")
 
 
-@contextlib.contextmanager
-def replacing_shards(
+def _replacing(
     prefix: str, suffix: str, force: bool, inputs: Sequence[str] = (), hint: str = "--force to replace them"
-) -> Iterator[None]:
-    """Existing shards of `prefix` are an error; with `force` they are moved aside while the
-    block writes new ones, deleted if it succeeds and put back if it fails. Shards that are
-    also `inputs` are always an error (they would be gone before they are read)."""
-    from ._sharded import existing_shards
-
-    old = [path for _, path in existing_shards(prefix, suffix)]
-    clash = {os.path.abspath(p) for p in old} & {os.path.abspath(p) for p in inputs}
-    if clash:
-        raise UsageError(f"the output {prefix} would overwrite the input {min(clash)}: write to a new prefix")
-    if old and not force:
-        raise UsageError(f"{len(old)} shards {prefix}-*{suffix} already exist (use {hint})")
-    moved: list[tuple[str, str]] = []
+) -> contextlib.ExitStack[bool | None]:
+    """replacing_shards, its refusals as usage errors (with the option that overrides them)."""
+    stack = contextlib.ExitStack()
     try:
-        for path in old:
-            for p in (path, path + SIDECAR_SUFFIX):
-                if os.path.exists(p):
-                    aside = os.path.join(os.path.dirname(p), f".{os.path.basename(p)}.replaced{os.getpid()}")
-                    os.replace(p, aside)
-                    moved.append((p, aside))
-        yield
-    except BaseException:
-        for p, aside in reversed(moved):
-            os.replace(aside, p)
-        raise
-    for _, aside in moved:
-        os.remove(aside)
+        stack.enter_context(replacing_shards(prefix, suffix, replace=force, inputs=inputs))
+    except FileExistsError as err:
+        raise UsageError(f"{err} (use {hint})") from None
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    return stack
 
 
 def _shard_writer(args: argparse.Namespace, prefix: str) -> Any:
@@ -695,13 +584,13 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_report(report: VerifyReport, max_listed: int = 20) -> str:
+def format_report(path: str, report: VerifyReport, max_listed: int = 20) -> str:
     """`verify`'s lines for one file: 'OK  path  N records', or 'BAD ...' and a line per bad record
     (the first `max_listed` of them; <= 0 lists all)."""
     if report.ok:
-        return f"OK   {report.path}  {report.records} records"
+        return f"OK   {path}  {report.records} records"
     where = " (offsets in the uncompressed stream)" if report.compression else ""
-    lines = [f"BAD  {report.path}  {report.records} good records, {len(report.bad)} bad{where}:"]
+    lines = [f"BAD  {path}  {report.records} good records, {len(report.bad)} bad{where}:"]
     listed = report.bad if max_listed <= 0 else report.bad[:max_listed]
     lines += [f"     offset {offset}: {reason}" for offset, reason in listed]
     if len(listed) < len(report.bad):
@@ -717,7 +606,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     bad_files = 0
     try:
         for p in paths:
-            report = verify_file(p, args.compression, on_progress=bar.update)
+            report = verify_file(_source(p), args.compression, on_progress=bar.update)
             if not report.ok:
                 bad_files += 1
             if args.json:
@@ -732,7 +621,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                     )
                 )
             elif not report.ok or not args.quiet:
-                print(format_report(report, 0 if args.all else 20))
+                print(format_report(p, report, 0 if args.all else 20))
     finally:
         bar.close()
     if bad_files:
@@ -779,7 +668,7 @@ def cmd_reshard(args: argparse.Namespace) -> int:
     paths = expand_inputs(args.inputs, stdin=True)
     n = 0
     with (
-        replacing_shards(args.output, shard_suffix(args.to), args.force, paths),
+        _replacing(args.output, shard_suffix(args.to), args.force, paths),
         _shard_writer(args, args.output) as writer,
     ):
         for record in _records(args, paths, "reshard"):
@@ -898,7 +787,7 @@ def cmd_pack_images(args: argparse.Namespace) -> int:
     guard = (
         contextlib.nullcontext()
         if args.append
-        else replacing_shards(args.output, shard_suffix(args.to), args.force, hint=hint)
+        else _replacing(args.output, shard_suffix(args.to), args.force, hint=hint)
     )
     try:
         with guard:
@@ -968,7 +857,7 @@ def cmd_remove_images(args: argparse.Namespace) -> int:
     classes = set(args.drop_class or [])
     if not names and not classes:
         raise UsageError("say what to remove: --filename, --filenames-from or --class")
-    with replacing_shards(args.output, shard_suffix(args.to), args.force, paths):
+    with _replacing(args.output, shard_suffix(args.to), args.force, paths):
         result = images.remove_images(
             paths,
             args.output,
