@@ -135,23 +135,27 @@ def test_grow_by_new_shards(tmp_path: Path) -> None:
 
 
 def test_exception_publishes_nothing(tmp_path: Path) -> None:
-    with pytest.raises(RuntimeError), tfr.ShardedWriter(tmp_path / "x", max_records=2) as w:
-        for r in records(5):
-            w.write(r)
-        raise RuntimeError("boom")
+    def write_then_fail() -> None:
+        with tfr.ShardedWriter(tmp_path / "x", max_records=2) as w:
+            for r in records(5):
+                w.write(r)
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        write_then_fail()
     assert os.listdir(tmp_path) == []
 
 
 def test_bad_arguments(tmp_path: Path) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="either num_shards or max_records"):
         tfr.ShardedWriter(tmp_path / "a", num_shards=2, max_records=3)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="max_bytes must be a positive int"):
         tfr.ShardedWriter(tmp_path / "a", max_bytes=0)
     with pytest.raises(FileNotFoundError):
         tfr.ShardedRecords(str(tmp_path / "nothing-*.tfrecord"))
     w = tfr.ShardedWriter(tmp_path / "a")
     w.close()
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="closed"):
         w.write(b"late")
 
 

@@ -211,7 +211,7 @@ def test_map_dataset_torch_output_and_transform(plain3: list[str]) -> None:
 
 def test_map_dataset_over_a_compressed_file_says_how_out(tmp_path: Path) -> None:
     paths = write_shards(tmp_path, [3], compression="gzip")
-    with pytest.raises(tfr.TFRecordError, match="(?i)compress|gzip"):
+    with pytest.raises(tfr.TFRecordError, match=r"(?i)compress|gzip"):
         TFRecordDataset(paths)
 
 

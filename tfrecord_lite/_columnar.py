@@ -705,7 +705,7 @@ def iter_example_batches(
             for i in range(0, len(starts), batch_size):
                 b, e = begin[i : i + batch_size], end[i : i + batch_size]
 
-                def record(k: int, b: np.ndarray = b, e: np.ndarray = e) -> bytes:
+                def record(k: int, view: memoryview = view, b: np.ndarray = b, e: np.ndarray = e) -> bytes:
                     return bytes(view[b[k] : e[k]])
 
                 yield _decode_buffer(view, b, e, plans, features, record)[0]

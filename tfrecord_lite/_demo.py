@@ -100,7 +100,8 @@ def train(shards: list[str], *, epochs: int, batch_size: int, workers: int, seed
     )
     val_loader = DataLoader(val_set, batch_size=256, **options)
     print(
-        f"      {len(train_set)} training and {len(val_set)} validation images, batch {batch_size}, {workers} DataLoader workers"
+        f"      {len(train_set)} training and {len(val_set)} validation images, "
+        f"batch {batch_size}, {workers} DataLoader workers"
     )
 
     start = time.perf_counter()
@@ -213,8 +214,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         import torch  # noqa: F401
         from PIL import Image  # noqa: F401
     except ImportError as err:
-        print(f"demo: needs torch, Pillow and scikit-learn ({err.name} is missing): "
-              "pip install 'tfrlite[torch,images]' scikit-learn, or run `python3 tasks.py demo`", file=sys.stderr)  # fmt: skip
+        print(
+            f"demo: needs torch, Pillow and scikit-learn ({err.name} is missing): "
+            "pip install 'tfrlite[torch,images]' scikit-learn, or run `python3 tasks.py demo`",
+            file=sys.stderr,
+        )
         return 2
     run(
         args.out,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable
-from typing import Any, Union, cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -26,7 +26,7 @@ _DTYPE_NAMES = {
     "str": "bytes",
 }
 
-DTypeLike = Union[str, type, np.dtype, Any]
+DTypeLike = str | type | np.dtype | Any
 Shape = tuple[int, ...]
 
 
@@ -156,4 +156,4 @@ class FixedLenSequenceFeature:
         return DTYPE_KIND[self.dtype]
 
 
-FeatureSpec = Union[FixedLenFeature, VarLenFeature, FixedLenSequenceFeature]
+FeatureSpec = FixedLenFeature | VarLenFeature | FixedLenSequenceFeature

@@ -79,8 +79,8 @@ _FORMAT_NAMES = {"jpeg": "jpeg", "jpg": "jpeg", "png": "png", "webp": "webp", "b
                  "tiff": "tiff", "tif": "tiff", "ppm": "ppm"}  # fmt: skip
 _EXTENSIONS = {"jpeg": ".jpg", "tiff": ".tif"}
 
-OnError = Union[str, Callable[[str, "ImageDecodeError"], None]]
-Source = Union[PathLike, Iterable[tuple[PathLike, Any]]]
+OnError = str | Callable[[str, "ImageDecodeError"], None]
+Source = PathLike | Iterable[tuple[PathLike, Any]]
 
 
 class ImageDecodeError(TFRecordError, ValueError):
