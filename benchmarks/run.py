@@ -72,6 +72,7 @@ TARGETS: list[tuple[str, str, float, tuple[str, ...] | None]] = [
     ("write", "tensorflow", 5.0, ("small",)),
 ]
 IMPORT_TARGET = 0.15
+IMPORTED_MODULE = {"tfrecord_lite": "tfrecord_lite", "tfrecord": "tfrecord.reader", "tensorflow": "tensorflow"}
 ENV = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), TF_CPP_MIN_LOG_LEVEL="3")
 
 
@@ -97,9 +98,8 @@ def interpreters(args: argparse.Namespace) -> dict[str, str | None]:
         candidates = [flag] if flag else [sys.executable]
         found[system] = next((p for p in candidates if p and has_module(p, module)), None)
         if found[system] is None:
-            log(
-                f"skipping {system}: not importable by {candidates[0]} (pass --{'tf' if system == 'tensorflow' else 'tfrecord'}-python)"
-            )
+            option = "--tf-python" if system == "tensorflow" else "--tfrecord-python"
+            log(f"skipping {system}: not importable by {candidates[0]} (pass {option})")
     return found
 
 
@@ -110,7 +110,8 @@ import sys, json
 sys.path.insert(0, {here!r})
 import workloads as W, tfrecord_lite as tfr
 spec = json.loads(sys.argv[1])
-wl = W.Workload(spec["name"], spec["count"], spec["seed"], {{k: (d, tuple(s)) for k, (d, s) in spec["features"].items()}}, "")
+features = {{k: (d, tuple(s)) for k, (d, s) in spec["features"].items()}}
+wl = W.Workload(spec["name"], spec["count"], spec["seed"], features, "")
 with tfr.TFRecordWriter(sys.argv[2]) as w:
     for row in wl.rows():
         w.write_example(row)
@@ -225,7 +226,8 @@ def _rate(v: float) -> str:
 
 def table(summary: dict[tuple[str, str, str], dict[str, float]], names: list[str]) -> tuple[str, list[dict[str, Any]]]:
     lines = [
-        "| workload | measurement | tfrecord_lite rec/s | MB/s | `tfrecord` rec/s | lite ÷ `tfrecord` | TF rec/s | lite ÷ TF |",
+        "| workload | measurement | tfrecord_lite rec/s | MB/s | `tfrecord` rec/s | lite ÷ `tfrecord` "
+        "| TF rec/s | lite ÷ TF |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     checks = []
@@ -313,11 +315,7 @@ def main() -> None:
 
     imports: dict[str, float | None] = {}
     if "import" not in args.skip:
-        for system, module in (
-            ("tfrecord_lite", "tfrecord_lite"),
-            ("tfrecord", "tfrecord.reader"),
-            ("tensorflow", "tensorflow"),
-        ):
+        for system, module in IMPORTED_MODULE.items():
             if pythons[system] and system not in args.skip:
                 imports[system] = import_time(pythons[system], module, 7 if system == "tfrecord_lite" else 3)  # type: ignore[arg-type]
 
@@ -357,12 +355,7 @@ def main() -> None:
     if imports:
         report.append(
             "Import time in a fresh interpreter (median): "
-            + ", ".join(
-                f"`import {'tfrecord_lite' if s == 'tfrecord_lite' else 'tfrecord.reader' if s == 'tfrecord' else 'tensorflow'}` "
-                f"{t:.3f} s"
-                for s, t in imports.items()
-                if t is not None
-            )
+            + ", ".join(f"`import {IMPORTED_MODULE[s]}` {t:.3f} s" for s, t in imports.items() if t is not None)
             + "."
         )
         report.append("")

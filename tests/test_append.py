@@ -135,9 +135,8 @@ def test_stale_sidecar_left_for_readers_to_rebuild(tmp_path: Path) -> None:
     path = tmp_path / "s.tfrecord"
     write(path, [b"a", b"b"])
     tfr.TFRecordFile(path).close()
-    with open(path, "ab") as fh:  # grown behind the sidecar's back: it is stale now
-        with tfr.TFRecordWriter(fh) as w:
-            w.write(b"c")
+    with open(path, "ab") as fh, tfr.TFRecordWriter(fh) as w:  # grown behind the sidecar's back: stale now
+        w.write(b"c")
     write(path, [b"d"], append=True)  # the tail is checked by walking from the indexed part
     with tfr.TFRecordFile(path) as f:
         assert list(f) == [b"a", b"b", b"c", b"d"]

@@ -393,7 +393,7 @@ def test_output_closed_early_is_not_an_error(tmp_path: Path) -> None:
 
 
 def test_progress_bars_only_on_a_terminal_and_only_with_tqdm(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tfrecord_lite import cli as cli_module
+    from tfrecord_lite.cli import options as cli_module
 
     class Terminal:
         def __init__(self, tty: bool) -> None:

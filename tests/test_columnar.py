@@ -372,9 +372,9 @@ def test_iter_example_batches_yields_the_batches_before_a_corrupt_record(tmp_pat
         f.seek(offset + 12 + 2)
         f.write(bytes([byte[0] ^ 1]))
     got = []
+    batches = tfr.iter_example_batches(path, {"n": tfr.FixedLenFeature([], "int64")}, 16)
     with pytest.raises(tfr.CorruptRecordError) as info:
-        for batch in tfr.iter_example_batches(path, {"n": tfr.FixedLenFeature([], "int64")}, 16):
-            got.append(batch["n"].tolist())
+        got.extend(batch["n"].tolist() for batch in batches)  # keeps the batches before the error
     assert info.value.offset == offset and info.value.path == path
     assert functools.reduce(operator.iadd, got, []) == list(range(50)) and [len(b) for b in got] == [16, 16, 16, 2]
 

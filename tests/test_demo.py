@@ -57,10 +57,10 @@ def test_demo_refuses_a_folder_it_did_not_make(tmp_path: Path) -> None:
 
 
 def test_demo_command_with_dataloader_workers(tmp_path: Path) -> None:
+    options = ["--limit", "120", "--epochs", "1", "--workers", "2", "--out", str(tmp_path / "d")]
     proc = subprocess.run(
-        [sys.executable, "-m", "tfrecord_lite._demo", "--limit", "120", "--epochs", "1", "--workers", "2", "--out", str(tmp_path / "d")],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [sys.executable, "-m", "tfrecord_lite._demo", *options], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     assert "2 DataLoader workers" in proc.stdout and "[5/5] done" in proc.stdout
     assert "Warning" not in proc.stderr, proc.stderr

@@ -261,6 +261,6 @@ def test_thread_count_does_not_change_the_shards(folder: Path, tmp_path: Path) -
 
 def test_no_images_is_an_error_not_an_empty_dataset(tmp_path: Path) -> None:
     make_image(tmp_path / "flat" / "a.png", 1)  # images directly in the root: no class folders
-    with pytest.raises(ValueError, match="no images found .*one sub-folder per class"):
+    with pytest.raises(ValueError, match=r"no images found .*one sub-folder per class"):
         images.pack_images(tmp_path / "flat", tmp_path / "out" / "x")
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())

@@ -243,8 +243,7 @@ def test_writer_flush_and_close(tmp_path):
     w.flush()
     got = []
     with pytest.raises(tfr.TruncatedRecordError, match="end marker"):
-        for r in tfr.iter_records(path):  # sync-flushed: complete records are readable now
-            got.append(r)
+        got.extend(tfr.iter_records(path))  # sync-flushed: complete records are readable now
     assert got == [b"one", b"two", np.arange(3, dtype=np.int32).tobytes()]
     w.close()
     w.close()

@@ -135,23 +135,27 @@ def test_grow_by_new_shards(tmp_path: Path) -> None:
 
 
 def test_exception_publishes_nothing(tmp_path: Path) -> None:
-    with pytest.raises(RuntimeError), tfr.ShardedWriter(tmp_path / "x", max_records=2) as w:
-        for r in records(5):
-            w.write(r)
-        raise RuntimeError("boom")
+    def write_then_fail() -> None:
+        with tfr.ShardedWriter(tmp_path / "x", max_records=2) as w:
+            for r in records(5):
+                w.write(r)
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        write_then_fail()
     assert os.listdir(tmp_path) == []
 
 
 def test_bad_arguments(tmp_path: Path) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="either num_shards or max_records"):
         tfr.ShardedWriter(tmp_path / "a", num_shards=2, max_records=3)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="max_bytes must be a positive int"):
         tfr.ShardedWriter(tmp_path / "a", max_bytes=0)
     with pytest.raises(FileNotFoundError):
         tfr.ShardedRecords(str(tmp_path / "nothing-*.tfrecord"))
     w = tfr.ShardedWriter(tmp_path / "a")
     w.close()
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="closed"):
         w.write(b"late")
 
 
@@ -202,3 +206,40 @@ def test_global_indexing_equals_concatenation(tmp_path: Path, parts: list[list[b
         order = np.random.default_rng(seed).permutation(len(flat)).tolist()
         assert ds[order] == [flat[i] for i in order]
         assert [ds[-i - 1] for i in range(len(flat))] == flat[::-1]
+
+
+def test_replacing_shards(tmp_path: Path) -> None:
+    from tfrecord_lite._sharded import open_shard_writer, replacing_shards
+
+    out = tmp_path / "out"
+    prefix = str(out / "part")
+
+    def write(n: int) -> None:
+        with open_shard_writer(prefix, num_shards=2) as w:
+            for r in records(n):
+                w.write(r)
+
+    write(4)
+    first = sorted(os.listdir(out))
+    assert len(first) == 4 and sum(n.endswith(SIDECAR) for n in first) == 2
+    with pytest.raises(FileExistsError, match="2 shards"), replacing_shards(prefix, ".tfrecord"):
+        pass
+    an_input = [str(out / first[0])]
+    with pytest.raises(ValueError, match="overwrite the input"), replacing_shards(prefix, ".tfrecord", inputs=an_input):
+        pass
+    seen_meanwhile: list[str] = []
+
+    def failed_rewrite() -> None:
+        with replacing_shards(prefix, ".tfrecord", replace=True):
+            seen_meanwhile.extend(os.listdir(out))
+            raise RuntimeError("the block fails")
+
+    with pytest.raises(RuntimeError, match="the block fails"):
+        failed_rewrite()
+    assert len(seen_meanwhile) == 4 and all(n.startswith(".") for n in seen_meanwhile)  # moved aside meanwhile
+    assert sorted(os.listdir(out)) == first  # the old shards and sidecars are back
+    assert sorted(tfr.ShardedRecords(prefix + "-*.tfrecord")) == records(4)
+    with replacing_shards(prefix, ".tfrecord", replace=True):
+        write(3)
+    assert sorted(tfr.ShardedRecords(prefix + "-*.tfrecord")) == records(3)
+    assert not [n for n in os.listdir(out) if n.startswith(".")]  # nothing left aside

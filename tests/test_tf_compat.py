@@ -241,8 +241,7 @@ def test_records_before_compressed_damage_are_yielded_like_tf(tmp_path: Path, da
     expected = PAYLOADS[:4] if damage == "trailing zeros" else PAYLOADS[:3]
     theirs = []
     with pytest.raises(tf.errors.DataLossError):
-        for record in tf.data.TFRecordDataset(str(path), "GZIP"):
-            theirs.append(record.numpy())
+        theirs.extend(record.numpy() for record in tf.data.TFRecordDataset(str(path), "GZIP"))
     assert theirs == expected
     got, err = read_until_error(path)
     assert err is not None and got == expected
@@ -474,11 +473,26 @@ def _entry(key: str, feature: bytes, value_first: bool = False) -> bytes:
     return _ld(1, v + k if value_first else k + v)
 
 
-INT = lambda *v: _ld(3, _ld(1, b"".join(_varint(x) for x in v)))
-INT_UNPACKED = lambda *v: _ld(3, b"".join(_varint(8) + _varint(x) for x in v))
-FLOAT = lambda *v: _ld(2, _ld(1, struct.pack(f"<{len(v)}f", *v)))
-FLOAT_UNPACKED = lambda *v: _ld(2, b"".join(b"\x0d" + struct.pack("<f", x) for x in v))
-BYTES = lambda *v: _ld(1, b"".join(_ld(1, x) for x in v))
+# Features spelled out as bytes: packed and unpacked int64 / float lists, bytes lists.
+def INT(*v: int) -> bytes:
+    return _ld(3, _ld(1, b"".join(_varint(x) for x in v)))
+
+
+def INT_UNPACKED(*v: int) -> bytes:
+    return _ld(3, b"".join(_varint(8) + _varint(x) for x in v))
+
+
+def FLOAT(*v: float) -> bytes:
+    return _ld(2, _ld(1, struct.pack(f"<{len(v)}f", *v)))
+
+
+def FLOAT_UNPACKED(*v: float) -> bytes:
+    return _ld(2, b"".join(b"\x0d" + struct.pack("<f", x) for x in v))
+
+
+def BYTES(*v: bytes) -> bytes:
+    return _ld(1, b"".join(_ld(1, x) for x in v))
+
 
 CRAFTED = {
     "repeated key, same kind": _ld(1, _entry("a", INT(1)) + _entry("a", INT(2))),
@@ -599,7 +613,11 @@ def check_spec_case(parse_tf: Callable[[TFSpec], Any], parse_ours: Callable[[TFS
             assert same_output(got, want), f"{key}: ours {got!r}, TF {want!r}"
 
 
-E = lambda **f: tf_example(f).SerializeToString()
+def E(**f: Any) -> bytes:
+    """A serialized Example built by TensorFlow from feature values."""
+    return tf_example(f).SerializeToString()  # type: ignore[no-any-return]
+
+
 KINDLESS = tfr.Feature()
 SIX = np.arange(1, 7, dtype=np.int64)
 
@@ -698,7 +716,11 @@ def test_spec_errors_name_the_feature_and_what_was_expected() -> None:
     assert err.value.key == "kind" and "float" in str(err.value)
 
 
-S = lambda ctx=None, lists=None: tf_sequence_example(ctx or {}, lists or {}).SerializeToString()
+def S(ctx: dict[str, Any] | None = None, lists: dict[str, Any] | None = None) -> bytes:
+    """A serialized SequenceExample built by TensorFlow from context and feature-list values."""
+    return tf_sequence_example(ctx or {}, lists or {}).SerializeToString()  # type: ignore[no-any-return]
+
+
 SEQ = S(
     {"c": [1, 2]},
     {"s": [[1, 2], [3, 4], [5, 6]], "v": [[1], np.array([], np.int64), [2, 3, 4]], "b": [[b"x"], [b"y", b"z"]]},

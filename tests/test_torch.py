@@ -9,7 +9,6 @@ from __future__ import annotations
 import collections
 import itertools
 import math
-import random
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -31,15 +30,8 @@ from tfrecord_lite.torch import (
     Collate,
     IterableTFRecordDataset,
     MixedTFRecordDataset,
-    Segment,
-    Share,
     TFRecordDataset,
     collate,
-    even_target,
-    padded_positions,
-    plan_shares,
-    shard_order,
-    shuffle_buffer,
     to_torch,
 )
 
@@ -102,62 +94,7 @@ def plain3(tmp_path: Path) -> list[str]:
     return write_shards(tmp_path, [7, 0, 12])  # an empty shard too
 
 
-# --------------------------------------------------------------------------- pure planning
-
-
-def expand(share: Any, counts: list[int]) -> list[tuple]:
-    """The (shard, record) pairs a Share stands for."""
-    seq = [
-        (seg.shard, r)
-        for seg in share.segments
-        for r in range(seg.start, counts[seg.shard] if seg.stop is None else seg.stop)
-    ]
-    return seq[share.offset :: share.step]
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    counts=st.lists(st.integers(0, 25), min_size=0, max_size=6),
-    consumers=st.integers(1, 9),
-    split=st.sampled_from(["shard", "range", "stride"]),
-    seed=st.integers(0, 3),
-    epoch=st.integers(0, 3),
-)
-def test_plan_covers_every_record_once(counts: list[int], consumers: int, split: str, seed: int, epoch: int) -> None:
-    order = shard_order(len(counts), seed, epoch, shuffle=True)
-    assert sorted(order) == list(range(len(counts)))
-    shares = plan_shares(counts, consumers, split, order)
-    assert len(shares) == consumers
-    got = [expand(s, counts) for s in shares]
-    flat = [r for g in got for r in g]
-    assert sorted(flat) == [(s, r) for s in range(len(counts)) for r in range(counts[s])]
-    assert [s.count for s in shares] == [len(g) for g in got]
-    if split == "range":
-        assert max(map(len, got)) - min(map(len, got)) <= 1
-    # counts unknown (compressed shards): same records, counts None where they cannot be known
-    blind = plan_shares([None] * len(counts), consumers, "shard" if split == "range" else split, order)
-    assert sorted(r for s in blind for r in expand(s, counts)) == sorted(flat)
-
-
-def test_plan_range_needs_counts() -> None:
-    with pytest.raises(ValueError, match="record count"):
-        plan_shares([3, None], 2, "range", [0, 1])
-    with pytest.raises(ValueError, match="split"):
-        plan_shares([3], 2, "rows", [0])
-
-
-def test_shard_order_is_seeded() -> None:
-    assert shard_order(50, 7, 1, True) == shard_order(50, 7, 1, True)
-    assert shard_order(50, 7, 1, True) != shard_order(50, 7, 2, True)
-    assert shard_order(5, 7, 1, False) == [0, 1, 2, 3, 4]
-
-
-def test_even_target() -> None:
-    shares = [Share((Segment(0),), count=n) for n in (4, 6, 5)]
-    assert even_target(shares, None) is None
-    assert even_target(shares, "drop") == 4 and even_target(shares, "pad") == 6
-    with pytest.raises(ValueError, match="record count"):
-        even_target([Share((Segment(0),))], "drop")
+# --------------------------------------------------------------------------- planning through torch
 
 
 def test_arguments_are_checked(plain3: list[str]) -> None:
@@ -185,26 +122,6 @@ def test_num_records_and_explicit_splits(tmp_path: Path) -> None:
         assert sorted(itertools.chain(*per_rank)) == list(range(19)), split
     ranged = [ids(IterableTFRecordDataset(paths[2:], split="range", rank=r, world_size=4)) for r in range(4)]
     assert [len(r) for r in ranged] == [1, 2, 1, 2] and sorted(itertools.chain(*ranged)) == list(range(13, 19))
-
-
-def test_padded_positions() -> None:
-    assert padded_positions(5, 5, 0) == [(0, 5)]
-    assert padded_positions(5, 3, 0) == [(0, 3)]
-    assert padded_positions(3, 7, 0) == [(0, 3), (0, 3), (0, 1)]
-    assert padded_positions(3, 7, 4) == [(1, 2), (0, 1)]
-    assert padded_positions(0, 0, 0) == []
-    with pytest.raises(ValueError, match="no records"):
-        padded_positions(0, 2, 0)
-
-
-@settings(max_examples=50, deadline=None)
-@given(n=st.integers(0, 60), size=st.integers(0, 10), seed=st.integers(0, 5))
-def test_shuffle_buffer_is_a_bounded_permutation(n: int, size: int, seed: int) -> None:
-    out = list(shuffle_buffer(range(n), size, random.Random(seed)))
-    assert sorted(out) == list(range(n))
-    for pos, value in enumerate(out[: max(0, n - size)]):
-        assert value <= pos + max(size, 1) - 1  # emitted before `size` later arrivals came in
-    assert out == list(shuffle_buffer(range(n), size, random.Random(seed)))
 
 
 # --------------------------------------------------------------------------- collation
@@ -294,7 +211,7 @@ def test_map_dataset_torch_output_and_transform(plain3: list[str]) -> None:
 
 def test_map_dataset_over_a_compressed_file_says_how_out(tmp_path: Path) -> None:
     paths = write_shards(tmp_path, [3], compression="gzip")
-    with pytest.raises(tfr.TFRecordError, match="(?i)compress|gzip"):
+    with pytest.raises(tfr.TFRecordError, match=r"(?i)compress|gzip"):
         TFRecordDataset(paths)
 
 

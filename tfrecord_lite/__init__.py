@@ -16,8 +16,6 @@ from ._errors import CorruptRecordError, DecodeError, FeatureError, TFRecordErro
 if TYPE_CHECKING:
     from ._codec import decode_example, decode_sequence_example, encode_example, encode_sequence_example
     from ._columnar import Ragged, decode_examples, iter_example_batches
-    from ._index import StaleIndexError, write_index, write_text_index
-    from ._indexed import TFRecordFile
     from ._proto import (
         BytesList,
         Example,
@@ -29,17 +27,19 @@ if TYPE_CHECKING:
         Int64List,
         SequenceExample,
     )
+    from ._random_access import TFRecordFile
     from ._raw import decode_raw
     from ._reader import iter_records
     from ._sharded import ShardedRecords, ShardedWriter
+    from ._sidecar import StaleIndexError, write_index, write_text_index
     from ._spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
     from ._writer import TFRecordWriter
 
 _LAZY = {
     "_codec": ["decode_example", "decode_sequence_example", "encode_example", "encode_sequence_example"],
     "_columnar": ["Ragged", "decode_examples", "iter_example_batches"],
-    "_index": ["StaleIndexError", "write_index", "write_text_index"],
-    "_indexed": ["TFRecordFile"],
+    "_sidecar": ["StaleIndexError", "write_index", "write_text_index"],
+    "_random_access": ["TFRecordFile"],
     "_proto": [
         "BytesList",
         "Example",

@@ -229,7 +229,7 @@ def _as_bytes(data: Any) -> bytes:
         raise TypeError(f"expected a bytes-like serialized proto, got {type(data).__name__}") from None
 
 
-def _ld_at(buf: bytes, p: int, tag: int, limit: int) -> tuple[int, int] | None:
+def _delimited_span(buf: bytes, p: int, tag: int, limit: int) -> tuple[int, int] | None:
     """(start, stop) of the payload of the length-delimited field with one-byte `tag` at p,
     when it is there and ends by `limit`; else None."""
     if p + 1 >= limit or buf[p] != tag:
@@ -251,14 +251,14 @@ def _canonical_features(buf: bytes, pos: int, end: int) -> dict[str, Parsed] | N
     code. Returns None at the first deviation; the general parser then decides."""
     features: dict[str, Parsed] = {}
     while pos < end:
-        entry = _ld_at(buf, pos, 0x0A, end)
+        entry = _delimited_span(buf, pos, 0x0A, end)
         if entry is None:
             return None
         entry_start, pos = entry
-        key = _ld_at(buf, entry_start, 0x0A, pos)
+        key = _delimited_span(buf, entry_start, 0x0A, pos)
         if key is None:
             return None
-        feature = _ld_at(buf, key[1], 0x12, pos)
+        feature = _delimited_span(buf, key[1], 0x12, pos)
         if feature is None or feature[1] != pos:  # key, then value, then nothing
             return None
         try:
@@ -270,13 +270,13 @@ def _canonical_features(buf: bytes, pos: int, end: int) -> dict[str, Parsed] | N
             features[name] = (0, [])
             continue
         tag = buf[start]
-        values = _ld_at(buf, start, tag, stop) if tag in _LIST_TAGS else None
+        values = _delimited_span(buf, start, tag, stop) if tag in _LIST_TAGS else None
         if values is None or values[1] != stop:  # exactly one list field
             return None
         chunks: list[tuple[int, int]] = []
         p = values[0]
         while p < stop:  # the list's values: field 1, length-delimited
-            value = _ld_at(buf, p, 0x0A, stop)
+            value = _delimited_span(buf, p, 0x0A, stop)
             if value is None:
                 return None
             chunks.append(value)

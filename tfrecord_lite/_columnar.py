@@ -215,6 +215,38 @@ def _ranges(first: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return np.arange(total, dtype=np.int64) + np.repeat(first - offsets, counts)
 
 
+def _map_entries(
+    buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, bad: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, start, end) of every map entry of the records' Features; marks malformed records in `bad`."""
+    rows = np.flatnonzero(starts < ends)  # an empty record is an Example with no features
+    # Example: one `features` field spanning the record.
+    features_start, features_end, ok = _field(buf, starts[rows], ends[rows], 0x0A)
+    ok &= features_end == ends[rows]
+    bad[rows[~ok]] = True
+    rows, features_start, features_end = rows[ok], features_start[ok], features_end[ok]
+    # Features: a run of map entries.
+    entry_bad = np.zeros(len(rows), dtype=bool)
+    owner, entry_start, entry_end = _repeated(buf, features_start, features_end, entry_bad)
+    bad[rows[entry_bad]] = True
+    return rows[owner], entry_start, entry_end
+
+
+def _bytes_values(
+    buf: np.ndarray, lists: np.ndarray, list_start: np.ndarray, list_end: np.ndarray, entries: int, ok: np.ndarray
+) -> _BytesValues:
+    """The values of the bytes lists (entries `lists`): a run of field-1 values each; a bad run clears `ok`."""
+    list_bad = np.zeros(len(lists), dtype=bool)
+    owner, value_start, value_end = _repeated(buf, list_start[lists], list_end[lists], list_bad)
+    ok[lists[list_bad]] = False
+    order = np.argsort(owner, kind="stable")
+    per_entry = np.zeros(entries, dtype=np.int64)
+    per_entry[lists] = np.bincount(owner, minlength=len(lists))
+    first = np.zeros(entries + 1, dtype=np.int64)
+    np.cumsum(per_entry, out=first[1:])
+    return _BytesValues(first, value_start[order], value_end[order])
+
+
 def _parse_batch(
     buf: np.ndarray, raw: memoryview, starts: np.ndarray, ends: np.ndarray, keys: list[bytes], bad: np.ndarray
 ) -> tuple[list[_Column], _BytesValues]:
@@ -223,72 +255,61 @@ def _parse_batch(
     Everything decode_example validates is validated here too (every key, every list
     of every feature, requested or not), so a record passes only if it would decode.
     """
-    rows = np.flatnonzero(starts < ends)  # an empty record is an Example with no features
-    # Example: one `features` field spanning the record.
-    fs, fe, ok = _field(buf, starts[rows], ends[rows], 0x0A)
-    ok &= fe == ends[rows]
-    bad[rows[~ok]] = True
-    rows, fs, fe = rows[ok], fs[ok], fe[ok]
-    # Features: a run of map entries.
-    entry_bad = np.zeros(len(rows), dtype=bool)
-    owner, es, ee = _repeated(buf, fs, fe, entry_bad)
-    bad[rows[entry_bad]] = True
-    erow = rows[owner]
+    entry_row, entry_start, entry_end = _map_entries(buf, starts, ends, bad)
     # Entry: key (field 1) then value (field 2), nothing else.
-    ks, ke, ok = _field(buf, es, ee, 0x0A)
-    ok &= ke < ee
-    vs, ve, vok = _field(buf, np.where(ok, ke, es), ee, 0x12)
-    ok &= vok & (ve == ee)
+    key_start, key_end, ok = _field(buf, entry_start, entry_end, 0x0A)
+    ok &= key_end < entry_end
+    feature_start, feature_end, feature_ok = _field(buf, np.where(ok, key_end, entry_start), entry_end, 0x12)
+    ok &= feature_ok & (feature_end == entry_end)
     # Feature: no kind (empty), or one list field (bytes 0x0A, float 0x12, int64 0x1A) spanning it.
-    tag = buf[vs]
-    has_kind = vs < ve
-    length, ls, fits = _varints(buf, vs + 1, ve)
-    le = ls + np.where(fits, length, 0)
-    ok &= ~has_kind | (((tag == 0x0A) | (tag == 0x12) | (tag == 0x1A)) & fits & (le == ve))
+    tag = buf[feature_start]
+    has_kind = feature_start < feature_end
+    length, list_start, fits = _varints(buf, feature_start + 1, feature_end)
+    list_end = list_start + np.where(fits, length, 0)
+    ok &= ~has_kind | (((tag == 0x0A) | (tag == 0x12) | (tag == 0x1A)) & fits & (list_end == feature_end))
     kinds = np.where(has_kind, tag >> 3, 0)
     # Numeric lists: empty, or one packed field spanning the list.
-    numeric = ok & has_kind & (kinds != BYTES) & (ls < le)
-    ps, pe, pok = _field(buf, np.where(numeric, ls, 0), np.where(numeric, le, 1), 0x0A)
-    ok &= ~numeric | (pok & (pe == le))
-    ok &= ~numeric | (kinds != FLOAT) | ((pe - ps) % 4 == 0)
-    ok &= ~numeric | (kinds != INT64) | (buf[np.maximum(pe - 1, 0)] < 0x80)
-    ls = np.where(numeric, ps, ls)
-    le = np.where(numeric, pe, le)
-    # Bytes lists: a run of field-1 values.
-    blists = np.flatnonzero(ok & (kinds == BYTES))
-    blist_bad = np.zeros(len(blists), dtype=bool)
-    bowner, bvs, bve = _repeated(buf, ls[blists], le[blists], blist_bad)
-    ok[blists[blist_bad]] = False
-    order = np.argsort(bowner, kind="stable")
-    per_entry = np.zeros(len(es), dtype=np.int64)
-    per_entry[blists] = np.bincount(bowner, minlength=len(blists))
-    first = np.zeros(len(es) + 1, dtype=np.int64)
-    np.cumsum(per_entry, out=first[1:])
-    values = _BytesValues(first, bvs[order], bve[order])
+    numeric = ok & has_kind & (kinds != BYTES) & (list_start < list_end)
+    packed_start, packed_end, packed_ok = _field(
+        buf, np.where(numeric, list_start, 0), np.where(numeric, list_end, 1), 0x0A
+    )
+    ok &= ~numeric | (packed_ok & (packed_end == list_end))
+    ok &= ~numeric | (kinds != FLOAT) | ((packed_end - packed_start) % 4 == 0)
+    ok &= ~numeric | (kinds != INT64) | (buf[np.maximum(packed_end - 1, 0)] < 0x80)
+    list_start = np.where(numeric, packed_start, list_start)
+    list_end = np.where(numeric, packed_end, list_end)
+    values = _bytes_values(buf, np.flatnonzero(ok & (kinds == BYTES)), list_start, list_end, len(entry_start), ok)
     # Keys must be valid UTF-8, as decode_example requires: ASCII passes here, the rest goes the slow way.
-    klen = np.where(ok, ke - ks, 0)
-    if klen.any():
-        high = _ragged_gather(buf, raw, ks, ks + klen) >= 0x80
+    key_len = np.where(ok, key_end - key_start, 0)
+    if key_len.any():
+        high = _ragged_gather(buf, raw, key_start, key_start + key_len) >= 0x80
         if high.any():
-            ok &= ~_runs_with(high, klen)
-    bad[erow[~ok]] = True
-    # Match keys; a repeated key keeps its last entry.
-    columns = []
-    for key in keys:
-        size = len(key)
-        cand = np.flatnonzero(ok & (klen == size))
-        if size and cand.size:
-            want = np.frombuffer(key, dtype=np.uint8)
-            cand = cand[(buf[ks[cand][:, None] + np.arange(size)] == want).all(axis=1)]
-        r = erow[cand]
-        if r.size and (np.diff(r) <= 0).any():  # entries are in step order: keep each row's last match
-            order = np.lexsort((cand, r))
-            r, cand = r[order], cand[order]
-            keep = np.ones(r.size, dtype=bool)
-            keep[:-1] = r[1:] != r[:-1]
-            r, cand = r[keep], cand[keep]
-        columns.append(_Column(r, kinds[cand], ls[cand], le[cand], cand))
+            ok &= ~_runs_with(high, key_len)
+    bad[entry_row[~ok]] = True
+    columns = [
+        _Column(rows, kinds[found], list_start[found], list_end[found], found)
+        for rows, found in (_match_key(buf, key, key_start, key_len, entry_row, ok) for key in keys)
+    ]
     return columns, values
+
+
+def _match_key(
+    buf: np.ndarray, key: bytes, key_start: np.ndarray, key_len: np.ndarray, entry_row: np.ndarray, ok: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, entries) of the good entries whose key is `key`; a repeated key keeps its last entry."""
+    size = len(key)
+    found = np.flatnonzero(ok & (key_len == size))
+    if size and found.size:
+        want = np.frombuffer(key, dtype=np.uint8)
+        found = found[(buf[key_start[found][:, None] + np.arange(size)] == want).all(axis=1)]
+    rows = entry_row[found]
+    if rows.size and (np.diff(rows) <= 0).any():  # entries are in step order: keep each row's last match
+        order = np.lexsort((found, rows))
+        rows, found = rows[order], found[order]
+        keep = np.ones(rows.size, dtype=bool)
+        keep[:-1] = rows[1:] != rows[:-1]
+        rows, found = rows[keep], found[keep]
+    return rows, found
 
 
 # --------------------------------------------------------------------------- values
@@ -705,7 +726,7 @@ def _batches(
             for i in range(0, len(starts), batch_size):
                 b, e = begin[i : i + batch_size], end[i : i + batch_size]
 
-                def record(k: int, b: np.ndarray = b, e: np.ndarray = e) -> bytes:
+                def record(k: int, view: memoryview = view, b: np.ndarray = b, e: np.ndarray = e) -> bytes:
                     return bytes(view[b[k] : e[k]])
 
                 yield _decode_buffer(view, b, e, plans, features, record)[0]

@@ -19,8 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from . import cli, images
+from . import images
 from ._reader import iter_records
+from ._verify import verify_file
+from .cli.inspect import collect_schema, format_schema
+from .cli.output import decode_record, format_report, render_record
 
 MARKER = ".tfrecord-lite-demo"  # only a folder holding this file is ever cleared by the demo
 
@@ -97,7 +100,8 @@ def train(shards: list[str], *, epochs: int, batch_size: int, workers: int, seed
     )
     val_loader = DataLoader(val_set, batch_size=256, **options)
     print(
-        f"      {len(train_set)} training and {len(val_set)} validation images, batch {batch_size}, {workers} DataLoader workers"
+        f"      {len(train_set)} training and {len(val_set)} validation images, "
+        f"batch {batch_size}, {workers} DataLoader workers"
     )
 
     start = time.perf_counter()
@@ -160,15 +164,15 @@ def run(
     )
 
     _step(3, f"verify and inspect   (tfrecord-lite verify / schema / head {os.path.dirname(prefix)})")
-    reports = [cli.verify_file(p) for p in packed.paths]
-    for report in reports:
-        print("      " + cli.format_report(report).replace("\n", "\n      "))
+    reports = [verify_file(p) for p in packed.paths]
+    for path, report in zip(packed.paths, reports, strict=True):
+        print("      " + format_report(path, report).replace("\n", "\n      "))
     if not all(r.ok for r in reports):
         raise SystemExit("demo: verification failed")
     records = (r for p in packed.paths for r in iter_records(p))
-    print("      " + cli.format_schema(cli.collect_schema(records, limit=None)).replace("\n", "\n      "))
+    print("      " + format_schema(collect_schema(records, limit=None)).replace("\n", "\n      "))
     first = next(iter(iter_records(packed.paths[0])))
-    print("      " + cli.render_record(cli.decode_record(first), f"{packed.paths[0]} #0").replace("\n", "\n      "))
+    print("      " + render_record(decode_record(first), f"{packed.paths[0]} #0").replace("\n", "\n      "))
     pixels = images.decode_image(first, mode="L")
     print(
         f"      decoded back: HWC uint8 array of shape {pixels.shape}, label {images.parse_image_record(first).label}"
@@ -210,8 +214,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         import torch  # noqa: F401
         from PIL import Image  # noqa: F401
     except ImportError as err:
-        print(f"demo: needs torch, Pillow and scikit-learn ({err.name} is missing): "
-              "pip install 'tfrlite[torch,images]' scikit-learn, or run `python3 tasks.py demo`", file=sys.stderr)  # fmt: skip
+        print(
+            f"demo: needs torch, Pillow and scikit-learn ({err.name} is missing): "
+            "pip install 'tfrlite[torch,images]' scikit-learn, or run `python3 tasks.py demo`",
+            file=sys.stderr,
+        )
         return 2
     run(
         args.out,

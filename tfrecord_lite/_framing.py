@@ -101,8 +101,8 @@ def scan(
             if stop + 4 > end:
                 if final:
                     raise TruncatedRecordError(
-                        f"truncated record: its header announces {length} bytes of data, "
-                        f"but only {end - p - HEADER_SIZE} of the {length + FOOTER_SIZE} bytes of data and CRC are there",
+                        f"truncated record: its header announces {length} bytes of data, but only "
+                        f"{end - p - HEADER_SIZE} of the {length + FOOTER_SIZE} bytes of data and CRC are there",
                         path=path,
                         offset=origin + p,
                     )

@@ -3,7 +3,9 @@
 # chunk), hands the buffer to _framing.scan, and keeps only the incomplete tail
 # for the next round, so memory stays flat in the file size: the buffer is one
 # chunk, grown only for a record longer than it, and only as far as data has
-# actually arrived — a corrupt length never allocates. iter_records copies each
+# actually arrived — a corrupt length never allocates. That loop is StreamScanner,
+# the only one in the package: it raises the first damage, or (for verify_file)
+# reports every damaged span and resynchronises after it. iter_records copies each
 # record out as bytes; the batched decoder reads records where they lie. Compression is recognised
 # from the content (a valid first header, the gzip magic, a zlib header), never
 # from the file name, and pipes work because nothing seeks.
@@ -12,11 +14,12 @@ from __future__ import annotations
 import inspect
 import zlib
 from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
 from typing import IO
 
 from ._errors import CorruptRecordError, TFRecordError, TruncatedRecordError
 from ._files import PathOrFile, display_name, normalize_compression, open_binary
-from ._framing import HEADER_SIZE, header_is_valid, scan
+from ._framing import HEADER_SIZE, OVERHEAD, header_is_valid, scan
 from ._repr import compression, describe
 
 CHUNK_SIZE = 1 << 20
@@ -150,6 +153,190 @@ class DecodedStream:
             self._file.close()
 
 
+@dataclass(frozen=True)
+class Damage:
+    """A damaged span of a record stream, found by a tolerant scan (StreamScanner with on_damage).
+
+    `offset`: where it starts in the uncompressed stream (the file offset of a plain file);
+    `end`: where intact records resume, None when nothing after it can be read;
+    `reason`: what is wrong, in words."""
+
+    offset: int
+    end: int | None
+    reason: str
+
+
+class StreamScanner:
+    """The one scanning loop over a DecodedStream: iter_records, the batched decoder and
+    verify_file all run on it.
+
+    `chunks()` scans the stream a buffer at a time and yields (view, starts, lengths), the
+    payload of record k being view[starts[k] : starts[k] + lengths[k]]. The buffer is reused:
+    a view is valid only until the next chunk is asked for. It holds a chunk plus what is left
+    of a record, and grows (as data actually arrives) only for a record longer than it.
+
+    Damage raises the error of the first bad record, after the good records before it (as
+    TensorFlow does). With `on_damage`, the scan goes on instead: a record with a bad payload
+    CRC is skipped by its (CRC-checked) length, after a bad header the next valid header is
+    looked for, and each damaged span is passed to `on_damage`; a truncated tail or a broken
+    compressed stream ends the scan. `on_read` is told how many stream bytes each read brought.
+    """
+
+    def __init__(
+        self,
+        stream: DecodedStream,
+        *,
+        verify: bool = True,
+        on_damage: Callable[[Damage], None] | None = None,
+        on_read: Callable[[int], None] | None = None,
+    ) -> None:
+        self._stream = stream
+        self.path = stream.path
+        self._verify = verify
+        self._on_damage = on_damage
+        self._on_read = on_read
+        self._view = memoryview(bytearray(CHUNK_SIZE))
+        self._have = 0  # bytes in the buffer
+        self._origin = 0  # stream offset of the buffer's first byte
+        self._eof = False
+        self._failure: TFRecordError | None = None  # a broken compressed stream: after the records before it
+
+    def chunks(self, multiple: int = 1) -> Iterator[tuple[memoryview, list[int], list[int]]]:
+        """(view, starts, lengths) of the records, a buffer at a time.
+
+        With `multiple`, every chunk but the last (and one cut short by damage) holds a
+        multiple of that many records (for batches): the records after the last whole
+        multiple stay in the buffer, already checked, and the buffer grows until it holds
+        `multiple` records.
+        """
+        pos = 0  # where scanning resumes in the buffer (the records before it are kept_*)
+        kept_starts: list[int] = []
+        kept_lengths: list[int] = []
+        while True:
+            data = self._fill()
+            damage: TFRecordError | None = None
+            try:
+                final = self._eof and self._failure is None
+                starts, lengths, end = scan(
+                    data, pos, verify=self._verify, final=final, origin=self._origin, path=self.path
+                )
+            except TFRecordError as err:
+                if err.offset is None:  # pragma: no cover - scan always names the offset
+                    raise
+                starts, lengths, end = scan(data[: err.offset - self._origin], pos, verify=self._verify)
+                damage = err
+            if kept_starts:
+                starts, lengths = kept_starts + starts, kept_lengths + lengths
+                kept_starts, kept_lengths = [], []
+            done = end  # the buffer's bytes that are finished with
+            if multiple > 1 and not self._eof and damage is None:
+                whole = len(starts) - len(starts) % multiple
+                if whole < len(starts):
+                    done = starts[whole] - HEADER_SIZE
+                    kept_starts = [s - done for s in starts[whole:]]
+                    kept_lengths = lengths[whole:]
+                    del starts[whole:], lengths[whole:]
+            if starts:
+                yield self._view, starts, lengths
+            if damage is not None:
+                resume = self._skip(damage)
+                if resume is None:
+                    end = self._have
+                    break
+                pos = resume - self._origin
+                continue
+            if self._eof:
+                break
+            pos = end - done
+            self._advance(done, len(kept_starts), multiple)
+        self._end_of_stream(end)
+
+    def _fill(self) -> memoryview:
+        """Read until the buffer is full or the stream ends (or breaks); the buffer's data."""
+        view, have = self._view, self._have
+        while have < len(view) and not self._eof:
+            try:
+                got = self._stream.readinto(view[have:])
+            except TFRecordError as err:
+                self._failure, got = err, 0
+            if not got:
+                self._eof = True
+            elif self._on_read is not None:
+                self._on_read(got)
+            have += got
+        self._have = have
+        return view[:have]
+
+    def _advance(self, done: int, kept: int = 0, multiple: int = 1) -> None:
+        """Drop the first `done` bytes of the buffer; when there are none to drop, the buffer is too
+        small for one record (or `multiple` records, `kept` of them in it): a bigger one."""
+        data = self._view[: self._have]
+        self._origin += done
+        self._have -= done
+        if done:
+            self._view[: self._have] = data[done:]
+            return
+        size = len(self._view) * 2
+        if kept:  # room for `multiple` records of the size seen so far, in one step
+            size = max(size, self._have // kept * multiple * 9 // 8)
+        grown = memoryview(bytearray(size))
+        grown[: self._have] = data
+        self._view = grown
+
+    def _skip(self, err: TFRecordError) -> int | None:
+        """Raise `err`, or (with on_damage) report the damaged span; the stream offset where
+        scanning resumes, None when nothing after it can be read."""
+        if self._on_damage is None:
+            raise err
+        at = err.offset or 0
+        header_ok = header_is_valid(self._view[: self._have], at - self._origin)
+        if isinstance(err, CorruptRecordError) and header_ok:  # the length is trustworthy: skip the record
+            start = at - self._origin
+            end = at + OVERHEAD + int.from_bytes(self._view[start : start + 8], "little")
+            self._on_damage(Damage(at, end, "payload CRC mismatch"))
+            return end
+        if isinstance(err, CorruptRecordError):
+            resume = self._next_header(at + 1)
+            where = "no valid record header follows"
+            if resume is not None:
+                where = f"the next valid record header is at offset {resume}"
+            self._on_damage(Damage(at, resume, f"length CRC mismatch (damaged record header); {where}"))
+            return resume
+        self._on_damage(Damage(at, None, err.reason))
+        return None
+
+    def _next_header(self, offset: int) -> int | None:
+        """The stream offset of the first valid record header at or after `offset`, reading on as
+        needed; None when the stream ends first."""
+        pos = offset - self._origin
+        while True:
+            data = self._view[: self._have]
+            while self._have - pos >= HEADER_SIZE and not header_is_valid(data, pos):
+                pos += 1
+            if self._have - pos >= HEADER_SIZE:
+                return self._origin + pos
+            if self._eof:
+                return None
+            self._advance(pos)
+            pos = 0
+            self._fill()
+
+    def _end_of_stream(self, end: int) -> None:
+        """After the last record (which ends at buffer offset `end`): a broken compressed stream is
+        raised, or reported with the decompressed bytes it cut off."""
+        failure = self._failure
+        if failure is None:
+            return
+        if self._on_damage is None:
+            if failure.offset is None:  # from the decompressor: name the record it cut
+                raise type(failure)(failure.reason, path=self.path, offset=self._origin + end)
+            raise failure
+        reason = failure.reason + "; nothing after this point can be read"
+        if end < self._have:
+            reason += f"; {self._have - end} decompressed bytes after the last complete record were lost"
+        self._on_damage(Damage(self._origin + self._have, None, reason))
+
+
 class RecordIterator(Iterator[bytes]):
     """Iterator over the records of one TFRecord stream; also a context manager that closes it."""
 
@@ -160,74 +347,8 @@ class RecordIterator(Iterator[bytes]):
         self._records: Generator[bytes, None, None] = self._iter_records()
 
     def _chunks(self, multiple: int = 1) -> Iterator[tuple[memoryview, list[int], list[int]]]:
-        """Scan the stream a buffer at a time: yields (view, starts, lengths), the payload of
-        record k being view[starts[k] : starts[k] + lengths[k]]. The buffer is reused: a view
-        is valid only until the next chunk is asked for. It holds a chunk plus what is left of
-        a record, and grows (as data actually arrives) only for a record longer than it.
-
-        With `multiple`, every chunk but the last holds a multiple of that many records (for
-        batches): the records after the last whole multiple stay in the buffer, already
-        checked, and the buffer grows until it holds `multiple` records.
-        """
-        stream, path, verify = self._stream, self.path, self._verify
-        size = CHUNK_SIZE
-        view = memoryview(bytearray(size))
-        have = 0  # bytes in the buffer
-        origin = 0  # stream offset of the buffer's first byte
-        checked = 0  # where the records not yet scanned start (those before are kept_*)
-        kept_starts: list[int] = []
-        kept_lengths: list[int] = []
-        eof = False
-        failure: TFRecordError | None = None  # a broken compressed stream: raised after the records before it
-        while True:
-            while have < size and not eof:
-                try:
-                    got = stream.readinto(view[have:])
-                except TFRecordError as err:
-                    failure, got = err, 0
-                if not got:
-                    eof = True
-                have += got
-            data = view[:have]
-            try:
-                starts, lengths, pos = scan(
-                    data, checked, verify=verify, final=eof and not failure, origin=origin, path=path
-                )
-            except TFRecordError as err:  # yield the good records before the bad one first, as TF does
-                assert err.offset is not None
-                starts, lengths, pos = scan(data[: err.offset - origin], checked, verify=verify)
-                failure = err
-            if kept_starts:
-                starts, lengths = kept_starts + starts, kept_lengths + lengths
-                kept_starts, kept_lengths = [], []
-            checked = pos
-            if multiple > 1 and not eof and not failure:
-                whole = len(starts) - len(starts) % multiple
-                if whole < len(starts):
-                    pos = starts[whole] - HEADER_SIZE
-                    kept_starts = [s - pos for s in starts[whole:]]
-                    kept_lengths = lengths[whole:]
-                    del starts[whole:], lengths[whole:]
-            if starts:
-                yield view, starts, lengths
-            if failure:
-                if failure.offset is None:  # from the decompressor: name the record it cut
-                    raise type(failure)(failure.reason, path=path, offset=origin + checked)
-                raise failure
-            if eof:
-                return
-            origin += pos
-            have -= pos
-            checked -= pos
-            if pos:
-                view[:have] = data[pos:]
-            else:  # the buffer is too small for one record (or `multiple` records): a bigger one
-                size *= 2
-                if kept_starts:  # room for `multiple` records of the size seen so far, in one step
-                    size = max(size, have // len(kept_starts) * multiple * 9 // 8)
-                grown = memoryview(bytearray(size))
-                grown[:have] = data
-                view = grown
+        """The records a buffer at a time (see StreamScanner.chunks)."""
+        return StreamScanner(self._stream, verify=self._verify).chunks(multiple)
 
     def _iter_records(self) -> Generator[bytes, None, None]:
         try:

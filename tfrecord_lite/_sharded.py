@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import bisect
+import contextlib
 import glob
 import os
 import re
@@ -26,14 +27,21 @@ import numpy as np
 
 from ._codec import encode_example
 from ._errors import PathName
-from ._index import SIDECAR_SUFFIX, save_offsets
-from ._indexed import RecordSequence, TFRecordFile, _position
+from ._files import normalize_compression
+from ._random_access import RecordSequence, TFRecordFile, _position
 from ._repr import compression, count, describe, shown_paths
+from ._sidecar import SIDECAR_SUFFIX, save_offsets
 from ._validate import as_record
 from ._writer import TFRecordWriter
 
 PathsOrGlob = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
 _SHARD_DIGITS = 5
+COMPRESSION_SUFFIX = {"": "", "gzip": ".gz", "zlib": ".zlib"}  # file name ending per compression
+
+
+def shard_suffix(compression: str | None) -> str:
+    """File name ending of shards: '.tfrecord', '.tfrecord.gz' (GZIP) or '.tfrecord.zlib' (ZLIB)."""
+    return ".tfrecord" + COMPRESSION_SUFFIX[normalize_compression(compression)]
 
 
 def shard_name(prefix: str, number: int, total: int, suffix: str = ".tfrecord") -> str:
@@ -296,3 +304,55 @@ class ShardedWriter:
             shards,
             "closed" if self.closed else "open",
         )
+
+
+def open_shard_writer(
+    prefix: str,
+    num_shards: int | None = None,
+    max_records: int | None = None,
+    max_bytes: int | None = None,
+    compression: str | None = None,
+    index: bool = True,
+    append: bool = False,
+) -> ShardedWriter:
+    """A ShardedWriter for `prefix` (its folder created), shards named '.tfrecord[.gz|.zlib]'."""
+    os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
+    return ShardedWriter(
+        prefix,
+        num_shards=num_shards,
+        max_records=max_records,
+        max_bytes=max_bytes,
+        compression=compression,
+        index=index and not compression,
+        append=append,
+        suffix=shard_suffix(compression),
+    )
+
+
+@contextlib.contextmanager
+def replacing_shards(prefix: str, suffix: str, *, replace: bool = False, inputs: Sequence[str] = ()) -> Iterator[None]:
+    """Guard a block that writes new shards of `prefix`: existing shards (and their index
+    sidecars) raise FileExistsError; with `replace` they are moved aside while the block
+    runs, deleted if it succeeds and put back if it fails. Shards that are also `inputs`
+    raise ValueError (they would be gone before they are read)."""
+    old = [path for _, path in existing_shards(prefix, suffix)]
+    clash = {os.path.abspath(p) for p in old} & {os.path.abspath(p) for p in inputs}
+    if clash:
+        raise ValueError(f"the output {prefix} would overwrite the input {min(clash)}: write to a new prefix")
+    if old and not replace:
+        raise FileExistsError(f"{len(old)} shards {prefix}-*{suffix} already exist")
+    moved: list[tuple[str, str]] = []
+    try:
+        for path in old:
+            for p in (path, path + SIDECAR_SUFFIX):
+                if os.path.exists(p):
+                    aside = os.path.join(os.path.dirname(p), f".{os.path.basename(p)}.replaced{os.getpid()}")
+                    os.replace(p, aside)
+                    moved.append((p, aside))
+        yield
+    except BaseException:
+        for p, aside in reversed(moved):
+            os.replace(aside, p)
+        raise
+    for _, aside in moved:
+        os.remove(aside)

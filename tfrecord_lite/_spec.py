@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable
-from typing import Any, Union, cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -40,7 +40,7 @@ _SPELLINGS = (
     "'bytes' / 'string' / 'str' / bytes / str"
 )
 
-DTypeLike = Union[str, type, np.dtype, Any]
+DTypeLike = str | type | np.dtype | Any
 Shape = tuple[int, ...]
 
 
@@ -178,4 +178,4 @@ class FixedLenSequenceFeature:
         return DTYPE_KIND[self.dtype]
 
 
-FeatureSpec = Union[FixedLenFeature, VarLenFeature, FixedLenSequenceFeature]
+FeatureSpec = FixedLenFeature | VarLenFeature | FixedLenSequenceFeature

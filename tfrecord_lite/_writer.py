@@ -9,10 +9,10 @@ import zlib
 from collections.abc import Mapping
 from typing import IO, Any
 
+from ._append import finish_append, prepare_append
 from ._codec import encode_example
 from ._files import PathOrFile, display_name, normalize_compression, open_binary
 from ._framing import frame_many
-from ._index import finish_append, prepare_append
 from ._repr import compression, count, describe
 from ._validate import as_record
 

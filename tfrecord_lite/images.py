@@ -32,7 +32,7 @@ import numpy as np
 
 from ._codec import decode_example, encode_example
 from ._errors import FeatureError, TFRecordError
-from ._files import normalize_compression
+from ._sharded import existing_shards, open_shard_writer, shard_suffix
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image as PILImage
@@ -77,7 +77,6 @@ IMAGE_EXTENSIONS = (
     ".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff", ".ppm", ".pgm", ".pbm", ".pnm",
 )  # fmt: skip
 LABEL_MAP_SUFFIX = ".labels.json"
-COMPRESSION_SUFFIX = {"": "", "gzip": ".gz", "zlib": ".zlib"}  # file name ending per compression
 DEFAULT_SHARD_BYTES = 128 << 20  # a new shard every 128 MiB unless told otherwise
 
 # Pillow's name for a format -> the spelling stored in image/format and used for file extensions.
@@ -85,8 +84,8 @@ _FORMAT_NAMES = {"jpeg": "jpeg", "jpg": "jpeg", "png": "png", "webp": "webp", "b
                  "tiff": "tiff", "tif": "tiff", "ppm": "ppm"}  # fmt: skip
 _EXTENSIONS = {"jpeg": ".jpg", "tiff": ".tif"}
 
-OnError = Union[str, Callable[[str, "ImageDecodeError"], None]]
-Source = Union[PathLike, Iterable[tuple[PathLike, Any]]]
+OnError = str | Callable[[str, "ImageDecodeError"], None]
+Source = PathLike | Iterable[tuple[PathLike, Any]]
 
 
 class ImageDecodeError(TFRecordError, ValueError):
@@ -273,11 +272,6 @@ def _extend_label_map(label_map: dict[str, int], names: Iterable[str]) -> list[s
 # ---------------------------------------------------------------- packing
 
 
-def shard_suffix(compression: str | None) -> str:
-    """File name ending of shards: '.tfrecord', '.tfrecord.gz' (GZIP) or '.tfrecord.zlib' (ZLIB)."""
-    return ".tfrecord" + COMPRESSION_SUFFIX[normalize_compression(compression)]
-
-
 def _parse_size(resize: int | tuple[int, int] | None) -> tuple[int, int] | None:
     if resize is None:
         return None
@@ -350,31 +344,6 @@ def _in_threads(func: Callable[[Any], Any], items: Sequence[Any], workers: int |
             yield from pool.map(func, items[start : start + window])
 
 
-def open_shard_writer(
-    prefix: str,
-    num_shards: int | None = None,
-    max_records: int | None = None,
-    max_bytes: int | None = None,
-    compression: str | None = None,
-    index: bool = True,
-    append: bool = False,
-) -> Any:
-    """A ShardedWriter for `prefix` (its folder created), shards named '.tfrecord[.gz|.zlib]'."""
-    from ._sharded import ShardedWriter
-
-    os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
-    return ShardedWriter(
-        prefix,
-        num_shards=num_shards,
-        max_records=max_records,
-        max_bytes=max_bytes,
-        compression=compression,
-        index=index and not compression,
-        append=append,
-        suffix=shard_suffix(compression),
-    )
-
-
 def image_example(encoded: bytes, fmt: str, height: int, width: int, label: int, text: str, filename: str) -> bytes:
     """One serialized Example with TensorFlow's image keys."""
     return encode_example(
@@ -403,8 +372,6 @@ def _starting_labels(
     prefix: str, compression: str | None, append: bool, label_map: PathLike | Mapping[str, int] | None
 ) -> dict[str, int]:
     """The label map packing starts from: the existing one when appending, merged with a given one."""
-    from ._sharded import existing_shards
-
     labels: dict[str, int] = {}
     map_path = label_map_path(prefix)
     if append and os.path.exists(map_path):

@@ -5,7 +5,7 @@
 #
 # Streaming: IterableTFRecordDataset gives every *consumer* (one DataLoader worker of one
 # torch.distributed rank; consumer = rank * num_workers + worker_id) a disjoint Share of the
-# records. The plan is a pure function of (record counts, shard order, consumers): every
+# records. The plan (_plan.py, torch-free) is a pure function of (record counts, shard order, consumers): every
 # consumer computes the same plan from the same seed and epoch, so no communication is
 # needed and the union is every record exactly once. Splits: whole shards ("shard"),
 # contiguous record ranges of the concatenated shards ("range", needs counts, i.e. the
@@ -21,7 +21,6 @@ import itertools
 import os
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Union
 
 import numpy as np
@@ -33,11 +32,25 @@ from ._codec import decode_example, decode_sequence_example
 from ._columnar import Ragged, decode_examples
 from ._files import normalize_compression
 from ._framing import HEADER_SIZE
-from ._index import sidecar_path
-from ._indexed import TFRecordFile
+from ._plan import (
+    EVEN,
+    MIXING_SALT,
+    SPLITS,
+    Segment,
+    Share,
+    choose_split,
+    even_target,
+    mix_seed,
+    padded_positions,
+    plan_shares,
+    shard_order,
+    shuffle_buffer,
+)
+from ._random_access import TFRecordFile
 from ._reader import iter_records, sniff_compression
 from ._repr import compression, count, describe, shown_keys, shown_paths
 from ._sharded import ShardedRecords, resolve_paths
+from ._sidecar import sidecar_path
 from ._spec import FixedLenSequenceFeature, VarLenFeature
 from ._validate import check_callable, check_int, feature_specs
 
@@ -60,19 +73,11 @@ def __dir__() -> list[str]:  # dir() and IDEs show the API, not the imported mod
 
 
 Paths = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]  # files, globs, a directory
-SPLITS = ("auto", "shard", "range", "stride")
-EVEN = (None, "drop", "pad")
 RECORD_TYPES = ("example", "sequence_example", "raw")
 _SHOWN_SOURCES = 3  # sources a MixedTFRecordDataset's repr shows
 
 
 # --------------------------------------------------------------------------- small helpers
-
-
-def _seed(*parts: int) -> int:
-    """A well-mixed 128-bit seed from integers (seed, epoch, consumer, ...)."""
-    state = np.random.SeedSequence([int(p) & 0xFFFFFFFFFFFFFFFF for p in parts]).generate_state(4)
-    return int.from_bytes(state.tobytes(), "little")
 
 
 def _distributed() -> tuple[int, int] | None:
@@ -401,147 +406,6 @@ class TFRecordDataset(Dataset):
         return state
 
 
-# --------------------------------------------------------------------------- partitioning (pure)
-
-
-@dataclass(frozen=True)
-class Segment:
-    """Records [start, stop) of shard number `shard` (stop None: to the shard's end)."""
-
-    shard: int
-    start: int = 0
-    stop: int | None = None
-
-
-@dataclass(frozen=True)
-class Share:
-    """What one consumer reads: its segments in order, keeping every `step`-th record from `offset`;
-    `count` is the number of records kept when it is known."""
-
-    segments: tuple[Segment, ...]
-    step: int = 1
-    offset: int = 0
-    count: int | None = None
-
-
-def shard_order(num_shards: int, seed: int, epoch: int, shuffle: bool) -> list[int]:
-    """The order in which shards are dealt out this epoch: a seeded permutation when shuffling."""
-    order = list(range(num_shards))
-    if shuffle:
-        random.Random(_seed(seed, epoch, 0x5A4D)).shuffle(order)
-    return order
-
-
-def plan_shares(counts: Sequence[int | None], consumers: int, split: str, order: Sequence[int]) -> list[Share]:
-    """Split the shards (with their record counts, None when unknown) among `consumers` so that every
-    record goes to exactly one of them. "shard": shards dealt round-robin in `order`; "range": the
-    shards concatenated in `order`, cut in `consumers` contiguous ranges of near-equal size (counts
-    needed); "stride": consumer c reads shard order[c % S] and keeps every k-th record, k being the
-    number of consumers on that shard (whole shards when there are at least as many as consumers)."""
-    if consumers < 1:
-        raise ValueError(f"consumers must be >= 1, not {consumers}")
-    known = all(n is not None for n in counts)
-    if split == "shard":
-        shares = []
-        for c in range(consumers):
-            mine = order[c::consumers]
-            total = sum(counts[s] for s in mine) if known else None  # type: ignore[misc]
-            shares.append(Share(tuple(Segment(s) for s in mine), count=total))
-        return shares
-    if split == "range":
-        if not known:
-            raise ValueError("split='range' needs the record count of every shard (uncompressed, indexed files)")
-        cum = [0]
-        for s in order:
-            cum.append(cum[-1] + counts[s])  # type: ignore[operator]
-        total = cum[-1]
-        shares = []
-        for c in range(consumers):
-            lo, hi = c * total // consumers, (c + 1) * total // consumers
-            segments = []
-            i = bisect.bisect_right(cum, lo) - 1
-            while lo < hi:
-                a, b = lo - cum[i], min(hi, cum[i + 1]) - cum[i]
-                if b > a:
-                    segments.append(Segment(order[i], a, b))
-                lo = cum[i] + b
-                i += 1
-            shares.append(Share(tuple(segments), count=hi - c * total // consumers))
-        return shares
-    if split == "stride":
-        num = len(order)
-        if num == 0:
-            return [Share((), count=0) for _ in range(consumers)]
-        if num >= consumers:  # nothing to share: whole shards
-            return plan_shares(counts, consumers, "shard", order)
-        shares = []
-        for c in range(consumers):
-            pos, offset = c % num, c // num
-            if offset * num + pos >= consumers:
-                shares.append(Share((), count=0))
-                continue
-            step = len(range(pos, consumers, num))
-            n = counts[order[pos]]
-            shares.append(
-                Share((Segment(order[pos]),), step, offset, None if n is None else len(range(offset, n, step)))
-            )
-        return shares
-    raise ValueError(f"split={split!r}: use one of {', '.join(repr(s) for s in SPLITS)}")
-
-
-def choose_split(split: str, all_indexed: bool, num_shards: int, consumers: int, even: str | None) -> str:
-    """What split="auto" means here: record ranges when equal counts are wanted (the counts are known
-    then, and ranges balance them to one record) or for indexed shards fewer than the consumers; whole
-    shards when there are enough; else strides."""
-    if split != "auto":
-        return split
-    if even is not None or (all_indexed and num_shards < consumers):
-        return "range"
-    return "shard" if num_shards >= consumers else "stride"
-
-
-def even_target(shares: Sequence[Share], even: str | None) -> int | None:
-    """Records every consumer yields with even="drop" (the smallest share) or "pad" (the largest)."""
-    if even is None:
-        return None
-    counts = [s.count for s in shares]
-    if any(n is None for n in counts):
-        raise ValueError("equal counts (even=...) need the record count of every share")
-    return min(counts) if even == "drop" else max(counts)  # type: ignore[type-var]
-
-
-def shuffle_buffer(items: Iterable[Any], size: int, rng: random.Random) -> Iterator[Any]:
-    """Bounded-buffer shuffle (as tf.data's): fill `size` items, then emit a random one per new arrival."""
-    if size <= 1:
-        yield from items
-        return
-    buf: list[Any] = []
-    for item in items:
-        if len(buf) < size:
-            buf.append(item)
-            continue
-        j = rng.randrange(size)
-        out, buf[j] = buf[j], item
-        yield out
-    rng.shuffle(buf)
-    yield from buf
-
-
-def padded_positions(count: int, target: int, skip: int) -> list[tuple[int, int]]:
-    """(start, how many) runs of a share's record positions that make up positions [skip, target) of a
-    stream padded to `target` by starting the share over (or cut to it when target < count)."""
-    runs = []
-    pos = skip
-    while pos < target:
-        if count == 0:
-            raise ValueError("cannot pad a consumer that has no records: fewer records than consumers")
-        start = pos % count
-        take = min(count - start, target - pos)
-        runs.append((start, take))
-        pos += take
-    return runs
-
-
 # --------------------------------------------------------------------------- streaming
 
 
@@ -726,7 +590,7 @@ class IterableTFRecordDataset(IterableDataset):
                 itertools.islice(self._share_records(share, start), take) for start, take in runs
             )
         if buffered:
-            rng = random.Random(_seed(self.seed, epoch, consumer, consumers))
+            rng = random.Random(mix_seed(self.seed, epoch, consumer, consumers))
             records = shuffle_buffer(records, self.shuffle_buffer, rng)
             if skip:
                 records = itertools.islice(records, skip, None)
@@ -873,7 +737,7 @@ class MixedTFRecordDataset(IterableDataset):
         """The state at the start of the current epoch."""
         return {
             "epoch": self._epoch,
-            "rng": random.Random(_seed(self.seed, self._epoch, consumer, consumers, 0x313)).getstate(),
+            "rng": random.Random(mix_seed(self.seed, self._epoch, consumer, consumers, MIXING_SALT)).getstate(),
             "sources": [{"epoch": self._epoch, "yielded": 0, "active": w > 0} for w in self.weights],
             "consumer": consumer,
             "consumers": consumers,

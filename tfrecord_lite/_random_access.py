@@ -1,5 +1,5 @@
 # Random access to an uncompressed TFRecord file. The file is memory-mapped and
-# its index (see _index.py) gives each record's span, so f[i] is two array
+# its index (see _sidecar.py) gives each record's span, so f[i] is two array
 # lookups, one slice of the map and (with verify) two CRCs. Reads keep no state,
 # so threads can share one object; a forked child inherits the maps, and pickling
 # sends only the path and options (plus an in-memory index when there is no
@@ -19,8 +19,8 @@ import numpy as np
 from ._codec import decode_example
 from ._errors import CorruptRecordError, PathName
 from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, frame_header, masked_crc
-from ._index import Buffer, IndexArg, RecordIndex, _mapped, open_index, release
 from ._repr import count, describe
+from ._sidecar import Buffer, IndexArg, RecordIndex, map_uncompressed, open_index, release
 
 _HEADER = struct.Struct("<QI")
 _U32 = struct.Struct("<I")
@@ -122,7 +122,7 @@ class TFRecordFile(RecordSequence):
         self._open(None)
 
     def _open(self, prebuilt: RecordIndex | None) -> None:
-        buf, st = _mapped(self._path, "random access")
+        buf, st = map_uncompressed(self._path, "random access")
         try:
             idx = open_index(
                 self._path, buf, st, self._index_arg, verify=self._verify, on_stale=self._on_stale, prebuilt=prebuilt

@@ -17,8 +17,8 @@
 # size and mtime are those recorded and `edge_check` (CRC32C of the header and
 # footer bytes of the first and last record) still matches. DALI / `tfrecord`
 # text indexes ("offset length" lines, length = 12 + data + 4) are read and
-# written here too. Appending (TFRecordWriter(append=True)) checks the tail with
-# the index when it is fresh (O(1)) and extends the sidecar afterwards.
+# written here too. The append protocol that keeps a sidecar fresh across
+# TFRecordWriter(append=True) lives in _append.py.
 from __future__ import annotations
 
 import errno
@@ -26,12 +26,12 @@ import mmap
 import os
 import struct
 import tempfile
-from typing import BinaryIO, NamedTuple, Union
+from typing import BinaryIO, Union
 
 import numpy as np
 from crc32c import crc32c
 
-from ._errors import PathName, TFRecordError, TruncatedRecordError
+from ._errors import PathName, TFRecordError
 from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, header_is_valid, scan
 
 SIDECAR_SUFFIX = ".tfrlidx"
@@ -330,12 +330,12 @@ def staleness(index: RecordIndex, buf: Buffer, st: os.stat_result) -> str | None
         return f"the file is {st.st_size} bytes now, {index.file_size} when indexed"
     if st.st_mtime_ns != index.mtime_ns:
         return "the file was modified after it was indexed (its mtime changed)"
-    if edge_check(buf, index.offsets) != index.check or not _edges_consistent(buf, index.offsets):
+    if edge_check(buf, index.offsets) != index.check or not edges_consistent(buf, index.offsets):
         return "the first or last record differs from the indexed one"
     return None
 
 
-def _edges_consistent(buf: Buffer, offsets: np.ndarray) -> bool:
+def edges_consistent(buf: Buffer, offsets: np.ndarray) -> bool:
     """The first and last indexed records have valid headers announcing the indexed lengths."""
     for k in {0, len(offsets) - 2} if len(offsets) > 1 else ():
         start, end = int(offsets[k]), int(offsets[k + 1])
@@ -348,12 +348,12 @@ def _edges_consistent(buf: Buffer, offsets: np.ndarray) -> bool:
     return True
 
 
-def _grown_from(index: RecordIndex, buf: Buffer) -> bool:
+def grown_from(index: RecordIndex, buf: Buffer) -> bool:
     """The file only grew since `index` was made: the indexed part checks and a record follows it."""
     return (
         len(buf) > index.file_size
         and edge_check(buf, index.offsets) == index.check
-        and _edges_consistent(buf, index.offsets)
+        and edges_consistent(buf, index.offsets)
         and header_is_valid(buf, index.file_size)  # type: ignore[arg-type]
     )
 
@@ -388,7 +388,7 @@ def open_index(
         location = os.fspath(index)
     existing, where = prebuilt, "the in-memory index"
     if existing is None and location is not None:
-        existing, where = _try_read(location, buf, st, explicit=index not in (None, True)), location
+        existing, where = try_read_index(location, buf, st, explicit=index not in (None, True)), location
     if existing is not None:
         reason = staleness(existing, buf, st)
         if reason is None:
@@ -400,7 +400,7 @@ def open_index(
             )
         if existing.location is None or existing.location != location:  # text or in-memory: never overwrite
             location = sidecar_path(path) if index is not False else None
-    start = existing if existing is not None and _grown_from(existing, buf) else None
+    start = existing if existing is not None and grown_from(existing, buf) else None
     fresh = build_index(buf, st, path=path, verify=verify, start=start)
     if existing is not None:
         existing.close()
@@ -409,7 +409,7 @@ def open_index(
     return fresh
 
 
-def _try_read(location: str, buf: Buffer, st: os.stat_result, explicit: bool) -> RecordIndex | None:
+def try_read_index(location: str, buf: Buffer, st: os.stat_result, explicit: bool) -> RecordIndex | None:
     """Read the index at `location`; a missing one is None, and so is a damaged default sidecar."""
     try:
         return read_index_file(location, buf, st) if explicit else read_sidecar(location)
@@ -421,7 +421,7 @@ def _try_read(location: str, buf: Buffer, st: os.stat_result, explicit: bool) ->
         return None  # a damaged sidecar of ours is rebuilt like a stale one
 
 
-def _mapped(path: str, action: str) -> tuple[Buffer, os.stat_result]:
+def map_uncompressed(path: str, action: str) -> tuple[Buffer, os.stat_result]:
     """Memory-map an uncompressed TFRecord file for reading (TFRecordError if it is compressed)."""
     with open(path, "rb") as fh:
         st = os.fstat(fh.fileno())
@@ -442,7 +442,7 @@ def write_index(tfrecord_path: PathName, index_path: PathName = None, *, verify:
     """
     path = os.fspath(tfrecord_path)  # type: ignore[arg-type]
     target = os.fspath(index_path) if index_path is not None else sidecar_path(path)
-    buf, st = _mapped(path, "indexing")
+    buf, st = map_uncompressed(path, "indexing")
     try:
         idx = build_index(buf, st, path=path, verify=verify)
     finally:
@@ -454,10 +454,10 @@ def write_index(tfrecord_path: PathName, index_path: PathName = None, *, verify:
 
 def save_offsets(tfrecord_path: str, offsets: np.ndarray, *, verified: bool = False) -> bool:
     """Save the sidecar of a file whose record offsets (count + 1) the caller knows, e.g. its writer."""
-    buf, st = _mapped(tfrecord_path, "indexing")
+    buf, st = map_uncompressed(tfrecord_path, "indexing")
     try:
         offsets = np.asarray(offsets, _OFFSET_DTYPE)
-        if int(offsets[-1]) != st.st_size or not _edges_consistent(buf, offsets):
+        if int(offsets[-1]) != st.st_size or not edges_consistent(buf, offsets):
             raise ValueError(f"the offsets given do not describe {tfrecord_path}")
         idx = RecordIndex(offsets, st.st_size, st.st_mtime_ns, edge_check(buf, offsets), verified)
     finally:
@@ -468,7 +468,7 @@ def save_offsets(tfrecord_path: str, offsets: np.ndarray, *, verified: bool = Fa
 def write_text_index(tfrecord_path: PathName, out_path: PathName) -> None:
     """Write the DALI / `tfrecord`-package text index of a TFRecord file: one "offset length" line per record."""
     path = os.fspath(tfrecord_path)  # type: ignore[arg-type]
-    buf, st = _mapped(path, "indexing")
+    buf, st = map_uncompressed(path, "indexing")
     try:
         idx = open_index(path, buf, st, None, save=False)
         starts, lengths = idx.offsets[:-1].tolist(), np.diff(idx.offsets).tolist()
@@ -489,98 +489,3 @@ def _replace_with(target: str, data: bytes) -> None:
     except BaseException:
         os.unlink(tmp)
         raise
-
-
-# ----------------------------------------------------------------- appending
-
-
-class AppendPoint(NamedTuple):
-    """Where appending starts, and the index that was fresh up to there (to extend afterwards)."""
-
-    offset: int
-    indexed: bool
-
-
-def prepare_append(target: object, truncate_partial: bool = False, compression: str = "") -> AppendPoint:
-    """Check that an existing file ends on a complete record before appending to it.
-
-    With a fresh sidecar this is O(1); otherwise the record headers are walked
-    (payloads are not read). A tail that is an incomplete record raises
-    TruncatedRecordError unless `truncate_partial`, which cuts it off. Returns
-    where new records go (for `finish_append`).
-    """
-    if compression:
-        raise ValueError(
-            "append=True needs an uncompressed file (compression=None): a GZIP / ZLIB stream cannot be "
-            "checked or extended in place; write the new records to a new file (e.g. a new shard)"
-        )
-    if not isinstance(target, (str, os.PathLike)) or "://" in os.fspath(target):
-        raise ValueError(
-            "append=True needs a local file path (to append to a file object, open it in 'ab' mode yourself)"
-        )
-    name = os.fspath(target)
-    try:
-        fh = open(name, "r+b")
-    except FileNotFoundError:
-        return AppendPoint(0, False)
-    with fh:
-        st = os.fstat(fh.fileno())
-        buf = map_file(fh)
-        try:
-            require_uncompressed(buf, name, "appending")
-            end, indexed = _complete_end(name, buf, st)
-        finally:
-            release(buf)
-        if end < st.st_size:
-            if not truncate_partial:
-                raise TruncatedRecordError(
-                    f"cannot append: the file ends with an incomplete record ({st.st_size - end} bytes from "
-                    f"this offset to the end; a write was interrupted?). Open the writer with "
-                    f"truncate_partial=True to cut it off and append after the last complete record",
-                    path=name,
-                    offset=end,
-                )
-            fh.truncate(end)
-    return AppendPoint(end, indexed)
-
-
-def _complete_end(path: str, buf: Buffer, st: os.stat_result) -> tuple[int, bool]:
-    """Where the last complete record of the file ends, and whether the sidecar is fresh up to there."""
-    idx = _try_read(sidecar_path(path), buf, st, explicit=False)
-    start = 0
-    if idx is not None:
-        if staleness(idx, buf, st) is None:
-            idx.close()
-            return st.st_size, True
-        if _grown_from(idx, buf):
-            start = idx.file_size
-        idx.close()
-    if len(buf) == 0:
-        return 0, False
-    found, end = scan_offsets(buf, start, verify=False, final=False, path=path)
-    last = int(found[-1]) if len(found) else None
-    if last is not None:  # the last complete record must be whole, not a torn write padded with zeros
-        scan(buf, last, verify=True, final=False, path=path, max_records=1)  # type: ignore[arg-type]
-    return end, False
-
-
-def finish_append(path: PathName, point: AppendPoint) -> None:
-    """After appending: extend the sidecar that was fresh before, by the records written since."""
-    if not point.indexed:
-        return
-    name = os.fspath(path)  # type: ignore[arg-type]
-    location = sidecar_path(name)
-    buf, st = _mapped(name, "indexing")
-    try:
-        old = _try_read(location, buf, st, explicit=False)
-        if old is None:
-            return
-        if old.file_size == point.offset and (len(buf) == point.offset or _grown_from(old, buf)):
-            new = build_index(buf, st, path=name, verify=False, start=old)
-            new.verified = old.verified
-            old.close()
-            save_sidecar(new, location)
-        else:
-            old.close()
-    finally:
-        release(buf)

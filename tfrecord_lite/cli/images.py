@@ -1,0 +1,198 @@
+# Commands for image datasets: pack-images, unpack-images, remove-images, over
+# tfrecord_lite.images (Pillow is imported only when one of them runs).
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from .._sharded import shard_suffix
+from .options import (
+    PROG,
+    UsageError,
+    add_command,
+    add_inputs,
+    add_output_options,
+    expand_inputs,
+    first_paths,
+    positive_int,
+    progress,
+    replacing,
+    resize_arg,
+    say,
+)
+
+
+def cmd_pack_images(args: argparse.Namespace) -> int:
+    from .. import images
+
+    def report(path: str, err: Exception) -> None:
+        print(f"{PROG}: warning: skipped {path}: {getattr(err, 'reason', err)}", file=sys.stderr)
+
+    if not os.path.exists(args.source):
+        raise UsageError(f"no such file or directory: {args.source}")
+    hint = "--append to add images, --force to replace them"
+    guard = (
+        contextlib.nullcontext()
+        if args.append
+        else replacing(args.output, shard_suffix(args.to), args.force, hint=hint)
+    )
+    try:
+        with guard:
+            result = _pack(args, report)
+    except images.ImageDecodeError as err:
+        raise images.ImageDecodeError(err.reason + " (--skip-bad skips such images)", path=err.path) from None
+    say(
+        args,
+        f"packed {result.written} images into {len(result.paths)} shards ({first_paths(result.paths, '-')})",
+    )
+    say(
+        args,
+        f"label map: {result.label_map_path} ({len(result.label_map)} classes"
+        + (f", new: {', '.join(result.new_classes)})" if args.append and result.new_classes else ")"),
+    )
+    if result.skipped:
+        say(args, f"skipped {len(result.skipped)} images that cannot be decoded")
+    return 0
+
+
+def _pack(args: argparse.Namespace, report: Callable[[str, Exception], None]) -> Any:
+    from .. import images
+
+    return images.pack_images(
+        args.source,
+        args.output,
+        num_shards=args.shards,
+        max_records=args.max_records,
+        max_bytes=args.max_bytes,
+        shuffle=not args.no_shuffle,
+        seed=args.seed,
+        label_map=args.label_map,
+        resize=args.resize,
+        format=args.format,
+        quality=args.quality,
+        on_error=report if args.skip_bad else "raise",
+        append=args.append,
+        compression=args.to or None,
+        index=not args.no_index,
+        progress=lambda items, total: progress(items, total, "pack", "img", args.quiet),
+        workers=args.workers,
+    )
+
+
+def cmd_unpack_images(args: argparse.Namespace) -> int:
+    from .. import images
+
+    paths = expand_inputs(args.inputs)
+    n = images.unpack_images(
+        paths,
+        args.output,
+        compression=args.compression,
+        progress=lambda it, total: progress(it, total, "unpack", "img", args.quiet),
+    )
+    say(args, f"wrote {n} images under {args.output}")
+    return 0
+
+
+def cmd_remove_images(args: argparse.Namespace) -> int:
+    from .. import images
+
+    paths = expand_inputs(args.inputs)
+    names = set(args.filename or [])
+    if args.filenames_from:
+        with open(args.filenames_from, encoding="utf-8") as f:
+            names |= {line.strip() for line in f if line.strip()}
+    classes = set(args.drop_class or [])
+    if not names and not classes:
+        raise UsageError("say what to remove: --filename, --filenames-from or --class")
+    with replacing(args.output, shard_suffix(args.to), args.force, paths):
+        result = images.remove_images(
+            paths,
+            args.output,
+            filenames=names,
+            keep=(lambda rec: rec.text not in classes) if classes else None,
+            label_map=args.label_map,
+            num_shards=args.shards,
+            max_records=args.max_records,
+            max_bytes=args.max_bytes,
+            compression=args.to or None,
+            index=not args.no_index,
+        )
+    say(args, f"kept {result.written} images, removed {result.removed}; new shards under {args.output}")
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """pack-images, unpack-images, remove-images."""
+    p = add_command(
+        sub,
+        "pack-images",
+        cmd_pack_images,
+        "Pack an image folder tree (one sub-folder per class) or a CSV of path,label into TFRecord shards "
+        "+ a label map (a new shard every 128 MiB unless --shards / --max-records / --max-bytes say otherwise).",
+        f"  {PROG} pack-images photos/ out/photos --shards 8        "
+        "-> out/photos-00000-of-00008.tfrecord ..., out/photos.labels.json\n"
+        f"  {PROG} pack-images list.csv out/train --resize 256 --format jpeg --skip-bad\n"
+        f"  {PROG} pack-images new_photos/ out/photos --append      add images; existing label ids stay",
+    )
+    p.add_argument(
+        "source", metavar="SOURCE", help="a folder with one sub-folder per class, or a CSV file of path,label rows"
+    )
+    p.add_argument("output", metavar="OUT_PREFIX", help="shard name prefix, e.g. out/train")
+    p.add_argument("--seed", type=int, default=0, help="shuffle seed (default 0; the order is reproducible)")
+    p.add_argument("--no-shuffle", action="store_true", help="keep the sorted (class, file) order")
+    p.add_argument("--label-map", metavar="FILE", help="a JSON label map {class: id} to take ids from")
+    p.add_argument(
+        "--resize", type=resize_arg, metavar="N|WxH", help="re-encode: longest side at most N, or exactly WxH"
+    )
+    p.add_argument("--format", choices=("jpeg", "png", "webp"), help="re-encode into this format")
+    p.add_argument("--quality", type=int, default=95, help="JPEG / WebP quality when re-encoding (default 95)")
+    p.add_argument(
+        "--skip-bad", action="store_true", help="skip (and report) images that cannot be decoded instead of stopping"
+    )
+    p.add_argument(
+        "--append", action="store_true", help="add to existing shards: new shard files, label map extended, ids kept"
+    )
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="threads reading and checking images (default: up to 8)",
+    )
+    add_output_options(p)
+
+    p = add_command(
+        sub,
+        "unpack-images",
+        cmd_unpack_images,
+        "Write the images of image records back to files: OUT_DIR/<class>/<file name>.",
+        f"  {PROG} unpack-images out/photos-*.tfrecord -o restored/",
+    )
+    add_inputs(p)
+    p.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="folder to write into")
+
+    p = add_command(
+        sub,
+        "remove-images",
+        cmd_remove_images,
+        "Copy image records into new shards without some images (by file name or class).",
+        f"  {PROG} remove-images out/photos-*.tfrecord -o out/photos-v2 --filename cat/003.jpg\n"
+        f"  {PROG} remove-images out/ -o clean/photos --filenames-from bad.txt --class blurry",
+    )
+    add_inputs(p)
+    p.add_argument("-o", "--output", required=True, metavar="OUT_PREFIX", help="prefix of the new shards")
+    p.add_argument("--filename", action="append", metavar="NAME", help="image/filename to remove (repeatable)")
+    p.add_argument("--filenames-from", metavar="FILE", help="a file with one image/filename per line to remove")
+    p.add_argument(
+        "--class",
+        dest="drop_class",
+        action="append",
+        metavar="NAME",
+        help="remove every image of this class (repeatable)",
+    )
+    p.add_argument("--label-map", metavar="FILE", help="label map to copy beside the new shards (default: the inputs')")
+    add_output_options(p)

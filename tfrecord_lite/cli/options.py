@@ -1,0 +1,294 @@
+# What the command modules share: exit statuses and usage errors, expanding the
+# inputs (files, globs, directories, '-'), argparse value types and the option groups
+# several commands take, reading many files, progress bars and the summary lines on
+# stderr. Progress bars come from tqdm, only when stderr is a terminal, only for jobs
+# that run longer than a second, and only if tqdm is installed (imported lazily;
+# without it the command runs the same, silently).
+from __future__ import annotations
+
+import argparse
+import contextlib
+import glob
+import os
+import re
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+from .._files import normalize_compression
+from .._framing import HEADER_SIZE
+from .._reader import iter_records, sniff_compression
+from .._sharded import open_shard_writer, replacing_shards
+from .._sidecar import SIDECAR_SUFFIX
+
+PROG = "tfrecord-lite"
+EXIT_DATA = 1  # the data is bad (corrupt record, undecodable image, verification failed)
+EXIT_USAGE = 2  # the command is wrong (unknown option, missing file, bad value)
+
+# Files in a directory that are never TFRecord data (sidecars, label maps, text indexes, notes).
+_NOT_RECORDS = (SIDECAR_SUFFIX, ".json", ".idx", ".index", ".txt", ".csv", ".md", ".tmp", ".lock", ".py")
+
+
+class UsageError(Exception):
+    """A problem with the command line itself (exit status 2)."""
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def expand_inputs(specs: Sequence[str], stdin: bool = False) -> list[str]:
+    """Files for the given files, globs and directories, in order (directories and globs sorted).
+
+    A directory stands for the record files directly inside it (index sidecars,
+    label maps, text indexes and hidden files are left out); '-' is standard input
+    where `stdin` allows it. Raises UsageError for a path that does not exist or a
+    pattern that matches nothing.
+    """
+    out: list[str] = []
+    for spec in specs:
+        if spec == "-":
+            if not stdin:
+                raise UsageError("this command cannot read standard input ('-'): give files")
+            out.append(spec)
+        elif os.path.isdir(spec):
+            found = sorted(
+                os.path.join(spec, n)
+                for n in os.listdir(spec)
+                if not n.startswith(".") and not n.endswith(_NOT_RECORDS) and os.path.isfile(os.path.join(spec, n))
+            )
+            if not found:
+                raise UsageError(f"no TFRecord files in directory {spec}")
+            out += found
+        elif os.path.exists(spec) or "://" in spec:
+            out.append(spec)
+        elif glob.has_magic(spec):
+            found = sorted(p for p in glob.glob(spec) if os.path.isfile(p) and not p.endswith(_NOT_RECORDS))
+            if not found:
+                raise UsageError(f"no files match {spec}")
+            out += found
+        else:
+            raise UsageError(f"no such file or directory: {spec}")
+    return out
+
+
+def source_of(path: str) -> Any:
+    """What to open for an input name: the path, or the standard input's bytes for '-'."""
+    return sys.stdin.buffer if path == "-" else path
+
+
+def iter_file_records(
+    paths: Sequence[str], compression: str = "auto", verify: bool = True
+) -> Iterator[tuple[str, int, bytes]]:
+    """(path, index in file, record) over several files in order ('-' is standard input)."""
+    for path in paths:
+        with iter_records(source_of(path), compression=compression, verify=verify) as records:
+            for i, record in enumerate(records):
+                yield path, i, record
+
+
+def count_file(path: str, compression: str = "auto", verify: bool = False) -> int:
+    """Number of records in one file (payload CRCs are checked only with `verify`)."""
+    with iter_records(source_of(path), compression=compression, verify=verify) as records:
+        return sum(1 for _ in records)
+
+
+def head_compression(path: str) -> str:
+    """'' | 'gzip' | 'zlib' | 'unknown', from the first bytes of a local file."""
+    with open(path, "rb") as f:
+        return sniff_compression(f.read(HEADER_SIZE))
+
+
+def input_records(args: argparse.Namespace, paths: Sequence[str], desc: str) -> Iterator[bytes]:
+    """The records of all inputs, with a progress bar on long jobs."""
+    for _, _, record in progress(iter_file_records(paths, args.compression), None, desc, "rec", args.quiet):
+        yield record
+
+
+# ---------------------------------------------------------------- argument types and option groups
+
+
+def compression_arg(value: str) -> str:
+    """argparse type: auto | none | gzip | zlib (any case) -> the library's spelling."""
+    if value.lower() == "none":
+        return ""
+    try:
+        return normalize_compression(value, allow_auto=True)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"unknown compression {value!r} (use auto, none, gzip or zlib)") from None
+
+
+def out_compression_arg(value: str) -> str:
+    result = compression_arg(value)
+    if result == "auto":
+        raise argparse.ArgumentTypeError("an output compression must be none, gzip or zlib")
+    return result
+
+
+def positive_int(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
+    return n
+
+
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30}
+
+
+def parse_size(value: str) -> int:
+    """'100M', '1.5G', '64k', '4096' -> bytes (binary units)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", value)
+    if not m or m.group(2).lower() not in _SIZE_UNITS or float(m.group(1)) <= 0:
+        raise argparse.ArgumentTypeError(f"expected a size such as 4096, 64k, 100M or 1G, got {value!r}")
+    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
+
+
+def resize_arg(value: str) -> Any:
+    m = re.fullmatch(r"(\d+)(?:[xX](\d+))?", value.strip())
+    if not m or int(m.group(1)) == 0 or (m.group(2) is not None and int(m.group(2)) == 0):
+        raise argparse.ArgumentTypeError(f"expected N (longest side) or WxH, got {value!r}")
+    return int(m.group(1)) if m.group(2) is None else (int(m.group(1)), int(m.group(2)))
+
+
+def add_command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    func: Callable[[argparse.Namespace], int],
+    summary: str,
+    example: str,
+) -> argparse.ArgumentParser:
+    """A sub-command's parser: its summary, its examples and the common -q option; `func` runs it."""
+    p = sub.add_parser(
+        name,
+        help=summary,
+        description=summary,
+        epilog="examples:\n" + example,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars or summary lines"
+    )
+    p.set_defaults(func=func)
+    return p
+
+
+def add_inputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="TFRecord files, glob patterns or directories")
+    p.add_argument("-z", "--compression", type=compression_arg, default="auto", metavar="C",
+                   help="input compression: auto (default: from the content), none, gzip, zlib")  # fmt: skip
+
+
+def add_output_options(p: argparse.ArgumentParser, sharded: bool = True) -> None:
+    if sharded:
+        g = p.add_mutually_exclusive_group()
+        g.add_argument("--shards", type=positive_int, metavar="N", help="write N shards")
+        g.add_argument("--max-records", type=positive_int, metavar="N", help="start a new shard every N records")
+        g.add_argument(
+            "--max-bytes", type=parse_size, metavar="SIZE", help="start a new shard at SIZE bytes (e.g. 200M)"
+        )
+        p.add_argument("--no-index", action="store_true", help="do not write random-access index sidecars")
+    p.add_argument("--to", type=out_compression_arg, default=None, metavar="C",
+                   help="output compression: none (default), gzip, zlib")  # fmt: skip
+    p.add_argument("-f", "--force", action="store_true", help="overwrite existing outputs")
+
+
+def add_mode(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--example", dest="mode", action="store_const", const="example", help="decode records as Examples")
+    g.add_argument(
+        "--sequence", dest="mode", action="store_const", const="sequence", help="decode records as SequenceExamples"
+    )
+    g.add_argument("--raw", dest="mode", action="store_const", const="raw", help="show raw record bytes")
+    p.set_defaults(mode="auto")
+
+
+# ---------------------------------------------------------------- progress and summaries
+
+
+def _tqdm(quiet: bool) -> Any:
+    """tqdm's class when a bar should be shown (stderr is a terminal, tqdm installed), else None."""
+    if quiet or not sys.stderr.isatty():
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm
+
+
+def progress(
+    iterable: Iterable[Any], total: int | None = None, desc: str = "", unit: str = "rec", quiet: bool = False
+) -> Iterable[Any]:
+    """`iterable` wrapped in a tqdm bar when stderr is a terminal and tqdm is installed; else itself.
+
+    The bar appears only once the job has run for a second, so short commands stay clean.
+    """
+    tqdm = _tqdm(quiet)
+    if tqdm is None:
+        return iterable
+    return tqdm(
+        iterable, total=total or None, desc=desc, unit=unit, delay=1.0, leave=False, file=sys.stderr, dynamic_ncols=True
+    )
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def progress_bar(total: int | None, desc: str, unit: str = "B", quiet: bool = False) -> Any:
+    """A tqdm bar to `update(n)` by hand (bytes by default), or a do-nothing stand-in (see `progress`)."""
+    tqdm = _tqdm(quiet)
+    if tqdm is None:
+        return _NoBar()
+    return tqdm(total=total or None, desc=desc, unit=unit, unit_scale=True, delay=1.0, leave=False, file=sys.stderr)
+
+
+def first_paths(paths: Sequence[str], empty: str = "") -> str:
+    """'a.tfrecord ...' for a summary line: the first path, and '...' when more follow."""
+    return f"{paths[0] if paths else empty}{' ...' if len(paths) > 1 else ''}"
+
+
+def say(args: argparse.Namespace, text: str) -> None:
+    """A summary line on stderr (data goes to stdout); silent with --quiet."""
+    if not args.quiet:
+        print(text, file=sys.stderr)
+
+
+# ---------------------------------------------------------------- writing
+
+
+def check_new(paths: Iterable[str], force: bool, inputs: Sequence[str]) -> None:
+    """Refuse to overwrite existing outputs unless --force, and an input always."""
+    sources = {os.path.abspath(p) for p in inputs}
+    for p in paths:
+        if os.path.abspath(p) in sources:
+            raise UsageError(f"{p} is an input and an output: write to another file")
+        if os.path.exists(p) and not force:
+            raise UsageError(f"{p} already exists (use --force to overwrite it)")
+
+
+def replacing(
+    prefix: str, suffix: str, force: bool, inputs: Sequence[str] = (), hint: str = "--force to replace them"
+) -> contextlib.ExitStack[bool | None]:
+    """replacing_shards, its refusals as usage errors (with the option that overrides them)."""
+    stack = contextlib.ExitStack()
+    try:
+        stack.enter_context(replacing_shards(prefix, suffix, replace=force, inputs=inputs))
+    except FileExistsError as err:
+        raise UsageError(f"{err} (use {hint})") from None
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    return stack
+
+
+def shard_writer(args: argparse.Namespace, prefix: str) -> Any:
+    """A ShardedWriter for --shards / --max-records / --max-bytes (one shard when none is given)."""
+    if args.shards is None and args.max_records is None and args.max_bytes is None:
+        args.shards = 1
+    return open_shard_writer(prefix, args.shards, args.max_records, args.max_bytes, args.to or None, not args.no_index)

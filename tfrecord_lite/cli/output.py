@@ -1,0 +1,199 @@
+# How records and reports look on the terminal and as JSON lines: a record decoded for
+# display (Example, SequenceExample or raw bytes), each feature's values shortened to
+# a readable line (text quoted, binary as size + hex with the image format named,
+# floats to 7 digits), the JSON form of the same (bytes as text or base64, NaN and
+# infinities as strings), and `verify`'s lines. Presentation only: the commands and
+# the demo call these.
+from __future__ import annotations
+
+import base64
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._codec import decode_example, decode_sequence_example
+from .._errors import DecodeError
+from .._verify import VerifyReport
+
+_MAGIC = ((b"\x89PNG\r\n\x1a\n", "PNG"), (b"\xff\xd8\xff", "JPEG"), (b"GIF8", "GIF"), (b"BM", "BMP"),
+          (b"RIFF", "RIFF/WebP"), (b"\x1f\x8b", "GZIP"))  # fmt: skip
+
+
+def describe_bytes(value: bytes, max_chars: int = 60) -> str:
+    """A safe one-line view of a bytes value: quoted text when it is printable UTF-8, else size + hex."""
+    try:
+        text = value.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and all(c.isprintable() or c in "\t\n\r" for c in text):  # no terminal escapes
+        shown = json.dumps(text if max_chars <= 0 or len(text) <= max_chars else text[:max_chars], ensure_ascii=False)
+        return shown if max_chars <= 0 or len(text) <= max_chars else f"{shown}… ({len(text)} chars)"
+    kind = next((name + " " for magic, name in _MAGIC if value.startswith(magic)), "")
+    n = len(value) if max_chars <= 0 else min(len(value), max(8, max_chars // 4))
+    more = "…" if n < len(value) else ""
+    return f"<{kind}{len(value)} bytes: {value[:n].hex()}{more}>"
+
+
+def value_kind(value: Any) -> str | None:
+    """'int64' | 'float' | 'bytes' | None (a Feature with no kind) for a value decoded without spec."""
+    if value is None:
+        return None
+    if isinstance(value, np.ndarray):
+        return "int64" if value.dtype.kind in "iu" else "float"
+    return "bytes"
+
+
+def _float_text(x: float) -> str:
+    return f"{x:.7g}"
+
+
+def render_values(value: Any, max_values: int = 10, max_chars: int = 60) -> str:
+    """'<kind>[n]  v1 v2 … (n values)' for one decoded feature; limits <= 0 mean no elision."""
+    kind = value_kind(value)
+    if kind is None:
+        return "(no kind set)"
+    items = list(value)
+    shown = items if max_values <= 0 else items[:max_values]
+    if kind == "bytes":
+        parts = [describe_bytes(bytes(v), max_chars) for v in shown]
+    elif kind == "float":
+        parts = [_float_text(float(v)) for v in shown]
+    else:
+        parts = [str(int(v)) for v in shown]
+    tail = f" … ({len(items)} values)" if len(shown) < len(items) else ""
+    return f"{kind}[{len(items)}]  " + " ".join(parts) + tail
+
+
+def _json_number(x: float) -> Any:
+    return x if math.isfinite(x) else ("NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity"))
+
+
+def json_values(value: Any, max_values: int = 10, max_chars: int = 60) -> dict[str, Any]:
+    """{"kind", "values"[, "elided"]} for one decoded feature, JSON-safe.
+
+    Bytes become a string when they are UTF-8 text, else {"base64", "size"}; a
+    value or list cut short is marked with "elided" (limits <= 0: nothing is cut).
+    """
+    kind = value_kind(value)
+    if kind is None:
+        return {"kind": None, "values": []}
+    items = list(value)
+    shown = items if max_values <= 0 else items[:max_values]
+    out: dict[str, Any] = {"kind": kind}
+    if kind == "bytes":
+        values: list[Any] = []
+        for v in shown:
+            b = bytes(v)
+            try:
+                text: str | None = b.decode("utf-8")
+            except UnicodeDecodeError:
+                text = None
+            cut = max_chars > 0 and len(b) > max_chars
+            if text is not None and not cut:
+                values.append(text)
+            elif text is not None:
+                values.append({"text": text[:max_chars], "size": len(b), "elided": True})
+            else:
+                entry: dict[str, Any] = {
+                    "base64": base64.b64encode(b[:max_chars] if cut else b).decode(),
+                    "size": len(b),
+                }
+                if cut:
+                    entry["elided"] = True
+                values.append(entry)
+        out["values"] = values
+    elif kind == "float":
+        out["values"] = [_json_number(float(v)) for v in shown]
+    else:
+        out["values"] = [int(v) for v in shown]
+    if len(shown) < len(items):
+        out["elided"] = len(items) - len(shown)
+    return out
+
+
+@dataclass
+class Decoded:
+    """A record decoded for display: an Example, a SequenceExample, or raw bytes that are neither."""
+
+    kind: str  # "example" | "sequence" | "raw"
+    features: dict[str, Any] = field(default_factory=dict)  # Example features or SequenceExample context
+    feature_lists: dict[str, list[Any]] = field(default_factory=dict)
+    raw: bytes = b""
+    error: str = ""
+
+
+def decode_record(record: bytes, mode: str = "auto") -> Decoded:
+    """Decode a record for display. mode 'auto' tells a SequenceExample (it has feature lists)
+    from an Example; 'example' / 'sequence' force one; 'raw' keeps the bytes."""
+    if mode == "raw":
+        return Decoded("raw", raw=record)
+    try:
+        if mode in ("auto", "sequence"):
+            context, lists = decode_sequence_example(record)
+            if lists or mode == "sequence":
+                return Decoded("sequence", context, lists)
+        return Decoded("example", decode_example(record))
+    except DecodeError as err:
+        return Decoded("raw", raw=record, error=err.reason)
+
+
+def _feature_lines(features: dict[str, Any], indent: str, max_values: int, max_chars: int) -> list[str]:
+    width = max((len(k) for k in features), default=0)
+    return [f"{indent}{k.ljust(width)}  {render_values(v, max_values, max_chars)}" for k, v in sorted(features.items())]
+
+
+def render_record(dec: Decoded, title: str, max_values: int = 10, max_chars: int = 60) -> str:
+    """The readable, multi-line view `head` / `cat` print for one record."""
+    if dec.kind == "raw":
+        why = f" (not an Example: {dec.error})" if dec.error else ""
+        return f"{title}{why}\n  {describe_bytes(dec.raw, max_chars)}"
+    if dec.kind == "example":
+        lines = _feature_lines(dec.features, "  ", max_values, max_chars) or ["  (no features)"]
+        return "\n".join([title] + lines)
+    lines = [f"{title} (SequenceExample)", "  context:"]
+    lines += _feature_lines(dec.features, "    ", max_values, max_chars) or ["    (none)"]
+    lines.append("  feature_lists:")
+    for key, steps in sorted(dec.feature_lists.items()):
+        lines.append(f"    {key}  {len(steps)} steps")
+        shown = steps if max_values <= 0 else steps[:max_values]
+        lines += [f"      [{i}] {render_values(v, max_values, max_chars)}" for i, v in enumerate(shown)]
+        if len(shown) < len(steps):
+            lines.append(f"      … ({len(steps) - len(shown)} more steps)")
+    return "\n".join(lines)
+
+
+def record_json(dec: Decoded, path: str, index: int, max_values: int = 10, max_chars: int = 60) -> dict[str, Any]:
+    """The JSON object `head --json` prints for one record."""
+    out: dict[str, Any] = {"file": path, "index": index, "type": dec.kind}
+    if dec.kind == "raw":
+        out["size"] = len(dec.raw)
+        out["base64"] = base64.b64encode(dec.raw if max_chars <= 0 else dec.raw[:max_chars]).decode()
+        if dec.error:
+            out["error"] = dec.error
+        return out
+    feats = {k: json_values(v, max_values, max_chars) for k, v in sorted(dec.features.items())}
+    if dec.kind == "example":
+        out["features"] = feats
+    else:
+        out["context"] = feats
+        out["feature_lists"] = {
+            k: [json_values(v, max_values, max_chars) for v in steps] for k, steps in sorted(dec.feature_lists.items())
+        }
+    return out
+
+
+def format_report(path: str, report: VerifyReport, max_listed: int = 20) -> str:
+    """`verify`'s lines for one file: 'OK  path  N records', or 'BAD ...' and a line per bad record
+    (the first `max_listed` of them; <= 0 lists all)."""
+    if report.ok:
+        return f"OK   {path}  {report.records} records"
+    where = " (offsets in the uncompressed stream)" if report.compression else ""
+    lines = [f"BAD  {path}  {report.records} good records, {len(report.bad)} bad{where}:"]
+    listed = report.bad if max_listed <= 0 else report.bad[:max_listed]
+    lines += [f"     offset {offset}: {reason}" for offset, reason in listed]
+    if len(listed) < len(report.bad):
+        lines.append(f"     ... {len(report.bad) - len(listed)} more (--all lists every one)")
+    return "\n".join(lines)

@@ -1,0 +1,266 @@
+# Commands that index and reshape record files: index, merge, reshard, split, convert.
+# Records are copied unchanged; outputs are checked before anything is written
+# (never over an input, never over an existing file without --force), and new shards
+# replace old ones only once they are complete.
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import os
+import re
+
+import numpy as np
+
+from .._sharded import COMPRESSION_SUFFIX, shard_suffix
+from .._writer import TFRecordWriter
+from .options import (
+    PROG,
+    UsageError,
+    add_command,
+    add_inputs,
+    add_output_options,
+    check_new,
+    compression_arg,
+    count_file,
+    expand_inputs,
+    first_paths,
+    input_records,
+    progress,
+    replacing,
+    say,
+    shard_writer,
+)
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from .._random_access import TFRecordFile
+    from .._sidecar import write_text_index
+
+    paths = expand_inputs(args.inputs)
+    for p in progress(paths, len(paths), "index", "file", args.quiet):
+        f = TFRecordFile(p, verify=not args.no_verify)
+        try:
+            line = f"{p}: {len(f)} records, index {f.index_path or '(in memory: the folder is read-only)'}"
+        finally:
+            f.close()
+        if args.text or args.text_dir:
+            folder = args.text_dir or os.path.dirname(p)
+            out = os.path.join(folder, os.path.basename(p) + ".idx")
+            os.makedirs(folder or ".", exist_ok=True)
+            write_text_index(p, out)
+            line += f", text index {out}"
+        print(line)
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    paths = expand_inputs(args.inputs, stdin=True)
+    check_new([args.output], args.force, paths)
+    out_compression = _output_compression(args.to, args.output)
+    n = 0
+    with TFRecordWriter(args.output, out_compression or None) as writer:
+        for record in input_records(args, paths, "merge"):
+            writer.write(record)
+            n += 1
+    say(args, f"wrote {n} records from {len(paths)} files to {args.output}")
+    return 0
+
+
+def cmd_reshard(args: argparse.Namespace) -> int:
+    paths = expand_inputs(args.inputs, stdin=True)
+    n = 0
+    with (
+        replacing(args.output, shard_suffix(args.to), args.force, paths),
+        shard_writer(args, args.output) as writer,
+    ):
+        for record in input_records(args, paths, "reshard"):
+            writer.write(record)
+            n += 1
+    out = list(writer.paths)
+    say(args, f"wrote {n} records to {len(out)} shards: {first_paths(out)}")
+    return 0
+
+
+def _output_compression(to: str | None, path: str) -> str:
+    """--to if given, else from the output's extension (.gz -> gzip, .zz / .zlib -> zlib, else none)."""
+    if to is not None:
+        return to
+    lower = path.lower()
+    return "gzip" if lower.endswith(".gz") else "zlib" if lower.endswith((".zz", ".zlib")) else ""
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    paths = expand_inputs(args.inputs, stdin=True)
+    if len(paths) > 1 or os.path.isdir(args.output) or args.output.endswith(os.sep):
+        if args.to is None:
+            raise UsageError("converting several files into a folder needs --to none|gzip|zlib")
+        os.makedirs(args.output, exist_ok=True)
+        stem = re.compile(r"(\.gz|\.zz|\.zlib)$", re.IGNORECASE)
+        targets = [
+            os.path.join(args.output, stem.sub("", os.path.basename(p)) + COMPRESSION_SUFFIX[args.to]) for p in paths
+        ]
+    else:
+        targets = [args.output]
+    check_new(targets, args.force, paths)
+    for src, dst in zip(paths, targets, strict=False):
+        to = _output_compression(args.to, dst)
+        with TFRecordWriter(dst, to or None) as writer:
+            for record in input_records(args, [src], "convert"):
+                writer.write(record)
+        say(args, f"{src} -> {dst} ({to or 'uncompressed'}, {writer.records_written} records)")
+    return 0
+
+
+def parse_parts(text: str, what: str) -> list[float]:
+    """'90/10', '0.8/0.1/0.1', '1000/200' -> [90.0, 10.0] ...; every part positive."""
+    try:
+        parts = [float(x) for x in text.split("/")]
+    except ValueError:
+        parts = []
+    if not parts or any(p < 0 or not math.isfinite(p) for p in parts) or sum(parts) <= 0:
+        raise UsageError(f"{what} must look like 90/10 or 80/10/10, got {text!r}")
+    return parts
+
+
+def split_sizes(total: int, ratio: list[float] | None, counts: list[float] | None) -> list[int]:
+    """Records per part: ratios are rounded so the parts add up to `total`; counts are taken
+    in order, and one count more than given parts ... the last part gets the rest."""
+    if ratio is not None:
+        cum, acc, bounds = sum(ratio), 0.0, [0]
+        for r in ratio:
+            acc += r
+            bounds.append(round(total * acc / cum))
+        return [b - a for a, b in itertools.pairwise(bounds)]
+    assert counts is not None
+    sizes = [int(c) for c in counts]
+    if sum(sizes) > total:
+        raise UsageError(f"--count asks for {sum(sizes)} records, but the inputs hold {total}")
+    return sizes
+
+
+def cmd_split(args: argparse.Namespace) -> int:
+    paths = expand_inputs(args.inputs)
+    ratio = parse_parts(args.ratio, "--ratio") if args.ratio else None
+    counts = parse_parts(args.count, "--count") if args.count else None
+    if counts is not None and any(c != int(c) for c in counts):
+        raise UsageError(f"--count takes whole numbers, got {args.count!r}")
+    n_parts = len(ratio or counts or [])
+    names = (
+        args.names.split(",")
+        if args.names
+        else (["train", "val", "test"][:n_parts] if n_parts <= 3 else [f"part{i}" for i in range(n_parts)])
+    )
+    if len(names) != n_parts or len(set(names)) != n_parts:
+        raise UsageError(f"--names needs {n_parts} different names for {n_parts} parts, got {args.names!r}")
+    total = sum(count_file(p, args.compression) for p in paths)
+    sizes = split_sizes(total, ratio, counts)
+    folder = os.path.isdir(args.output) or args.output.endswith(("/", os.sep))
+    ext = shard_suffix(args.to)
+    targets = [os.path.join(args.output, n + ext) if folder else f"{args.output}-{n}{ext}" for n in names]
+    check_new(targets, args.force, paths)
+    part = np.repeat(np.arange(n_parts), sizes)
+    part = np.concatenate([part, np.full(total - len(part), -1)])  # --count may leave records out
+    if args.shuffle:
+        np.random.default_rng(args.seed).shuffle(part)
+    if folder:
+        os.makedirs(args.output, exist_ok=True)
+    writers = [TFRecordWriter(t, args.to or None) for t in targets]
+    try:
+        for k, record in enumerate(input_records(args, paths, "split")):
+            if k < total and part[k] >= 0:
+                writers[part[k]].write(record)
+    finally:
+        for w in writers:
+            w.close()
+    for t, w in zip(targets, writers, strict=False):
+        say(args, f"{t}: {w.records_written} records")
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """index, merge, reshard, split, convert."""
+    p = add_command(
+        sub,
+        "index",
+        cmd_index,
+        "Build random-access index sidecars (<file>.tfrlidx) and, with --text, "
+        "DALI / tfrecord text indexes (<file>.idx).",
+        f"  {PROG} index data/\n  {PROG} index data/*.tfrecord --text-dir idx/   for DALI's index_path",
+    )
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="uncompressed TFRecord files, globs or directories")
+    p.add_argument("--text", action="store_true", help="also write '<file>.idx' text indexes ('offset length' lines)")
+    p.add_argument("--text-dir", metavar="DIR", help="write the text indexes into DIR instead (implies --text)")
+    p.add_argument("--no-verify", action="store_true", help="do not check payload CRCs while indexing")
+
+    p = add_command(
+        sub,
+        "reshard",
+        cmd_reshard,
+        "Rewrite records into a new set of shards (by number, records or bytes per shard).",
+        f"  {PROG} reshard data/ -o out/train --shards 16\n"
+        f"  {PROG} reshard big.tfrecord -o out/part --max-bytes 200M --to gzip",
+    )
+    add_inputs(p)
+    p.add_argument("-o", "--output", required=True, metavar="OUT_PREFIX", help="prefix of the new shards")
+    add_output_options(p)
+
+    p = add_command(
+        sub,
+        "merge",
+        cmd_merge,
+        "Concatenate the records of several files into one file.",
+        f"  {PROG} merge data/train-*.tfrecord -o all.tfrecord",
+    )
+    add_inputs(p)
+    p.add_argument(
+        "-o", "--output", required=True, metavar="OUT_FILE", help="the merged file (.gz -> GZIP unless --to)"
+    )
+    add_output_options(p, sharded=False)
+
+    p = add_command(
+        sub,
+        "split",
+        cmd_split,
+        "Split records into parts by ratio (90/10) or by counts (1000/200), e.g. train/val.",
+        f"  {PROG} split data/ --ratio 90/10 --shuffle -o out/          "
+        "-> out/train.tfrecord, out/val.tfrecord\n"
+        f"  {PROG} split all.tfrecord --count 1000/200 --names a,b -o x    "
+        "-> x-a.tfrecord, x-b.tfrecord",
+    )
+    add_inputs(p)
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        help="a folder (OUT/NAME.tfrecord) or a prefix (OUT-NAME.tfrecord)",
+    )
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--ratio", metavar="A/B[/C]", help="split by ratio, e.g. 90/10 or 80/10/10")
+    g.add_argument("--count", metavar="A/B[/C]", help="split by record counts; records beyond their sum are left out")
+    p.add_argument("--names", metavar="N1,N2", help="part names (default train,val[,test])")
+    p.add_argument(
+        "--shuffle", action="store_true", help="assign records to parts at random (seeded) instead of in order"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed for --shuffle (default 0)")
+    add_output_options(p, sharded=False)
+
+    p = add_command(
+        sub,
+        "convert",
+        cmd_convert,
+        "Change compression: plain <-> GZIP <-> ZLIB (records are copied unchanged).",
+        f"  {PROG} convert train.tfrecord.gz train.tfrecord\n  {PROG} convert data/*.tfrecord --to gzip -o gz/",
+    )
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="TFRecord files, glob patterns or directories")
+    p.add_argument("output", metavar="OUTPUT", help="output file, or a folder when converting several files")
+    p.add_argument(
+        "-z",
+        "--compression",
+        type=compression_arg,
+        default="auto",
+        metavar="C",
+        help="input compression (default auto)",
+    )
+    add_output_options(p, sharded=False)
