@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
@@ -115,7 +115,6 @@ def expand(share: Any, counts: list[int]) -> list[tuple]:
     return seq[share.offset :: share.step]
 
 
-@settings(max_examples=150, deadline=None)
 @given(
     counts=st.lists(st.integers(0, 25), min_size=0, max_size=6),
     consumers=st.integers(1, 9),
@@ -197,7 +196,6 @@ def test_padded_positions() -> None:
         padded_positions(0, 2, 0)
 
 
-@settings(max_examples=50, deadline=None)
 @given(n=st.integers(0, 60), size=st.integers(0, 10), seed=st.integers(0, 5))
 def test_shuffle_buffer_is_a_bounded_permutation(n: int, size: int, seed: int) -> None:
     out = list(shuffle_buffer(range(n), size, random.Random(seed)))
@@ -339,7 +337,6 @@ def test_stream_consumers_simulated(tmp_path: Path) -> None:
     assert sorted(itertools.chain(*per_rank)) == list(range(15))
 
 
-@settings(max_examples=25, deadline=None)
 @given(
     sizes=st.lists(st.tuples(st.integers(0, 9), st.sampled_from([None, "gzip"])), min_size=1, max_size=4),
     world=st.integers(1, 3),
