@@ -181,7 +181,7 @@ def task_bench(args: list[str]) -> int:
 # runs .ci/wheel_smoke.py in it from outside the checkout. The fresh venv has no pip of its own:
 # .venvs/py's pip installs into it (`pip --python`), with pip's cache, asking only the registry.
 
-DISTRIBUTION = "tfrlite"  # `tfrecord-lite` on the package index is another project, and the same name
+DISTRIBUTION = "tfrlite"  # not tfrecord-lite: that name (and tfrecord_lite, the same to pip) is taken
 PACKAGE = "tfrecord_lite"
 NOT_SHIPPED = {"tests", "benchmarks", "docs", "fuzzer", ".venvs", ".git", "__pycache__"}  # in neither archive
 SDIST_NEEDS = ("PKG-INFO", "pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", f"{PACKAGE}/py.typed")
