@@ -2,11 +2,15 @@
 """Developer tasks that set up their own environments (stdlib only, Python >= 3.10).
 
     python3 tasks.py demo [args]    run the demo (in .venvs/py)
-    python3 tasks.py test [--only=py|tf] [pytest args]
-                                    build the docs (mkdocs build --strict, with py), then run the
-                                    test suite twice: .venvs/py (no TensorFlow, oldest protobuf,
-                                    torch) and .venvs/tf (tensorflow-cpu, newest protobuf)
+    python3 tasks.py test [--only=py|tf|package] [pytest args]
+                                    build the docs (mkdocs build --strict, with py), run the test
+                                    suite twice: .venvs/py (no TensorFlow, oldest protobuf, torch)
+                                    and .venvs/tf (tensorflow-cpu, newest protobuf), then `package`;
+                                    --only runs one of the three
     python3 tasks.py docs [--serve] build the docs site into site/ (or serve it live)
+    python3 tasks.py package        build the sdist and wheel, check them, smoke-test the wheel
+                                    alone in a fresh venv
+    python3 tasks.py lint           ruff check, ruff format --check, mypy (all configured in pyproject.toml)
     python3 tasks.py bench [args]   run benchmarks/run.py against TensorFlow and `tfrecord`
 
 Each environment lives in .venvs/NAME and is built once: a stamp file holds a hash of what
@@ -20,12 +24,15 @@ interpreter; a change to any of those rebuilds it from scratch.
 # venvs with plain subprocess calls.
 from __future__ import annotations
 
+import email
 import hashlib
 import os
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
@@ -43,7 +50,8 @@ TENSORFLOW = "tensorflow-cpu==2.21.0"
 ENVS: dict[str, tuple[str, list[str], str]] = {
     "py": (
         f"no TensorFlow, protobuf {OLDEST_PROTOBUF} (oldest supported), torch",
-        [f"protobuf=={OLDEST_PROTOBUF}", TORCH, "torchdata", "scikit-learn"],
+        # pip 22.3 has --python, with which `package` installs into a venv that has no pip
+        [f"protobuf=={OLDEST_PROTOBUF}", TORCH, "torchdata", "scikit-learn", "pip>=22.3"],
         "test,torch,images,cli,remote,arrow,lint,docs,package",
     ),
     "tf": (
@@ -111,32 +119,39 @@ def ensure(name: str) -> Path:
     return python_of(name)
 
 
+def summarize(title: str, results: dict[str, int]) -> int:
+    """Log one verdict line per step (step label -> exit code); 0 if every step passed, else 1."""
+    log(f"{title}:")
+    for label, code in results.items():
+        verdict = "passed" if code == 0 else f"FAILED (exit code {code})"
+        if code < 0:
+            verdict = f"FAILED (killed by signal {-code}: a crash, see the traceback above)"
+        log(f"  {label}: {verdict}")
+    return 0 if all(code == 0 for code in results.values()) else 1
+
+
 def task_test(args: list[str]) -> int:
-    """Run the suite in each test venv; non-zero if any run fails."""
-    names = ["py", "tf"]
+    """Run the suite in each test venv, then check the package; non-zero if anything fails."""
+    steps = [*REQUIRE, "package"]
     if args and args[0].startswith("--only="):
-        names = [args[0].split("=", 1)[1]]
+        steps = [args[0].split("=", 1)[1]]
         args = args[1:]
-        if names[0] not in REQUIRE:
-            sys.exit(f"[tasks] --only must be one of {', '.join(REQUIRE)}")
+        if steps[0] not in [*REQUIRE, "package"]:
+            sys.exit(f"[tasks] --only must be one of {', '.join([*REQUIRE, 'package'])}")
+    names = [step for step in steps if step in REQUIRE]
     pythons = {name: ensure(name) for name in names}  # set up everything before testing anything
-    docs = None
+    results: dict[str, int] = {}
     if "py" in pythons:
         with tempfile.TemporaryDirectory() as site:
-            docs = build_docs(pythons["py"], ["build", "--site-dir", site])
-    results: dict[str, int] = {}
+            results["docs (mkdocs build --strict)"] = build_docs(pythons["py"], ["build", "--site-dir", site])
     for name in names:
         log(f"pytest in .venvs/{name}: {ENVS[name][0]}")
-        results[name] = run([str(pythons[name]), "-m", "pytest", *args], env=REQUIRE[name])
-    log("summary:")
-    for name, code in results.items():
-        verdict = "passed" if code == 0 else f"FAILED (pytest exit code {code})"
-        if code < 0:
-            verdict = f"FAILED (pytest killed by signal {-code}: a crash, see the traceback above)"
-        log(f"  .venvs/{name} ({ENVS[name][0]}): {verdict}")
-    if docs is not None:
-        log(f"  docs (mkdocs build --strict): {'passed' if docs == 0 else 'FAILED (see the warnings above)'}")
-    return 0 if not docs and all(code == 0 for code in results.values()) else 1
+        results[f"pytest in .venvs/{name} ({ENVS[name][0]})"] = run(
+            [str(pythons[name]), "-m", "pytest", *args], env=REQUIRE[name]
+        )
+    if "package" in steps:
+        results["package (sdist and wheel built, checked, wheel smoke-tested)"] = task_package([])
+    return summarize("summary", results)
 
 
 def build_docs(python: Path, mkdocs_args: list[str]) -> int:
@@ -177,7 +192,150 @@ def task_bench(args: list[str]) -> int:
     return run([*cmd, *args])
 
 
-TASKS = {"test": task_test, "demo": task_demo, "bench": task_bench, "docs": task_docs}
+# ---------------------------------------------------------------- package: the distribution as users get it
+# `package` builds the sdist and the wheel into a temporary directory as a release is built
+# (`python -m build`: the wheel from the unpacked sdist, each in an isolated build env), lets
+# twine check both, checks what they hold, then installs the wheel alone into a fresh venv and
+# runs .ci/wheel_smoke.py in it from outside the checkout. The fresh venv has no pip of its own:
+# .venvs/py's pip installs into it (`pip --python`), with pip's cache, asking only the registry.
+
+DISTRIBUTION = "tfrlite"  # not tfrecord-lite: that name (and tfrecord_lite, the same to pip) is taken
+PACKAGE = "tfrecord_lite"
+NOT_SHIPPED = {"tests", "benchmarks", "docs", "fuzzer", ".venvs", ".git", "__pycache__"}  # in neither archive
+SDIST_NEEDS = ("PKG-INFO", "pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", f"{PACKAGE}/py.typed")
+SMOKE_TEST = ROOT / ".ci" / "wheel_smoke.py"
+
+
+def package_version(python: Path) -> str:
+    """tfrecord_lite.__version__ of the checkout (the one place the version is written)."""
+    code = f"import {PACKAGE}; print({PACKAGE}.__version__)"
+    proc = subprocess.run([str(python), "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
+    if proc.returncode:
+        sys.exit(f"[tasks] could not read {PACKAGE}.__version__:\n{proc.stderr}")
+    return proc.stdout.strip()
+
+
+def unshipped(names: list[str]) -> list[str]:
+    """The archive members (paths inside the project) that must not be distributed."""
+    return [name for name in names if NOT_SHIPPED & set(name.split("/")) or name.endswith(".pyc")]
+
+
+def wheel_problems(wheel: Path, version: str) -> list[str]:
+    """What is wrong with the wheel's metadata and file list (empty when nothing is)."""
+    dist_info = f"{DISTRIBUTION}-{version}.dist-info"
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        if f"{dist_info}/METADATA" not in names:
+            return [f"{wheel.name} has no {dist_info}/METADATA"]
+        metadata = email.message_from_bytes(archive.read(f"{dist_info}/METADATA"))
+    problems = [
+        f"{wheel.name} says {field} {metadata[field]!r}, expected {wanted!r}"
+        for field, wanted in (("Name", DISTRIBUTION), ("Version", version))
+        if metadata[field] != wanted
+    ]
+    if f"{PACKAGE}/py.typed" not in names:
+        problems.append(f"{wheel.name} lacks {PACKAGE}/py.typed")
+    outside = sorted({name.split("/")[0] for name in names} - {PACKAGE, dist_info})
+    problems += [f"{wheel.name} holds {name}, outside {PACKAGE}/ and {dist_info}/" for name in outside]
+    problems += [f"{wheel.name} holds {name}" for name in unshipped(names)]
+    return problems
+
+
+def sdist_problems(sdist: Path, version: str) -> list[str]:
+    """What is wrong with the sdist's file list (empty when nothing is)."""
+    top = f"{DISTRIBUTION}-{version}"
+    with tarfile.open(sdist) as archive:
+        names = archive.getnames()
+    problems = [f"{sdist.name} holds {name}, outside {top}/" for name in names if name.split("/")[0] != top]
+    inside = [name.partition("/")[2] for name in names]
+    problems += [f"{sdist.name} lacks {name}" for name in SDIST_NEEDS if name not in inside]
+    problems += [f"{sdist.name} holds {name}" for name in unshipped(inside)]
+    return problems
+
+
+def outside_checkout_env() -> dict[str, str]:
+    """The environment without what would let a python find the checkout's package."""
+    return {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME")}
+
+
+def smoke_test(wheel: Path, work: Path, pip_python: Path) -> int:
+    """Install `wheel` alone into a fresh venv under `work` and run the smoke test there."""
+    venv = work / "venv"
+    if subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=False).returncode:
+        return 1
+    python = venv / "bin" / "python"
+    pip = [str(pip_python), "-m", "pip", "--disable-pip-version-check", "--python", str(python)]
+    install = [*pip, "install", "-q", "--progress-bar", "off", str(wheel)]
+    env = outside_checkout_env()
+    if subprocess.run(install, cwd=work, env=env, stdin=subprocess.DEVNULL, check=False).returncode:
+        return 1
+    smoke = [str(python), str(SMOKE_TEST), str(work)]
+    return subprocess.run(smoke, cwd=work, env=env, stdin=subprocess.DEVNULL, check=False).returncode
+
+
+def task_package(args: list[str]) -> int:
+    """Build the sdist and the wheel, check them, smoke-test the wheel alone in a fresh venv."""
+    if args:
+        sys.exit(f"[tasks] package takes no arguments, got {' '.join(args)}")
+    python = ensure("py")
+    version = package_version(python)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="tasks-package-") as tmp:
+        work, dist = Path(tmp), Path(tmp) / "dist"
+        log(f"package: building {DISTRIBUTION} {version} (sdist, then the wheel from it) into a temporary directory")
+        if run([str(python), "-m", "build", "--quiet", "--outdir", str(dist), str(ROOT)]):
+            log("package: the build failed (see above)")
+            return 1
+        sdist, wheel = dist / f"{DISTRIBUTION}-{version}.tar.gz", dist / f"{DISTRIBUTION}-{version}-py3-none-any.whl"
+        built = sorted(path.name for path in dist.iterdir())
+        if built != sorted([sdist.name, wheel.name]):
+            log(f"package: built {', '.join(built)}; expected {sdist.name} and {wheel.name}")
+            return 1
+        if run([str(python), "-m", "twine", "check", "--strict", str(sdist), str(wheel)]):
+            log("package: twine check failed (see above)")
+            return 1
+        problems = wheel_problems(wheel, version) + sdist_problems(sdist, version)
+        for problem in problems:
+            log(f"package: {problem}")
+        if problems:
+            return 1
+        log(f"package: built and checked in {time.monotonic() - started:.0f} s; smoke-testing the wheel alone")
+        if smoke_test(wheel, work, python):
+            log("package: the wheel's smoke test failed (see above)")
+            return 1
+    log(f"package: passed in {time.monotonic() - started:.0f} s")
+    return 0
+
+
+# ---------------------------------------------------------------- lint
+
+LINTERS = {
+    "ruff check": ["ruff", "check", "."],
+    "ruff format --check": ["ruff", "format", "--check", "."],
+    "mypy": ["mypy"],  # what and how strictly: [tool.mypy] in pyproject.toml
+}
+
+
+def task_lint(args: list[str]) -> int:
+    """Run every linter in .venvs/py (all of them, even after a failure); non-zero if any fails."""
+    if args:
+        sys.exit(f"[tasks] lint takes no arguments, got {' '.join(args)}")
+    python = ensure("py")
+    results: dict[str, int] = {}
+    for label, command in LINTERS.items():
+        log(f"lint: {label}")
+        results[label] = run([str(python), "-m", *command])
+    return summarize("lint summary", results)
+
+
+TASKS = {
+    "test": task_test,
+    "demo": task_demo,
+    "bench": task_bench,
+    "docs": task_docs,
+    "package": task_package,
+    "lint": task_lint,
+}
 
 
 def main(argv: list[str]) -> int:

@@ -5,6 +5,11 @@
 # TFRECORD_LITE_REQUIRE_TORCH=1: then the library must import (checked once, in
 # a subprocess, so this process stays free of it) and a skipped test of that
 # kind, or a test module skipped for the lack of it, fails the whole run.
+#
+# Hypothesis settings come from one profile, loaded here before any test module
+# is imported: "default" for local runs, "ci" when the CI environment variable
+# is set (.ci/run sets it), or the one named by --hypothesis-profile. A test
+# overrides them only where it truly needs other numbers, and says why.
 from __future__ import annotations
 
 import importlib.util
@@ -15,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
@@ -22,6 +28,19 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 _OPTIONAL: dict[str, str] = {"tf": "tensorflow", "torch": "torch"}
 _REQUIRE_VAR = {"tf": "TFRECORD_LITE_REQUIRE_TF", "torch": "TFRECORD_LITE_REQUIRE_TORCH"}
 _skipped: dict[str, list[str]] = {"tf": [], "torch": []}
+
+# deadline=None: examples write files, call TensorFlow and share the CPU with other jobs, so their
+# time says nothing about a bug. too_slow / data_too_large: the codec strategies build large,
+# nested Examples on purpose. CI tries three times as many examples and prints a blob that
+# reproduces a failure (@reproduce_failure).
+settings.register_profile(
+    "default",
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile("ci", parent=settings.get_profile("default"), max_examples=300, print_blob=True)
+settings.load_profile("ci" if os.environ.get("CI", "").lower() not in ("", "0", "false") else "default")
 
 
 def _required(marker: str) -> bool:
@@ -38,12 +57,16 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             pytest.exit(f"{_REQUIRE_VAR[marker]}=1 but `import {module}` fails:\n{tail}", returncode=3)
 
 
-def pytest_report_header(config: pytest.Config) -> str:
+def pytest_report_header(config: pytest.Config) -> list[str]:
     import numpy
     from google.protobuf import __version__ as protobuf_version
     from google.protobuf.internal import api_implementation
 
-    return f"tfrecord_lite deps: protobuf {protobuf_version} ({api_implementation.Type()}), numpy {numpy.__version__}"
+    profile = settings.get_current_profile_name()
+    return [
+        f"tfrecord_lite deps: protobuf {protobuf_version} ({api_implementation.Type()}), numpy {numpy.__version__}",
+        f"hypothesis profile {profile!r}: max_examples={settings.default.max_examples}",
+    ]
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

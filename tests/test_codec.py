@@ -9,7 +9,7 @@ import google.protobuf
 import numpy as np
 import pytest
 from google.protobuf.message import DecodeError as ProtobufDecodeError
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
@@ -55,7 +55,6 @@ def split(pairs):
     return {k: v[0] for k, v in pairs.items()}, {k: v[1] for k, v in pairs.items()}
 
 
-@settings(max_examples=300, deadline=None)
 @given(features)
 def test_example_round_trip_and_agreement_with_protobuf(pairs):
     given_values, expected = split(pairs)
@@ -65,7 +64,6 @@ def test_example_round_trip_and_agreement_with_protobuf(pairs):
     assert reference.same_features(decoded, reference.decode_example(data))
 
 
-@settings(max_examples=150, deadline=None)
 @given(features)
 def test_canonical_encodings_take_the_fast_path_and_agree_with_the_general_parser(pairs):
     from tfrecord_lite import _codec
@@ -82,7 +80,6 @@ def test_canonical_encodings_take_the_fast_path_and_agree_with_the_general_parse
             assert reference.same_value(_codec.values_of(data, fast[key]), _codec.values_of(data, general[key]))
 
 
-@settings(max_examples=150, deadline=None)
 @given(features)
 def test_protobuf_serialized_examples_decode_to_the_same_values(pairs):
     _, expected = split(pairs)
@@ -108,7 +105,6 @@ def test_protobuf_serialized_examples_decode_to_the_same_values(pairs):
 steps = st.lists(feature_value, max_size=5)
 
 
-@settings(max_examples=150, deadline=None)
 @given(features, st.dictionaries(st.text(max_size=8), steps, max_size=4))
 def test_sequence_example_round_trip_and_agreement_with_protobuf(context_pairs, list_pairs):
     context, expected_context = split(context_pairs)
@@ -282,7 +278,6 @@ def damage(blob: bytearray, data) -> bytes:
 
 
 @needs_sound_protobuf
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(features, st.data())
 def test_damaged_encodings_agree_with_protobuf(pairs, data):
     """Differential fuzzing: flip, drop or insert bytes in a valid Example; we and protobuf
@@ -297,7 +292,6 @@ def test_damaged_encodings_agree_with_protobuf(pairs, data):
 
 
 @needs_sound_protobuf
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(features, st.dictionaries(st.text(max_size=4), steps, max_size=3), st.data())
 def test_damaged_sequence_examples_agree_with_protobuf(context_pairs, list_pairs, data):
     blob = bytearray(
@@ -316,7 +310,6 @@ def test_damaged_sequence_examples_agree_with_protobuf(context_pairs, list_pairs
         assert all(reference.same_value(a, b) for a, b in zip(ours[1][key], theirs[1][key], strict=False))
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=64))
 def test_arbitrary_bytes_never_crash(blob):
     for decode in (tfr.decode_example, tfr.decode_sequence_example):

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
@@ -168,7 +168,6 @@ def batches(draw: Any) -> Any:
     return records, spec
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(batches())
 def test_batches_decode_like_stacked_single_records(batch):
     records, spec = batch

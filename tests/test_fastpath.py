@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
@@ -119,7 +119,6 @@ def _spec_for(decoded: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(example_bytes())
 def test_wire_decoder_equals_protobuf_on_any_layout(case):
     data, _ = case
@@ -127,7 +126,6 @@ def test_wire_decoder_equals_protobuf_on_any_layout(case):
     assert reference.same_features(tfr.decode_example(data), expected)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.lists(example_bytes(), max_size=6), st.data())
 def test_batched_decoder_equals_protobuf_on_any_layout(cases, data):
     records = [c[0] for c in cases]
@@ -272,7 +270,6 @@ def same_layout_batches(draw: Any) -> list[bytes]:
     return records
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(same_layout_batches(), st.data())
 def test_records_sharing_a_layout_decode_like_single_records(records, data):
     spec_options = {

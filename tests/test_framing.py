@@ -6,7 +6,7 @@ import struct
 
 import pytest
 from crc32c import crc32c
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
@@ -41,7 +41,6 @@ def test_frame_accepts_any_buffer():
     assert framing.frame(memoryview(b"abc")) == framing.frame(b"abc")
 
 
-@settings(max_examples=200, deadline=None)
 @given(payloads, st.integers(0, 7))
 def test_scan_finds_every_record(records, prefix):
     blob = b"\0" * prefix + b"".join(framing.frame(r) for r in records)
@@ -50,7 +49,6 @@ def test_scan_finds_every_record(records, prefix):
     assert end == len(blob)
 
 
-@settings(max_examples=100, deadline=None)
 @given(payloads.filter(bool), st.data())
 def test_scan_stops_before_an_incomplete_tail(records, data):
     blob = b"".join(framing.frame(r) for r in records)

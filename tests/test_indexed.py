@@ -130,7 +130,9 @@ def test_zlib_file_refused(tmp_path: Path) -> None:
 # ----------------------------------------------------------------- indexing semantics
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# fewer examples than the profile's: each writes a file, builds its index and reopens it (~30 ms);
+# the examples share tmp_path, each in a folder of its own
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     records=st.lists(st.binary(max_size=300), max_size=40),
     picks=st.lists(st.integers(-60, 60), max_size=10),

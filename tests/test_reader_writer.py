@@ -13,7 +13,7 @@ import zlib
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
@@ -279,7 +279,6 @@ def test_streaming_memory_is_flat(tmp_path, compression):
     assert peak < 4 * CHUNK_SIZE + 1_000_000  # a couple of chunks, not the file
 
 
-@settings(max_examples=40, deadline=None)
 @given(st.lists(st.binary(max_size=2000), max_size=30), st.sampled_from(COMPRESSIONS), st.integers(1, 64))
 def test_any_records_through_a_trickling_pipe(records, compression, piece):
     """Reads that return a few bytes at a time (slow pipes, sockets) give the same records."""

@@ -189,7 +189,9 @@ def test_pickled_to_spawned_workers(tmp_path: Path) -> None:
             ]
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# fewer examples than the profile's: each writes up to five shards, then indexes and reopens them
+# (~40 ms); the examples share tmp_path, each in a folder of its own
+@settings(max_examples=20, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(parts=st.lists(st.lists(st.binary(max_size=40), max_size=6), min_size=1, max_size=5), seed=st.integers(0, 99))
 def test_global_indexing_equals_concatenation(tmp_path: Path, parts: list[list[bytes]], seed: int) -> None:
     folder = Path(tempfile.mkdtemp(dir=tmp_path))

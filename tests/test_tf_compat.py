@@ -1,8 +1,8 @@
 """TensorFlow as the oracle: files, protos and spec decoding must match what TF writes, reads and parses.
 
 Skipped as a whole when TensorFlow is not installed (CI runs it in an environment with
-tensorflow-cpu). TF runs eagerly; hypothesis example counts are kept small because each
-TF op call costs about a millisecond.
+tensorflow-cpu). TF runs eagerly; an example of the hypothesis tests takes a few milliseconds,
+so they run with the suite's profile (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 tf = pytest.importorskip("tensorflow")
@@ -31,7 +31,6 @@ from tests import reference
 pytestmark = pytest.mark.tf
 
 T = tf.train
-HYPOTHESIS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 COMPRESSIONS = ["", "GZIP", "ZLIB"]
 # TensorFlow's errors for bad data (parse ops) and bad specs (Python-side checks).
 TF_ERRORS = (tf.errors.InvalidArgumentError, ValueError, TypeError)
@@ -126,7 +125,6 @@ def test_empty_file_is_byte_identical_and_read_by_both(tmp_path: Path, compressi
     assert list(tfr.iter_records(theirs)) == []
 
 
-@HYPOTHESIS
 @given(st.lists(st.binary(max_size=300), max_size=12))
 def test_plain_files_byte_identical_for_random_payloads(tmp_path_factory: Any, records: list[bytes]) -> None:
     directory = tmp_path_factory.mktemp("rand")
@@ -400,7 +398,6 @@ sequence_values = st.tuples(
 # --------------------------------------------------------------------------- values: both directions
 
 
-@HYPOTHESIS
 @given(example_values)
 def test_encode_example_parses_in_tf_to_the_message_tf_builds(features: dict[str, Any]) -> None:
     data = tfr.encode_example(features)
@@ -409,7 +406,6 @@ def test_encode_example_parses_in_tf_to_the_message_tf_builds(features: dict[str
     assert reference.same_features(tf_parse_all(data, expected), tf_parse_all(expected.SerializeToString(), expected))
 
 
-@HYPOTHESIS
 @given(example_values)
 def test_tf_serialized_examples_decode_to_tf_values(features: dict[str, Any]) -> None:
     message = tf_example(features)
@@ -417,7 +413,6 @@ def test_tf_serialized_examples_decode_to_tf_values(features: dict[str, Any]) ->
     assert reference.same_features(tfr.decode_example(data), tf_parse_all(data, message))
 
 
-@HYPOTHESIS
 @given(sequence_values)
 def test_sequence_examples_round_trip_both_ways(value: tuple) -> None:
     context, lists = value
@@ -831,7 +826,6 @@ def example_and_spec(draw: Any) -> tuple:
     return features, lambda m: {"k": m.FixedLen(shape, getattr(m, spec_dtype), default_value=default)}
 
 
-@HYPOTHESIS
 @given(example_and_spec())
 def test_random_specs_decode_like_parse_single_example(case: tuple) -> None:
     features, spec = case
@@ -861,7 +855,6 @@ def sequence_and_spec(draw: Any) -> tuple:
     return lists, lambda m: {"s": m.FixedLenSequence(shape, getattr(m, spec_dtype), allow_missing=allow_missing)}
 
 
-@HYPOTHESIS
 @given(sequence_and_spec())
 def test_random_sequence_specs_decode_like_parse_single_sequence_example(case: tuple) -> None:
     lists, spec = case
