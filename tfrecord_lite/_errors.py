@@ -53,3 +53,23 @@ class FeatureError(TFRecordError, ValueError):
 
     def __reduce__(self):
         return (type(self), (self.key, self.detail))
+
+
+class RemoteError(OSError):
+    """Reading or writing an object in a store failed, also after retries (network, server errors).
+
+    `url` is the object's URL without credentials or query string; `offset` the byte reached."""
+
+    def __init__(self, message: str, *, url: str, offset: int | None = None) -> None:
+        self.url = url
+        self.offset = offset
+        self.reason = message
+        where = f"at byte offset {offset} of {url}" if offset is not None else f"of {url}"
+        super().__init__(f"{message} ({where})")
+
+    def __reduce__(self):  # keep url/offset when sent between processes
+        return (_rebuild_remote, (self.reason, self.url, self.offset))
+
+
+def _rebuild_remote(message: str, url: str, offset: int | None) -> RemoteError:
+    return RemoteError(message, url=url, offset=offset)

@@ -1,13 +1,17 @@
 # Opening what users pass as a source or destination: a local path, a URL that
 # fsspec understands (s3://, gs://, ..., imported only then), or a binary file
 # object they already opened (which we then never close). Also the knobs that
-# every I/O module shares: the accepted compression names.
+# every I/O module shares: the accepted compression names. A URL is opened by
+# _remote.py (ranged reads that resume, uploads that appear only complete), with
+# `storage_options`: fsspec options, or an fsspec filesystem object to use as is.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import IO, Any, Union, cast
 
 PathOrFile = Union[str, "os.PathLike[str]", IO[bytes], Any]
+StorageOptions = Union[Mapping[str, Any], Any, None]  # fsspec options, or an fsspec filesystem
 
 COMPRESSIONS = ("", "gzip", "zlib")
 
@@ -28,24 +32,39 @@ def is_file_object(obj: Any) -> bool:
 
 
 def display_name(obj: Any) -> str | None:
-    """A name for error messages: the path, or a file object's name when it has one."""
+    """A name for error messages: the path (a URL without credentials or query), or a file object's name."""
     if isinstance(obj, (str, os.PathLike)):
-        return os.fspath(obj)
+        name = os.fspath(obj)
+        if isinstance(name, str) and "://" in name:
+            from ._remote import redact
+
+            return redact(name)
+        return name
     name = getattr(obj, "name", None)
     return name if isinstance(name, str) else None
 
 
-def open_binary(target: PathOrFile, mode: str) -> tuple[IO[bytes], bool]:
+def split_options(storage_options: StorageOptions) -> tuple[Mapping[str, Any] | None, Any]:
+    """(fsspec options, fsspec filesystem) from what a caller passed as `storage_options`."""
+    if storage_options is None or isinstance(storage_options, Mapping):
+        return storage_options, None
+    return None, storage_options
+
+
+def open_binary(target: PathOrFile, mode: str, storage_options: StorageOptions = None) -> tuple[IO[bytes], bool]:
     """(binary file, whether we own it) for a path, URL or open file; mode 'rb', 'wb' or 'ab'."""
     if is_file_object(target):
         return cast(IO[bytes], target), False
     path = os.fspath(cast("str | os.PathLike[str]", target))
     if isinstance(path, str) and "://" in path and not path.startswith("file://"):
-        try:
-            import fsspec  # optional extra "remote"
-        except ImportError:
-            raise ImportError(f"reading {path!r} needs fsspec: pip install 'tfrlite[remote]'") from None
-        return fsspec.open(path, mode).open(), True
+        from ._remote import RemoteObject, RemoteStream, RemoteUpload
+
+        options, fs = split_options(storage_options)
+        if mode == "rb":
+            return cast(IO[bytes], RemoteStream(RemoteObject(path, options, fs))), True
+        if mode == "wb":
+            return cast(IO[bytes], RemoteUpload(path, options, fs)), True
+        raise ValueError(f"objects in a store cannot be appended to: {display_name(path)}")
     if isinstance(path, str) and path.startswith("file://"):
         path = path[len("file://") :]
     return open(path, mode), True

@@ -3,10 +3,14 @@
 # lookups, one slice of the map and (with verify) two CRCs. Reads keep no state,
 # so threads can share one object; a forked child inherits the maps, and pickling
 # sends only the path and options (plus an in-memory index when there is no
-# sidecar), so a spawned worker reopens the file in O(1).
+# sidecar), so a spawned worker reopens the file in O(1). An object in a store
+# (a URL) is read through a RemoteBuffer instead of a map (_remote_index.py finds
+# its index): slices of it are ranged reads through a block cache, and a list of
+# records is fetched first by a few coalesced, concurrent requests.
 from __future__ import annotations
 
 import functools
+import mmap
 import operator
 import os
 import struct
@@ -18,6 +22,7 @@ import numpy as np
 
 from ._codec import decode_example
 from ._errors import CorruptRecordError, PathName
+from ._files import StorageOptions, display_name, split_options
 from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, frame_header, masked_crc
 from ._repr import count, describe
 from ._sidecar import Buffer, IndexArg, RecordIndex, map_uncompressed, open_index, release
@@ -109,19 +114,32 @@ class TFRecordFile(RecordSequence):
     missing); False keeps the index in memory only. `verify` checks CRCs when the
     index is built and on every read. `on_stale` says what to do when the file
     changed after indexing: "rebuild" (default) or "raise" (StaleIndexError).
+
+    A URL (s3://, gs://, https://, ...) is read by ranged requests; its index is the sidecar
+    next to the object, `index=` (path or URL), or one scan cached locally (see docs/cloud.md).
+    `storage_options`: fsspec's options for it, or an fsspec filesystem.
     """
 
     def __init__(
-        self, path: PathName, index: IndexArg = None, *, verify: bool = True, on_stale: str = "rebuild"
+        self,
+        path: PathName,
+        index: IndexArg = None,
+        *,
+        verify: bool = True,
+        on_stale: str = "rebuild",
+        storage_options: StorageOptions = None,
     ) -> None:
         self._path = os.fspath(path)  # type: ignore[arg-type]
         self._index_arg = os.fspath(index) if isinstance(index, (str, os.PathLike)) else index
         self._verify = verify
         self._on_stale = on_stale
+        self._storage_options = storage_options
         self._lock = threading.Lock()
         self._open(None)
 
     def _open(self, prebuilt: RecordIndex | None) -> None:
+        if "://" in self._path and not self._path.startswith("file://"):
+            return self._open_remote(prebuilt)
         buf, st = map_uncompressed(self._path, "random access")
         try:
             idx = open_index(
@@ -135,6 +153,25 @@ class TFRecordFile(RecordSequence):
         self._offsets = idx.offsets
         self._at = _int_view(idx.offsets)  # offsets as Python ints, faster to index than numpy
         self._n = len(idx)
+
+    def _open_remote(self, prebuilt: RecordIndex | None) -> None:
+        from ._remote_index import open_remote
+
+        options, fs = split_options(self._storage_options)
+        buf, idx = open_remote(
+            self._path, self._index_arg, verify=self._verify, on_stale=self._on_stale, options=options, fs=fs
+        ) if prebuilt is None else (None, prebuilt)
+        if buf is None:
+            from ._remote import RemoteBuffer, RemoteObject
+
+            obj = RemoteObject(self._path, options, fs)
+            buf = RemoteBuffer(obj, idx.file_size)
+        self._buf = buf  # type: ignore[assignment]
+        self._idx = idx
+        self._offsets = idx.offsets
+        self._at = _int_view(idx.offsets)
+        self._n = len(idx)
+        self._read = self._read_remote  # type: ignore[method-assign]
 
     # -- reading
 
@@ -166,7 +203,7 @@ class TFRecordFile(RecordSequence):
             raise self._closed()
 
     def _closed(self) -> ValueError:
-        return ValueError(f"I/O operation on a closed TFRecordFile ({self._path})")
+        return ValueError(f"I/O operation on a closed TFRecordFile ({self._name})")
 
     def _get(self, i: int) -> bytes:
         self._check_open()
@@ -176,6 +213,10 @@ class TFRecordFile(RecordSequence):
     def _take(self, positions: Iterable[int]) -> list[bytes]:
         self._check_open()
         at, read = self._at, self._read
+        prefetch = getattr(self._buf, "prefetch", None)
+        if prefetch is not None:  # an object in a store: fetch the records' spans first, few requests
+            positions = list(positions)
+            prefetch([(at[i], at[i + 1]) for i in positions])
         return [read(at[i], at[i + 1]) for i in positions]
 
     def _read(self, start: int, end: int) -> bytes:
@@ -191,6 +232,33 @@ class TFRecordFile(RecordSequence):
         if self._verify and masked_crc(data) != _U32.unpack_from(buf, end - FOOTER_SIZE)[0]:
             raise CorruptRecordError("corrupted record: the data CRC does not match", path=self._path, offset=start)
         return data
+
+    def _read_remote(self, start: int, end: int) -> bytes:
+        """_read for an object in a store: the record comes whole from the RemoteBuffer's cache."""
+        buf = self._buf
+        if buf is None:
+            raise self._closed()
+        record = buf[start:end]
+        length = end - start - OVERHEAD
+        if length < 0 or len(record) != end - start or record[:HEADER_SIZE] != _header_for(length):
+            announced = _HEADER.unpack_from(record)[0] if len(record) >= HEADER_SIZE else None
+            reason = "corrupted record: the length CRC does not match"
+            if len(record) != end - start or length < 0:
+                reason = f"the index entry for this record is damaged (it spans {start}..{end} of {len(buf)} bytes)"
+            elif announced != length:
+                reason = (
+                    f"the record header announces {announced} bytes of data, the index {length}: "
+                    "the object was changed after indexing, or the record is damaged"
+                )
+            raise CorruptRecordError(reason, path=self._name, offset=start)
+        data = record[HEADER_SIZE:-FOOTER_SIZE]
+        if self._verify and masked_crc(data) != _U32.unpack_from(record, length + HEADER_SIZE)[0]:
+            raise CorruptRecordError("corrupted record: the data CRC does not match", path=self._name, offset=start)
+        return data
+
+    @property
+    def _name(self) -> str:
+        return display_name(self._path) or self._path
 
     def _bad_header(self, buf: Buffer, start: int, end: int) -> None:
         """Raise the CorruptRecordError that says what is wrong with the header at `start`."""
@@ -229,8 +297,10 @@ class TFRecordFile(RecordSequence):
             self._n = 0
             if idx is not None:
                 idx.close()
-            if buf is not None:
+            if isinstance(buf, (bytes, mmap.mmap)):
                 release(buf)
+            elif buf is not None:  # a RemoteBuffer
+                buf.close()
 
     @property
     def closed(self) -> bool:
@@ -238,9 +308,9 @@ class TFRecordFile(RecordSequence):
 
     def __repr__(self) -> str:
         if self.closed:
-            return describe("TFRecordFile", repr(self._path), "closed")
+            return describe("TFRecordFile", repr(self._name), "closed")
         index = f"index={self.index_path!r}" if self.index_path is not None else "index in memory"
-        return describe("TFRecordFile", repr(self._path), count(self._n), index, "open")
+        return describe("TFRecordFile", repr(self._name), count(self._n), index, "open")
 
     def __getstate__(self) -> dict[str, Any]:
         idx = self._idx
@@ -252,6 +322,7 @@ class TFRecordFile(RecordSequence):
             "index": self._index_arg,
             "verify": self._verify,
             "on_stale": self._on_stale,
+            "storage_options": self._storage_options,
             "in_memory": in_memory,
             "closed": self.closed,
         }
@@ -261,6 +332,7 @@ class TFRecordFile(RecordSequence):
         self._index_arg = state["index"]
         self._verify = state["verify"]
         self._on_stale = state["on_stale"]
+        self._storage_options = state.get("storage_options")
         self._lock = threading.Lock()
         self._buf, self._idx, self._offsets, self._n = None, None, np.zeros(1, np.uint64), 0
         self._at = _int_view(self._offsets)

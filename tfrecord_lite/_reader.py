@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from ._errors import CorruptRecordError, TFRecordError, TruncatedRecordError
-from ._files import PathOrFile, display_name, normalize_compression, open_binary
+from ._files import PathOrFile, StorageOptions, display_name, normalize_compression, open_binary
 from ._framing import HEADER_SIZE, OVERHEAD, header_is_valid, scan
 from ._repr import compression, describe
 
@@ -82,10 +82,17 @@ class DecodedStream:
     """The uncompressed record stream of a source: opened, its compression recognised
     from the first bytes, and inflated chunk by chunk when it is GZIP / ZLIB."""
 
-    def __init__(self, source: PathOrFile, compression: str | None = "auto", *, strict: bool = True) -> None:
+    def __init__(
+        self,
+        source: PathOrFile,
+        compression: str | None = "auto",
+        *,
+        strict: bool = True,
+        storage_options: StorageOptions = None,
+    ) -> None:
         compression = normalize_compression(compression, allow_auto=True)
         self.path = display_name(source)
-        self._file, self._owned = open_binary(source, "rb")
+        self._file, self._owned = open_binary(source, "rb", storage_options)
         try:
             head = self._read_head()
             if compression == "auto":
@@ -340,8 +347,14 @@ class StreamScanner:
 class RecordIterator(Iterator[bytes]):
     """Iterator over the records of one TFRecord stream; also a context manager that closes it."""
 
-    def __init__(self, source: PathOrFile, compression: str | None = "auto", verify: bool = True) -> None:
-        self._stream = DecodedStream(source, compression)
+    def __init__(
+        self,
+        source: PathOrFile,
+        compression: str | None = "auto",
+        verify: bool = True,
+        storage_options: StorageOptions = None,
+    ) -> None:
+        self._stream = DecodedStream(source, compression, storage_options=storage_options)
         self.path = self._stream.path
         self._verify = verify
         self._records: Generator[bytes, None, None] = self._iter_records()
@@ -399,11 +412,16 @@ class RecordIterator(Iterator[bytes]):
         self.close()
 
 
-def iter_records(source: PathOrFile, *, compression: str = "auto", verify: bool = True) -> RecordIterator:
-    """Iterate the records (payload bytes) of a TFRecord file, path or binary file object.
+def iter_records(
+    source: PathOrFile, *, compression: str = "auto", verify: bool = True, storage_options: StorageOptions = None
+) -> RecordIterator:
+    """Iterate the records (payload bytes) of a TFRecord file, path, URL or binary file object.
 
     `compression`: "auto" (recognised from the content), None / "", "gzip" or "zlib".
     Both CRCs are checked; `verify=False` skips the payload CRC. Errors name the file
-    and the byte offset of the bad record (in the uncompressed stream).
+    and the byte offset of the bad record (in the uncompressed stream). A URL (s3://,
+    gs://, https://, any fsspec protocol) is read by ranged requests that resume where
+    a broken connection stopped; `storage_options` are fsspec's options for it, or an
+    fsspec filesystem object.
     """
-    return RecordIterator(source, compression, verify)
+    return RecordIterator(source, compression, verify, storage_options)

@@ -11,6 +11,11 @@
 # new shard total in `-of-`; old shards keep their names. Reading in sorted name
 # order therefore keeps every old record at its global index, and readers that
 # listed the old files keep working.
+#
+# A URL prefix (s3://bucket/train) writes each shard as an upload to a hidden
+# temporary object that appears only when complete; close() gives each its final
+# name (a server-side copy) and uploads its sidecar next to it. An exception
+# cancels the open uploads and removes the finished temporary objects.
 from __future__ import annotations
 
 import bisect
@@ -24,13 +29,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeVar, Union
 
 import numpy as np
+from crc32c import crc32c
 
 from ._codec import encode_example
 from ._errors import PathName
-from ._files import normalize_compression
+from ._files import StorageOptions, normalize_compression, split_options
+from ._framing import frame_header, masked_crc
 from ._random_access import RecordSequence, TFRecordFile, _position
+from ._remote import Store, is_url
 from ._repr import compression, count, describe, shown_paths
-from ._sidecar import SIDECAR_SUFFIX, save_offsets
+from ._sidecar import SIDECAR_SUFFIX, RecordIndex, save_offsets, sidecar_bytes
 from ._validate import as_record
 from ._writer import TFRecordWriter
 
@@ -54,11 +62,13 @@ def _shard_pattern(prefix: str, suffix: str) -> re.Pattern[str]:
     return re.compile(rf"{base}-(\d{{{_SHARD_DIGITS},}})-of-(\d{{{_SHARD_DIGITS},}}){re.escape(suffix)}")
 
 
-def existing_shards(prefix: str, suffix: str = ".tfrecord") -> list[tuple[int, str]]:
-    """(shard number, path) of the shards named `prefix-NNNNN-of-MMMMM<suffix>`, by number."""
+def existing_shards(prefix: str, suffix: str = ".tfrecord", store: Any = None) -> list[tuple[int, str]]:
+    """(shard number, path) of the shards named `prefix-NNNNN-of-MMMMM<suffix>`, by number
+    (objects of a store when `store`, a _remote.Store, is given)."""
     pattern = _shard_pattern(prefix, suffix)
     found = []
-    for path in glob.glob(glob.escape(prefix) + "-*-of-*" + glob.escape(suffix)):
+    listed = store.glob(prefix + "-*-of-*" + suffix) if store is not None else None
+    for path in listed if listed is not None else glob.glob(glob.escape(prefix) + "-*-of-*" + glob.escape(suffix)):
         match = pattern.fullmatch(os.path.basename(path))
         if match:
             found.append((int(match.group(1)), path))
@@ -145,19 +155,33 @@ class ShardedRecords(RecordSequence):
 class _Shard:
     """One shard being written: its writer, temporary path and (uncompressed) record offsets."""
 
-    def __init__(self, temp: str, compression: str | None, track: bool) -> None:
+    def __init__(self, temp: str, compression: str | None, track: bool, storage_options: StorageOptions) -> None:
         self.temp = temp
-        self.writer = TFRecordWriter(temp, compression)
+        self.writer = TFRecordWriter(temp, compression, storage_options=storage_options)
         self.offsets: array | None = array("Q", [0]) if track else None
         self.records = 0
         self.bytes = 0
+        self.first = self.last = b""  # for the sidecar's edge check of an uploaded shard
 
     def write(self, record: bytes) -> None:
         self.writer.write(record)
+        if not self.records:
+            self.first = record
+        self.last = record
         self.records += 1
         self.bytes += len(record) + 16
         if self.offsets is not None:
             self.offsets.append(self.bytes)
+
+    def sidecar(self) -> bytes:
+        """The sidecar of this (finished, uncompressed) shard, from what was written."""
+        assert self.offsets is not None
+        edges = b"".join(
+            frame_header(len(r)) + masked_crc(r).to_bytes(4, "little") for r in (self.first, self.last)
+        )
+        offsets = np.frombuffer(self.offsets, np.uint64)
+        check = crc32c(edges) if self.records else 0
+        return sidecar_bytes(RecordIndex(offsets, self.bytes, 0, check, True))
 
 
 class ShardedWriter:
@@ -183,6 +207,7 @@ class ShardedWriter:
         index: bool = True,
         append: bool = False,
         suffix: str = ".tfrecord",
+        storage_options: StorageOptions = None,
     ) -> None:
         for name, value in (("num_shards", num_shards), ("max_records", max_records), ("max_bytes", max_bytes)):
             if value is not None and (not isinstance(value, int) or value < 1):
@@ -191,11 +216,15 @@ class ShardedWriter:
             raise ValueError("give either num_shards or max_records / max_bytes, not both")
         self.prefix = os.fspath(prefix)  # type: ignore[arg-type]
         self.suffix = suffix
+        self._storage_options = storage_options
+        self._store = None
+        if is_url(self.prefix):
+            self._store = Store(self.prefix, *split_options(storage_options))
         self.compression = compression
         self._track = index and not compression
         self._max_records = max_records
         self._max_bytes = max_bytes
-        old = existing_shards(self.prefix, suffix)
+        old = existing_shards(self.prefix, suffix, self._store)
         if old and not append:
             raise FileExistsError(
                 f"{len(old)} shards named {os.path.basename(old[0][1])}... already exist: pass append=True to "
@@ -217,7 +246,7 @@ class ShardedWriter:
         number = self._first + len(self._done) + len(self._open)
         folder, base = os.path.split(self.prefix)
         temp = os.path.join(folder, f".{base}-{number:0{_SHARD_DIGITS}d}.{self._token}.tmp")
-        return _Shard(temp, self.compression, self._track)
+        return _Shard(temp, self.compression, self._track, self._storage_options)
 
     def write(self, record: Any) -> None:
         """Write one record (any bytes-like object) to the shard whose turn it is."""
@@ -261,15 +290,24 @@ class ShardedWriter:
         total = self._first + len(shards)
         for number, shard in enumerate(shards, self._first):
             final = shard_name(self.prefix, number, total, self.suffix)
-            os.replace(shard.temp, final)
-            if shard.offsets is not None:
-                save_offsets(final, np.frombuffer(shard.offsets, np.uint64), verified=True)
+            if self._store is not None:
+                self._store.move(shard.temp, final)
+                if shard.offsets is not None:
+                    self._store.put(final + SIDECAR_SUFFIX, shard.sidecar())
+            else:
+                os.replace(shard.temp, final)
+                if shard.offsets is not None:
+                    save_offsets(final, np.frombuffer(shard.offsets, np.uint64), verified=True)
             self.paths.append(final)
 
     def abort(self) -> None:
         """Drop everything written: close and delete the temporary shards."""
         self.closed = True
         for shard in self._done + self._open:
+            if self._store is not None:
+                shard.writer.abort()  # an open upload is cancelled, a finished one removed
+                self._store.remove(shard.temp)
+                continue
             shard.writer.close()
             try:
                 os.unlink(shard.temp)
@@ -314,9 +352,11 @@ def open_shard_writer(
     compression: str | None = None,
     index: bool = True,
     append: bool = False,
+    storage_options: StorageOptions = None,
 ) -> ShardedWriter:
     """A ShardedWriter for `prefix` (its folder created), shards named '.tfrecord[.gz|.zlib]'."""
-    os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
+    if not is_url(prefix):
+        os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
     return ShardedWriter(
         prefix,
         num_shards=num_shards,
@@ -326,6 +366,7 @@ def open_shard_writer(
         index=index and not compression,
         append=append,
         suffix=shard_suffix(compression),
+        storage_options=storage_options,
     )
 
 

@@ -202,6 +202,12 @@ def _is_unwritable(err: OSError) -> bool:
     return err.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT)
 
 
+def sidecar_bytes(index: RecordIndex) -> bytes:
+    """The binary sidecar holding `index` (what save_sidecar writes, and ShardedWriter uploads)."""
+    head = _pack_header(len(index), index.file_size, index.mtime_ns, index.check, index.verified)
+    return head + np.ascontiguousarray(index.offsets, _OFFSET_DTYPE).tobytes()
+
+
 def save_sidecar(index: RecordIndex, target: str) -> bool:
     """Write `index` to `target` through a temporary file and an atomic rename.
 
@@ -217,8 +223,7 @@ def save_sidecar(index: RecordIndex, target: str) -> bool:
         raise
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(_pack_header(len(index), index.file_size, index.mtime_ns, index.check, index.verified))
-            fh.write(np.ascontiguousarray(index.offsets, _OFFSET_DTYPE).tobytes())
+            fh.write(sidecar_bytes(index))
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)
@@ -261,7 +266,14 @@ def read_sidecar(location: str) -> RecordIndex:
         if os.fstat(fh.fileno()).st_size < _HEAD_SIZE + 8:
             raise IndexFormatError("not a tfrecord_lite index file (too short)", path=location)
         mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    return sidecar_from_buffer(mm, location)
+
+
+def sidecar_from_buffer(mm: Buffer, location: str) -> RecordIndex:
+    """The index held by a binary sidecar's bytes (a memory map is released with the index)."""
     try:
+        if len(mm) < _HEAD_SIZE + 8:
+            raise IndexFormatError("not a tfrecord_lite index file (too short)", path=location)
         if mm[:8] != MAGIC:
             raise IndexFormatError("not a tfrecord_lite index file", path=location)
         _, version, flags, count, file_size, mtime_ns, check, _ = _HEAD.unpack_from(mm, 0)
@@ -282,7 +294,8 @@ def read_sidecar(location: str) -> RecordIndex:
         release(mm)
         raise
     offsets = np.frombuffer(mm, _OFFSET_DTYPE, count + 1, _HEAD_SIZE)
-    return RecordIndex(offsets, file_size, mtime_ns, check, bool(flags & FLAG_VERIFIED), location, mm)
+    mapped = mm if isinstance(mm, mmap.mmap) else None
+    return RecordIndex(offsets, file_size, mtime_ns, check, bool(flags & FLAG_VERIFIED), location, mapped)
 
 
 def parse_text_index(data: bytes, location: PathName = None) -> np.ndarray:

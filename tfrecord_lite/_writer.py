@@ -11,7 +11,7 @@ from typing import IO, Any
 
 from ._append import finish_append, prepare_append
 from ._codec import encode_example
-from ._files import PathOrFile, display_name, normalize_compression, open_binary
+from ._files import PathOrFile, StorageOptions, display_name, normalize_compression, open_binary
 from ._framing import frame_many
 from ._repr import compression, count, describe
 from ._validate import as_record
@@ -21,12 +21,14 @@ _WBITS = {"gzip": 31, "zlib": 15}
 
 
 class TFRecordWriter:
-    """Write records to a TFRecord file (a path, or a binary file object left open on close).
+    """Write records to a TFRecord file (a path, a URL, or a binary file object left open on close).
 
     `compression`: None / "" (plain), "gzip" or "zlib", any case ("GZIP" as in TensorFlow).
     `append=True` adds to an existing uncompressed file after checking that it ends
     on a complete record (`truncate_partial=True` cuts an incomplete last record
-    off instead of refusing) and extends its index sidecar.
+    off instead of refusing) and extends its index sidecar. A URL (s3://, gs://, ...) is
+    uploaded as it is written and the object appears only at close(); an exception inside
+    `with` cancels the upload. `storage_options`: fsspec's options, or an fsspec filesystem.
     """
 
     def __init__(
@@ -36,6 +38,7 @@ class TFRecordWriter:
         *,
         append: bool = False,
         truncate_partial: bool = False,
+        storage_options: StorageOptions = None,
     ) -> None:
         self.compression = normalize_compression(compression)
         self.path = display_name(path_or_file)
@@ -43,7 +46,7 @@ class TFRecordWriter:
         if truncate_partial and not append:
             raise ValueError("truncate_partial=True only applies with append=True")
         self._append = prepare_append(path_or_file, truncate_partial, self.compression) if append else None
-        self._file, self._owned = open_binary(path_or_file, "ab" if append else "wb")
+        self._file, self._owned = open_binary(path_or_file, "ab" if append else "wb", storage_options)
         self._compressor = (
             zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, _WBITS[self.compression], 9)
             if self.compression
@@ -130,12 +133,30 @@ class TFRecordWriter:
     def __enter__(self) -> TFRecordWriter:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is not None and self._owned and hasattr(self._file, "abort"):
+            self.abort()  # an upload: cancelled, so no partial object appears
+            return
         self.close()
 
+    def abort(self) -> None:
+        """Stop writing and drop the output when it is an upload (no object appears); a local file
+        is closed as it is. Safe to call twice, and after close()."""
+        file, self._file = self._file, None
+        if file is None:
+            return
+        if self._owned and hasattr(file, "abort"):
+            file.abort()
+        elif self._owned:
+            file.close()
+
     def __del__(self) -> None:
-        if getattr(self, "_file", None) is not None and getattr(self, "_owned", False):
+        file = getattr(self, "_file", None)
+        if file is not None and getattr(self, "_owned", False):
             try:
-                self.close()
+                if hasattr(file, "abort"):  # an upload never closed was not finished: it never appears
+                    self.abort()
+                else:
+                    self.close()
             except Exception:
                 pass

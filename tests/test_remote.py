@@ -1,0 +1,238 @@
+# Reading and writing objects in stores, against real servers on 127.0.0.1 (tests/_servers.py):
+# moto's S3 through s3fs, fake-gcs-server through gcsfs, and an HTTP range server that adds
+# latency, fails requests or cuts connections. The oracle is always the same records read
+# from a local file by the local reader.
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fsspec")
+pytest.importorskip("aiohttp")
+
+import tfrecord_lite as tfr
+from tfrecord_lite import _remote
+from tfrecord_lite._errors import RemoteError
+
+pytestmark = pytest.mark.cloud
+
+COMPRESSIONS = ["", "gzip", "zlib"]
+
+
+def make_records(n: int = 300, size: int = 200) -> list[bytes]:
+    return [(f"record {i:06d} ".encode() * (1 + (i * 7919) % size))[: 1 + (i * 7919) % size] for i in range(n)]
+
+
+def write_local(path: Path, records: list[bytes], compression: str = "") -> bytes:
+    with tfr.TFRecordWriter(str(path), compression) as w:
+        for r in records:
+            w.write(r)
+    return path.read_bytes()
+
+
+@pytest.fixture
+def small_blocks(monkeypatch: pytest.MonkeyPatch) -> int:
+    """Stream in 4 KiB ranged requests, so one object takes many, and retry fast."""
+    monkeypatch.setattr(_remote, "STREAM_BLOCK", 4096)
+    monkeypatch.setattr(_remote, "RETRY", _remote.Retry(attempts=4, delay=0.01))
+    return 4096
+
+
+# ----------------------------------------------------------------------------- streaming
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+def test_http_stream_equals_local(http_server: Any, tmp_path: Path, compression: str) -> None:
+    records = make_records()
+    data = write_local(tmp_path / "x", records, compression)
+    url = http_server.put(f"/x-{compression}.tfrecord", data)
+    assert list(tfr.iter_records(url)) == list(tfr.iter_records(tmp_path / "x")) == records
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+def test_s3_stream_equals_local(s3: Any, tmp_path: Path, compression: str) -> None:
+    records = make_records()
+    data = write_local(tmp_path / "x", records, compression)
+    url = f"{s3.bucket}/dir/x.tfrecord"
+    s3.fs.pipe(url, data)
+    assert list(tfr.iter_records(url, storage_options=s3.storage_options)) == records
+    assert list(tfr.iter_records(url, storage_options=s3.fs)) == records  # a filesystem object works too
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+def test_gcs_stream_equals_local(gcs: Any, tmp_path: Path, compression: str) -> None:
+    records = make_records()
+    data = write_local(tmp_path / "x", records, compression)
+    url = f"{gcs.bucket}/x.tfrecord"
+    gcs.fs.pipe(url, data)
+    assert list(tfr.iter_records(url, storage_options=gcs.storage_options)) == records
+
+
+def test_streaming_reads_by_ranges(http_server: Any, tmp_path: Path, small_blocks: int) -> None:
+    data = write_local(tmp_path / "x", make_records(400))
+    url = http_server.put("/ranges.tfrecord", data)
+    assert len(list(tfr.iter_records(url))) == 400
+    starts = [int(r[2].split("=")[1].split("-")[0]) for r in http_server.faults.gets("/ranges")]
+    assert starts == list(range(0, len(data) + 1, small_blocks))[: len(starts)]
+    assert len(starts) == len(data) // small_blocks + 1
+
+
+# ----------------------------------------------------------------------------- failures
+
+
+@pytest.mark.parametrize("compression", ["", "gzip"])
+def test_cut_connections_resume_at_the_byte_reached(
+    http_server: Any, tmp_path: Path, small_blocks: int, compression: str
+) -> None:
+    records = make_records(2000, 300)
+    data = write_local(tmp_path / "x", records, compression)
+    assert len(data) > 6 * small_blocks
+    url = http_server.put(f"/cut-{compression}", data)
+    never = 1 << 30
+    # the 2nd request is cut after 100 bytes, the 4th after 3000, the 5th (its retry) after 10
+    http_server.faults.cut_after = [never, 100, never, 3000, 10]
+    got = list(tfr.iter_records(url))
+    assert got == records  # none lost, none repeated
+    starts = [int(r[2].split("=")[1].split("-")[0]) for r in http_server.faults.gets(f"/cut-{compression}")]
+    block = small_blocks
+    assert starts[:7] == [0, block, block, 2 * block, 2 * block, 2 * block, 3 * block]
+
+
+def test_s3_cut_connection_resumes(s3: Any, tmp_path: Path, small_blocks: int) -> None:
+    records = make_records(1000, 300)
+    data = write_local(tmp_path / "x", records, "gzip")
+    url = f"{s3.bucket}/cut.tfrecord.gz"
+    s3.fs.pipe(url, data)
+    s3.faults.reset()
+    s3.faults.cut_after = [1 << 30, 1000]
+    assert list(tfr.iter_records(url, storage_options=s3.storage_options)) == records
+    assert len(s3.faults.gets("/cut.tfrecord.gz")) >= 3
+
+
+def test_server_errors_are_retried(http_server: Any, tmp_path: Path, small_blocks: int) -> None:
+    records = make_records(50)
+    url = http_server.put("/flaky", write_local(tmp_path / "x", records))
+    http_server.faults.fail_next = 3
+    assert list(tfr.iter_records(url)) == records
+
+
+def test_a_server_that_keeps_failing_ends_in_a_clear_error(
+    http_server: Any, tmp_path: Path, small_blocks: int
+) -> None:
+    records = make_records(6000, 800)  # over 1 MiB: the reader has not fetched it all after 20 records
+    data = write_local(tmp_path / "x", records)
+    http_server.put("/down.tfrecord", data)
+    secret_url = http_server.endpoint.replace("http://", "http://user:hunter2@") + "/down.tfrecord?X-Sig=s3cr3t"
+    got: list[bytes] = []
+    with pytest.raises(RemoteError) as info:
+        it = tfr.iter_records(secret_url)
+        for i, record in enumerate(it):
+            got.append(record)
+            if i == 20:
+                http_server.faults.fail_next = 1000
+    err = info.value
+    assert got == records[: len(got)] and 20 < len(got) < len(records)
+    assert err.offset is not None and 0 < err.offset < len(data) and err.offset % small_blocks == 0
+    assert err.url == http_server.endpoint + "/down.tfrecord"
+    shown = "".join(traceback.format_exception(type(err), err, err.__traceback__))
+    assert "after 4 attempts" in str(err) and "503" in str(err) and err.url in str(err)
+    assert "hunter2" not in shown and "s3cr3t" not in shown
+
+
+def test_missing_object(http_server: Any, s3: Any) -> None:
+    with pytest.raises(FileNotFoundError, match="nope"):
+        list(tfr.iter_records(http_server.url("/nope")))
+    with pytest.raises(FileNotFoundError, match="nope"):
+        list(tfr.iter_records(f"{s3.bucket}/nope", storage_options=s3.storage_options))
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+def test_s3_write_appears_only_at_close(s3: Any, compression: str) -> None:
+    records = make_records(3000, 3000)  # > 5 MiB uncompressed: a multipart upload
+    url = f"{s3.bucket}/out.tfrecord"
+    with tfr.TFRecordWriter(url, compression, storage_options=s3.storage_options) as w:
+        for r in records:
+            w.write(r)
+            if len(r) == 1:
+                assert not s3.fs.exists(url)
+        assert not s3.fs.exists(url)
+    assert list(tfr.iter_records(url, storage_options=s3.storage_options)) == records
+
+
+@pytest.mark.parametrize("n", [10, 3000])
+def test_s3_write_interrupted_leaves_no_object(s3: Any, n: int) -> None:
+    url = f"{s3.bucket}/broken.tfrecord"
+    with pytest.raises(KeyError), tfr.TFRecordWriter(url, storage_options=s3.storage_options) as w:
+        for r in make_records(n, 3000):
+            w.write(r)
+        w.flush()
+        raise KeyError("boom")
+    assert not s3.fs.exists(url)
+    s3.fs.invalidate_cache()
+    assert s3.fs.ls(s3.bucket) == []
+    assert s3.fs.call_s3("list_multipart_uploads", Bucket=s3.bucket[5:]).get("Uploads", []) == []
+
+
+def test_s3_writer_dropped_unclosed_leaves_no_object(s3: Any) -> None:
+    url = f"{s3.bucket}/dropped.tfrecord"
+    w = tfr.TFRecordWriter(url, storage_options=s3.storage_options)
+    w.write(b"x" * 100)
+    del w
+    assert not s3.fs.exists(url)
+
+
+def test_gcs_write_and_interrupted_write(gcs: Any) -> None:
+    records = make_records(200)
+    url = f"{gcs.bucket}/ok.tfrecord.gz"
+    with tfr.TFRecordWriter(url, "gzip", storage_options=gcs.storage_options) as w:
+        for r in records:
+            w.write(r)
+    assert list(tfr.iter_records(url, storage_options=gcs.storage_options)) == records
+    bad = f"{gcs.bucket}/broken.tfrecord"
+    with pytest.raises(KeyError), tfr.TFRecordWriter(bad, storage_options=gcs.storage_options) as w:
+        w.write(b"x")
+        raise KeyError("boom")
+    gcs.fs.invalidate_cache()
+    assert not gcs.fs.exists(bad)
+
+
+# ----------------------------------------------------------------------------- messages and helpers
+
+
+def test_redact_cuts_credentials_and_query() -> None:
+    assert _remote.redact("https://u:p@host:8080/a/b.tfrecord?X-Amz-Signature=abc#f") == "https://host:8080/a/b.tfrecord"
+    assert _remote.redact("s3://bucket/key.tfrecord") == "s3://bucket/key.tfrecord"
+    text = "GET https://u:p@h/x?sig=1 failed; see s3://b/k?versionId=2"
+    assert _remote.scrub(text) == "GET https://h/x failed; see s3://b/k"
+
+
+def test_coalesce_joins_nearby_spans() -> None:
+    assert _remote.coalesce([(50, 60), (0, 10), (12, 20)], gap=5) == [(0, 20), (50, 60)]
+    assert _remote.coalesce([(0, 10), (5, 8), (100, 200)], gap=0) == [(0, 10), (100, 200)]
+
+
+def test_cli_reads_urls(http_server: Any, tmp_path: Path) -> None:
+    records = [tfr.encode_example({"i": [i]}) for i in range(30)]
+    http_server.put("/cli.tfrecord.gz", write_local(tmp_path / "x", records, "gzip"))
+    url = http_server.url("/cli.tfrecord.gz")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+
+    def cli(*args: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "tfrecord_lite", *args], capture_output=True, text=True, env=env, check=False
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    assert "30" in cli("count", url)
+    cli("verify", url)
+    assert '"i"' in cli("head", "-n", "2", url) or "i" in cli("head", "-n", "2", url)

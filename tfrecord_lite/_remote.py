@@ -1,0 +1,362 @@
+# Objects in S3, GCS, HTTP(S) or any other fsspec store (fsspec and its s3fs / gcsfs
+# are imported only here, and only when a URL is used). Every byte is read by ranged
+# requests (`fs.cat_file(path, start, end)`), which is what makes the rest simple:
+#
+#   - RemoteObject.read_range retries a failed request (reset, 5xx, timeout) with
+#     exponential backoff, up to RETRY.attempts, asking again only for the bytes it
+#     still lacks; after the limit a RemoteError names the URL (credentials and query
+#     strings cut) and the byte offset.
+#   - RemoteStream is the sequential file the streaming reader sees: blocks of the
+#     object read one after the other through read_range, so a broken connection
+#     resumes at the byte reached and the GZIP / ZLIB decompressor above it never
+#     notices (its state is untouched). Its first block can be handed in already
+#     fetched (see _prefetch.py).
+#   - RemoteBuffer is the random-access view TFRecordFile reads from: slices served
+#     from a small LRU block cache; `prefetch(spans)` coalesces the spans of many
+#     records into few ranges and fetches them concurrently.
+#   - RemoteUpload writes through fsspec's buffered file (a multipart upload on S3, a
+#     resumable one on GCS), which only makes the object appear when it is completed
+#     at close(); abort() cancels it, and a crash never completes it.
+from __future__ import annotations
+
+import collections
+import io
+import re
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from ._errors import RemoteError
+
+StorageOptions = Mapping[str, Any] | None
+
+STREAM_BLOCK = 8 << 20  # bytes per ranged request while streaming
+CACHE_BLOCK = 1 << 20  # random access: bytes per cached block
+CACHE_BLOCKS = 16  # random access: blocks kept (16 MiB)
+GAP = 256 << 10  # random access: records closer than this are fetched by one request
+WORKERS = 8  # concurrent requests of one batch of records
+
+
+@dataclass
+class Retry:
+    """How often a failed request is tried again, and how long to wait between tries."""
+
+    attempts: int = 6  # tries of one request, the first included
+    delay: float = 0.1  # seconds before the second try; doubled each time
+    max_delay: float = 5.0
+
+    def wait(self, attempt: int) -> None:
+        time.sleep(min(self.max_delay, self.delay * 2 ** (attempt - 1)))
+
+
+RETRY = Retry()
+
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
+
+
+def is_url(target: object) -> bool:
+    """Whether `target` is a URL that fsspec opens (file:// URLs are local paths)."""
+    return isinstance(target, str) and "://" in target and not target.startswith("file://")
+
+
+def redact(url: str) -> str:
+    """`url` fit for a message: no user or password, no query string or fragment (signed URLs)."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host += f":{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def scrub(text: str) -> str:
+    """`text` with every URL in it redacted (error messages of HTTP libraries quote full URLs)."""
+    return _URL.sub(lambda m: redact(m.group(0)), text)
+
+
+def filesystem(url: str, storage_options: StorageOptions = None, fs: Any = None) -> tuple[Any, str]:
+    """(fsspec filesystem, path in it) of `url`; `fs` is used as given when passed."""
+    try:
+        import fsspec.core
+    except ImportError:
+        raise ImportError(f"reading {redact(url)!r} needs fsspec: pip install 'tfrlite[remote]'") from None
+    if fs is not None:
+        return fs, fs._strip_protocol(url)
+    try:
+        found, path = fsspec.core.url_to_fs(url, **dict(storage_options or {}))
+    except ImportError as err:
+        extra = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs"}.get(url.split("://", 1)[0], "remote")
+        raise ImportError(f"{redact(url)!r} needs {err.name or 'a filesystem'}: pip install 'tfrlite[{extra}]'") from None
+    return found, path
+
+
+def _is_permanent(err: BaseException) -> bool:
+    """An error that trying again will not fix: missing object, no permission, bad request."""
+    if isinstance(err, (FileNotFoundError, PermissionError, IsADirectoryError, NotImplementedError, TypeError)):
+        return True
+    status = getattr(err, "status", None) or getattr(err, "code", None)
+    return isinstance(status, int) and 400 <= status < 500 and status not in (408, 429)
+
+
+class RemoteObject:
+    """One object of a store: ranged reads with retries, its size and version (for caches)."""
+
+    def __init__(self, url: str, storage_options: StorageOptions = None, fs: Any = None) -> None:
+        self.url = url
+        self.name = redact(url)
+        self.fs, self.path = filesystem(url, storage_options, fs)
+        self._info: dict[str, Any] | None = None
+
+    def info(self) -> dict[str, Any]:
+        """fsspec's info of the object (size, ETag / generation, mtime), asked once."""
+        if self._info is None:
+            self._info = self._retrying(0, lambda: self.fs.info(self.path))
+        return self._info
+
+    @property
+    def size(self) -> int:
+        return int(self.info()["size"])
+
+    def version(self) -> str:
+        """What changes when the object does: ETag or generation, else size and mtime."""
+        info = self.info()
+        for key in ("ETag", "etag", "generation", "md5Hash", "VersionId"):
+            if info.get(key):
+                return f"{key}={info[key]}"
+        mtime = info.get("LastModified") or info.get("mtime") or info.get("updated") or ""
+        return f"size={info['size']},mtime={mtime}"
+
+    def read_range(self, start: int, end: int) -> bytes:
+        """Bytes start..end (fewer at the end of the object), retried on transient failures."""
+        data: bytes = self._retrying(start, lambda: self.fs.cat_file(self.path, start=start, end=end))
+        return data
+
+    def _retrying(self, offset: int, call: Any) -> Any:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return call()
+            except FileNotFoundError:
+                raise FileNotFoundError(f"no such object: {self.name}") from None
+            except Exception as err:
+                if _is_permanent(err) or attempt >= RETRY.attempts:
+                    tries = f" after {attempt} attempts" if attempt > 1 else ""
+                    cause = scrub(f"{type(err).__name__}: {err}")
+                    raise RemoteError(f"reading failed{tries} ({cause})", url=self.name, offset=offset) from None
+            RETRY.wait(attempt)
+
+
+class RemoteStream(io.RawIOBase):
+    """The object read front to back in blocks of ranged requests (see the module comment)."""
+
+    def __init__(self, obj: RemoteObject, head: Future[bytes] | bytes | None = None, block: int | None = None) -> None:
+        self.obj = obj
+        self.name = obj.name
+        self._block = block or STREAM_BLOCK
+        self._head = head
+        self._pos = 0  # the next byte of the object to fetch
+        self._data = b""
+        self._at = 0
+        self._eof = False
+
+    def readable(self) -> bool:
+        return True
+
+    def _next_block(self) -> None:
+        if self._head is not None:
+            head, self._head = self._head, None
+            data = head.result() if isinstance(head, Future) else head
+        else:
+            data = self.obj.read_range(self._pos, self._pos + self._block)
+        self._data, self._at = data, 0
+        self._pos += len(data)
+        self._eof = len(data) < self._block  # a short block is the end of the object
+
+    def read(self, size: int = -1) -> bytes:
+        if self._at >= len(self._data):
+            if self._eof:
+                return b""
+            self._next_block()
+        n = len(self._data) - self._at if size < 0 else min(size, len(self._data) - self._at)
+        out = self._data[self._at : self._at + n]
+        self._at += n
+        return out
+
+    def readinto(self, view: Any) -> int:
+        data = self.read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+
+def fetch_head(obj: RemoteObject, block: int | None = None) -> bytes:
+    """The object's first block (all of a small object): what a prefetch holds."""
+    return obj.read_range(0, block or STREAM_BLOCK)
+
+
+def coalesce(spans: Iterable[tuple[int, int]], gap: int = GAP) -> list[tuple[int, int]]:
+    """Sorted, merged ranges covering `spans` (start, end), joining spans less than `gap` apart."""
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start - merged[-1][1] <= gap:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [(a, b) for a, b in merged]
+
+
+class RemoteBuffer:
+    """Random access to an object: `buf[a:b]` bytes through an LRU cache of aligned blocks."""
+
+    def __init__(self, obj: RemoteObject, size: int, block: int = CACHE_BLOCK, blocks: int = CACHE_BLOCKS) -> None:
+        self.obj = obj
+        self._size = size
+        self._block = block
+        self._capacity = blocks
+        self._cache: collections.OrderedDict[int, bytes] = collections.OrderedDict()
+        self._pinned: dict[int, bytes] = {}  # blocks of the batch being read (see prefetch)
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, key: slice) -> bytes:
+        start, stop, _ = key.indices(self._size)
+        if stop <= start:
+            return b""
+        first, last = start // self._block, (stop - 1) // self._block
+        if first == last:
+            block = self._get_block(first)
+            base = first * self._block
+            return block[start - base : stop - base]
+        data = b"".join(self._get_block(k) for k in range(first, last + 1))
+        base = first * self._block
+        return data[start - base : stop - base]
+
+    def _get_block(self, k: int) -> bytes:
+        with self._lock:
+            data = self._pinned.get(k)
+            if data is None:
+                data = self._cache.get(k)
+                if data is not None:
+                    self._cache.move_to_end(k)
+        if data is None:
+            data = self.obj.read_range(k * self._block, min(self._size, (k + 1) * self._block))
+            self._remember(k, data)
+        return data
+
+    def _remember(self, k: int, data: bytes) -> None:
+        with self._lock:
+            self._cache[k] = data
+            self._cache.move_to_end(k)
+            while len(self._cache) > self._capacity:
+                self._cache.popitem(last=False)
+
+    def prefetch(self, spans: Iterable[tuple[int, int]]) -> None:
+        """Fetch the blocks under `spans` that are not cached: nearby spans coalesced into one ranged
+        request each, the requests run concurrently. They stay pinned until the next prefetch."""
+        wanted: set[int] = set()
+        for start, end in spans:
+            wanted.update(range(start // self._block, (end - 1) // self._block + 1))
+        with self._lock:
+            have = {k: self._cache[k] for k in wanted if k in self._cache}
+        missing = sorted(wanted - have.keys())
+        ranges = coalesce(((k, k + 1) for k in missing), gap=max(1, GAP // self._block))
+        if self._pool is None and len(ranges) > 1:
+            self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="tfrecord_lite-range")
+        fetch = self._fetch_blocks
+        results = list(self._pool.map(fetch, ranges)) if len(ranges) > 1 and self._pool else list(map(fetch, ranges))
+        for got in results:
+            have.update(got)
+        with self._lock:
+            self._pinned = have
+
+    def _fetch_blocks(self, blocks: tuple[int, int]) -> dict[int, bytes]:
+        first, stop = blocks
+        start = first * self._block
+        data = self.obj.read_range(start, min(self._size, stop * self._block))
+        got = {k: data[(k - first) * self._block : (k - first + 1) * self._block] for k in range(first, stop)}
+        for k, part in got.items():
+            self._remember(k, part)
+        return got
+
+    def close(self) -> None:
+        with self._lock:
+            self._cache.clear()
+            self._pinned = {}
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
+
+
+class RemoteUpload(io.RawIOBase):
+    """A new object written through fsspec; it appears only when close() completes the upload."""
+
+    def __init__(self, url: str, storage_options: StorageOptions = None, fs: Any = None) -> None:
+        self.name = redact(url)
+        self.fs, self.path = filesystem(url, storage_options, fs)
+        self._file = self.fs.open(self.path, "wb")
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        return int(self._file.write(data))
+
+    def flush(self) -> None:  # data goes out in parts as it fills them; completing is close()'s job
+        pass
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                self._file.close()
+            finally:
+                super().close()
+
+    def abort(self) -> None:
+        """Cancel the upload: a multipart / resumable upload is aborted, no object appears."""
+        if self.closed:
+            return
+        f = self._file
+        try:
+            discard = getattr(f, "discard", None)
+            if discard is not None:
+                discard()
+        finally:
+            f.closed = True  # fsspec's close() (and __del__) would otherwise complete the upload
+            if hasattr(f, "buffer"):
+                f.buffer = io.BytesIO()
+            super().close()
+
+
+class Store:
+    """The few whole-object operations ShardedWriter needs, on the filesystem of one URL prefix."""
+
+    def __init__(self, url: str, storage_options: StorageOptions = None, fs: Any = None) -> None:
+        self.fs, _ = filesystem(url, storage_options, fs)
+        self._options = storage_options
+
+    def url(self, path: str) -> str:
+        return str(self.fs.unstrip_protocol(path))
+
+    def glob(self, pattern_url: str) -> list[str]:
+        """URLs of the objects matching `pattern_url` (fresh: no listing cache)."""
+        self.fs.invalidate_cache()
+        return sorted(self.url(p) for p in self.fs.glob(self.fs._strip_protocol(pattern_url)))
+
+    def move(self, source: str, target: str) -> None:
+        """Give a complete object its final name (a server-side copy where the store has no rename)."""
+        self.fs.mv(self.fs._strip_protocol(source), self.fs._strip_protocol(target))
+
+    def put(self, url: str, data: bytes) -> None:
+        self.fs.pipe_file(self.fs._strip_protocol(url), data)
+
+    def remove(self, url: str) -> None:
+        try:
+            self.fs.rm_file(self.fs._strip_protocol(url))
+        except FileNotFoundError:
+            pass
