@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import http.server
-import os
 import re
 import shutil
 import socket
@@ -175,7 +174,9 @@ def _faulty(app: Callable[..., Iterable[bytes]], faults: Faults) -> Callable[...
     """WSGI middleware: the faults in front of `app` (a cut body raises, and werkzeug drops the connection)."""
 
     def wrapped(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
-        fail, cut = faults.on_request(environ["REQUEST_METHOD"], environ.get("PATH_INFO", ""), environ.get("HTTP_RANGE"))
+        fail, cut = faults.on_request(
+            environ["REQUEST_METHOD"], environ.get("PATH_INFO", ""), environ.get("HTTP_RANGE")
+        )
         if fail:
             start_response("503 Slow Down", [("Content-Length", "0")])
             return [b""]

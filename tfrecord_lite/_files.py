@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import IO, Any, Union, cast
 
 PathOrFile = Union[str, "os.PathLike[str]", IO[bytes], Any]
-StorageOptions = Union[Mapping[str, Any], Any, None]  # fsspec options, or an fsspec filesystem
+StorageOptions = Any  # fsspec's options (a Mapping), an fsspec filesystem object, or None
 
 COMPRESSIONS = ("", "gzip", "zlib")
 

@@ -17,7 +17,9 @@ PREFETCH = 4  # shards fetched ahead by default
 MAX_THREADS = 8
 
 
-def prefetched(sources: Sequence[Any], prefetch: int = PREFETCH, storage_options: StorageOptions = None) -> Iterator[Any]:
+def prefetched(
+    sources: Sequence[Any], prefetch: int = PREFETCH, storage_options: StorageOptions = None
+) -> Iterator[Any]:
     """`sources` in order, each URL replaced by a RemoteStream whose first block was fetched ahead."""
     if prefetch < 0:
         raise ValueError(f"prefetch must be >= 0, not {prefetch!r}")

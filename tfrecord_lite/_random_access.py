@@ -158,9 +158,13 @@ class TFRecordFile(RecordSequence):
         from ._remote_index import open_remote
 
         options, fs = split_options(self._storage_options)
-        buf, idx = open_remote(
-            self._path, self._index_arg, verify=self._verify, on_stale=self._on_stale, options=options, fs=fs
-        ) if prebuilt is None else (None, prebuilt)
+        buf, idx = (
+            open_remote(
+                self._path, self._index_arg, verify=self._verify, on_stale=self._on_stale, options=options, fs=fs
+            )
+            if prebuilt is None
+            else (None, prebuilt)
+        )
         if buf is None:
             from ._remote import RemoteBuffer, RemoteObject
 

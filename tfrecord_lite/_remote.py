@@ -89,7 +89,9 @@ def filesystem(url: str, storage_options: StorageOptions = None, fs: Any = None)
         found, path = fsspec.core.url_to_fs(url, **dict(storage_options or {}))
     except ImportError as err:
         extra = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs"}.get(url.split("://", 1)[0], "remote")
-        raise ImportError(f"{redact(url)!r} needs {err.name or 'a filesystem'}: pip install 'tfrlite[{extra}]'") from None
+        raise ImportError(
+            f"{redact(url)!r} needs {err.name or 'a filesystem'}: pip install 'tfrlite[{extra}]'"
+        ) from None
     return found, path
 
 

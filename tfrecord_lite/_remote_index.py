@@ -86,7 +86,9 @@ def _find_index(
             return found
         found.close()
         if on_stale == "raise":
-            raise StaleIndexError(f"{where} is out of date: {reason}; open with on_stale='rebuild' to re-index", path=obj.name)
+            raise StaleIndexError(
+                f"{where} is out of date: {reason}; open with on_stale='rebuild' to re-index", path=obj.name
+            )
     offsets = scan_object(obj, verify=verify)
     fresh = RecordIndex(offsets, int(offsets[-1]), 0, edge_check(buf, offsets), verify)  # type: ignore[arg-type]
     if cached is not None:
@@ -154,4 +156,3 @@ def scan_object(obj: RemoteObject, *, verify: bool) -> np.ndarray:
     out[:-1] = found
     out[-1] = origin
     return out
-

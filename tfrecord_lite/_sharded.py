@@ -176,9 +176,7 @@ class _Shard:
     def sidecar(self) -> bytes:
         """The sidecar of this (finished, uncompressed) shard, from what was written."""
         assert self.offsets is not None
-        edges = b"".join(
-            frame_header(len(r)) + masked_crc(r).to_bytes(4, "little") for r in (self.first, self.last)
-        )
+        edges = b"".join(frame_header(len(r)) + masked_crc(r).to_bytes(4, "little") for r in (self.first, self.last))
         offsets = np.frombuffer(self.offsets, np.uint64)
         check = crc32c(edges) if self.records else 0
         return sidecar_bytes(RecordIndex(offsets, self.bytes, 0, check, True))
