@@ -11,6 +11,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 pytest.importorskip("fsspec")
@@ -243,3 +244,95 @@ def test_cli_reads_urls(http_server: Any, tmp_path: Path) -> None:
     assert "30" in cli("count", url)
     cli("verify", url)
     assert '"i"' in cli("head", "-n", "2", url) or "i" in cli("head", "-n", "2", url)
+
+
+# ----------------------------------------------------------------------------- shards and random access
+
+
+def write_shards(prefix: str, records: list[bytes], storage_options: Any, **kw: Any) -> list[str]:
+    with tfr.ShardedWriter(prefix, storage_options=storage_options, **kw) as w:
+        for r in records:
+            w.write(r)
+    return w.paths
+
+
+def test_sharded_writer_to_s3_uploads_shards_and_sidecars(s3: Any, tmp_path: Path) -> None:
+    records = make_records(500)
+    paths = write_shards(f"{s3.bucket}/ds/train", records, s3.storage_options, max_records=120)
+    assert [p.rsplit("/", 1)[1] for p in paths] == [f"train-{i:05d}-of-00005.tfrecord" for i in range(5)]
+    s3.fs.invalidate_cache()
+    listed = sorted(p.rsplit("/", 1)[1] for p in s3.fs.ls(f"{s3.bucket}/ds"))
+    assert listed == sorted([p.rsplit("/", 1)[1] for p in paths] + [p.rsplit("/", 1)[1] + ".tfrlidx" for p in paths])
+    local = write_shards(str(tmp_path / "train"), records, None, max_records=120)
+    for url, path in zip(paths, local, strict=True):  # byte for byte what the local writer makes
+        assert s3.fs.cat_file(url) == Path(path).read_bytes()
+        with tfr.TFRecordFile(url, storage_options=s3.storage_options) as f:
+            assert f.index_path == url + ".tfrlidx"  # the uploaded sidecar is fresh, and used
+            assert list(f) == list(tfr.TFRecordFile(path))
+    with tfr.ShardedRecords(paths, storage_options=s3.storage_options) as ds:
+        assert list(ds) == records
+    with pytest.raises(FileExistsError):
+        write_shards(f"{s3.bucket}/ds/train", records, s3.storage_options)
+
+
+def test_sharded_writer_interrupted_leaves_no_object(s3: Any) -> None:
+    def fail_midway() -> None:
+        with tfr.ShardedWriter(f"{s3.bucket}/ds/x", storage_options=s3.storage_options, num_shards=3) as w:
+            for r in make_records(3000, 3000):
+                w.write(r)
+            raise KeyError("boom")
+
+    with pytest.raises(KeyError):
+        fail_midway()
+    s3.fs.invalidate_cache()
+    assert s3.fs.find(s3.bucket) == []
+    assert s3.fs.call_s3("list_multipart_uploads", Bucket=s3.bucket[5:]).get("Uploads", []) == []
+
+
+@pytest.mark.parametrize("where", ["http", "s3"])
+def test_random_access_equals_local(where: str, http_server: Any, s3: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    records = make_records(3000, 2000)
+    data = write_local(tmp_path / "x.tfrecord", records)
+    if where == "http":
+        url, options, log = http_server.put("/ra.tfrecord", data), None, http_server.faults
+    else:
+        url, options, log = f"{s3.bucket}/ra.tfrecord", s3.storage_options, s3.faults
+        s3.fs.pipe(url, data)
+    local = tfr.TFRecordFile(tmp_path / "x.tfrecord", index=False)
+    with tfr.TFRecordFile(url, storage_options=options) as f:  # no sidecar: one scan, cached locally
+        assert len(f) == len(local) and f.index_path is not None
+        assert f.index_path.startswith(str(tmp_path / "cache"))
+        picks = [int(i) for i in np.random.default_rng(0).integers(0, len(f), 300)]
+        log.requests.clear()
+        assert f[picks] == local[picks]
+        assert 0 < len(log.gets()) <= 8  # coalesced: never one request per record
+        assert [f[i] for i in (0, -1, 1234)] == [local[i] for i in (0, -1, 1234)]
+        assert f[10:20] == local[10:20]
+    with tfr.TFRecordFile(url, storage_options=options) as f:  # the cached index is used: no scan
+        assert f[5] == records[5]
+
+
+def test_random_access_with_a_text_index_url_and_stale_cache(
+    http_server: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    records = make_records(200)
+    data = write_local(tmp_path / "x.tfrecord", records)
+    tfr.write_text_index(tmp_path / "x.tfrecord", tmp_path / "x.idx")
+    url = http_server.put("/t.tfrecord", data)
+    index_url = http_server.put("/t.idx", (tmp_path / "x.idx").read_bytes())
+    with tfr.TFRecordFile(url, index=index_url) as f:
+        assert list(f) == records
+    with tfr.TFRecordFile(url) as f:
+        assert len(f) == 200
+    more = write_local(tmp_path / "y.tfrecord", records + records[:7])
+    http_server.put("/t.tfrecord", more)  # the object changed: its ETag too, so the cache misses
+    with tfr.TFRecordFile(url) as f:
+        assert len(f) == 207
+
+
+def test_random_access_refuses_compressed_objects(http_server: Any, tmp_path: Path) -> None:
+    url = http_server.put("/c.tfrecord.gz", write_local(tmp_path / "x", make_records(10), "gzip"))
+    with pytest.raises(tfr.TFRecordError, match="GZIP"):
+        tfr.TFRecordFile(url)

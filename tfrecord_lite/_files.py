@@ -34,12 +34,14 @@ def is_file_object(obj: Any) -> bool:
 def display_name(obj: Any) -> str | None:
     """A name for error messages: the path (a URL without credentials or query), or a file object's name."""
     if isinstance(obj, (str, os.PathLike)):
-        name = os.fspath(obj)
-        if isinstance(name, str) and "://" in name:
+        path: str | bytes = os.fspath(obj)
+        if isinstance(path, bytes):
+            return os.fsdecode(path)
+        if "://" in path:
             from ._remote import redact
 
-            return redact(name)
-        return name
+            return redact(path)
+        return path
     name = getattr(obj, "name", None)
     return name if isinstance(name, str) else None
 

@@ -17,11 +17,18 @@
 #   - RemoteUpload writes through fsspec's buffered file (a multipart upload on S3, a
 #     resumable one on GCS), which only makes the object appear when it is completed
 #     at close(); abort() cancels it, and a crash never completes it.
+#   - RemotePublication is _publish.Publication for a store: files are uploaded under a
+#     hidden staging prefix `.NAME.publish-TOKEN/` and commit() gives each its final name
+#     (a server-side copy). A store has no atomic multi-object rename and no locks, so
+#     each object appears whole, but a crash during commit() can publish some of them;
+#     the staging objects of an aborted or killed run are what a bucket lifecycle rule
+#     (or abort()) removes.
 from __future__ import annotations
 
 import collections
 import io
 import re
+import secrets
 import threading
 import time
 import urllib.parse
@@ -362,3 +369,81 @@ class Store:
             self.fs.rm_file(self.fs._strip_protocol(url))
         except FileNotFoundError:
             pass
+
+
+class RemotePublication:
+    """Objects that are published together by commit(): Publication's interface for a URL prefix."""
+
+    def __init__(self, target: str, storage_options: StorageOptions = None, fs: Any = None) -> None:
+        self.target = target
+        self.store = Store(target, storage_options, fs)
+        folder, _, base = target.rstrip("/").rpartition("/")
+        self.folder = folder
+        self.staging = f"{folder}/.{base}.publish-{secrets.token_hex(4)}"
+        self.recovered: list[str] = []
+        self.committed = False
+        self.closed = False
+        self._moves: list[tuple[str, str]] = []
+        self._deletes: list[str] = []
+
+    def temp(self, name: str) -> str:
+        """A temporary object URL under the staging prefix, not published unless `move`d."""
+        if "/" in name:
+            raise ValueError(f"a temporary object name, not a path: {name!r}")
+        return f"{self.staging}/{name}"
+
+    def file(self, final: str) -> str:
+        """A temporary object URL to write; commit() publishes it as `final`."""
+        temp = self.temp(f"{len(self._moves)}-{final.rpartition('/')[2]}")
+        self.move(temp, final)
+        return temp
+
+    def move(self, temp: str, final: str) -> None:
+        self._moves.append((temp, final))
+
+    def delete(self, url: str) -> None:
+        self._deletes.append(url)
+
+    def commit(self) -> None:
+        """Give every staged object its final name, remove the replaced ones, drop the staging prefix."""
+        if self.closed:
+            raise ValueError(f"the publication of {redact(self.target)} is already closed")
+        try:
+            for temp, final in self._moves:
+                self.store.move(temp, final)
+            finals = {final for _, final in self._moves}
+            for url in self._deletes:
+                if url not in finals:
+                    self.store.remove(url)
+        except BaseException:
+            self.abort()
+            raise
+        self.committed = self.closed = True
+
+    def abort(self) -> None:
+        """Publish nothing: remove the staged objects. Safe to call twice."""
+        if self.closed:
+            return
+        self.closed = True
+        for url in self.store.glob(self.staging + "/*"):
+            self.store.remove(url)
+
+    def __enter__(self) -> RemotePublication:
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+def open_publication(target: str, storage_options: StorageOptions = None) -> Any:
+    """A Publication for `target`: _publish.Publication for a local path, RemotePublication for a URL."""
+    if is_url(target):
+        from ._files import split_options
+
+        return RemotePublication(target, *split_options(storage_options))
+    from ._publish import Publication
+
+    return Publication(target)

@@ -146,7 +146,7 @@ def scan_object(obj: RemoteObject, *, verify: bool) -> np.ndarray:
         buf = pending + data
         starts, _, end = scan(buf, 0, verify=verify, final=final, origin=origin, path=obj.name)
         if starts:
-            parts.append(np.array(starts, _OFFSET_DTYPE) + np.uint64(origin - HEADER_SIZE))
+            parts.append((np.array(starts, np.int64) + (origin - HEADER_SIZE)).astype(_OFFSET_DTYPE))
         origin += end
         pending = buf[end:]
         if final:
