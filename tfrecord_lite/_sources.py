@@ -22,7 +22,7 @@ import glob
 import logging
 import os
 import re
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any, Union
 
@@ -35,6 +35,8 @@ log = logging.getLogger("tfrecord_lite")
 
 Source = Union[str, "os.PathLike[str]"]
 Sources = Source | Sequence[Source]
+Skipped = defaultdict[str, list[str]]  # kind of file passed over -> their names
+_BY_CONTENT = "other file"
 
 _SHARD = re.compile(r"-\d{5,}-of-\d{5,}(\.tfrecords?)?(\.gz|\.zlib|\.zz)?")
 _RECORD_NAME = re.compile(rf"(\.tfrecords?|\.tfrec|\.tfr)(\.gz|\.gzip|\.zlib|\.zz)?$|{_SHARD.pattern}$", re.I)
@@ -56,7 +58,7 @@ def resolve_inputs(inputs: Sources, *, storage_options: dict[str, Any] | None = 
     if not items:
         raise NoInputsError("no inputs given: pass a file, a list of files, a folder, a glob or a prefix")
     found: list[str] = []
-    skipped: Counter[str] = Counter()
+    skipped: Skipped = defaultdict(list)
     try:
         for item in items:
             name = os.fspath(item)
@@ -70,17 +72,25 @@ def resolve_inputs(inputs: Sources, *, storage_options: dict[str, Any] | None = 
                 found += _expand_local(name, skipped, alone=len(items) == 1)
     finally:
         if skipped:
-            plural = {kind: "s" if n > 1 and kind[0].isalpha() else "" for kind, n in skipped.items()}
-            kinds = ", ".join([f"{n} {kind}{plural[kind]}" for kind, n in sorted(skipped.items())][:6])
-            kinds += ", ..." if len(skipped) > 6 else ""
             where = os.fspath(items[0]) if len(items) == 1 else f"{len(items)} inputs"
-            log.info("%s: skipped %d files that hold no TFRecords (%s)", where, sum(skipped.values()), kinds)
+            log.info("%s: skipped %s", where, _describe(skipped))
     if not found:
         raise NoInputsError(f"no TFRecord files in {', '.join(os.fspath(i) for i in items)}")
     return list(dict.fromkeys(found))
 
 
-def _expand_local(name: str, skipped: Counter[str], alone: bool) -> list[str]:
+def _describe(skipped: Skipped) -> str:
+    """'5 files that hold no TFRecords (3 index sidecars, 1 .json, 1 other file: LICENSE)'."""
+    parts = []
+    for kind, names in sorted(skipped.items()):
+        plural = "s" if len(names) > 1 and kind[0].isalpha() else ""
+        shown = f": {', '.join(names[:3])}{', ...' if len(names) > 3 else ''}" if kind == _BY_CONTENT else ""
+        parts.append(f"{len(names)} {kind}{plural}{shown}")
+    total = sum(len(names) for names in skipped.values())
+    return f"{total} file{'s' if total > 1 else ''} that hold no TFRecords ({', '.join(parts)})"
+
+
+def _expand_local(name: str, skipped: Skipped, alone: bool) -> list[str]:
     """The TFRecord files `name` stands for on the local file system (skipped kinds counted)."""
     if os.path.isdir(name):
         listed = (os.path.join(name, n) for n in os.listdir(name) if not n.startswith("."))
@@ -103,12 +113,12 @@ def _expand_local(name: str, skipped: Counter[str], alone: bool) -> list[str]:
     return shards
 
 
-def _explicit(path: str, skipped: Counter[str], alone: bool) -> list[str]:
+def _explicit(path: str, skipped: Skipped, alone: bool) -> list[str]:
     """A file named explicitly: a TFRecord file, a companion among others (as a shell glob
     brings them) passed over, or an error."""
     companion = _companion(path)
     if companion is not None and not alone:
-        skipped[companion] += 1
+        skipped[companion].append(os.path.basename(path))
         return []
     if _RECORD_NAME.search(os.path.basename(path)) or not os.path.isfile(path):
         return [path]  # the reader checks the content when it opens it (pipes cannot be sniffed)
@@ -118,7 +128,7 @@ def _explicit(path: str, skipped: Counter[str], alone: bool) -> list[str]:
     return [path]
 
 
-def _records_among(paths: Iterable[str], skipped: Counter[str]) -> list[str]:
+def _records_among(paths: Iterable[str], skipped: Skipped) -> list[str]:
     """The TFRecord files among `paths` (by name, else by content), in natural order."""
     found = []
     for path in paths:
@@ -128,7 +138,7 @@ def _records_among(paths: Iterable[str], skipped: Counter[str]) -> list[str]:
         if kind == "" or (kind is None and holds_records(read_head(path))):
             found.append(path)
         else:
-            skipped[kind or f"({os.path.basename(path)}: not TFRecord by content)"] += 1
+            skipped[kind or _BY_CONTENT].append(os.path.basename(path))
     return sorted(found, key=natural_key)
 
 
@@ -182,4 +192,5 @@ def _expand_url(url: str, storage_options: dict[str, Any] | None) -> list[str]:
     files = [i["name"] for i in infos if i.get("type") != "directory" and _kind_by_name(i["name"]) in ("", None)]
     if not files:
         raise NoInputsError(f"no TFRecord files at {url!r}")
-    return [fs.unstrip_protocol(f) for f in sorted(files, key=natural_key)]
+    scheme = url.split("://", 1)[0]  # kept as the user spelled it (gs:// or gcs://)
+    return [f"{scheme}://{f.lstrip('/')}" for f in sorted(files, key=natural_key)]
