@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         Int64List,
         SequenceExample,
     )
+    from ._publish import OutputLockedError
     from ._random_access import TFRecordFile
     from ._raw import decode_raw
     from ._reader import iter_records
@@ -63,6 +64,7 @@ _LAZY = {
         "Int64List",
         "SequenceExample",
     ],
+    "_publish": ["OutputLockedError"],
     "_raw": ["decode_raw"],
     "_reader": ["iter_records"],
     "_sharded": ["ShardedRecords", "ShardedWriter"],
@@ -103,6 +105,7 @@ __all__ = [
     "Int64List",
     "NoInputsError",
     "NotTFRecordError",
+    "OutputLockedError",
     "Ragged",
     "SequenceExample",
     "ShardedRecords",
