@@ -34,14 +34,16 @@ _MAGICS = (
 
 
 def sniff_compression(head: bytes) -> str:
-    """'' | 'gzip' | 'zlib' | 'unknown' from the first bytes of a file (at least 12 when there are)."""
+    """'' | 'gzip' | 'zlib' | 'unknown' from the first bytes of a file (at least 12 when there are).
+    A file of fewer than 12 bytes that is not compressed is a plain file whose first record is
+    truncated (the reader says so), not an unknown kind."""
     if not head or header_is_valid(head):
         return ""
     if head[:2] == _GZIP_MAGIC:
         return "gzip"
     if len(head) >= 2 and head[0] & 0x0F == 8 and head[0] >> 4 <= 7 and (head[0] << 8 | head[1]) % 31 == 0:
         return "zlib"
-    return "unknown"
+    return "" if len(head) < HEADER_SIZE else "unknown"  # shorter: a truncated first record
 
 
 def inflated_head(head: bytes, compression: str) -> bytes | None:
@@ -57,7 +59,7 @@ def holds_records(head: bytes) -> bool:
     TFRecord file: plain, or GZIP / ZLIB data that inflates to a record header."""
     kind = sniff_compression(head)
     if kind in ("", "unknown"):
-        return kind == ""
+        return not head or header_is_valid(head)  # an empty file is a TFRecord file of no records
     inner = inflated_head(head, kind)
     return inner is not None and (header_is_valid(inner) or (not inner and len(head) < SNIFF_SIZE))
 
@@ -71,8 +73,6 @@ def looks_like(head: bytes) -> str:
     if kind in ("gzip", "zlib"):
         inner = inflated_head(head, kind)
         return f"{kind.upper()} data that does not hold TFRecords" if inner else f"damaged {kind.upper()} data"
-    if len(head) < HEADER_SIZE:
-        return f"a file of only {len(head)} bytes (a record header alone is {HEADER_SIZE})"
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError as err:
