@@ -17,8 +17,9 @@ from typing import Any
 from .._errors import NoInputsError
 from .._files import normalize_compression
 from .._framing import HEADER_SIZE
-from .._reader import iter_records, sniff_compression
+from .._reader import iter_records
 from .._sharded import existing_shards, open_shard_writer
+from .._sniff import sniff_compression
 from .._sources import resolve_inputs
 
 PROG = "tfrecord-lite"
@@ -206,9 +207,10 @@ def progress(
     tqdm = _tqdm(quiet)
     if tqdm is None:
         return iterable
-    return tqdm(
+    bar: Iterable[Any] = tqdm(
         iterable, total=total or None, desc=desc, unit=unit, delay=1.0, leave=False, file=sys.stderr, dynamic_ncols=True
     )
+    return bar
 
 
 class _NoBar:
