@@ -336,3 +336,29 @@ def test_random_access_refuses_compressed_objects(http_server: Any, tmp_path: Pa
     url = http_server.put("/c.tfrecord.gz", write_local(tmp_path / "x", make_records(10), "gzip"))
     with pytest.raises(tfr.TFRecordError, match="GZIP"):
         tfr.TFRecordFile(url)
+
+
+@pytest.mark.parametrize("prefetch", [0, 1, 4])
+def test_iter_records_over_an_s3_glob_with_prefetch(s3: Any, tmp_path: Path, prefetch: int) -> None:
+    records = make_records(900)
+    paths = write_shards(
+        f"{s3.bucket}/g/train", records, s3.storage_options, num_shards=12, compression="gzip", suffix=".tfrecord.gz"
+    )
+    assert len(paths) == 12
+    got = list(
+        tfr.iter_records(
+            f"{s3.bucket}/g/train-*-of-*.tfrecord.gz", storage_options=s3.storage_options, prefetch=prefetch
+        )
+    )
+    assert sorted(got) == sorted(records)  # round-robin shards: every record once
+    assert list(tfr.iter_records(paths, storage_options=s3.fs, prefetch=prefetch)) == got
+    assert list(tfr.iter_records(f"{s3.bucket}/g/train", storage_options=s3.storage_options)) == got  # a prefix
+
+
+def test_gcs_glob_and_shards(gcs: Any) -> None:
+    records = make_records(300)
+    paths = write_shards(f"{gcs.bucket}/train", records, gcs.storage_options, max_records=100)
+    assert len(paths) == 3
+    assert list(tfr.iter_records(f"{gcs.bucket}/train-*", storage_options=gcs.storage_options)) == records
+    with tfr.ShardedRecords(f"{gcs.bucket}/train", storage_options=gcs.storage_options) as ds:
+        assert ds[[0, 150, 299]] == [records[0], records[150], records[299]]

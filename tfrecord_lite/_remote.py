@@ -428,6 +428,11 @@ class RemotePublication:
         for url in self.store.glob(self.staging + "/*"):
             self.store.remove(url)
 
+    def abort_for(self, exc: BaseException) -> OSError | None:
+        """abort() because of `exc` (Publication's interface; no clearer error to give for a store)."""
+        self.abort()
+        return None
+
     def __enter__(self) -> RemotePublication:
         return self
 

@@ -1,0 +1,213 @@
+# Cloud-storage benchmark (issue 11's targets), against moto's S3 server on 127.0.0.1 with a
+# fixed latency added to every request (tests/_servers.py; --latency, default 20 ms):
+#
+#   python benchmarks/remote.py [--quick] [--runs N] [--latency S] [--prefetch N] [--out FILE.json]
+#
+# Measures, each as the median (and spread: min..max) of --runs rounds:
+#   - streaming: the small workload in 64 shards, every record through iter_records, from local
+#     disk and from s3:// with prefetch; records/s and the ratio remote / local (target >= 0.7);
+#   - random access: 1,024 random records of one indexed object, fetched as f[[...]] in batches of
+#     256; the time of a batch over one round trip (a 1-byte ranged GET; target <= 4), and how many
+#     requests a batch made (never one per record);
+#   - memory: the peak of Python allocations (tracemalloc) while streaming, against the bound
+#     (prefetch + 1) x the streaming block; measured once with small and once with 8x larger shards.
+# Prints a table and writes JSON (default benchmarks/results/remote.json). Nothing here asserts.
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, ROOT)
+os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
+import workloads as W
+
+import tfrecord_lite as tfr
+from tests._servers import S3Server
+from tfrecord_lite import _prefetch, _remote
+
+SHARDS = 64
+BATCH = 256
+PICKS = 1024
+
+
+def rounds(fn: Callable[[], Any], runs: int) -> tuple[list[float], Any]:
+    times, result = [], None
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return times, result
+
+
+def summary(times: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(times), "min": min(times), "max": max(times)}
+
+
+def write_shards(folder: str, rows: list[dict[str, Any]], shards: int) -> list[str]:
+    with tfr.ShardedWriter(os.path.join(folder, "train"), num_shards=shards) as w:
+        for row in rows:
+            w.write_example(row)
+    return w.paths
+
+
+def upload(server: S3Server, fs: Any, bucket: str, paths: list[str], sidecars: bool = True) -> list[str]:
+    urls = []
+    for p in paths:
+        url = f"s3://{bucket}/{os.path.basename(p)}"
+        with open(p, "rb") as fh:
+            fs.pipe(url, fh.read())
+        if sidecars and os.path.exists(p + ".tfrlidx"):
+            with open(p + ".tfrlidx", "rb") as fh:
+                fs.pipe(url + ".tfrlidx", fh.read())
+        urls.append(url)
+    return urls
+
+
+def count_all(sources: list[Any]) -> int:
+    n = 0
+    for source in sources:
+        for _ in tfr.iter_records(source):
+            n += 1
+    return n
+
+
+def _stream(urls: list[str], prefetch: int, options: Any) -> int:
+    n = 0
+    for source in _prefetch.prefetched(urls, prefetch, options):
+        for _ in tfr.iter_records(source):
+            n += 1
+    return n
+
+
+def peak_memory(fn: Callable[[], Any]) -> int:
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="a tenth of the workload")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--latency", type=float, default=0.020, help="seconds added to every request")
+    parser.add_argument("--prefetch", type=int, default=_prefetch.PREFETCH)
+    parser.add_argument("--out", default=os.path.join(HERE, "results", "remote.json"))
+    args = parser.parse_args()
+    small = (W.QUICK if args.quick else W.FULL)[0]
+    rows = list(small.rows())
+    results: dict[str, Any] = {"workload": small.description, "latency_s": args.latency, "runs": args.runs}
+    with tempfile.TemporaryDirectory() as tmp, S3Server() as server:
+        fs = server.filesystem()
+        options = server.storage_options
+        fs.call_s3("create_bucket", Bucket="bench")
+        local = write_shards(os.path.join(tmp, "shards"), rows, SHARDS)
+        urls = upload(server, fs, "bench", local)
+        one = write_shards(os.path.join(tmp, "one"), rows, 1)
+        [one_url] = upload(server, fs, "bench", one)
+        server.faults.latency = args.latency
+
+        # -- streaming
+        local_times, n = rounds(lambda: count_all(local), args.runs)
+        remote_times, n_remote = rounds(lambda: _stream(urls, args.prefetch, options), args.runs)
+        serial_times, _ = rounds(lambda: _stream(urls, 0, options), max(1, args.runs // 2))
+        assert n == n_remote == len(rows)
+        results["streaming"] = {
+            "records": n,
+            "shards": SHARDS,
+            "prefetch": args.prefetch,
+            "local_s": summary(local_times),
+            "remote_s": summary(remote_times),
+            "remote_no_prefetch_s": summary(serial_times),
+            "local_records_per_s": n / statistics.median(local_times),
+            "remote_records_per_s": n / statistics.median(remote_times),
+            "ratio": statistics.median(local_times) / statistics.median(remote_times),
+            "ratio_spread": [min(local_times) / max(remote_times), max(local_times) / min(remote_times)],
+        }
+
+        # -- random access
+        rtt_times, _ = rounds(lambda: _remote.RemoteObject(one_url, options).read_range(0, 1), 9)
+        rng = np.random.default_rng(7)
+        with tfr.TFRecordFile(one_url, storage_options=options) as f:
+            oracle = tfr.TFRecordFile(one[0])
+            batch_times: list[float] = []
+            requests: list[int] = []
+            for _ in range(args.runs):
+                picks = rng.integers(0, len(f), PICKS).tolist()
+                for k in range(0, PICKS, BATCH):
+                    batch = picks[k : k + BATCH]
+                    server.faults.requests.clear()
+                    start = time.perf_counter()
+                    got = f[batch]
+                    batch_times.append(time.perf_counter() - start)
+                    requests.append(len(server.faults.gets()))
+                    assert got == oracle[batch]
+        rtt = statistics.median(rtt_times)
+        results["random_access"] = {
+            "records_in_object": len(rows),
+            "batch": BATCH,
+            "round_trip_s": summary(rtt_times),
+            "batch_s": summary(batch_times),
+            "batch_over_round_trip": statistics.median(batch_times) / rtt,
+            "batch_over_round_trip_spread": [min(batch_times) / rtt, max(batch_times) / rtt],
+            "requests_per_batch": summary([float(r) for r in requests]),
+        }
+
+        # -- memory while streaming: small shards, then 8x larger ones (8 shards)
+        server.faults.latency = 0
+        big = write_shards(os.path.join(tmp, "big"), rows, SHARDS // 8)
+        big_urls = upload(server, fs, "bench", big, sidecars=False)
+        bound = (args.prefetch + 1) * _remote.STREAM_BLOCK
+        results["memory"] = {
+            "bound_bytes": bound,
+            "peak_small_shards_bytes": peak_memory(lambda: _stream(urls, args.prefetch, options)),
+            "peak_large_shards_bytes": peak_memory(lambda: _stream(big_urls, args.prefetch, options)),
+            "shard_bytes_small": os.path.getsize(local[0]),
+            "shard_bytes_large": os.path.getsize(big[0]),
+        }
+    report(results)
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as fh:
+        json.dump(results, fh, indent=2)
+
+
+def report(r: dict[str, Any]) -> None:
+    s, ra, m = r["streaming"], r["random_access"], r["memory"]
+    print(f"workload: {r['workload']}; {r['latency_s'] * 1000:.0f} ms added per request; {r['runs']} rounds")
+    print(
+        f"streaming {s['records']} records in {s['shards']} shards: local {s['local_records_per_s']:,.0f} rec/s, "
+        f"s3 with prefetch={s['prefetch']} {s['remote_records_per_s']:,.0f} rec/s -> ratio {s['ratio']:.2f} "
+        f"(spread {s['ratio_spread'][0]:.2f}..{s['ratio_spread'][1]:.2f}; target >= 0.70); "
+        f"without prefetch {s['remote_no_prefetch_s']['median']:.2f} s"
+    )
+    print(
+        f"random access, batches of {ra['batch']}: {ra['batch_s']['median'] * 1000:.1f} ms a batch "
+        f"(spread {ra['batch_s']['min'] * 1000:.1f}..{ra['batch_s']['max'] * 1000:.1f}), round trip "
+        f"{ra['round_trip_s']['median'] * 1000:.1f} ms -> {ra['batch_over_round_trip']:.2f}x (target <= 4); "
+        f"{ra['requests_per_batch']['median']:.0f} requests a batch (max {ra['requests_per_batch']['max']:.0f})"
+    )
+    print(
+        f"memory: peak {m['peak_small_shards_bytes'] / 2**20:.1f} MiB "
+        f"({m['shard_bytes_small'] / 2**10:.0f} KiB shards), "
+        f"{m['peak_large_shards_bytes'] / 2**20:.1f} MiB ({m['shard_bytes_large'] / 2**20:.1f} MiB shards); "
+        f"bound (prefetch + 1) x block = {m['bound_bytes'] / 2**20:.0f} MiB"
+    )
+
+
+if __name__ == "__main__":
+    main()
