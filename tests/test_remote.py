@@ -362,3 +362,49 @@ def test_gcs_glob_and_shards(gcs: Any) -> None:
     assert list(tfr.iter_records(f"{gcs.bucket}/train-*", storage_options=gcs.storage_options)) == records
     with tfr.ShardedRecords(f"{gcs.bucket}/train", storage_options=gcs.storage_options) as ds:
         assert ds[[0, 150, 299]] == [records[0], records[150], records[299]]
+
+
+@pytest.mark.torch
+def test_torch_streaming_dataset_with_two_workers_over_s3(s3: Any) -> None:
+    pytest.importorskip("torch")
+    from torch.utils.data import DataLoader
+
+    from tfrecord_lite.torch import IterableTFRecordDataset
+
+    records = [tfr.encode_example({"i": [i]}) for i in range(500)]
+    write_shards(f"{s3.bucket}/t/train", records, s3.storage_options, num_shards=6)
+    ds = IterableTFRecordDataset(
+        f"{s3.bucket}/t/train", {"i": tfr.FixedLenFeature([], "int64")}, storage_options=s3.storage_options
+    )
+    got = [int(item["i"]) for item in DataLoader(ds, batch_size=None, num_workers=2)]
+    assert sorted(got) == list(range(500))  # every record exactly once across the two workers
+
+
+def test_cli_reshard_and_convert_to_s3(s3: Any, tmp_path: Path) -> None:
+    records = [tfr.encode_example({"i": [i]}) for i in range(40)]
+    write_local(tmp_path / "in.tfrecord", records)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+        "AWS_ENDPOINT_URL": s3.endpoint,
+        "AWS_ACCESS_KEY_ID": "testing-key",
+        "AWS_SECRET_ACCESS_KEY": "testing-secret",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+
+    def cli(*args: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "tfrecord_lite", *args], capture_output=True, text=True, env=env, check=False
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    cli("reshard", str(tmp_path / "in.tfrecord"), "-o", f"{s3.bucket}/cli/ds", "--shards", "3", "-q")
+    cli("convert", str(tmp_path / "in.tfrecord"), f"{s3.bucket}/cli/all.tfrecord.gz", "-q")
+    assert "40" in cli("count", f"{s3.bucket}/cli/ds-*-of-*.tfrecord")
+    got = tfr.iter_records(f"{s3.bucket}/cli/all.tfrecord.gz", storage_options=s3.storage_options)
+    assert list(got) == records
+    s3.fs.invalidate_cache()
+    names = sorted(p.rsplit("/", 1)[1] for p in s3.fs.find(f"{s3.bucket}/cli"))
+    shards = [f"ds-0000{k}-of-00003.tfrecord" for k in range(3)]
+    assert names == sorted(["all.tfrecord.gz", *shards, *(n + ".tfrlidx" for n in shards)])  # nothing staged is left

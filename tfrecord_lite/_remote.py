@@ -13,7 +13,7 @@
 #     fetched (see _prefetch.py).
 #   - RemoteBuffer is the random-access view TFRecordFile reads from: slices served
 #     from a small LRU block cache; `prefetch(spans)` coalesces the spans of many
-#     records into few ranges and fetches them concurrently.
+#     records into few ranges (up to MAX_RANGE bytes each) and fetches them concurrently.
 #   - RemoteUpload writes through fsspec's buffered file (a multipart upload on S3, a
 #     resumable one on GCS), which only makes the object appear when it is completed
 #     at close(); abort() cancels it, and a crash never completes it.
@@ -25,6 +25,7 @@
 #     (or abort()) removes.
 from __future__ import annotations
 
+import bisect
 import collections
 import io
 import re
@@ -44,8 +45,9 @@ StorageOptions = Mapping[str, Any] | None
 STREAM_BLOCK = 8 << 20  # bytes per ranged request while streaming
 CACHE_BLOCK = 1 << 20  # random access: bytes per cached block
 CACHE_BLOCKS = 16  # random access: blocks kept (16 MiB)
-GAP = 256 << 10  # random access: records closer than this are fetched by one request
-WORKERS = 8  # concurrent requests of one batch of records
+GAP = 256 << 10  # random access: records closer than this are fetched by one request...
+MAX_RANGE = 4 << 20  # ...up to this many bytes a request
+WORKERS = 16  # concurrent requests of one batch of records
 
 
 @dataclass
@@ -206,11 +208,12 @@ def fetch_head(obj: RemoteObject, block: int | None = None) -> bytes:
     return obj.read_range(0, block or STREAM_BLOCK)
 
 
-def coalesce(spans: Iterable[tuple[int, int]], gap: int = GAP) -> list[tuple[int, int]]:
-    """Sorted, merged ranges covering `spans` (start, end), joining spans less than `gap` apart."""
+def coalesce(spans: Iterable[tuple[int, int]], gap: int = GAP, limit: int = MAX_RANGE) -> list[tuple[int, int]]:
+    """Sorted ranges covering `spans` (start, end): spans less than `gap` apart are joined while
+    the range stays within `limit` bytes (a single longer span is a range of its own)."""
     merged: list[list[int]] = []
     for start, end in sorted(spans):
-        if merged and start - merged[-1][1] <= gap:
+        if merged and start - merged[-1][1] <= gap and max(end, merged[-1][1]) - merged[-1][0] <= limit:
             merged[-1][1] = max(merged[-1][1], end)
         else:
             merged.append([start, end])
@@ -218,7 +221,8 @@ def coalesce(spans: Iterable[tuple[int, int]], gap: int = GAP) -> list[tuple[int
 
 
 class RemoteBuffer:
-    """Random access to an object: `buf[a:b]` bytes through an LRU cache of aligned blocks."""
+    """Random access to an object: `buf[a:b]` bytes from the ranges of the last prefetch, else
+    through an LRU cache of aligned blocks (neighbours of a record read alone come free)."""
 
     def __init__(self, obj: RemoteObject, size: int, block: int = CACHE_BLOCK, blocks: int = CACHE_BLOCKS) -> None:
         self.obj = obj
@@ -226,7 +230,8 @@ class RemoteBuffer:
         self._block = block
         self._capacity = blocks
         self._cache: collections.OrderedDict[int, bytes] = collections.OrderedDict()
-        self._pinned: dict[int, bytes] = {}  # blocks of the batch being read (see prefetch)
+        self._pinned: list[tuple[int, bytes]] = []  # (start, data) of the last prefetch, by start
+        self._pinned_starts: list[int] = []
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
 
@@ -237,66 +242,51 @@ class RemoteBuffer:
         start, stop, _ = key.indices(self._size)
         if stop <= start:
             return b""
+        with self._lock:
+            k = bisect.bisect_right(self._pinned_starts, start) - 1
+            if k >= 0:
+                base, data = self._pinned[k]
+                if stop <= base + len(data):
+                    return data[start - base : stop - base]
         first, last = start // self._block, (stop - 1) // self._block
-        if first == last:
-            block = self._get_block(first)
-            base = first * self._block
-            return block[start - base : stop - base]
-        data = b"".join(self._get_block(k) for k in range(first, last + 1))
         base = first * self._block
+        if first == last:
+            return self._get_block(first)[start - base : stop - base]
+        data = b"".join(self._get_block(k) for k in range(first, last + 1))
         return data[start - base : stop - base]
 
     def _get_block(self, k: int) -> bytes:
         with self._lock:
-            data = self._pinned.get(k)
-            if data is None:
-                data = self._cache.get(k)
-                if data is not None:
-                    self._cache.move_to_end(k)
-        if data is None:
-            data = self.obj.read_range(k * self._block, min(self._size, (k + 1) * self._block))
-            self._remember(k, data)
-        return data
-
-    def _remember(self, k: int, data: bytes) -> None:
+            data = self._cache.get(k)
+            if data is not None:
+                self._cache.move_to_end(k)
+                return data
+        data = self.obj.read_range(k * self._block, min(self._size, (k + 1) * self._block))
         with self._lock:
             self._cache[k] = data
-            self._cache.move_to_end(k)
             while len(self._cache) > self._capacity:
                 self._cache.popitem(last=False)
+        return data
 
     def prefetch(self, spans: Iterable[tuple[int, int]]) -> None:
-        """Fetch the blocks under `spans` that are not cached: nearby spans coalesced into one ranged
-        request each, the requests run concurrently. They stay pinned until the next prefetch."""
-        wanted: set[int] = set()
-        for start, end in spans:
-            wanted.update(range(start // self._block, (end - 1) // self._block + 1))
-        with self._lock:
-            have = {k: self._cache[k] for k in wanted if k in self._cache}
-        missing = sorted(wanted - have.keys())
-        ranges = coalesce(((k, k + 1) for k in missing), gap=max(1, GAP // self._block))
-        if self._pool is None and len(ranges) > 1:
+        """Fetch `spans` (the records of a batch): nearby spans coalesced into one ranged request
+        each, the requests run concurrently. They are kept until the next prefetch."""
+        ranges = coalesce(spans)
+        if len(ranges) > 1 and self._pool is None:
             self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="tfrecord_lite-range")
-        fetch = self._fetch_blocks
-        results = list(self._pool.map(fetch, ranges)) if len(ranges) > 1 and self._pool else list(map(fetch, ranges))
-        for got in results:
-            have.update(got)
+        fetched = self._pool.map(self._fetch, ranges) if len(ranges) > 1 and self._pool else map(self._fetch, ranges)
+        pinned = sorted(fetched)
         with self._lock:
-            self._pinned = have
+            self._pinned = pinned
+            self._pinned_starts = [start for start, _ in pinned]
 
-    def _fetch_blocks(self, blocks: tuple[int, int]) -> dict[int, bytes]:
-        first, stop = blocks
-        start = first * self._block
-        data = self.obj.read_range(start, min(self._size, stop * self._block))
-        got = {k: data[(k - first) * self._block : (k - first + 1) * self._block] for k in range(first, stop)}
-        for k, part in got.items():
-            self._remember(k, part)
-        return got
+    def _fetch(self, span: tuple[int, int]) -> tuple[int, bytes]:
+        return span[0], self.obj.read_range(*span)
 
     def close(self) -> None:
         with self._lock:
             self._cache.clear()
-            self._pinned = {}
+            self._pinned, self._pinned_starts = [], []
         if self._pool is not None:
             self._pool.shutdown(wait=False)
             self._pool = None
@@ -336,7 +326,10 @@ class RemoteUpload(io.RawIOBase):
             if discard is not None:
                 discard()
         finally:
-            f.closed = True  # fsspec's close() (and __del__) would otherwise complete the upload
+            try:
+                f.closed = True  # fsspec's close() (and __del__) would otherwise complete the upload
+            except AttributeError:  # an io object (fsspec's memory store), which completes nothing
+                pass
             if hasattr(f, "buffer"):
                 f.buffer = io.BytesIO()
             super().close()

@@ -21,6 +21,7 @@ import itertools
 import os
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ from torch.utils.data import Dataset, IterableDataset, default_collate, get_work
 
 from ._codec import decode_example, decode_sequence_example
 from ._columnar import Ragged, decode_examples
-from ._files import normalize_compression
+from ._files import StorageOptions, normalize_compression, split_options
 from ._framing import HEADER_SIZE
 from ._plan import (
     EVEN,
@@ -46,8 +47,10 @@ from ._plan import (
     shard_order,
     shuffle_buffer,
 )
+from ._prefetch import PREFETCH, prefetched
 from ._random_access import TFRecordFile
 from ._reader import iter_records
+from ._remote import RemoteObject, is_url
 from ._repr import compression, count, describe, shown_keys, shown_paths
 from ._sharded import ShardedRecords
 from ._sidecar import sidecar_path
@@ -362,18 +365,20 @@ class TFRecordDataset(Dataset[Any]):
         output: str = "numpy",
         verify: bool = True,
         collate_fn: Collate | None = None,
+        storage_options: StorageOptions = None,
     ) -> None:
         self._decode = _Decoder(record_type, features, context_features, sequence_features, output, transform)
         self.collate_fn = _collate_for(collate_fn, self._decode)
-        self.paths = resolve_inputs(paths)
+        self.paths = resolve_inputs(paths, storage_options=storage_options)
         self.verify = verify
+        self.storage_options = storage_options
         self._records: ShardedRecords | None = None
         self._pid = -1
         self._len = len(self._open())
 
     def _open(self) -> ShardedRecords:
         if self._records is None or self._pid != os.getpid():
-            self._records = ShardedRecords(self.paths, verify=self.verify)
+            self._records = ShardedRecords(self.paths, verify=self.verify, storage_options=self.storage_options)
             self._pid = os.getpid()
         return self._records
 
@@ -412,34 +417,60 @@ class TFRecordDataset(Dataset[Any]):
 # --------------------------------------------------------------------------- streaming
 
 
-def _file_kind(path: str, compression: str) -> str:
+def _file_kind(path: str, compression: str, storage_options: StorageOptions = None) -> str:
     """'' for an uncompressed file (indexable), else its compression."""
     if compression != "auto":
         return compression
-    with open(path, "rb") as f:
-        head = f.read(HEADER_SIZE)
+    if is_url(path):
+        head = RemoteObject(path, *split_options(storage_options)).read_range(0, HEADER_SIZE)
+    else:
+        with open(path, "rb") as f:
+            head = f.read(HEADER_SIZE)
     kind = sniff_compression(head)
     return "" if kind == "unknown" else kind  # iter_records reports the unknown kind with its path
 
 
-def _count_records(path: str, kind: str) -> int:
+def _file_kinds(paths: list[str], compression: str, storage_options: StorageOptions) -> list[str]:
+    """_file_kind of each file; objects in a store are asked concurrently (one round trip each)."""
+    if not any(is_url(p) for p in paths):
+        return [_file_kind(p, compression) for p in paths]
+    with ThreadPoolExecutor(8) as pool:
+        return list(pool.map(lambda p: _file_kind(p, compression, storage_options), paths))
+
+
+def _count_records(path: str, kind: str, storage_options: StorageOptions = None) -> int:
     """Records in one shard: from its index when uncompressed, else by one pass over the stream."""
     if kind == "":
-        with TFRecordFile(path) as f:
+        with TFRecordFile(path, storage_options=storage_options) as f:
             return len(f)
-    return sum(1 for _ in iter_records(path, compression=kind, verify=False))
+    return sum(1 for _ in iter_records(path, compression=kind, verify=False, storage_options=storage_options))
 
 
-def _read_segment(path: str, kind: str, seg: Segment, verify: bool) -> Iterator[bytes]:
-    """The raw records of one segment. An uncompressed file is read through its memory-mapped index
-    when the segment starts inside it or the index sidecar already exists (one copy per record);
-    otherwise the file is streamed, and no index is built just for reading it."""
-    if kind == "" and (seg.start > 0 or seg.stop is not None or os.path.exists(sidecar_path(path))):
-        with TFRecordFile(path, verify=verify) as f:
+def _indexed(path: str, kind: str, seg: Segment) -> bool:
+    """Whether a segment is read through the file's index: an uncompressed file whose segment starts
+    inside it, or whose index sidecar already exists; otherwise it is streamed, and no index is built
+    just for reading it."""
+    if kind != "":
+        return False
+    return seg.start > 0 or seg.stop is not None or (not is_url(path) and os.path.exists(sidecar_path(path)))
+
+
+def _read_segment(
+    path: str, kind: str, seg: Segment, verify: bool, storage_options: StorageOptions = None, stream: Any = None
+) -> Iterator[bytes]:
+    """The raw records of one segment (see _indexed); `stream` is the file already opened (prefetched)."""
+    if _indexed(path, kind, seg):
+        with TFRecordFile(path, verify=verify, storage_options=storage_options) as f:
             for i in range(seg.start, len(f) if seg.stop is None else seg.stop):
                 yield f[i]
     else:
-        yield from itertools.islice(iter_records(path, compression=kind or "", verify=verify), seg.start, seg.stop)
+        records = iter_records(
+            stream if stream is not None else path,
+            compression=kind or "",
+            verify=verify,
+            storage_options=storage_options,
+        )
+        yield from itertools.islice(records, seg.start, seg.stop)
 
 
 class IterableTFRecordDataset(IterableDataset[Any]):
@@ -472,6 +503,8 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         batch_size: int | None = None,
         drop_last: bool = False,
         collate_fn: Collate | None = None,
+        storage_options: StorageOptions = None,
+        prefetch: int = PREFETCH,
     ) -> None:
         self._decode = _Decoder(record_type, features, context_features, sequence_features, output, transform)
         if batch_size is not None:
@@ -484,7 +517,9 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         self.shuffle = bool(shuffle)
         self.shuffle_buffer = check_int("shuffle_buffer", shuffle_buffer, 0) if shuffle else 0
         self.seed = check_int("seed", seed)
-        self.paths = resolve_inputs(paths)
+        self.paths = resolve_inputs(paths, storage_options=storage_options)
+        self.storage_options = storage_options
+        self.prefetch = check_int("prefetch", prefetch, 0)
         self.split = _choose("split", split, SPLITS)
         self.even = _choose("even", even, EVEN)
         if (rank is None) != (world_size is None):
@@ -494,7 +529,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         self._dist = (rank, world_size) if world_size is not None else _distributed()
         self.verify = verify
         comp = normalize_compression(compression, allow_auto=True)
-        self._kinds = [_file_kind(p, comp) for p in self.paths]
+        self._kinds = _file_kinds(self.paths, comp, storage_options)
         self._counts: list[int | None] = [None] * len(self.paths)
         if self.split == "range" or self.even is not None:
             self._count_all()  # once, here in the main process: workers get the counts with the dataset
@@ -507,7 +542,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
     def _count_all(self) -> list[int]:
         for i, path in enumerate(self.paths):
             if self._counts[i] is None:
-                self._counts[i] = _count_records(path, self._kinds[i])
+                self._counts[i] = _count_records(path, self._kinds[i], self.storage_options)
         return self._counts  # type: ignore[return-value]
 
     def __repr__(self) -> str:
@@ -551,7 +586,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
     def _segment_len(self, seg: Segment) -> int | None:
         n = self._counts[seg.shard]
         if n is None and self._kinds[seg.shard] == "":
-            n = self._counts[seg.shard] = _count_records(self.paths[seg.shard], "")
+            n = self._counts[seg.shard] = _count_records(self.paths[seg.shard], "", self.storage_options)
         if n is None:
             return None
         return (n if seg.stop is None else seg.stop) - seg.start
@@ -571,8 +606,14 @@ class IterableTFRecordDataset(IterableDataset[Any]):
                     seg = segments[0]
                     segments[0] = Segment(seg.shard, seg.start + skip, seg.start + n)
                     skip = 0
+        # streamed objects of a store: their first blocks are fetched `prefetch` segments ahead
+        streamed = [
+            None if _indexed(self.paths[s.shard], self._kinds[s.shard], s) else self.paths[s.shard] for s in segments
+        ]
+        streams = prefetched(streamed, self.prefetch, self.storage_options)
         records: Iterator[bytes] = itertools.chain.from_iterable(
-            _read_segment(self.paths[s.shard], self._kinds[s.shard], s, self.verify) for s in segments
+            _read_segment(self.paths[s.shard], self._kinds[s.shard], s, self.verify, self.storage_options, stream)
+            for s, stream in zip(segments, streams, strict=True)
         )
         if share.step > 1:
             records = itertools.islice(records, share.offset, None, share.step)

@@ -14,7 +14,8 @@ import re
 import numpy as np
 
 from .._count import count_file
-from .._publish import Publication, remove_orphans
+from .._publish import remove_orphans
+from .._remote import is_url, open_publication
 from .._sharded import COMPRESSION_SUFFIX, shard_suffix
 from .._writer import TFRecordWriter
 from .options import (
@@ -65,7 +66,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     out_compression = _output_compression(args.to, args.output)
     n = 0
     with (
-        Publication(args.output) as publication,
+        open_publication(args.output) as publication,
         TFRecordWriter(publication.file(args.output), out_compression or None) as writer,
     ):
         for record in input_records(args, paths, "merge"):
@@ -105,7 +106,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if len(paths) > 1 or os.path.isdir(args.output) or args.output.endswith(os.sep):
         if args.to is None:
             raise UsageError("converting several files into a folder needs --to none|gzip|zlib")
-        os.makedirs(args.output, exist_ok=True)
+        if not is_url(args.output):
+            os.makedirs(args.output, exist_ok=True)
         stem = re.compile(r"(\.gz|\.zz|\.zlib)$", re.IGNORECASE)
         targets = [
             os.path.join(args.output, stem.sub("", os.path.basename(p)) + COMPRESSION_SUFFIX[args.to]) for p in paths
@@ -113,7 +115,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     else:
         targets = [args.output]
     check_new(targets, args.force, paths)
-    with Publication(args.output) as publication:
+    with open_publication(args.output) as publication:
         for src, dst in zip(paths, targets, strict=False):
             to = _output_compression(args.to, dst)
             with TFRecordWriter(publication.file(dst), to or None) as writer:
@@ -174,9 +176,9 @@ def cmd_split(args: argparse.Namespace) -> int:
     part = np.concatenate([part, np.full(total - len(part), -1)])  # --count may leave records out
     if args.shuffle:
         np.random.default_rng(args.seed).shuffle(part)
-    if folder:
+    if folder and not is_url(args.output):
         os.makedirs(args.output, exist_ok=True)
-    with Publication(args.output) as publication:
+    with open_publication(args.output) as publication:
         writers = [TFRecordWriter(publication.file(t), args.to or None) for t in targets]
         try:
             for k, record in enumerate(input_records(args, paths, "split")):
