@@ -10,12 +10,14 @@
 #     256; the time of a batch over one round trip (a 1-byte ranged GET; target <= 4), and how many
 #     requests a batch made (never one per record);
 #   - memory: the peak of Python allocations (tracemalloc) while streaming, against the bound
-#     (prefetch + 1) x the streaming block; measured once with small and once with 8x larger shards.
+#     prefetch x the first block (1 MiB) + one streaming block (8 MiB); measured once with small and
+#     once with 8x larger shards.
 # Prints a table and writes JSON (default benchmarks/results/remote.json). Nothing here asserts.
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import statistics
 import sys
@@ -35,12 +37,79 @@ os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 import workloads as W
 
 import tfrecord_lite as tfr
-from tests._servers import S3Server
+from tests._servers import RangeServer, S3Server
 from tfrecord_lite import _prefetch, _remote
 
 SHARDS = 64
 BATCH = 256
 PICKS = 1024
+
+
+class Server:
+    """moto's S3 or the HTTP range server (tests/_servers.py) in a process of its own, so that its
+    request handling does not share this process's GIL with the reader being measured; latency is
+    set, and (HTTP) objects are put, through a pipe."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._conn, child = multiprocessing.Pipe()
+        self._proc = multiprocessing.Process(target=_serve, args=(child, kind), daemon=True)
+        self._proc.start()
+        self.endpoint, self.storage_options = self._conn.recv()
+
+    def _ask(self, *message: Any) -> Any:
+        self._conn.send(message)
+        return self._conn.recv()
+
+    def set_latency(self, seconds: float) -> None:
+        self._ask("latency", seconds)
+
+    def put(self, name: str, data: bytes, fs: Any) -> str:
+        if self.kind == "http":
+            return str(self._ask("put", f"/bench/{name}", data))
+        fs.pipe(f"s3://bench/{name}", data)
+        return f"s3://bench/{name}"
+
+    def filesystem(self) -> Any:
+        if self.kind == "http":
+            return None
+        import s3fs
+
+        fs = s3fs.S3FileSystem(skip_instance_cache=True, **self.storage_options)
+        fs.call_s3("create_bucket", Bucket="bench")
+        return fs
+
+    def close(self) -> None:
+        self._conn.send(None)
+        self._proc.join(10)
+
+
+def _serve(conn: Any, kind: str) -> None:
+    import logging
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    with S3Server() if kind == "s3" else RangeServer() as server:
+        conn.send((server.endpoint, getattr(server, "storage_options", None)))
+        while (message := conn.recv()) is not None:
+            if message[0] == "latency":
+                server.faults.latency = message[1]
+                conn.send("ok")
+            else:
+                conn.send(server.put(message[1], message[2]))
+
+
+class Requests:
+    """Counts the ranged requests this process makes (RemoteObject.read_range), for the batch column."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        original = _remote.RemoteObject.read_range
+
+        def counted(obj: _remote.RemoteObject, start: int, end: int) -> bytes:
+            self.count += 1
+            return original(obj, start, end)
+
+        _remote.RemoteObject.read_range = counted  # type: ignore[method-assign]
 
 
 def rounds(fn: Callable[[], Any], runs: int) -> tuple[list[float], Any]:
@@ -63,16 +132,15 @@ def write_shards(folder: str, rows: list[dict[str, Any]], shards: int) -> list[s
     return w.paths
 
 
-def upload(server: S3Server, fs: Any, bucket: str, paths: list[str], sidecars: bool = True) -> list[str]:
+def upload(server: Server, fs: Any, paths: list[str], sidecars: bool = True) -> list[str]:
     urls = []
     for p in paths:
-        url = f"s3://{bucket}/{os.path.basename(p)}"
+        name = os.path.relpath(p, os.path.dirname(os.path.dirname(p))).replace(os.sep, "-")
         with open(p, "rb") as fh:
-            fs.pipe(url, fh.read())
+            urls.append(server.put(name, fh.read(), fs))
         if sidecars and os.path.exists(p + ".tfrlidx"):
             with open(p + ".tfrlidx", "rb") as fh:
-                fs.pipe(url + ".tfrlidx", fh.read())
-        urls.append(url)
+                server.put(name + ".tfrlidx", fh.read(), fs)
     return urls
 
 
@@ -107,20 +175,27 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--latency", type=float, default=0.020, help="seconds added to every request")
     parser.add_argument("--prefetch", type=int, default=_prefetch.PREFETCH)
+    parser.add_argument("--store", choices=["s3", "http"], default="s3", help="moto's S3, or the HTTP range server")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "remote.json"))
     args = parser.parse_args()
     small = (W.QUICK if args.quick else W.FULL)[0]
     rows = list(small.rows())
-    results: dict[str, Any] = {"workload": small.description, "latency_s": args.latency, "runs": args.runs}
-    with tempfile.TemporaryDirectory() as tmp, S3Server() as server:
+    results: dict[str, Any] = {
+        "workload": small.description,
+        "store": args.store,
+        "latency_s": args.latency,
+        "runs": args.runs,
+    }
+    server = Server(args.store)
+    requests = Requests()
+    with tempfile.TemporaryDirectory() as tmp:
         fs = server.filesystem()
         options = server.storage_options
-        fs.call_s3("create_bucket", Bucket="bench")
         local = write_shards(os.path.join(tmp, "shards"), rows, SHARDS)
-        urls = upload(server, fs, "bench", local)
+        urls = upload(server, fs, local)
         one = write_shards(os.path.join(tmp, "one"), rows, 1)
-        [one_url] = upload(server, fs, "bench", one)
-        server.faults.latency = args.latency
+        [one_url] = upload(server, fs, one)
+        server.set_latency(args.latency)
 
         # -- streaming
         local_times, n = rounds(lambda: count_all(local), args.runs)
@@ -146,16 +221,16 @@ def main() -> None:
         with tfr.TFRecordFile(one_url, storage_options=options) as f:
             oracle = tfr.TFRecordFile(one[0])
             batch_times: list[float] = []
-            requests: list[int] = []
+            counts: list[int] = []
             for _ in range(args.runs):
                 picks = rng.integers(0, len(f), PICKS).tolist()
                 for k in range(0, PICKS, BATCH):
                     batch = picks[k : k + BATCH]
-                    server.faults.requests.clear()
+                    before = requests.count
                     start = time.perf_counter()
                     got = f[batch]
                     batch_times.append(time.perf_counter() - start)
-                    requests.append(len(server.faults.gets()))
+                    counts.append(requests.count - before)
                     assert got == oracle[batch]
         rtt = statistics.median(rtt_times)
         results["random_access"] = {
@@ -165,14 +240,14 @@ def main() -> None:
             "batch_s": summary(batch_times),
             "batch_over_round_trip": statistics.median(batch_times) / rtt,
             "batch_over_round_trip_spread": [min(batch_times) / rtt, max(batch_times) / rtt],
-            "requests_per_batch": summary([float(r) for r in requests]),
+            "requests_per_batch": summary([float(r) for r in counts]),
         }
 
         # -- memory while streaming: small shards, then 8x larger ones (8 shards)
-        server.faults.latency = 0
+        server.set_latency(0)
         big = write_shards(os.path.join(tmp, "big"), rows, SHARDS // 8)
-        big_urls = upload(server, fs, "bench", big, sidecars=False)
-        bound = (args.prefetch + 1) * _remote.STREAM_BLOCK
+        big_urls = upload(server, fs, big, sidecars=False)
+        bound = args.prefetch * _remote.HEAD_BLOCK + _remote.STREAM_BLOCK
         results["memory"] = {
             "bound_bytes": bound,
             "peak_small_shards_bytes": peak_memory(lambda: _stream(urls, args.prefetch, options)),
@@ -180,6 +255,7 @@ def main() -> None:
             "shard_bytes_small": os.path.getsize(local[0]),
             "shard_bytes_large": os.path.getsize(big[0]),
         }
+    server.close()
     report(results)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as fh:
@@ -188,10 +264,12 @@ def main() -> None:
 
 def report(r: dict[str, Any]) -> None:
     s, ra, m = r["streaming"], r["random_access"], r["memory"]
-    print(f"workload: {r['workload']}; {r['latency_s'] * 1000:.0f} ms added per request; {r['runs']} rounds")
+    print(
+        f"{r['store']}; workload: {r['workload']}; {r['latency_s'] * 1000:.0f} ms added per request; {r['runs']} rounds"
+    )
     print(
         f"streaming {s['records']} records in {s['shards']} shards: local {s['local_records_per_s']:,.0f} rec/s, "
-        f"s3 with prefetch={s['prefetch']} {s['remote_records_per_s']:,.0f} rec/s -> ratio {s['ratio']:.2f} "
+        f"{r['store']} with prefetch={s['prefetch']} {s['remote_records_per_s']:,.0f} rec/s -> ratio {s['ratio']:.2f} "
         f"(spread {s['ratio_spread'][0]:.2f}..{s['ratio_spread'][1]:.2f}; target >= 0.70); "
         f"without prefetch {s['remote_no_prefetch_s']['median']:.2f} s"
     )
@@ -205,7 +283,7 @@ def report(r: dict[str, Any]) -> None:
         f"memory: peak {m['peak_small_shards_bytes'] / 2**20:.1f} MiB "
         f"({m['shard_bytes_small'] / 2**10:.0f} KiB shards), "
         f"{m['peak_large_shards_bytes'] / 2**20:.1f} MiB ({m['shard_bytes_large'] / 2**20:.1f} MiB shards); "
-        f"bound (prefetch + 1) x block = {m['bound_bytes'] / 2**20:.0f} MiB"
+        f"bound prefetch x 1 MiB + 8 MiB = {m['bound_bytes'] / 2**20:.0f} MiB"
     )
 
 

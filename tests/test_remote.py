@@ -21,7 +21,7 @@ import tfrecord_lite as tfr
 from tfrecord_lite import _remote
 from tfrecord_lite._errors import RemoteError
 
-pytestmark = pytest.mark.cloud
+pytestmark = pytest.mark.object_store
 
 COMPRESSIONS = ["", "gzip", "zlib"]
 

@@ -7,8 +7,8 @@
 #     still lacks; after the limit a RemoteError names the URL (credentials and query
 #     strings cut) and the byte offset.
 #   - RemoteStream is the sequential file the streaming reader sees: blocks of the
-#     object read one after the other through read_range, so a broken connection
-#     resumes at the byte reached and the GZIP / ZLIB decompressor above it never
+#     object (the first HEAD_BLOCK, then STREAM_BLOCK each) read one after the other
+#     through read_range, so a broken connection resumes at the byte reached and the GZIP / ZLIB decompressor above it never
 #     notices (its state is untouched). Its first block can be handed in already
 #     fetched (see _prefetch.py).
 #   - RemoteBuffer is the random-access view TFRecordFile reads from: slices served
@@ -42,7 +42,8 @@ from ._errors import RemoteError
 
 StorageOptions = Mapping[str, Any] | None
 
-STREAM_BLOCK = 8 << 20  # bytes per ranged request while streaming
+STREAM_BLOCK = 8 << 20  # bytes per ranged request while streaming...
+HEAD_BLOCK = 1 << 20  # ...but the first request of an object (what a prefetch holds) asks for this many
 CACHE_BLOCK = 1 << 20  # random access: bytes per cached block
 CACHE_BLOCKS = 16  # random access: blocks kept (16 MiB)
 GAP = 256 << 10  # random access: records closer than this are fetched by one request...
@@ -168,6 +169,7 @@ class RemoteStream(io.RawIOBase):
         self.obj = obj
         self.name = obj.name
         self._block = block or STREAM_BLOCK
+        self._head_size = min(self._block, HEAD_BLOCK)
         self._head = head
         self._pos = 0  # the next byte of the object to fetch
         self._data = b""
@@ -178,14 +180,15 @@ class RemoteStream(io.RawIOBase):
         return True
 
     def _next_block(self) -> None:
+        size = self._head_size if self._pos == 0 else self._block
         if self._head is not None:
             head, self._head = self._head, None
             data = head.result() if isinstance(head, Future) else head
         else:
-            data = self.obj.read_range(self._pos, self._pos + self._block)
+            data = self.obj.read_range(self._pos, self._pos + size)
         self._data, self._at = data, 0
         self._pos += len(data)
-        self._eof = len(data) < self._block  # a short block is the end of the object
+        self._eof = len(data) < size  # a short block is the end of the object
 
     def read(self, size: int = -1) -> bytes:
         if self._at >= len(self._data):
@@ -203,9 +206,9 @@ class RemoteStream(io.RawIOBase):
         return len(data)
 
 
-def fetch_head(obj: RemoteObject, block: int | None = None) -> bytes:
+def fetch_head(obj: RemoteObject) -> bytes:
     """The object's first block (all of a small object): what a prefetch holds."""
-    return obj.read_range(0, block or STREAM_BLOCK)
+    return obj.read_range(0, min(STREAM_BLOCK, HEAD_BLOCK))
 
 
 def coalesce(spans: Iterable[tuple[int, int]], gap: int = GAP, limit: int = MAX_RANGE) -> list[tuple[int, int]]:
