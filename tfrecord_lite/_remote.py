@@ -9,8 +9,8 @@
 #   - RemoteStream is the sequential file the streaming reader sees: blocks of the
 #     object (the first HEAD_BLOCK, then STREAM_BLOCK each) read one after the other
 #     through read_range, so a broken connection resumes at the byte reached and
-#     the GZIP / ZLIB decompressor above it never notices (its state is untouched). Its first block can be handed in already
-#     fetched (see _prefetch.py).
+#     the GZIP / ZLIB decompressor above it never notices (its state is untouched).
+#     Its first block can be handed in already fetched (see _prefetch.py).
 #   - RemoteBuffer is the random-access view TFRecordFile reads from: slices served
 #     from a small LRU block cache; `prefetch(spans)` coalesces the spans of many
 #     records into few ranges (up to MAX_RANGE bytes each) and fetches them concurrently.
