@@ -24,6 +24,7 @@ PREPARE = {
     ),
     "pack-images new_photos/ out/photos --append": "tfrecord-lite pack-images photos/ out/photos --shards 8",
     "unpack-images out/photos-*": "tfrecord-lite pack-images photos/ out/photos --shards 2",
+    "merge data/train-*.tfrecord -o all.tfrecord": "rm all.tfrecord",
     "remove-images": "tfrecord-lite pack-images photos/ out/photos --shards 2 && rm -f out/photos*.labels.json.lock",
 }
 
