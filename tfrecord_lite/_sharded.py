@@ -287,8 +287,8 @@ class ShardedWriter:
                     self.publication.move(shard.temp + SIDECAR_SUFFIX, final + SIDECAR_SUFFIX)
             if self._owned:
                 self.publication.commit()
-        except BaseException:
-            self.abort()
+        except BaseException as exc:
+            self._abort_for(exc)
             raise
         self.closed = True
         self.paths.extend(finals)
@@ -303,14 +303,21 @@ class ShardedWriter:
                 pass
         self._release()
 
+    def _abort_for(self, exc: BaseException) -> None:
+        """abort() because of `exc`; a full disk raises an error about the output, not a temporary file."""
+        self.abort()
+        clearer = self.publication.abort_for(exc) if self._owned else None
+        if clearer is not None:
+            raise clearer from exc
+
     def __enter__(self: _Self) -> _Self:
         return self
 
-    def __exit__(self, exc_type: object, *exc: object) -> None:
-        if exc_type is None:
+    def __exit__(self, exc_type: object, exc: BaseException | None, traceback: object) -> None:
+        if exc is None:
             self.close()
         else:
-            self.abort()
+            self._abort_for(exc)
 
     @property
     def records_written(self) -> int:
