@@ -20,9 +20,11 @@
 from __future__ import annotations
 
 import bisect
+import contextlib
 import glob
 import os
 import re
+import warnings
 from array import array
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -39,7 +41,7 @@ from ._publish import Publication
 from ._random_access import RecordSequence, TFRecordFile, _position
 from ._remote import RemotePublication, Store, is_url
 from ._repr import compression, count, describe, shown_paths
-from ._sidecar import SIDECAR_SUFFIX, RecordIndex, save_offsets, sidecar_bytes
+from ._sidecar import SIDECAR_SUFFIX, IndexFallbackWarning, RecordIndex, save_offsets, sidecar_bytes
 from ._sources import Sources, resolve_inputs
 from ._validate import as_record
 from ._writer import TFRecordWriter
@@ -98,13 +100,14 @@ class ShardedRecords(RecordSequence):
             return TFRecordFile(path, verify=verify, on_stale=on_stale, storage_options=storage_options)
 
         try:
-            if any(is_url(p) for p in self.paths):  # each open waits on a few requests: open them together
-                with ThreadPoolExecutor(8) as pool:
-                    futures = [pool.submit(open_shard, p) for p in self.paths]
-                    for future in futures:
-                        self.shards.append(future.result())
-            else:
-                self.shards.extend(open_shard(p) for p in self.paths)
+            with _one_fallback_warning(len(self.paths)):
+                if any(is_url(p) for p in self.paths):  # each open waits on a few requests: open them together
+                    with ThreadPoolExecutor(8) as pool:
+                        futures = [pool.submit(open_shard, p) for p in self.paths]
+                        for future in futures:
+                            self.shards.append(future.result())
+                else:
+                    self.shards.extend(open_shard(p) for p in self.paths)
         except BaseException:
             self.close()
             raise
@@ -139,6 +142,26 @@ class ShardedRecords(RecordSequence):
     def __repr__(self) -> str:
         closed = bool(self.shards) and all(shard.closed for shard in self.shards)
         return describe("ShardedRecords", shown_paths(self.paths), count(len(self)), "closed" if closed else "open")
+
+
+@contextlib.contextmanager
+def _one_fallback_warning(shards: int) -> Iterator[None]:
+    """The IndexFallbackWarnings of the shards opened in the block, as one warning (other
+    warnings pass through)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", IndexFallbackWarning)
+        yield
+    fallbacks = [w for w in caught if issubclass(w.category, IndexFallbackWarning)]
+    for w in caught:
+        if w not in fallbacks:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if fallbacks:
+        warnings.warn(
+            f"{len(fallbacks)} of {shards} shards use an in-memory index, their sidecar being unreadable; "
+            f"the first: {fallbacks[0].message}",
+            IndexFallbackWarning,
+            stacklevel=4,
+        )
 
 
 class _Shard:
