@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ._random_access import TFRecordFile
     from ._raw import decode_raw
     from ._reader import iter_records
+    from ._salvage import SalvageReport, salvage
     from ._sharded import ShardedRecords, ShardedWriter
     from ._sidecar import StaleIndexError, write_index, write_text_index
     from ._spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
@@ -53,6 +54,7 @@ _LAZY = {
     ],
     "_raw": ["decode_raw"],
     "_reader": ["iter_records"],
+    "_salvage": ["SalvageReport", "salvage"],
     "_sharded": ["ShardedRecords", "ShardedWriter"],
     "_spec": ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature"],
     "_writer": ["TFRecordWriter"],
@@ -90,6 +92,7 @@ __all__ = [
     "FloatList",
     "Int64List",
     "Ragged",
+    "SalvageReport",
     "SequenceExample",
     "ShardedRecords",
     "ShardedWriter",
@@ -107,6 +110,7 @@ __all__ = [
     "encode_sequence_example",
     "iter_example_batches",
     "iter_records",
+    "salvage",
     "write_index",
     "write_text_index",
 ]

@@ -26,6 +26,7 @@ from .options import (
     expand_inputs,
     first_paths,
     input_records,
+    output_compression,
     progress,
     replacing,
     say,
@@ -57,7 +58,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_merge(args: argparse.Namespace) -> int:
     paths = expand_inputs(args.inputs, stdin=True)
     check_new([args.output], args.force, paths)
-    out_compression = _output_compression(args.to, args.output)
+    out_compression = output_compression(args.to, args.output)
     n = 0
     with TFRecordWriter(args.output, out_compression or None) as writer:
         for record in input_records(args, paths, "merge"):
@@ -82,14 +83,6 @@ def cmd_reshard(args: argparse.Namespace) -> int:
     return 0
 
 
-def _output_compression(to: str | None, path: str) -> str:
-    """--to if given, else from the output's extension (.gz -> gzip, .zz / .zlib -> zlib, else none)."""
-    if to is not None:
-        return to
-    lower = path.lower()
-    return "gzip" if lower.endswith(".gz") else "zlib" if lower.endswith((".zz", ".zlib")) else ""
-
-
 def cmd_convert(args: argparse.Namespace) -> int:
     paths = expand_inputs(args.inputs, stdin=True)
     if len(paths) > 1 or os.path.isdir(args.output) or args.output.endswith(os.sep):
@@ -104,7 +97,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         targets = [args.output]
     check_new(targets, args.force, paths)
     for src, dst in zip(paths, targets, strict=False):
-        to = _output_compression(args.to, dst)
+        to = output_compression(args.to, dst)
         with TFRecordWriter(dst, to or None) as writer:
             for record in input_records(args, [src], "convert"):
                 writer.write(record)
