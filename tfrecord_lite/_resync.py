@@ -70,8 +70,7 @@ def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
     base = crc32c(bytes(8))
     places = [
-        np.array([crc32c(bytes(k) + bytes([b]) + bytes(7 - k)) ^ base for b in range(256)], np.uint32)
-        for k in range(5)
+        np.array([crc32c(bytes(k) + bytes([b]) + bytes(7 - k)) ^ base for b in range(256)], np.uint32) for k in range(5)
     ]
     pairs = np.arange(1 << 16)
     low = places[0][pairs & 0xFF] ^ places[1][pairs >> 8] ^ np.uint32(base)

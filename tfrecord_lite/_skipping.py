@@ -10,14 +10,14 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 from ._errors import PathName, TFRecordError
 
 if TYPE_CHECKING:
     from ._reader import Damage
 
-OnError = Union[str, Callable[[TFRecordError], object]]
+OnError = str | Callable[[TFRecordError], object]
 logger = logging.getLogger("tfrecord_lite")
 
 
