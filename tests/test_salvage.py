@@ -378,3 +378,39 @@ def test_find_header_over_zero_pages_and_small_numbers() -> None:
         data = bytearray(filler) + record
         assert find_header(data, 0) == len(filler)
         assert find_header(data, len(filler) + 1) == -1
+
+
+# ---------------------------------------------------------------- the PyTorch streaming dataset
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("workers", [0, 2])
+def test_iterable_dataset_skips_damage_in_every_worker(tmp_path: Path, workers: int) -> None:
+    pytest.importorskip("torch")
+    from torch.utils.data import DataLoader
+
+    from tfrecord_lite.torch import IterableTFRecordDataset
+
+    paths = []
+    for shard in range(3):
+        ids = range(shard * 20, shard * 20 + 20)
+        data = framed([tfr.encode_example({"id": i}) for i in ids])
+        spans = record_spans(data)
+        bad = bytearray(data)
+        if shard == 0:
+            bad[spans[5][1] - 1] ^= 0x01  # footer of id 5
+        if shard == 2:
+            bad[spans[0][0] + 4] ^= 0x01  # header of id 40
+        if shard == 1:
+            bad = gzip.compress(bytes(bad))  # intact, compressed
+        path = tmp_path / f"part-{shard}.tfrecord"
+        path.write_bytes(bad)
+        paths.append(str(path))
+    spec = {"id": tfr.FixedLenFeature([], "int64")}
+    ds = IterableTFRecordDataset(paths, spec, on_error="skip")
+    got = sorted(int(item["id"]) for item in DataLoader(ds, batch_size=None, num_workers=workers))
+    assert got == [i for i in range(60) if i not in (5, 40)]
+    with pytest.raises(tfr.CorruptRecordError):
+        list(IterableTFRecordDataset(paths, spec))
+    with pytest.raises(tfr.CorruptRecordError, match="max_skipped=1"):
+        list(IterableTFRecordDataset(paths, spec, on_error="skip", max_skipped=1))
