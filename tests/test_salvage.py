@@ -7,7 +7,9 @@
 # length fields and a byte comparison, independently of the library.
 from __future__ import annotations
 
+import errno
 import gzip
+import io
 import logging
 import os
 import struct
@@ -15,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -227,6 +230,19 @@ def test_a_file_that_starts_damaged_is_read_from_its_first_valid_record(tmp_path
     assert skip_read(path)[0] == records[1:]
 
 
+def test_a_damaged_first_header_that_looks_like_zlib_is_read_as_plain(tmp_path: Path) -> None:
+    """A 376-byte record's length starts 78 01, a valid ZLIB header: once its length CRC is
+    damaged, the content no longer says "plain file", and a damaged plain file it is."""
+    records = [b"z" * 376, b"after"]
+    bad = bytearray(framed(records))
+    bad[9] ^= 0x01
+    assert bytes(bad[:2]) == b"\x78\x01"
+    path = tmp_path / "looks-like-zlib.tfrecord"
+    path.write_bytes(bad)
+    got, errors = skip_read(path)
+    assert got == [b"after"] and [e.offset for e in errors] == [0]
+
+
 # ---------------------------------------------------------------- the knobs
 
 
@@ -327,13 +343,25 @@ def test_salvage_writes_atomically_and_refuses_its_source(tmp_path: Path) -> Non
     assert "1 damaged spans lost (19 bytes)" in str(report) and "payload CRC mismatch" in str(report)
 
 
-def test_salvage_cleans_up_when_it_fails(tmp_path: Path) -> None:
-    src = tmp_path / "in.tfrecord"
-    src.write_bytes(framed([b"x" * 100] * 10))
-    (tmp_path / "ro").mkdir()
-    with pytest.raises(FileNotFoundError):
-        tfr.salvage(src, tmp_path / "missing-folder" / "out.tfrecord")
-    assert sorted(os.listdir(tmp_path)) == ["in.tfrecord", "ro"]
+class FailingDisk(io.BytesIO):
+    """A source whose second read fails, as a failing disk's would."""
+
+    reads = 0
+
+    def readinto(self, buffer: Any) -> int:
+        self.reads += 1
+        if self.reads > 1:
+            raise OSError(errno.EIO, "Input/output error")
+        return super().readinto(buffer)
+
+
+def test_salvage_leaves_the_old_state_when_it_fails(tmp_path: Path) -> None:
+    dst = tmp_path / "out.tfrecord"
+    tfr.salvage(io.BytesIO(framed([b"old"])), dst)
+    before = {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)}
+    with pytest.raises(OSError, match="Input/output error"):
+        tfr.salvage(FailingDisk(framed([b"x" * 1000] * 3000)), dst)
+    assert {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)} == before
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:

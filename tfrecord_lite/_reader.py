@@ -39,6 +39,15 @@ def sniff_compression(head: bytes) -> str:
     return "unknown"
 
 
+def _inflates(head: bytes, compression: str) -> bool:
+    """Whether the first bytes of a file start a GZIP / ZLIB stream (they inflate without error)."""
+    try:
+        zlib.decompressobj(_WBITS[compression]).decompress(head, CHUNK_SIZE)
+    except zlib.error:
+        return False
+    return True
+
+
 class _Inflater:
     """Decompresses a GZIP / ZLIB byte stream chunk by chunk, concatenated members included."""
 
@@ -91,6 +100,8 @@ class DecodedStream:
             head = self._read_head()
             if compression == "auto":
                 compression = sniff_compression(head)
+                if not strict and compression in _WBITS and not _inflates(head, compression):
+                    compression = "unknown"  # a damaged first header that looks like a zlib / gzip header
             if compression == "unknown":
                 if strict:
                     raise CorruptRecordError(

@@ -1,19 +1,21 @@
 # Getting every good record out of a damaged file: one tolerant StreamScanner pass
 # (the reader's own loop, the same skips as on_error="skip") copies the records it
-# yields into a temporary file beside the destination, which is renamed into place
-# only when complete, then indexed from the offsets written. What the scan stepped
-# over is kept as Damage spans: the report of what was lost.
+# yields into a temporary file, indexed from the offsets written; both are published
+# together by a _publish.Publication (atomic, the destination locked meanwhile) only
+# when complete. What the scan stepped over is kept as Damage spans: the report of
+# what was lost.
 from __future__ import annotations
 
 import os
-import secrets
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ._files import PathOrFile, display_name
+from ._framing import OVERHEAD
+from ._publish import Publication
 from ._reader import Damage, DecodedStream, StreamScanner
-from ._sidecar import save_offsets
+from ._sidecar import SIDECAR_SUFFIX, save_offsets
 from ._writer import TFRecordWriter
 
 __all__ = ["SalvageReport", "salvage"]
@@ -83,28 +85,30 @@ def salvage(
         report.stream_size += n
 
     scanner = StreamScanner(stream, on_damage=report.damage.append, on_read=count)
-    folder, name = os.path.split(os.path.abspath(target))
-    temp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
     lengths: list[int] = []
     try:
-        with TFRecordWriter(temp, compression) as writer:
-            for view, starts, sizes in scanner.chunks():
-                for s, n in zip(starts, sizes, strict=True):
-                    writer.write(view[s : s + n].tobytes())
-                lengths += sizes
-        os.replace(temp, target)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
+        with Publication(target) as publication:
+            temp = publication.file(target)
+            with TFRecordWriter(temp, compression) as writer:
+                for view, starts, sizes in scanner.chunks():
+                    for s, n in zip(starts, sizes, strict=True):
+                        writer.write(view[s : s + n].tobytes())
+                    lengths += sizes
+            if index and not writer.compression and save_offsets(temp, _offsets(lengths), verified=True):
+                publication.move(temp + SIDECAR_SUFFIX, target + SIDECAR_SUFFIX)
+            else:  # an old file's sidecar would not describe the new one
+                publication.delete(target + SIDECAR_SUFFIX)
     finally:
         stream.close()
     report.records = len(lengths)
-    if index and not writer.compression:
-        offsets = np.zeros(len(lengths) + 1, np.uint64)
-        np.cumsum(np.asarray(lengths, np.uint64) + np.uint64(16), out=offsets[1:])
-        save_offsets(target, offsets, verified=True)
     return report
+
+
+def _offsets(lengths: list[int]) -> np.ndarray:
+    """The record offsets (count + 1) of a file of records of these payload lengths."""
+    offsets = np.zeros(len(lengths) + 1, np.uint64)
+    np.cumsum(np.asarray(lengths, np.uint64) + np.uint64(OVERHEAD), out=offsets[1:])
+    return offsets
 
 
 def _check_distinct(source: PathOrFile, target: str) -> None:
