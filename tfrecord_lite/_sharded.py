@@ -148,7 +148,7 @@ class _Shard:
     def __init__(self, temp: str, compression: str | None, track: bool) -> None:
         self.temp = temp
         self.writer = TFRecordWriter(temp, compression)
-        self.offsets: array | None = array("Q", [0]) if track else None
+        self.offsets: array[int] | None = array("Q", [0]) if track else None
         self.records = 0
         self.bytes = 0
 

@@ -236,9 +236,10 @@ def progress(
     tqdm = _tqdm(quiet)
     if tqdm is None:
         return iterable
-    return tqdm(
+    bar: Iterable[Any] = tqdm(
         iterable, total=total or None, desc=desc, unit=unit, delay=1.0, leave=False, file=sys.stderr, dynamic_ncols=True
     )
+    return bar
 
 
 class _NoBar:
