@@ -442,3 +442,32 @@ def test_iterable_dataset_skips_damage_in_every_worker(tmp_path: Path, workers: 
         list(IterableTFRecordDataset(paths, spec))
     with pytest.raises(tfr.CorruptRecordError, match="max_skipped=1"):
         list(IterableTFRecordDataset(paths, spec, on_error="skip", max_skipped=1))
+
+
+# ---------------------------------------------------------------- TensorFlow as the oracle
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("compression", [None, "gzip"])
+def test_tensorflow_reads_the_salvaged_file_as_the_records_skipping_found(
+    tmp_path: Path, compression: str | None
+) -> None:
+    """TF's ignore_errors() drops the rest of a file at its first damage: up to there it agrees
+    with skipping; and the salvaged file is, to TF, exactly the records skipping found."""
+    tf = pytest.importorskip("tensorflow")
+    rng = np.random.default_rng(3)
+    records = sample_records(rng, 30, largest=5000)
+    data = framed(records)
+    spans = record_spans(data)
+    bad = bytearray(data)
+    bad[spans[3][0] + 20] ^= 0x04  # payload of record 3
+    bad[spans[7][0] + 1] ^= 0x04  # header of record 7
+    src, dst = tmp_path / "damaged.tfrecord", tmp_path / ("rescued.tfrecord" + (".gz" if compression else ""))
+    src.write_bytes(bad)
+    theirs = [r.numpy() for r in tf.data.TFRecordDataset(str(src)).ignore_errors()]
+    ours, _ = skip_read(src)
+    assert theirs == records[:3] == ours[:3]
+    assert ours == [r for i, r in enumerate(records) if i not in (3, 7)]
+    tfr.salvage(src, dst, compression=compression)
+    tf_compression = "GZIP" if compression else ""
+    assert [r.numpy() for r in tf.data.TFRecordDataset(str(dst), tf_compression)] == ours
