@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from ._codec import _HIGH_BIT, _TEN_HIGH, _apply_spec, decode_example, decode_varints, layout_of
 from ._files import normalize_compression
-from ._reader import RecordIterator
+from ._reader import RecordIterator, sources_of
 from ._skipping import DamagePolicy, OnError
 from ._spec import BYTES, FLOAT, INT64, FeatureSpec, FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 from ._validate import batch_specs, check_int
@@ -708,8 +708,9 @@ def iter_example_batches(
     on_error: OnError = "raise",
     max_skipped: int | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Read a TFRecord file of Examples as decoded batches of `batch_size` (the last one may be
-    smaller): decode_examples over iter_records, without an object per record. The counterpart
+    """Read TFRecord files of Examples as decoded batches of `batch_size` (the last one of each
+    file may be smaller): decode_examples over iter_records, without an object per record.
+    `source` is what iter_records takes: a file, or a list, folder, glob or prefix. The counterpart
     of tf.data.TFRecordDataset(path).batch(batch_size).map(tf.io.parse_example). The spec and
     arguments are checked here, before the first batch is asked for. `on_error` and
     `max_skipped` are iter_records' (with "skip", the batch before a damaged record may be smaller)."""
@@ -729,7 +730,7 @@ def _batches(
     verify: bool,
     policy: DamagePolicy | None = None,
 ) -> Iterator[dict[str, Any]]:
-    with RecordIterator(source, compression, verify, policy) as records:
+    with RecordIterator(sources_of(source), compression, verify, policy) as records:
         for view, starts, lengths in records._chunks(batch_size):
             begin = np.array(starts, dtype=np.int64)
             end = begin + np.array(lengths, dtype=np.int64)
