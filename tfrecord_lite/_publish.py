@@ -44,12 +44,22 @@ class OutputLockedError(TFRecordError):
 
 
 def _split(target: PathName) -> tuple[str, str]:
-    """(folder, base name) of an output path or prefix; a trailing separator names the folder itself."""
+    """(folder, base name) of an output path or prefix. An existing folder of outputs (`split -o out/`)
+    is its own folder with base '': its lock and staging live inside it, on its file system."""
     path = os.path.abspath(os.fspath(target))  # type: ignore[arg-type]
+    if os.path.isdir(path):
+        return path, ""
     return os.path.dirname(path), os.path.basename(path)
 
 
+def _hidden(base: str, rest: str) -> str:
+    """The hidden name of an output's lock or staging folder: '.BASE<rest>' ('.tfrecord-lite<rest>' in a folder)."""
+    return f".{base or 'tfrecord-lite'}{rest}"
+
+
 def _pid_alive(pid: int) -> bool:
+    if os.name != "posix":  # pragma: no cover - os.kill(pid, 0) would end the process on Windows
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -60,7 +70,8 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _read_pid(fd: int) -> int | None:
-    text = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+    os.lseek(fd, 0, os.SEEK_SET)
+    text = os.read(fd, 64).decode("ascii", "replace").strip()
     return int(text) if text.isdigit() else None
 
 
@@ -74,7 +85,7 @@ class OutputLock:
     def __init__(self, target: PathName) -> None:
         folder, base = _split(target)
         self.target = os.fspath(target)  # type: ignore[arg-type]
-        self.path = os.path.join(folder, f".{base}.lock")
+        self.path = os.path.join(folder, _hidden(base, ".lock"))
         self.stale_pid: int | None = None
         self._fd: int | None = None
         if not os.path.isdir(folder):
@@ -101,7 +112,8 @@ class OutputLock:
             raise
         self.stale_pid = owner if owner is not None and owner != os.getpid() else None
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, f"{os.getpid()}\n".encode())
         return fd
 
     def _lock(self, fd: int, owner: int | None) -> None:
@@ -171,7 +183,7 @@ class Publication:
         self._deletes: list[str] = []
         try:
             self.recovered = recover(target, locked=True)
-            self.staging = os.path.join(self.folder, f".{self.base}{_STAGING}{secrets.token_hex(4)}")
+            self.staging = os.path.join(self.folder, _hidden(self.base, _STAGING + secrets.token_hex(4)))
             os.mkdir(self.staging)
         except BaseException:
             self.lock.release()
@@ -297,7 +309,7 @@ def recover(target: PathName, *, locked: bool = False) -> list[str]:
         return done
     for name in sorted(names):
         path = os.path.join(folder, name)
-        if name.startswith(f".{base}{_STAGING}") and os.path.isdir(path):
+        if name.startswith(_hidden(base, _STAGING)) and os.path.isdir(path):
             done.append(_recover_staging(path, folder))
     for path in _orphan_temps(folder, base):
         with contextlib.suppress(FileNotFoundError):
