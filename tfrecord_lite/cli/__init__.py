@@ -58,7 +58,7 @@ examples:
   {PROG} split data/ --ratio 90/10 --shuffle -o out/   out/train.tfrecord, out/val.tfrecord
   {PROG} convert train.tfrecord train.tfrecord.gz
   {PROG} convert data/*.tfrecord --to gzip -o gz/
-  {PROG} salvage damaged.tfrecord rescued.tfrecord   every good record; exit status 1 if any was lost
+  {PROG} salvage damaged.tfrecord rescued.tfrecord || echo lost   every good record; status 1: some were lost
 run '{PROG} COMMAND --help' for a command's options."""
 
 

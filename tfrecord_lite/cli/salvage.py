@@ -29,7 +29,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         cmd_salvage,
         "Copy every good record of a damaged file into a new file (and index); "
         "print what was lost, exit status 1 if anything was.",
-        f"  {PROG} salvage damaged.tfrecord rescued.tfrecord\n  {PROG} salvage cut.tfrecord.gz rescued.tfrecord.gz",
+        f"  {PROG} salvage damaged.tfrecord rescued.tfrecord || echo 'some records were lost'\n"
+        f"  {PROG} salvage cut.tfrecord.gz rescued.tfrecord || echo 'some records were lost'",
     )
     p.add_argument("input", metavar="INPUT", help="the damaged TFRecord file (plain, GZIP or ZLIB)")
     p.add_argument("output", metavar="OUTPUT", help="the new file (.gz -> GZIP, .zz / .zlib -> ZLIB unless --to)")
