@@ -31,6 +31,7 @@ from torch.utils.data import Dataset, IterableDataset, default_collate, get_work
 
 from ._codec import decode_example, decode_sequence_example
 from ._columnar import Ragged, decode_examples
+from ._errors import TFRecordError
 from ._files import StorageOptions, normalize_compression, split_options
 from ._framing import HEADER_SIZE
 from ._plan import (
@@ -49,11 +50,12 @@ from ._plan import (
 )
 from ._prefetch import PREFETCH, prefetched
 from ._random_access import TFRecordFile
-from ._reader import iter_records
+from ._reader import RecordIterator, iter_records
 from ._remote import RemoteObject, is_url
 from ._repr import compression, count, describe, shown_keys, shown_paths
 from ._sharded import ShardedRecords
 from ._sidecar import sidecar_path
+from ._skipping import DamagePolicy, OnError
 from ._sniff import sniff_compression
 from ._sources import Sources, resolve_inputs
 from ._spec import FixedLenSequenceFeature, VarLenFeature
@@ -438,34 +440,53 @@ def _file_kinds(paths: list[str], compression: str, storage_options: StorageOpti
         return list(pool.map(lambda p: _file_kind(p, compression, storage_options), paths))
 
 
-def _count_records(path: str, kind: str, storage_options: StorageOptions = None) -> int:
-    """Records in one shard: from its index when uncompressed, else by one pass over the stream."""
-    if kind == "":
+def _count_records(
+    path: str, kind: str, skipping: bool = False, verify: bool = True, storage_options: StorageOptions = None
+) -> int:
+    """Records in one shard: from its index when uncompressed, else by one pass over the stream
+    (also when damage is skipped: then the good records, found as reading will find them)."""
+    if kind == "" and not skipping:
         with TFRecordFile(path, storage_options=storage_options) as f:
             return len(f)
-    return sum(1 for _ in iter_records(path, compression=kind, verify=False, storage_options=storage_options))
+    policy = DamagePolicy(_ignore) if skipping else None
+    return sum(1 for _ in RecordIterator(path, kind, verify and skipping, policy, storage_options=storage_options))
 
 
-def _indexed(path: str, kind: str, seg: Segment) -> bool:
+def _ignore(err: TFRecordError) -> None:
+    """The on_error of counting passes: reading reports the damage."""
+
+
+def _indexed(path: str, kind: str, seg: Segment, policy: DamagePolicy | None = None) -> bool:
     """Whether a segment is read through the file's index: an uncompressed file whose segment starts
     inside it, or whose index sidecar already exists; otherwise it is streamed, and no index is built
-    just for reading it."""
-    if kind != "":
+    just for reading it. With a policy that skips damage, files are always streamed (an index has no
+    place for a damaged record)."""
+    if kind != "" or (policy is not None and not policy.raises):
         return False
     return seg.start > 0 or seg.stop is not None or (not is_url(path) and os.path.exists(sidecar_path(path)))
 
 
 def _read_segment(
-    path: str, kind: str, seg: Segment, verify: bool, storage_options: StorageOptions = None, stream: Any = None
+    path: str,
+    kind: str,
+    seg: Segment,
+    verify: bool,
+    policy: DamagePolicy | None = None,
+    storage_options: StorageOptions = None,
+    stream: Any = None,
 ) -> Iterator[bytes]:
     """The raw records of one segment (see _indexed); `stream` is the file already opened (prefetched)."""
-    if _indexed(path, kind, seg):
+    source = stream if stream is not None else path
+    if policy is not None and not policy.raises:
+        records = RecordIterator(source, kind, verify, policy, storage_options=storage_options)
+        yield from itertools.islice(records, seg.start, seg.stop)
+    elif _indexed(path, kind, seg):
         with TFRecordFile(path, verify=verify, storage_options=storage_options) as f:
             for i in range(seg.start, len(f) if seg.stop is None else seg.stop):
                 yield f[i]
     else:
         records = iter_records(
-            stream if stream is not None else path,
+            source,
             compression=kind or "",
             verify=verify,
             storage_options=storage_options,
@@ -479,7 +500,8 @@ class IterableTFRecordDataset(IterableDataset[Any]):
     order + a bounded buffer) that set_epoch() changes; optional equal counts per consumer (even=
     "drop" / "pad"); state_dict() / load_state_dict() to resume mid-epoch. With batch_size it yields
     whole batches decoded by columns (fastest; use DataLoader(batch_size=None)); otherwise batch its
-    items with `collate_fn=ds.collate_fn`."""
+    items with `collate_fn=ds.collate_fn`. `on_error` / `max_skipped` are iter_records' (skipped damage
+    is counted per pass of each DataLoader worker; a callable must be picklable for spawned workers)."""
 
     def __init__(
         self,
@@ -505,8 +527,12 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         collate_fn: Collate | None = None,
         storage_options: StorageOptions = None,
         prefetch: int = PREFETCH,
+        on_error: OnError = "raise",
+        max_skipped: int | None = None,
     ) -> None:
         self._decode = _Decoder(record_type, features, context_features, sequence_features, output, transform)
+        self._skipping = not DamagePolicy(on_error, max_skipped).raises  # checks them
+        self.on_error, self.max_skipped = on_error, max_skipped
         if batch_size is not None:
             check_int("batch_size", batch_size, 1)
             if features is None or self._decode.record_type != "example":
@@ -542,7 +568,9 @@ class IterableTFRecordDataset(IterableDataset[Any]):
     def _count_all(self) -> list[int]:
         for i, path in enumerate(self.paths):
             if self._counts[i] is None:
-                self._counts[i] = _count_records(path, self._kinds[i], self.storage_options)
+                self._counts[i] = _count_records(
+                    path, self._kinds[i], self._skipping, self.verify, self.storage_options
+                )
         return self._counts  # type: ignore[return-value]
 
     def __repr__(self) -> str:
@@ -574,7 +602,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
 
     def plan(self, epoch: int, consumers: int) -> list[Share]:
         """Every consumer's Share of the records for `epoch` (the same on every rank and worker)."""
-        all_indexed = all(k == "" for k in self._kinds)
+        all_indexed = not self._skipping and all(k == "" for k in self._kinds)
         split = choose_split(self.split, all_indexed, len(self.paths), consumers, self.even)
         if split == "range":
             self._count_all()
@@ -586,12 +614,14 @@ class IterableTFRecordDataset(IterableDataset[Any]):
     def _segment_len(self, seg: Segment) -> int | None:
         n = self._counts[seg.shard]
         if n is None and self._kinds[seg.shard] == "":
-            n = self._counts[seg.shard] = _count_records(self.paths[seg.shard], "", self.storage_options)
+            n = self._counts[seg.shard] = _count_records(
+                self.paths[seg.shard], "", self._skipping, self.verify, self.storage_options
+            )
         if n is None:
             return None
         return (n if seg.stop is None else seg.stop) - seg.start
 
-    def _share_records(self, share: Share, skip: int) -> Iterator[bytes]:
+    def _share_records(self, share: Share, skip: int, policy: DamagePolicy | None) -> Iterator[bytes]:
         """The share's raw records from its position `skip` on; indexed segments are skipped, not read."""
         segments = list(share.segments)
         if share.step == 1:
@@ -608,11 +638,14 @@ class IterableTFRecordDataset(IterableDataset[Any]):
                     skip = 0
         # streamed objects of a store: their first blocks are fetched `prefetch` segments ahead
         streamed = [
-            None if _indexed(self.paths[s.shard], self._kinds[s.shard], s) else self.paths[s.shard] for s in segments
+            None if _indexed(self.paths[s.shard], self._kinds[s.shard], s, policy) else self.paths[s.shard]
+            for s in segments
         ]
         streams = prefetched(streamed, self.prefetch, self.storage_options)
         records: Iterator[bytes] = itertools.chain.from_iterable(
-            _read_segment(self.paths[s.shard], self._kinds[s.shard], s, self.verify, self.storage_options, stream)
+            _read_segment(
+                self.paths[s.shard], self._kinds[s.shard], s, self.verify, policy, self.storage_options, stream
+            )
             for s, stream in zip(segments, streams, strict=True)
         )
         if share.step > 1:
@@ -626,12 +659,13 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         target = even_target(shares, self.even)
         buffered = self.shuffle_buffer > 1
         pre_skip = 0 if buffered else skip
+        policy = DamagePolicy(self.on_error, self.max_skipped) if self._skipping else None  # one per pass
         if target is None:
-            records = self._share_records(share, pre_skip)
+            records = self._share_records(share, pre_skip, policy)
         else:
             runs = padded_positions(share.count or 0, target, pre_skip)
             records = itertools.chain.from_iterable(
-                itertools.islice(self._share_records(share, start), take) for start, take in runs
+                itertools.islice(self._share_records(share, start, policy), take) for start, take in runs
             )
         if buffered:
             rng = random.Random(mix_seed(self.seed, epoch, consumer, consumers))
