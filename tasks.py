@@ -51,7 +51,7 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
     "py": (
         f"no TensorFlow, protobuf {OLDEST_PROTOBUF} (oldest supported), torch",
         # pip 22.3 has --python, with which `package` installs into a venv that has no pip
-        [f"protobuf=={OLDEST_PROTOBUF}", TORCH, "torchdata", "scikit-learn", "pip>=22.3"],
+        [f"protobuf=={OLDEST_PROTOBUF}", TORCH, "torchdata", "scikit-learn", "pandas", "pip>=22.3"],
         "test,torch,images,cli,remote,arrow,lint,docs,package",
     ),
     "tf": (
