@@ -55,9 +55,9 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
         "test,torch,images,cli,remote,arrow,lint,docs,package",
     ),
     "tf": (
-        f"{TENSORFLOW}, newest protobuf it allows",
-        [TENSORFLOW, "protobuf<8", "grpcio-tools"],
-        "test",
+        f"{TENSORFLOW}, newest protobuf it allows, tfx-bsl",
+        [TENSORFLOW, "protobuf<8", "grpcio-tools", "pandas"],
+        "test,arrow",
     ),
     "bench": (
         "the `tfrecord` package to compare against",
@@ -65,8 +65,14 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
         "",
     ),
 }
+# name -> requirements installed after the rest with --no-deps: tfx-bsl (the oracle of the Arrow
+# decoder) pins an older pyarrow / numpy than it works with, and pip would otherwise downgrade them.
+NO_DEPS: dict[str, list[str]] = {"tf": ["tfx-bsl==1.21.0", "tensorflow-metadata==1.21.0"]}
 # pytest environment per test venv: the library that venv exists for must not be skipped.
-REQUIRE = {"py": {"TFRECORD_LITE_REQUIRE_TORCH": "1"}, "tf": {"TFRECORD_LITE_REQUIRE_TF": "1"}}
+REQUIRE = {
+    "py": {"TFRECORD_LITE_REQUIRE_TORCH": "1"},
+    "tf": {"TFRECORD_LITE_REQUIRE_TF": "1", "TFRECORD_LITE_REQUIRE_TFX": "1"},
+}
 DEMO_MODULES = ("tfrecord_lite._demo", "tfrecord_lite.demo")
 
 
@@ -89,7 +95,7 @@ def _stamp_value(name: str) -> str:
     optional = project.get("optional-dependencies", {})
     wanted_extras = [extra for extra in extras.split(",") if extra]
     deps = [project["name"], *project["dependencies"], *(dep for extra in wanted_extras for dep in optional[extra])]
-    parts = [*requirements, extras, *deps, sys.version, sys.executable]
+    parts = [*requirements, extras, *deps, *NO_DEPS.get(name, []), sys.version, sys.executable]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
@@ -114,6 +120,8 @@ def ensure(name: str) -> Path:
     pip = [str(python_of(name)), "-m", "pip", "--disable-pip-version-check", "install", "--progress-bar", "off"]
     if run([*pip, "-q", "-e", package, *requirements]):
         sys.exit(f"[tasks] pip install into .venvs/{name} failed (see above); rerun to retry")
+    if name in NO_DEPS and run([*pip, "-q", "--no-deps", *NO_DEPS[name]]):
+        sys.exit(f"[tasks] pip install --no-deps into .venvs/{name} failed (see above); rerun to retry")
     stamp.write_text(wanted)
     log(f".venvs/{name} ready in {time.monotonic() - started:.0f} s")
     return python_of(name)

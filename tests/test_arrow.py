@@ -367,3 +367,60 @@ def test_corpus_files(name: str):
         reference.same_features(tfr.decode_example(a, spec), tfr.decode_example(b, spec))
         for a, b in zip(tfa.encode_arrow(table.slice(0, 50)), records[:50], strict=True)
     )
+
+
+# ----------------------------------------------------------------- the CLI
+
+
+def _cli(*args: str, cwd: Path) -> Any:
+    from tests.test_cli import cli
+
+    return cli(*args, cwd=cwd)
+
+
+def test_cli_gzip_shards_to_parquet_and_back(tmp_path: Path):
+    records = _shards(tmp_path)
+    shards = sorted(str(p) for p in tmp_path.glob("part-*"))
+    spec_json = _cli("schema", "--all", "--spec-json", *shards, cwd=tmp_path).stdout
+    (tmp_path / "spec.json").write_text(spec_json)
+    spec = tfr.infer_features(shards)
+    assert spec_json.strip() and "FixedLenFeature" in spec_json
+    _cli("convert", *shards, "all.parquet", "--features", "spec.json", "--batch-size", "25", cwd=tmp_path)
+    parquet = pq.ParquetFile(tmp_path / "all.parquet")
+    assert [parquet.metadata.row_group(i).num_rows for i in range(parquet.num_row_groups)][:2] == [25, 15]
+    assert parquet.metadata.num_rows == len(records)
+    assert parquet.schema_arrow == pa.schema([(k, tfa.arrow_type(s)) for k, s in spec.items()])
+    _cli("convert", "all.parquet", "back/part", "--shards", "2", "--to", "gzip", cwd=tmp_path)
+    back = sorted(str(p) for p in (tmp_path / "back").glob("part-*.tfrecord.gz"))
+    assert len(back) == 2
+    again = [r for path in back for r in tfr.iter_records(path)]
+    assert len(again) == len(records)
+    for a, b in zip(again, records, strict=True):
+        assert reference.same_features(tfr.decode_example(a, spec), tfr.decode_example(b, spec))
+
+
+def test_cli_infers_the_schema_and_writes_arrow_and_csv(tmp_path: Path):
+    records = [tfr.encode_example({"id": i, "name": f"n{i}", "x": 0.5 * i}) for i in range(10)]
+    with tfr.TFRecordWriter(str(tmp_path / "in.tfrecord")) as writer:
+        for r in records:
+            writer.write(r)
+    proc = _cli("convert", "in.tfrecord", "out.arrow", cwd=tmp_path)
+    assert "inferring the schema in a first pass" in proc.stderr
+    _cli("convert", "in.tfrecord", "--to", "csv", "csv/", cwd=tmp_path)
+    lines = (tmp_path / "csv" / "in.csv").read_text().splitlines()
+    assert lines[0] == '"id","name","x"' and lines[3] == '2,"n2",1'
+    _cli("convert", "out.arrow", "from-arrow.tfrecord", cwd=tmp_path)
+    for a, b in zip(tfr.iter_records(str(tmp_path / "from-arrow.tfrecord")), records, strict=True):
+        assert reference.same_features(tfr.decode_example(a), tfr.decode_example(b))
+    _cli("convert", "csv/in.csv", "from-csv.tfrecord", cwd=tmp_path)
+    first = tfr.decode_example(next(iter(tfr.iter_records(str(tmp_path / "from-csv.tfrecord")))))
+    assert first["name"] == [b"n0"] and first["id"].tolist() == [0]
+
+
+def test_cli_csv_refuses_lists(tmp_path: Path):
+    from tests.test_cli import cli, error_line
+
+    _shards(tmp_path, n=1)
+    proc = cli("convert", "part-0.tfrecord.gz", "out.csv", cwd=tmp_path, ok=False)
+    assert "CSV holds one value per cell" in error_line(proc, 2)
+    assert not (tmp_path / "out.csv").exists()
