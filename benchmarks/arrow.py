@@ -85,10 +85,19 @@ def compare(a: list[float], b: list[float]) -> dict[str, float]:
     return {"median": statistics.median(tb for tb in b) / statistics.median(a), "low": min(ratios), "high": max(ratios)}
 
 
+def _decoders(decoder: Any, batches: list[list[bytes]], spec: dict[str, Any]) -> dict[str, Callable[[], Any]]:
+    from tfrecord_lite import arrow
+
+    return {
+        "tfx_bsl": lambda: [decoder.DecodeBatch(b) for b in batches],
+        "lite": lambda: [arrow.decode_arrow(b) for b in batches],
+        "lite_spec": lambda: [arrow.decode_arrow(b, spec) for b in batches],
+        "decode_examples": lambda: [tfr.decode_examples(b, spec) for b in batches],
+    }
+
+
 def decode_rates(quick: bool, n_rounds: int) -> list[dict[str, Any]]:
     from tfx_bsl.coders import example_coder
-
-    from tfrecord_lite import arrow
 
     decoder = example_coder.ExamplesToRecordBatchDecoder()
     out = []
@@ -96,15 +105,7 @@ def decode_rates(quick: bool, n_rounds: int) -> list[dict[str, Any]]:
         records = list(tfr.iter_records(workload_file(wl)))
         batches = [records[i : i + BATCH] for i in range(0, len(records), BATCH)]
         spec = {k: tfr.FixedLenFeature(list(shape), dtype) for k, (dtype, shape) in wl.features.items()}
-        times = rounds(
-            {
-                "tfx_bsl": lambda: [decoder.DecodeBatch(b) for b in batches],
-                "lite": lambda: [arrow.decode_arrow(b) for b in batches],
-                "lite_spec": lambda: [arrow.decode_arrow(b, spec) for b in batches],
-                "decode_examples": lambda: [tfr.decode_examples(b, spec) for b in batches],
-            },
-            n_rounds,
-        )
+        times = rounds(_decoders(decoder, batches, spec), n_rounds)
         rate = {name: len(records) / statistics.median(ts) for name, ts in times.items()}
         out.append(
             {
@@ -202,13 +203,17 @@ def main() -> None:
     parser.add_argument("--skip-parquet", action="store_true", help="only the decode rates")
     args = parser.parse_args()
     result: dict[str, Any] = {"decode": decode_rates(args.quick, args.rounds)}
-    print("| workload | tfx-bsl rec/s | decode_arrow rec/s | ÷ tfx-bsl | with spec rec/s | decode_examples rec/s | spec ÷ decode_examples |")  # noqa: E501
+    print(
+        "| workload | tfx-bsl rec/s | decode_arrow rec/s | ÷ tfx-bsl "
+        "| with spec rec/s | decode_examples rec/s | spec ÷ decode_examples |"
+    )
     print("|---|---:|---:|---|---:|---:|---|")
     for row in result["decode"]:
         r = row["records_per_s"]
         print(
             f"| {row['workload']} | {_rate(r['tfx_bsl'])} | {_rate(r['lite'])} | {_ratio(row['lite_vs_tfx_bsl'], 1.0)} "
-            f"| {_rate(r['lite_spec'])} | {_rate(r['decode_examples'])} | {_ratio(row['spec_vs_decode_examples'], 0.9)} |"
+            f"| {_rate(r['lite_spec'])} | {_rate(r['decode_examples'])} "
+            f"| {_ratio(row['spec_vs_decode_examples'], 0.9)} |"
         )
     if not args.skip_parquet:
         p = result["parquet"] = parquet_conversion(args.quick, max(1, args.rounds // 2))

@@ -26,7 +26,11 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 
 # marker -> (importable module, env var that makes its tests mandatory)
 _OPTIONAL: dict[str, str] = {"tf": "tensorflow", "torch": "torch", "tfx": "tfx_bsl"}
-_REQUIRE_VAR = {"tf": "TFRECORD_LITE_REQUIRE_TF", "torch": "TFRECORD_LITE_REQUIRE_TORCH", "tfx": "TFRECORD_LITE_REQUIRE_TFX"}
+_REQUIRE_VAR = {
+    "tf": "TFRECORD_LITE_REQUIRE_TF",
+    "torch": "TFRECORD_LITE_REQUIRE_TORCH",
+    "tfx": "TFRECORD_LITE_REQUIRE_TFX",
+}
 _skipped: dict[str, list[str]] = {"tf": [], "torch": [], "tfx": []}
 
 # deadline=None: examples write files, call TensorFlow and share the CPU with other jobs, so their

@@ -38,10 +38,11 @@ def _their_batch(records: list[bytes]) -> Any:
 def assert_like_tfx_bsl(records: list[bytes]) -> None:
     try:
         want = _their_batch(records)
-    except Exception as err:
+    except Exception:
+        want = None
+    if want is None:
         with pytest.raises(tfr.FeatureError):
             tfa.decode_arrow(records)
-        assert "type" in str(err).lower() or "kind" in str(err).lower()
         return
     got = tfa.decode_arrow(records)
     assert got.schema == want.schema
@@ -63,7 +64,7 @@ def test_hypothesis_batches(records):
 
 def test_a_key_that_changes_kind_is_an_error_in_both():
     records = [tfr.encode_example({"x": [1]}), tfr.encode_example({"x": [b"a"]})]
-    with pytest.raises(Exception):  # tfx-bsl's own error type
+    with pytest.raises(Exception, match=r"(?i)type"):  # tfx-bsl's own error type
         _their_batch(records)
     with pytest.raises(tfr.FeatureError):
         tfa.decode_arrow(records)
@@ -95,10 +96,14 @@ def assert_sequences_like_tfx_bsl(records: list[bytes]) -> None:
             assert ours.null_count == len(ours)
             continue
         # tfx-bsl nulls the list of a record whose SequenceExample has no feature_lists at all
-        assert ours.to_pylist() == [
-            None if (t is None and o is not None and not o) else o
-            for o, t in zip(ours.to_pylist(), theirs.to_pylist(), strict=True)
-        ] or ours.to_pylist() == theirs.to_pylist()
+        assert (
+            ours.to_pylist()
+            == [
+                None if (t is None and o is not None and not o) else o
+                for o, t in zip(ours.to_pylist(), theirs.to_pylist(), strict=True)
+            ]
+            or ours.to_pylist() == theirs.to_pylist()
+        )
         assert [o for o in ours.to_pylist() if o] == [t for t in theirs.to_pylist() if t], field.name
 
 

@@ -4,19 +4,18 @@
 # Strategy: the format comes from the file's extension (or is given); reading yields the
 # file's record batches of about `batch_size` rows, writing takes record batches one at a
 # time (a Parquet row group each), so a conversion holds one batch in memory, whatever the
-# file size. Writers write to a temporary file beside the destination and rename it into
-# place at the end: the destination holds the old file or the new one, never half of one.
+# file size. Writers write under a temporary name and publish the file at the end (_publish):
+# the destination holds the old file or the new one, never half of one.
 # pyarrow is imported inside the functions, so the CLI can ask columnar_format cheaply.
 from __future__ import annotations
 
 import contextlib
 import os
 from collections.abc import Iterator
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._errors import FeatureError
+from ._publish import Publication
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -95,16 +94,14 @@ class _Writer:
 
         self.fmt = fmt
         self.rows = 0
-        self._temp = f"{path}.tmp-{os.getpid()}"
         if fmt == "csv":
             schema = _csv_ready(_empty(schema)).schema
-        self._schema = schema
         if fmt == "parquet":
-            self._writer: Any = pq.ParquetWriter(self._temp, schema)
+            self._writer: Any = pq.ParquetWriter(path, schema)
         elif fmt == "arrow":
-            self._writer = pa_ipc.new_file(self._temp, schema)
+            self._writer = pa_ipc.new_file(path, schema)
         else:
-            self._writer = pa_csv.CSVWriter(self._temp, schema)
+            self._writer = pa_csv.CSVWriter(path, schema)
 
     def write(self, batch: pa.RecordBatch) -> None:
         if self.fmt == "csv":
@@ -127,15 +124,11 @@ def _empty(schema: pa.Schema) -> pa.RecordBatch:
 
 @contextlib.contextmanager
 def table_writer(path: str, fmt: str, schema: pa.Schema) -> Iterator[_Writer]:
-    """A writer of record batches to the columnar file `path`, in place only once complete."""
-    writer = _Writer(path, fmt, schema)
-    try:
-        yield writer
-        writer.close()
-        os.replace(writer._temp, path)
-    except BaseException:
-        with contextlib.suppress(Exception):
+    """A writer of record batches to the columnar file `path`, published (_publish) only once
+    complete: the old file stays until then, and a failure leaves it."""
+    with Publication(path) as publication:
+        writer = _Writer(publication.file(path), fmt, schema)
+        try:
+            yield writer
+        finally:
             writer.close()
-        with contextlib.suppress(OSError):
-            os.unlink(writer._temp)
-        raise

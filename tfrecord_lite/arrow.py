@@ -52,8 +52,8 @@ _ARROW_DTYPE = {"int64": pa.int64(), "float32": pa.float32(), "bytes": pa.large_
 
 def _shaped_type(dtype: str, shape: tuple[int, ...]) -> pa.DataType:
     value_type = _ARROW_DTYPE[dtype]
-    for size in reversed(shape):
-        value_type = pa.list_(value_type, size)
+    for size in reversed(shape):  # Arrow has no fixed_size_list of 0: an (always empty) large_list
+        value_type = pa.list_(value_type, size) if size else pa.large_list(value_type)
     return value_type
 
 
@@ -80,9 +80,15 @@ def _list(offsets: np.ndarray, values: pa.Array, valid: np.ndarray | None) -> pa
     return pa.LargeListArray.from_arrays(pa.array(offsets), values, mask=_mask(valid))
 
 
-def _fixed(values: pa.Array, shape: tuple[int, ...]) -> pa.Array:
-    for size in reversed(shape):
-        values = pa.FixedSizeListArray.from_arrays(values, size)
+def _fixed(values: pa.Array, shape: tuple[int, ...], rows: int) -> pa.Array:
+    """`rows` values of `shape` from their flat values (see _shaped_type)."""
+    for depth in range(len(shape) - 1, -1, -1):
+        size = shape[depth]
+        if size:
+            values = pa.FixedSizeListArray.from_arrays(values, size)
+        else:
+            length = rows * int(np.prod(shape[:depth]))
+            values = pa.LargeListArray.from_arrays(pa.array(np.zeros(length + 1, np.int64)), values)
     return values
 
 
@@ -96,11 +102,11 @@ def _column(flat: Flat | None, spec: FeatureSpec | None, n: int) -> pa.Array:
     values = _values(flat, spec.dtype)
     if isinstance(spec, VarLenFeature):
         return _list(flat.offsets, values, flat.valid)
-    inner = _fixed(values, spec.shape)
     if isinstance(spec, FixedLenSequenceFeature):
         size = int(np.prod(spec.shape))
-        return _list(flat.offsets // size if size else np.zeros_like(flat.offsets), inner, None)
-    return inner
+        steps = flat.offsets // size if size else np.zeros_like(flat.offsets)
+        return _list(steps, _fixed(values, spec.shape, int(steps[-1])), None)
+    return _fixed(values, spec.shape, n)
 
 
 def _batch(columns: Mapping[str, pa.Array]) -> pa.RecordBatch:

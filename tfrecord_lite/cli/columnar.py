@@ -11,7 +11,7 @@ from typing import Any
 from .._errors import FeatureError
 from .._schema import features_from_json, infer_features
 from .._sharded import shard_suffix
-from .options import UsageError, check_new, progress, replacing, say, shard_writer
+from .options import UsageError, check_new, check_shards_new, progress, say, shard_writer
 
 TABLE_FORMATS = ("parquet", "arrow", "csv")
 
@@ -88,10 +88,12 @@ def from_table(args: argparse.Namespace, paths: list[str]) -> int:
     if args.to in TABLE_FORMATS:
         raise UsageError("the inputs are columnar files: --to takes none, gzip or zlib here")
     sharded = args.shards is not None or args.max_records is not None or args.max_bytes is not None
-    batches = (b for p in paths for b in tables.iter_table_batches(p, args.batch_size))
-    batches = progress(batches, None, "convert", "batch", args.quiet)
+    batches = progress(
+        (b for p in paths for b in tables.iter_table_batches(p, args.batch_size)), None, "convert", "batch", args.quiet
+    )
     if sharded:
-        with replacing(args.output, shard_suffix(args.to), args.force, paths), shard_writer(args, args.output) as writer:
+        check_shards_new(args.output, shard_suffix(args.to), paths)
+        with shard_writer(args, args.output) as writer:
             n = _write(arrow, batches, writer, args.strict)
         say(args, f"wrote {n} records to {len(writer.paths)} shards")
         return 0
