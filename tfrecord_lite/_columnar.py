@@ -504,27 +504,22 @@ def _merge(parts: list[_Found], dtype: str) -> _Found:
     return _Found(rows[order], counts[order], values)
 
 
-def _by_layout(
-    buf: np.ndarray,
-    view: memoryview,
-    text: Callable[[], bytes],
-    starts: np.ndarray,
-    ends: np.ndarray,
-    plans: list[_Plan],
-    bad: np.ndarray,
-) -> tuple[np.ndarray, list[list[_Found]], list[list[_Span]]]:
-    """Decode the records that share a canonical layout with another of the same length.
+class Match(NamedTuple):
+    """Records (rows, and where each starts) laid out byte for byte as `layout` outside their values."""
+
+    rows: np.ndarray
+    base: np.ndarray
+    layout: Any  # _codec._Layout
+
+
+def match_layouts(buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: np.ndarray) -> list[Match]:
+    """Group the records that share a canonical layout with another of the same length.
 
     Records of one dataset mostly share their skeleton (the bytes outside the values):
     one record of each length is parsed (_codec._Layout), the others of that length are
-    compared with it in one numpy operation, and the values of those that match are
-    gathered from the same offsets. Returns which records were handled, and per plan
-    the bytes values found in them and the spans of the numbers.
+    compared with it in one numpy operation.
     """
-    n = len(starts)
-    handled = np.zeros(n, dtype=bool)
-    found: list[list[_Found]] = [[] for _ in plans]
-    spans: list[list[_Span]] = [[] for _ in plans]
+    matches = []
     _lengths, group_of, sizes = np.unique(ends - starts, return_inverse=True, return_counts=True)
     for g in np.flatnonzero(sizes >= 4).tolist():
         rows = np.flatnonzero(group_of == g)
@@ -536,9 +531,27 @@ def _by_layout(
         ok = (buf[base[:, None] + positions] == skeleton).all(axis=1)
         if layout.int_ends:
             ok &= (buf[base[:, None] + (np.array(layout.int_ends) - 1)] < 0x80).all(axis=1)
-        rows, base = rows[ok], base[ok]
-        if not rows.size:
-            continue
+        if ok.any():
+            matches.append(Match(rows[ok], base[ok], layout))
+    return matches
+
+
+def _by_layout(
+    buf: np.ndarray,
+    text: Callable[[], bytes],
+    n: int,
+    matches: list[Match],
+    plans: list[_Plan],
+    bad: np.ndarray,
+) -> tuple[np.ndarray, list[list[_Found]], list[list[_Span]]]:
+    """Decode the records of `matches` (see match_layouts): the values of those that match
+    are gathered from the same offsets. Returns which records were handled, and per plan
+    the bytes values found in them and the spans of the numbers.
+    """
+    handled = np.zeros(n, dtype=bool)
+    found: list[list[_Found]] = [[] for _ in plans]
+    spans: list[list[_Span]] = [[] for _ in plans]
+    for rows, base, layout in matches:
         handled[rows] = True
         for plan, into, pieces in zip(plans, found, spans, strict=False):
             parsed = layout.parsed.get(plan.key)
@@ -634,6 +647,7 @@ def _decode_buffer(
     features: Mapping[str, FeatureSpec],
     record: Callable[[int], Any],
     assembly: Assembly | None = None,
+    matches: list[Match] | None = None,
 ) -> tuple[dict[str, Any], list[int]]:
     """Decode the records raw[starts[i]:ends[i]] (at least 4 readable bytes must follow the
     last one); `record(i)` gives record i to the single-record path. Nothing returned
@@ -653,7 +667,9 @@ def _decode_buffer(
             cache.append(_ViewSlicer(view) if large else view[: int(ends.max())].tobytes())
         return cache[0]
 
-    handled, parts, spans = _by_layout(buf, view, text, starts, ends, plans, bad)
+    if matches is None:
+        matches = match_layouts(buf, view, starts, ends)
+    handled, parts, spans = _by_layout(buf, text, n, matches, plans, bad)
     rest = np.flatnonzero(~handled)
     if rest.size:
         rest_bad = np.zeros(len(rest), dtype=bool)
