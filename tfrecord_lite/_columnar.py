@@ -19,17 +19,16 @@
 # and errors are by construction those of decode_example, record by record.
 from __future__ import annotations
 
-import glob
 import math
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from ._codec import _HIGH_BIT, _TEN_HIGH, _apply_spec, decode_example, decode_varints, layout_of
 from ._files import normalize_compression
-from ._reader import RecordIterator
+from ._reader import RecordIterator, sources_of
 from ._spec import BYTES, FLOAT, INT64, FeatureSpec, FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 from ._validate import batch_specs, check_int
 
@@ -130,7 +129,9 @@ def _repeated(
     return np.concatenate(owners), np.concatenate(starts), np.concatenate(ends)
 
 
-def _ragged_gather(buf: np.ndarray, raw: memoryview, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+def _ragged_gather(
+    buf: npt.NDArray[np.uint8], raw: memoryview, starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
+) -> npt.NDArray[np.uint8]:
     """The bytes buf[starts[i]:ends[i]] of all i, concatenated, as a uint8 array."""
     lengths = ends - starts
     total = int(lengths.sum())
@@ -210,11 +211,12 @@ def _runs_with(mask: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return cum[bounds[1:]] > cum[bounds[:-1]]
 
 
-def _ranges(first: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def _ranges(first: npt.NDArray[np.int64], counts: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """The indices first[i], first[i] + 1, ..., first[i] + counts[i] - 1 for all i, concatenated."""
     total = int(counts.sum())
     offsets = np.cumsum(counts) - counts
-    return np.arange(total, dtype=np.int64) + np.repeat(first - offsets, counts)
+    index: npt.NDArray[np.int64] = np.arange(total, dtype=np.int64) + np.repeat(first - offsets, counts)
+    return index
 
 
 def _map_entries(
@@ -340,7 +342,7 @@ def _empty_value(spec: FeatureSpec, n: int) -> Any:
     return np.empty(shape, dtype=object if spec.dtype == "bytes" else spec.dtype)
 
 
-def _as_array(values: Any) -> np.ndarray:
+def _as_array(values: list[Any] | npt.NDArray[Any]) -> npt.NDArray[Any]:
     """An ndarray of the values; a list of bytes becomes an object array (never a bytes_ array)."""
     if isinstance(values, list):
         arr = np.empty(len(values), dtype=object)
@@ -739,8 +741,9 @@ def iter_example_batches(
     compression: str | None = "auto",
     verify: bool = True,
 ) -> Iterator[dict[str, Any]]:
-    """Read a TFRecord file of Examples as decoded batches of `batch_size` (the last one may be
-    smaller): decode_examples over iter_records, without an object per record. The counterpart
+    """Read TFRecord files of Examples as decoded batches of `batch_size` (the last one of each
+    file may be smaller): decode_examples over iter_records, without an object per record.
+    `source` is what iter_records takes: a file, or a list, folder, glob or prefix. The counterpart
     of tf.data.TFRecordDataset(path).batch(batch_size).map(tf.io.parse_example). The spec and
     arguments are checked here, before the first batch is asked for."""
     check_int("batch_size", batch_size, 1)
@@ -757,7 +760,7 @@ def _batches(
     compression: str | None,
     verify: bool,
 ) -> Iterator[dict[str, Any]]:
-    for view, b, e, record in _file_spans(source, batch_size, compression, verify):
+    for view, b, e, record in record_spans(source, batch_size, compression, verify):
         yield _decode_buffer(view, b, e, plans, features, record)[0]
 
 
@@ -770,28 +773,11 @@ class Spans(NamedTuple):
     record: Callable[[int], bytes]
 
 
-def input_paths(source: Any) -> list[Any]:
-    """The files of `source`: a path, URL or file object, a glob, or a list of those, in order."""
-    if isinstance(source, (list, tuple)):
-        return [path for item in source for path in input_paths(item)]
-    if isinstance(source, (str, os.PathLike)) and "://" not in str(source) and glob.has_magic(os.fspath(source)):
-        found = sorted(glob.glob(os.fspath(source)))
-        if not found:
-            raise FileNotFoundError(f"no file matches {os.fspath(source)!r}")
-        return found
-    return [source]
-
-
 def record_spans(source: Any, batch_size: int, compression: str | None, verify: bool) -> Iterator[Spans]:
-    """The records of `source` (see input_paths; shards in order) in batches of `batch_size`,
-    as spans of the reader's buffer (valid until the next batch is asked for): no object
-    per record. A batch does not span two files."""
-    for path in input_paths(source):
-        yield from _file_spans(path, batch_size, compression, verify)
-
-
-def _file_spans(source: Any, batch_size: int, compression: str | None, verify: bool) -> Iterator[Spans]:
-    with RecordIterator(source, compression, verify) as records:
+    """The records of `source` (anything _sources resolves; files in order) in batches of
+    `batch_size`, as spans of the reader's buffer (valid until the next batch is asked for):
+    no object per record."""
+    with RecordIterator(sources_of(source), compression, verify) as records:
         for view, starts, lengths in records._chunks(batch_size):
             begin = np.array(starts, dtype=np.int64)
             end = begin + np.array(lengths, dtype=np.int64)

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._codec import encode_example
-from ._columnar import input_paths, record_spans
+from ._columnar import record_spans
 from ._errors import FeatureError
 from ._files import normalize_compression
 from ._flat import Flat, Nested, decode_flat, decode_sequence_flat, spans_of
+from ._reader import sources_of
 from ._spec import FeatureSpec, FixedLenSequenceFeature, VarLenFeature
 from ._validate import check_int, feature_specs
 from ._writer import TFRecordWriter
@@ -183,8 +184,8 @@ def iter_arrow_batches(
     check_int("batch_size", batch_size, 1)
     normalize_compression(compression, allow_auto=True)
     specs = feature_specs(features)
-    input_paths(source)  # a glob that matches nothing fails here, not at the first batch
-    return _arrow_batches(source, specs, batch_size, compression, verify)
+    files = sources_of(source)  # inputs that name no file fail here, not at the first batch
+    return _arrow_batches(files, specs, batch_size, compression, verify)
 
 
 def _arrow_batches(

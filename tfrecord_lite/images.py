@@ -143,7 +143,7 @@ def _open_image(data: bytes, path: str | None) -> PILImage.Image:
     """Open and fully decode `data` (Pillow's decompression-bomb guard stays active)."""
     Image = _pil()
     try:
-        im = Image.open(io.BytesIO(data))
+        im: PILImage.Image = Image.open(io.BytesIO(data))
         im.load()  # the header alone does not prove the pixels decode (truncated files)
     except Exception as exc:  # Pillow plugins raise many types on malformed data
         kind = type(exc).__name__

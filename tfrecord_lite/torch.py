@@ -21,7 +21,7 @@ import itertools
 import os
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import torch
@@ -47,10 +47,12 @@ from ._plan import (
     shuffle_buffer,
 )
 from ._random_access import TFRecordFile
-from ._reader import iter_records, sniff_compression
+from ._reader import iter_records
 from ._repr import compression, count, describe, shown_keys, shown_paths
-from ._sharded import ShardedRecords, resolve_paths
+from ._sharded import ShardedRecords
 from ._sidecar import sidecar_path
+from ._sniff import sniff_compression
+from ._sources import Sources, resolve_inputs
 from ._spec import FixedLenSequenceFeature, VarLenFeature
 from ._validate import check_callable, check_int, feature_specs
 
@@ -72,7 +74,7 @@ def __dir__() -> list[str]:  # dir() and IDEs show the API, not the imported mod
     return sorted(__all__)
 
 
-Paths = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]  # files, globs, a directory
+Paths = Sources  # a file, a list of files, a folder, a glob, a ShardedWriter prefix (docs/inputs.md)
 RECORD_TYPES = ("example", "sequence_example", "raw")
 _SHOWN_SOURCES = 3  # sources a MixedTFRecordDataset's repr shows
 
@@ -312,7 +314,8 @@ def _decode_batch(records: list[bytes], features: Mapping[str, Any], collate_fn:
     """A batch of Examples decoded by `features` in collate_fn's layout: by columns, or record by
     record when the records are large (the layout is the same either way)."""
     if sum(map(len, records)) >= _LARGE_RECORD * len(records):
-        return collate_fn([decode_example(r, features) for r in records])
+        batch: dict[str, Any] = collate_fn([decode_example(r, features) for r in records])
+        return batch
     return collate_fn.columns(decode_examples(records, features))
 
 
@@ -342,7 +345,7 @@ collate = Collate()  # without a spec: pads only the keys whose shapes differ wi
 # --------------------------------------------------------------------------- map-style
 
 
-class TFRecordDataset(Dataset):
+class TFRecordDataset(Dataset[Any]):
     """Map-style dataset over uncompressed TFRecord shards: len(), [i] -> decoded item, picklable
     (each process reopens the memory-mapped files), for DataLoader(shuffle=True) and DistributedSampler.
     Batch its items with `collate_fn=ds.collate_fn` (a Collate that knows the spec's ragged keys)."""
@@ -362,13 +365,13 @@ class TFRecordDataset(Dataset):
     ) -> None:
         self._decode = _Decoder(record_type, features, context_features, sequence_features, output, transform)
         self.collate_fn = _collate_for(collate_fn, self._decode)
-        self.paths = resolve_paths(paths)
+        self.paths = resolve_inputs(paths)
         self.verify = verify
-        self._records: Any = None
+        self._records: ShardedRecords | None = None
         self._pid = -1
         self._len = len(self._open())
 
-    def _open(self) -> Any:
+    def _open(self) -> ShardedRecords:
         if self._records is None or self._pid != os.getpid():
             self._records = ShardedRecords(self.paths, verify=self.verify)
             self._pid = os.getpid()
@@ -439,7 +442,7 @@ def _read_segment(path: str, kind: str, seg: Segment, verify: bool) -> Iterator[
         yield from itertools.islice(iter_records(path, compression=kind or "", verify=verify), seg.start, seg.stop)
 
 
-class IterableTFRecordDataset(IterableDataset):
+class IterableTFRecordDataset(IterableDataset[Any]):
     """Streaming dataset over TFRecord shards (compressed or not). Across DataLoader workers and
     torch.distributed ranks every record is yielded exactly once per epoch; seeded shuffling (shard
     order + a bounded buffer) that set_epoch() changes; optional equal counts per consumer (even=
@@ -481,7 +484,7 @@ class IterableTFRecordDataset(IterableDataset):
         self.shuffle = bool(shuffle)
         self.shuffle_buffer = check_int("shuffle_buffer", shuffle_buffer, 0) if shuffle else 0
         self.seed = check_int("seed", seed)
-        self.paths = resolve_paths(paths)
+        self.paths = resolve_inputs(paths)
         self.split = _choose("split", split, SPLITS)
         self.even = _choose("even", even, EVEN)
         if (rank is None) != (world_size is None):
@@ -670,7 +673,7 @@ class IterableTFRecordDataset(IterableDataset):
 # --------------------------------------------------------------------------- mixing
 
 
-class MixedTFRecordDataset(IterableDataset):
+class MixedTFRecordDataset(IterableDataset[Any]):
     """Draws items from several IterableTFRecordDatasets at random with the given weights (each source
     split across workers and ranks on its own). Finite: stop="all" goes on with the remaining sources
     when one ends, stop="first" ends with the first exhausted source; infinite=True restarts an exhausted
