@@ -125,3 +125,14 @@ def sequence_batches(draw: Any) -> list[bytes]:
 @given(sequence_batches())
 def test_hypothesis_sequence_batches(records):
     assert_sequences_like_tfx_bsl(records)
+
+
+def test_sequence_int64_beyond_32_bits_where_tfx_bsl_truncates():
+    """tfx-bsl 1.21's sequence decoder keeps only the low 32 bits of feature-list int64 values
+    (docs/arrow.md says so); decode_sequence_arrow keeps all 64, as decode_sequence_example."""
+    values = [2**40, -(2**40), 2**63 - 1]
+    records = [tfr.encode_sequence_example({}, {"fl": [values]})]
+    theirs = _their_sequences(records).column(SEQUENCE_COLUMN).field(0).to_pylist()
+    assert theirs == [[[int(np.int32(np.int64(v).astype(np.int32))) for v in values]]]
+    assert tfa.decode_sequence_arrow(records).column("fl").to_pylist() == [[values]]
+    assert tfr.decode_sequence_example(records[0])[1]["fl"][0].tolist() == values
