@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from ._reader import iter_records
     from ._schema import infer_features
     from ._sharded import ShardedRecords, ShardedWriter
-    from ._sidecar import StaleIndexError, write_index, write_text_index
+    from ._sidecar import IndexFallbackWarning, StaleIndexError, write_index, write_text_index
     from ._sources import resolve_inputs
     from ._spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
     from ._writer import TFRecordWriter
@@ -52,7 +52,7 @@ _LAZY = {
     "_columnar": ["Ragged", "decode_examples", "iter_example_batches"],
     "_count": ["count_records"],
     "_sources": ["resolve_inputs"],
-    "_sidecar": ["StaleIndexError", "write_index", "write_text_index"],
+    "_sidecar": ["IndexFallbackWarning", "StaleIndexError", "write_index", "write_text_index"],
     "_random_access": ["TFRecordFile"],
     "_proto": [
         "BytesList",
@@ -104,6 +104,7 @@ __all__ = [
     "FixedLenFeature",
     "FixedLenSequenceFeature",
     "FloatList",
+    "IndexFallbackWarning",
     "Int64List",
     "NoInputsError",
     "NotTFRecordError",
