@@ -26,6 +26,8 @@ PREPARE = {
     "unpack-images out/photos-*": "tfrecord-lite pack-images photos/ out/photos --shards 2",
     "merge data/train-*.tfrecord -o all.tfrecord": "rm all.tfrecord",
     "remove-images": "tfrecord-lite pack-images photos/ out/photos --shards 2 && rm -f out/photos*.labels.json.lock",
+    "convert data/ train.parquet --features spec.json": "tfrecord-lite schema --all --spec-json data/ > spec.json",
+    "convert train.parquet out/train": "tfrecord-lite convert train.tfrecord train.parquet",
 }
 
 
