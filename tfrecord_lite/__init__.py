@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from ._random_access import TFRecordFile
     from ._raw import decode_raw
     from ._reader import iter_records
+    from ._salvage import SalvageReport, salvage
     from ._schema import infer_features
     from ._sharded import ShardedRecords, ShardedWriter
     from ._sidecar import IndexFallbackWarning, StaleIndexError, write_index, write_text_index
@@ -68,6 +69,7 @@ _LAZY = {
     "_publish": ["OutputLockedError"],
     "_raw": ["decode_raw"],
     "_reader": ["iter_records"],
+    "_salvage": ["SalvageReport", "salvage"],
     "_schema": ["infer_features"],
     "_sharded": ["ShardedRecords", "ShardedWriter"],
     "_spec": ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature"],
@@ -110,6 +112,7 @@ __all__ = [
     "NotTFRecordError",
     "OutputLockedError",
     "Ragged",
+    "SalvageReport",
     "SequenceExample",
     "ShardedRecords",
     "ShardedWriter",
@@ -130,6 +133,7 @@ __all__ = [
     "iter_example_batches",
     "iter_records",
     "resolve_inputs",
+    "salvage",
     "write_index",
     "write_text_index",
 ]
