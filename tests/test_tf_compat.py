@@ -115,6 +115,18 @@ def test_files_are_byte_identical_to_tf_writer_output(tmp_path: Path, compressio
     assert ours.read_bytes() == theirs.read_bytes()
 
 
+@pytest.mark.parametrize("compression", ["GZIP", "ZLIB"])
+@pytest.mark.parametrize("options", [{"level": 1}, {"fast": True}, {"fast": True, "level": 3}])
+def test_tf_reads_files_deflated_at_other_levels_or_by_the_fast_library(
+    tmp_path: Path, compression: str, options: dict[str, Any]
+) -> None:
+    path = tmp_path / "fast.tfrecord"
+    with tfr.TFRecordWriter(path, compression.lower(), **options) as writer:
+        for record in PAYLOADS:
+            writer.write(record)
+    assert tf_read(path, compression) == PAYLOADS
+
+
 @pytest.mark.parametrize("compression", COMPRESSIONS)
 def test_empty_file_is_byte_identical_and_read_by_both(tmp_path: Path, compression: str) -> None:
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"

@@ -20,6 +20,7 @@ from typing import IO
 from ._errors import CorruptRecordError, TFRecordError, TruncatedRecordError
 from ._files import PathOrFile, display_name, normalize_compression, open_binary
 from ._framing import HEADER_SIZE, OVERHEAD, header_is_valid, scan
+from ._inflate import library
 from ._repr import compression, describe
 
 CHUNK_SIZE = 1 << 20
@@ -45,7 +46,8 @@ class _Inflater:
         self._raw = raw
         self._wbits = _WBITS[compression]
         self._name = compression.upper()
-        self._d = zlib.decompressobj(self._wbits)
+        self._zlib = library()  # ISA-L / zlib-ng when installed (see _inflate.py)
+        self._d = self._zlib.decompressobj(self._wbits)
         self._pending = head  # compressed bytes not yet fed
         self._eof = False
 
@@ -57,7 +59,7 @@ class _Inflater:
                 data = self._d.unused_data or self._raw.read(CHUNK_SIZE)
                 if not data:
                     return b""
-                self._d = zlib.decompressobj(self._wbits)
+                self._d = self._zlib.decompressobj(self._wbits)
             elif self._d.unconsumed_tail:
                 data = self._d.unconsumed_tail
             elif self._pending:
@@ -70,7 +72,7 @@ class _Inflater:
                     )
             try:
                 out = self._d.decompress(data, size)
-            except zlib.error as err:
+            except (zlib.error, self._zlib.error) as err:
                 raise CorruptRecordError(
                     f"corrupt {self._name} data ({err}); the offset is in the uncompressed stream"
                 ) from None

@@ -2,7 +2,9 @@
 # together by _framing.frame_many and written with one call, so a small record
 # costs no system call and little Python work each. GZIP and ZLIB files are one zlib stream over
 # the whole file, as TensorFlow writes them (zlib wrapper with adler32 for ZLIB,
-# gzip wrapper for GZIP; default level, memLevel 9 like TF's ZlibOutputBuffer).
+# gzip wrapper for GZIP; default level, memLevel 9 like TF's ZlibOutputBuffer), so the
+# default output is TensorFlow's byte for byte; `level=` and `fast=True` (ISA-L or
+# zlib-ng, see _inflate.py) trade that identity for size or speed.
 from __future__ import annotations
 
 import zlib
@@ -13,6 +15,7 @@ from ._append import finish_append, prepare_append
 from ._codec import encode_example
 from ._files import PathOrFile, display_name, normalize_compression, open_binary
 from ._framing import frame_many
+from ._inflate import library
 from ._repr import compression, count, describe
 from ._validate import as_record
 
@@ -20,10 +23,25 @@ _BUFFER_SIZE = 1 << 20
 _WBITS = {"gzip": 31, "zlib": 15}
 
 
+def _compressor(compression: str, level: int | None, fast: bool) -> Any:
+    """A zlib-API compressor: the stdlib with TensorFlow's settings, or the fast library."""
+    lib = library() if fast else zlib
+    if level is None:
+        level = lib.Z_DEFAULT_COMPRESSION
+    try:
+        return lib.compressobj(level, lib.DEFLATED, _WBITS[compression], 9)
+    except (ValueError, zlib.error, lib.error) as err:
+        raise ValueError(f"level={level} is not a valid deflate level for {lib.__name__} ({err})") from None
+
+
 class TFRecordWriter:
     """Write records to a TFRecord file (a path, or a binary file object left open on close).
 
     `compression`: None / "" (plain), "gzip" or "zlib", any case ("GZIP" as in TensorFlow).
+    `level`: the deflate level (default: zlib's 6, as TensorFlow); `fast=True` deflates
+    with ISA-L or zlib-ng when installed (`pip install 'tfrlite[fast]'`; ISA-L levels
+    are 0-3). Either makes the bytes differ from TensorFlow's output; any reader,
+    TensorFlow included, still reads the file.
     `append=True` adds to an existing uncompressed file after checking that it ends
     on a complete record (`truncate_partial=True` cuts an incomplete last record
     off instead of refusing) and extends its index sidecar.
@@ -36,19 +54,19 @@ class TFRecordWriter:
         *,
         append: bool = False,
         truncate_partial: bool = False,
+        level: int | None = None,
+        fast: bool = False,
     ) -> None:
         self.compression = normalize_compression(compression)
+        if (level is not None or fast) and not self.compression:
+            raise ValueError("level= and fast=True apply to compressed files: pass compression='gzip' or 'zlib'")
         self.path = display_name(path_or_file)
         self._file: IO[bytes] | None = None
         if truncate_partial and not append:
             raise ValueError("truncate_partial=True only applies with append=True")
         self._append = prepare_append(path_or_file, truncate_partial, self.compression) if append else None
         self._file, self._owned = open_binary(path_or_file, "ab" if append else "wb")
-        self._compressor = (
-            zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, _WBITS[self.compression], 9)
-            if self.compression
-            else None
-        )
+        self._compressor = _compressor(self.compression, level, fast) if self.compression else None
         self._records: list[bytes] = []  # written but not yet framed
         self._pending = 0  # their framed size
         self._drained_records = 0
