@@ -208,6 +208,16 @@ def save_sidecar(index: RecordIndex, target: str) -> bool:
     Returns False (and leaves nothing behind) when the place is not writable, so
     the caller keeps the index in memory; other I/O errors propagate.
     """
+    head = _pack_header(len(index), index.file_size, index.mtime_ns, index.check, index.verified)
+    if not save_bytes(head + np.ascontiguousarray(index.offsets, _OFFSET_DTYPE).tobytes(), target):
+        return False
+    index.location = target
+    return True
+
+
+def save_bytes(data: bytes, target: str) -> bool:
+    """Write `data` to `target` through a temporary file, fsync and an atomic rename; False (leaving
+    nothing behind) when the place is not writable, other I/O errors propagate."""
     folder = os.path.dirname(os.path.abspath(target))
     try:
         fd, tmp = tempfile.mkstemp(prefix=os.path.basename(target) + ".", suffix=".tmp", dir=folder)
@@ -217,8 +227,7 @@ def save_sidecar(index: RecordIndex, target: str) -> bool:
         raise
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(_pack_header(len(index), index.file_size, index.mtime_ns, index.check, index.verified))
-            fh.write(np.ascontiguousarray(index.offsets, _OFFSET_DTYPE).tobytes())
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)
@@ -230,7 +239,6 @@ def save_sidecar(index: RecordIndex, target: str) -> bool:
         if isinstance(err, OSError) and _is_unwritable(err):
             return False
         raise
-    index.location = target
     return True
 
 
@@ -435,13 +443,18 @@ def map_uncompressed(path: str, action: str) -> tuple[Buffer, os.stat_result]:
 
 
 def write_index(tfrecord_path: PathName, index_path: PathName = None, *, verify: bool = True) -> str:
-    """Build the binary index sidecar of an uncompressed TFRecord file by one scan; return its path.
+    """Build the binary index sidecar of a TFRecord file by one scan; return its path. A GZIP / ZLIB
+    file gets the index of its compressed stream (see TFRecordFile).
 
     `index_path` defaults to the sidecar beside the file (`<file>.tfrlidx`), which
     TFRecordFile then opens in O(1).
     """
     path = os.fspath(tfrecord_path)  # type: ignore[arg-type]
     target = os.fspath(index_path) if index_path is not None else sidecar_path(path)
+    from ._gzip_index import compressed_kind, write_gzip_index  # a GZIP / ZLIB file has its own index
+
+    if compressed_kind(path) in ("gzip", "zlib"):
+        return write_gzip_index(path, target, verify=verify)
     buf, st = map_uncompressed(path, "indexing")
     try:
         idx = build_index(buf, st, path=path, verify=verify)

@@ -13,8 +13,9 @@ from typing import IO, Any
 
 from ._append import finish_append, prepare_append
 from ._codec import encode_example
-from ._files import PathOrFile, display_name, normalize_compression, open_binary
+from ._files import PathOrFile, display_name, normalize_compression, open_binary, size_in_bytes
 from ._framing import frame_many
+from ._gzip_index import SeekPoints
 from ._inflate import library
 from ._repr import compression, count, describe
 from ._validate import as_record
@@ -42,6 +43,10 @@ class TFRecordWriter:
     with ISA-L or zlib-ng when installed (`pip install 'tfrlite[fast]'`; ISA-L levels
     are 0-3). Either makes the bytes differ from TensorFlow's output; any reader,
     TensorFlow included, still reads the file.
+    `seek_every` ("4M", or bytes) makes a compressed writer full-flush at the first record
+    boundary after each that many uncompressed bytes and save where in `<path>.tfrlidx`:
+    TFRecordFile then enters the file there without stored windows (TensorFlow reads
+    the file as usual; it is a little larger, and no longer TensorFlow's bytes).
     `append=True` adds to an existing uncompressed file after checking that it ends
     on a complete record (`truncate_partial=True` cuts an incomplete last record
     off instead of refusing) and extends its index sidecar.
@@ -56,6 +61,7 @@ class TFRecordWriter:
         truncate_partial: bool = False,
         level: int | None = None,
         fast: bool = False,
+        seek_every: int | str | None = None,
     ) -> None:
         self.compression = normalize_compression(compression)
         if (level is not None or fast) and not self.compression:
@@ -71,6 +77,13 @@ class TFRecordWriter:
         self._pending = 0  # their framed size
         self._drained_records = 0
         self._drained_bytes = 0
+        self._seek: SeekPoints | None = None
+        self._drain_at = _BUFFER_SIZE
+        if seek_every is not None:
+            if not self.compression or self.path is None or not self._owned:
+                raise ValueError("seek_every= applies to a compressed file written to a local path")
+            self._seek = SeekPoints(self.compression, size_in_bytes(seek_every))
+            self._drain_at = min(_BUFFER_SIZE, self._seek.every)
 
     @property
     def records_written(self) -> int:
@@ -91,7 +104,7 @@ class TFRecordWriter:
             record = as_record(record)
         self._records.append(record)
         self._pending += len(record) + 16
-        if self._pending >= _BUFFER_SIZE:
+        if self._pending >= self._drain_at:
             self._drain()
 
     def write_example(self, features: Mapping[str, Any]) -> None:
@@ -100,12 +113,19 @@ class TFRecordWriter:
 
     def _drain(self) -> None:
         data = frame_many(self._records)
+        if self._seek is not None:
+            self._seek.add(self._records)
         self._drained_records += len(self._records)
         self._drained_bytes += self._pending
         self._records = []
         self._pending = 0
         if self._compressor is not None:
             data = self._compressor.compress(data)
+            if self._seek is not None and self._seek.due(self._drained_bytes):
+                data += self._compressor.flush(zlib.Z_FULL_FLUSH)
+                self._seek.point(len(data), self._drained_bytes)
+            elif self._seek is not None:
+                self._seek.wrote(len(data))
         if data:
             self._file.write(data)  # type: ignore[union-attr]
 
@@ -116,7 +136,10 @@ class TFRecordWriter:
             return
         self._drain()
         if self._compressor is not None:
-            self._file.write(self._compressor.flush(zlib.Z_SYNC_FLUSH))
+            out = self._compressor.flush(zlib.Z_SYNC_FLUSH)
+            if self._seek is not None:
+                self._seek.wrote(len(out))
+            self._file.write(out)
         self._file.flush()
 
     def close(self) -> None:
@@ -134,6 +157,8 @@ class TFRecordWriter:
             self._file = None
         if self._append is not None:
             finish_append(self.path, self._append)  # extend the index sidecar, if there is a fresh one
+        if self._seek is not None:
+            self._seek.save(self.path)  # type: ignore[arg-type]
 
     @property
     def closed(self) -> bool:
