@@ -323,17 +323,20 @@ class SeekPoints:
     def add(self, records: list[bytes]) -> None:
         self.marks.add([len(r) for r in records])
 
-    def due(self, uout: int) -> bool:
-        """Whether a full flush is due after `uout` bytes of records."""
-        return uout - self.points[-1].uout >= self.every
-
     def wrote(self, size: int) -> None:
+        """`size` more compressed bytes were written."""
         self._out += size
 
-    def point(self, size: int, uout: int) -> None:
-        """`size` compressed bytes, ending in a full flush, were written after `uout` bytes of records."""
+    def after(self, compressor: Any, size: int, uout: int) -> bytes:
+        """`size` compressed bytes of records, which end at `uout` in the uncompressed stream,
+        are to be written: the full flush to write after them when a point is due, else b""."""
         self._out += size
+        if uout - self.points[-1].uout < self.every:
+            return b""
+        flushed: bytes = compressor.flush(zlib.Z_FULL_FLUSH)
+        self._out += len(flushed)
         self.points.append(Point(self._out, uout, RAW))
+        return flushed
 
     def save(self, path: str) -> bool:
         """Save the index of the finished file `path` beside it."""
