@@ -71,7 +71,7 @@ class _Inflater:
                         f"the {self._name} stream ends before its end marker (the file is truncated)"
                     )
             try:
-                out = self._d.decompress(data, size)
+                out: bytes = self._d.decompress(data, size)
             except (zlib.error, self._zlib.error) as err:
                 raise CorruptRecordError(
                     f"corrupt {self._name} data ({err}); the offset is in the uncompressed stream"

@@ -26,6 +26,7 @@ import errno
 import mmap
 import os
 import struct
+from collections.abc import Callable
 from typing import IO, BinaryIO, Union
 
 import numpy as np
