@@ -61,9 +61,9 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
         "test,fast",
     ),
     "bench": (
-        "the `tfrecord` package to compare against",
-        ["tfrecord==1.14.6", TORCH],
-        "",
+        "the `tfrecord` and `tfrecords` packages to compare against",
+        ["tfrecord==1.14.6", "tfrecords==0.3.1", TORCH],
+        "fast",
     ),
 }
 # pytest environment per test venv: the library that venv exists for must not be skipped.
