@@ -51,7 +51,8 @@ from crc32c import crc32c
 from ._errors import CorruptRecordError, PathName, TFRecordError, TruncatedRecordError
 from ._framing import HEADER_SIZE, OVERHEAD, header_is_valid, masked_crc
 from ._inflate import library
-from ._reader import CHUNK_SIZE, DecodedStream, StreamScanner, sniff_compression
+from ._reader import CHUNK_SIZE, DecodedStream, StreamScanner
+from ._sniff import sniff_compression
 from ._sidecar import IndexArg, IndexFormatError, StaleIndexError, save_bytes, sidecar_path
 
 MAGIC = b"TFRLGZX\0"
