@@ -52,8 +52,8 @@ from ._errors import CorruptRecordError, PathName, TFRecordError, TruncatedRecor
 from ._framing import HEADER_SIZE, OVERHEAD, header_is_valid, masked_crc
 from ._inflate import library
 from ._reader import CHUNK_SIZE, DecodedStream, StreamScanner
-from ._sniff import sniff_compression
 from ._sidecar import IndexArg, IndexFormatError, StaleIndexError, save_bytes, sidecar_path
+from ._sniff import sniff_compression
 
 MAGIC = b"TFRLGZX\0"
 VERSION = 1

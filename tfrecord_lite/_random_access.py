@@ -19,9 +19,9 @@ import numpy as np
 from ._codec import decode_example
 from ._errors import CorruptRecordError, PathName
 from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, frame_header, masked_crc
-from ._sniff import sniff_compression
 from ._repr import count, describe
 from ._sidecar import Buffer, IndexArg, RecordIndex, map_uncompressed, open_index, release
+from ._sniff import sniff_compression
 
 _HEADER = struct.Struct("<QI")
 _U32 = struct.Struct("<I")

@@ -127,7 +127,7 @@ class _Inflater:
         for bad in range(len(step) if d is not None else 0):
             try:
                 out.append(d.decompress(step[bad : bad + 1]))
-            except zlib.error:
+            except (zlib.error, self._lib.error):
                 break
         self._salvaged = b"".join(out)
         where = self._produced + len(self._salvaged)
