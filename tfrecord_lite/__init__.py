@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from ._raw import decode_raw
     from ._reader import iter_records
     from ._sharded import ShardedRecords, ShardedWriter
-    from ._sidecar import StaleIndexError, write_index, write_text_index
+    from ._sidecar import IndexFallbackWarning, StaleIndexError, write_index, write_text_index
     from ._sources import resolve_inputs
     from ._spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
     from ._writer import TFRecordWriter
@@ -51,7 +51,7 @@ _LAZY = {
     "_columnar": ["Ragged", "decode_examples", "iter_example_batches"],
     "_count": ["count_records"],
     "_sources": ["resolve_inputs"],
-    "_sidecar": ["StaleIndexError", "write_index", "write_text_index"],
+    "_sidecar": ["IndexFallbackWarning", "StaleIndexError", "write_index", "write_text_index"],
     "_random_access": ["TFRecordFile"],
     "_proto": [
         "BytesList",
@@ -102,6 +102,7 @@ __all__ = [
     "FixedLenFeature",
     "FixedLenSequenceFeature",
     "FloatList",
+    "IndexFallbackWarning",
     "Int64List",
     "NoInputsError",
     "NotTFRecordError",

@@ -26,6 +26,7 @@ import errno
 import mmap
 import os
 import struct
+import warnings
 from collections.abc import Callable
 from typing import IO, BinaryIO, Union
 
@@ -54,6 +55,11 @@ IndexArg = Union[str, "os.PathLike[str]", bool, None]
 
 class StaleIndexError(TFRecordError):
     """An index no longer describes its TFRecord file (the file was appended to or rewritten)."""
+
+
+class IndexFallbackWarning(UserWarning):
+    """A file's index sidecar exists but cannot be read (another user's 0600 file, a folder in its
+    place): the file is opened with an in-memory index instead."""
 
 
 class IndexFormatError(TFRecordError, ValueError):
@@ -385,7 +391,19 @@ def open_index(
         location = os.fspath(index)
     existing, where = prebuilt, "the in-memory index"
     if existing is None and location is not None:
-        existing, where = try_read_index(location, buf, st, explicit=index not in (None, True)), location
+        explicit = index not in (None, True)
+        try:
+            existing, where = try_read_index(location, buf, st, explicit=explicit), location
+        except OSError as err:
+            if explicit:  # an index the caller named must be readable
+                raise
+            warnings.warn(
+                f"{path}: its index sidecar {location} cannot be read ({err.strerror or err}); "
+                "using an in-memory index built by one scan",
+                IndexFallbackWarning,
+                stacklevel=4,
+            )
+            location = None  # and nothing is written over it
     if existing is not None:
         reason = staleness(existing, buf, st)
         if reason is None:
@@ -407,7 +425,11 @@ def open_index(
 
 
 def try_read_index(location: str, buf: Buffer, st: os.stat_result, explicit: bool) -> RecordIndex | None:
-    """Read the index at `location`; a missing one is None, and so is a damaged default sidecar."""
+    """Read the index at `location`; a missing one is None, and so is a damaged default sidecar.
+    A default sidecar that is there but cannot be read raises OSError (one that is not a regular
+    file, a folder or a FIFO, is not opened: a FIFO would block)."""
+    if not explicit and os.path.lexists(location) and not os.path.isfile(location):
+        raise OSError(errno.EINVAL, "not a regular file", location)
     try:
         return read_index_file(location, buf, st) if explicit else read_sidecar(location)
     except FileNotFoundError:

@@ -48,12 +48,12 @@ exit status: 0 success, {EXIT_DATA} bad data (corrupt record, failed verificatio
 undecodable image), {EXIT_USAGE} bad command line or missing input.
 
 examples:
-  {PROG} count data/                       records in every file of data/
-  {PROG} head -n 2 train.tfrecord          the first 2 records, readable
-  {PROG} cat --json --keys label data/*.gz one JSON line per record, one key
-  {PROG} schema --all train.tfrecord       keys, kinds, value counts, presence
-  {PROG} verify data/                      every CRC; exit status 1 if any is bad
-  {PROG} index train.tfrecord --text       random-access sidecar + DALI text index
+  {PROG} count data/                         records in every file of data/
+  {PROG} head -n 2 train.tfrecord            the first 2 records, readable
+  {PROG} cat --json --keys label data/*.gz   one JSON line per record, one key
+  {PROG} schema --all train.tfrecord         keys, kinds, value counts, presence
+  {PROG} verify data/                        every CRC; exit status 1 if any is bad
+  {PROG} index train.tfrecord --text         random-access sidecar + DALI text index
   {PROG} pack-images photos/ out/photos --shards 8
   {PROG} split data/ --ratio 90/10 --shuffle -o out/   out/train.tfrecord, out/val.tfrecord
   {PROG} convert train.tfrecord train.tfrecord.gz

@@ -28,6 +28,7 @@ from .options import (
     compression_arg,
     expand_inputs,
     first_paths,
+    head_compression,
     input_records,
     progress,
     say,
@@ -40,6 +41,17 @@ def cmd_index(args: argparse.Namespace) -> int:
     from .._sidecar import write_text_index
 
     paths = expand_inputs(args.inputs)
+    compressed = [p for p in paths if head_compression(p) in ("gzip", "zlib")] if len(paths) > 1 else []
+    if compressed:  # in a folder or glob, compressed files are passed over: they cannot be indexed
+        if len(compressed) == len(paths):
+            raise UsageError(
+                f"nothing to index: the {len(paths)} files are compressed (random access needs plain ones)"
+            )
+        say(
+            args,
+            f"skipped {len(compressed)} compressed files (random access needs plain ones): {first_paths(compressed)}",
+        )
+        paths = [p for p in paths if p not in compressed]
     for folder in sorted({os.path.dirname(os.path.abspath(p)) for p in paths}):
         for orphan in remove_orphans(folder):
             say(args, f"removed {orphan}, a temporary file of a killed run")
