@@ -108,6 +108,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="64 MiB files instead of 1 GiB")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--no-build", action="store_true", help="keep existing sidecars: reads only")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "gzip_random_access.json"))
     args = parser.parse_args()
     target = (64 if args.quick else 1024) << 20
@@ -121,7 +122,7 @@ def main() -> None:
         for seek_every in (None, "4M"):
             path = gz_file(workloads[name], target, seek_every)
             key = f"{name}{'-seek_every' if seek_every else ''}"
-            results[key] = measure(path, args.rounds, build=seek_every is None)
+            results[key] = measure(path, args.rounds, build=seek_every is None and not args.no_build)
             r = results[key]
             line = (
                 f"{key:18} {r['compressed_bytes'] / 2**20:7.0f} MiB {r['records']:>10,} records | "
