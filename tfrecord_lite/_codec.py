@@ -376,8 +376,13 @@ def layout_of(buf: bytes) -> _Layout | None:
 
 
 def _new_layout(buf: bytes) -> _Layout | None:
-    """Parse a record the cached layout did not fit; cache its layout if it is canonical."""
-    parsed = _canonical_example(buf) if buf else {}
+    """Parse a record the cached layout did not fit; cache its layout if it is canonical.
+
+    A malformed record has no layout: the caller's general path then reports it with its index."""
+    try:
+        parsed = _canonical_example(buf) if buf else {}
+    except DecodeError:
+        return None
     if parsed is None:
         return None
     if len(_LAYOUTS) >= _MAX_LAYOUTS:
