@@ -51,18 +51,19 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
     "py": (
         f"no TensorFlow, protobuf {OLDEST_PROTOBUF} (oldest supported), torch",
         # pip 22.3 has --python, with which `package` installs into a venv that has no pip
-        [f"protobuf=={OLDEST_PROTOBUF}", TORCH, "torchdata", "scikit-learn", "pandas", "pip>=22.3"],
-        "test,torch,images,cli,remote,arrow,lint,docs,package",
+        # zlib-ng: the second fast inflate library, so both of _inflate.py's choices are tested
+        [f"protobuf=={OLDEST_PROTOBUF}", TORCH, "torchdata", "scikit-learn", "pandas", "pip>=22.3", "zlib-ng"],
+        "test,torch,images,cli,remote,arrow,fast,lint,docs,package",
     ),
     "tf": (
         f"{TENSORFLOW}, newest protobuf it allows, tfx-bsl",
         [TENSORFLOW, "protobuf<8", "grpcio-tools", "pandas"],
-        "test,arrow",
+        "test,arrow,fast",
     ),
     "bench": (
-        "the `tfrecord` package to compare against",
-        ["tfrecord==1.14.6", TORCH],
-        "",
+        "the `tfrecord` and `tfrecords` packages to compare against",
+        ["tfrecord==1.14.6", "tfrecords==0.3.1", TORCH],
+        "fast",
     ),
 }
 # name -> requirements installed after the rest with --no-deps: tfx-bsl (the oracle of the Arrow
