@@ -1,8 +1,8 @@
 # Shared test setup.
 #
-# Markers `tf` and `torch` (declared in pyproject.toml) skip a test when its
-# library is not installed. CI's environments set TFRECORD_LITE_REQUIRE_TF=1 /
-# TFRECORD_LITE_REQUIRE_TORCH=1: then the library must import (checked once, in
+# Markers `tf`, `torch` and `tfx` (tfx-bsl; declared in pyproject.toml) skip a test when
+# its library is not installed. CI's environments set TFRECORD_LITE_REQUIRE_TF=1 /
+# TFRECORD_LITE_REQUIRE_TORCH=1 / TFRECORD_LITE_REQUIRE_TFX=1: then the library must import (checked once, in
 # a subprocess, so this process stays free of it) and a skipped test of that
 # kind, or a test module skipped for the lack of it, fails the whole run.
 #
@@ -31,13 +31,14 @@ os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 
 # marker -> (importable module, env var that makes its tests mandatory)
 # (the object-store marker has a name no folder of a checkout has: report keywords hold folder names too)
-_OPTIONAL: dict[str, str] = {"tf": "tensorflow", "torch": "torch", "object_store": "moto"}
+_OPTIONAL: dict[str, str] = {"tf": "tensorflow", "torch": "torch", "tfx": "tfx_bsl", "object_store": "moto"}
 _REQUIRE_VAR = {
     "tf": "TFRECORD_LITE_REQUIRE_TF",
     "torch": "TFRECORD_LITE_REQUIRE_TORCH",
+    "tfx": "TFRECORD_LITE_REQUIRE_TFX",
     "object_store": "TFRECORD_LITE_REQUIRE_CLOUD",
 }
-_skipped: dict[str, list[str]] = {"tf": [], "torch": [], "object_store": []}
+_skipped: dict[str, list[str]] = {"tf": [], "torch": [], "tfx": [], "object_store": []}
 
 # deadline=None: examples write files, call TensorFlow and share the CPU with other jobs, so their
 # time says nothing about a bug. too_slow / data_too_large: the codec strategies build large,
