@@ -97,7 +97,9 @@ class ShardedRecords(RecordSequence):
         self.shards: list[TFRecordFile] = []
 
         def open_shard(path: str) -> TFRecordFile:
-            return TFRecordFile(path, verify=verify, on_stale=on_stale, storage_options=storage_options)
+            if is_url(path):
+                return TFRecordFile(path, verify=verify, on_stale=on_stale, storage_options=storage_options)
+            return TFRecordFile(path, verify=verify, on_stale=on_stale)
 
         try:
             with _one_fallback_warning(len(self.paths)):
