@@ -2,11 +2,12 @@
 """Developer tasks that set up their own environments (stdlib only, Python >= 3.10).
 
     python3 tasks.py demo [args]    run the demo (in .venvs/py)
-    python3 tasks.py test [--only=py|tf|package] [pytest args]
+    python3 tasks.py test [--only=py|tf|engines|package] [pytest args]
                                     build the docs (mkdocs build --strict, with py), run the test
-                                    suite twice: .venvs/py (no TensorFlow, oldest protobuf, torch)
-                                    and .venvs/tf (tensorflow-cpu, newest protobuf), then `package`;
-                                    --only runs one of the three
+                                    suite in .venvs/py (no TensorFlow, oldest protobuf, torch) and
+                                    .venvs/tf (tensorflow-cpu, newest protobuf), the engine tests in
+                                    .venvs/engines (Ray, datasets, Dask, Grain), then `package`;
+                                    --only runs one of the four
     python3 tasks.py docs [--serve] build the docs site into site/ (or serve it live)
     python3 tasks.py package        build the sdist and wheel, check them, smoke-test the wheel
                                     alone in a fresh venv
@@ -59,6 +60,11 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
         [TENSORFLOW, "protobuf<8", "grpcio-tools"],
         "test",
     ),
+    "engines": (
+        "Ray Data, Hugging Face datasets, Dask with distributed, Grain (the distributed engines)",
+        ["grain", "distributed"],
+        "test,arrow,ray,hf,dask,images",
+    ),
     "bench": (
         "the `tfrecord` package to compare against",
         ["tfrecord==1.14.6", TORCH],
@@ -66,7 +72,14 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
     ),
 }
 # pytest environment per test venv: the library that venv exists for must not be skipped.
-REQUIRE = {"py": {"TFRECORD_LITE_REQUIRE_TORCH": "1"}, "tf": {"TFRECORD_LITE_REQUIRE_TF": "1"}}
+REQUIRE = {
+    "py": {"TFRECORD_LITE_REQUIRE_TORCH": "1"},
+    "tf": {"TFRECORD_LITE_REQUIRE_TF": "1"},
+    "engines": {"TFRECORD_LITE_REQUIRE_ENGINES": "1"},
+}
+# pytest selection per test venv (default: the whole suite): .venvs/py already runs every test that
+# needs no engine, so .venvs/engines runs only the tests marked for one.
+SELECT = {"engines": ["-m", "ray or hf or dask or grain"]}
 DEMO_MODULES = ("tfrecord_lite._demo", "tfrecord_lite.demo")
 
 
@@ -147,7 +160,7 @@ def task_test(args: list[str]) -> int:
     for name in names:
         log(f"pytest in .venvs/{name}: {ENVS[name][0]}")
         results[f"pytest in .venvs/{name} ({ENVS[name][0]})"] = run(
-            [str(pythons[name]), "-m", "pytest", *args], env=REQUIRE[name]
+            [str(pythons[name]), "-m", "pytest", *SELECT.get(name, []), *args], env=REQUIRE[name]
         )
     if "package" in steps:
         results["package (sdist and wheel built, checked, wheel smoke-tested)"] = task_package([])

@@ -1,8 +1,9 @@
 # Shared test setup.
 #
-# Markers `tf` and `torch` (declared in pyproject.toml) skip a test when its
-# library is not installed. CI's environments set TFRECORD_LITE_REQUIRE_TF=1 /
-# TFRECORD_LITE_REQUIRE_TORCH=1: then the library must import (checked once, in
+# Markers `tf`, `torch`, `ray`, `hf`, `dask` and `grain` (declared in pyproject.toml)
+# skip a test when its library is not installed. CI's environments set
+# TFRECORD_LITE_REQUIRE_TF=1 / TFRECORD_LITE_REQUIRE_TORCH=1 /
+# TFRECORD_LITE_REQUIRE_ENGINES=1 (the last for all four engines): then the library must import (checked once, in
 # a subprocess, so this process stays free of it) and a skipped test of that
 # kind, or a test module skipped for the lack of it, fails the whole run.
 #
@@ -25,9 +26,18 @@ from hypothesis import HealthCheck, settings
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
 # marker -> (importable module, env var that makes its tests mandatory)
-_OPTIONAL: dict[str, str] = {"tf": "tensorflow", "torch": "torch"}
+_OPTIONAL: dict[str, str] = {
+    "tf": "tensorflow",
+    "torch": "torch",
+    "ray": "ray",
+    "hf": "datasets",
+    "dask": "distributed",
+    "grain": "grain",
+}
+_ENGINES = "TFRECORD_LITE_REQUIRE_ENGINES"
 _REQUIRE_VAR = {"tf": "TFRECORD_LITE_REQUIRE_TF", "torch": "TFRECORD_LITE_REQUIRE_TORCH"}
-_skipped: dict[str, list[str]] = {"tf": [], "torch": []}
+_REQUIRE_VAR.update(dict.fromkeys(("ray", "hf", "dask", "grain"), _ENGINES))
+_skipped: dict[str, list[str]] = {marker: [] for marker in _OPTIONAL}
 
 # deadline=None: examples write files, call TensorFlow and share the CPU with other jobs, so their
 # time says nothing about a bug. too_slow / data_too_large: the codec strategies build large,
