@@ -17,8 +17,9 @@ import importlib.util
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -128,3 +129,26 @@ def tmp_file(tmp_path: Path) -> Callable[[str], Path]:
         return path
 
     return make
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[None]:
+    """A real local Ray cluster of 2 CPUs for the session (the code under test runs unchanged on a
+    multi-node cluster joined with ray.init(address="auto")); shut down at the end."""
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():  # started by a docs page that used Ray Data without ray.init
+        ray.shutdown()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def dask_client() -> Iterator[Any]:
+    """A real distributed.LocalCluster of 2 worker processes and a client on it; closed at the end."""
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client

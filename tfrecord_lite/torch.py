@@ -31,7 +31,7 @@ from torch.utils.data import Dataset, IterableDataset, default_collate, get_work
 from ._codec import decode_example, decode_sequence_example
 from ._columnar import Ragged, decode_examples
 from ._files import normalize_compression
-from ._framing import HEADER_SIZE
+from ._pieces import file_kind
 from ._plan import (
     EVEN,
     MIXING_SALT,
@@ -47,7 +47,7 @@ from ._plan import (
     shuffle_buffer,
 )
 from ._random_access import TFRecordFile
-from ._reader import iter_records, sniff_compression
+from ._reader import iter_records
 from ._repr import compression, count, describe, shown_keys, shown_paths
 from ._sharded import ShardedRecords, resolve_paths
 from ._sidecar import sidecar_path
@@ -409,16 +409,6 @@ class TFRecordDataset(Dataset):
 # --------------------------------------------------------------------------- streaming
 
 
-def _file_kind(path: str, compression: str) -> str:
-    """'' for an uncompressed file (indexable), else its compression."""
-    if compression != "auto":
-        return compression
-    with open(path, "rb") as f:
-        head = f.read(HEADER_SIZE)
-    kind = sniff_compression(head)
-    return "" if kind == "unknown" else kind  # iter_records reports the unknown kind with its path
-
-
 def _count_records(path: str, kind: str) -> int:
     """Records in one shard: from its index when uncompressed, else by one pass over the stream."""
     if kind == "":
@@ -491,7 +481,7 @@ class IterableTFRecordDataset(IterableDataset):
         self._dist = (rank, world_size) if world_size is not None else _distributed()
         self.verify = verify
         comp = normalize_compression(compression, allow_auto=True)
-        self._kinds = [_file_kind(p, comp) for p in self.paths]
+        self._kinds = [file_kind(p, comp) for p in self.paths]
         self._counts: list[int | None] = [None] * len(self.paths)
         if self.split == "range" or self.even is not None:
             self._count_all()  # once, here in the main process: workers get the counts with the dataset
