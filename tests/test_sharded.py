@@ -210,38 +210,33 @@ def test_global_indexing_equals_concatenation(tmp_path: Path, parts: list[list[b
         assert [ds[-i - 1] for i in range(len(flat))] == flat[::-1]
 
 
-def test_replacing_shards(tmp_path: Path) -> None:
-    from tfrecord_lite._sharded import open_shard_writer, replacing_shards
+def test_overwrite_replaces_shards_at_close(tmp_path: Path) -> None:
+    from tfrecord_lite._sharded import open_shard_writer
 
     out = tmp_path / "out"
     prefix = str(out / "part")
 
-    def write(n: int) -> None:
-        with open_shard_writer(prefix, num_shards=2) as w:
+    def write(n: int, shards: int, overwrite: bool = False, fail: bool = False) -> None:
+        with open_shard_writer(prefix, num_shards=shards, overwrite=overwrite) as w:
             for r in records(n):
                 w.write(r)
+            assert visible() == first  # nothing changes while writing
+            if fail:
+                raise RuntimeError("the block fails")
 
-    write(4)
+    def visible() -> list[str]:
+        return sorted(n for n in os.listdir(out) if not n.startswith("."))
+
+    first: list[str] = []
+    write(4, 2)
     first = sorted(os.listdir(out))
     assert len(first) == 4 and sum(n.endswith(SIDECAR) for n in first) == 2
-    with pytest.raises(FileExistsError, match="2 shards"), replacing_shards(prefix, ".tfrecord"):
-        pass
-    an_input = [str(out / first[0])]
-    with pytest.raises(ValueError, match="overwrite the input"), replacing_shards(prefix, ".tfrecord", inputs=an_input):
-        pass
-    seen_meanwhile: list[str] = []
-
-    def failed_rewrite() -> None:
-        with replacing_shards(prefix, ".tfrecord", replace=True):
-            seen_meanwhile.extend(os.listdir(out))
-            raise RuntimeError("the block fails")
-
+    with pytest.raises(FileExistsError, match="2 shards"):
+        open_shard_writer(prefix, num_shards=2)
     with pytest.raises(RuntimeError, match="the block fails"):
-        failed_rewrite()
-    assert len(seen_meanwhile) == 4 and all(n.startswith(".") for n in seen_meanwhile)  # moved aside meanwhile
-    assert sorted(os.listdir(out)) == first  # the old shards and sidecars are back
+        write(3, 3, overwrite=True, fail=True)
+    assert sorted(os.listdir(out)) == first  # the old shards and sidecars, nothing left over
     assert sorted(tfr.ShardedRecords(prefix + "-*.tfrecord")) == records(4)
-    with replacing_shards(prefix, ".tfrecord", replace=True):
-        write(3)
+    write(3, 3, overwrite=True)
     assert sorted(tfr.ShardedRecords(prefix + "-*.tfrecord")) == records(3)
-    assert not [n for n in os.listdir(out) if n.startswith(".")]  # nothing left aside
+    assert len(os.listdir(out)) == 6  # three shards, three sidecars: the old ones are gone

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         Int64List,
         SequenceExample,
     )
+    from ._publish import OutputLockedError
     from ._random_access import TFRecordFile
     from ._raw import decode_raw
     from ._reader import iter_records
@@ -51,6 +52,7 @@ _LAZY = {
         "Int64List",
         "SequenceExample",
     ],
+    "_publish": ["OutputLockedError"],
     "_raw": ["decode_raw"],
     "_reader": ["iter_records"],
     "_sharded": ["ShardedRecords", "ShardedWriter"],
@@ -89,6 +91,7 @@ __all__ = [
     "FixedLenSequenceFeature",
     "FloatList",
     "Int64List",
+    "OutputLockedError",
     "Ragged",
     "SequenceExample",
     "ShardedRecords",

@@ -14,8 +14,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -41,6 +41,7 @@ from ._validate import as_spec, feature_specs, missing_feature
 # varints, bytes chunks hold one value each. Everything is validated while
 # parsing, so a malformed value errors even in an entry that a later one replaces.
 Parsed = tuple[int, list[tuple[int, int]]]
+_V = TypeVar("_V")  # what a map parser makes of each value
 Buffer = "bytes | bytearray | memoryview"
 
 _INT64_MIN, _UINT64_LIMIT = -(1 << 63), 1 << 64
@@ -75,7 +76,7 @@ def _read_varint32(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     return value, after
 
 
-def _fields(buf: bytes, pos: int, end: int):
+def _fields(buf: bytes, pos: int, end: int) -> Iterator[tuple[int, int, int, int]]:
     """Yield (field_number, wire_type, start, stop) for each field of the message in buf[pos:end].
 
     For length-delimited fields buf[start:stop] is the payload; for varints, fixed32
@@ -170,7 +171,9 @@ def _parse_feature(buf: bytes, start: int, end: int) -> Parsed:
     return kind, chunks
 
 
-def _parse_map(buf: bytes, start: int, end: int, out: dict[str, Any], parse_value) -> None:
+def _parse_map(
+    buf: bytes, start: int, end: int, out: dict[str, _V], parse_value: Callable[[bytes, list[tuple[int, int]]], _V]
+) -> None:
     """Parse the entries (key = field 1, value = field 2) of map field 1 in buf[start:end].
 
     A later entry with the same key replaces an earlier one. Like the protobuf runtime,
@@ -857,12 +860,13 @@ def encode_feature(key: str, value: Any) -> bytes:
     if value is None:
         return b""
     if hasattr(value, "SerializeToString") and getattr(getattr(value, "DESCRIPTOR", None), "name", "") == "Feature":
-        return value.SerializeToString()
+        serialized: bytes = value.SerializeToString()
+        return serialized
     kind, payload = _kind_and_payload(key, value)
     return _ld(kind, payload)
 
 
-def _encode_map(entries: Mapping[str, Any], encode_value) -> bytes:
+def _encode_map(entries: Mapping[str, Any], encode_value: Callable[[str, Any], bytes]) -> bytes:
     out = []
     for key, value in entries.items():
         if not isinstance(key, str):

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from ._codec import _HIGH_BIT, _TEN_HIGH, _apply_spec, decode_example, decode_varints, layout_of
 from ._files import normalize_compression
@@ -128,7 +129,9 @@ def _repeated(
     return np.concatenate(owners), np.concatenate(starts), np.concatenate(ends)
 
 
-def _ragged_gather(buf: np.ndarray, raw: memoryview, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+def _ragged_gather(
+    buf: npt.NDArray[np.uint8], raw: memoryview, starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
+) -> npt.NDArray[np.uint8]:
     """The bytes buf[starts[i]:ends[i]] of all i, concatenated, as a uint8 array."""
     lengths = ends - starts
     total = int(lengths.sum())
@@ -208,11 +211,12 @@ def _runs_with(mask: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return cum[bounds[1:]] > cum[bounds[:-1]]
 
 
-def _ranges(first: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def _ranges(first: npt.NDArray[np.int64], counts: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """The indices first[i], first[i] + 1, ..., first[i] + counts[i] - 1 for all i, concatenated."""
     total = int(counts.sum())
     offsets = np.cumsum(counts) - counts
-    return np.arange(total, dtype=np.int64) + np.repeat(first - offsets, counts)
+    index: npt.NDArray[np.int64] = np.arange(total, dtype=np.int64) + np.repeat(first - offsets, counts)
+    return index
 
 
 def _map_entries(
@@ -338,7 +342,7 @@ def _empty_value(spec: FeatureSpec, n: int) -> Any:
     return np.empty(shape, dtype=object if spec.dtype == "bytes" else spec.dtype)
 
 
-def _as_array(values: Any) -> np.ndarray:
+def _as_array(values: list[Any] | npt.NDArray[Any]) -> npt.NDArray[Any]:
     """An ndarray of the values; a list of bytes becomes an object array (never a bytes_ array)."""
     if isinstance(values, list):
         arr = np.empty(len(values), dtype=object)

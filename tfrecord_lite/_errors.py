@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from typing import Union
+from typing import Any, Union
 
 PathName = Union[str, "os.PathLike[str]", None]
 
@@ -23,11 +23,11 @@ class TFRecordError(Exception):
             where.append(f"at byte offset {offset}")
         super().__init__(message + (" (" + ", ".join(where) + ")" if where else ""))
 
-    def __reduce__(self):  # keep path/offset when sent between processes
+    def __reduce__(self) -> tuple[Any, ...]:  # keep path/offset when sent between processes
         return (_rebuild, (type(self), self.reason, self.path, self.offset))
 
 
-def _rebuild(cls: type, message: str, path: PathName, offset: int | None) -> TFRecordError:
+def _rebuild(cls: type[TFRecordError], message: str, path: PathName, offset: int | None) -> TFRecordError:
     return cls(message, path=path, offset=offset)
 
 
@@ -51,5 +51,5 @@ class FeatureError(TFRecordError, ValueError):
         self.detail = message
         super().__init__(f"feature {key!r}: {message}")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.key, self.detail))

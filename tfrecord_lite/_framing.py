@@ -56,7 +56,7 @@ def header_is_valid(buf: bytes | bytearray | memoryview, pos: int = 0) -> bool:
     """True when buf[pos:pos+12] is a record header whose length CRC matches."""
     if len(buf) - pos < HEADER_SIZE:
         return False
-    _length, crc = _HEADER.unpack_from(buf, pos)
+    crc: int = _HEADER.unpack_from(buf, pos)[1]
     return masked_crc(memoryview(buf)[pos : pos + 8]) == crc
 
 

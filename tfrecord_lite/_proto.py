@@ -52,10 +52,11 @@ def _add_file(serialized: bytes) -> FileDescriptor:
 
 
 def _class_factory() -> Callable[[Descriptor], Any]:
-    get_message_class = getattr(message_factory, "GetMessageClass", None)
+    get_message_class: Callable[[Descriptor], Any] | None = getattr(message_factory, "GetMessageClass", None)
     if get_message_class is not None:
         return get_message_class
-    return message_factory.MessageFactory(_POOL).GetPrototype
+    get_prototype: Callable[[Descriptor], Any] = message_factory.MessageFactory(_POOL).GetPrototype
+    return get_prototype
 
 
 def _build() -> dict[str, Any]:

@@ -30,7 +30,7 @@ _header_for = functools.lru_cache(maxsize=1 << 12)(frame_header)  # record lengt
 _Self = TypeVar("_Self", bound="RecordSequence")
 
 
-class RecordSequence(Sequence):
+class RecordSequence(Sequence[bytes]):
     """Indexing shared by TFRecordFile and ShardedRecords: ints (negative too), slices, index lists."""
 
     def _get(self, i: int) -> bytes:  # pragma: no cover - abstract
@@ -44,7 +44,7 @@ class RecordSequence(Sequence):
     def __getitem__(self, key: int) -> bytes: ...
 
     @overload
-    def __getitem__(self, key: slice | Sequence | np.ndarray) -> list[bytes]: ...
+    def __getitem__(self, key: slice | Sequence[int] | np.ndarray) -> list[bytes]: ...
 
     def __getitem__(self, key: Any) -> Any:
         """f[i] -> bytes; f[a:b:c], f[[i, j]], f[int array] or f[bool mask] -> list of bytes."""

@@ -2,9 +2,10 @@
 # every shard as a TFRecordFile (O(1) each with a sidecar), keeps the cumulative
 # record counts, and maps a global index to (shard, local index) by bisection.
 # Writing: ShardedWriter writes TensorFlow-style names, `prefix-00003-of-00010
-# .tfrecord`, through hidden temporary files renamed at close (so a dataset
-# never shows half-written shards), and saves each shard's index from the
-# offsets it wrote, without a second scan.
+# .tfrecord`, as one _publish.Publication: the shards and their index sidecars
+# (saved from the offsets written, without a second scan) are staged under
+# temporary names and appear together at close, or not at all; the prefix is
+# locked meanwhile, so two writers never number their shards from the same point.
 #
 # Growth rule: shard numbers only ever increase. Writing more shards later
 # (append=True) numbers them after the highest existing one and gives them the
@@ -14,11 +15,9 @@
 from __future__ import annotations
 
 import bisect
-import contextlib
 import glob
 import os
 import re
-import secrets
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeVar, Union
@@ -28,6 +27,7 @@ import numpy as np
 from ._codec import encode_example
 from ._errors import PathName
 from ._files import normalize_compression
+from ._publish import Publication
 from ._random_access import RecordSequence, TFRecordFile, _position
 from ._repr import compression, count, describe, shown_paths
 from ._sidecar import SIDECAR_SUFFIX, save_offsets
@@ -148,7 +148,7 @@ class _Shard:
     def __init__(self, temp: str, compression: str | None, track: bool) -> None:
         self.temp = temp
         self.writer = TFRecordWriter(temp, compression)
-        self.offsets: array | None = array("Q", [0]) if track else None
+        self.offsets: array[int] | None = array("Q", [0]) if track else None
         self.records = 0
         self.bytes = 0
 
@@ -166,10 +166,15 @@ class ShardedWriter:
     Split by `num_shards` (records dealt round-robin) or by `max_records` /
     `max_bytes` per shard (a new shard when the next record would pass either; a
     record larger than `max_bytes` gets a shard of its own); with none of them, one
-    shard. Shards appear under their final names at close (`.paths`); on an
+    shard. Shards appear under their final names at close (`.paths`), all in one
+    atomic step (a killed writer publishes nothing; see docs/reliability.md); on an
     exception inside the `with` block nothing is published. Existing shards of the
     same prefix raise FileExistsError unless `append=True`, which adds new shards
-    after them (see the growth rule in docs/sharding.md). Compressed shards get no index.
+    after them (see the growth rule in docs/sharding.md), or `overwrite=True`, which
+    replaces them at close. Compressed shards get no index. The prefix is locked
+    while the writer is open: a second writer of it raises OutputLockedError.
+    `publication`: an open Publication to join (its owner commits it, together
+    with other files such as a label map); by default the writer has its own.
     """
 
     def __init__(
@@ -182,28 +187,40 @@ class ShardedWriter:
         compression: str | None = None,
         index: bool = True,
         append: bool = False,
+        overwrite: bool = False,
         suffix: str = ".tfrecord",
+        publication: Publication | None = None,
     ) -> None:
         for name, value in (("num_shards", num_shards), ("max_records", max_records), ("max_bytes", max_bytes)):
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ValueError(f"{name} must be a positive int, not {value!r}")
         if num_shards is not None and (max_records is not None or max_bytes is not None):
             raise ValueError("give either num_shards or max_records / max_bytes, not both")
+        if append and overwrite:
+            raise ValueError("give append=True (add shards) or overwrite=True (replace them), not both")
         self.prefix = os.fspath(prefix)  # type: ignore[arg-type]
         self.suffix = suffix
         self.compression = compression
         self._track = index and not compression
         self._max_records = max_records
         self._max_bytes = max_bytes
-        old = existing_shards(self.prefix, suffix)
-        if old and not append:
-            raise FileExistsError(
-                f"{len(old)} shards named {os.path.basename(old[0][1])}... already exist: pass append=True to "
-                "add new shards after them, or remove them first"
-            )
-        self._first = old[-1][0] + 1 if old else 0
+        self._owned = publication is None
+        self.publication = Publication(self.prefix) if publication is None else publication
+        try:
+            old = existing_shards(self.prefix, suffix)
+            if old and not (append or overwrite):
+                raise FileExistsError(
+                    f"{len(old)} shards named {os.path.basename(old[0][1])}... already exist: pass append=True "
+                    "to add new shards after them, overwrite=True to replace them, or remove them first"
+                )
+        except BaseException:
+            self._release()
+            raise
+        for _, path in old if overwrite else ():
+            self.publication.delete(path)
+            self.publication.delete(path + SIDECAR_SUFFIX)
+        self._first = old[-1][0] + 1 if old and append else 0
         self._append = append
-        self._token = secrets.token_hex(4)
         self._done: list[_Shard] = []
         self._open: list[_Shard] = []
         self._turn = 0
@@ -215,9 +232,12 @@ class ShardedWriter:
 
     def _new_shard(self) -> _Shard:
         number = self._first + len(self._done) + len(self._open)
-        folder, base = os.path.split(self.prefix)
-        temp = os.path.join(folder, f".{base}-{number:0{_SHARD_DIGITS}d}.{self._token}.tmp")
+        temp = self.publication.temp(f"{number:0{_SHARD_DIGITS}d}{self.suffix}")
         return _Shard(temp, self.compression, self._track)
+
+    def _release(self) -> None:
+        if self._owned:
+            self.publication.abort()
 
     def write(self, record: Any) -> None:
         """Write one record (any bytes-like object) to the shard whose turn it is."""
@@ -249,32 +269,39 @@ class ShardedWriter:
         self.write(encode_example(features))
 
     def close(self) -> None:
-        """Finish every shard, rename them to their final names and write their index sidecars."""
+        """Finish every shard and its index sidecar, and publish them all under their final names."""
         if self.closed:
             return
+        try:
+            if not self._done and not self._open and not self._append:
+                self._open.append(self._new_shard())  # an empty dataset is one empty shard
+            shards = self._done + self._open
+            for shard in self._open:
+                shard.writer.close()
+            total = self._first + len(shards)
+            finals = [shard_name(self.prefix, number, total, self.suffix) for number in range(self._first, total)]
+            for shard, final in zip(shards, finals, strict=True):
+                self.publication.move(shard.temp, final)
+                offsets = shard.offsets
+                if offsets is not None and save_offsets(shard.temp, np.frombuffer(offsets, np.uint64), verified=True):
+                    self.publication.move(shard.temp + SIDECAR_SUFFIX, final + SIDECAR_SUFFIX)
+            if self._owned:
+                self.publication.commit()
+        except BaseException:
+            self.abort()
+            raise
         self.closed = True
-        if not self._done and not self._open and not self._append:
-            self._open.append(self._new_shard())  # an empty dataset is one empty shard
-        shards = self._done + self._open
-        for shard in self._open:
-            shard.writer.close()
-        total = self._first + len(shards)
-        for number, shard in enumerate(shards, self._first):
-            final = shard_name(self.prefix, number, total, self.suffix)
-            os.replace(shard.temp, final)
-            if shard.offsets is not None:
-                save_offsets(final, np.frombuffer(shard.offsets, np.uint64), verified=True)
-            self.paths.append(final)
+        self.paths.extend(finals)
 
     def abort(self) -> None:
-        """Drop everything written: close and delete the temporary shards."""
+        """Drop everything written: close the shards and publish none of them."""
         self.closed = True
         for shard in self._done + self._open:
-            shard.writer.close()
             try:
-                os.unlink(shard.temp)
-            except FileNotFoundError:
+                shard.writer.close()
+            except OSError:  # a full disk: the file is dropped anyway
                 pass
+        self._release()
 
     def __enter__(self: _Self) -> _Self:
         return self
@@ -314,6 +341,8 @@ def open_shard_writer(
     compression: str | None = None,
     index: bool = True,
     append: bool = False,
+    overwrite: bool = False,
+    publication: Publication | None = None,
 ) -> ShardedWriter:
     """A ShardedWriter for `prefix` (its folder created), shards named '.tfrecord[.gz|.zlib]'."""
     os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
@@ -325,34 +354,7 @@ def open_shard_writer(
         compression=compression,
         index=index and not compression,
         append=append,
+        overwrite=overwrite,
         suffix=shard_suffix(compression),
+        publication=publication,
     )
-
-
-@contextlib.contextmanager
-def replacing_shards(prefix: str, suffix: str, *, replace: bool = False, inputs: Sequence[str] = ()) -> Iterator[None]:
-    """Guard a block that writes new shards of `prefix`: existing shards (and their index
-    sidecars) raise FileExistsError; with `replace` they are moved aside while the block
-    runs, deleted if it succeeds and put back if it fails. Shards that are also `inputs`
-    raise ValueError (they would be gone before they are read)."""
-    old = [path for _, path in existing_shards(prefix, suffix)]
-    clash = {os.path.abspath(p) for p in old} & {os.path.abspath(p) for p in inputs}
-    if clash:
-        raise ValueError(f"the output {prefix} would overwrite the input {min(clash)}: write to a new prefix")
-    if old and not replace:
-        raise FileExistsError(f"{len(old)} shards {prefix}-*{suffix} already exist")
-    moved: list[tuple[str, str]] = []
-    try:
-        for path in old:
-            for p in (path, path + SIDECAR_SUFFIX):
-                if os.path.exists(p):
-                    aside = os.path.join(os.path.dirname(p), f".{os.path.basename(p)}.replaced{os.getpid()}")
-                    os.replace(p, aside)
-                    moved.append((p, aside))
-        yield
-    except BaseException:
-        for p, aside in reversed(moved):
-            os.replace(aside, p)
-        raise
-    for _, aside in moved:
-        os.remove(aside)

@@ -12,10 +12,11 @@
 # It is built by one `_framing.scan` over a memory map of the file, `max_records`
 # records at a time, each batch turned into a numpy array at once (so the index
 # costs 8 bytes a record in memory, never a Python int each), then written to a
-# temporary file renamed into place (never torn; concurrent builders each rename
-# a whole, identical file). Opening it is a memory map: O(1). It is fresh when the file's
-# size and mtime are those recorded and `edge_check` (CRC32C of the header and
-# footer bytes of the first and last record) still matches. DALI / `tfrecord`
+# temporary file renamed into place (_publish.write_atomic: never torn, created with
+# the umask's permissions; concurrent builders each rename a whole, identical file).
+# Opening it is a memory map: O(1). It is fresh when the file's size and mtime are
+# those recorded and `edge_check` (CRC32C of the header and footer bytes of the first
+# and last record) still matches. DALI / `tfrecord`
 # text indexes ("offset length" lines, length = 12 + data + 4) are read and
 # written here too. The append protocol that keeps a sidecar fresh across
 # TFRecordWriter(append=True) lives in _append.py.
@@ -25,14 +26,14 @@ import errno
 import mmap
 import os
 import struct
-import tempfile
-from typing import BinaryIO, Union
+from typing import IO, BinaryIO, Union
 
 import numpy as np
 from crc32c import crc32c
 
 from ._errors import PathName, TFRecordError
 from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, header_is_valid, scan
+from ._publish import write_atomic
 
 SIDECAR_SUFFIX = ".tfrlidx"
 MAGIC = b"TFRLIDX\0"
@@ -208,26 +209,15 @@ def save_sidecar(index: RecordIndex, target: str) -> bool:
     Returns False (and leaves nothing behind) when the place is not writable, so
     the caller keeps the index in memory; other I/O errors propagate.
     """
-    folder = os.path.dirname(os.path.abspath(target))
+
+    def write(fh: IO[bytes]) -> None:
+        fh.write(_pack_header(len(index), index.file_size, index.mtime_ns, index.check, index.verified))
+        fh.write(np.ascontiguousarray(index.offsets, _OFFSET_DTYPE).tobytes())
+
     try:
-        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(target) + ".", suffix=".tmp", dir=folder)
+        write_atomic(target, write)
     except OSError as err:
         if _is_unwritable(err):
-            return False
-        raise
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(_pack_header(len(index), index.file_size, index.mtime_ns, index.check, index.verified))
-            fh.write(np.ascontiguousarray(index.offsets, _OFFSET_DTYPE).tobytes())
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException as err:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(err, OSError) and _is_unwritable(err):
             return False
         raise
     index.location = target
@@ -476,16 +466,4 @@ def write_text_index(tfrecord_path: PathName, out_path: PathName) -> None:
     finally:
         release(buf)
     text = "".join(f"{s} {n}\n" for s, n in zip(starts, lengths, strict=False)).encode()
-    _replace_with(os.fspath(out_path), text)  # type: ignore[arg-type]
-
-
-def _replace_with(target: str, data: bytes) -> None:
-    folder = os.path.dirname(os.path.abspath(target))
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(target) + ".", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_atomic(os.fspath(out_path), text)  # type: ignore[arg-type]

@@ -3,21 +3,43 @@
 # costs no system call and little Python work each. GZIP and ZLIB files are one zlib stream over
 # the whole file, as TensorFlow writes them (zlib wrapper with adler32 for ZLIB,
 # gzip wrapper for GZIP; default level, memLevel 9 like TF's ZlibOutputBuffer).
+#
+# A file is written in place, as TensorFlow does: killed midway, it holds every record
+# handed to the OS so far (whole) and at most one torn record at its end, which
+# TFRecordWriter(append=True, truncate_partial=True) cuts off. A local path is locked
+# (_publish.OutputLock) while the writer is open, so two writers never mix their records;
+# a failed write (disk full) cuts an uncompressed file back to its last complete record.
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import zlib
 from collections.abc import Mapping
 from typing import IO, Any
 
 from ._append import finish_append, prepare_append
 from ._codec import encode_example
-from ._files import PathOrFile, display_name, normalize_compression, open_binary
+from ._files import PathOrFile, display_name, is_file_object, normalize_compression, open_binary
 from ._framing import frame_many
+from ._publish import OutputLock
 from ._repr import compression, count, describe
 from ._validate import as_record
 
 _BUFFER_SIZE = 1 << 20
 _WBITS = {"gzip": 31, "zlib": 15}
+
+
+def _lock_for(path: str) -> OutputLock | None:
+    """The lock of a local file about to be written; none where no lock file can be made (read-only folder)."""
+    try:
+        return OutputLock(path)
+    except PermissionError:
+        return None
+    except OSError as err:
+        if err.errno == errno.EROFS:
+            return None
+        raise
 
 
 class TFRecordWriter:
@@ -27,6 +49,13 @@ class TFRecordWriter:
     `append=True` adds to an existing uncompressed file after checking that it ends
     on a complete record (`truncate_partial=True` cuts an incomplete last record
     off instead of refusing) and extends its index sidecar.
+
+    The file is written in place: a killed writer leaves every record written before
+    the last `flush()` (and what the 1 MiB buffer pushed out) complete, and at most one
+    incomplete record at the end. A local path is locked while the writer is open
+    (`.NAME.lock` beside it; a second writer raises OutputLockedError). A write that
+    fails (disk full) raises an OSError naming the file, after cutting an uncompressed
+    file back to its last complete record.
     """
 
     def __init__(
@@ -40,10 +69,18 @@ class TFRecordWriter:
         self.compression = normalize_compression(compression)
         self.path = display_name(path_or_file)
         self._file: IO[bytes] | None = None
+        self._lock: OutputLock | None = None
         if truncate_partial and not append:
             raise ValueError("truncate_partial=True only applies with append=True")
-        self._append = prepare_append(path_or_file, truncate_partial, self.compression) if append else None
-        self._file, self._owned = open_binary(path_or_file, "ab" if append else "wb")
+        if self.path is not None and not is_file_object(path_or_file) and "://" not in self.path:
+            self._lock = _lock_for(self.path)
+        try:
+            self._append = prepare_append(path_or_file, truncate_partial, self.compression) if append else None
+            self._file, self._owned = open_binary(path_or_file, "ab" if append else "wb")
+        except BaseException:
+            self._unlock()
+            raise
+        self._start = self._append.offset if self._append is not None else 0
         self._compressor = (
             zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, _WBITS[self.compression], 9)
             if self.compression
@@ -82,14 +119,44 @@ class TFRecordWriter:
 
     def _drain(self) -> None:
         data = frame_many(self._records)
-        self._drained_records += len(self._records)
-        self._drained_bytes += self._pending
+        records, size = len(self._records), self._pending
         self._records = []
         self._pending = 0
         if self._compressor is not None:
             data = self._compressor.compress(data)
         if data:
+            self._emit(data)
+        self._drained_records += records
+        self._drained_bytes += size
+
+    def _emit(self, data: bytes) -> None:
+        """Write and push to the OS, so that a failure is seen here, after whole records only."""
+        try:
             self._file.write(data)  # type: ignore[union-attr]
+            self._file.flush()  # type: ignore[union-attr]
+        except OSError as err:
+            self._fail(err)
+
+    def _fail(self, err: OSError) -> None:
+        """Close after a failed write; an uncompressed file we own ends on its last complete record."""
+        complete = self._start + self._drained_bytes
+        with contextlib.suppress(OSError):
+            if self._owned:
+                self._file.close()  # type: ignore[union-attr]
+        with contextlib.suppress(OSError):
+            if self._owned and not self.compression and self.path is not None and self._lock is not None:
+                os.truncate(self.path, complete)
+        self._file = None
+        self._unlock()
+        where = self.path or "the file"
+        raise OSError(
+            err.errno, f"{err.strerror}: writing {where} failed; the records before the failed write are kept"
+        ) from err
+
+    def _unlock(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def flush(self) -> None:
         """Push everything written so far to the file (a compressed stream is sync-flushed,
@@ -98,8 +165,7 @@ class TFRecordWriter:
             return
         self._drain()
         if self._compressor is not None:
-            self._file.write(self._compressor.flush(zlib.Z_SYNC_FLUSH))
-        self._file.flush()
+            self._emit(self._compressor.flush(zlib.Z_SYNC_FLUSH))
 
     def close(self) -> None:
         """Finish the file; closes it only if the writer opened it. Safe to call twice."""
@@ -108,12 +174,12 @@ class TFRecordWriter:
         try:
             self._drain()
             if self._compressor is not None:
-                self._file.write(self._compressor.flush(zlib.Z_FINISH))
-            self._file.flush()
+                self._emit(self._compressor.flush(zlib.Z_FINISH))
         finally:
-            if self._owned:
+            if self._file is not None and self._owned:
                 self._file.close()
             self._file = None
+            self._unlock()
         if self._append is not None:
             finish_append(self.path, self._append)  # extend the index sidecar, if there is a fresh one
 

@@ -8,8 +8,11 @@
 # time, with its path, instead of in the middle of a training run. Class ids live
 # in a JSON label map beside the shards ("<prefix>.labels.json", {name: id});
 # appending reuses it, so existing ids never change and new classes get new
-# ids. Pillow (and torch, for ImageTransform) are imported lazily, inside
-# functions, so `import tfrecord_lite.images` costs nothing extra.
+# ids, and skips images whose image/filename the dataset already holds. The new
+# shards and the label map are one _publish.Publication: they appear together or
+# not at all, and the prefix is locked meanwhile (two appends never interleave).
+# Pillow (and torch, for ImageTransform) are imported lazily, inside functions, so
+# `import tfrecord_lite.images` costs nothing extra.
 from __future__ import annotations
 
 import csv
@@ -32,6 +35,7 @@ import numpy as np
 
 from ._codec import decode_example, encode_example
 from ._errors import FeatureError, TFRecordError
+from ._publish import Publication, write_atomic
 from ._sharded import existing_shards, open_shard_writer, shard_suffix
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -120,6 +124,7 @@ class PackResult:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     new_classes: list[str] = field(default_factory=list)
     removed: int = 0
+    duplicates: list[str] = field(default_factory=list)  # image/filename values already in the dataset
 
 
 # ---------------------------------------------------------------- Pillow access
@@ -138,7 +143,7 @@ def _open_image(data: bytes, path: str | None) -> PILImage.Image:
     """Open and fully decode `data` (Pillow's decompression-bomb guard stays active)."""
     Image = _pil()
     try:
-        im = Image.open(io.BytesIO(data))
+        im: PILImage.Image = Image.open(io.BytesIO(data))
         im.load()  # the header alone does not prove the pixels decode (truncated files)
     except Exception as exc:  # Pillow plugins raise many types on malformed data
         kind = type(exc).__name__
@@ -238,13 +243,8 @@ def load_label_map(path: PathLike) -> dict[str, int]:
 
 def save_label_map(label_map: Mapping[str, int], path: PathLike) -> None:
     """Write a label map as JSON ordered by id, atomically (temporary file + rename)."""
-    path = os.fspath(path)
     ordered = dict(sorted(label_map.items(), key=lambda kv: kv[1]))
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(ordered, f, indent=1, ensure_ascii=False)
-        f.write("\n")
-    os.replace(tmp, path)
+    write_atomic(os.fspath(path), (json.dumps(ordered, indent=1, ensure_ascii=False) + "\n").encode())
 
 
 def _extend_label_map(label_map: dict[str, int], names: Iterable[str]) -> list[str]:
@@ -406,6 +406,8 @@ def pack_images(
     quality: int = 95,
     on_error: OnError = "raise",
     append: bool = False,
+    overwrite: bool = False,
+    allow_duplicates: bool = False,
     compression: str | None = None,
     index: bool = True,
     progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
@@ -421,7 +423,12 @@ def pack_images(
     not decode raises ImageDecodeError (on_error='raise'), or is skipped and
     listed in the result ('skip', or a callable(path, error) told about each).
     With `append=True` the existing shards stay as they are, new shards are added
-    and the label map is extended (existing ids never change). Files are read and
+    and the label map is extended (existing ids never change); images whose
+    image/filename is already in the dataset are left out (listed in `duplicates`)
+    unless `allow_duplicates`. `overwrite=True` replaces existing shards. The shards
+    and the label map appear together when packing ends, or not at all (an error or
+    a killed process leaves the previous dataset); a second packer of the same
+    prefix meanwhile raises OutputLockedError. Files are read and
     checked by `workers` threads (default: up to 8); the output order does not
     depend on it. `progress(iterable, total)` may wrap the loop (e.g. with tqdm).
     """
@@ -435,34 +442,69 @@ def pack_images(
     if on_error not in ("raise", "skip") and not callable(on_error):
         raise ValueError(f"on_error must be 'raise', 'skip' or a callable, got {on_error!r}")
 
-    map_path = label_map_path(prefix)
-    labels = _starting_labels(prefix, compression, append, label_map)
-    items, root = _source_items(source)
-    if not items:
-        name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "the list given"
-        hint = " (an image folder tree has one sub-folder per class, the images inside)" if os.path.isdir(name) else ""
-        raise ValueError(f"no images found in {name}{hint}")
-    new_classes = _extend_label_map(labels, (name for _, name in items))
-    if shuffle:
-        random.Random(seed).shuffle(items)
+    with Publication(prefix) as publication:
+        labels = _starting_labels(prefix, compression, append, label_map)
+        items, root = _source_items(source)
+        if not items:
+            name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "the list given"
+            hint = (
+                " (an image folder tree has one sub-folder per class, the images inside)" if os.path.isdir(name) else ""
+            )
+            raise ValueError(f"no images found in {name}{hint}")
+        duplicates: list[str] = []
+        if append and not allow_duplicates:
+            items, duplicates = _new_items(items, root, _packed_filenames(prefix, compression))
+        new_classes = _extend_label_map(labels, (name for _, name in items))
+        if shuffle:
+            random.Random(seed).shuffle(items)
 
-    skipped: list[tuple[str, str]] = []
-    written = 0
-    load = functools.partial(_load_image, size=size, fmt=fmt, quality=quality)
-    todo: Iterable[Any] = zip(items, _in_threads(load, [p for p, _ in items], workers), strict=False)
-    if progress is not None:
-        todo = progress(todo, len(items))
-    with open_shard_writer(prefix, num_shards, max_records, max_bytes, compression, index, append) as writer:
-        for (path, name), loaded in todo:
-            if isinstance(loaded, ImageDecodeError):
-                _report(on_error, loaded, skipped)
-                continue
-            data, fmt_name, height, width = loaded
-            writer.write(image_example(data, fmt_name, height, width, labels[name], name, _stored_filename(path, root)))
-            written += 1
-    paths = list(writer.paths)
-    save_label_map(labels, map_path)
-    return PackResult(paths, map_path, labels, written, skipped, new_classes)
+        skipped: list[tuple[str, str]] = []
+        written = 0
+        load = functools.partial(_load_image, size=size, fmt=fmt, quality=quality)
+        todo: Iterable[Any] = zip(items, _in_threads(load, [p for p, _ in items], workers), strict=False)
+        if progress is not None:
+            todo = progress(todo, len(items))
+        shards = open_shard_writer(
+            prefix, num_shards, max_records, max_bytes, compression, index, append, overwrite, publication
+        )
+        with shards as writer:
+            for (path, name), loaded in todo:
+                if isinstance(loaded, ImageDecodeError):
+                    _report(on_error, loaded, skipped)
+                    continue
+                data, fmt_name, height, width = loaded
+                record = image_example(data, fmt_name, height, width, labels[name], name, _stored_filename(path, root))
+                writer.write(record)
+                written += 1
+        map_path = label_map_path(prefix)
+        save_label_map(labels, publication.file(map_path))
+    return PackResult(list(writer.paths), map_path, labels, written, skipped, new_classes, duplicates=duplicates)
+
+
+def _packed_filenames(prefix: str, compression: str | None) -> set[str]:
+    """The image/filename values of the shards already written under `prefix`."""
+    from ._columnar import iter_example_batches
+    from ._spec import VarLenFeature
+
+    names: set[str] = set()
+    for _, shard in existing_shards(prefix, shard_suffix(compression)):
+        for batch in iter_example_batches(shard, {FILENAME: VarLenFeature("string")}):
+            names.update(value.decode("utf-8", "replace") for row in batch[FILENAME] for value in row)
+    return names
+
+
+def _new_items(
+    items: list[tuple[str, str]], root: str | None, packed: set[str]
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """(items whose stored file name is not in `packed`, the stored names of the others)."""
+    fresh, duplicates = [], []
+    for item in items:
+        stored = _stored_filename(item[0], root)
+        if stored in packed:
+            duplicates.append(stored)
+        else:
+            fresh.append(item)
+    return fresh, duplicates
 
 
 # ---------------------------------------------------------------- reading
@@ -631,13 +673,16 @@ def remove_images(
     max_bytes: int | None = None,
     compression: str | None = None,
     index: bool = True,
+    overwrite: bool = False,
 ) -> PackResult:
     """Copy image records into new shards under `out_prefix`, leaving some out.
 
     A record is dropped when its image/filename is in `filenames` or `keep(record)`
     is false. Records are copied byte for byte; the label map (`label_map`, or the
     one beside the first input shard's prefix) is copied beside the new shards
-    unchanged, so label ids stay valid. Returns counts of written and removed.
+    unchanged, so label ids stay valid; both appear together, or not at all.
+    `overwrite=True` replaces existing shards of `out_prefix`. Returns counts of
+    written and removed.
     """
     from ._reader import iter_records
 
@@ -645,20 +690,23 @@ def remove_images(
     prefix = os.fspath(out_prefix)
     sources = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     written = removed = 0
-    with open_shard_writer(prefix, num_shards, max_records, max_bytes, compression, index) as writer:
-        for path in sources:
-            for record in iter_records(path):
-                rec = parse_image_record(record)
-                if rec.filename in drop or (keep is not None and not keep(rec)):
-                    removed += 1
-                    continue
-                writer.write(record)
-                written += 1
-    out_paths = list(writer.paths)
     labels = load_label_map(label_map) if label_map is not None else _label_map_beside(sources)
     map_path = label_map_path(prefix)
-    save_label_map(labels, map_path)
-    return PackResult(out_paths, map_path, labels, written, removed=removed)
+    with Publication(prefix) as publication:
+        shards = open_shard_writer(
+            prefix, num_shards, max_records, max_bytes, compression, index, overwrite=overwrite, publication=publication
+        )
+        with shards as writer:
+            for path in sources:
+                for record in iter_records(path):
+                    rec = parse_image_record(record)
+                    if rec.filename in drop or (keep is not None and not keep(rec)):
+                        removed += 1
+                        continue
+                    writer.write(record)
+                    written += 1
+        save_label_map(labels, publication.file(map_path))
+    return PackResult(list(writer.paths), map_path, labels, written, removed=removed)
 
 
 def _label_map_beside(shards: Sequence[PathLike]) -> dict[str, int]:

@@ -312,7 +312,8 @@ def _decode_batch(records: list[bytes], features: Mapping[str, Any], collate_fn:
     """A batch of Examples decoded by `features` in collate_fn's layout: by columns, or record by
     record when the records are large (the layout is the same either way)."""
     if sum(map(len, records)) >= _LARGE_RECORD * len(records):
-        return collate_fn([decode_example(r, features) for r in records])
+        batch: dict[str, Any] = collate_fn([decode_example(r, features) for r in records])
+        return batch
     return collate_fn.columns(decode_examples(records, features))
 
 
@@ -342,7 +343,7 @@ collate = Collate()  # without a spec: pads only the keys whose shapes differ wi
 # --------------------------------------------------------------------------- map-style
 
 
-class TFRecordDataset(Dataset):
+class TFRecordDataset(Dataset[Any]):
     """Map-style dataset over uncompressed TFRecord shards: len(), [i] -> decoded item, picklable
     (each process reopens the memory-mapped files), for DataLoader(shuffle=True) and DistributedSampler.
     Batch its items with `collate_fn=ds.collate_fn` (a Collate that knows the spec's ragged keys)."""
@@ -364,11 +365,11 @@ class TFRecordDataset(Dataset):
         self.collate_fn = _collate_for(collate_fn, self._decode)
         self.paths = resolve_paths(paths)
         self.verify = verify
-        self._records: Any = None
+        self._records: ShardedRecords | None = None
         self._pid = -1
         self._len = len(self._open())
 
-    def _open(self) -> Any:
+    def _open(self) -> ShardedRecords:
         if self._records is None or self._pid != os.getpid():
             self._records = ShardedRecords(self.paths, verify=self.verify)
             self._pid = os.getpid()
@@ -429,7 +430,7 @@ def _read_segment(path: str, kind: str, seg: Segment, verify: bool) -> Iterator[
         yield from itertools.islice(iter_records(path, compression=kind or "", verify=verify), seg.start, seg.stop)
 
 
-class IterableTFRecordDataset(IterableDataset):
+class IterableTFRecordDataset(IterableDataset[Any]):
     """Streaming dataset over TFRecord shards (compressed or not). Across DataLoader workers and
     torch.distributed ranks every record is yielded exactly once per epoch; seeded shuffling (shard
     order + a bounded buffer) that set_epoch() changes; optional equal counts per consumer (even=
@@ -660,7 +661,7 @@ class IterableTFRecordDataset(IterableDataset):
 # --------------------------------------------------------------------------- mixing
 
 
-class MixedTFRecordDataset(IterableDataset):
+class MixedTFRecordDataset(IterableDataset[Any]):
     """Draws items from several IterableTFRecordDatasets at random with the given weights (each source
     split across workers and ranks on its own). Finite: stop="all" goes on with the remaining sources
     when one ends, stop="first" ends with the first exhausted source; infinite=True restarts an exhausted

@@ -82,7 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not hasattr(args, "quiet"):
         args.quiet = False
     try:
-        return args.func(args)
+        status: int = args.func(args)
+        return status
     except BrokenPipeError:  # the reader of our output went away (| head): stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -16,11 +15,12 @@ from .options import (
     add_command,
     add_inputs,
     add_output_options,
+    check_shards_new,
     expand_inputs,
     first_paths,
     positive_int,
     progress,
-    replacing,
+    refusing_existing,
     resize_arg,
     say,
 )
@@ -34,14 +34,10 @@ def cmd_pack_images(args: argparse.Namespace) -> int:
 
     if not os.path.exists(args.source):
         raise UsageError(f"no such file or directory: {args.source}")
-    hint = "--append to add images, --force to replace them"
-    guard = (
-        contextlib.nullcontext()
-        if args.append
-        else replacing(args.output, shard_suffix(args.to), args.force, hint=hint)
-    )
+    if args.append and args.force:
+        raise UsageError("--append adds images, --force replaces them: give one")
     try:
-        with guard:
+        with refusing_existing("--append to add images, --force to replace them"):
             result = _pack(args, report)
     except images.ImageDecodeError as err:
         raise images.ImageDecodeError(err.reason + " (--skip-bad skips such images)", path=err.path) from None
@@ -56,6 +52,12 @@ def cmd_pack_images(args: argparse.Namespace) -> int:
     )
     if result.skipped:
         say(args, f"skipped {len(result.skipped)} images that cannot be decoded")
+    if result.duplicates:
+        say(
+            args,
+            f"skipped {len(result.duplicates)} images already in the dataset (same image/filename, e.g. "
+            f"{result.duplicates[0]}); --allow-duplicates packs them again",
+        )
     return 0
 
 
@@ -76,6 +78,8 @@ def _pack(args: argparse.Namespace, report: Callable[[str, Exception], None]) ->
         quality=args.quality,
         on_error=report if args.skip_bad else "raise",
         append=args.append,
+        overwrite=args.force,
+        allow_duplicates=args.allow_duplicates,
         compression=args.to or None,
         index=not args.no_index,
         progress=lambda items, total: progress(items, total, "pack", "img", args.quiet),
@@ -108,7 +112,8 @@ def cmd_remove_images(args: argparse.Namespace) -> int:
     classes = set(args.drop_class or [])
     if not names and not classes:
         raise UsageError("say what to remove: --filename, --filenames-from or --class")
-    with replacing(args.output, shard_suffix(args.to), args.force, paths):
+    check_shards_new(args.output, shard_suffix(args.to), paths)
+    with refusing_existing():
         result = images.remove_images(
             paths,
             args.output,
@@ -120,6 +125,7 @@ def cmd_remove_images(args: argparse.Namespace) -> int:
             max_bytes=args.max_bytes,
             compression=args.to or None,
             index=not args.no_index,
+            overwrite=args.force,
         )
     say(args, f"kept {result.written} images, removed {result.removed}; new shards under {args.output}")
     return 0
@@ -155,6 +161,11 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     p.add_argument(
         "--append", action="store_true", help="add to existing shards: new shard files, label map extended, ids kept"
+    )
+    p.add_argument(
+        "--allow-duplicates",
+        action="store_true",
+        help="with --append, also pack images whose image/filename the dataset already holds",
     )
     p.add_argument(
         "--workers",

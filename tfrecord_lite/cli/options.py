@@ -18,7 +18,7 @@ from typing import Any
 from .._files import normalize_compression
 from .._framing import HEADER_SIZE
 from .._reader import iter_records, sniff_compression
-from .._sharded import open_shard_writer, replacing_shards
+from .._sharded import existing_shards, open_shard_writer
 from .._sidecar import SIDECAR_SUFFIX
 
 PROG = "tfrecord-lite"
@@ -228,9 +228,10 @@ def progress(
     tqdm = _tqdm(quiet)
     if tqdm is None:
         return iterable
-    return tqdm(
+    bar: Iterable[Any] = tqdm(
         iterable, total=total or None, desc=desc, unit=unit, delay=1.0, leave=False, file=sys.stderr, dynamic_ncols=True
     )
+    return bar
 
 
 class _NoBar:
@@ -273,22 +274,29 @@ def check_new(paths: Iterable[str], force: bool, inputs: Sequence[str]) -> None:
             raise UsageError(f"{p} already exists (use --force to overwrite it)")
 
 
-def replacing(
-    prefix: str, suffix: str, force: bool, inputs: Sequence[str] = (), hint: str = "--force to replace them"
-) -> contextlib.ExitStack[bool | None]:
-    """replacing_shards, its refusals as usage errors (with the option that overrides them)."""
-    stack = contextlib.ExitStack()
+def check_shards_new(prefix: str, suffix: str, inputs: Sequence[str] = ()) -> None:
+    """Refuse an output prefix whose existing shards are inputs (--force would replace what is read)."""
+    old = {os.path.abspath(path) for _, path in existing_shards(prefix, suffix)}
+    clash = old & {os.path.abspath(p) for p in inputs}
+    if clash:
+        raise UsageError(f"the output {prefix} would overwrite the input {min(clash)}: write to a new prefix")
+
+
+@contextlib.contextmanager
+def refusing_existing(hint: str = "--force to replace them") -> Iterator[None]:
+    """Existing outputs that a writer refuses (FileExistsError) as a usage error naming the option."""
     try:
-        stack.enter_context(replacing_shards(prefix, suffix, replace=force, inputs=inputs))
+        yield
     except FileExistsError as err:
         raise UsageError(f"{err} (use {hint})") from None
-    except ValueError as err:
-        raise UsageError(str(err)) from None
-    return stack
 
 
 def shard_writer(args: argparse.Namespace, prefix: str) -> Any:
-    """A ShardedWriter for --shards / --max-records / --max-bytes (one shard when none is given)."""
+    """A ShardedWriter for --shards / --max-records / --max-bytes (one shard when none is given);
+    --force replaces existing shards when it closes."""
     if args.shards is None and args.max_records is None and args.max_bytes is None:
         args.shards = 1
-    return open_shard_writer(prefix, args.shards, args.max_records, args.max_bytes, args.to or None, not args.no_index)
+    with refusing_existing():
+        return open_shard_writer(
+            prefix, args.shards, args.max_records, args.max_bytes, args.to or None, not args.no_index, False, args.force
+        )

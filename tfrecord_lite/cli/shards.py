@@ -1,7 +1,8 @@
 # Commands that index and reshape record files: index, merge, reshard, split, convert.
 # Records are copied unchanged; outputs are checked before anything is written
-# (never over an input, never over an existing file without --force), and new shards
-# replace old ones only once they are complete.
+# (never over an input, never over an existing file without --force), and every output
+# is one _publish.Publication: new files appear (and replace old ones) together, once
+# complete, or not at all.
 from __future__ import annotations
 
 import argparse
@@ -12,6 +13,7 @@ import re
 
 import numpy as np
 
+from .._publish import Publication, remove_orphans
 from .._sharded import COMPRESSION_SUFFIX, shard_suffix
 from .._writer import TFRecordWriter
 from .options import (
@@ -21,13 +23,13 @@ from .options import (
     add_inputs,
     add_output_options,
     check_new,
+    check_shards_new,
     compression_arg,
     count_file,
     expand_inputs,
     first_paths,
     input_records,
     progress,
-    replacing,
     say,
     shard_writer,
 )
@@ -38,6 +40,9 @@ def cmd_index(args: argparse.Namespace) -> int:
     from .._sidecar import write_text_index
 
     paths = expand_inputs(args.inputs)
+    for folder in sorted({os.path.dirname(os.path.abspath(p)) for p in paths}):
+        for orphan in remove_orphans(folder):
+            say(args, f"removed {orphan}, a temporary file of a killed run")
     for p in progress(paths, len(paths), "index", "file", args.quiet):
         f = TFRecordFile(p, verify=not args.no_verify)
         try:
@@ -59,7 +64,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
     check_new([args.output], args.force, paths)
     out_compression = _output_compression(args.to, args.output)
     n = 0
-    with TFRecordWriter(args.output, out_compression or None) as writer:
+    with (
+        Publication(args.output) as publication,
+        TFRecordWriter(publication.file(args.output), out_compression or None) as writer,
+    ):
         for record in input_records(args, paths, "merge"):
             writer.write(record)
             n += 1
@@ -69,11 +77,9 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 def cmd_reshard(args: argparse.Namespace) -> int:
     paths = expand_inputs(args.inputs, stdin=True)
+    check_shards_new(args.output, shard_suffix(args.to), paths)
     n = 0
-    with (
-        replacing(args.output, shard_suffix(args.to), args.force, paths),
-        shard_writer(args, args.output) as writer,
-    ):
+    with shard_writer(args, args.output) as writer:
         for record in input_records(args, paths, "reshard"):
             writer.write(record)
             n += 1
@@ -103,12 +109,13 @@ def cmd_convert(args: argparse.Namespace) -> int:
     else:
         targets = [args.output]
     check_new(targets, args.force, paths)
-    for src, dst in zip(paths, targets, strict=False):
-        to = _output_compression(args.to, dst)
-        with TFRecordWriter(dst, to or None) as writer:
-            for record in input_records(args, [src], "convert"):
-                writer.write(record)
-        say(args, f"{src} -> {dst} ({to or 'uncompressed'}, {writer.records_written} records)")
+    with Publication(args.output) as publication:
+        for src, dst in zip(paths, targets, strict=False):
+            to = _output_compression(args.to, dst)
+            with TFRecordWriter(publication.file(dst), to or None) as writer:
+                for record in input_records(args, [src], "convert"):
+                    writer.write(record)
+            say(args, f"{src} -> {dst} ({to or 'uncompressed'}, {writer.records_written} records)")
     return 0
 
 
@@ -165,14 +172,15 @@ def cmd_split(args: argparse.Namespace) -> int:
         np.random.default_rng(args.seed).shuffle(part)
     if folder:
         os.makedirs(args.output, exist_ok=True)
-    writers = [TFRecordWriter(t, args.to or None) for t in targets]
-    try:
-        for k, record in enumerate(input_records(args, paths, "split")):
-            if k < total and part[k] >= 0:
-                writers[part[k]].write(record)
-    finally:
-        for w in writers:
-            w.close()
+    with Publication(args.output) as publication:
+        writers = [TFRecordWriter(publication.file(t), args.to or None) for t in targets]
+        try:
+            for k, record in enumerate(input_records(args, paths, "split")):
+                if k < total and part[k] >= 0:
+                    writers[part[k]].write(record)
+        finally:
+            for w in writers:
+                w.close()
     for t, w in zip(targets, writers, strict=False):
         say(args, f"{t}: {w.records_written} records")
     return 0
