@@ -93,7 +93,7 @@ def piece_records(
         for lo in range(piece.start, stop, batch_size):
             yield piece.records[lo : min(lo + batch_size, stop)]
         return
-    source = opener(piece.path) if opener is not None else piece.path
+    source: Any = opener(piece.path) if opener is not None else piece.path
     records = iter_records(source, compression=compression, verify=verify)
     try:
         while batch := list(itertools.islice(records, batch_size)):

@@ -80,7 +80,12 @@ def read_tfrecords(
     compression = "" if compression is None else compression
     wanted = len(files) if npartitions is None else check_int("npartitions", npartitions, 1)
     pieces = plan_pieces(files, wanted, batch_size, compression, verify)
-    options = {"features": specs, "batch_size": batch_size, "compression": compression, "verify": verify}
+    options: dict[str, Any] = {
+        "features": specs,
+        "batch_size": batch_size,
+        "compression": compression,
+        "verify": verify,
+    }
     if specs is not None:
         schema = pa.schema([(key, arrow_type(spec)) for key, spec in specs.items()])
     else:
