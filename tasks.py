@@ -62,7 +62,8 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
     ),
     "engines": (
         "Ray Data, Hugging Face datasets, Dask with distributed, Grain (the distributed engines)",
-        ["grain", "distributed"],
+        # torch: the README's PyTorch block comes before its engine blocks, and a page runs in order
+        ["grain", "distributed", TORCH],
         "test,arrow,ray,hf,dask,images",
     ),
     "bench": (
