@@ -13,6 +13,8 @@
                                     alone in a fresh venv
     python3 tasks.py lint           ruff check, ruff format --check, mypy (all configured in pyproject.toml)
     python3 tasks.py bench [args]   run benchmarks/run.py against TensorFlow and `tfrecord`
+    python3 tasks.py bench-ray [args]
+                                    run benchmarks/ray_read.py: our Ray reader against Ray's own
 
 Each environment lives in .venvs/NAME and is built once: a stamp file holds a hash of what
 it installs (its requirements below, the package's dependencies and extras) and the
@@ -65,6 +67,11 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
         # torch: the README's PyTorch block comes before its engine blocks, and a page runs in order
         ["grain", "distributed", TORCH],
         "test,arrow,ray,hf,dask,images",
+    ),
+    "bench-engines": (
+        "Ray Data beside TensorFlow, for ray.data.read_tfrecords (benchmarks/ray_read.py)",
+        [TENSORFLOW, "protobuf<8"],
+        "ray",
     ),
     "bench": (
         "the `tfrecord` package to compare against",
@@ -342,10 +349,16 @@ def task_lint(args: list[str]) -> int:
     return summarize("lint summary", results)
 
 
+def task_bench_ray(args: list[str]) -> int:
+    """Run benchmarks/ray_read.py (ours against ray.data.read_tfrecords) in .venvs/bench-engines."""
+    return run([str(ensure("bench-engines")), str(ROOT / "benchmarks" / "ray_read.py"), *args])
+
+
 TASKS = {
     "test": task_test,
     "demo": task_demo,
     "bench": task_bench,
+    "bench-ray": task_bench_ray,
     "docs": task_docs,
     "package": task_package,
     "lint": task_lint,
