@@ -1,8 +1,8 @@
 # Shared test setup.
 #
-# Markers `tf`, `torch`, `ray`, `hf`, `dask` and `grain` (declared in pyproject.toml)
-# skip a test when its library is not installed. CI's environments set
-# TFRECORD_LITE_REQUIRE_TF=1 / TFRECORD_LITE_REQUIRE_TORCH=1 /
+# Markers `tf`, `torch`, `tfx` (tfx-bsl), `ray`, `hf`, `dask` and `grain` (declared in
+# pyproject.toml) skip a test when its library is not installed. CI's environments set
+# TFRECORD_LITE_REQUIRE_TF=1 / TFRECORD_LITE_REQUIRE_TORCH=1 / TFRECORD_LITE_REQUIRE_TFX=1 /
 # TFRECORD_LITE_REQUIRE_ENGINES=1 (the last for all four engines): then the library must import (checked once, in
 # a subprocess, so this process stays free of it) and a skipped test of that
 # kind, or a test module skipped for the lack of it, fails the whole run.
@@ -30,13 +30,18 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 _OPTIONAL: dict[str, str] = {
     "tf": "tensorflow",
     "torch": "torch",
+    "tfx": "tfx_bsl",
     "ray": "ray",
     "hf": "datasets",
     "dask": "distributed",
     "grain": "grain",
 }
 _ENGINES = "TFRECORD_LITE_REQUIRE_ENGINES"
-_REQUIRE_VAR = {"tf": "TFRECORD_LITE_REQUIRE_TF", "torch": "TFRECORD_LITE_REQUIRE_TORCH"}
+_REQUIRE_VAR = {
+    "tf": "TFRECORD_LITE_REQUIRE_TF",
+    "torch": "TFRECORD_LITE_REQUIRE_TORCH",
+    "tfx": "TFRECORD_LITE_REQUIRE_TFX",
+}
 _REQUIRE_VAR.update(dict.fromkeys(("ray", "hf", "dask", "grain"), _ENGINES))
 _skipped: dict[str, list[str]] = {marker: [] for marker in _OPTIONAL}
 

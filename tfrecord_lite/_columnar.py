@@ -19,7 +19,9 @@
 # and errors are by construction those of decode_example, record by record.
 from __future__ import annotations
 
+import glob
 import math
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -612,6 +614,22 @@ def _by_lockstep(
     return found
 
 
+def note_record(err: BaseException, index: int, caller: str) -> None:
+    """Add to `err` which record of the batch it is about (Python >= 3.11 shows notes)."""
+    if hasattr(err, "add_note"):
+        err.add_note(f"(record {index} of the batch passed to {caller})")
+
+
+class Assembly(NamedTuple):
+    """How _decode_buffer finishes: `assemble` builds a feature's batch value from the fast
+    paths' parts and the slow rows' values; `slow` decodes one record the single-record way
+    ({key: value}); `caller` names the public function in error notes."""
+
+    assemble: Callable[[_Plan, int, list[_Found], dict[int, Any]], Any]
+    slow: Callable[[Any, Mapping[str, FeatureSpec]], dict[str, Any]]
+    caller: str
+
+
 def _decode_buffer(
     raw: Any,
     starts: np.ndarray,
@@ -619,10 +637,12 @@ def _decode_buffer(
     plans: list[_Plan],
     features: Mapping[str, FeatureSpec],
     record: Callable[[int], Any],
+    assembly: Assembly | None = None,
 ) -> tuple[dict[str, Any], list[int]]:
     """Decode the records raw[starts[i]:ends[i]] (at least 4 readable bytes must follow the
     last one); `record(i)` gives record i to the single-record path. Nothing returned
     refers to `raw`, which the caller may then reuse."""
+    assembly = assembly or _NUMPY
     n = len(starts)
     view = memoryview(raw)
     buf = np.frombuffer(view, dtype=np.uint8)
@@ -670,18 +690,20 @@ def _decode_buffer(
     slow: dict[int, dict[str, Any]] = {}
     for i in slow_rows:
         try:
-            slow[i] = decode_example(record(i), features)
+            slow[i] = assembly.slow(record(i), features)
         except Exception as err:
-            if hasattr(err, "add_note"):
-                err.add_note(f"(record {i} of the batch passed to decode_examples)")
+            note_record(err, i, assembly.caller)
             raise
 
     out: dict[str, Any] = {}
     for plan, part in zip(plans, parts, strict=False):
         if slow_rows:
             part = [_without(f, ~bad[f.rows]) for f in part]
-        out[plan.key] = _assemble(plan, n, part, {i: d[plan.key] for i, d in slow.items()})
+        out[plan.key] = assembly.assemble(plan, n, part, {i: d.get(plan.key) for i, d in slow.items()})
     return out, slow_rows
+
+
+_NUMPY = Assembly(_assemble, decode_example, "decode_examples")
 
 
 def _without(f: _Found, keep: np.ndarray) -> _Found:
@@ -723,6 +745,40 @@ def _batches(
     compression: str | None,
     verify: bool,
 ) -> Iterator[dict[str, Any]]:
+    for view, b, e, record in _file_spans(source, batch_size, compression, verify):
+        yield _decode_buffer(view, b, e, plans, features, record)[0]
+
+
+class Spans(NamedTuple):
+    """A batch of records in a buffer: record k is view[starts[k]:ends[k]], also as record(k)."""
+
+    view: memoryview
+    starts: np.ndarray
+    ends: np.ndarray
+    record: Callable[[int], bytes]
+
+
+def input_paths(source: Any) -> list[Any]:
+    """The files of `source`: a path, URL or file object, a glob, or a list of those, in order."""
+    if isinstance(source, (list, tuple)):
+        return [path for item in source for path in input_paths(item)]
+    if isinstance(source, (str, os.PathLike)) and "://" not in str(source) and glob.has_magic(os.fspath(source)):
+        found = sorted(glob.glob(os.fspath(source)))
+        if not found:
+            raise FileNotFoundError(f"no file matches {os.fspath(source)!r}")
+        return found
+    return [source]
+
+
+def record_spans(source: Any, batch_size: int, compression: str | None, verify: bool) -> Iterator[Spans]:
+    """The records of `source` (see input_paths; shards in order) in batches of `batch_size`,
+    as spans of the reader's buffer (valid until the next batch is asked for): no object
+    per record. A batch does not span two files."""
+    for path in input_paths(source):
+        yield from _file_spans(path, batch_size, compression, verify)
+
+
+def _file_spans(source: Any, batch_size: int, compression: str | None, verify: bool) -> Iterator[Spans]:
     with RecordIterator(source, compression, verify) as records:
         for view, starts, lengths in records._chunks(batch_size):
             begin = np.array(starts, dtype=np.int64)
@@ -733,4 +789,4 @@ def _batches(
                 def record(k: int, view: memoryview = view, b: np.ndarray = b, e: np.ndarray = e) -> bytes:
                     return bytes(view[b[k] : e[k]])
 
-                yield _decode_buffer(view, b, e, plans, features, record)[0]
+                yield Spans(view, b, e, record)
