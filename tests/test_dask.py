@@ -62,7 +62,6 @@ def test_one_file_in_four_record_ranges_yields_each_record_once(tmp_path: Path) 
 
 def test_without_a_spec_columns_come_from_the_first_file(tmp_path: Path) -> None:
     from tfrecord_lite.arrow import decode_arrow
-
     from tfrecord_lite.dask import read_tfrecords
 
     first = write_file(tmp_path / "a.tfrecord", range(10))
