@@ -32,11 +32,13 @@ def is_url(path: str) -> bool:
 
 
 def input_files(paths: PathsOrGlob) -> list[str]:
-    """The files named by a path, folder, glob, URL or a list of those (shards in natural order)."""
+    """The files named by a path, folder, glob, URL or a list of those (shards in natural order);
+    local paths made absolute, since an engine's workers do not share the caller's directory."""
     items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     names = [os.fspath(item) for item in items]
     local = [name for name in names if not is_url(name)]
-    return (resolve_paths(local) if local else []) + [name for name in names if is_url(name)]
+    found = [os.path.abspath(path) for path in resolve_paths(local)] if local else []
+    return found + [name for name in names if is_url(name)]
 
 
 def file_kind(path: str, compression: str) -> str:
