@@ -106,9 +106,7 @@ def test_spec_types():
 def _schemaless_oracle(records: list[bytes]) -> dict[str, list[Any]]:
     """decode_example without a spec, row by row: None where absent or kindless."""
     decoded = [tfr.decode_example(r) for r in records]
-    keys: list[str] = []
-    for d in decoded:
-        keys += [k for k in d if k not in keys]
+    keys = sorted({k for d in decoded for k in d})
     out = {}
     for key in keys:
         cells = [d.get(key) for d in decoded]
@@ -161,10 +159,10 @@ def test_schemaless_types_and_nulls():
     batch = tfa.decode_arrow(records)
     assert batch.schema == pa.schema(
         [
-            ("i", pa.large_list(pa.int64())),
             ("f", pa.large_list(pa.float32())),
-            ("s", pa.large_list(pa.large_binary())),
+            ("i", pa.large_list(pa.int64())),
             ("none", pa.null()),
+            ("s", pa.large_list(pa.large_binary())),
         ]
     )
     assert batch.to_pydict() == {"i": [[1, 2], []], "f": [[1.5], None], "s": [[b"x"], None], "none": [None, None]}

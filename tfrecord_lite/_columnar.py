@@ -19,9 +19,7 @@
 # and errors are by construction those of decode_example, record by record.
 from __future__ import annotations
 
-import glob
 import math
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -30,7 +28,7 @@ import numpy.typing as npt
 
 from ._codec import _HIGH_BIT, _TEN_HIGH, _apply_spec, decode_example, decode_varints, layout_of
 from ._files import normalize_compression
-from ._reader import RecordIterator
+from ._reader import RecordIterator, sources_of
 from ._spec import BYTES, FLOAT, INT64, FeatureSpec, FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 from ._validate import batch_specs, check_int
 
@@ -508,27 +506,22 @@ def _merge(parts: list[_Found], dtype: str) -> _Found:
     return _Found(rows[order], counts[order], values)
 
 
-def _by_layout(
-    buf: np.ndarray,
-    view: memoryview,
-    text: Callable[[], bytes],
-    starts: np.ndarray,
-    ends: np.ndarray,
-    plans: list[_Plan],
-    bad: np.ndarray,
-) -> tuple[np.ndarray, list[list[_Found]], list[list[_Span]]]:
-    """Decode the records that share a canonical layout with another of the same length.
+class Match(NamedTuple):
+    """Records (rows, and where each starts) laid out byte for byte as `layout` outside their values."""
+
+    rows: np.ndarray
+    base: np.ndarray
+    layout: Any  # _codec._Layout
+
+
+def match_layouts(buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: np.ndarray) -> list[Match]:
+    """Group the records that share a canonical layout with another of the same length.
 
     Records of one dataset mostly share their skeleton (the bytes outside the values):
     one record of each length is parsed (_codec._Layout), the others of that length are
-    compared with it in one numpy operation, and the values of those that match are
-    gathered from the same offsets. Returns which records were handled, and per plan
-    the bytes values found in them and the spans of the numbers.
+    compared with it in one numpy operation.
     """
-    n = len(starts)
-    handled = np.zeros(n, dtype=bool)
-    found: list[list[_Found]] = [[] for _ in plans]
-    spans: list[list[_Span]] = [[] for _ in plans]
+    matches = []
     _lengths, group_of, sizes = np.unique(ends - starts, return_inverse=True, return_counts=True)
     for g in np.flatnonzero(sizes >= 4).tolist():
         rows = np.flatnonzero(group_of == g)
@@ -540,9 +533,27 @@ def _by_layout(
         ok = (buf[base[:, None] + positions] == skeleton).all(axis=1)
         if layout.int_ends:
             ok &= (buf[base[:, None] + (np.array(layout.int_ends) - 1)] < 0x80).all(axis=1)
-        rows, base = rows[ok], base[ok]
-        if not rows.size:
-            continue
+        if ok.any():
+            matches.append(Match(rows[ok], base[ok], layout))
+    return matches
+
+
+def _by_layout(
+    buf: np.ndarray,
+    text: Callable[[], bytes],
+    n: int,
+    matches: list[Match],
+    plans: list[_Plan],
+    bad: np.ndarray,
+) -> tuple[np.ndarray, list[list[_Found]], list[list[_Span]]]:
+    """Decode the records of `matches` (see match_layouts): the values of those that match
+    are gathered from the same offsets. Returns which records were handled, and per plan
+    the bytes values found in them and the spans of the numbers.
+    """
+    handled = np.zeros(n, dtype=bool)
+    found: list[list[_Found]] = [[] for _ in plans]
+    spans: list[list[_Span]] = [[] for _ in plans]
+    for rows, base, layout in matches:
         handled[rows] = True
         for plan, into, pieces in zip(plans, found, spans, strict=False):
             parsed = layout.parsed.get(plan.key)
@@ -638,6 +649,7 @@ def _decode_buffer(
     features: Mapping[str, FeatureSpec],
     record: Callable[[int], Any],
     assembly: Assembly | None = None,
+    matches: list[Match] | None = None,
 ) -> tuple[dict[str, Any], list[int]]:
     """Decode the records raw[starts[i]:ends[i]] (at least 4 readable bytes must follow the
     last one); `record(i)` gives record i to the single-record path. Nothing returned
@@ -657,7 +669,9 @@ def _decode_buffer(
             cache.append(_ViewSlicer(view) if large else view[: int(ends.max())].tobytes())
         return cache[0]
 
-    handled, parts, spans = _by_layout(buf, view, text, starts, ends, plans, bad)
+    if matches is None:
+        matches = match_layouts(buf, view, starts, ends)
+    handled, parts, spans = _by_layout(buf, text, n, matches, plans, bad)
     rest = np.flatnonzero(~handled)
     if rest.size:
         rest_bad = np.zeros(len(rest), dtype=bool)
@@ -727,8 +741,9 @@ def iter_example_batches(
     compression: str | None = "auto",
     verify: bool = True,
 ) -> Iterator[dict[str, Any]]:
-    """Read a TFRecord file of Examples as decoded batches of `batch_size` (the last one may be
-    smaller): decode_examples over iter_records, without an object per record. The counterpart
+    """Read TFRecord files of Examples as decoded batches of `batch_size` (the last one of each
+    file may be smaller): decode_examples over iter_records, without an object per record.
+    `source` is what iter_records takes: a file, or a list, folder, glob or prefix. The counterpart
     of tf.data.TFRecordDataset(path).batch(batch_size).map(tf.io.parse_example). The spec and
     arguments are checked here, before the first batch is asked for."""
     check_int("batch_size", batch_size, 1)
@@ -745,7 +760,7 @@ def _batches(
     compression: str | None,
     verify: bool,
 ) -> Iterator[dict[str, Any]]:
-    for view, b, e, record in _file_spans(source, batch_size, compression, verify):
+    for view, b, e, record in record_spans(source, batch_size, compression, verify):
         yield _decode_buffer(view, b, e, plans, features, record)[0]
 
 
@@ -758,28 +773,11 @@ class Spans(NamedTuple):
     record: Callable[[int], bytes]
 
 
-def input_paths(source: Any) -> list[Any]:
-    """The files of `source`: a path, URL or file object, a glob, or a list of those, in order."""
-    if isinstance(source, (list, tuple)):
-        return [path for item in source for path in input_paths(item)]
-    if isinstance(source, (str, os.PathLike)) and "://" not in str(source) and glob.has_magic(os.fspath(source)):
-        found = sorted(glob.glob(os.fspath(source)))
-        if not found:
-            raise FileNotFoundError(f"no file matches {os.fspath(source)!r}")
-        return found
-    return [source]
-
-
 def record_spans(source: Any, batch_size: int, compression: str | None, verify: bool) -> Iterator[Spans]:
-    """The records of `source` (see input_paths; shards in order) in batches of `batch_size`,
-    as spans of the reader's buffer (valid until the next batch is asked for): no object
-    per record. A batch does not span two files."""
-    for path in input_paths(source):
-        yield from _file_spans(path, batch_size, compression, verify)
-
-
-def _file_spans(source: Any, batch_size: int, compression: str | None, verify: bool) -> Iterator[Spans]:
-    with RecordIterator(source, compression, verify) as records:
+    """The records of `source` (anything _sources resolves; files in order) in batches of
+    `batch_size`, as spans of the reader's buffer (valid until the next batch is asked for):
+    no object per record."""
+    with RecordIterator(sources_of(source), compression, verify) as records:
         for view, starts, lengths in records._chunks(batch_size):
             begin = np.array(starts, dtype=np.int64)
             end = begin + np.array(lengths, dtype=np.int64)

@@ -4,10 +4,12 @@
 # Strategy: the batch decoder (_columnar) does all the parsing; this module gives it another
 # last step (an Assembly) that keeps the values flat, with per-row counts and presence,
 # instead of shaping numpy arrays. A batch decoded without a spec first learns its keys and
-# kinds: the map entries of every record are walked in lockstep (as _columnar parses), keys
-# are told apart with one numpy unique over their bytes, and only records the lockstep walk
-# does not accept are decoded one by one. Each key then decodes as a VarLenFeature of its
-# kind, and "present" is remembered, so a missing or kindless feature is null, not empty.
+# kinds: records that share a layout (_columnar.match_layouts) share its keys, the map
+# entries of the others are walked in lockstep (as _columnar parses) and their keys told
+# apart with one numpy unique over their bytes; only records the lockstep walk does not
+# accept are decoded one by one. Each key then decodes as a VarLenFeature of its kind, and
+# "present" is remembered, so a missing or kindless feature is null, not empty. Columns
+# come sorted by key, as tfx-bsl orders them.
 # SequenceExamples have no batch parser: they are decoded record by record and flattened.
 from __future__ import annotations
 
@@ -17,7 +19,20 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._codec import decode_example, decode_sequence_example
-from ._columnar import Assembly, Spans, _field, _Found, _join, _map_entries, _merge, _Plan, _plan, note_record
+from ._columnar import (
+    Assembly,
+    Match,
+    Spans,
+    _field,
+    _Found,
+    _join,
+    _map_entries,
+    _merge,
+    _Plan,
+    _plan,
+    match_layouts,
+    note_record,
+)
 from ._columnar import _decode_buffer as decode_buffer
 from ._errors import FeatureError
 from ._schema import kind_of
@@ -128,35 +143,40 @@ def _kind_change(key: str, first: tuple[int, int], other: tuple[int, int]) -> Fe
 
 
 class _Keys:
-    """Keys in order of first appearance, each with its kind and the first row with that kind."""
+    """Keys, sorted (tfx-bsl's column order), each with its kind and the first row with that kind."""
 
     def __init__(self) -> None:
-        self.first: dict[str, tuple[int, int]] = {}  # key -> (row, position), for the order
-        self.kinds: dict[str, tuple[int, int]] = {}  # key -> (kind, first row with it)
+        self.kinds: dict[str, tuple[int, int]] = {}  # key -> (kind or 0, first row with that kind)
 
-    def add(self, key: str, kind: int, row: int, position: int) -> None:
-        if key not in self.first or (row, position) < self.first[key]:
-            self.first[key] = (row, position)
-        if not kind:
-            return
+    def add(self, key: str, kind: int, row: int) -> None:
         seen = self.kinds.get(key)
-        if seen is None or (seen[0] == kind and row < seen[1]):
-            self.kinds[key] = (kind, row)
-        elif seen[0] != kind:
+        if seen is None or not seen[0] or (seen[0] == kind and row < seen[1]):
+            if kind or seen is None:
+                self.kinds[key] = (kind, row)
+        elif kind and seen[0] != kind:
             raise _kind_change(key, seen, (kind, row))
 
     def ordered(self) -> dict[str, int]:
-        keys = sorted(self.first, key=self.first.__getitem__)
-        return {key: self.kinds.get(key, (0, 0))[0] for key in keys}
+        return {key: self.kinds[key][0] for key in sorted(self.kinds)}
 
 
-def batch_kinds(spans: Spans) -> dict[str, int]:
+def batch_kinds(spans: Spans, matches: list[Match]) -> dict[str, int]:
     """Every key of the batch's Examples with its kind (0: never has one), in order of first
-    appearance; a FeatureError where a key has two kinds, a DecodeError for a bad record."""
+    appearance; a FeatureError where a key has two kinds, a DecodeError for a bad record.
+    The records of `matches` (match_layouts) share their layout's keys; the others are walked."""
     view, starts, ends, record = spans
+    keys = _Keys()
+    handled = np.zeros(len(starts), dtype=bool)
+    for rows, _, layout in matches:
+        handled[rows] = True
+        for key, (kind, _) in layout.parsed.items():
+            keys.add(key, kind, int(rows[0]))
+    rest = np.flatnonzero(~handled)
+    if not rest.size:
+        return keys.ordered()
     buf = np.frombuffer(view, dtype=np.uint8)
-    bad = np.zeros(len(starts), dtype=bool)
-    entry_row, entry_start, entry_end = _map_entries(buf, starts, ends, bad)
+    bad = np.zeros(len(rest), dtype=bool)
+    entry_row, entry_start, entry_end = _map_entries(buf, starts[rest], ends[rest], bad)
     key_start, key_end, ok = _field(buf, entry_start, entry_end, 0x0A)
     feature_start, feature_end, feature_ok = _field(buf, np.where(ok, key_end, entry_start), entry_end, 0x12)
     ok &= feature_ok & (feature_end == entry_end)
@@ -164,26 +184,34 @@ def batch_kinds(spans: Spans) -> dict[str, int]:
     ok &= (tag == 0) | (tag == 0x0A) | (tag == 0x12) | (tag == 0x1A)
     bad[entry_row[~ok]] = True
     good = np.flatnonzero(~bad[entry_row])
-    good = good[np.lexsort((entry_start[good], entry_row[good]))]  # the walk interleaves records
-    keys = _Keys()
+    good = good[np.argsort(entry_row[good], kind="stable")]  # the walk interleaves records: first rows first
     if good.size:
-        _add_entries(keys, buf, entry_row[good], key_start[good], key_end[good] - key_start[good], tag[good] >> 3, bad)
-    for i in np.flatnonzero(bad).tolist():
+        lengths = key_end[good] - key_start[good]
+        _add_entries(keys, buf, rest[entry_row[good]], key_start[good], lengths, tag[good] >> 3, bad, rest)
+    for i in rest[bad].tolist():
         try:
             decoded = decode_example(record(i))
         except Exception as err:
             note_record(err, i, "decode_arrow")
             raise
-        for position, (key, value) in enumerate(decoded.items()):
-            keys.add(key, kind_of(value), i, position)
+        for key, value in decoded.items():
+            keys.add(key, kind_of(value), i)
     return keys.ordered()
 
 
 def _add_entries(
-    keys: _Keys, buf: np.ndarray, rows: np.ndarray, starts: np.ndarray, lengths: np.ndarray, kinds: np.ndarray, bad: Any
+    keys: _Keys,
+    buf: np.ndarray,
+    rows: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    kinds: np.ndarray,
+    bad: np.ndarray,
+    rest: np.ndarray,
 ) -> None:
     """Add the keys of the map entries (rows, key spans, kinds) with one numpy unique over the
-    key bytes; an entry whose key is not UTF-8 sends its record to the one-by-one path."""
+    key bytes; an entry whose key is not UTF-8 sends its record (bad[k] for row rest[k]) to
+    the one-by-one path."""
     width = int(lengths.max()) if lengths.size else 0
     columns = np.arange(width)
     index = np.minimum(starts[:, None] + columns, len(buf) - 1)
@@ -200,15 +228,15 @@ def _add_entries(
             names[u] = raw.decode("utf-8")
         except UnicodeDecodeError:
             names[u] = None
-            bad[rows[which.ravel() == u]] = True
+            bad[np.searchsorted(rest, rows[which.ravel() == u])] = True
     for u, entry in enumerate(first.tolist()):
         name = names[u]
         if name is not None:
-            keys.add(name, 0, int(rows[entry]), entry)
+            keys.add(name, 0, int(rows[entry]))
     for pair, entry in zip(pairs.tolist(), pair_first.tolist(), strict=True):
         name = names[pair // 4]
         if name is not None and pair % 4:
-            keys.add(name, pair % 4, int(rows[entry]), entry)
+            keys.add(name, pair % 4, int(rows[entry]))
 
 
 # --------------------------------------------------------------------------- decoding
@@ -228,9 +256,10 @@ def decode_flat(spans: Spans, features: Mapping[str, FeatureSpec] | None) -> dic
     if features is not None:
         features = batch_specs(features)
         return decode_buffer(*spans[:3], _plan(features), features, spans.record, _SPEC)[0]
-    kinds = batch_kinds(spans)
+    matches = match_layouts(np.frombuffer(spans.view, dtype=np.uint8), *spans[:3])
+    kinds = batch_kinds(spans, matches)
     specs: dict[str, FeatureSpec] = {key: VarLenFeature(KIND_DTYPE[k]) for key, k in kinds.items() if k}
-    found = decode_buffer(*spans[:3], _plan(specs), specs, spans.record, _PRESENT)[0] if specs else {}
+    found = decode_buffer(*spans[:3], _plan(specs), specs, spans.record, _PRESENT, matches)[0] if specs else {}
     return {key: found.get(key) for key in kinds}
 
 
@@ -268,12 +297,12 @@ class _Rows:
 def _sequence_kinds(decoded: list[tuple[dict[str, Any], dict[str, Any]]]) -> tuple[dict[str, int], dict[str, int]]:
     context, lists = _Keys(), _Keys()
     for row, (ctx, seq) in enumerate(decoded):
-        for position, (key, value) in enumerate(ctx.items()):
-            context.add(key, kind_of(value), row, position)
-        for position, (key, steps) in enumerate(seq.items()):
-            lists.add(key, 0, row, position)
+        for key, value in ctx.items():
+            context.add(key, kind_of(value), row)
+        for key, steps in seq.items():
+            lists.add(key, 0, row)
             for step in steps:
-                lists.add(key, kind_of(step), row, position)
+                lists.add(key, kind_of(step), row)
     return context.ordered(), lists.ordered()
 
 

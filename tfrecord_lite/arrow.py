@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._codec import encode_example
-from ._columnar import input_paths, record_spans
+from ._columnar import record_spans
 from ._errors import FeatureError
 from ._files import normalize_compression
 from ._flat import Flat, Nested, decode_flat, decode_sequence_flat, spans_of
+from ._reader import sources_of
 from ._spec import FeatureSpec, FixedLenSequenceFeature, VarLenFeature
 from ._validate import check_int, feature_specs
 from ._writer import TFRecordWriter
@@ -109,7 +110,9 @@ def _column(flat: Flat | None, spec: FeatureSpec | None, n: int) -> pa.Array:
     return _fixed(values, spec.shape, n)
 
 
-def _batch(columns: Mapping[str, pa.Array]) -> pa.RecordBatch:
+def _batch(columns: Mapping[str, pa.Array], n: int) -> pa.RecordBatch:
+    if not columns:  # no features: still one row per record, as tfx-bsl gives
+        return pa.RecordBatch.from_struct_array(pa.array([{}] * n, type=pa.struct([])))
     return pa.RecordBatch.from_arrays(list(columns.values()), names=list(columns))
 
 
@@ -118,14 +121,14 @@ def _record_batch(flats: Mapping[str, Flat | None], specs: Mapping[str, FeatureS
         return pa.RecordBatch.from_arrays(
             [pa.array([], type=arrow_type(spec)) for spec in specs.values()], names=list(specs)
         )
-    return _batch({key: _column(flat, specs[key] if specs else None, n) for key, flat in flats.items()})
+    return _batch({key: _column(flat, specs[key] if specs else None, n) for key, flat in flats.items()}, n)
 
 
 def decode_arrow(records: Sequence[Any], features: Mapping[str, Any] | None = None) -> pa.RecordBatch:
     """Decode a batch of serialized Examples into an Arrow record batch.
 
     Without `features`: one large_list column per key (int64, float32 or large_binary), in
-    order of first appearance; null where a record lacks the feature or it has no kind; a
+    order of their keys (as tfx-bsl); null where a record lacks the feature or it has no kind; a
     column of type null for a key that never has a kind — what tfx-bsl's schema-less
     ExamplesToRecordBatchDecoder gives. With a spec: TensorFlow's semantics (as
     decode_examples) in the types of `arrow_type`. Errors name the record of the batch.
@@ -163,7 +166,7 @@ def decode_sequence_arrow(
         if key in columns:
             raise FeatureError(key, "is both a context feature and a feature list; decode them apart")
         columns[key] = _nested_column(nested, list_specs[key] if list_specs else None, n)
-    return _batch(columns)
+    return _batch(columns, n)
 
 
 def iter_arrow_batches(
@@ -181,8 +184,8 @@ def iter_arrow_batches(
     check_int("batch_size", batch_size, 1)
     normalize_compression(compression, allow_auto=True)
     specs = feature_specs(features)
-    input_paths(source)  # a glob that matches nothing fails here, not at the first batch
-    return _arrow_batches(source, specs, batch_size, compression, verify)
+    files = sources_of(source)  # inputs that name no file fail here, not at the first batch
+    return _arrow_batches(files, specs, batch_size, compression, verify)
 
 
 def _arrow_batches(

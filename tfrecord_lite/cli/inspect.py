@@ -8,6 +8,7 @@ import json
 import os
 import sys
 
+from .._count import count_file
 from .._schema import Decoded, Schema, collect_schema, decode_record, features_to_json, schema_features
 from .._verify import verify_file
 from .options import (
@@ -16,7 +17,6 @@ from .options import (
     add_command,
     add_inputs,
     add_mode,
-    count_file,
     expand_inputs,
     head_compression,
     iter_file_records,
@@ -55,7 +55,7 @@ def format_schema(schema: Schema) -> str:
 def cmd_count(args: argparse.Namespace) -> int:
     paths = expand_inputs(args.inputs, stdin=True)
     counts = {
-        p: count_file(p, args.compression, verify=args.verify)
+        p: count_file(source_of(p), compression=args.compression, verify=args.verify)
         for p in progress(paths, len(paths), "files", "file", args.quiet)
     }
     total = sum(counts.values())
@@ -197,7 +197,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         sub,
         "schema",
         cmd_schema,
-        "Feature keys, kinds, min/max value counts and presence %% over N records (or --all).",
+        "Feature keys, kinds, min/max value counts and presence % over N records (or --all).",
         f"  {PROG} schema data/\n  {PROG} schema --all --json train.tfrecord",
     )
     add_inputs(p)

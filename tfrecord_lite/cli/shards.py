@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 
+from .._count import count_file
 from .._publish import Publication, remove_orphans
 from .._sharded import COMPRESSION_SUFFIX, shard_suffix
 from .._tables import columnar_format
@@ -28,7 +29,6 @@ from .options import (
     check_shards_new,
     compression_arg,
     convert_target_arg,
-    count_file,
     expand_inputs,
     first_paths,
     input_records,
@@ -101,9 +101,13 @@ def _output_compression(to: str | None, path: str) -> str:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
+    if args.output is None:
+        if len(args.inputs) < 2:
+            raise UsageError("convert needs an output: `convert IN... OUT` or `convert IN... -o OUT`")
+        args.output = args.inputs.pop()
+    if any(columnar_format(p) for p in args.inputs):  # named files: not TFRecord inputs to resolve
+        return columnar.from_table(args, list(args.inputs))
     paths = expand_inputs(args.inputs, stdin=True)
-    if any(columnar_format(p) for p in paths):
-        return columnar.from_table(args, paths)
     if args.to in columnar.TABLE_FORMATS or columnar_format(args.output):
         return columnar.to_table(args, paths)
     if args.shards is not None or args.max_records is not None or args.max_bytes is not None:
@@ -170,7 +174,7 @@ def cmd_split(args: argparse.Namespace) -> int:
     )
     if len(names) != n_parts or len(set(names)) != n_parts:
         raise UsageError(f"--names needs {n_parts} different names for {n_parts} parts, got {args.names!r}")
-    total = sum(count_file(p, args.compression) for p in paths)
+    total = sum(count_file(p, compression=args.compression) for p in paths)
     sizes = split_sizes(total, ratio, counts)
     folder = os.path.isdir(args.output) or args.output.endswith(("/", os.sep))
     ext = shard_suffix(args.to)
@@ -270,12 +274,20 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         cmd_convert,
         "Change compression: plain <-> GZIP <-> ZLIB (records are copied unchanged); or convert "
         "Examples to / from Parquet, Arrow IPC or CSV (by the extension, or --to parquet|arrow|csv).",
-        f"  {PROG} convert train.tfrecord.gz train.tfrecord\n  {PROG} convert data/*.tfrecord --to gzip gz/\n"
+        f"  {PROG} convert train.tfrecord.gz train.tfrecord\n"
+        f"  {PROG} convert data/*.tfrecord --to gzip -o gz/\n"
+        f"  {PROG} convert a.tfrecord b.tfrecord --to gzip gz/\n"
         f"  {PROG} convert data/ train.parquet --features spec.json\n"
         f"  {PROG} convert train.parquet out/train --shards 8 --to gzip",
     )
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="TFRecord files, glob patterns or directories")
-    p.add_argument("output", metavar="OUTPUT", help="output file, or a folder when converting several files")
+    p.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="TFRecord files, glob patterns, folders or prefixes; the last one is the output unless -o is given",
+    )
+    p.add_argument("-o", "--output", metavar="OUTPUT", help="output file, or a folder when converting several files")
+    p.set_defaults(more_inputs=True)
     p.add_argument(
         "-z",
         "--compression",
