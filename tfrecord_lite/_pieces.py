@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 from ._files import normalize_compression
 from ._framing import HEADER_SIZE
 from ._random_access import TFRecordFile
-from ._reader import iter_records, sniff_compression
-from ._sharded import PathsOrGlob, resolve_paths
+from ._reader import iter_records
+from ._sniff import sniff_compression
+from ._sources import Sources, resolve_inputs
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -31,14 +32,10 @@ def is_url(path: str) -> bool:
     return "://" in path and not path.startswith("file://")
 
 
-def input_files(paths: PathsOrGlob) -> list[str]:
-    """The files named by a path, folder, glob, URL or a list of those (shards in natural order);
-    local paths made absolute, since an engine's workers do not share the caller's directory."""
-    items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    names = [os.fspath(item) for item in items]
-    local = [name for name in names if not is_url(name)]
-    found = [os.path.abspath(path) for path in resolve_paths(local)] if local else []
-    return found + [name for name in names if is_url(name)]
+def input_files(paths: Sources) -> list[str]:
+    """The files named by a path, folder, glob, prefix, URL or a list of those (_sources); local
+    paths made absolute, since an engine's workers do not share the caller's directory."""
+    return [path if is_url(path) else os.path.abspath(path) for path in resolve_inputs(paths)]
 
 
 def file_kind(path: str, compression: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ._errors import FeatureError
 from ._pieces import Piece, input_files, piece_batches, plan_pieces
-from ._sharded import PathsOrGlob
+from ._sources import Sources
 from ._validate import check_int, feature_specs
 
 try:
@@ -60,7 +60,7 @@ def _partition(piece: Piece, options: dict[str, Any], schema: pa.Schema) -> pd.D
 
 
 def read_tfrecords(
-    paths: PathsOrGlob,
+    paths: Sources,
     features: Mapping[str, Any] | None = None,
     *,
     batch_size: int = 2048,

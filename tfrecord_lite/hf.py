@@ -18,7 +18,7 @@ from typing import Any
 
 from ._pieces import input_files
 from ._schema import infer_features
-from ._sharded import PathsOrGlob
+from ._sources import Sources
 from ._spec import FeatureSpec, FixedLenFeature
 from ._validate import check_int, feature_specs
 
@@ -130,7 +130,7 @@ class TFRecordBuilder(datasets.ArrowBasedBuilder):  # type: ignore[misc]
 
 
 def to_hf_dataset(
-    paths: PathsOrGlob,
+    paths: Sources,
     features: Mapping[str, Any] | None = None,
     *,
     streaming: bool = False,

@@ -18,7 +18,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ._pieces import Piece, input_files, piece_batches, plan_pieces
-from ._sharded import PathsOrGlob, shard_name, shard_suffix
+from ._sharded import shard_name, shard_suffix
+from ._sources import Sources
 from ._validate import check_int, feature_specs
 from ._writer import TFRecordWriter
 
@@ -61,7 +62,7 @@ class TFRecordDatasource(Datasource):  # type: ignore[misc]
 
     def __init__(
         self,
-        paths: PathsOrGlob,
+        paths: Sources,
         *,
         features: Mapping[str, Any] | None = None,
         batch_size: int = 2048,
@@ -115,7 +116,7 @@ class TFRecordDatasource(Datasource):  # type: ignore[misc]
 
 
 def read_tfrecords(
-    paths: PathsOrGlob,
+    paths: Sources,
     *,
     features: Mapping[str, Any] | None = None,
     batch_size: int = 2048,

@@ -51,7 +51,6 @@ from ._reader import iter_records
 from ._repr import compression, count, describe, shown_keys, shown_paths
 from ._sharded import ShardedRecords
 from ._sidecar import sidecar_path
-from ._sniff import sniff_compression
 from ._sources import Sources, resolve_inputs
 from ._spec import FixedLenSequenceFeature, VarLenFeature
 from ._validate import check_callable, check_int, feature_specs
