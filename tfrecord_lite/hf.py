@@ -144,7 +144,7 @@ def to_hf_dataset(
     Arrow, by `num_proc` processes — or, with `streaming=True`, an `IterableDataset` whose shards
     are the files. Columns follow `features` (a spec; without one it is inferred from the first
     file) with HF Features from `hf_features`. `image_keys`: "auto" turns image/encoded into an
-    Image() column "image" (so ds[0]["image"] is a PIL image); a list of bytes keys, or a mapping
+    Image() column "image", whose values are PIL images; a list of bytes keys, or a mapping
     {key: column name}, names others; None keeps the bytes."""
     check_int("batch_size", batch_size, 1)
     files = input_files(paths)
