@@ -28,6 +28,10 @@ from .arrow import arrow_type
 __all__ = ["read_tfrecords"]
 
 
+def __dir__() -> list[str]:  # dir() and IDEs show the API, not the imported modules
+    return sorted(__all__)
+
+
 def _table(piece: Piece, options: dict[str, Any], schema: pa.Schema) -> pa.Table:
     """The piece's rows with the columns of `schema` (nulls where its records lack a key)."""
     batches = list(piece_batches(piece, **options))

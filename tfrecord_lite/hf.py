@@ -33,6 +33,11 @@ from .images import ENCODED
 
 __all__ = ["hf_features", "to_hf_dataset"]
 
+
+def __dir__() -> list[str]:  # dir() and IDEs show the API, not the imported modules
+    return sorted(__all__)
+
+
 _IMAGE_STORAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
 
 

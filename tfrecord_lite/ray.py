@@ -36,6 +36,11 @@ from .arrow import arrow_type, encode_arrow
 
 __all__ = ["TFRecordDatasink", "TFRecordDatasource", "read_tfrecords", "write_tfrecords"]
 
+
+def __dir__() -> list[str]:  # dir() and IDEs show the API, not the imported modules
+    return sorted(__all__)
+
+
 SHARD_PREFIX = "part"
 
 
