@@ -215,15 +215,11 @@ class Publication:
         if self.closed:
             raise ValueError(f"the publication of {self.target} is already closed")
         try:
-            moves = [(temp, final) for temp, final in self._moves if os.path.exists(temp)]
-            missing = [temp for temp, _ in self._moves if not os.path.exists(temp)]
-            if missing:
-                raise FileNotFoundError(errno.ENOENT, "a file to publish was never written", missing[0])
-            for temp, _ in moves:
-                _fsync_path(temp)
-            finals = {final for _, final in moves}
+            for temp, _ in self._moves:
+                _fsync_path(temp)  # FileNotFoundError for a file that was never written
+            finals = {final for _, final in self._moves}
             journal = {
-                "moves": [[os.path.basename(t), os.path.relpath(f, self.folder)] for t, f in moves],
+                "moves": [[os.path.basename(t), os.path.relpath(f, self.folder)] for t, f in self._moves],
                 "deletes": [os.path.relpath(p, self.folder) for p in self._deletes if p not in finals],
             }
             write_atomic(os.path.join(self.staging, _JOURNAL), json.dumps(journal).encode())

@@ -11,7 +11,7 @@ from typing import Any
 from .._errors import FeatureError
 from .._schema import features_from_json, infer_features
 from .._sharded import shard_suffix
-from .options import UsageError, check_new, check_shards_new, progress, say, shard_writer
+from .options import UsageError, check_new, check_shards_new, output_compression, progress, say, shard_writer
 
 TABLE_FORMATS = ("parquet", "arrow", "csv")
 
@@ -98,10 +98,9 @@ def from_table(args: argparse.Namespace, paths: list[str]) -> int:
         say(args, f"wrote {n} records to {len(writer.paths)} shards")
         return 0
     from .._writer import TFRecordWriter
-    from .shards import _output_compression
 
     check_new([args.output], args.force, paths)
-    with TFRecordWriter(args.output, _output_compression(args.to, args.output) or None) as single:
+    with TFRecordWriter(args.output, output_compression(args.to, args.output) or None) as single:
         n = _write(arrow, batches, single, args.strict)
     say(args, f"{' '.join(paths)} -> {args.output} ({n} records)")
     return 0
