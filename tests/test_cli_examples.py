@@ -25,6 +25,8 @@ PREPARE = {
     "pack-images new_photos/ out/photos --append": "tfrecord-lite pack-images photos/ out/photos --shards 8",
     "unpack-images out/photos-*": "tfrecord-lite pack-images photos/ out/photos --shards 2",
     "merge data/train-*.tfrecord -o all.tfrecord": "rm all.tfrecord",
+    "salvage damaged.tfrecord": "head -c 100 train.tfrecord > damaged.tfrecord",
+    "salvage cut.tfrecord.gz": "tfrecord-lite convert train.tfrecord t.gz && head -c 60 t.gz > cut.tfrecord.gz",
     "remove-images": "tfrecord-lite pack-images photos/ out/photos --shards 2 && rm -f out/photos*.labels.json.lock",
 }
 

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from ._random_access import TFRecordFile
     from ._raw import decode_raw
     from ._reader import iter_records
+    from ._salvage import SalvageReport, salvage
     from ._sharded import ShardedRecords, ShardedWriter
     from ._sidecar import IndexFallbackWarning, StaleIndexError, write_index, write_text_index
     from ._sources import resolve_inputs
@@ -67,6 +68,7 @@ _LAZY = {
     "_publish": ["OutputLockedError"],
     "_raw": ["decode_raw"],
     "_reader": ["iter_records"],
+    "_salvage": ["SalvageReport", "salvage"],
     "_sharded": ["ShardedRecords", "ShardedWriter"],
     "_spec": ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature"],
     "_writer": ["TFRecordWriter"],
@@ -108,6 +110,7 @@ __all__ = [
     "NotTFRecordError",
     "OutputLockedError",
     "Ragged",
+    "SalvageReport",
     "SequenceExample",
     "ShardedRecords",
     "ShardedWriter",
@@ -127,6 +130,7 @@ __all__ = [
     "iter_example_batches",
     "iter_records",
     "resolve_inputs",
+    "salvage",
     "write_index",
     "write_text_index",
 ]

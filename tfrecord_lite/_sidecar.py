@@ -47,6 +47,7 @@ _HEAD_SIZE = 64
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
 _OFFSET_DTYPE = np.dtype("<u8")
+_LARGEST = 1 << 62  # bound on a text index's numbers: their sums stay within int64
 
 Buffer = bytes | mmap.mmap  # a mapped file, or b"" for an empty one
 IndexArg = Union[str, "os.PathLike[str]", bool, None]
@@ -283,10 +284,12 @@ def parse_text_index(data: bytes, location: PathName = None) -> np.ndarray:
     """Offsets (count + 1, uint64) from a DALI / `tfrecord` text index ("offset length" lines)."""
     try:
         pairs = np.array(data.split(), dtype=np.int64)
-    except ValueError:
+    except (ValueError, OverflowError):
+        pairs = None
+    if pairs is None or (pairs.size and (pairs.min() < 0 or pairs.max() >= _LARGEST)):
         raise IndexFormatError(
-            "a text index holds one 'offset length' pair of integers per line", path=location
-        ) from None
+            "a text index holds one 'offset length' pair of integers (0 to 2**62) per line", path=location
+        )
     if len(pairs) % 2:
         raise IndexFormatError("a text index holds one 'offset length' pair per line (odd count)", path=location)
     starts, lengths = pairs[0::2], pairs[1::2]
