@@ -51,22 +51,29 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
     "py": (
         f"no TensorFlow, protobuf {OLDEST_PROTOBUF} (oldest supported), torch",
         # pip 22.3 has --python, with which `package` installs into a venv that has no pip
-        [f"protobuf=={OLDEST_PROTOBUF}", TORCH, "torchdata", "scikit-learn", "pip>=22.3"],
-        "test,torch,images,cli,remote,arrow,lint,docs,package",
+        # zlib-ng: the second fast inflate library, so both of _inflate.py's choices are tested
+        [f"protobuf=={OLDEST_PROTOBUF}", TORCH, "torchdata", "scikit-learn", "pandas", "pip>=22.3", "zlib-ng"],
+        "test,torch,images,cli,remote,arrow,fast,lint,docs,package",
     ),
     "tf": (
-        f"{TENSORFLOW}, newest protobuf it allows",
-        [TENSORFLOW, "protobuf<8", "grpcio-tools"],
-        "test",
+        f"{TENSORFLOW}, newest protobuf it allows, tfx-bsl",
+        [TENSORFLOW, "protobuf<8", "grpcio-tools", "pandas"],
+        "test,arrow,fast",
     ),
     "bench": (
-        "the `tfrecord` package to compare against",
-        ["tfrecord==1.14.6", TORCH],
-        "",
+        "the `tfrecord` and `tfrecords` packages to compare against",
+        ["tfrecord==1.14.6", "tfrecords==0.3.1", TORCH],
+        "fast",
     ),
 }
+# name -> requirements installed after the rest with --no-deps: tfx-bsl (the oracle of the Arrow
+# decoder) pins an older pyarrow / numpy than it works with, and pip would otherwise downgrade them.
+NO_DEPS: dict[str, list[str]] = {"tf": ["tfx-bsl==1.21.0", "tensorflow-metadata==1.21.0"]}
 # pytest environment per test venv: the library that venv exists for must not be skipped.
-REQUIRE = {"py": {"TFRECORD_LITE_REQUIRE_TORCH": "1"}, "tf": {"TFRECORD_LITE_REQUIRE_TF": "1"}}
+REQUIRE = {
+    "py": {"TFRECORD_LITE_REQUIRE_TORCH": "1"},
+    "tf": {"TFRECORD_LITE_REQUIRE_TF": "1", "TFRECORD_LITE_REQUIRE_TFX": "1"},
+}
 DEMO_MODULES = ("tfrecord_lite._demo", "tfrecord_lite.demo")
 FUZZ_SECONDS = 60  # the fuzzer's share of CI time, split evenly over its targets
 
@@ -90,7 +97,7 @@ def _stamp_value(name: str) -> str:
     optional = project.get("optional-dependencies", {})
     wanted_extras = [extra for extra in extras.split(",") if extra]
     deps = [project["name"], *project["dependencies"], *(dep for extra in wanted_extras for dep in optional[extra])]
-    parts = [*requirements, extras, *deps, sys.version, sys.executable]
+    parts = [*requirements, extras, *deps, *NO_DEPS.get(name, []), sys.version, sys.executable]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
@@ -115,6 +122,8 @@ def ensure(name: str) -> Path:
     pip = [str(python_of(name)), "-m", "pip", "--disable-pip-version-check", "install", "--progress-bar", "off"]
     if run([*pip, "-q", "-e", package, *requirements]):
         sys.exit(f"[tasks] pip install into .venvs/{name} failed (see above); rerun to retry")
+    if name in NO_DEPS and run([*pip, "-q", "--no-deps", *NO_DEPS[name]]):
+        sys.exit(f"[tasks] pip install --no-deps into .venvs/{name} failed (see above); rerun to retry")
     stamp.write_text(wanted)
     log(f".venvs/{name} ready in {time.monotonic() - started:.0f} s")
     return python_of(name)

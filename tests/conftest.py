@@ -1,8 +1,8 @@
 # Shared test setup.
 #
-# Markers `tf` and `torch` (declared in pyproject.toml) skip a test when its
-# library is not installed. CI's environments set TFRECORD_LITE_REQUIRE_TF=1 /
-# TFRECORD_LITE_REQUIRE_TORCH=1: then the library must import (checked once, in
+# Markers `tf`, `torch` and `tfx` (tfx-bsl; declared in pyproject.toml) skip a test when
+# its library is not installed. CI's environments set TFRECORD_LITE_REQUIRE_TF=1 /
+# TFRECORD_LITE_REQUIRE_TORCH=1 / TFRECORD_LITE_REQUIRE_TFX=1: then the library must import (checked once, in
 # a subprocess, so this process stays free of it) and a skipped test of that
 # kind, or a test module skipped for the lack of it, fails the whole run.
 #
@@ -25,9 +25,13 @@ from hypothesis import HealthCheck, settings
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
 # marker -> (importable module, env var that makes its tests mandatory)
-_OPTIONAL: dict[str, str] = {"tf": "tensorflow", "torch": "torch"}
-_REQUIRE_VAR = {"tf": "TFRECORD_LITE_REQUIRE_TF", "torch": "TFRECORD_LITE_REQUIRE_TORCH"}
-_skipped: dict[str, list[str]] = {"tf": [], "torch": []}
+_OPTIONAL: dict[str, str] = {"tf": "tensorflow", "torch": "torch", "tfx": "tfx_bsl"}
+_REQUIRE_VAR = {
+    "tf": "TFRECORD_LITE_REQUIRE_TF",
+    "torch": "TFRECORD_LITE_REQUIRE_TORCH",
+    "tfx": "TFRECORD_LITE_REQUIRE_TFX",
+}
+_skipped: dict[str, list[str]] = {"tf": [], "torch": [], "tfx": []}
 
 # deadline=None: examples write files, call TensorFlow and share the CPU with other jobs, so their
 # time says nothing about a bug. too_slow / data_too_large: the codec strategies build large,

@@ -507,27 +507,22 @@ def _merge(parts: list[_Found], dtype: str) -> _Found:
     return _Found(rows[order], counts[order], values)
 
 
-def _by_layout(
-    buf: np.ndarray,
-    view: memoryview,
-    text: Callable[[], bytes],
-    starts: np.ndarray,
-    ends: np.ndarray,
-    plans: list[_Plan],
-    bad: np.ndarray,
-) -> tuple[np.ndarray, list[list[_Found]], list[list[_Span]]]:
-    """Decode the records that share a canonical layout with another of the same length.
+class Match(NamedTuple):
+    """Records (rows, and where each starts) laid out byte for byte as `layout` outside their values."""
+
+    rows: np.ndarray
+    base: np.ndarray
+    layout: Any  # _codec._Layout
+
+
+def match_layouts(buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: np.ndarray) -> list[Match]:
+    """Group the records that share a canonical layout with another of the same length.
 
     Records of one dataset mostly share their skeleton (the bytes outside the values):
     one record of each length is parsed (_codec._Layout), the others of that length are
-    compared with it in one numpy operation, and the values of those that match are
-    gathered from the same offsets. Returns which records were handled, and per plan
-    the bytes values found in them and the spans of the numbers.
+    compared with it in one numpy operation.
     """
-    n = len(starts)
-    handled = np.zeros(n, dtype=bool)
-    found: list[list[_Found]] = [[] for _ in plans]
-    spans: list[list[_Span]] = [[] for _ in plans]
+    matches = []
     _lengths, group_of, sizes = np.unique(ends - starts, return_inverse=True, return_counts=True)
     for g in np.flatnonzero(sizes >= 4).tolist():
         rows = np.flatnonzero(group_of == g)
@@ -539,9 +534,27 @@ def _by_layout(
         ok = (buf[base[:, None] + positions] == skeleton).all(axis=1)
         if layout.int_ends:
             ok &= (buf[base[:, None] + (np.array(layout.int_ends) - 1)] < 0x80).all(axis=1)
-        rows, base = rows[ok], base[ok]
-        if not rows.size:
-            continue
+        if ok.any():
+            matches.append(Match(rows[ok], base[ok], layout))
+    return matches
+
+
+def _by_layout(
+    buf: np.ndarray,
+    text: Callable[[], bytes],
+    n: int,
+    matches: list[Match],
+    plans: list[_Plan],
+    bad: np.ndarray,
+) -> tuple[np.ndarray, list[list[_Found]], list[list[_Span]]]:
+    """Decode the records of `matches` (see match_layouts): the values of those that match
+    are gathered from the same offsets. Returns which records were handled, and per plan
+    the bytes values found in them and the spans of the numbers.
+    """
+    handled = np.zeros(n, dtype=bool)
+    found: list[list[_Found]] = [[] for _ in plans]
+    spans: list[list[_Span]] = [[] for _ in plans]
+    for rows, base, layout in matches:
         handled[rows] = True
         for plan, into, pieces in zip(plans, found, spans, strict=False):
             parsed = layout.parsed.get(plan.key)
@@ -613,6 +626,22 @@ def _by_lockstep(
     return found
 
 
+def note_record(err: BaseException, index: int, caller: str) -> None:
+    """Add to `err` which record of the batch it is about (Python >= 3.11 shows notes)."""
+    if hasattr(err, "add_note"):
+        err.add_note(f"(record {index} of the batch passed to {caller})")
+
+
+class Assembly(NamedTuple):
+    """How _decode_buffer finishes: `assemble` builds a feature's batch value from the fast
+    paths' parts and the slow rows' values; `slow` decodes one record the single-record way
+    ({key: value}); `caller` names the public function in error notes."""
+
+    assemble: Callable[[_Plan, int, list[_Found], dict[int, Any]], Any]
+    slow: Callable[[Any, Mapping[str, FeatureSpec]], dict[str, Any]]
+    caller: str
+
+
 def _decode_buffer(
     raw: Any,
     starts: np.ndarray,
@@ -620,10 +649,13 @@ def _decode_buffer(
     plans: list[_Plan],
     features: Mapping[str, FeatureSpec],
     record: Callable[[int], Any],
+    assembly: Assembly | None = None,
+    matches: list[Match] | None = None,
 ) -> tuple[dict[str, Any], list[int]]:
     """Decode the records raw[starts[i]:ends[i]] (at least 4 readable bytes must follow the
     last one); `record(i)` gives record i to the single-record path. Nothing returned
     refers to `raw`, which the caller may then reuse."""
+    assembly = assembly or _NUMPY
     n = len(starts)
     view = memoryview(raw)
     buf = np.frombuffer(view, dtype=np.uint8)
@@ -638,7 +670,9 @@ def _decode_buffer(
             cache.append(_ViewSlicer(view) if large else view[: int(ends.max())].tobytes())
         return cache[0]
 
-    handled, parts, spans = _by_layout(buf, view, text, starts, ends, plans, bad)
+    if matches is None:
+        matches = match_layouts(buf, view, starts, ends)
+    handled, parts, spans = _by_layout(buf, text, n, matches, plans, bad)
     rest = np.flatnonzero(~handled)
     if rest.size:
         rest_bad = np.zeros(len(rest), dtype=bool)
@@ -671,18 +705,20 @@ def _decode_buffer(
     slow: dict[int, dict[str, Any]] = {}
     for i in slow_rows:
         try:
-            slow[i] = decode_example(record(i), features)
+            slow[i] = assembly.slow(record(i), features)
         except Exception as err:
-            if hasattr(err, "add_note"):
-                err.add_note(f"(record {i} of the batch passed to decode_examples)")
+            note_record(err, i, assembly.caller)
             raise
 
     out: dict[str, Any] = {}
     for plan, part in zip(plans, parts, strict=False):
         if slow_rows:
             part = [_without(f, ~bad[f.rows]) for f in part]
-        out[plan.key] = _assemble(plan, n, part, {i: d[plan.key] for i, d in slow.items()})
+        out[plan.key] = assembly.assemble(plan, n, part, {i: d.get(plan.key) for i, d in slow.items()})
     return out, slow_rows
+
+
+_NUMPY = Assembly(_assemble, decode_example, "decode_examples")
 
 
 def _without(f: _Found, keep: np.ndarray) -> _Found:
@@ -730,6 +766,25 @@ def _batches(
     verify: bool,
     policy: DamagePolicy | None = None,
 ) -> Iterator[dict[str, Any]]:
+    for view, b, e, record in record_spans(source, batch_size, compression, verify, policy):
+        yield _decode_buffer(view, b, e, plans, features, record)[0]
+
+
+class Spans(NamedTuple):
+    """A batch of records in a buffer: record k is view[starts[k]:ends[k]], also as record(k)."""
+
+    view: memoryview
+    starts: np.ndarray
+    ends: np.ndarray
+    record: Callable[[int], bytes]
+
+
+def record_spans(
+    source: Any, batch_size: int, compression: str | None, verify: bool, policy: DamagePolicy | None = None
+) -> Iterator[Spans]:
+    """The records of `source` (anything _sources resolves; files in order) in batches of
+    `batch_size`, as spans of the reader's buffer (valid until the next batch is asked for):
+    no object per record."""
     with RecordIterator(sources_of(source), compression, verify, policy) as records:
         for view, starts, lengths in records._chunks(batch_size):
             begin = np.array(starts, dtype=np.int64)
@@ -740,4 +795,4 @@ def _batches(
                 def record(k: int, view: memoryview = view, b: np.ndarray = b, e: np.ndarray = e) -> bytes:
                     return bytes(view[b[k] : e[k]])
 
-                yield _decode_buffer(view, b, e, plans, features, record)[0]
+                yield Spans(view, b, e, record)
