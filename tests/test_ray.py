@@ -60,8 +60,8 @@ def test_read_equals_decode_example(tmp_path: Path) -> None:
 def test_without_a_spec_blocks_are_tfx_bsl_columns(tmp_path: Path) -> None:
     import pyarrow as pa
     import ray
-    from tfrecord_lite.arrow import decode_arrow
 
+    from tfrecord_lite.arrow import decode_arrow
     from tfrecord_lite.ray import read_tfrecords
 
     records = write_file(tmp_path / "a.tfrecord", range(40))

@@ -771,9 +771,9 @@ def iter_example_batches(
     on_error: OnError = "raise",
     max_skipped: int | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Read TFRecord files of Examples as decoded batches of `batch_size` (the last one of each
-    file may be smaller): decode_examples over iter_records, without an object per record.
-    `source` is what iter_records takes: a file, or a list, folder, glob or prefix. The counterpart
+    """Read TFRecord files of Examples as decoded batches of `batch_size` (the last one may be
+    smaller): decode_examples over iter_records, without an object per record. `source` is what
+    iter_records takes: a file, or a list, folder, glob or prefix, whose batches span files. The counterpart
     of tf.data.TFRecordDataset(path).batch(batch_size).map(tf.io.parse_example). The spec and
     arguments are checked here, before the first batch is asked for. `on_error` and
     `max_skipped` are iter_records' (with "skip", the batch before a damaged record may be smaller)."""
