@@ -1,8 +1,9 @@
 # Shared test setup.
 #
-# Markers `tf`, `torch` and `tfx` (tfx-bsl; declared in pyproject.toml) skip a test when
-# its library is not installed. CI's environments set TFRECORD_LITE_REQUIRE_TF=1 /
-# TFRECORD_LITE_REQUIRE_TORCH=1 / TFRECORD_LITE_REQUIRE_TFX=1: then the library must import (checked once, in
+# Markers `tf`, `torch`, `tfx` (tfx-bsl), `ray`, `hf`, `dask` and `grain` (declared in
+# pyproject.toml) skip a test when its library is not installed. CI's environments set
+# TFRECORD_LITE_REQUIRE_TF=1 / TFRECORD_LITE_REQUIRE_TORCH=1 / TFRECORD_LITE_REQUIRE_TFX=1 /
+# TFRECORD_LITE_REQUIRE_ENGINES=1 (the last for all four engines): then the library must import (checked once, in
 # a subprocess, so this process stays free of it) and a skipped test of that
 # kind, or a test module skipped for the lack of it, fails the whole run.
 #
@@ -30,15 +31,25 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 
 # marker -> (importable module, env var that makes its tests mandatory)
-# (the object-store marker has a name no folder of a checkout has: report keywords hold folder names too)
-_OPTIONAL: dict[str, str] = {"tf": "tensorflow", "torch": "torch", "tfx": "tfx_bsl", "object_store": "moto"}
+_OPTIONAL: dict[str, str] = {
+    "tf": "tensorflow",
+    "torch": "torch",
+    "tfx": "tfx_bsl",
+    "ray": "ray",
+    "hf": "datasets",
+    "dask": "distributed",
+    "grain": "grain",
+    "object_store": "moto",  # a name no folder of a checkout has: report keywords hold folder names too
+}
+_ENGINES = "TFRECORD_LITE_REQUIRE_ENGINES"
 _REQUIRE_VAR = {
     "tf": "TFRECORD_LITE_REQUIRE_TF",
     "torch": "TFRECORD_LITE_REQUIRE_TORCH",
     "tfx": "TFRECORD_LITE_REQUIRE_TFX",
     "object_store": "TFRECORD_LITE_REQUIRE_CLOUD",
 }
-_skipped: dict[str, list[str]] = {"tf": [], "torch": [], "tfx": [], "object_store": []}
+_REQUIRE_VAR.update(dict.fromkeys(("ray", "hf", "dask", "grain"), _ENGINES))
+_skipped: dict[str, list[str]] = {marker: [] for marker in _OPTIONAL}
 
 # deadline=None: examples write files, call TensorFlow and share the CPU with other jobs, so their
 # time says nothing about a bug. too_slow / data_too_large: the codec strategies build large,
@@ -198,3 +209,26 @@ def gcs(_gcs_server: Any, request: pytest.FixtureRequest) -> Any:
     _gcs_server.bucket = f"gs://{name}"
     _gcs_server.fs = fs
     return _gcs_server
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[None]:
+    """A real local Ray cluster of 2 CPUs for the session (the code under test runs unchanged on a
+    multi-node cluster joined with ray.init(address="auto")); shut down at the end."""
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():  # started by a docs page that used Ray Data without ray.init
+        ray.shutdown()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def dask_client() -> Iterator[Any]:
+    """A real distributed.LocalCluster of 2 worker processes and a client on it; closed at the end."""
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client

@@ -320,11 +320,14 @@ def _match_key(
 # --------------------------------------------------------------------------- values
 
 
-def _bytes_column(text: bytes, col: _Column, found: _BytesValues) -> tuple[np.ndarray, list[bytes]]:
-    """(count per entry, flat list of bytes values) of a bytes_list column; `text` holds the batch."""
+def _bytes_column(text: Any, col: _Column, found: _BytesValues) -> tuple[np.ndarray, Any]:
+    """(count per entry, flat list of bytes values) of a bytes_list column; `text` holds the
+    batch (or is _SPANS: then the values' (start, end), shape (k, 2))."""
     first = found.first[col.entries]
     counts = found.first[col.entries + 1] - first
     index = _ranges(first, counts)
+    if text is _SPANS:
+        return counts, np.stack([found.starts[index], found.ends[index]], axis=1)
     return counts, [text[s:e] for s, e in zip(found.starts[index].tolist(), found.ends[index].tolist(), strict=False)]
 
 
@@ -356,7 +359,7 @@ def _slices(values: Any, splits: np.ndarray) -> list[Any]:
     return [values[a:b] for a, b in zip(splits[:-1].tolist(), splits[1:].tolist(), strict=False)]
 
 
-def _assemble(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any]) -> Any:
+def _assemble(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any], _view: memoryview) -> Any:
     """The batch value of one feature from what the fast paths found (rows not slow) and
     the slow rows' decoded values."""
     spec = plan.spec
@@ -472,6 +475,12 @@ class _ViewSlicer:
         return self.view[key].tobytes()
 
 
+class _SpanSlicer:
+    """What `text()` gives when bytes values are wanted as their spans (see Assembly)."""
+
+    __slots__ = ()
+
+
 class _Span(NamedTuple):
     """Where the packed numbers of one feature lie in some records: rows, and byte spans."""
 
@@ -541,7 +550,7 @@ def match_layouts(buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: n
 
 def _by_layout(
     buf: np.ndarray,
-    text: Callable[[], bytes],
+    text: Callable[[], Any],
     n: int,
     matches: list[Match],
     plans: list[_Plan],
@@ -564,6 +573,9 @@ def _by_layout(
             if kind != plan.spec.kind:
                 bad[rows] = True  # the single-record path raises the error
                 continue
+            if kind == BYTES and text() is _SPANS:
+                into.append(_Found(rows, np.full(len(rows), len(chunks)), _chunk_spans(base, chunks)))
+                continue
             if kind == BYTES:
                 data = text()
                 per_chunk = [
@@ -580,6 +592,14 @@ def _by_layout(
             s, e = chunks[0] if chunks else (0, 0)  # canonical: one packed run, or none
             pieces.append(_Span(rows, base + s, base + e))
     return handled, found, spans
+
+
+def _chunk_spans(base: np.ndarray, chunks: list[tuple[int, int]]) -> np.ndarray:
+    """(start, end) of every chunk of every record at `base`, records in turn: shape (k, 2)."""
+    if not chunks:
+        return np.empty((0, 2), dtype=np.int64)
+    per_chunk = [np.stack([base + s, base + e], axis=1) for s, e in chunks]
+    return np.stack(per_chunk, axis=1).reshape(-1, 2)
 
 
 def _numbers(buf: np.ndarray, view: memoryview, kind: int, pieces: list[_Span], bad: np.ndarray) -> _Found:
@@ -602,7 +622,7 @@ def _numbers(buf: np.ndarray, view: memoryview, kind: int, pieces: list[_Span], 
 def _by_lockstep(
     buf: np.ndarray,
     view: memoryview,
-    text: Callable[[], bytes],
+    text: Callable[[], Any],
     starts: np.ndarray,
     ends: np.ndarray,
     plans: list[_Plan],
@@ -634,12 +654,16 @@ def note_record(err: BaseException, index: int, caller: str) -> None:
 
 class Assembly(NamedTuple):
     """How _decode_buffer finishes: `assemble` builds a feature's batch value from the fast
-    paths' parts and the slow rows' values; `slow` decodes one record the single-record way
-    ({key: value}); `caller` names the public function in error notes."""
+    paths' parts, the slow rows' values and the buffer; `slow` decodes one record the
+    single-record way ({key: value}); `caller` names the public function in error notes.
+    With `spans`, the fast paths give bytes values as an array of their (start, end) in the
+    buffer, shape (k, 2), not bytes objects, for `assemble` to gather (one copy, no object
+    per value)."""
 
-    assemble: Callable[[_Plan, int, list[_Found], dict[int, Any]], Any]
+    assemble: Callable[[_Plan, int, list[_Found], dict[int, Any], memoryview], Any]
     slow: Callable[[Any, Mapping[str, FeatureSpec]], dict[str, Any]]
     caller: str
+    spans: bool = False
 
 
 def _decode_buffer(
@@ -665,6 +689,8 @@ def _decode_buffer(
     def text() -> Any:
         """What to slice bytes values out of: bytes (cheapest per value) when the records are
         small, else the view (one copy per value, not two)."""
+        if assembly.spans:
+            return _SPANS
         if not cache:
             large = int(ends[-1] - starts[0]) > 4096 * n
             cache.append(_ViewSlicer(view) if large else view[: int(ends.max())].tobytes())
@@ -714,11 +740,12 @@ def _decode_buffer(
     for plan, part in zip(plans, parts, strict=False):
         if slow_rows:
             part = [_without(f, ~bad[f.rows]) for f in part]
-        out[plan.key] = assembly.assemble(plan, n, part, {i: d.get(plan.key) for i, d in slow.items()})
+        out[plan.key] = assembly.assemble(plan, n, part, {i: d.get(plan.key) for i, d in slow.items()}, view)
     return out, slow_rows
 
 
 _NUMPY = Assembly(_assemble, decode_example, "decode_examples")
+_SPANS = _SpanSlicer()
 
 
 def _without(f: _Found, keep: np.ndarray) -> _Found:
@@ -744,9 +771,9 @@ def iter_example_batches(
     on_error: OnError = "raise",
     max_skipped: int | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Read TFRecord files of Examples as decoded batches of `batch_size` (the last one of each
-    file may be smaller): decode_examples over iter_records, without an object per record.
-    `source` is what iter_records takes: a file, or a list, folder, glob or prefix. The counterpart
+    """Read TFRecord files of Examples as decoded batches of `batch_size` (the last one may be
+    smaller): decode_examples over iter_records, without an object per record. `source` is what
+    iter_records takes: a file, or a list, folder, glob or prefix, whose batches span files. The counterpart
     of tf.data.TFRecordDataset(path).batch(batch_size).map(tf.io.parse_example). The spec and
     arguments are checked here, before the first batch is asked for. `on_error` and
     `max_skipped` are iter_records' (with "skip", the batch before a damaged record may be smaller)."""

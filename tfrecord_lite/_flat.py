@@ -30,6 +30,7 @@ from ._columnar import (
     _merge,
     _Plan,
     _plan,
+    _ragged_gather,
     match_layouts,
     note_record,
 )
@@ -46,14 +47,24 @@ from ._spec import (
 )
 from ._validate import batch_specs, feature_specs
 
-__all__ = ["Flat", "Nested", "decode_flat", "decode_sequence_flat"]
+__all__ = ["Binary", "Flat", "Nested", "decode_flat", "decode_sequence_flat"]
+
+
+class Binary(NamedTuple):
+    """bytes values laid end to end: value k is data[offsets[k]:offsets[k + 1]] (Arrow's layout)."""
+
+    data: np.ndarray  # uint8
+    offsets: np.ndarray  # int64, one more than there are values
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
 
 
 class Flat(NamedTuple):
     """One feature of a batch: row i holds values[offsets[i]:offsets[i + 1]]; `valid` marks
     the rows that have the feature (None: every row)."""
 
-    values: Any  # an int64 / float32 ndarray, or a list of bytes
+    values: Any  # an int64 / float32 ndarray, Binary, or a list of bytes
     offsets: np.ndarray
     valid: np.ndarray | None
 
@@ -89,34 +100,59 @@ def _repeat(dtype: str, flat: Any, times: int) -> Any:
     return flat * times if dtype == "bytes" else np.tile(flat, times)
 
 
-def _gather(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any]) -> tuple[Any, np.ndarray, np.ndarray]:
+def _gather(
+    plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any], view: memoryview
+) -> tuple[Any, np.ndarray, np.ndarray]:
     """(values, lengths, present) of one feature: the fast paths' parts, the slow rows' values
-    (None: absent) and a FixedLenFeature's default where a record lacks it."""
+    (None: absent) and a FixedLenFeature's default where a record lacks it. Bytes values
+    come as Binary, gathered from the buffer where the fast paths left their spans."""
     spec, dtype = plan.spec, plan.spec.dtype
-    for i, value in slow.items():
-        if value is not None:
-            flat = _flatten(dtype, value)
-            parts.append(_Found(np.array([i]), np.array([len(flat)]), flat))
+    extra = [_Found(np.array([i]), np.array([len(f)]), f) for i, f in _flat_values(dtype, slow)]
     present = np.zeros(n, dtype=bool)
-    for part in parts:
+    for part in parts + extra:
         present[part.rows] = True
     if isinstance(spec, FixedLenFeature) and spec.default_value is not None and not present.all():
         missing = np.flatnonzero(~present)
         default = _flatten(dtype, spec.default_value)
-        parts.append(_Found(missing, np.full(len(missing), plan.size), _repeat(dtype, default, len(missing))))
-    rows, counts, values = _merge(parts, dtype)
+        extra.append(_Found(missing, np.full(len(missing), plan.size), _repeat(dtype, default, len(missing))))
+    if dtype != "bytes":
+        rows, counts, values = _merge(parts + extra, dtype)
+    elif not extra:  # the common case: only spans, merged as numbers are
+        rows, counts, spans = _merge(parts, "int64") if parts else (np.empty(0, np.int64),) * 2 + (None,)
+        values = _gathered(view, spans)
+    else:  # some values decoded one by one: bytes objects for all
+        as_bytes = [_Found(p.rows, p.counts, [bytes(view[a:b]) for a, b in p.values.tolist()]) for p in parts]
+        rows, counts, objects = _merge(as_bytes + extra, dtype)
+        values = _joined(objects)
     lengths = np.zeros(n, dtype=np.int64)
     lengths[rows] = counts
     return values, lengths, present
 
 
-def _assemble_spec(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any]) -> Flat:
-    values, lengths, _ = _gather(plan, n, list(parts), slow)
+def _flat_values(dtype: str, slow: dict[int, Any]) -> list[tuple[int, Any]]:
+    return [(i, _flatten(dtype, value)) for i, value in slow.items() if value is not None]
+
+
+def _gathered(view: memoryview, spans: np.ndarray | None) -> Binary:
+    """The bytes values at `spans` ((start, end) rows) in `view`, end to end."""
+    if spans is None or not len(spans):
+        return Binary(np.empty(0, dtype=np.uint8), np.zeros(1, dtype=np.int64))
+    data = _ragged_gather(np.frombuffer(view, dtype=np.uint8), view, spans[:, 0], spans[:, 1])
+    return Binary(data, _offsets(spans[:, 1] - spans[:, 0]))
+
+
+def _joined(values: list[bytes]) -> Binary:
+    lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    return Binary(np.frombuffer(b"".join(values), dtype=np.uint8), _offsets(lengths))
+
+
+def _assemble_spec(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any], view: memoryview) -> Flat:
+    values, lengths, _ = _gather(plan, n, list(parts), slow, view)
     return Flat(values, _offsets(lengths), None)
 
 
-def _assemble_present(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any]) -> Flat:
-    values, lengths, present = _gather(plan, n, list(parts), slow)
+def _assemble_present(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any], view: memoryview) -> Flat:
+    values, lengths, present = _gather(plan, n, list(parts), slow, view)
     return Flat(values, _offsets(lengths), present)
 
 
@@ -126,8 +162,8 @@ def _present_values(record: Any, features: Mapping[str, FeatureSpec]) -> dict[st
     return {key: decoded.get(key) for key in features}
 
 
-_SPEC = Assembly(_assemble_spec, decode_example, "decode_arrow")
-_PRESENT = Assembly(_assemble_present, _present_values, "decode_arrow")
+_SPEC = Assembly(_assemble_spec, decode_example, "decode_arrow", spans=True)
+_PRESENT = Assembly(_assemble_present, _present_values, "decode_arrow", spans=True)
 
 
 # --------------------------------------------------------------------------- keys and kinds

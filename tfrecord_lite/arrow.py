@@ -16,7 +16,7 @@ from ._codec import encode_example
 from ._columnar import record_spans
 from ._errors import FeatureError
 from ._files import normalize_compression
-from ._flat import Flat, Nested, decode_flat, decode_sequence_flat, spans_of
+from ._flat import Binary, Flat, Nested, decode_flat, decode_sequence_flat, spans_of
 from ._reader import sources_of
 from ._spec import FeatureSpec, FixedLenSequenceFeature, VarLenFeature
 from ._validate import check_int, feature_specs
@@ -70,7 +70,11 @@ def arrow_type(spec: FeatureSpec) -> pa.DataType:
 
 
 def _values(flat: Flat, dtype: str) -> pa.Array:
-    return pa.array(flat.values, type=_ARROW_DTYPE[dtype])
+    values = flat.values
+    if isinstance(values, Binary):  # Arrow's own layout: the buffers are taken as they are
+        buffers = [None, pa.py_buffer(values.offsets), pa.py_buffer(values.data)]
+        return pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(values), buffers)
+    return pa.array(values, type=_ARROW_DTYPE[dtype])
 
 
 def _mask(valid: np.ndarray | None) -> pa.Array | None:
@@ -98,7 +102,7 @@ def _column(flat: Flat | None, spec: FeatureSpec | None, n: int) -> pa.Array:
     if flat is None:
         return pa.nulls(n)
     if spec is None:
-        dtype = "bytes" if isinstance(flat.values, list) else str(flat.values.dtype)
+        dtype = "bytes" if isinstance(flat.values, (list, Binary)) else str(flat.values.dtype)
         return _list(flat.offsets, _values(flat, dtype), flat.valid)
     values = _values(flat, spec.dtype)
     if isinstance(spec, VarLenFeature):

@@ -34,6 +34,7 @@ from ._columnar import Ragged, decode_examples
 from ._errors import TFRecordError
 from ._files import StorageOptions, normalize_compression, split_options
 from ._framing import HEADER_SIZE
+from ._pieces import file_kind
 from ._plan import (
     EVEN,
     MIXING_SALT,
@@ -421,13 +422,9 @@ class TFRecordDataset(Dataset[Any]):
 
 def _file_kind(path: str, compression: str, storage_options: StorageOptions = None) -> str:
     """'' for an uncompressed file (indexable), else its compression."""
-    if compression != "auto":
-        return compression
-    if is_url(path):
-        head = RemoteObject(path, *split_options(storage_options)).read_range(0, HEADER_SIZE)
-    else:
-        with open(path, "rb") as f:
-            head = f.read(HEADER_SIZE)
+    if compression != "auto" or not is_url(path):
+        return file_kind(path, compression)
+    head = RemoteObject(path, *split_options(storage_options)).read_range(0, HEADER_SIZE)
     kind = sniff_compression(head)
     return "" if kind == "unknown" else kind  # iter_records reports the unknown kind with its path
 
