@@ -24,9 +24,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Union
 
 import numpy as np
-import torch
-import torch.distributed as dist
-from torch.utils.data import Dataset, IterableDataset, default_collate, get_worker_info
+
+try:
+    import torch
+    import torch.distributed as dist
+    from torch.utils.data import Dataset, IterableDataset, default_collate, get_worker_info
+except ImportError as exc:
+    raise ImportError(f"tfrecord_lite.torch needs PyTorch ({exc}): pip install 'tfrlite[torch]'") from exc
 
 from ._codec import decode_example, decode_sequence_example
 from ._columnar import Ragged, decode_examples
