@@ -59,7 +59,9 @@ def test_max_records_and_sharded_reading(tmp_path: Path) -> None:
             w.write(r)
     assert names(w.paths) == ["ds-00000-of-00003.tfrecord", "ds-00001-of-00003.tfrecord", "ds-00002-of-00003.tfrecord"]
     assert [len(list(tfr.iter_records(p))) for p in w.paths] == [4, 4, 2]
-    for source in (str(tmp_path / "ds-*.tfrecord"), str(tmp_path / "ds"), w.paths[::-1], tmp_path):
+    with tfr.ShardedRecords(w.paths[::-1]) as ds:  # a list is read in the order given
+        assert ds.paths == w.paths[::-1] and list(ds) == data[8:] + data[4:8] + data[:4]
+    for source in (str(tmp_path / "ds-*.tfrecord"), str(tmp_path / "ds"), w.paths, tmp_path):
         with tfr.ShardedRecords(source) as ds:
             assert ds.paths == w.paths and len(ds) == 10
             assert list(ds) == data
@@ -159,15 +161,18 @@ def test_bad_arguments(tmp_path: Path) -> None:
         w.write(b"late")
 
 
-def test_natural_order_of_a_path_list(tmp_path: Path) -> None:
+def test_natural_order_of_a_folder_and_given_order_of_a_list(tmp_path: Path) -> None:
     paths = []
     for k in (10, 9, 1):
         path = tmp_path / f"part-{k}.tfrecord"
         with tfr.TFRecordWriter(path) as w:
             w.write(str(k).encode())
         paths.append(str(path))
+    for source in (tmp_path, str(tmp_path / "part-*")):
+        with tfr.ShardedRecords(source) as ds:
+            assert list(ds) == [b"1", b"9", b"10"]
     with tfr.ShardedRecords(paths) as ds:
-        assert list(ds) == [b"1", b"9", b"10"]
+        assert list(ds) == [b"10", b"9", b"1"]
 
 
 def _global_read(args: tuple[tfr.ShardedRecords, list[int]]) -> list[bytes]:

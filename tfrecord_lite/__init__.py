@@ -11,11 +11,20 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._errors import CorruptRecordError, DecodeError, FeatureError, TFRecordError, TruncatedRecordError
+from ._errors import (
+    CorruptRecordError,
+    DecodeError,
+    FeatureError,
+    NoInputsError,
+    NotTFRecordError,
+    TFRecordError,
+    TruncatedRecordError,
+)
 
 if TYPE_CHECKING:
     from ._codec import decode_example, decode_sequence_example, encode_example, encode_sequence_example
     from ._columnar import Ragged, decode_examples, iter_example_batches
+    from ._count import count_records
     from ._proto import (
         BytesList,
         Example,
@@ -33,12 +42,15 @@ if TYPE_CHECKING:
     from ._reader import iter_records
     from ._sharded import ShardedRecords, ShardedWriter
     from ._sidecar import StaleIndexError, write_index, write_text_index
+    from ._sources import resolve_inputs
     from ._spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
     from ._writer import TFRecordWriter
 
 _LAZY = {
     "_codec": ["decode_example", "decode_sequence_example", "encode_example", "encode_sequence_example"],
     "_columnar": ["Ragged", "decode_examples", "iter_example_batches"],
+    "_count": ["count_records"],
+    "_sources": ["resolve_inputs"],
     "_sidecar": ["StaleIndexError", "write_index", "write_text_index"],
     "_random_access": ["TFRecordFile"],
     "_proto": [
@@ -91,6 +103,8 @@ __all__ = [
     "FixedLenSequenceFeature",
     "FloatList",
     "Int64List",
+    "NoInputsError",
+    "NotTFRecordError",
     "OutputLockedError",
     "Ragged",
     "SequenceExample",
@@ -102,6 +116,7 @@ __all__ = [
     "TFRecordWriter",
     "TruncatedRecordError",
     "VarLenFeature",
+    "count_records",
     "decode_example",
     "decode_examples",
     "decode_raw",
@@ -110,6 +125,7 @@ __all__ = [
     "encode_sequence_example",
     "iter_example_batches",
     "iter_records",
+    "resolve_inputs",
     "write_index",
     "write_text_index",
 ]

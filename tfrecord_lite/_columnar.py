@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from ._codec import _HIGH_BIT, _TEN_HIGH, _apply_spec, decode_example, decode_varints, layout_of
 from ._files import normalize_compression
-from ._reader import RecordIterator
+from ._reader import RecordIterator, sources_of
 from ._spec import (
     BYTES,
     FLOAT,
@@ -714,8 +714,9 @@ def iter_example_batches(
     compression: str | None = "auto",
     verify: bool = True,
 ) -> Iterator[dict[str, Any]]:
-    """Read a TFRecord file of Examples as decoded batches of `batch_size` (the last one may be
-    smaller): decode_examples over iter_records, without an object per record. The counterpart
+    """Read TFRecord files of Examples as decoded batches of `batch_size` (the last one of each
+    file may be smaller): decode_examples over iter_records, without an object per record.
+    `source` is what iter_records takes: a file, or a list, folder, glob or prefix. The counterpart
     of tf.data.TFRecordDataset(path).batch(batch_size).map(tf.io.parse_example). The spec and
     arguments are checked here, before the first batch is asked for."""
     check_int("batch_size", batch_size, 1)
@@ -732,7 +733,7 @@ def _batches(
     compression: str | None,
     verify: bool,
 ) -> Iterator[dict[str, Any]]:
-    with RecordIterator(source, compression, verify) as records:
+    with RecordIterator(sources_of(source), compression, verify) as records:
         for view, starts, lengths in records._chunks(batch_size):
             begin = np.array(starts, dtype=np.int64)
             end = begin + np.array(lengths, dtype=np.int64)

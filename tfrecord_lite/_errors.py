@@ -39,6 +39,15 @@ class TruncatedRecordError(TFRecordError):
     """The data ends inside the record that starts at `offset`."""
 
 
+class NotTFRecordError(CorruptRecordError):
+    """A file is not a TFRecord file at all: no valid record header at its start, and not GZIP /
+    ZLIB data holding records. The message says what the file looks like (a PNG image, text ...)."""
+
+
+class NoInputsError(TFRecordError, FileNotFoundError):
+    """A path, folder, glob or prefix given as input names no TFRecord file."""
+
+
 class DecodeError(TFRecordError, ValueError):
     """A record's payload is not a valid Example / SequenceExample protobuf."""
 

@@ -244,17 +244,24 @@ class Publication:
             if not getattr(self, "closed", True):
                 self.abort()
 
-    def __exit__(self, exc_type: object, exc: object, traceback: object) -> None:
-        if exc_type is None:
+    def __exit__(self, exc_type: object, exc: BaseException | None, traceback: object) -> None:
+        if exc is None:
             self.commit()
             return
+        clearer = self.abort_for(exc)
+        if clearer is not None:
+            raise clearer from exc
+
+    def abort_for(self, exc: BaseException) -> OSError | None:
+        """abort() because of `exc`; for a full disk, an OSError that says what happened to the output."""
         self.abort()
         if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
-            raise OSError(
+            return OSError(
                 exc.errno,
-                f"{exc.strerror}: writing {self.target} failed; nothing was published, "
+                f"{os.strerror(exc.errno or 0)}: writing {self.target} failed; nothing was published, "
                 "the previous files are unchanged and the temporary ones removed",
-            ) from exc
+            )
+        return None
 
 
 def _roll_forward(staging: str, folder: str, journal: dict[str, Any]) -> None:

@@ -12,70 +12,102 @@
 from __future__ import annotations
 
 import inspect
+import os
+import re
 import zlib
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Any, cast
 
 from ._errors import CorruptRecordError, TFRecordError, TruncatedRecordError
-from ._files import PathOrFile, display_name, normalize_compression, open_binary
+from ._files import PathOrFile, display_name, is_file_object, normalize_compression, open_binary
 from ._framing import HEADER_SIZE, OVERHEAD, header_is_valid, scan
-from ._repr import compression, describe
+from ._repr import compression, describe, shown_paths
+from ._sniff import SNIFF_SIZE, not_a_tfrecord, sniff_compression
+from ._sources import Sources, resolve_inputs
 
 CHUNK_SIZE = 1 << 20
-_GZIP_MAGIC = b"\x1f\x8b"
+_STEP = 1 << 16  # compressed bytes fed to the decompressor at a time (the most fed again after damage)
 _WBITS = {"gzip": 31, "zlib": 15}
-
-
-def sniff_compression(head: bytes) -> str:
-    """'' | 'gzip' | 'zlib' | 'unknown' from the first bytes of a file (at least 12 when there are)."""
-    if not head or header_is_valid(head):
-        return ""
-    if head[:2] == _GZIP_MAGIC:
-        return "gzip"
-    if len(head) >= 2 and head[0] & 0x0F == 8 and head[0] >> 4 <= 7 and (head[0] << 8 | head[1]) % 31 == 0:
-        return "zlib"
-    return "unknown"
+_RECORD_URL = re.compile(r"[a-z][a-z0-9+.-]*://[^*?\[]*\.(tfrecords?|tfrec|tfr)(\.gz|\.zlib|\.zz)?$", re.I)
 
 
 class _Inflater:
-    """Decompresses a GZIP / ZLIB byte stream chunk by chunk, concatenated members included."""
+    """Decompresses a GZIP / ZLIB byte stream chunk by chunk, concatenated members included.
+
+    Compressed input is fed a step at a time, each step from a copy of the decompressor
+    state, so that damage loses nothing before it: the step that fails is fed again from
+    the copy a byte at a time, everything that inflates before the bad byte is returned,
+    and the next read raises the error, which names the compressed and uncompressed
+    offsets of the damage."""
 
     def __init__(self, raw: IO[bytes], compression: str, head: bytes) -> None:
         self._raw = raw
         self._wbits = _WBITS[compression]
         self._name = compression.upper()
         self._d = zlib.decompressobj(self._wbits)
-        self._pending = head  # compressed bytes not yet fed
-        self._eof = False
+        self._input = memoryview(head)  # compressed bytes not yet consumed
+        self._at = 0  # compressed offset of self._input[0]
+        self._produced = 0  # uncompressed bytes returned so far
+        self._salvaged = b""  # what inflated before the damage, not yet returned
+        self._error: TFRecordError | None = None
 
     def read(self, size: int) -> bytes:
         """Up to `size` decompressed bytes; b'' at the clean end of the stream. Errors carry
-        no offset: the reader knows which record they cut and adds it."""
+        no record offset: the reader knows which record they cut and adds it."""
         while True:
-            if self._d.eof:  # a member ended: what follows is the next member, or the end
-                data = self._d.unused_data or self._raw.read(CHUNK_SIZE)
-                if not data:
-                    return b""
-                self._d = zlib.decompressobj(self._wbits)
-            elif self._d.unconsumed_tail:
-                data = self._d.unconsumed_tail
-            elif self._pending:
-                data, self._pending = self._pending, b""
+            if self._salvaged:
+                out, self._salvaged = self._salvaged[:size], self._salvaged[size:]
+            elif self._error is not None:
+                raise self._error
             else:
-                data = self._raw.read(CHUNK_SIZE)
-                if not data:
-                    raise TruncatedRecordError(
-                        f"the {self._name} stream ends before its end marker (the file is truncated)"
-                    )
-            try:
-                out = self._d.decompress(data, size)
-            except zlib.error as err:
-                raise CorruptRecordError(
-                    f"corrupt {self._name} data ({err}); the offset is in the uncompressed stream"
-                ) from None
+                inflated = self._inflate(size)
+                if inflated is None:
+                    return b""
+                out = inflated
             if out:
+                self._produced += len(out)
                 return out
+
+    def _inflate(self, size: int) -> bytes | None:
+        """The output of one step of input (possibly empty); None at the clean end."""
+        if not self._input:
+            self._input = memoryview(self._raw.read(CHUNK_SIZE))
+            if not self._input:
+                if self._d.eof:
+                    return None
+                raise TruncatedRecordError(
+                    f"the {self._name} stream ends before its end marker (the file is truncated)"
+                )
+        if self._d.eof:  # a member ended: what follows is the next member
+            self._d = zlib.decompressobj(self._wbits)
+        step = self._input[:_STEP]
+        saved = self._d.copy()
+        try:
+            out = self._d.decompress(step, size)
+        except zlib.error as err:
+            self._salvage(saved, step, err)
+            return b""
+        used = len(step) - len(self._d.unconsumed_tail) - len(self._d.unused_data)
+        self._input = self._input[used:]
+        self._at += used
+        return out
+
+    def _salvage(self, d: Any, step: memoryview, err: zlib.error) -> None:
+        """Feed `step` again from the state `d` a byte at a time: keep what inflates before the
+        bad byte, and the error that the next read raises."""
+        out: list[bytes] = []
+        bad = 0
+        for bad in range(len(step)):
+            try:
+                out.append(d.decompress(step[bad : bad + 1]))
+            except zlib.error:
+                break
+        self._salvaged = b"".join(out)
+        where = self._produced + len(self._salvaged)
+        self._error = CorruptRecordError(
+            f"{self._name} stream damaged at compressed offset {self._at + bad} (uncompressed {where}): {err}"
+        )
 
 
 class DecodedStream:
@@ -92,16 +124,13 @@ class DecodedStream:
                 compression = sniff_compression(head)
             if compression == "unknown":
                 if strict:
-                    raise CorruptRecordError(
-                        "not a TFRecord file: no valid record header at the start, and not GZIP or ZLIB data",
-                        path=self.path,
-                        offset=0,
-                    )
+                    raise not_a_tfrecord(self.path, head[:SNIFF_SIZE])
                 compression = ""  # read it as plain data, whose first record is damaged
         except BaseException:
             self.close()
             raise
         self.compression = compression
+        self.head = head[:SNIFF_SIZE]  # the file's first bytes, for the "not a TFRecord file" error
         if compression:
             self._pending = b""
             self._read: Callable[[int], bytes] = _Inflater(self._file, compression, head).read
@@ -286,9 +315,11 @@ class StreamScanner:
     def _skip(self, err: TFRecordError) -> int | None:
         """Raise `err`, or (with on_damage) report the damaged span; the stream offset where
         scanning resumes, None when nothing after it can be read."""
-        if self._on_damage is None:
-            raise err
         at = err.offset or 0
+        if self._on_damage is None:
+            if at == 0 and isinstance(err, CorruptRecordError) and not header_is_valid(self._view[: self._have]):
+                raise not_a_tfrecord(self.path, self._stream.head) from None
+            raise err
         header_ok = header_is_valid(self._view[: self._have], at - self._origin)
         if isinstance(err, CorruptRecordError) and header_ok:  # the length is trustworthy: skip the record
             start = at - self._origin
@@ -338,17 +369,32 @@ class StreamScanner:
 
 
 class RecordIterator(Iterator[bytes]):
-    """Iterator over the records of one TFRecord stream; also a context manager that closes it."""
+    """Iterator over the records of one or more TFRecord streams, one after the other; also a
+    context manager that closes them. `path` is the file being read."""
 
-    def __init__(self, source: PathOrFile, compression: str | None = "auto", verify: bool = True) -> None:
-        self._stream = DecodedStream(source, compression)
+    def __init__(
+        self, source: PathOrFile | list[PathOrFile], compression: str | None = "auto", verify: bool = True
+    ) -> None:
+        self._sources = source if isinstance(source, list) else [source]
+        self._compression = compression
+        self._stream = DecodedStream(self._sources[0], compression)  # the first file's errors come now
         self.path = self._stream.path
         self._verify = verify
         self._records: Generator[bytes, None, None] = self._iter_records()
 
+    def _streams(self) -> Iterator[DecodedStream]:
+        """The stream of each source in turn, the previous one closed before the next opens."""
+        yield self._stream
+        for source in self._sources[1:]:
+            self._stream.close()
+            self._stream = DecodedStream(source, self._compression)
+            self.path = self._stream.path
+            yield self._stream
+
     def _chunks(self, multiple: int = 1) -> Iterator[tuple[memoryview, list[int], list[int]]]:
-        """The records a buffer at a time (see StreamScanner.chunks)."""
-        return StreamScanner(self._stream, verify=self._verify).chunks(multiple)
+        """The records a buffer at a time, file after file (see StreamScanner.chunks)."""
+        for stream in self._streams():
+            yield from StreamScanner(stream, verify=self._verify).chunks(multiple)
 
     def _iter_records(self) -> Generator[bytes, None, None]:
         try:
@@ -390,6 +436,8 @@ class RecordIterator(Iterator[bytes]):
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         where = repr(self.path) if self.path is not None else "<file object>"
+        if len(self._sources) > 1:
+            where = shown_paths([display_name(s) for s in self._sources])
         return describe("RecordIterator", where, compression(self._stream.compression), state)
 
     def __enter__(self) -> RecordIterator:
@@ -399,11 +447,25 @@ class RecordIterator(Iterator[bytes]):
         self.close()
 
 
-def iter_records(source: PathOrFile, *, compression: str = "auto", verify: bool = True) -> RecordIterator:
-    """Iterate the records (payload bytes) of a TFRecord file, path or binary file object.
+def iter_records(source: PathOrFile | Sources, *, compression: str = "auto", verify: bool = True) -> RecordIterator:
+    """Iterate the records (payload bytes) of TFRecord files, one after the other.
 
-    `compression`: "auto" (recognised from the content), None / "", "gzip" or "zlib".
-    Both CRCs are checked; `verify=False` skips the payload CRC. Errors name the file
-    and the byte offset of the bad record (in the uncompressed stream).
+    `source`: a path, URL or binary file object, or several files: a list, a folder, a glob
+    or a ShardedWriter prefix (see docs/inputs.md). `compression`: "auto" (recognised from
+    the content), None / "", "gzip" or "zlib". Both CRCs are checked; `verify=False` skips
+    the payload CRC. Errors name the file and the byte offset of the bad record (in the
+    uncompressed stream).
     """
-    return RecordIterator(source, compression, verify)
+    return RecordIterator(sources_of(source), compression, verify)
+
+
+def sources_of(source: PathOrFile | Sources) -> list[PathOrFile]:
+    """What to read, one item per file: a file object or an existing file as it is (the
+    single-file fast path), anything else through resolve_inputs."""
+    if is_file_object(source):
+        return [source]
+    if isinstance(source, (str, os.PathLike)):
+        name = os.fspath(source)
+        if isinstance(name, str) and (os.path.isfile(name) or _RECORD_URL.match(name)):
+            return [name]
+    return list(resolve_inputs(cast(Sources, source)))

@@ -19,8 +19,8 @@ import glob
 import os
 import re
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, TypeVar, Union
+from collections.abc import Iterator, Mapping
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -31,10 +31,10 @@ from ._publish import Publication
 from ._random_access import RecordSequence, TFRecordFile, _position
 from ._repr import compression, count, describe, shown_paths
 from ._sidecar import SIDECAR_SUFFIX, save_offsets
+from ._sources import Sources, resolve_inputs
 from ._validate import as_record
 from ._writer import TFRecordWriter
 
-PathsOrGlob = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
 _SHARD_DIGITS = 5
 COMPRESSION_SUFFIX = {"": "", "gzip": ".gz", "zlib": ".zlib"}  # file name ending per compression
 
@@ -65,43 +65,19 @@ def existing_shards(prefix: str, suffix: str = ".tfrecord") -> list[tuple[int, s
     return sorted(found)
 
 
-def _natural_key(path: str) -> list[Any]:
-    """Sort key comparing digit runs as numbers, so shard-10 follows shard-9."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path)]
-
-
-def resolve_paths(paths_or_glob: PathsOrGlob) -> list[str]:
-    """The shard files named by a glob, a list of paths / globs, a directory, or a ShardedWriter prefix."""
-    items = [paths_or_glob] if isinstance(paths_or_glob, (str, os.PathLike)) else list(paths_or_glob)
-    found: list[str] = []
-    for item in items:
-        name = os.fspath(item)
-        if glob.has_magic(name):
-            hits = [p for p in glob.glob(name) if os.path.isfile(p) and not p.endswith(SIDECAR_SUFFIX)]
-        elif os.path.isfile(name):
-            hits = [name]
-        elif os.path.isdir(name):
-            hits = [os.path.join(name, f) for f in os.listdir(name) if f.endswith((".tfrecord", ".tfrecords"))]
-        else:
-            hits = [path for _, path in existing_shards(name)]
-        if not hits:
-            raise FileNotFoundError(f"no TFRecord files match {name!r}")
-        found.extend(hits)
-    return sorted(set(found), key=_natural_key)
-
-
 _Self = TypeVar("_Self", bound="ShardedWriter")
 
 
 class ShardedRecords(RecordSequence):
     """Many TFRecord files read as one sequence: `len` is the total, `[i]` finds the record's shard.
 
-    Shards are taken in sorted (natural) name order; each is a TFRecordFile, so the
-    options `verify` and `on_stale` are passed on to them.
+    `inputs` is a file, a list of files, a folder, a glob or a ShardedWriter prefix (see
+    docs/inputs.md); a folder, glob or prefix is taken in natural name order. Each shard is a
+    TFRecordFile, so the options `verify` and `on_stale` are passed on to them.
     """
 
-    def __init__(self, paths_or_glob: PathsOrGlob, *, verify: bool = True, on_stale: str = "rebuild") -> None:
-        self.paths = resolve_paths(paths_or_glob)
+    def __init__(self, inputs: Sources, *, verify: bool = True, on_stale: str = "rebuild") -> None:
+        self.paths = resolve_inputs(inputs)
         self.shards: list[TFRecordFile] = []
         try:
             for path in self.paths:
@@ -173,6 +149,7 @@ class ShardedWriter:
     after them (see the growth rule in docs/sharding.md), or `overwrite=True`, which
     replaces them at close. Compressed shards get no index. The prefix is locked
     while the writer is open: a second writer of it raises OutputLockedError.
+    The prefix's folder is created when it does not exist yet.
     `publication`: an open Publication to join (its owner commits it, together
     with other files such as a label map); by default the writer has its own.
     """
@@ -287,8 +264,8 @@ class ShardedWriter:
                     self.publication.move(shard.temp + SIDECAR_SUFFIX, final + SIDECAR_SUFFIX)
             if self._owned:
                 self.publication.commit()
-        except BaseException:
-            self.abort()
+        except BaseException as exc:
+            self._abort_for(exc)
             raise
         self.closed = True
         self.paths.extend(finals)
@@ -303,14 +280,21 @@ class ShardedWriter:
                 pass
         self._release()
 
+    def _abort_for(self, exc: BaseException) -> None:
+        """abort() because of `exc`; a full disk raises an error about the output, not a temporary file."""
+        self.abort()
+        clearer = self.publication.abort_for(exc) if self._owned else None
+        if clearer is not None:
+            raise clearer from exc
+
     def __enter__(self: _Self) -> _Self:
         return self
 
-    def __exit__(self, exc_type: object, *exc: object) -> None:
-        if exc_type is None:
+    def __exit__(self, exc_type: object, exc: BaseException | None, traceback: object) -> None:
+        if exc is None:
             self.close()
         else:
-            self.abort()
+            self._abort_for(exc)
 
     @property
     def records_written(self) -> int:
@@ -344,8 +328,7 @@ def open_shard_writer(
     overwrite: bool = False,
     publication: Publication | None = None,
 ) -> ShardedWriter:
-    """A ShardedWriter for `prefix` (its folder created), shards named '.tfrecord[.gz|.zlib]'."""
-    os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
+    """A ShardedWriter for `prefix`, shards named '.tfrecord[.gz|.zlib]'."""
     return ShardedWriter(
         prefix,
         num_shards=num_shards,

@@ -34,6 +34,7 @@ from crc32c import crc32c
 from ._errors import PathName, TFRecordError
 from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, header_is_valid, scan
 from ._publish import write_atomic
+from ._sniff import SNIFF_SIZE, not_a_tfrecord, sniff_compression
 
 SIDECAR_SUFFIX = ".tfrlidx"
 MAGIC = b"TFRLIDX\0"
@@ -119,16 +120,13 @@ def release(buf: Buffer) -> None:
 
 
 def require_uncompressed(buf: Buffer, path: PathName, action: str = "random access") -> None:
-    """Raise a clear TFRecordError when `buf` holds a GZIP or ZLIB file instead of plain records."""
-    if len(buf) < 2 or header_is_valid(buf, 0):  # type: ignore[arg-type]  # mmap is a buffer
-        return
-    b0, b1 = buf[0], buf[1]
-    kind = None
-    if b0 == 0x1F and b1 == 0x8B:
-        kind = "GZIP"
-    elif b0 & 0x0F == 8 and (b0 << 8 | b1) % 31 == 0:
-        kind = "ZLIB"
-    if kind is not None:
+    """Raise a clear TFRecordError when `buf` holds a GZIP or ZLIB file instead of plain records,
+    and the "not a TFRecord file" error when it holds no records at all."""
+    head = bytes(buf[:SNIFF_SIZE])
+    kind = sniff_compression(head).upper()
+    if kind == "UNKNOWN":
+        raise not_a_tfrecord(path, head)
+    if kind:
         raise TFRecordError(
             f"this file is {kind}-compressed, and {action} needs an uncompressed TFRecord file "
             f"(a compressed stream cannot be entered in the middle): convert it once with "
@@ -413,6 +411,13 @@ def try_read_index(location: str, buf: Buffer, st: os.stat_result, explicit: boo
 
 def map_uncompressed(path: str, action: str) -> tuple[Buffer, os.stat_result]:
     """Memory-map an uncompressed TFRecord file for reading (TFRecordError if it is compressed)."""
+    if os.path.isdir(path):
+        raise IsADirectoryError(
+            errno.EISDIR,
+            f"this is a folder, and {action} needs one TFRecord file: tfr.ShardedRecords(folder) "
+            "reads the TFRecord files in a folder",
+            path,
+        )
     with open(path, "rb") as fh:
         st = os.fstat(fh.fileno())
         buf = map_file(fh)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from ._files import PathOrFile, display_name
 from ._reader import Damage, DecodedStream, StreamScanner
+from ._sniff import holds_records, not_a_tfrecord
 
 
 @dataclass
@@ -50,4 +51,6 @@ def verify_file(
             report.records += len(starts)
     finally:
         stream.close()
+    if not report.records and report.damage and not holds_records(stream.head):
+        report.damage = [Damage(0, None, not_a_tfrecord(None, stream.head).reason)]
     return report

@@ -149,8 +149,9 @@ class TFRecordWriter:
         self._file = None
         self._unlock()
         where = self.path or "the file"
+        reason = os.strerror(err.errno) if err.errno is not None else str(err)
         raise OSError(
-            err.errno, f"{err.strerror}: writing {where} failed; the records before the failed write are kept"
+            err.errno, f"{reason}: writing {where} failed; the records before the failed write are kept"
         ) from err
 
     def _unlock(self) -> None:

@@ -21,7 +21,7 @@ import itertools
 import os
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -51,10 +51,12 @@ from ._plan import (
     shuffle_buffer,
 )
 from ._random_access import TFRecordFile
-from ._reader import iter_records, sniff_compression
+from ._reader import iter_records
 from ._repr import compression, count, describe, shown_keys, shown_paths
-from ._sharded import ShardedRecords, resolve_paths
+from ._sharded import ShardedRecords
 from ._sidecar import sidecar_path
+from ._sniff import sniff_compression
+from ._sources import Sources, resolve_inputs
 from ._spec import FixedLenSequenceFeature, VarLenFeature
 from ._validate import check_callable, check_int, feature_specs
 
@@ -76,7 +78,7 @@ def __dir__() -> list[str]:  # dir() and IDEs show the API, not the imported mod
     return sorted(__all__)
 
 
-Paths = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]  # files, globs, a directory
+Paths = Sources  # a file, a list of files, a folder, a glob, a ShardedWriter prefix (docs/inputs.md)
 RECORD_TYPES = ("example", "sequence_example", "raw")
 _SHOWN_SOURCES = 3  # sources a MixedTFRecordDataset's repr shows
 
@@ -367,7 +369,7 @@ class TFRecordDataset(Dataset[Any]):
     ) -> None:
         self._decode = _Decoder(record_type, features, context_features, sequence_features, output, transform)
         self.collate_fn = _collate_for(collate_fn, self._decode)
-        self.paths = resolve_paths(paths)
+        self.paths = resolve_inputs(paths)
         self.verify = verify
         self._records: ShardedRecords | None = None
         self._pid = -1
@@ -486,7 +488,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         self.shuffle = bool(shuffle)
         self.shuffle_buffer = check_int("shuffle_buffer", shuffle_buffer, 0) if shuffle else 0
         self.seed = check_int("seed", seed)
-        self.paths = resolve_paths(paths)
+        self.paths = resolve_inputs(paths)
         self.split = _choose("split", split, SPLITS)
         self.even = _choose("even", even, EVEN)
         if (rank is None) != (world_size is None):

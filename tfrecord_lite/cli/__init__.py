@@ -12,9 +12,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
 from .._errors import TFRecordError
@@ -37,8 +39,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 EPILOG = f"""\
-inputs: files, glob patterns ('data/train-*.tfrecord') or directories (their record
-files); '-' reads standard input (count, head, cat, schema, verify, merge, reshard,
+inputs: files, glob patterns ('data/train-*.tfrecord'), folders (their TFRecord files)
+or ShardedWriter prefixes ('out/train' for out/train-00000-of-00004.tfrecord ...);
+sidecars and other files that hold no records are skipped, with one line saying so;
+'-' reads standard input (count, head, cat, schema, verify, merge, reshard,
 convert). GZIP / ZLIB compression is recognised from the content.
 exit status: 0 success, {EXIT_DATA} bad data (corrupt record, failed verification,
 undecodable image), {EXIT_USAGE} bad command line or missing input.
@@ -53,6 +57,7 @@ examples:
   {PROG} pack-images photos/ out/photos --shards 8
   {PROG} split data/ --ratio 90/10 --shuffle -o out/   out/train.tfrecord, out/val.tfrecord
   {PROG} convert train.tfrecord train.tfrecord.gz
+  {PROG} convert data/*.tfrecord --to gzip -o gz/
 run '{PROG} COMMAND --help' for a command's options."""
 
 
@@ -78,11 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 bad data, 2 usage)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and (not getattr(args, "more_inputs", False) or any(x.startswith("-") for x in extra)):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra:  # `convert a b --to gzip dir/`: positional names after an option
+        args.inputs += extra
     if not hasattr(args, "quiet"):
         args.quiet = False
     try:
-        status: int = args.func(args)
+        with _log_to_stderr(args.quiet):
+            status: int = args.func(args)
         return status
     except BrokenPipeError:  # the reader of our output went away (| head): stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -95,6 +105,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         status, message = _failure(err)
         print(f"{PROG}: error: {message}", file=sys.stderr)
         return status
+
+
+@contextlib.contextmanager
+def _log_to_stderr(quiet: bool) -> Iterator[None]:
+    """Show the library's log lines (e.g. which files a folder's listing skipped) on stderr,
+    as `tfrecord-lite: ...` lines; nothing with --quiet."""
+    logger = logging.getLogger("tfrecord_lite")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"{PROG}: %(message)s"))
+    level = logger.level
+    if not quiet:
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def _failure(err: Exception) -> tuple[int, str]:

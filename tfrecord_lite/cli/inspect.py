@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._count import count_file
 from .._verify import verify_file
 from .options import (
     EXIT_DATA,
@@ -18,7 +19,6 @@ from .options import (
     add_command,
     add_inputs,
     add_mode,
-    count_file,
     expand_inputs,
     head_compression,
     iter_file_records,
@@ -132,7 +132,7 @@ def format_schema(schema: Schema) -> str:
 def cmd_count(args: argparse.Namespace) -> int:
     paths = expand_inputs(args.inputs, stdin=True)
     counts = {
-        p: count_file(p, args.compression, verify=args.verify)
+        p: count_file(source_of(p), compression=args.compression, verify=args.verify)
         for p in progress(paths, len(paths), "files", "file", args.quiet)
     }
     total = sum(counts.values())
@@ -272,7 +272,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         sub,
         "schema",
         cmd_schema,
-        "Feature keys, kinds, min/max value counts and presence %% over N records (or --all).",
+        "Feature keys, kinds, min/max value counts and presence % over N records (or --all).",
         f"  {PROG} schema data/\n  {PROG} schema --all --json train.tfrecord",
     )
     add_inputs(p)

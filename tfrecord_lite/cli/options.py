@@ -8,25 +8,23 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import glob
 import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from .._errors import NoInputsError
 from .._files import normalize_compression
 from .._framing import HEADER_SIZE
-from .._reader import iter_records, sniff_compression
+from .._reader import iter_records
 from .._sharded import existing_shards, open_shard_writer
-from .._sidecar import SIDECAR_SUFFIX
+from .._sniff import sniff_compression
+from .._sources import resolve_inputs
 
 PROG = "tfrecord-lite"
 EXIT_DATA = 1  # the data is bad (corrupt record, undecodable image, verification failed)
 EXIT_USAGE = 2  # the command is wrong (unknown option, missing file, bad value)
-
-# Files in a directory that are never TFRecord data (sidecars, label maps, text indexes, notes).
-_NOT_RECORDS = (SIDECAR_SUFFIX, ".json", ".idx", ".index", ".txt", ".csv", ".md", ".tmp", ".lock", ".py")
 
 
 class UsageError(Exception):
@@ -37,38 +35,25 @@ class UsageError(Exception):
 
 
 def expand_inputs(specs: Sequence[str], stdin: bool = False) -> list[str]:
-    """Files for the given files, globs and directories, in order (directories and globs sorted).
-
-    A directory stands for the record files directly inside it (index sidecars,
-    label maps, text indexes and hidden files are left out); '-' is standard input
-    where `stdin` allows it. Raises UsageError for a path that does not exist or a
-    pattern that matches nothing.
-    """
+    """The files for the given files, folders, globs and prefixes, in order (the library's
+    resolve_inputs: what they mean and what is skipped is in docs/inputs.md); '-' is standard
+    input where `stdin` allows it. Raises UsageError when an input names no TFRecord file."""
+    if "-" in specs and not stdin:
+        raise UsageError("this command cannot read standard input ('-'): give files")
     out: list[str] = []
-    for spec in specs:
-        if spec == "-":
-            if not stdin:
-                raise UsageError("this command cannot read standard input ('-'): give files")
-            out.append(spec)
-        elif os.path.isdir(spec):
-            found = sorted(
-                os.path.join(spec, n)
-                for n in os.listdir(spec)
-                if not n.startswith(".") and not n.endswith(_NOT_RECORDS) and os.path.isfile(os.path.join(spec, n))
-            )
-            if not found:
-                raise UsageError(f"no TFRecord files in directory {spec}")
-            out += found
-        elif os.path.exists(spec) or "://" in spec:
-            out.append(spec)
-        elif glob.has_magic(spec):
-            found = sorted(p for p in glob.glob(spec) if os.path.isfile(p) and not p.endswith(_NOT_RECORDS))
-            if not found:
-                raise UsageError(f"no files match {spec}")
-            out += found
-        else:
-            raise UsageError(f"no such file or directory: {spec}")
-    return out
+    run: list[str] = []  # the names between two '-', resolved together
+    for spec in [*specs, "-"]:
+        if spec != "-":
+            run.append(spec)
+            continue
+        if run:
+            try:
+                out += resolve_inputs(run)
+            except NoInputsError as err:
+                raise UsageError(str(err)) from None
+            run = []
+        out.append(spec)
+    return out[:-1]  # without the closing '-'
 
 
 def source_of(path: str) -> Any:
@@ -84,12 +69,6 @@ def iter_file_records(
         with iter_records(source_of(path), compression=compression, verify=verify) as records:
             for i, record in enumerate(records):
                 yield path, i, record
-
-
-def count_file(path: str, compression: str = "auto", verify: bool = False) -> int:
-    """Number of records in one file (payload CRCs are checked only with `verify`)."""
-    with iter_records(source_of(path), compression=compression, verify=verify) as records:
-        return sum(1 for _ in records)
 
 
 def head_compression(path: str) -> str:
@@ -162,7 +141,7 @@ def add_command(
     """A sub-command's parser: its summary, its examples and the common -q option; `func` runs it."""
     p = sub.add_parser(
         name,
-        help=summary,
+        help=summary.replace("%", "%%"),  # help strings are %-formatted, descriptions are not
         description=summary,
         epilog="examples:\n" + example,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -175,7 +154,7 @@ def add_command(
 
 
 def add_inputs(p: argparse.ArgumentParser) -> None:
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="TFRecord files, glob patterns or directories")
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="TFRecord files, globs, folders or prefixes")
     p.add_argument("-z", "--compression", type=compression_arg, default="auto", metavar="C",
                    help="input compression: auto (default: from the content), none, gzip, zlib")  # fmt: skip
 

@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 
+from .._count import count_file
 from .._publish import Publication, remove_orphans
 from .._sharded import COMPRESSION_SUFFIX, shard_suffix
 from .._writer import TFRecordWriter
@@ -25,7 +26,6 @@ from .options import (
     check_new,
     check_shards_new,
     compression_arg,
-    count_file,
     expand_inputs,
     first_paths,
     input_records,
@@ -97,6 +97,10 @@ def _output_compression(to: str | None, path: str) -> str:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
+    if args.output is None:
+        if len(args.inputs) < 2:
+            raise UsageError("convert needs an output: `convert IN... OUT` or `convert IN... -o OUT`")
+        args.output = args.inputs.pop()
     paths = expand_inputs(args.inputs, stdin=True)
     if len(paths) > 1 or os.path.isdir(args.output) or args.output.endswith(os.sep):
         if args.to is None:
@@ -160,7 +164,7 @@ def cmd_split(args: argparse.Namespace) -> int:
     )
     if len(names) != n_parts or len(set(names)) != n_parts:
         raise UsageError(f"--names needs {n_parts} different names for {n_parts} parts, got {args.names!r}")
-    total = sum(count_file(p, args.compression) for p in paths)
+    total = sum(count_file(p, compression=args.compression) for p in paths)
     sizes = split_sizes(total, ratio, counts)
     folder = os.path.isdir(args.output) or args.output.endswith(("/", os.sep))
     ext = shard_suffix(args.to)
@@ -259,10 +263,18 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "convert",
         cmd_convert,
         "Change compression: plain <-> GZIP <-> ZLIB (records are copied unchanged).",
-        f"  {PROG} convert train.tfrecord.gz train.tfrecord\n  {PROG} convert data/*.tfrecord --to gzip -o gz/",
+        f"  {PROG} convert train.tfrecord.gz train.tfrecord\n"
+        f"  {PROG} convert data/*.tfrecord --to gzip -o gz/\n"
+        f"  {PROG} convert a.tfrecord b.tfrecord --to gzip gz/",
     )
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="TFRecord files, glob patterns or directories")
-    p.add_argument("output", metavar="OUTPUT", help="output file, or a folder when converting several files")
+    p.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="TFRecord files, glob patterns, folders or prefixes; the last one is the output unless -o is given",
+    )
+    p.add_argument("-o", "--output", metavar="OUTPUT", help="output file, or a folder when converting several files")
+    p.set_defaults(more_inputs=True)
     p.add_argument(
         "-z",
         "--compression",
