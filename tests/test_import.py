@@ -94,5 +94,5 @@ def test_torch_adapter_without_torch_says_how_to_install() -> None:
     proc = _run_without(("torch",), "import tfrecord_lite.torch\n")
     last = proc.stderr.strip().splitlines()[-1]
     assert proc.returncode != 0
-    assert last.startswith("ImportError: tfrecord_lite.torch needs PyTorch"), proc.stderr
+    assert last.startswith("ModuleNotFoundError: tfrecord_lite.torch needs PyTorch"), proc.stderr
     assert "pip install 'tfrlite[torch]'" in last

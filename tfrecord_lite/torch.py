@@ -29,8 +29,10 @@ try:
     import torch
     import torch.distributed as dist
     from torch.utils.data import Dataset, IterableDataset, default_collate, get_worker_info
-except ImportError as exc:
-    raise ImportError(f"tfrecord_lite.torch needs PyTorch ({exc}): pip install 'tfrlite[torch]'") from exc
+except ModuleNotFoundError as exc:  # still a ModuleNotFoundError, which pytest.importorskip and others expect
+    raise ModuleNotFoundError(
+        f"tfrecord_lite.torch needs PyTorch ({exc}): pip install 'tfrlite[torch]'", name=exc.name
+    ) from exc
 
 from ._codec import decode_example, decode_sequence_example
 from ._columnar import Ragged, decode_examples
