@@ -24,6 +24,8 @@ import tfrecord_lite as tfr
 from tests._crashkit import Runner, committed, hidden, record, runner, snapshot
 from tfrecord_lite._publish import recover
 
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the kill harness forks its runs")
+
 KILLS = 20  # per command: at sampled steps, and at least 4 at random moments in time
 TIMED_KILLS = 4
 SEED = 12

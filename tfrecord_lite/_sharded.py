@@ -194,8 +194,8 @@ class ShardedWriter:
             self._release()
             raise
         for _, path in old if overwrite else ():
+            self.publication.delete(path + SIDECAR_SUFFIX)  # first: a sidecar never outlives its shard
             self.publication.delete(path)
-            self.publication.delete(path + SIDECAR_SUFFIX)
         self._first = old[-1][0] + 1 if old and append else 0
         self._append = append
         self._done: list[_Shard] = []
