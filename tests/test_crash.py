@@ -287,7 +287,7 @@ def test_two_appends_at_once_never_interleave(tmp_path: Path) -> None:
         images(tmp_path / k, {f"class_{k}": 30}, prefix=k)
     root = Path(__file__).resolve().parent.parent
     outcomes = []
-    for _ in range(3):
+    for _ in range(2):
         runs = [
             subprocess.Popen(
                 [

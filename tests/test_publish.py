@@ -151,3 +151,15 @@ def test_append_skips_images_already_packed(tmp_path: Path) -> None:
     assert again.written == 6 and again.duplicates == []
     names = [r.filename for r in images.iter_image_records(tfr.ShardedRecords(prefix).paths)]
     assert len(names) == 12 and len(set(names)) == 6
+
+
+def test_an_output_folder_holds_its_own_lock_and_staging(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    parent_before = sorted(os.listdir(tmp_path))
+    with Publication(out) as pub:
+        Path(pub.file(out / "a.tfrecord")).write_bytes(b"a")
+        assert sorted(os.listdir(tmp_path)) == parent_before  # nothing beside the folder: it may be a mount
+        lock, staging = sorted(os.listdir(out))
+        assert lock == ".tfrecord-lite.lock" and staging.startswith(".tfrecord-lite.publish-")
+    assert os.listdir(out) == ["a.tfrecord"]

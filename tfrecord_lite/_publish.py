@@ -44,9 +44,17 @@ class OutputLockedError(TFRecordError):
 
 
 def _split(target: PathName) -> tuple[str, str]:
-    """(folder, base name) of an output path or prefix; a trailing separator names the folder itself."""
+    """(folder, base name) of an output path or prefix. An existing folder of outputs (`split -o out/`)
+    is its own folder with base '': its lock and staging live inside it, on its file system."""
     path = os.path.abspath(os.fspath(target))  # type: ignore[arg-type]
+    if os.path.isdir(path):
+        return path, ""
     return os.path.dirname(path), os.path.basename(path)
+
+
+def _hidden(base: str, rest: str) -> str:
+    """The hidden name of an output's lock or staging folder: '.BASE<rest>' ('.tfrecord-lite<rest>' in a folder)."""
+    return f".{base or 'tfrecord-lite'}{rest}"
 
 
 def _pid_alive(pid: int) -> bool:
@@ -77,7 +85,7 @@ class OutputLock:
     def __init__(self, target: PathName) -> None:
         folder, base = _split(target)
         self.target = os.fspath(target)  # type: ignore[arg-type]
-        self.path = os.path.join(folder, f".{base}.lock")
+        self.path = os.path.join(folder, _hidden(base, ".lock"))
         self.stale_pid: int | None = None
         self._fd: int | None = None
         if not os.path.isdir(folder):
@@ -175,7 +183,7 @@ class Publication:
         self._deletes: list[str] = []
         try:
             self.recovered = recover(target, locked=True)
-            self.staging = os.path.join(self.folder, f".{self.base}{_STAGING}{secrets.token_hex(4)}")
+            self.staging = os.path.join(self.folder, _hidden(self.base, _STAGING + secrets.token_hex(4)))
             os.mkdir(self.staging)
         except BaseException:
             self.lock.release()
@@ -207,15 +215,11 @@ class Publication:
         if self.closed:
             raise ValueError(f"the publication of {self.target} is already closed")
         try:
-            moves = [(temp, final) for temp, final in self._moves if os.path.exists(temp)]
-            missing = [temp for temp, _ in self._moves if not os.path.exists(temp)]
-            if missing:
-                raise FileNotFoundError(errno.ENOENT, "a file to publish was never written", missing[0])
-            for temp, _ in moves:
-                _fsync_path(temp)
-            finals = {final for _, final in moves}
+            for temp, _ in self._moves:
+                _fsync_path(temp)  # FileNotFoundError for a file that was never written
+            finals = {final for _, final in self._moves}
             journal = {
-                "moves": [[os.path.basename(t), os.path.relpath(f, self.folder)] for t, f in moves],
+                "moves": [[os.path.basename(t), os.path.relpath(f, self.folder)] for t, f in self._moves],
                 "deletes": [os.path.relpath(p, self.folder) for p in self._deletes if p not in finals],
             }
             write_atomic(os.path.join(self.staging, _JOURNAL), json.dumps(journal).encode())
@@ -301,7 +305,7 @@ def recover(target: PathName, *, locked: bool = False) -> list[str]:
         return done
     for name in sorted(names):
         path = os.path.join(folder, name)
-        if name.startswith(f".{base}{_STAGING}") and os.path.isdir(path):
+        if name.startswith(_hidden(base, _STAGING)) and os.path.isdir(path):
             done.append(_recover_staging(path, folder))
     for path in _orphan_temps(folder, base):
         with contextlib.suppress(FileNotFoundError):
