@@ -2,11 +2,11 @@
 """Developer tasks that set up their own environments (stdlib only, Python >= 3.10).
 
     python3 tasks.py demo [args]    run the demo (in .venvs/py)
-    python3 tasks.py test [--only=py|tf|package] [pytest args]
+    python3 tasks.py test [--only=py|tf|fuzz|package] [pytest args]
                                     build the docs (mkdocs build --strict, with py), run the test
                                     suite twice: .venvs/py (no TensorFlow, oldest protobuf, torch)
-                                    and .venvs/tf (tensorflow-cpu, newest protobuf), then `package`;
-                                    --only runs one of the three
+                                    and .venvs/tf (tensorflow-cpu, newest protobuf), fuzz for 60 s
+                                    (fuzzer/fuzz.py, seeded), then `package`; --only runs one of them
     python3 tasks.py docs [--serve] build the docs site into site/ (or serve it live)
     python3 tasks.py package        build the sdist and wheel, check them, smoke-test the wheel
                                     alone in a fresh venv
@@ -68,6 +68,7 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
 # pytest environment per test venv: the library that venv exists for must not be skipped.
 REQUIRE = {"py": {"TFRECORD_LITE_REQUIRE_TORCH": "1"}, "tf": {"TFRECORD_LITE_REQUIRE_TF": "1"}}
 DEMO_MODULES = ("tfrecord_lite._demo", "tfrecord_lite.demo")
+FUZZ_SECONDS = 60  # the fuzzer's share of CI time, split evenly over its targets
 
 
 def log(message: str) -> None:
@@ -131,27 +132,39 @@ def summarize(title: str, results: dict[str, int]) -> int:
 
 
 def task_test(args: list[str]) -> int:
-    """Run the suite in each test venv, then check the package; non-zero if anything fails."""
-    steps = [*REQUIRE, "package"]
+    """Run the suite in each test venv, fuzz, then check the package; non-zero if anything fails."""
+    steps = [*REQUIRE, "fuzz", "package"]
     if args and args[0].startswith("--only="):
-        steps = [args[0].split("=", 1)[1]]
+        only = args[0].split("=", 1)[1]
         args = args[1:]
-        if steps[0] not in [*REQUIRE, "package"]:
-            sys.exit(f"[tasks] --only must be one of {', '.join([*REQUIRE, 'package'])}")
+        if only not in steps:
+            sys.exit(f"[tasks] --only must be one of {', '.join(steps)}")
+        steps = [only]
     names = [step for step in steps if step in REQUIRE]
+    if "fuzz" in steps and "py" not in names:
+        names.append("py")  # the fuzzer runs in .venvs/py
     pythons = {name: ensure(name) for name in names}  # set up everything before testing anything
     results: dict[str, int] = {}
-    if "py" in pythons:
+    if "py" in steps:
         with tempfile.TemporaryDirectory() as site:
             results["docs (mkdocs build --strict)"] = build_docs(pythons["py"], ["build", "--site-dir", site])
-    for name in names:
+    for name in (name for name in names if name in steps):  # not .venvs/py's suite for --only=fuzz
         log(f"pytest in .venvs/{name}: {ENVS[name][0]}")
         results[f"pytest in .venvs/{name} ({ENVS[name][0]})"] = run(
             [str(pythons[name]), "-m", "pytest", *args], env=REQUIRE[name]
         )
+    if "fuzz" in steps:
+        results[f"fuzz ({FUZZ_SECONDS} s in all, seeded, hypothesis-driven)"] = fuzz(pythons["py"])
     if "package" in steps:
         results["package (sdist and wheel built, checked, wheel smoke-tested)"] = task_package([])
     return summarize("summary", results)
+
+
+def fuzz(python: Path) -> int:
+    """Run fuzzer/fuzz.py over every target for FUZZ_SECONDS in all, seeded (hypothesis drives it:
+    atheris is not installed in CI); a leaked exception or a wrong answer fails."""
+    log(f"fuzz: fuzzer/fuzz.py, {FUZZ_SECONDS} s over all targets, seed 0")
+    return run([str(python), "fuzzer/fuzz.py", "--hypothesis", "--seconds", str(FUZZ_SECONDS), "--seed", "0"])
 
 
 def build_docs(python: Path, mkdocs_args: list[str]) -> int:

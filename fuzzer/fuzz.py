@@ -1,21 +1,42 @@
-# A fuzzer for the decoders, in the manner of tomli's fuzzer/: arbitrary bytes go
-# through every entry point that parses untrusted data (decode_example,
-# decode_sequence_example, decode_examples, iter_records) and each must either
-# return or raise one of the library's own errors — never IndexError,
-# struct.error, a MemoryError from a corrupt length, or any other leak. The
-# Example decoder is also checked differentially against the protobuf runtime:
-# both accept (with equal values) or both reject. The batched decoder must agree
-# with the single-record one.
+# A fuzzer for everything that parses untrusted bytes, in the manner of tomli's
+# fuzzer/. Each target takes arbitrary bytes and must either return or raise one of
+# the library's own errors (TFRecordError and its subclasses) — never IndexError,
+# struct.error, a MemoryError from a corrupt length, or any other leak — and checks
+# what it can against an independent answer:
 #
-#   pip install atheris && python fuzzer/fuzz.py [libFuzzer flags, e.g. -max_total_time=60 corpus/]
-#   python fuzzer/fuzz.py --hypothesis 5000     # no atheris: hypothesis drives the same checks
+#   example  decode_example against the protobuf runtime (both accept with equal
+#            values, or both reject); decode_examples against decode_example;
+#            decode_sequence_example.
+#   framing  iter_records strict and with on_error (the skip path never raises, keeps
+#            the strict records as its prefix and invents no record), verify_file.
+#   gzip     the same through the GZIP / ZLIB path: the input itself as a stream, and
+#            a valid compressed file damaged by the input.
+#   index    the DALI text-index parser, and TFRecordFile over a valid file with a
+#            binary sidecar or text index damaged by the input (every record read is
+#            the true one, or a library error).
+#
+# Inputs start from the seed corpus in fuzzer/corpus/ (TARGET/ files), mutated.
+#
+#   pip install atheris && python fuzzer/fuzz.py --target framing [libFuzzer flags, e.g.
+#       -max_total_time=60 fuzzer/corpus/framing]
+#   python fuzzer/fuzz.py --hypothesis --seconds 60 --seed 0   # every target, time split evenly
+#   python fuzzer/fuzz.py --hypothesis 5000 --target example   # a number of inputs
 from __future__ import annotations
 
+import argparse
+import gzip
 import io
 import os
 import sys
+import tempfile
+import time
+import zlib
+from collections.abc import Callable
+from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = Path(__file__).resolve().parent / "corpus"
+sys.path.insert(0, str(ROOT))
 
 
 def _setup():
@@ -36,6 +57,9 @@ def _setup():
 
 
 atheris, tfr, reference, ProtobufDecodeError = _setup()
+from tfrecord_lite._framing import frame  # noqa: E402
+from tfrecord_lite._verify import verify_file  # noqa: E402
+
 SPEC = {
     "a": tfr.VarLenFeature("int64"),
     "b": tfr.VarLenFeature("float32"),
@@ -44,7 +68,10 @@ SPEC = {
 }
 
 
-def test_one_input(data: bytes) -> None:
+# ---------------------------------------------------------------- targets
+
+
+def fuzz_example(data: bytes) -> None:
     try:
         ours = tfr.decode_example(data)
     except tfr.DecodeError as err:
@@ -70,59 +97,209 @@ def test_one_input(data: bytes) -> None:
     else:
         if isinstance(single, Exception):
             raise AssertionError(f"decode_examples accepted {data!r} which decode_example rejects: {single!r}")
-        for key, _spec in SPEC.items():
+        for key in SPEC:
             for i in range(2):
                 got = batch[key][i] if key in ("c", "d") else batch[key].row(i)
                 if not reference.same_value(got, single[i][key]):
                     raise AssertionError(f"decode_examples differs on {key!r} for {data!r}")
-
     try:
         tfr.decode_sequence_example(data)
     except tfr.DecodeError:
         pass
+
+
+def _check_stream(stream: bytes, plain: bytes | None) -> None:
+    """Read `stream` strictly and skipping damage; `plain` is its uncompressed record stream
+    when known (no record may be invented: each one read is framed in it)."""
+    strict: list[bytes] = []
     try:
-        for _ in tfr.iter_records(io.BytesIO(data)):
+        strict.extend(tfr.iter_records(io.BytesIO(stream)))
+    except tfr.TFRecordError:
+        pass
+    errors: list[tfr.TFRecordError] = []
+    skipped = list(tfr.iter_records(io.BytesIO(stream), on_error=errors.append))  # must never raise
+    if skipped[: len(strict)] != strict:
+        raise AssertionError(f"skipping lost or changed records that strict reading returned, for {stream!r}")
+    if plain is not None and any(frame(r) not in plain for r in skipped):
+        raise AssertionError(f"skipping invented a record, for {stream!r}")
+    if not all(isinstance(e, tfr.TFRecordError) and e.offset is not None for e in errors):
+        raise AssertionError(f"a skip was reported without an offset: {errors!r}")
+    report = verify_file(io.BytesIO(stream))
+    # (verify_file sums up a file with no record at all as "not a TFRecord file": one damage)
+    if report.records != len(skipped) or bool(report.damage) != bool(errors):
+        raise AssertionError(f"verify_file and on_error disagree on {stream!r}")
+    try:
+        for _ in tfr.iter_records(io.BytesIO(stream), verify=False):
             pass
     except tfr.TFRecordError:
         pass
 
 
-def main() -> None:
-    if atheris is not None and "--hypothesis" not in sys.argv:
-        atheris.Setup(sys.argv, test_one_input)
-        atheris.Fuzz()
-        return
+def fuzz_framing(data: bytes) -> None:
+    _check_stream(data, data)
+
+
+_GOOD_STREAM = b"".join(frame(bytes([i]) * (i * 7 % 50)) for i in range(12))
+_GOOD_GZIP = gzip.compress(_GOOD_STREAM, mtime=0)
+_GOOD_ZLIB = zlib.compress(_GOOD_STREAM)
+
+
+def _damage(good: bytes, data: bytes) -> bytes:
+    """`good` changed by `data`: pairs (position, xor) flip bytes; the first byte may cut it."""
+    out = bytearray(good)
+    for k in range(1, len(data) - 1, 2):
+        out[data[k] * len(out) // 256] ^= data[k + 1] or 1
+    return bytes(out[: len(out) * (data[0] + 1) // 256] if data and data[0] < 64 else out)
+
+
+def fuzz_gzip(data: bytes) -> None:
+    _check_stream(b"\x1f\x8b" + data, None)
+    _check_stream(gzip.compress(data, compresslevel=1, mtime=0), data)
+    _check_stream(_damage(_GOOD_GZIP, data), None)
+    _check_stream(_damage(_GOOD_ZLIB, data), None)
+
+
+class _IndexFiles:
+    """A valid TFRecord file in a temporary folder, for index inputs next to it."""
+
+    def __init__(self) -> None:
+        self.folder = tempfile.mkdtemp(prefix="tfrl-fuzz-")
+        self.path = os.path.join(self.folder, "data.tfrecord")
+        self.records = [bytes([i]) * (i * 5 % 40) for i in range(10)]
+        with tfr.TFRecordWriter(self.path) as w:
+            for r in self.records:
+                w.write(r)
+        self.sidecar = Path(tfr.write_index(self.path, os.path.join(self.folder, "good.tfrlidx"))).read_bytes()
+        text = os.path.join(self.folder, "good.idx")
+        tfr.write_text_index(self.path, text)
+        self.text = Path(text).read_bytes()
+
+    def read_with(self, index_bytes: bytes) -> None:
+        location = os.path.join(self.folder, "fuzzed.idx")
+        Path(location).write_bytes(index_bytes)
+        try:
+            with tfr.TFRecordFile(self.path, index=location, on_stale="raise") as f:
+                for i in range(len(f)):
+                    if f[i] != self.records[i]:
+                        raise AssertionError(f"record {i} read through index {index_bytes!r} is wrong")
+        except tfr.TFRecordError:
+            pass
+
+
+_index_files: _IndexFiles | None = None
+
+
+def fuzz_index(data: bytes) -> None:
+    from tfrecord_lite._sidecar import parse_text_index
+
+    global _index_files
+    if _index_files is None:
+        _index_files = _IndexFiles()
+    try:
+        parse_text_index(data)
+    except tfr.TFRecordError:
+        pass
+    _index_files.read_with(_damage(_index_files.sidecar, data))
+    _index_files.read_with(_damage(_index_files.text, data))
+    _index_files.read_with(data)
+
+
+TARGETS: dict[str, Callable[[bytes], None]] = {
+    "example": fuzz_example,
+    "framing": fuzz_framing,
+    "gzip": fuzz_gzip,
+    "index": fuzz_index,
+}
+
+
+# ---------------------------------------------------------------- driving it
+
+
+def corpus(target: str) -> list[bytes]:
+    folder = CORPUS / target
+    return [p.read_bytes() for p in sorted(folder.iterdir())] if folder.is_dir() else []
+
+
+def run_hypothesis(target: str, seconds: float | None, count: int, seed: int) -> int:
+    """Fuzz `target` with hypothesis: rounds of `count` inputs (seeded: seed, seed + 1, ...)
+    until `seconds` have passed (one round without); the inputs tried."""
     from hypothesis import HealthCheck, given, settings
+    from hypothesis import seed as seeded
     from hypothesis import strategies as st
 
-    count = int(sys.argv[sys.argv.index("--hypothesis") + 1]) if "--hypothesis" in sys.argv[:-1] else 2000
-    blobs = st.one_of(
-        st.binary(max_size=200),
-        st.builds(
-            tfr.encode_example,
-            st.fixed_dictionaries(
-                {},
-                optional={
-                    "a": st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=5),
-                    "b": st.lists(st.floats(width=32), min_size=1, max_size=5),
-                    "c": st.lists(st.binary(max_size=5), min_size=1, max_size=3),
-                    "d": st.integers(0, 300),
-                },
-            ),
-        ).flatmap(
-            lambda b: st.tuples(st.just(b), st.integers(0, max(len(b) - 1, 0)), st.integers(0, 255)).map(
-                lambda t: t[0][: t[1]] + bytes([t[2]]) + t[0][t[1] + 1 :] if t[0] else t[0]
-            )
-        ),
+    seeds = corpus(target) or [b""]
+    mutated = st.tuples(st.sampled_from(seeds), st.lists(st.tuples(st.integers(0, 2**16), st.integers(0, 255)))).map(
+        lambda t: bytes(_flip(t[0], t[1]))
+    )
+    numbers = st.lists(st.integers(-(2**70), 2**70) | st.integers(0, 200), max_size=8)
+    text = numbers.map(lambda ns: "".join(f"{n}{' ' if i % 2 == 0 else chr(10)}" for i, n in enumerate(ns)).encode())
+    blobs = st.one_of(st.binary(max_size=400), mutated, _examples(st), text)
+    fuzz = TARGETS[target]
+    for blob in seeds:
+        fuzz(blob)
+    tried, rounds = len(seeds), 0
+    deadline = time.monotonic() + seconds if seconds is not None else None
+    while True:
+
+        @seeded(seed + rounds)
+        @settings(max_examples=count, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+        @given(blobs)
+        def one_round(data: bytes) -> None:
+            fuzz(data)
+
+        one_round()
+        tried += count
+        rounds += 1
+        if deadline is None or time.monotonic() >= deadline:
+            return tried
+
+
+def _flip(blob: bytes, changes: list[tuple[int, int]]) -> bytearray:
+    out = bytearray(blob)
+    for at, value in changes:
+        if out:
+            out[at % len(out)] = value
+    return out
+
+
+def _examples(st):
+    """Encoded Examples with one byte changed: inputs close to valid ones."""
+    values = st.fixed_dictionaries(
+        {},
+        optional={
+            "a": st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=5),
+            "b": st.lists(st.floats(width=32), min_size=1, max_size=5),
+            "c": st.lists(st.binary(max_size=5), min_size=1, max_size=3),
+            "d": st.integers(0, 300),
+        },
+    )
+    return st.builds(tfr.encode_example, values).flatmap(
+        lambda b: st.tuples(st.just(b), st.integers(0, max(len(b) - 1, 0)), st.integers(0, 255)).map(
+            lambda t: t[0][: t[1]] + bytes([t[2]]) + t[0][t[1] + 1 :] if t[0] else t[0]
+        )
     )
 
-    @settings(max_examples=count, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    @given(blobs)
-    def run(data: bytes) -> None:
-        test_one_input(data)
 
-    run()
-    print(f"fuzzed {count} inputs: no disagreement, no leaked exception")
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Fuzz tfrecord_lite's parsers (atheris, or hypothesis without it).")
+    parser.add_argument("--target", choices=sorted(TARGETS), help="one target (default: all, with --hypothesis)")
+    parser.add_argument("--hypothesis", nargs="?", type=int, const=2000, metavar="N", help="use hypothesis: N inputs")
+    parser.add_argument(
+        "--seconds", type=float, help="with --hypothesis: run for about this long in all (rounds of 100)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="with --hypothesis: the first round's seed")
+    args, rest = parser.parse_known_args()
+    if atheris is not None and args.hypothesis is None and args.seconds is None:
+        atheris.Setup([sys.argv[0], *rest], TARGETS[args.target or "example"])
+        atheris.Fuzz()
+        return
+    targets = [args.target] if args.target else sorted(TARGETS)
+    for target in targets:
+        started = time.monotonic()
+        seconds = args.seconds / len(targets) if args.seconds is not None else None
+        count = 100 if seconds is not None else args.hypothesis or 2000
+        tried = run_hypothesis(target, seconds, count, args.seed)
+        print(f"fuzz {target}: {tried} inputs in {time.monotonic() - started:.1f} s, no leaked exception", flush=True)
 
 
 if __name__ == "__main__":

@@ -40,8 +40,9 @@ if TYPE_CHECKING:
     from ._random_access import TFRecordFile
     from ._raw import decode_raw
     from ._reader import iter_records
+    from ._salvage import SalvageReport, salvage
     from ._sharded import ShardedRecords, ShardedWriter
-    from ._sidecar import StaleIndexError, write_index, write_text_index
+    from ._sidecar import IndexFallbackWarning, StaleIndexError, write_index, write_text_index
     from ._sources import resolve_inputs
     from ._spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
     from ._writer import TFRecordWriter
@@ -51,7 +52,7 @@ _LAZY = {
     "_columnar": ["Ragged", "decode_examples", "iter_example_batches"],
     "_count": ["count_records"],
     "_sources": ["resolve_inputs"],
-    "_sidecar": ["StaleIndexError", "write_index", "write_text_index"],
+    "_sidecar": ["IndexFallbackWarning", "StaleIndexError", "write_index", "write_text_index"],
     "_random_access": ["TFRecordFile"],
     "_proto": [
         "BytesList",
@@ -67,6 +68,7 @@ _LAZY = {
     "_publish": ["OutputLockedError"],
     "_raw": ["decode_raw"],
     "_reader": ["iter_records"],
+    "_salvage": ["SalvageReport", "salvage"],
     "_sharded": ["ShardedRecords", "ShardedWriter"],
     "_spec": ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature"],
     "_writer": ["TFRecordWriter"],
@@ -102,11 +104,13 @@ __all__ = [
     "FixedLenFeature",
     "FixedLenSequenceFeature",
     "FloatList",
+    "IndexFallbackWarning",
     "Int64List",
     "NoInputsError",
     "NotTFRecordError",
     "OutputLockedError",
     "Ragged",
+    "SalvageReport",
     "SequenceExample",
     "ShardedRecords",
     "ShardedWriter",
@@ -126,6 +130,7 @@ __all__ = [
     "iter_example_batches",
     "iter_records",
     "resolve_inputs",
+    "salvage",
     "write_index",
     "write_text_index",
 ]

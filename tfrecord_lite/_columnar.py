@@ -29,6 +29,7 @@ import numpy.typing as npt
 from ._codec import _HIGH_BIT, _TEN_HIGH, _apply_spec, decode_example, decode_varints, layout_of
 from ._files import normalize_compression
 from ._reader import RecordIterator, sources_of
+from ._skipping import DamagePolicy, OnError
 from ._spec import (
     BYTES,
     FLOAT,
@@ -713,16 +714,20 @@ def iter_example_batches(
     *,
     compression: str | None = "auto",
     verify: bool = True,
+    on_error: OnError = "raise",
+    max_skipped: int | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Read TFRecord files of Examples as decoded batches of `batch_size` (the last one of each
     file may be smaller): decode_examples over iter_records, without an object per record.
     `source` is what iter_records takes: a file, or a list, folder, glob or prefix. The counterpart
     of tf.data.TFRecordDataset(path).batch(batch_size).map(tf.io.parse_example). The spec and
-    arguments are checked here, before the first batch is asked for."""
+    arguments are checked here, before the first batch is asked for. `on_error` and
+    `max_skipped` are iter_records' (with "skip", the batch before a damaged record may be smaller)."""
     check_int("batch_size", batch_size, 1)
     normalize_compression(compression, allow_auto=True)
     features = batch_specs(features)
-    return _batches(source, features, _plan(features), batch_size, compression, verify)
+    policy = DamagePolicy(on_error, max_skipped)
+    return _batches(source, features, _plan(features), batch_size, compression, verify, policy)
 
 
 def _batches(
@@ -732,8 +737,9 @@ def _batches(
     batch_size: int,
     compression: str | None,
     verify: bool,
+    policy: DamagePolicy | None = None,
 ) -> Iterator[dict[str, Any]]:
-    with RecordIterator(sources_of(source), compression, verify) as records:
+    with RecordIterator(sources_of(source), compression, verify, policy) as records:
         for view, starts, lengths in records._chunks(batch_size):
             begin = np.array(starts, dtype=np.int64)
             end = begin + np.array(lengths, dtype=np.int64)

@@ -16,13 +16,14 @@ import os
 import re
 import zlib
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, Any, cast
 
-from ._errors import CorruptRecordError, TFRecordError, TruncatedRecordError
+from ._errors import CorruptRecordError, PathName, TFRecordError, TruncatedRecordError
 from ._files import PathOrFile, display_name, is_file_object, normalize_compression, open_binary
-from ._framing import HEADER_SIZE, OVERHEAD, header_is_valid, scan
+from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, header_is_valid, masked_crc, scan
 from ._repr import compression, describe, shown_paths
+from ._skipping import DamagePolicy, OnError
 from ._sniff import SNIFF_SIZE, not_a_tfrecord, sniff_compression
 from ._sources import Sources, resolve_inputs
 
@@ -30,6 +31,19 @@ CHUNK_SIZE = 1 << 20
 _STEP = 1 << 16  # compressed bytes fed to the decompressor at a time (the most fed again after damage)
 _WBITS = {"gzip": 31, "zlib": 15}
 _RECORD_URL = re.compile(r"[a-z][a-z0-9+.-]*://[^*?\[]*\.(tfrecords?|tfrec|tfr)(\.gz|\.zlib|\.zz)?$", re.I)
+
+
+def _inflates(head: bytes, compression: str) -> bool:
+    """Whether the first bytes of a file start a GZIP / ZLIB stream: they inflate to something
+    before any error (a stream damaged later is still a stream)."""
+    inflater = zlib.decompressobj(_WBITS[compression])
+    for at in range(0, len(head), 16):
+        try:
+            if inflater.decompress(head[at : at + 16], 1) or inflater.eof:
+                return True
+        except zlib.error:
+            return False
+    return True
 
 
 class _Inflater:
@@ -122,6 +136,8 @@ class DecodedStream:
             head = self._read_head()
             if compression == "auto":
                 compression = sniff_compression(head)
+                if not strict and compression in _WBITS and not _inflates(head, compression):
+                    compression = "unknown"  # a damaged first header that looks like a zlib / gzip header
             if compression == "unknown":
                 if strict:
                     raise not_a_tfrecord(self.path, head[:SNIFF_SIZE])
@@ -188,11 +204,22 @@ class Damage:
 
     `offset`: where it starts in the uncompressed stream (the file offset of a plain file);
     `end`: where intact records resume, None when nothing after it can be read;
-    `reason`: what is wrong, in words."""
+    `reason`: what is wrong, in words; `kind`: the error it raises when not skipped."""
 
     offset: int
     end: int | None
     reason: str
+    kind: type[TFRecordError] = field(default=CorruptRecordError, compare=False, repr=False)
+
+    @property
+    def skipped(self) -> int | None:
+        """How many stream bytes the span covers; None when it runs to the end of the stream."""
+        return None if self.end is None else self.end - self.offset
+
+    def error(self, path: PathName) -> TFRecordError:
+        """The error naming this span in `path`, with what skipping it loses."""
+        lost = "the rest of the stream" if self.end is None else f"{self.skipped} bytes, to offset {self.end}"
+        return self.kind(f"{self.reason}; skipped {lost}", path=path, offset=self.offset)
 
 
 class StreamScanner:
@@ -229,6 +256,7 @@ class StreamScanner:
         self._origin = 0  # stream offset of the buffer's first byte
         self._eof = False
         self._failure: TFRecordError | None = None  # a broken compressed stream: after the records before it
+        self.records = 0  # records yielded so far
 
     def chunks(self, multiple: int = 1) -> Iterator[tuple[memoryview, list[int], list[int]]]:
         """(view, starts, lengths) of the records, a buffer at a time.
@@ -266,6 +294,7 @@ class StreamScanner:
                     kept_lengths = lengths[whole:]
                     del starts[whole:], lengths[whole:]
             if starts:
+                self.records += len(starts)
                 yield self._view, starts, lengths
             if damage is not None:
                 resume = self._skip(damage)
@@ -333,24 +362,39 @@ class StreamScanner:
                 where = f"the next valid record header is at offset {resume}"
             self._on_damage(Damage(at, resume, f"length CRC mismatch (damaged record header); {where}"))
             return resume
-        self._on_damage(Damage(at, None, err.reason))
+        self._on_damage(Damage(at, None, err.reason, type(err)))
         return None
 
     def _next_header(self, offset: int) -> int | None:
-        """The stream offset of the first valid record header at or after `offset`, reading on as
-        needed; None when the stream ends first."""
+        """The stream offset of the first record at or after `offset` whose length CRC and payload
+        CRC are both good (or whose record runs past the end of the stream, which the scan then
+        reports), reading on as needed; None when the stream ends first."""
+        from ._resync import find_header  # numpy: only once damage is met
+
         pos = offset - self._origin
         while True:
-            data = self._view[: self._have]
-            while self._have - pos >= HEADER_SIZE and not header_is_valid(data, pos):
-                pos += 1
-            if self._have - pos >= HEADER_SIZE:
-                return self._origin + pos
-            if self._eof:
+            hit = find_header(self._view.obj, pos, self._have - HEADER_SIZE + 1)  # type: ignore[arg-type]
+            if hit >= 0:
+                end = hit + OVERHEAD + int.from_bytes(self._view[hit : hit + 8], "little")
+                if end > self._have and not self._eof:
+                    pos = hit  # read on until the record is whole
+                elif end > self._have or self._payload_is_valid(hit, end):
+                    return self._origin + hit
+                else:
+                    pos = hit + 1
+                    continue
+            elif self._eof:
                 return None
+            else:
+                pos = max(min(pos, self._have), self._have - HEADER_SIZE + 1)
             self._advance(pos)
             pos = 0
             self._fill()
+
+    def _payload_is_valid(self, start: int, end: int) -> bool:
+        """Whether the record at buffer offsets start..end has a good payload CRC."""
+        footer = int.from_bytes(self._view[end - FOOTER_SIZE : end], "little")
+        return masked_crc(self._view[start + HEADER_SIZE : end - FOOTER_SIZE]) == footer
 
     def _end_of_stream(self, end: int) -> None:
         """After the last record (which ends at buffer offset `end`): a broken compressed stream is
@@ -362,10 +406,10 @@ class StreamScanner:
             if failure.offset is None:  # from the decompressor: name the record it cut
                 raise type(failure)(failure.reason, path=self.path, offset=self._origin + end)
             raise failure
-        reason = failure.reason + "; nothing after this point can be read"
+        reason = failure.reason + f"; nothing after this point can be read ({self.records} records were)"
         if end < self._have:
             reason += f"; {self._have - end} decompressed bytes after the last complete record were lost"
-        self._on_damage(Damage(self._origin + self._have, None, reason))
+        self._on_damage(Damage(self._origin + self._have, None, reason, type(failure)))
 
 
 class RecordIterator(Iterator[bytes]):
@@ -373,11 +417,16 @@ class RecordIterator(Iterator[bytes]):
     context manager that closes them. `path` is the file being read."""
 
     def __init__(
-        self, source: PathOrFile | list[PathOrFile], compression: str | None = "auto", verify: bool = True
+        self,
+        source: PathOrFile | list[PathOrFile],
+        compression: str | None = "auto",
+        verify: bool = True,
+        policy: DamagePolicy | None = None,
     ) -> None:
         self._sources = source if isinstance(source, list) else [source]
         self._compression = compression
-        self._stream = DecodedStream(self._sources[0], compression)  # the first file's errors come now
+        self._policy = policy if policy is not None and not policy.raises else None
+        self._stream = self._open(self._sources[0])  # the first file's errors come now
         self.path = self._stream.path
         self._verify = verify
         self._records: Generator[bytes, None, None] = self._iter_records()
@@ -387,14 +436,19 @@ class RecordIterator(Iterator[bytes]):
         yield self._stream
         for source in self._sources[1:]:
             self._stream.close()
-            self._stream = DecodedStream(source, self._compression)
+            self._stream = self._open(source)
             self.path = self._stream.path
             yield self._stream
+
+    def _open(self, source: PathOrFile) -> DecodedStream:
+        """The stream of one source; one that is not even a TFRecord file is damage too when skipping."""
+        return DecodedStream(source, self._compression, strict=self._policy is None)
 
     def _chunks(self, multiple: int = 1) -> Iterator[tuple[memoryview, list[int], list[int]]]:
         """The records a buffer at a time, file after file (see StreamScanner.chunks)."""
         for stream in self._streams():
-            yield from StreamScanner(stream, verify=self._verify).chunks(multiple)
+            on_damage = self._policy.handler(stream.path) if self._policy is not None else None
+            yield from StreamScanner(stream, verify=self._verify, on_damage=on_damage).chunks(multiple)
 
     def _iter_records(self) -> Generator[bytes, None, None]:
         try:
@@ -447,7 +501,14 @@ class RecordIterator(Iterator[bytes]):
         self.close()
 
 
-def iter_records(source: PathOrFile | Sources, *, compression: str = "auto", verify: bool = True) -> RecordIterator:
+def iter_records(
+    source: PathOrFile | Sources,
+    *,
+    compression: str = "auto",
+    verify: bool = True,
+    on_error: OnError = "raise",
+    max_skipped: int | None = None,
+) -> RecordIterator:
     """Iterate the records (payload bytes) of TFRecord files, one after the other.
 
     `source`: a path, URL or binary file object, or several files: a list, a folder, a glob
@@ -455,8 +516,15 @@ def iter_records(source: PathOrFile | Sources, *, compression: str = "auto", ver
     the content), None / "", "gzip" or "zlib". Both CRCs are checked; `verify=False` skips
     the payload CRC. Errors name the file and the byte offset of the bad record (in the
     uncompressed stream).
+
+    `on_error="skip"` reads on past damage: a record with a bad payload CRC is skipped,
+    after a damaged header the next valid record is searched for, and each skip is logged
+    as a warning (a callable `on_error(err)` is given the error instead); a truncated tail
+    or a broken GZIP / ZLIB stream ends the file. More than `max_skipped` skips (over all
+    the files) raise.
     """
-    return RecordIterator(sources_of(source), compression, verify)
+    policy = DamagePolicy(on_error, max_skipped)
+    return RecordIterator(sources_of(source), compression, verify, policy)
 
 
 def sources_of(source: PathOrFile | Sources) -> list[PathOrFile]:

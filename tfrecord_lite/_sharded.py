@@ -15,9 +15,11 @@
 from __future__ import annotations
 
 import bisect
+import contextlib
 import glob
 import os
 import re
+import warnings
 from array import array
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
@@ -30,7 +32,7 @@ from ._files import normalize_compression
 from ._publish import Publication
 from ._random_access import RecordSequence, TFRecordFile, _position
 from ._repr import compression, count, describe, shown_paths
-from ._sidecar import SIDECAR_SUFFIX, save_offsets
+from ._sidecar import SIDECAR_SUFFIX, IndexFallbackWarning, save_offsets
 from ._sources import Sources, resolve_inputs
 from ._validate import as_record
 from ._writer import TFRecordWriter
@@ -80,8 +82,9 @@ class ShardedRecords(RecordSequence):
         self.paths = resolve_inputs(inputs)
         self.shards: list[TFRecordFile] = []
         try:
-            for path in self.paths:
-                self.shards.append(TFRecordFile(path, verify=verify, on_stale=on_stale))
+            with _one_fallback_warning(len(self.paths)):
+                for path in self.paths:
+                    self.shards.append(TFRecordFile(path, verify=verify, on_stale=on_stale))
         except BaseException:
             self.close()
             raise
@@ -116,6 +119,26 @@ class ShardedRecords(RecordSequence):
     def __repr__(self) -> str:
         closed = bool(self.shards) and all(shard.closed for shard in self.shards)
         return describe("ShardedRecords", shown_paths(self.paths), count(len(self)), "closed" if closed else "open")
+
+
+@contextlib.contextmanager
+def _one_fallback_warning(shards: int) -> Iterator[None]:
+    """The IndexFallbackWarnings of the shards opened in the block, as one warning (other
+    warnings pass through)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", IndexFallbackWarning)
+        yield
+    fallbacks = [w for w in caught if issubclass(w.category, IndexFallbackWarning)]
+    for w in caught:
+        if w not in fallbacks:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if fallbacks:
+        warnings.warn(
+            f"{len(fallbacks)} of {shards} shards use an in-memory index, their sidecar being unreadable; "
+            f"the first: {fallbacks[0].message}",
+            IndexFallbackWarning,
+            stacklevel=4,
+        )
 
 
 class _Shard:

@@ -26,6 +26,7 @@ import errno
 import mmap
 import os
 import struct
+import warnings
 from typing import IO, BinaryIO, Union
 
 import numpy as np
@@ -46,6 +47,7 @@ _HEAD_SIZE = 64
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
 _OFFSET_DTYPE = np.dtype("<u8")
+_LARGEST = 1 << 62  # bound on a text index's numbers: their sums stay within int64
 
 Buffer = bytes | mmap.mmap  # a mapped file, or b"" for an empty one
 IndexArg = Union[str, "os.PathLike[str]", bool, None]
@@ -53,6 +55,11 @@ IndexArg = Union[str, "os.PathLike[str]", bool, None]
 
 class StaleIndexError(TFRecordError):
     """An index no longer describes its TFRecord file (the file was appended to or rewritten)."""
+
+
+class IndexFallbackWarning(UserWarning):
+    """A file's index sidecar exists but cannot be read (another user's 0600 file, a folder in its
+    place): the file is opened with an in-memory index instead."""
 
 
 class IndexFormatError(TFRecordError, ValueError):
@@ -277,10 +284,12 @@ def parse_text_index(data: bytes, location: PathName = None) -> np.ndarray:
     """Offsets (count + 1, uint64) from a DALI / `tfrecord` text index ("offset length" lines)."""
     try:
         pairs = np.array(data.split(), dtype=np.int64)
-    except ValueError:
+    except (ValueError, OverflowError):
+        pairs = None
+    if pairs is None or (pairs.size and (pairs.min() < 0 or pairs.max() >= _LARGEST)):
         raise IndexFormatError(
-            "a text index holds one 'offset length' pair of integers per line", path=location
-        ) from None
+            "a text index holds one 'offset length' pair of integers (0 to 2**62) per line", path=location
+        )
     if len(pairs) % 2:
         raise IndexFormatError("a text index holds one 'offset length' pair per line (odd count)", path=location)
     starts, lengths = pairs[0::2], pairs[1::2]
@@ -376,7 +385,19 @@ def open_index(
         location = os.fspath(index)
     existing, where = prebuilt, "the in-memory index"
     if existing is None and location is not None:
-        existing, where = try_read_index(location, buf, st, explicit=index not in (None, True)), location
+        explicit = index not in (None, True)
+        try:
+            existing, where = try_read_index(location, buf, st, explicit=explicit), location
+        except OSError as err:
+            if explicit:  # an index the caller named must be readable
+                raise
+            warnings.warn(
+                f"{path}: its index sidecar {location} cannot be read ({err.strerror or err}); "
+                "using an in-memory index built by one scan",
+                IndexFallbackWarning,
+                stacklevel=4,
+            )
+            location = None  # and nothing is written over it
     if existing is not None:
         reason = staleness(existing, buf, st)
         if reason is None:
@@ -398,7 +419,11 @@ def open_index(
 
 
 def try_read_index(location: str, buf: Buffer, st: os.stat_result, explicit: bool) -> RecordIndex | None:
-    """Read the index at `location`; a missing one is None, and so is a damaged default sidecar."""
+    """Read the index at `location`; a missing one is None, and so is a damaged default sidecar.
+    A default sidecar that is there but cannot be read raises OSError (one that is not a regular
+    file, a folder or a FIFO, is not opened: a FIFO would block)."""
+    if not explicit and os.path.lexists(location) and not os.path.isfile(location):
+        raise OSError(errno.EINVAL, "not a regular file", location)
     try:
         return read_index_file(location, buf, st) if explicit else read_sidecar(location)
     except FileNotFoundError:

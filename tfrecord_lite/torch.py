@@ -36,6 +36,7 @@ except ModuleNotFoundError as exc:  # still a ModuleNotFoundError, which pytest.
 
 from ._codec import decode_example, decode_sequence_example
 from ._columnar import Ragged, decode_examples
+from ._errors import TFRecordError
 from ._files import normalize_compression
 from ._framing import HEADER_SIZE
 from ._plan import (
@@ -53,10 +54,11 @@ from ._plan import (
     shuffle_buffer,
 )
 from ._random_access import TFRecordFile
-from ._reader import iter_records
+from ._reader import RecordIterator, iter_records
 from ._repr import compression, count, describe, shown_keys, shown_paths
 from ._sharded import ShardedRecords
 from ._sidecar import sidecar_path
+from ._skipping import DamagePolicy, OnError
 from ._sniff import sniff_compression
 from ._sources import Sources, resolve_inputs
 from ._spec import FixedLenSequenceFeature, VarLenFeature
@@ -428,19 +430,30 @@ def _file_kind(path: str, compression: str) -> str:
     return "" if kind == "unknown" else kind  # iter_records reports the unknown kind with its path
 
 
-def _count_records(path: str, kind: str) -> int:
-    """Records in one shard: from its index when uncompressed, else by one pass over the stream."""
-    if kind == "":
+def _count_records(path: str, kind: str, skipping: bool = False, verify: bool = True) -> int:
+    """Records in one shard: from its index when uncompressed, else by one pass over the stream
+    (also when damage is skipped: then the good records, found as reading will find them)."""
+    if kind == "" and not skipping:
         with TFRecordFile(path) as f:
             return len(f)
-    return sum(1 for _ in iter_records(path, compression=kind, verify=False))
+    policy = DamagePolicy(_ignore) if skipping else None
+    return sum(1 for _ in RecordIterator(path, kind, verify and skipping, policy))
 
 
-def _read_segment(path: str, kind: str, seg: Segment, verify: bool) -> Iterator[bytes]:
+def _ignore(err: TFRecordError) -> None:
+    """The on_error of counting passes: reading reports the damage."""
+
+
+def _read_segment(
+    path: str, kind: str, seg: Segment, verify: bool, policy: DamagePolicy | None = None
+) -> Iterator[bytes]:
     """The raw records of one segment. An uncompressed file is read through its memory-mapped index
     when the segment starts inside it or the index sidecar already exists (one copy per record);
-    otherwise the file is streamed, and no index is built just for reading it."""
-    if kind == "" and (seg.start > 0 or seg.stop is not None or os.path.exists(sidecar_path(path))):
+    otherwise the file is streamed, and no index is built just for reading it. With a policy that
+    skips damage, files are always streamed (an index has no place for a damaged record)."""
+    if policy is not None and not policy.raises:
+        yield from itertools.islice(RecordIterator(path, kind, verify, policy), seg.start, seg.stop)
+    elif kind == "" and (seg.start > 0 or seg.stop is not None or os.path.exists(sidecar_path(path))):
         with TFRecordFile(path, verify=verify) as f:
             for i in range(seg.start, len(f) if seg.stop is None else seg.stop):
                 yield f[i]
@@ -454,7 +467,8 @@ class IterableTFRecordDataset(IterableDataset[Any]):
     order + a bounded buffer) that set_epoch() changes; optional equal counts per consumer (even=
     "drop" / "pad"); state_dict() / load_state_dict() to resume mid-epoch. With batch_size it yields
     whole batches decoded by columns (fastest; use DataLoader(batch_size=None)); otherwise batch its
-    items with `collate_fn=ds.collate_fn`."""
+    items with `collate_fn=ds.collate_fn`. `on_error` / `max_skipped` are iter_records' (skipped damage
+    is counted per pass of each DataLoader worker; a callable must be picklable for spawned workers)."""
 
     def __init__(
         self,
@@ -478,8 +492,12 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         batch_size: int | None = None,
         drop_last: bool = False,
         collate_fn: Collate | None = None,
+        on_error: OnError = "raise",
+        max_skipped: int | None = None,
     ) -> None:
         self._decode = _Decoder(record_type, features, context_features, sequence_features, output, transform)
+        self._skipping = not DamagePolicy(on_error, max_skipped).raises  # checks them
+        self.on_error, self.max_skipped = on_error, max_skipped
         if batch_size is not None:
             check_int("batch_size", batch_size, 1)
             if features is None or self._decode.record_type != "example":
@@ -513,7 +531,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
     def _count_all(self) -> list[int]:
         for i, path in enumerate(self.paths):
             if self._counts[i] is None:
-                self._counts[i] = _count_records(path, self._kinds[i])
+                self._counts[i] = _count_records(path, self._kinds[i], self._skipping, self.verify)
         return self._counts  # type: ignore[return-value]
 
     def __repr__(self) -> str:
@@ -545,7 +563,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
 
     def plan(self, epoch: int, consumers: int) -> list[Share]:
         """Every consumer's Share of the records for `epoch` (the same on every rank and worker)."""
-        all_indexed = all(k == "" for k in self._kinds)
+        all_indexed = not self._skipping and all(k == "" for k in self._kinds)
         split = choose_split(self.split, all_indexed, len(self.paths), consumers, self.even)
         if split == "range":
             self._count_all()
@@ -557,12 +575,12 @@ class IterableTFRecordDataset(IterableDataset[Any]):
     def _segment_len(self, seg: Segment) -> int | None:
         n = self._counts[seg.shard]
         if n is None and self._kinds[seg.shard] == "":
-            n = self._counts[seg.shard] = _count_records(self.paths[seg.shard], "")
+            n = self._counts[seg.shard] = _count_records(self.paths[seg.shard], "", self._skipping, self.verify)
         if n is None:
             return None
         return (n if seg.stop is None else seg.stop) - seg.start
 
-    def _share_records(self, share: Share, skip: int) -> Iterator[bytes]:
+    def _share_records(self, share: Share, skip: int, policy: DamagePolicy | None) -> Iterator[bytes]:
         """The share's raw records from its position `skip` on; indexed segments are skipped, not read."""
         segments = list(share.segments)
         if share.step == 1:
@@ -578,7 +596,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
                     segments[0] = Segment(seg.shard, seg.start + skip, seg.start + n)
                     skip = 0
         records: Iterator[bytes] = itertools.chain.from_iterable(
-            _read_segment(self.paths[s.shard], self._kinds[s.shard], s, self.verify) for s in segments
+            _read_segment(self.paths[s.shard], self._kinds[s.shard], s, self.verify, policy) for s in segments
         )
         if share.step > 1:
             records = itertools.islice(records, share.offset, None, share.step)
@@ -591,12 +609,13 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         target = even_target(shares, self.even)
         buffered = self.shuffle_buffer > 1
         pre_skip = 0 if buffered else skip
+        policy = DamagePolicy(self.on_error, self.max_skipped) if self._skipping else None  # one per pass
         if target is None:
-            records = self._share_records(share, pre_skip)
+            records = self._share_records(share, pre_skip, policy)
         else:
             runs = padded_positions(share.count or 0, target, pre_skip)
             records = itertools.chain.from_iterable(
-                itertools.islice(self._share_records(share, start), take) for start, take in runs
+                itertools.islice(self._share_records(share, start, policy), take) for start, take in runs
             )
         if buffered:
             rng = random.Random(mix_seed(self.seed, epoch, consumer, consumers))

@@ -2,7 +2,7 @@
 #
 # Strategy: argparse sub-commands, one module per group of commands (inspect: count,
 # head, cat, schema, verify; shards: index, merge, reshard, split, convert; images:
-# pack-images, unpack-images, remove-images), each adding its own sub-parsers and
+# pack-images, unpack-images, remove-images; salvage), each adding its own sub-parsers and
 # holding thin `cmd_*` functions that parse arguments, call the library and print
 # (options.py: what they share; output.py: how records and reports look). Inputs are
 # files, globs or directories, compression is recognised from the content. Expected
@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
 from .._errors import TFRecordError
-from . import images, inspect, shards
+from . import images, inspect, salvage, shards
 from .options import EXIT_DATA, EXIT_USAGE, PROG, UsageError
 
 __all__ = ["EXIT_DATA", "EXIT_USAGE", "build_parser", "main"]
@@ -48,16 +48,17 @@ exit status: 0 success, {EXIT_DATA} bad data (corrupt record, failed verificatio
 undecodable image), {EXIT_USAGE} bad command line or missing input.
 
 examples:
-  {PROG} count data/                       records in every file of data/
-  {PROG} head -n 2 train.tfrecord          the first 2 records, readable
-  {PROG} cat --json --keys label data/*.gz one JSON line per record, one key
-  {PROG} schema --all train.tfrecord       keys, kinds, value counts, presence
-  {PROG} verify data/                      every CRC; exit status 1 if any is bad
-  {PROG} index train.tfrecord --text       random-access sidecar + DALI text index
+  {PROG} count data/                         records in every file of data/
+  {PROG} head -n 2 train.tfrecord            the first 2 records, readable
+  {PROG} cat --json --keys label data/*.gz   one JSON line per record, one key
+  {PROG} schema --all train.tfrecord         keys, kinds, value counts, presence
+  {PROG} verify data/                        every CRC; exit status 1 if any is bad
+  {PROG} index train.tfrecord --text         random-access sidecar + DALI text index
   {PROG} pack-images photos/ out/photos --shards 8
   {PROG} split data/ --ratio 90/10 --shuffle -o out/   out/train.tfrecord, out/val.tfrecord
   {PROG} convert train.tfrecord train.tfrecord.gz
   {PROG} convert data/*.tfrecord --to gzip -o gz/
+  {PROG} salvage damaged.tfrecord rescued.tfrecord || echo lost   every good record; status 1: some were lost
 run '{PROG} COMMAND --help' for a command's options."""
 
 
@@ -75,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summary lines")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for group in (inspect, shards, images):
+    for group in (inspect, shards, salvage, images):
         group.add_commands(sub)
     return parser
 

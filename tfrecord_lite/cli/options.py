@@ -96,6 +96,14 @@ def compression_arg(value: str) -> str:
         raise argparse.ArgumentTypeError(f"unknown compression {value!r} (use auto, none, gzip or zlib)") from None
 
 
+def output_compression(to: str | None, path: str) -> str:
+    """--to if given, else from the output's extension (.gz -> gzip, .zz / .zlib -> zlib, else none)."""
+    if to is not None:
+        return to
+    lower = path.lower()
+    return "gzip" if lower.endswith(".gz") else "zlib" if lower.endswith((".zz", ".zlib")) else ""
+
+
 def out_compression_arg(value: str) -> str:
     result = compression_arg(value)
     if result == "auto":

@@ -28,7 +28,9 @@ from .options import (
     compression_arg,
     expand_inputs,
     first_paths,
+    head_compression,
     input_records,
+    output_compression,
     progress,
     say,
     shard_writer,
@@ -40,6 +42,17 @@ def cmd_index(args: argparse.Namespace) -> int:
     from .._sidecar import write_text_index
 
     paths = expand_inputs(args.inputs)
+    compressed = [p for p in paths if head_compression(p) in ("gzip", "zlib")] if len(paths) > 1 else []
+    if compressed:  # in a folder or glob, compressed files are passed over: they cannot be indexed
+        if len(compressed) == len(paths):
+            raise UsageError(
+                f"nothing to index: the {len(paths)} files are compressed (random access needs plain ones)"
+            )
+        say(
+            args,
+            f"skipped {len(compressed)} compressed files (random access needs plain ones): {first_paths(compressed)}",
+        )
+        paths = [p for p in paths if p not in compressed]
     for folder in sorted({os.path.dirname(os.path.abspath(p)) for p in paths}):
         for orphan in remove_orphans(folder):
             say(args, f"removed {orphan}, a temporary file of a killed run")
@@ -62,7 +75,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_merge(args: argparse.Namespace) -> int:
     paths = expand_inputs(args.inputs, stdin=True)
     check_new([args.output], args.force, paths)
-    out_compression = _output_compression(args.to, args.output)
+    out_compression = output_compression(args.to, args.output)
     n = 0
     with (
         Publication(args.output) as publication,
@@ -88,14 +101,6 @@ def cmd_reshard(args: argparse.Namespace) -> int:
     return 0
 
 
-def _output_compression(to: str | None, path: str) -> str:
-    """--to if given, else from the output's extension (.gz -> gzip, .zz / .zlib -> zlib, else none)."""
-    if to is not None:
-        return to
-    lower = path.lower()
-    return "gzip" if lower.endswith(".gz") else "zlib" if lower.endswith((".zz", ".zlib")) else ""
-
-
 def cmd_convert(args: argparse.Namespace) -> int:
     if args.output is None:
         if len(args.inputs) < 2:
@@ -115,7 +120,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     check_new(targets, args.force, paths)
     with Publication(args.output) as publication:
         for src, dst in zip(paths, targets, strict=False):
-            to = _output_compression(args.to, dst)
+            to = output_compression(args.to, dst)
             with TFRecordWriter(publication.file(dst), to or None) as writer:
                 for record in input_records(args, [src], "convert"):
                     writer.write(record)

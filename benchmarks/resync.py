@@ -1,0 +1,97 @@
+# Resync benchmark (issue 12's target: the search for the next valid record header
+# after damage runs at >= 200 MB/s over garbage):
+#
+#   python benchmarks/resync.py [--rounds N] [--mb M] [--out FILE.json]
+#
+# Each round times, in this one process:
+#   - find_header over M MB of garbage of three kinds (no valid header in any):
+#     random bytes, zero pages, and int64 counters (a numeric tensor: many offsets
+#     whose bytes 5..7 are zero, the worst case for the prefilter);
+#   - iter_records(on_error="skip") over a file whose first record header is damaged
+#     and is followed by M MB of random garbage, then 1000 intact records: the
+#     search as the reader runs it, through its buffer refills (MB/s of the file).
+# Prints median and spread (min..max over rounds) of each; writes the raw times as
+# JSON (default benchmarks/results/resync.json). Nothing here asserts.
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import tfrecord_lite as tfr
+from tfrecord_lite._framing import frame
+from tfrecord_lite._resync import find_header
+
+TARGET_MB_S = 200.0
+
+
+def garbages(size: int) -> dict[str, bytes]:
+    rng = np.random.default_rng(0)
+    return {
+        "random bytes": rng.bytes(size),
+        "zero pages": bytes(size),
+        "int64 counters": np.arange(size // 8, dtype=np.int64).tobytes(),
+    }
+
+
+def time_it(fn: Callable[[], Any]) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+def damaged_file(folder: str, garbage: bytes) -> str:
+    """A damaged first record, the garbage, then 1000 intact records."""
+    path = os.path.join(folder, "damaged.tfrecord")
+    first = bytearray(frame(b"lost"))
+    first[0] ^= 0xFF
+    with open(path, "wb") as fh:
+        fh.write(first + garbage + b"".join(frame(b"%d" % i) for i in range(1000)))
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--mb", type=int, default=64, help="MB of garbage per measurement")
+    parser.add_argument("--out", default=os.path.join(HERE, "results", "resync.json"))
+    args = parser.parse_args()
+    size = args.mb << 20
+    kinds = garbages(size)
+    find_header(b"\x00" * 64, 0)  # build the tables outside the timing
+    times: dict[str, list[float]] = {name: [] for name in kinds}
+    times["iter_records skip (random)"] = []
+    with tempfile.TemporaryDirectory() as folder:
+        path = damaged_file(folder, kinds["random bytes"])
+        for _ in range(args.rounds):
+            for name, data in kinds.items():
+                times[name].append(time_it(lambda data=data: find_header(data, 0)))
+            n = time_it(lambda: sum(1 for _ in tfr.iter_records(path, on_error=lambda err: None)))
+            times["iter_records skip (random)"].append(n)
+    print(f"resync search, {args.mb} MB per measurement, {args.rounds} rounds (target >= {TARGET_MB_S:.0f} MB/s)")
+    print(f"{'garbage':<30} {'median MB/s':>12} {'spread (min..max)':>20}")
+    summary = {}
+    for name, secs in times.items():
+        rates = [args.mb / s for s in secs]
+        med = statistics.median(rates)
+        summary[name] = {"median_mb_s": med, "min_mb_s": min(rates), "max_mb_s": max(rates), "seconds": secs}
+        print(f"{name:<30} {med:>12.0f} {min(rates):>9.0f}..{max(rates):<9.0f}")
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as fh:
+        json.dump({"python": platform.python_version(), "mb": args.mb, "results": summary}, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

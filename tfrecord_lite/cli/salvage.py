@@ -1,0 +1,40 @@
+# The salvage command: copy every good record of damaged files into new ones and say
+# what was lost. The work is tfrecord_lite.salvage; this module parses and prints.
+from __future__ import annotations
+
+import argparse
+import os
+
+from .options import EXIT_DATA, PROG, UsageError, add_command, check_new, out_compression_arg, output_compression, say
+
+
+def cmd_salvage(args: argparse.Namespace) -> int:
+    from .._salvage import salvage
+
+    if not os.path.isfile(args.input):
+        raise UsageError(f"{args.input} is not a file")
+    check_new([args.output], args.force, [args.input])
+    to = output_compression(args.to, args.output)
+    report = salvage(args.input, args.output, compression=to or None, index=not args.no_index)
+    print(report)
+    if not report.ok:
+        say(args, f"{args.output}: {report.records} records kept; {report.records_skipped} damaged spans lost")
+    return 0 if report.ok else EXIT_DATA
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = add_command(
+        sub,
+        "salvage",
+        cmd_salvage,
+        "Copy every good record of a damaged file into a new file (and index); "
+        "print what was lost, exit status 1 if anything was.",
+        f"  {PROG} salvage damaged.tfrecord rescued.tfrecord || echo 'some records were lost'\n"
+        f"  {PROG} salvage cut.tfrecord.gz rescued.tfrecord || echo 'some records were lost'",
+    )
+    p.add_argument("input", metavar="INPUT", help="the damaged TFRecord file (plain, GZIP or ZLIB)")
+    p.add_argument("output", metavar="OUTPUT", help="the new file (.gz -> GZIP, .zz / .zlib -> ZLIB unless --to)")
+    p.add_argument("--to", type=out_compression_arg, default=None, metavar="C",
+                   help="output compression: none, gzip, zlib (default: from OUTPUT's name)")  # fmt: skip
+    p.add_argument("--no-index", action="store_true", help="do not write the index sidecar")
+    p.add_argument("-f", "--force", action="store_true", help="overwrite OUTPUT if it exists")
