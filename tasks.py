@@ -51,18 +51,19 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
     "py": (
         f"no TensorFlow, protobuf {OLDEST_PROTOBUF} (oldest supported), torch",
         # pip 22.3 has --python, with which `package` installs into a venv that has no pip
-        [f"protobuf=={OLDEST_PROTOBUF}", TORCH, "torchdata", "scikit-learn", "pip>=22.3"],
-        "test,torch,images,cli,remote,arrow,lint,docs,package",
+        # zlib-ng: the second fast inflate library, so both of _inflate.py's choices are tested
+        [f"protobuf=={OLDEST_PROTOBUF}", TORCH, "torchdata", "scikit-learn", "pip>=22.3", "zlib-ng"],
+        "test,torch,images,cli,remote,arrow,fast,lint,docs,package",
     ),
     "tf": (
         f"{TENSORFLOW}, newest protobuf it allows",
         [TENSORFLOW, "protobuf<8", "grpcio-tools"],
-        "test",
+        "test,fast",
     ),
     "bench": (
-        "the `tfrecord` package to compare against",
-        ["tfrecord==1.14.6", TORCH],
-        "",
+        "the `tfrecord` and `tfrecords` packages to compare against",
+        ["tfrecord==1.14.6", "tfrecords==0.3.1", TORCH],
+        "fast",
     ),
 }
 # pytest environment per test venv: the library that venv exists for must not be skipped.

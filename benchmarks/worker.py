@@ -1,5 +1,5 @@
 # One benchmark worker: runs every measurement of ONE system (tfrecord_lite, the
-# `tfrecord` package or TensorFlow) in this interpreter and prints the timings as
+# `tfrecord` package, the `tfrecords` package or TensorFlow) in this interpreter and prints the timings as
 # JSON. run.py starts one worker per system, each in the interpreter of the venv
 # where that system is installed, because the `tfrecord` package's generated
 # example_pb2 and TensorFlow's clash in one process. Each measurement is a
@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import os
 import resource
@@ -55,10 +56,30 @@ def lite_tasks(wl: W.Workload, path: str, out: str) -> dict[str, Prepare]:
             n += 1
         return n
 
+    def decodeview() -> int:
+        n = 0
+        for record in tfr.iter_records(path):
+            tfr.decode_example(record, spec, copy=False)
+            n += 1
+        return n
+
     def batched() -> int:
         n = 0
         for batch in tfr.iter_example_batches(path, spec, BATCH):
             n += len(next(iter(batch.values())))
+        return n
+
+    def gzscan() -> int:
+        n = 0
+        for _ in tfr.iter_records(path + ".gz"):
+            n += 1
+        return n
+
+    def listdecode() -> int:
+        n = 0
+        records = tfr.iter_records(path)
+        while batch := list(itertools.islice(records, BATCH)):
+            n += len(next(iter(tfr.decode_examples(batch, spec).values())))
         return n
 
     def write() -> Task:
@@ -89,6 +110,9 @@ def lite_tasks(wl: W.Workload, path: str, out: str) -> dict[str, Prepare]:
         "batched": lambda: batched,
         "write": write,
         "write_example": write_example,
+        "gzscan": lambda: gzscan,
+        "listdecode": lambda: listdecode,
+        "decodeview": lambda: decodeview,
     }
 
 
@@ -155,7 +179,13 @@ def tfrecord_tasks(wl: W.Workload, path: str, out: str) -> dict[str, Prepare]:
 
         return run
 
-    return {"scan": lambda: scan, "decode": lambda: decode, "write": write, "write_example": write_example}
+    return {
+        "scan": lambda: scan,
+        "decode": lambda: decode,
+        "write": write,
+        "write_example": write_example,
+        "decodeview": lambda: decode,  # the package has one decode; held to the zero-copy one too
+    }
 
 
 def tfrecord_scan(path: str) -> int:
@@ -165,6 +195,35 @@ def tfrecord_scan(path: str) -> int:
     for _ in tfrecord_iterator(path):
         n += 1
     return n
+
+
+# --------------------------------------------------------------------------- the `tfrecords` package
+
+
+def tfrecords_tasks(wl: W.Workload, path: str, out: str) -> dict[str, Prepare]:
+    import tfrecords
+
+    gzip = tfrecords.TFRecordOptions(compression_type="GZIP")
+
+    def scan() -> int:
+        n = 0
+        for _ in tfrecords.tf_record_iterator(path):
+            n += 1
+        return n
+
+    def gzscan() -> int:
+        n = 0
+        for _ in tfrecords.tf_record_iterator(path + ".gz", options=gzip):
+            n += 1
+        return n
+
+    return {"scan": lambda: scan, "gzscan": lambda: gzscan}
+
+
+def tfrecords_scan(path: str) -> int:
+    import tfrecords
+
+    return sum(1 for _ in tfrecords.tf_record_iterator(path))
 
 
 # --------------------------------------------------------------------------- TensorFlow
@@ -185,6 +244,7 @@ def tf_tasks(wl: W.Workload, path: str, out: str) -> dict[str, Prepare]:
     # Datasets are built (and the parse function traced to a graph) once, outside the
     # timed runs; each run iterates them again from the start.
     raw_batches = tf.data.TFRecordDataset(path).batch(BATCH)
+    gz_batches = tf.data.TFRecordDataset(path + ".gz", compression_type="GZIP").batch(BATCH)
     parsed_batches = tf.data.TFRecordDataset(path).batch(BATCH).map(lambda x: tf.io.parse_example(x, spec))
 
     def scan() -> int:
@@ -197,6 +257,12 @@ def tf_tasks(wl: W.Workload, path: str, out: str) -> dict[str, Prepare]:
         n = 0
         for batch in parsed_batches:
             n += int(next(iter(batch.values())).shape[0])
+        return n
+
+    def gzscan() -> int:
+        n = 0
+        for batch in gz_batches:
+            n += int(batch.shape[0])
         return n
 
     makers = {
@@ -229,7 +295,14 @@ def tf_tasks(wl: W.Workload, path: str, out: str) -> dict[str, Prepare]:
 
         return run
 
-    return {"scan": lambda: scan, "batched": lambda: batched, "write": write, "write_example": write_example}
+    return {
+        "scan": lambda: scan,
+        "batched": lambda: batched,
+        "write": write,
+        "write_example": write_example,
+        "gzscan": lambda: gzscan,
+        "listdecode": lambda: batched,  # TensorFlow's batched parse is what the list path is held to
+    }
 
 
 def tf_scan(path: str) -> int:
@@ -243,12 +316,14 @@ def tf_scan(path: str) -> int:
 _IMPORTS: dict[str, Callable[[], Any]] = {
     "tfrecord_lite": lambda: __import__("tfrecord_lite"),
     "tfrecord": lambda: __import__("tfrecord.reader"),
+    "tfrecords": lambda: __import__("tfrecords"),
     "tensorflow": _quiet_tf,
 }
 
 SYSTEMS: dict[str, tuple[Callable[..., dict[str, Prepare]], Callable[[str], int]]] = {
     "tfrecord_lite": (lite_tasks, lite_scan),
     "tfrecord": (tfrecord_tasks, tfrecord_scan),
+    "tfrecords": (tfrecords_tasks, tfrecords_scan),
     "tensorflow": (tf_tasks, tf_scan),
 }
 
@@ -260,8 +335,9 @@ def _versions(system: str) -> dict[str, str | None]:
 
     out: dict[str, str | None] = {"python": sys.version.split()[0], "numpy": numpy.__version__}
     for dist in {
-        "tfrecord_lite": ["tfrecord_lite", "protobuf", "crc32c"],
+        "tfrecord_lite": ["tfrecord_lite", "protobuf", "crc32c", "isal"],
         "tfrecord": ["tfrecord", "protobuf", "crc32c"],
+        "tfrecords": ["tfrecords"],
         "tensorflow": ["tensorflow-cpu", "tensorflow", "protobuf"],
     }[system]:
         try:

@@ -236,8 +236,11 @@ def test_index_sidecar_and_dali_text_index(data: Path, tmp_path: Path) -> None:
     assert (tmp_path / "x.tfrecord.idx").read_text().split("\n")[:-1] == expected
     cli("index", "--text-dir", "idx", str(src), cwd=tmp_path)
     assert (tmp_path / "idx" / "x.tfrecord.idx").read_text().split("\n")[:-1] == expected
-    line = error_line(cli("index", str(data / "data" / "b.tfrecord.gz"), cwd=tmp_path, ok=False), 1)
-    assert "GZIP" in line and "convert" in line
+    gz = data / "data" / "b.tfrecord.gz"
+    assert "12 records" in cli("index", str(gz), cwd=tmp_path).stdout  # the compressed stream's index
+    assert Path(str(gz) + ".tfrlidx").exists()
+    line = error_line(cli("index", "--text", str(gz), cwd=tmp_path, ok=False), 1)
+    assert "GZIP" in line and "convert" in line  # DALI's text index cannot point into a compressed file
 
 
 def read_all(path: Path) -> list[bytes]:

@@ -305,3 +305,17 @@ def test_a_batch_of_one_layout_takes_the_layout_path():
     assert handled.all()
     got = assert_like_stacked(records, spec, fast=True)
     assert got["a"].tolist() == list(range(100)) and got["c"][42] == b"042"
+
+
+def test_a_malformed_first_record_of_a_length_group_is_named_by_its_index():
+    """The layout path parses one record per length; a malformed one falls to the general path,
+    whose error names the record (found by hypothesis: a Feature's length varint cut short)."""
+    entries = tfr.encode_example({"one": [7], "s": [b"abcd", b"xy"]})[2:]  # Features' map entries
+    entries += ld(1, ld(1, b"z") + b"\x12\x00")  # and "z" -> an empty Feature, last
+    good_record = ld(1, entries)
+    bad_record = good_record[:-1] + b"\x80"  # the same length; the empty Feature's length cut short
+    records = [bad_record, *[good_record] * 4]
+    with pytest.raises(tfr.DecodeError) as info:
+        tfr.decode_examples(records, {})
+    assert any("record 0 " in note for note in info.value.__notes__)
+    assert_like_stacked(records, {"one": tfr.FixedLenFeature([], "int64")})

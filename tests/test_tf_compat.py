@@ -115,6 +115,18 @@ def test_files_are_byte_identical_to_tf_writer_output(tmp_path: Path, compressio
     assert ours.read_bytes() == theirs.read_bytes()
 
 
+@pytest.mark.parametrize("compression", ["GZIP", "ZLIB"])
+@pytest.mark.parametrize("options", [{"level": 1}, {"fast": True}, {"fast": True, "level": 3}])
+def test_tf_reads_files_deflated_at_other_levels_or_by_the_fast_library(
+    tmp_path: Path, compression: str, options: dict[str, Any]
+) -> None:
+    path = tmp_path / "fast.tfrecord"
+    with tfr.TFRecordWriter(path, compression.lower(), **options) as writer:
+        for record in PAYLOADS:
+            writer.write(record)
+    assert tf_read(path, compression) == PAYLOADS
+
+
 @pytest.mark.parametrize("compression", COMPRESSIONS)
 def test_empty_file_is_byte_identical_and_read_by_both(tmp_path: Path, compression: str) -> None:
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
@@ -927,3 +939,29 @@ def test_write_example_file_parses_in_a_tf_pipeline(tmp_path: Path) -> None:
     assert batch["id"].numpy().tolist() == list(range(5))
     assert np.array_equal(batch["x"].numpy(), np.stack([row["x"] for row in rows]))
     assert batch["name"].numpy().tolist() == [f"row{i}".encode() for i in range(5)]
+
+
+# --------------------------------------------------------------------------- random access into compressed files
+
+
+@pytest.mark.parametrize("compression", ["GZIP", "ZLIB"])
+def test_random_access_into_files_tf_compressed(tmp_path: Path, compression: str) -> None:
+    path = tmp_path / "theirs.tfrecord.z"
+    records = [RNG.integers(0, 9, int(n), dtype=np.uint8).tobytes() for n in RNG.integers(0, 40_000, 120)]
+    tf_write(path, records, compression)
+    with tfr.TFRecordFile(path) as f:
+        assert len(f) == len(records)
+        assert f[::-1] == records[::-1]
+        assert f[[7, 3, 7]] == [records[7], records[3], records[7]]
+
+
+@pytest.mark.parametrize("compression", ["GZIP", "ZLIB"])
+def test_tf_reads_files_written_with_seek_points(tmp_path: Path, compression: str) -> None:
+    path = tmp_path / "seekable.tfrecord.z"
+    records = [RNG.integers(0, 9, int(n), dtype=np.uint8).tobytes() for n in RNG.integers(0, 40_000, 120)]
+    with tfr.TFRecordWriter(path, compression.lower(), seek_every="64k") as writer:
+        for record in records:
+            writer.write(record)
+    assert tf_read(path, compression) == records
+    with tfr.TFRecordFile(path) as f:
+        assert f[::-1] == records[::-1]

@@ -75,12 +75,20 @@ lists = st.one_of(
     st.lists(TEXT, min_size=1, max_size=8).map(lambda v: case(tuple(v), as_bytes(v))),
 )
 
+
+def _has_surrogate(a: np.ndarray) -> bool:
+    return any(0xD800 <= ord(c) <= 0xDFFF for text in a.ravel().tolist() for c in text)
+
+
 arrays = st.one_of(
     st.sampled_from(INT_DTYPES + ["bool"]).flatmap(int_array).map(lambda a: case(a, as_int64(a.ravel().tolist()))),
     st.sampled_from(FLOAT_DTYPES + ["longdouble"])
     .flatmap(lambda d: hnp.arrays(d, SHAPES))
     .map(lambda a: case(a, as_float32(a.ravel().tolist()))),
-    hnp.arrays(hnp.unicode_string_dtypes(max_len=4), SHAPES).map(lambda a: case(a, as_bytes(a.ravel().tolist()))),
+    # lone surrogates fit a numpy str array but are no text UTF-8 can encode: leave them out
+    hnp.arrays(hnp.unicode_string_dtypes(max_len=4), SHAPES)
+    .filter(lambda a: not _has_surrogate(a))
+    .map(lambda a: case(a, as_bytes(a.ravel().tolist()))),
     hnp.arrays(hnp.byte_string_dtypes(max_len=4), SHAPES).map(lambda a: case(a, as_bytes(a.ravel().tolist()))),
     st.lists(st.one_of(I64, st.booleans()), min_size=1, max_size=8).map(
         lambda v: case(np.array(v, dtype=object), as_int64(v))

@@ -377,8 +377,13 @@ def layout_of(buf: bytes) -> _Layout | None:
 
 
 def _new_layout(buf: bytes) -> _Layout | None:
-    """Parse a record the cached layout did not fit; cache its layout if it is canonical."""
-    parsed = _canonical_example(buf) if buf else {}
+    """Parse a record the cached layout did not fit; cache its layout if it is canonical.
+
+    A malformed record has no layout: the caller's general path then reports it with its index."""
+    try:
+        parsed = _canonical_example(buf) if buf else {}
+    except DecodeError:
+        return None
     if parsed is None:
         return None
     if len(_LAYOUTS) >= _MAX_LAYOUTS:
@@ -422,7 +427,8 @@ def decode_varints(raw: bytes) -> np.ndarray:
         return np.array(out, dtype=np.int64)
     if n <= 1 << 24 and raw.translate(_HIGH_BIT).find(_TEN_HIGH) < 0:
         # a well-formed packed field (so even protobuf 4.21's parser is safe with it)
-        return np.array(Int64List.FromString(b"\x0a" + _varint(n) + raw).value, dtype=np.int64)
+        # np.fromiter, not np.array: 15x faster on the runtime's repeated field (dense's bound)
+        return np.fromiter(Int64List.FromString(b"\x0a" + _varint(n) + raw).value, np.int64)
     a = np.frombuffer(raw, dtype=np.uint8)
     high = a >= 0x80
     if not high.any():
@@ -446,8 +452,9 @@ def _join(buf: bytes, chunks: list[tuple[int, int]]) -> bytes:
     return b"".join([buf[s:e] for s, e in chunks])
 
 
-def values_of(buf: bytes, parsed: Parsed) -> Any:
-    """Materialise a parsed Feature: int64 / float32 ndarray, list of bytes, or None."""
+def values_of(buf: bytes, parsed: Parsed, view: memoryview | None = None) -> Any:
+    """Materialise a parsed Feature: int64 / float32 ndarray, list of bytes (of memoryviews
+    into `view`, the record, when given), or None."""
     kind, chunks = parsed
     if kind == FLOAT:
         if len(chunks) == 1:
@@ -460,7 +467,8 @@ def values_of(buf: bytes, parsed: Parsed) -> Any:
             return decode_varints(buf[s:e])
         return decode_varints(_join(buf, chunks)) if chunks else np.empty(0, np.int64)
     if kind == BYTES:
-        return [buf[s:e] for s, e in chunks]
+        src = buf if view is None else view
+        return [src[s:e] for s, e in chunks]
     return None
 
 
@@ -476,6 +484,7 @@ def _apply_spec(
     parsed: Parsed | None,
     kindless_is_missing: bool = True,
     present: Collection[str] = (),
+    view: memoryview | None = None,
 ) -> Any:
     """Decode one Example feature per its spec, as tf.io.parse_single_example does.
 
@@ -489,7 +498,7 @@ def _apply_spec(
             return empty_values(spec.dtype)
         if kind != spec.kind:
             raise _kind_error(key, spec, kind)
-        return values_of(buf, parsed)  # type: ignore[arg-type]
+        return values_of(buf, parsed, view)  # type: ignore[arg-type]
     if isinstance(spec, FixedLenFeature):
         if kind == 0 and parsed is not None and not kindless_is_missing:
             return _fixed(key, spec, empty_values(spec.dtype))
@@ -497,18 +506,18 @@ def _apply_spec(
             if spec.default_value is None:
                 raise missing_feature(key, present)
             return _copy(spec.default_value)
-        return _fixed(key, spec, values_of(buf, _checked(key, spec, parsed)))  # type: ignore[arg-type]
+        return _fixed(key, spec, values_of(buf, _checked(key, spec, parsed), view))  # type: ignore[arg-type]
     if isinstance(spec, FixedLenSequenceFeature):
         if not spec.allow_missing:
             raise FeatureError(key, "a FixedLenSequenceFeature in an Example needs allow_missing=True")
         if kind == 0:
             return _stack(spec, empty_values(spec.dtype), 0)
-        values = values_of(buf, _checked(key, spec, parsed))  # type: ignore[arg-type]
+        values = values_of(buf, _checked(key, spec, parsed), view)  # type: ignore[arg-type]
         inner = math.prod(spec.shape)
         if (inner == 0 and len(values)) or (inner and len(values) % inner):
             raise FeatureError(key, f"found {len(values)} values, not a multiple of {inner} (shape {list(spec.shape)})")
         return _stack(spec, values, len(values) // inner if inner else 0)
-    return _apply_spec(key, as_spec(key, spec), buf, parsed, kindless_is_missing, present)  # or a FeatureError
+    return _apply_spec(key, as_spec(key, spec), buf, parsed, kindless_is_missing, present, view)  # or a FeatureError
 
 
 def _checked(key: str, spec: FeatureSpec, parsed: Parsed) -> Parsed:
@@ -550,14 +559,20 @@ def _copy(value: Any) -> Any:
     return value.copy() if isinstance(value, np.ndarray) else value
 
 
-def decode_example(data: Any, features: SpecDict | None = None) -> dict[str, Any]:
+def decode_example(data: Any, features: SpecDict | None = None, *, copy: bool = True) -> dict[str, Any]:
     """Decode a serialized tf.train.Example.
 
     Without `features`: every feature, int64 → int64 ndarray, float → float32 ndarray,
     bytes → list of bytes, a Feature with no kind → None. With a spec dict: only those
     keys, shaped and checked like tf.io.parse_single_example.
+
+    `copy=False` gives bytes values as read-only memoryviews into the record instead of
+    copies (no copy of a large image or blob). They stay valid as long as they exist: each
+    keeps the whole record alive (a bytes record; any other buffer is copied to bytes first),
+    so keep `bytes(v)` of the few values you hold on to across many records.
     """
     buf = data if type(data) is bytes else _as_bytes(data)
+    view = None if copy else memoryview(buf)
     if features is not None and type(features) is not dict:
         features = feature_specs(features)
     layout = _LAYOUTS.get(len(buf))  # layout_of, inlined: this is the hot path
@@ -565,13 +580,13 @@ def decode_example(data: Any, features: SpecDict | None = None) -> dict[str, Any
         layout = _new_layout(buf)
     parsed = layout.parsed if layout is not None else _general_example(buf)  # shared: only read
     if features is None:
-        return {key: values_of(buf, p) for key, p in parsed.items()}
+        return {key: values_of(buf, p, view) for key, p in parsed.items()}
     out = {}
     get = parsed.get
     for key, spec in features.items():
         p = get(key)
         if p is None or type(spec) is not FixedLenFeature or p[0] != DTYPE_KIND[spec.dtype]:
-            out[key] = _apply_spec(key, spec, buf, p, present=parsed)
+            out[key] = _apply_spec(key, spec, buf, p, present=parsed, view=view)
             continue
         # The common case, without the detours: a FixedLenFeature of the right kind, one run
         # of values; the three commonest shapes are read directly (anything else, errors
@@ -589,9 +604,9 @@ def decode_example(data: Any, features: SpecDict | None = None) -> dict[str, Any
                 out[key] = np.frombuffer(buf, "<f4", shape[0], s).astype(np.float32)
                 continue
             elif kind == BYTES and not shape:  # one string
-                out[key] = buf[s:e]
+                out[key] = buf[s:e] if view is None else view[s:e]
                 continue
-        out[key] = _fixed(key, spec, values_of(buf, p))
+        out[key] = _fixed(key, spec, values_of(buf, p, view))
     return out
 
 

@@ -21,6 +21,7 @@ from ._errors import CorruptRecordError, PathName
 from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, frame_header, masked_crc
 from ._repr import count, describe
 from ._sidecar import Buffer, IndexArg, RecordIndex, map_uncompressed, open_index, release
+from ._sniff import sniff_compression
 
 _HEADER = struct.Struct("<QI")
 _U32 = struct.Struct("<I")
@@ -87,6 +88,16 @@ class RecordSequence(Sequence[bytes]):
         raise NotImplementedError
 
 
+def _is_compressed(path: str) -> bool:
+    """Whether `path` starts like a GZIP or ZLIB file rather than a record (missing files: no)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(HEADER_SIZE)
+    except OSError:
+        return False
+    return sniff_compression(head) in ("gzip", "zlib")
+
+
 def _int_view(offsets: np.ndarray) -> memoryview:
     """A memoryview of uint64 offsets whose items are Python ints."""
     return np.ascontiguousarray(offsets, np.uint64).data.cast("B").cast("Q")
@@ -109,7 +120,15 @@ class TFRecordFile(RecordSequence):
     missing); False keeps the index in memory only. `verify` checks CRCs when the
     index is built and on every read. `on_stale` says what to do when the file
     changed after indexing: "rebuild" (default) or "raise" (StaleIndexError).
+    A GZIP or ZLIB file gets a CompressedRecordFile (same interface; see _compressed_file.py).
     """
+
+    def __new__(cls, path: PathName = None, *args: Any, **kwargs: Any) -> TFRecordFile:
+        if cls is TFRecordFile and path is not None and _is_compressed(os.fspath(path)):
+            from ._compressed_file import CompressedRecordFile
+
+            return super().__new__(CompressedRecordFile)
+        return super().__new__(cls)
 
     def __init__(
         self, path: PathName, index: IndexArg = None, *, verify: bool = True, on_stale: str = "rebuild"

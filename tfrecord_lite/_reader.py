@@ -22,6 +22,7 @@ from typing import IO, Any, cast
 from ._errors import CorruptRecordError, PathName, TFRecordError, TruncatedRecordError
 from ._files import PathOrFile, display_name, is_file_object, normalize_compression, open_binary
 from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, header_is_valid, masked_crc, scan
+from ._inflate import library
 from ._repr import compression, describe, shown_paths
 from ._skipping import DamagePolicy, OnError
 from ._sniff import SNIFF_SIZE, not_a_tfrecord, sniff_compression
@@ -53,15 +54,21 @@ class _Inflater:
     state, so that damage loses nothing before it: the step that fails is fed again from
     the copy a byte at a time, everything that inflates before the bad byte is returned,
     and the next read raises the error, which names the compressed and uncompressed
-    offsets of the damage."""
+    offsets of the damage. The fastest installed library inflates (_inflate.py); ISA-L's
+    state cannot be copied, so with it a failing step is replayed by the stdlib from the
+    start of its member (a file that cannot seek then loses that step's partial output)."""
 
     def __init__(self, raw: IO[bytes], compression: str, head: bytes) -> None:
         self._raw = raw
         self._wbits = _WBITS[compression]
         self._name = compression.upper()
-        self._d = zlib.decompressobj(self._wbits)
+        self._lib = library()
+        self._d = self._lib.decompressobj(self._wbits)
+        self._copyable = hasattr(self._d, "copy")
         self._input = memoryview(head)  # compressed bytes not yet consumed
         self._at = 0  # compressed offset of self._input[0]
+        self._member = 0  # compressed offset where the current member starts
+        self._base = _tell(raw, len(head))  # file offset of compressed offset 0 (None: cannot seek)
         self._produced = 0  # uncompressed bytes returned so far
         self._salvaged = b""  # what inflated before the damage, not yet returned
         self._error: TFRecordError | None = None
@@ -94,34 +101,61 @@ class _Inflater:
                     f"the {self._name} stream ends before its end marker (the file is truncated)"
                 )
         if self._d.eof:  # a member ended: what follows is the next member
-            self._d = zlib.decompressobj(self._wbits)
+            self._d = self._lib.decompressobj(self._wbits)
+            self._member = self._at
         step = self._input[:_STEP]
-        saved = self._d.copy()
+        saved = self._d.copy() if self._copyable else None
         try:
-            out = self._d.decompress(step, size)
-        except zlib.error as err:
-            self._salvage(saved, step, err)
+            out: bytes = self._d.decompress(step, size)
+        except (zlib.error, self._lib.error) as err:
+            self._salvage(saved if saved is not None else self._replayed(), step, err)
             return b""
         used = len(step) - len(self._d.unconsumed_tail) - len(self._d.unused_data)
         self._input = self._input[used:]
         self._at += used
         return out
 
-    def _salvage(self, d: Any, step: memoryview, err: zlib.error) -> None:
-        """Feed `step` again from the state `d` a byte at a time: keep what inflates before the
-        bad byte, and the error that the next read raises."""
+    def _replayed(self) -> Any:
+        """A stdlib decompressor in the state at the start of the failing step, made by inflating
+        its member again from the start; None when the file cannot seek."""
+        if self._base is None:
+            return None
+        d = zlib.decompressobj(self._wbits)
+        self._raw.seek(self._base + self._member)
+        left = self._at - self._member
+        while left:
+            data = self._raw.read(min(left, CHUNK_SIZE))
+            if not data:
+                return None
+            left -= len(data)
+            while data:  # output dropped, a chunk at a time
+                d.decompress(data, CHUNK_SIZE)
+                data = d.unconsumed_tail
+        return d
+
+    def _salvage(self, d: Any, step: memoryview, err: Exception) -> None:
+        """Feed `step` again from the state `d` (None: unknown) a byte at a time: keep what
+        inflates before the bad byte, and the error that the next read raises."""
         out: list[bytes] = []
         bad = 0
-        for bad in range(len(step)):
+        for bad in range(len(step) if d is not None else 0):
             try:
                 out.append(d.decompress(step[bad : bad + 1]))
-            except zlib.error:
+            except (zlib.error, self._lib.error):
                 break
         self._salvaged = b"".join(out)
         where = self._produced + len(self._salvaged)
         self._error = CorruptRecordError(
             f"{self._name} stream damaged at compressed offset {self._at + bad} (uncompressed {where}): {err}"
         )
+
+
+def _tell(raw: IO[bytes], consumed: int) -> int | None:
+    """Where `raw` was before `consumed` bytes were read from it; None when it cannot seek."""
+    try:
+        return raw.tell() - consumed if raw.seekable() else None
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 class DecodedStream:

@@ -27,6 +27,7 @@ import mmap
 import os
 import struct
 import warnings
+from collections.abc import Callable
 from typing import IO, BinaryIO, Union
 
 import numpy as np
@@ -219,13 +220,21 @@ def save_sidecar(index: RecordIndex, target: str) -> bool:
         fh.write(_pack_header(len(index), index.file_size, index.mtime_ns, index.check, index.verified))
         fh.write(np.ascontiguousarray(index.offsets, _OFFSET_DTYPE).tobytes())
 
+    if not save_bytes(write, target):
+        return False
+    index.location = target
+    return True
+
+
+def save_bytes(data: bytes | Callable[[IO[bytes]], None], target: str) -> bool:
+    """write_atomic(target, data), or False (leaving nothing behind) when the place is not
+    writable; other I/O errors propagate."""
     try:
-        write_atomic(target, write)
+        write_atomic(target, data)
     except OSError as err:
         if _is_unwritable(err):
             return False
         raise
-    index.location = target
     return True
 
 
@@ -455,13 +464,18 @@ def map_uncompressed(path: str, action: str) -> tuple[Buffer, os.stat_result]:
 
 
 def write_index(tfrecord_path: PathName, index_path: PathName = None, *, verify: bool = True) -> str:
-    """Build the binary index sidecar of an uncompressed TFRecord file by one scan; return its path.
+    """Build the binary index sidecar of a TFRecord file by one scan; return its path. A GZIP / ZLIB
+    file gets the index of its compressed stream (see TFRecordFile).
 
     `index_path` defaults to the sidecar beside the file (`<file>.tfrlidx`), which
     TFRecordFile then opens in O(1).
     """
     path = os.fspath(tfrecord_path)  # type: ignore[arg-type]
     target = os.fspath(index_path) if index_path is not None else sidecar_path(path)
+    from ._gzip_index import compressed_kind, write_gzip_index  # a GZIP / ZLIB file has its own index
+
+    if compressed_kind(path) in ("gzip", "zlib"):
+        return write_gzip_index(path, target, verify=verify)
     buf, st = map_uncompressed(path, "indexing")
     try:
         idx = build_index(buf, st, path=path, verify=verify)

@@ -2,7 +2,10 @@
 # together by _framing.frame_many and written with one call, so a small record
 # costs no system call and little Python work each. GZIP and ZLIB files are one zlib stream over
 # the whole file, as TensorFlow writes them (zlib wrapper with adler32 for ZLIB,
-# gzip wrapper for GZIP; default level, memLevel 9 like TF's ZlibOutputBuffer).
+# gzip wrapper for GZIP; default level, memLevel 9 like TF's ZlibOutputBuffer), so the
+# default output is TensorFlow's byte for byte; `level=` and `fast=True` (ISA-L or
+# zlib-ng, see _inflate.py) trade that identity for size or speed, and `seek_every=`
+# adds full-flush points that random access enters without stored windows.
 #
 # A file is written in place, as TensorFlow does: killed midway, it holds every record
 # handed to the OS so far (whole) and at most one torn record at its end, which
@@ -20,14 +23,27 @@ from typing import IO, Any
 
 from ._append import finish_append, prepare_append
 from ._codec import encode_example
-from ._files import PathOrFile, display_name, is_file_object, normalize_compression, open_binary
+from ._files import PathOrFile, display_name, is_file_object, normalize_compression, open_binary, size_in_bytes
 from ._framing import frame_many
+from ._gzip_index import SeekPoints
+from ._inflate import library
 from ._publish import OutputLock
 from ._repr import compression, count, describe
 from ._validate import as_record
 
 _BUFFER_SIZE = 1 << 20
 _WBITS = {"gzip": 31, "zlib": 15}
+
+
+def _compressor(compression: str, level: int | None, fast: bool) -> Any:
+    """A zlib-API compressor: the stdlib with TensorFlow's settings, or the fast library."""
+    lib = library() if fast else zlib
+    if level is None:
+        level = lib.Z_DEFAULT_COMPRESSION
+    try:
+        return lib.compressobj(level, lib.DEFLATED, _WBITS[compression], 9)
+    except (ValueError, zlib.error, lib.error) as err:
+        raise ValueError(f"level={level} is not a valid deflate level for {lib.__name__} ({err})") from None
 
 
 def _lock_for(path: str) -> OutputLock | None:
@@ -46,6 +62,14 @@ class TFRecordWriter:
     """Write records to a TFRecord file (a path, or a binary file object left open on close).
 
     `compression`: None / "" (plain), "gzip" or "zlib", any case ("GZIP" as in TensorFlow).
+    `level`: the deflate level (default: zlib's 6, as TensorFlow); `fast=True` deflates
+    with ISA-L or zlib-ng when installed (`pip install 'tfrlite[fast]'`; ISA-L levels
+    are 0-3). Either makes the bytes differ from TensorFlow's output; any reader,
+    TensorFlow included, still reads the file.
+    `seek_every` ("4M", or bytes) makes a compressed writer full-flush at the first record
+    boundary after each that many uncompressed bytes and save where in `<path>.tfrlidx`:
+    TFRecordFile then enters the file there without stored windows (TensorFlow reads
+    the file as usual; it is a little larger, and no longer TensorFlow's bytes).
     `append=True` adds to an existing uncompressed file after checking that it ends
     on a complete record (`truncate_partial=True` cuts an incomplete last record
     off instead of refusing) and extends its index sidecar.
@@ -65,8 +89,13 @@ class TFRecordWriter:
         *,
         append: bool = False,
         truncate_partial: bool = False,
+        level: int | None = None,
+        fast: bool = False,
+        seek_every: int | str | None = None,
     ) -> None:
         self.compression = normalize_compression(compression)
+        if (level is not None or fast) and not self.compression:
+            raise ValueError("level= and fast=True apply to compressed files: pass compression='gzip' or 'zlib'")
         self.path = display_name(path_or_file)
         self._file: IO[bytes] | None = None
         self._lock: OutputLock | None = None
@@ -81,15 +110,18 @@ class TFRecordWriter:
             self._unlock()
             raise
         self._start = self._append.offset if self._append is not None else 0
-        self._compressor = (
-            zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, _WBITS[self.compression], 9)
-            if self.compression
-            else None
-        )
+        self._compressor = _compressor(self.compression, level, fast) if self.compression else None
         self._records: list[bytes] = []  # written but not yet framed
         self._pending = 0  # their framed size
         self._drained_records = 0
         self._drained_bytes = 0
+        self._seek: SeekPoints | None = None
+        self._drain_at = _BUFFER_SIZE
+        if seek_every is not None:
+            if not self.compression or self.path is None or not self._owned:
+                raise ValueError("seek_every= applies to a compressed file written to a local path")
+            self._seek = SeekPoints(self.compression, size_in_bytes(seek_every))
+            self._drain_at = min(_BUFFER_SIZE, self._seek.every)
 
     @property
     def records_written(self) -> int:
@@ -110,7 +142,7 @@ class TFRecordWriter:
             record = as_record(record)
         self._records.append(record)
         self._pending += len(record) + 16
-        if self._pending >= _BUFFER_SIZE:
+        if self._pending >= self._drain_at:
             self._drain()
 
     def write_example(self, features: Mapping[str, Any]) -> None:
@@ -119,11 +151,15 @@ class TFRecordWriter:
 
     def _drain(self) -> None:
         data = frame_many(self._records)
+        if self._seek is not None:
+            self._seek.add(self._records)
         records, size = len(self._records), self._pending
         self._records = []
         self._pending = 0
         if self._compressor is not None:
             data = self._compressor.compress(data)
+            if self._seek is not None:
+                data += self._seek.after(self._compressor, len(data), self._drained_bytes + size)
         if data:
             self._emit(data)
         self._drained_records += records
@@ -166,7 +202,10 @@ class TFRecordWriter:
             return
         self._drain()
         if self._compressor is not None:
-            self._emit(self._compressor.flush(zlib.Z_SYNC_FLUSH))
+            out = self._compressor.flush(zlib.Z_SYNC_FLUSH)
+            if self._seek is not None:
+                self._seek.wrote(len(out))
+            self._emit(out)
 
     def close(self) -> None:
         """Finish the file; closes it only if the writer opened it. Safe to call twice."""
@@ -183,6 +222,8 @@ class TFRecordWriter:
             self._unlock()
         if self._append is not None:
             finish_append(self.path, self._append)  # extend the index sidecar, if there is a fresh one
+        if self._seek is not None:
+            self._seek.save(self.path)  # type: ignore[arg-type]
 
     @property
     def closed(self) -> bool:

@@ -354,8 +354,8 @@ collate = Collate()  # without a spec: pads only the keys whose shapes differ wi
 
 
 class TFRecordDataset(Dataset[Any]):
-    """Map-style dataset over uncompressed TFRecord shards: len(), [i] -> decoded item, picklable
-    (each process reopens the memory-mapped files), for DataLoader(shuffle=True) and DistributedSampler.
+    """Map-style dataset over TFRecord shards (GZIP / ZLIB ones through their index): len(), [i] -> decoded
+    item, picklable (each process reopens the files), for DataLoader(shuffle=True) and DistributedSampler.
     Batch its items with `collate_fn=ds.collate_fn` (a Collate that knows the spec's ragged keys)."""
 
     def __init__(

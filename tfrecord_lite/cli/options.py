@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from .._errors import NoInputsError
-from .._files import normalize_compression
+from .._files import normalize_compression, size_in_bytes
 from .._framing import HEADER_SIZE
 from .._reader import iter_records
 from .._sharded import existing_shards, open_shard_writer
@@ -121,15 +121,12 @@ def positive_int(value: str) -> int:
     return n
 
 
-_SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30}
-
-
 def parse_size(value: str) -> int:
     """'100M', '1.5G', '64k', '4096' -> bytes (binary units)."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", value)
-    if not m or m.group(2).lower() not in _SIZE_UNITS or float(m.group(1)) <= 0:
-        raise argparse.ArgumentTypeError(f"expected a size such as 4096, 64k, 100M or 1G, got {value!r}")
-    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
+    try:
+        return size_in_bytes(value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def resize_arg(value: str) -> Any:
