@@ -2,16 +2,19 @@
 """Developer tasks that set up their own environments (stdlib only, Python >= 3.10).
 
     python3 tasks.py demo [args]    run the demo (in .venvs/py)
-    python3 tasks.py test [--only=py|tf|fuzz|package] [pytest args]
+    python3 tasks.py test [--only=py|tf|engines|fuzz|package] [pytest args]
                                     build the docs (mkdocs build --strict, with py), run the test
-                                    suite twice: .venvs/py (no TensorFlow, oldest protobuf, torch)
-                                    and .venvs/tf (tensorflow-cpu, newest protobuf), fuzz for 60 s
+                                    suite in .venvs/py (no TensorFlow, oldest protobuf, torch) and
+                                    .venvs/tf (tensorflow-cpu, newest protobuf), the engine tests in
+                                    .venvs/engines (Ray, datasets, Dask, Grain), fuzz for 60 s
                                     (fuzzer/fuzz.py, seeded), then `package`; --only runs one of them
     python3 tasks.py docs [--serve] build the docs site into site/ (or serve it live)
     python3 tasks.py package        build the sdist and wheel, check them, smoke-test the wheel
                                     alone in a fresh venv
     python3 tasks.py lint           ruff check, ruff format --check, mypy (all configured in pyproject.toml)
     python3 tasks.py bench [args]   run benchmarks/run.py against TensorFlow and `tfrecord`
+    python3 tasks.py bench-ray [args]
+                                    run benchmarks/ray_read.py: our Ray reader against Ray's own
 
 Each environment lives in .venvs/NAME and is built once: a stamp file holds a hash of what
 it installs (its requirements below, the package's dependencies and extras) and the
@@ -52,13 +55,24 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
         f"no TensorFlow, protobuf {OLDEST_PROTOBUF} (oldest supported), torch",
         # pip 22.3 has --python, with which `package` installs into a venv that has no pip
         # zlib-ng: the second fast inflate library, so both of _inflate.py's choices are tested
-        [f"protobuf=={OLDEST_PROTOBUF}", TORCH, "torchdata", "scikit-learn", "pip>=22.3", "zlib-ng"],
+        [f"protobuf=={OLDEST_PROTOBUF}", TORCH, "torchdata", "scikit-learn", "pandas", "pip>=22.3", "zlib-ng"],
         "test,torch,images,cli,remote,arrow,fast,lint,docs,package",
     ),
     "tf": (
-        f"{TENSORFLOW}, newest protobuf it allows",
-        [TENSORFLOW, "protobuf<8", "grpcio-tools"],
-        "test,fast",
+        f"{TENSORFLOW}, newest protobuf it allows, tfx-bsl",
+        [TENSORFLOW, "protobuf<8", "grpcio-tools", "pandas"],
+        "test,arrow,fast",
+    ),
+    "engines": (
+        "Ray Data, Hugging Face datasets, Dask with distributed, Grain (the distributed engines)",
+        # torch: the README's PyTorch block comes before its engine blocks, and a page runs in order
+        ["grain", "distributed", TORCH],
+        "test,arrow,ray,hf,dask,images",
+    ),
+    "bench-engines": (
+        "Ray Data beside TensorFlow, for ray.data.read_tfrecords (benchmarks/ray_read.py)",
+        [TENSORFLOW, "protobuf<8"],
+        "ray",
     ),
     "bench": (
         "the `tfrecord` and `tfrecords` packages to compare against",
@@ -66,8 +80,18 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
         "fast",
     ),
 }
+# name -> requirements installed after the rest with --no-deps: tfx-bsl (the oracle of the Arrow
+# decoder) pins an older pyarrow / numpy than it works with, and pip would otherwise downgrade them.
+NO_DEPS: dict[str, list[str]] = {"tf": ["tfx-bsl==1.21.0", "tensorflow-metadata==1.21.0"]}
 # pytest environment per test venv: the library that venv exists for must not be skipped.
-REQUIRE = {"py": {"TFRECORD_LITE_REQUIRE_TORCH": "1"}, "tf": {"TFRECORD_LITE_REQUIRE_TF": "1"}}
+REQUIRE = {
+    "py": {"TFRECORD_LITE_REQUIRE_TORCH": "1"},
+    "tf": {"TFRECORD_LITE_REQUIRE_TF": "1", "TFRECORD_LITE_REQUIRE_TFX": "1"},
+    "engines": {"TFRECORD_LITE_REQUIRE_ENGINES": "1"},
+}
+# pytest selection per test venv (default: the whole suite): .venvs/py already runs every test that
+# needs no engine, so .venvs/engines runs only the tests marked for one.
+SELECT = {"engines": ["-m", "ray or hf or dask or grain"]}
 DEMO_MODULES = ("tfrecord_lite._demo", "tfrecord_lite.demo")
 FUZZ_SECONDS = 60  # the fuzzer's share of CI time, split evenly over its targets
 
@@ -91,7 +115,7 @@ def _stamp_value(name: str) -> str:
     optional = project.get("optional-dependencies", {})
     wanted_extras = [extra for extra in extras.split(",") if extra]
     deps = [project["name"], *project["dependencies"], *(dep for extra in wanted_extras for dep in optional[extra])]
-    parts = [*requirements, extras, *deps, sys.version, sys.executable]
+    parts = [*requirements, extras, *deps, *NO_DEPS.get(name, []), sys.version, sys.executable]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
@@ -116,6 +140,8 @@ def ensure(name: str) -> Path:
     pip = [str(python_of(name)), "-m", "pip", "--disable-pip-version-check", "install", "--progress-bar", "off"]
     if run([*pip, "-q", "-e", package, *requirements]):
         sys.exit(f"[tasks] pip install into .venvs/{name} failed (see above); rerun to retry")
+    if name in NO_DEPS and run([*pip, "-q", "--no-deps", *NO_DEPS[name]]):
+        sys.exit(f"[tasks] pip install --no-deps into .venvs/{name} failed (see above); rerun to retry")
     stamp.write_text(wanted)
     log(f".venvs/{name} ready in {time.monotonic() - started:.0f} s")
     return python_of(name)
@@ -152,7 +178,7 @@ def task_test(args: list[str]) -> int:
     for name in (name for name in names if name in steps):  # not .venvs/py's suite for --only=fuzz
         log(f"pytest in .venvs/{name}: {ENVS[name][0]}")
         results[f"pytest in .venvs/{name} ({ENVS[name][0]})"] = run(
-            [str(pythons[name]), "-m", "pytest", *args], env=REQUIRE[name]
+            [str(pythons[name]), "-m", "pytest", *SELECT.get(name, []), *args], env=REQUIRE[name]
         )
     if "fuzz" in steps:
         results[f"fuzz ({FUZZ_SECONDS} s in all, seeded, hypothesis-driven)"] = fuzz(pythons["py"])
@@ -342,10 +368,16 @@ def task_lint(args: list[str]) -> int:
     return summarize("lint summary", results)
 
 
+def task_bench_ray(args: list[str]) -> int:
+    """Run benchmarks/ray_read.py (ours against ray.data.read_tfrecords) in .venvs/bench-engines."""
+    return run([str(ensure("bench-engines")), str(ROOT / "benchmarks" / "ray_read.py"), *args])
+
+
 TASKS = {
     "test": task_test,
     "demo": task_demo,
     "bench": task_bench,
+    "bench-ray": task_bench_ray,
     "docs": task_docs,
     "package": task_package,
     "lint": task_lint,

@@ -1,8 +1,9 @@
 # Shared test setup.
 #
-# Markers `tf` and `torch` (declared in pyproject.toml) skip a test when its
-# library is not installed. CI's environments set TFRECORD_LITE_REQUIRE_TF=1 /
-# TFRECORD_LITE_REQUIRE_TORCH=1: then the library must import (checked once, in
+# Markers `tf`, `torch`, `tfx` (tfx-bsl), `ray`, `hf`, `dask` and `grain` (declared in
+# pyproject.toml) skip a test when its library is not installed. CI's environments set
+# TFRECORD_LITE_REQUIRE_TF=1 / TFRECORD_LITE_REQUIRE_TORCH=1 / TFRECORD_LITE_REQUIRE_TFX=1 /
+# TFRECORD_LITE_REQUIRE_ENGINES=1 (the last for all four engines): then the library must import (checked once, in
 # a subprocess, so this process stays free of it) and a skipped test of that
 # kind, or a test module skipped for the lack of it, fails the whole run.
 #
@@ -16,8 +17,9 @@ import importlib.util
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -25,9 +27,23 @@ from hypothesis import HealthCheck, settings
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
 # marker -> (importable module, env var that makes its tests mandatory)
-_OPTIONAL: dict[str, str] = {"tf": "tensorflow", "torch": "torch"}
-_REQUIRE_VAR = {"tf": "TFRECORD_LITE_REQUIRE_TF", "torch": "TFRECORD_LITE_REQUIRE_TORCH"}
-_skipped: dict[str, list[str]] = {"tf": [], "torch": []}
+_OPTIONAL: dict[str, str] = {
+    "tf": "tensorflow",
+    "torch": "torch",
+    "tfx": "tfx_bsl",
+    "ray": "ray",
+    "hf": "datasets",
+    "dask": "distributed",
+    "grain": "grain",
+}
+_ENGINES = "TFRECORD_LITE_REQUIRE_ENGINES"
+_REQUIRE_VAR = {
+    "tf": "TFRECORD_LITE_REQUIRE_TF",
+    "torch": "TFRECORD_LITE_REQUIRE_TORCH",
+    "tfx": "TFRECORD_LITE_REQUIRE_TFX",
+}
+_REQUIRE_VAR.update(dict.fromkeys(("ray", "hf", "dask", "grain"), _ENGINES))
+_skipped: dict[str, list[str]] = {marker: [] for marker in _OPTIONAL}
 
 # deadline=None: examples write files, call TensorFlow and share the CPU with other jobs, so their
 # time says nothing about a bug. too_slow / data_too_large: the codec strategies build large,
@@ -118,3 +134,26 @@ def tmp_file(tmp_path: Path) -> Callable[[str], Path]:
         return path
 
     return make
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[None]:
+    """A real local Ray cluster of 2 CPUs for the session (the code under test runs unchanged on a
+    multi-node cluster joined with ray.init(address="auto")); shut down at the end."""
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():  # started by a docs page that used Ray Data without ray.init
+        ray.shutdown()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def dask_client() -> Iterator[Any]:
+    """A real distributed.LocalCluster of 2 worker processes and a client on it; closed at the end."""
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client

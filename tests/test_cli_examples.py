@@ -28,6 +28,8 @@ PREPARE = {
     "salvage damaged.tfrecord": "head -c 100 train.tfrecord > damaged.tfrecord",
     "salvage cut.tfrecord.gz": "tfrecord-lite convert train.tfrecord t.gz && head -c 60 t.gz > cut.tfrecord.gz",
     "remove-images": "tfrecord-lite pack-images photos/ out/photos --shards 2 && rm -f out/photos*.labels.json.lock",
+    "convert data/ train.parquet --features spec.json": "tfrecord-lite schema --all --spec-json data/ > spec.json",
+    "convert train.parquet out/train": "tfrecord-lite convert train.tfrecord train.parquet",
 }
 
 

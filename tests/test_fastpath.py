@@ -299,9 +299,8 @@ def test_a_batch_of_one_layout_takes_the_layout_path():
     ends = np.cumsum([len(r) for r in records])
     starts = ends - [len(r) for r in records]
     buf = np.frombuffer(view, np.uint8)
-    handled, _, _ = _columnar._by_layout(
-        buf, view, view.tobytes, starts, ends, _columnar._plan(spec), np.zeros(100, bool)
-    )
+    matches = _columnar.match_layouts(buf, view, starts, ends)
+    handled, _, _ = _columnar._by_layout(buf, view.tobytes, 100, matches, _columnar._plan(spec), np.zeros(100, bool))
     assert handled.all()
     got = assert_like_stacked(records, spec, fast=True)
     assert got["a"].tolist() == list(range(100)) and got["c"][42] == b"042"

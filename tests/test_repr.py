@@ -7,6 +7,7 @@ import importlib
 import pkgutil
 import types
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -100,18 +101,28 @@ def test_dataset_and_collate_reprs(prefix, tmp_path):
     assert "features=['k0', 'k1', 'k2', 'k3', 'k4', 'k5', ...] (9 keys)" in repr(tt.TFRecordDataset(prefix, many))
 
 
-def public_modules() -> list[str]:
+# engine adapter -> (the library it imports, its marker: the engines' environment runs it)
+ENGINES = {
+    "tfrecord_lite.ray": ("ray", "ray"),
+    "tfrecord_lite.hf": ("datasets", "hf"),
+    "tfrecord_lite.dask": ("dask", "dask"),
+}
+
+
+def public_modules() -> list[Any]:
     names = ["tfrecord_lite"]
     for info in pkgutil.iter_modules(tfr.__path__):
         if not info.name.startswith("_"):
             names.append(f"tfrecord_lite.{info.name}")
-    return names
+    return [pytest.param(n, marks=[getattr(pytest.mark, ENGINES[n][1])] if n in ENGINES else []) for n in names]
 
 
 @pytest.mark.parametrize("name", public_modules())
 def test_dir_of_public_modules_shows_the_api_not_imported_modules(name):
     if name == "tfrecord_lite.torch":
         pytest.importorskip("torch")
+    if name in ENGINES:
+        pytest.importorskip(ENGINES[name][0])
     module = importlib.import_module(name)
     shown = dir(module)
     modules = [n for n in shown if isinstance(getattr(module, n, None), types.ModuleType)]

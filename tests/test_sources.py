@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import tfrecord_lite as tfr
@@ -202,3 +203,36 @@ def test_cli_count_takes_a_shell_glob_a_prefix_and_the_tfx_folder(tmp_path: Path
     copy = shutil.copytree(TFX, tmp_path / "tfx")
     proc = run_cli("count", str(copy) + "/*", cwd=tmp_path, shell=True)  # LICENSE named explicitly
     assert proc.returncode == 1 and "not a TFRecord file" in proc.stderr
+
+
+def test_example_batches_span_files(tmp_path: Path) -> None:
+    sizes = [5, 1, 8, 0, 3]  # records per file: 17, in batches of 4 -> 4, 4, 4, 4, 1
+    k = 0
+    for n, size in enumerate(sizes):
+        with tfr.TFRecordWriter(tmp_path / f"part-{n}.tfrecord") as w:
+            for _ in range(size):
+                w.write_example({"k": [k], "tags": np.arange(k % 3, dtype=np.int64)})
+                k += 1
+    spec = {"k": tfr.FixedLenFeature([], "int64"), "tags": tfr.VarLenFeature("int64")}
+    batches = list(tfr.iter_example_batches(tmp_path, spec, batch_size=4))
+    assert [len(b["k"]) for b in batches] == [4, 4, 4, 4, 1]
+    assert [int(x) for b in batches for x in b["k"]] == list(range(17))
+    records = list(tfr.iter_records(tmp_path))
+    for i, batch in enumerate(batches):
+        expected = tfr.decode_examples(records[4 * i : 4 * i + 4], spec)
+        assert batch["k"].tolist() == expected["k"].tolist()
+        assert [r.tolist() for r in batch["tags"].to_list()] == [r.tolist() for r in expected["tags"].to_list()]
+
+
+def test_example_batches_across_files_yield_what_precedes_damage(tmp_path: Path) -> None:
+    for name, n in (("a.tfrecord", 5), ("b.tfrecord", 2)):
+        with tfr.TFRecordWriter(tmp_path / name) as w:
+            for k in range(n):
+                w.write_example({"k": [k]})
+    data = (tmp_path / "b.tfrecord").read_bytes()
+    (tmp_path / "b.tfrecord").write_bytes(data[: len(data) - 5])  # its second record is cut
+    batches = tfr.iter_example_batches(tmp_path, {"k": tfr.FixedLenFeature([], "int64")}, batch_size=4)
+    assert next(batches)["k"].tolist() == [0, 1, 2, 3]
+    assert next(batches)["k"].tolist() == [4, 0]  # held back for the next batch, then given before the error
+    with pytest.raises(tfr.TruncatedRecordError):
+        next(batches)

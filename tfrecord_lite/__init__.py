@@ -1,7 +1,7 @@
 # tfrecord_lite: TFRecord files and tf.train.Example protos without TensorFlow.
 # The public surface is re-exported here from private modules; everything not
 # listed in __all__ is internal. Optional dependencies (torch, Pillow, fsspec,
-# tqdm) are imported only by the edge modules that need them.
+# tqdm, pyarrow) are imported only by the edge modules that need them.
 #
 # The names are loaded lazily (PEP 562): `import tfrecord_lite` costs a few
 # milliseconds, and numpy / protobuf are imported when a name that needs them is
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from ._raw import decode_raw
     from ._reader import iter_records
     from ._salvage import SalvageReport, salvage
+    from ._schema import infer_features
     from ._sharded import ShardedRecords, ShardedWriter
     from ._sidecar import IndexFallbackWarning, StaleIndexError, write_index, write_text_index
     from ._sources import resolve_inputs
@@ -69,6 +70,7 @@ _LAZY = {
     "_raw": ["decode_raw"],
     "_reader": ["iter_records"],
     "_salvage": ["SalvageReport", "salvage"],
+    "_schema": ["infer_features"],
     "_sharded": ["ShardedRecords", "ShardedWriter"],
     "_spec": ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature"],
     "_writer": ["TFRecordWriter"],
@@ -127,6 +129,7 @@ __all__ = [
     "decode_sequence_example",
     "encode_example",
     "encode_sequence_example",
+    "infer_features",
     "iter_example_batches",
     "iter_records",
     "resolve_inputs",

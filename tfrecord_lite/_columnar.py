@@ -329,11 +329,14 @@ def _match_key(
 # --------------------------------------------------------------------------- values
 
 
-def _bytes_column(text: bytes, col: _Column, found: _BytesValues) -> tuple[np.ndarray, list[bytes]]:
-    """(count per entry, flat list of bytes values) of a bytes_list column; `text` holds the batch."""
+def _bytes_column(text: Any, col: _Column, found: _BytesValues) -> tuple[np.ndarray, Any]:
+    """(count per entry, flat list of bytes values) of a bytes_list column; `text` holds the
+    batch (or is _SPANS: then the values' (start, end), shape (k, 2))."""
     first = found.first[col.entries]
     counts = found.first[col.entries + 1] - first
     index = _ranges(first, counts)
+    if text is _SPANS:
+        return counts, np.stack([found.starts[index], found.ends[index]], axis=1)
     return counts, [text[s:e] for s, e in zip(found.starts[index].tolist(), found.ends[index].tolist(), strict=False)]
 
 
@@ -365,7 +368,7 @@ def _slices(values: Any, splits: np.ndarray) -> list[Any]:
     return [values[a:b] for a, b in zip(splits[:-1].tolist(), splits[1:].tolist(), strict=False)]
 
 
-def _assemble(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any]) -> Any:
+def _assemble(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any], _view: memoryview) -> Any:
     """The batch value of one feature from what the fast paths found (rows not slow) and
     the slow rows' decoded values."""
     spec = plan.spec
@@ -481,6 +484,12 @@ class _ViewSlicer:
         return self.view[key].tobytes()
 
 
+class _SpanSlicer:
+    """What `text()` gives when bytes values are wanted as their spans (see Assembly)."""
+
+    __slots__ = ()
+
+
 class _Span(NamedTuple):
     """Where the packed numbers of one feature lie in some records: rows, and byte spans."""
 
@@ -516,27 +525,22 @@ def _merge(parts: list[_Found], dtype: str) -> _Found:
     return _Found(rows[order], counts[order], values)
 
 
-def _by_layout(
-    buf: np.ndarray,
-    view: memoryview,
-    text: Callable[[], bytes],
-    starts: np.ndarray,
-    ends: np.ndarray,
-    plans: list[_Plan],
-    bad: np.ndarray,
-) -> tuple[np.ndarray, list[list[_Found]], list[list[_Span]]]:
-    """Decode the records that share a canonical layout with another of the same length.
+class Match(NamedTuple):
+    """Records (rows, and where each starts) laid out byte for byte as `layout` outside their values."""
+
+    rows: np.ndarray
+    base: np.ndarray
+    layout: Any  # _codec._Layout
+
+
+def match_layouts(buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: np.ndarray) -> list[Match]:
+    """Group the records that share a canonical layout with another of the same length.
 
     Records of one dataset mostly share their skeleton (the bytes outside the values):
     one record of each length is parsed (_codec._Layout), the others of that length are
-    compared with it in one numpy operation, and the values of those that match are
-    gathered from the same offsets. Returns which records were handled, and per plan
-    the bytes values found in them and the spans of the numbers.
+    compared with it in one numpy operation.
     """
-    n = len(starts)
-    handled = np.zeros(n, dtype=bool)
-    found: list[list[_Found]] = [[] for _ in plans]
-    spans: list[list[_Span]] = [[] for _ in plans]
+    matches = []
     _lengths, group_of, sizes = np.unique(ends - starts, return_inverse=True, return_counts=True)
     for g in np.flatnonzero(sizes >= 4).tolist():
         rows = np.flatnonzero(group_of == g)
@@ -548,9 +552,27 @@ def _by_layout(
         ok = (buf[base[:, None] + positions] == skeleton).all(axis=1)
         if layout.int_ends:
             ok &= (buf[base[:, None] + (np.array(layout.int_ends) - 1)] < 0x80).all(axis=1)
-        rows, base = rows[ok], base[ok]
-        if not rows.size:
-            continue
+        if ok.any():
+            matches.append(Match(rows[ok], base[ok], layout))
+    return matches
+
+
+def _by_layout(
+    buf: np.ndarray,
+    text: Callable[[], Any],
+    n: int,
+    matches: list[Match],
+    plans: list[_Plan],
+    bad: np.ndarray,
+) -> tuple[np.ndarray, list[list[_Found]], list[list[_Span]]]:
+    """Decode the records of `matches` (see match_layouts): the values of those that match
+    are gathered from the same offsets. Returns which records were handled, and per plan
+    the bytes values found in them and the spans of the numbers.
+    """
+    handled = np.zeros(n, dtype=bool)
+    found: list[list[_Found]] = [[] for _ in plans]
+    spans: list[list[_Span]] = [[] for _ in plans]
+    for rows, base, layout in matches:
         handled[rows] = True
         for plan, into, pieces in zip(plans, found, spans, strict=False):
             parsed = layout.parsed.get(plan.key)
@@ -559,6 +581,9 @@ def _by_layout(
             kind, chunks = parsed
             if kind != plan.spec.kind:
                 bad[rows] = True  # the single-record path raises the error
+                continue
+            if kind == BYTES and text() is _SPANS:
+                into.append(_Found(rows, np.full(len(rows), len(chunks)), _chunk_spans(base, chunks)))
                 continue
             if kind == BYTES:
                 data = text()
@@ -576,6 +601,14 @@ def _by_layout(
             s, e = chunks[0] if chunks else (0, 0)  # canonical: one packed run, or none
             pieces.append(_Span(rows, base + s, base + e))
     return handled, found, spans
+
+
+def _chunk_spans(base: np.ndarray, chunks: list[tuple[int, int]]) -> np.ndarray:
+    """(start, end) of every chunk of every record at `base`, records in turn: shape (k, 2)."""
+    if not chunks:
+        return np.empty((0, 2), dtype=np.int64)
+    per_chunk = [np.stack([base + s, base + e], axis=1) for s, e in chunks]
+    return np.stack(per_chunk, axis=1).reshape(-1, 2)
 
 
 def _numbers(buf: np.ndarray, view: memoryview, kind: int, pieces: list[_Span], bad: np.ndarray) -> _Found:
@@ -598,7 +631,7 @@ def _numbers(buf: np.ndarray, view: memoryview, kind: int, pieces: list[_Span], 
 def _by_lockstep(
     buf: np.ndarray,
     view: memoryview,
-    text: Callable[[], bytes],
+    text: Callable[[], Any],
     starts: np.ndarray,
     ends: np.ndarray,
     plans: list[_Plan],
@@ -622,6 +655,26 @@ def _by_lockstep(
     return found
 
 
+def note_record(err: BaseException, index: int, caller: str) -> None:
+    """Add to `err` which record of the batch it is about (Python >= 3.11 shows notes)."""
+    if hasattr(err, "add_note"):
+        err.add_note(f"(record {index} of the batch passed to {caller})")
+
+
+class Assembly(NamedTuple):
+    """How _decode_buffer finishes: `assemble` builds a feature's batch value from the fast
+    paths' parts, the slow rows' values and the buffer; `slow` decodes one record the
+    single-record way ({key: value}); `caller` names the public function in error notes.
+    With `spans`, the fast paths give bytes values as an array of their (start, end) in the
+    buffer, shape (k, 2), not bytes objects, for `assemble` to gather (one copy, no object
+    per value)."""
+
+    assemble: Callable[[_Plan, int, list[_Found], dict[int, Any], memoryview], Any]
+    slow: Callable[[Any, Mapping[str, FeatureSpec]], dict[str, Any]]
+    caller: str
+    spans: bool = False
+
+
 def _decode_buffer(
     raw: Any,
     starts: np.ndarray,
@@ -629,10 +682,13 @@ def _decode_buffer(
     plans: list[_Plan],
     features: Mapping[str, FeatureSpec],
     record: Callable[[int], Any],
+    assembly: Assembly | None = None,
+    matches: list[Match] | None = None,
 ) -> tuple[dict[str, Any], list[int]]:
     """Decode the records raw[starts[i]:ends[i]] (at least 4 readable bytes must follow the
     last one); `record(i)` gives record i to the single-record path. Nothing returned
     refers to `raw`, which the caller may then reuse."""
+    assembly = assembly or _NUMPY
     n = len(starts)
     view = memoryview(raw)
     buf = np.frombuffer(view, dtype=np.uint8)
@@ -642,12 +698,16 @@ def _decode_buffer(
     def text() -> Any:
         """What to slice bytes values out of: bytes (cheapest per value) when the records are
         small, else the view (one copy per value, not two)."""
+        if assembly.spans:
+            return _SPANS
         if not cache:
             large = int(ends[-1] - starts[0]) > 4096 * n
             cache.append(_ViewSlicer(view) if large else view[: int(ends.max())].tobytes())
         return cache[0]
 
-    handled, parts, spans = _by_layout(buf, view, text, starts, ends, plans, bad)
+    if matches is None:
+        matches = match_layouts(buf, view, starts, ends)
+    handled, parts, spans = _by_layout(buf, text, n, matches, plans, bad)
     rest = np.flatnonzero(~handled)
     if rest.size:
         rest_bad = np.zeros(len(rest), dtype=bool)
@@ -680,18 +740,21 @@ def _decode_buffer(
     slow: dict[int, dict[str, Any]] = {}
     for i in slow_rows:
         try:
-            slow[i] = decode_example(record(i), features)
+            slow[i] = assembly.slow(record(i), features)
         except Exception as err:
-            if hasattr(err, "add_note"):
-                err.add_note(f"(record {i} of the batch passed to decode_examples)")
+            note_record(err, i, assembly.caller)
             raise
 
     out: dict[str, Any] = {}
     for plan, part in zip(plans, parts, strict=False):
         if slow_rows:
             part = [_without(f, ~bad[f.rows]) for f in part]
-        out[plan.key] = _assemble(plan, n, part, {i: d[plan.key] for i, d in slow.items()})
+        out[plan.key] = assembly.assemble(plan, n, part, {i: d.get(plan.key) for i, d in slow.items()}, view)
     return out, slow_rows
+
+
+_NUMPY = Assembly(_assemble, decode_example, "decode_examples")
+_SPANS = _SpanSlicer()
 
 
 def _without(f: _Found, keep: np.ndarray) -> _Found:
@@ -717,9 +780,9 @@ def iter_example_batches(
     on_error: OnError = "raise",
     max_skipped: int | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Read TFRecord files of Examples as decoded batches of `batch_size` (the last one of each
-    file may be smaller): decode_examples over iter_records, without an object per record.
-    `source` is what iter_records takes: a file, or a list, folder, glob or prefix. The counterpart
+    """Read TFRecord files of Examples as decoded batches of `batch_size` (the last one may be
+    smaller): decode_examples over iter_records, without an object per record. `source` is what
+    iter_records takes: a file, or a list, folder, glob or prefix, whose batches span files. The counterpart
     of tf.data.TFRecordDataset(path).batch(batch_size).map(tf.io.parse_example). The spec and
     arguments are checked here, before the first batch is asked for. `on_error` and
     `max_skipped` are iter_records' (with "skip", the batch before a damaged record may be smaller)."""
@@ -739,6 +802,25 @@ def _batches(
     verify: bool,
     policy: DamagePolicy | None = None,
 ) -> Iterator[dict[str, Any]]:
+    for view, b, e, record in record_spans(source, batch_size, compression, verify, policy):
+        yield _decode_buffer(view, b, e, plans, features, record)[0]
+
+
+class Spans(NamedTuple):
+    """A batch of records in a buffer: record k is view[starts[k]:ends[k]], also as record(k)."""
+
+    view: memoryview
+    starts: np.ndarray
+    ends: np.ndarray
+    record: Callable[[int], bytes]
+
+
+def record_spans(
+    source: Any, batch_size: int, compression: str | None, verify: bool, policy: DamagePolicy | None = None
+) -> Iterator[Spans]:
+    """The records of `source` (anything _sources resolves; files in order) in batches of
+    `batch_size`, as spans of the reader's buffer (valid until the next batch is asked for):
+    no object per record."""
     with RecordIterator(sources_of(source), compression, verify, policy) as records:
         for view, starts, lengths in records._chunks(batch_size):
             begin = np.array(starts, dtype=np.int64)
@@ -749,4 +831,4 @@ def _batches(
                 def record(k: int, view: memoryview = view, b: np.ndarray = b, e: np.ndarray = e) -> bytes:
                     return bytes(view[b[k] : e[k]])
 
-                yield _decode_buffer(view, b, e, plans, features, record)[0]
+                yield Spans(view, b, e, record)

@@ -21,9 +21,10 @@ import numpy as np
 
 from . import images
 from ._reader import iter_records
+from ._schema import collect_schema, decode_record
 from ._verify import verify_file
-from .cli.inspect import collect_schema, format_schema
-from .cli.output import decode_record, format_report, render_record
+from .cli.inspect import format_schema
+from .cli.output import format_report, render_record
 
 MARKER = ".tfrecord-lite-demo"  # only a folder holding this file is ever cleared by the demo
 

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import inspect
+import itertools
 import os
 import re
 import zlib
@@ -479,10 +480,18 @@ class RecordIterator(Iterator[bytes]):
         return DecodedStream(source, self._compression, strict=self._policy is None)
 
     def _chunks(self, multiple: int = 1) -> Iterator[tuple[memoryview, list[int], list[int]]]:
-        """The records a buffer at a time, file after file (see StreamScanner.chunks)."""
-        for stream in self._streams():
-            on_damage = self._policy.handler(stream.path) if self._policy is not None else None
-            yield from StreamScanner(stream, verify=self._verify, on_damage=on_damage).chunks(multiple)
+        """The records a buffer at a time, file after file (see StreamScanner.chunks); with
+        `multiple`, every chunk but the last holds a multiple of that many records across files."""
+        chunks = (
+            chunk
+            for stream in self._streams()
+            for chunk in StreamScanner(stream, verify=self._verify, on_damage=self._on_damage(stream)).chunks(multiple)
+        )
+        return chunks if multiple == 1 or len(self._sources) == 1 else _whole_multiples(chunks, multiple)
+
+    def _on_damage(self, stream: DecodedStream) -> Callable[[Damage], None] | None:
+        """What the error policy does with a damaged span of `stream` (None: raise)."""
+        return self._policy.handler(stream.path) if self._policy is not None else None
 
     def _iter_records(self) -> Generator[bytes, None, None]:
         try:
@@ -533,6 +542,43 @@ class RecordIterator(Iterator[bytes]):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+Chunk = tuple[memoryview, list[int], list[int]]
+
+
+def _whole_multiples(chunks: Iterator[Chunk], multiple: int) -> Iterator[Chunk]:
+    """`chunks` of several files regrouped so that each holds a multiple of `multiple` records
+    (but the last): the records left at a file's end are copied and joined to the next ones, so a
+    batch spans files as in tf.data. Before an error, the records held back come out first."""
+    carry: list[bytes] = []
+    try:
+        for view, starts, lengths in chunks:
+            if carry:
+                need = multiple - len(carry)
+                carry += [view[s : s + n].tobytes() for s, n in zip(starts[:need], lengths[:need], strict=False)]
+                starts, lengths = starts[need:], lengths[need:]
+                if len(carry) < multiple:
+                    continue
+                yield _joined(carry)
+                carry = []
+            whole = len(starts) - len(starts) % multiple
+            if whole:
+                yield view, starts[:whole], lengths[:whole]
+            carry = [view[s : s + n].tobytes() for s, n in zip(starts[whole:], lengths[whole:], strict=False)]
+    except TFRecordError:
+        if carry:
+            yield _joined(carry)
+        raise
+    if carry:
+        yield _joined(carry)
+
+
+def _joined(records: list[bytes]) -> Chunk:
+    """One chunk holding `records` (payloads only: a chunk's consumers read starts and lengths)."""
+    lengths = [len(r) for r in records]
+    starts = list(itertools.accumulate([0, *lengths[:-1]]))
+    return memoryview(b"".join(records)), starts, lengths
 
 
 def iter_records(

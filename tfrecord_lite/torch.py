@@ -38,7 +38,7 @@ from ._codec import decode_example, decode_sequence_example
 from ._columnar import Ragged, decode_examples
 from ._errors import TFRecordError
 from ._files import normalize_compression
-from ._framing import HEADER_SIZE
+from ._pieces import file_kind
 from ._plan import (
     EVEN,
     MIXING_SALT,
@@ -59,7 +59,6 @@ from ._repr import compression, count, describe, shown_keys, shown_paths
 from ._sharded import ShardedRecords
 from ._sidecar import sidecar_path
 from ._skipping import DamagePolicy, OnError
-from ._sniff import sniff_compression
 from ._sources import Sources, resolve_inputs
 from ._spec import FixedLenSequenceFeature, VarLenFeature
 from ._validate import check_callable, check_int, feature_specs
@@ -420,16 +419,6 @@ class TFRecordDataset(Dataset[Any]):
 # --------------------------------------------------------------------------- streaming
 
 
-def _file_kind(path: str, compression: str) -> str:
-    """'' for an uncompressed file (indexable), else its compression."""
-    if compression != "auto":
-        return compression
-    with open(path, "rb") as f:
-        head = f.read(HEADER_SIZE)
-    kind = sniff_compression(head)
-    return "" if kind == "unknown" else kind  # iter_records reports the unknown kind with its path
-
-
 def _count_records(path: str, kind: str, skipping: bool = False, verify: bool = True) -> int:
     """Records in one shard: from its index when uncompressed, else by one pass over the stream
     (also when damage is skipped: then the good records, found as reading will find them)."""
@@ -518,7 +507,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         self._dist = (rank, world_size) if world_size is not None else _distributed()
         self.verify = verify
         comp = normalize_compression(compression, allow_auto=True)
-        self._kinds = [_file_kind(p, comp) for p in self.paths]
+        self._kinds = [file_kind(p, comp) for p in self.paths]
         self._counts: list[int | None] = [None] * len(self.paths)
         if self.split == "range" or self.even is not None:
             self._count_all()  # once, here in the main process: workers get the counts with the dataset

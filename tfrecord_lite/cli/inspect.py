@@ -1,17 +1,15 @@
-# Commands that read and look: count, head / cat, schema, verify. Also the schema
-# statistics (FeatureStats, Schema, collect_schema, format_schema) that `schema` and the
-# demo print, until the library infers features itself.
+# Commands that read and look: count, head / cat, schema, verify. The schema statistics
+# and the spec inference live in the library (_schema.py); here only their table
+# (format_schema, also printed by the demo).
 from __future__ import annotations
 
 import argparse
 import json
 import os
 import sys
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
 
 from .._count import count_file
+from .._schema import Decoded, Schema, collect_schema, decode_record, features_to_json, schema_features
 from .._verify import verify_file
 from .options import (
     EXIT_DATA,
@@ -27,84 +25,9 @@ from .options import (
     progress_bar,
     source_of,
 )
-from .output import Decoded, decode_record, format_report, record_json, render_record, value_kind
+from .output import format_report, record_json, render_record
 
 # ---------------------------------------------------------------- schema
-
-
-@dataclass
-class FeatureStats:
-    """What `schema` learns about one key: kinds seen, value counts, how many records have it."""
-
-    key: str
-    section: str  # "features" | "context" | "feature_lists"
-    kinds: set[str] = field(default_factory=set)
-    present: int = 0
-    min_values: int | None = None
-    max_values: int | None = None
-
-    def add(self, value: Any) -> None:
-        """Count one occurrence; for a feature list, value counts are per step."""
-        steps = value if self.section == "feature_lists" else [value]
-        self.present += 1
-        for v in steps:
-            kind = value_kind(v)
-            self.kinds.add(kind or "none")
-            n = 0 if v is None else len(v)
-            self.min_values = n if self.min_values is None else min(self.min_values, n)
-            self.max_values = n if self.max_values is None else max(self.max_values, n)
-
-
-@dataclass
-class Schema:
-    """Feature statistics over the first `records` records of some files."""
-
-    records: int = 0
-    raw: int = 0  # records that are not Examples
-    complete: bool = True  # every record was read
-    features: dict[tuple[str, str], FeatureStats] = field(default_factory=dict)
-
-    def rows(self) -> list[dict[str, Any]]:
-        """One dict per key (section, key, kind, present %, min/max values), sorted by key."""
-        out = []
-        for (section, key), st in sorted(self.features.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-            out.append(
-                {
-                    "key": key,
-                    "section": section,
-                    "kind": "|".join(sorted(st.kinds)),
-                    "present": st.present,
-                    "present_pct": round(100.0 * st.present / self.records, 2) if self.records else 0.0,
-                    "min_values": st.min_values if st.min_values is not None else 0,
-                    "max_values": st.max_values if st.max_values is not None else 0,
-                }
-            )
-        return out
-
-
-def collect_schema(records: Iterable[bytes], limit: int | None = 1000, mode: str = "auto") -> Schema:
-    """Feature keys, kinds, min/max value counts and presence over the first `limit` records (None: all)."""
-    schema = Schema()
-    it = iter(records)
-    for record in it:
-        if limit is not None and schema.records >= limit:
-            schema.complete = False
-            break
-        schema.records += 1
-        dec = decode_record(record, mode)
-        if dec.kind == "raw":
-            schema.raw += 1
-            continue
-        groups = [("features" if dec.kind == "example" else "context", dec.features)]
-        if dec.kind == "sequence":
-            groups.append(("feature_lists", dec.feature_lists))
-        for section, feats in groups:
-            for key, value in feats.items():
-                st = schema.features.get((section, key))
-                if st is None:
-                    st = schema.features[(section, key)] = FeatureStats(key, section)
-                st.add(value)
-    return schema
 
 
 def format_schema(schema: Schema) -> str:
@@ -180,7 +103,9 @@ def cmd_schema(args: argparse.Namespace) -> int:
     schema = collect_schema(
         progress(records, None, "records", "rec", args.quiet), None if args.all else args.n, args.mode
     )
-    if args.json:
+    if args.spec_json:
+        print(json.dumps(features_to_json(schema_features(schema)), indent=2))
+    elif args.json:
         print(
             json.dumps(
                 {
@@ -279,6 +204,11 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("-n", type=positive_int, default=1000, metavar="N", help="records to look at (default 1000)")
     p.add_argument("--all", action="store_true", help="look at every record")
     p.add_argument("--json", action="store_true", help="print the table as JSON")
+    p.add_argument(
+        "--spec-json",
+        action="store_true",
+        help="print the spec inferred from the records as JSON (for --features FILE of convert)",
+    )
     add_mode(p)
 
     p = add_command(

@@ -164,7 +164,17 @@ def add_inputs(p: argparse.ArgumentParser) -> None:
                    help="input compression: auto (default: from the content), none, gzip, zlib")  # fmt: skip
 
 
-def add_output_options(p: argparse.ArgumentParser, sharded: bool = True) -> None:
+def convert_target_arg(value: str) -> str:
+    """argparse type of convert's --to: an output compression, or parquet | arrow | csv."""
+    return value.lower() if value.lower() in ("parquet", "arrow", "csv") else out_compression_arg(value)
+
+
+def add_output_options(
+    p: argparse.ArgumentParser,
+    sharded: bool = True,
+    to_type: Any = None,
+    to_help: str = "output compression: none (default), gzip, zlib",
+) -> None:
     if sharded:
         g = p.add_mutually_exclusive_group()
         g.add_argument("--shards", type=positive_int, metavar="N", help="write N shards")
@@ -173,8 +183,7 @@ def add_output_options(p: argparse.ArgumentParser, sharded: bool = True) -> None
             "--max-bytes", type=parse_size, metavar="SIZE", help="start a new shard at SIZE bytes (e.g. 200M)"
         )
         p.add_argument("--no-index", action="store_true", help="do not write random-access index sidecars")
-    p.add_argument("--to", type=out_compression_arg, default=None, metavar="C",
-                   help="output compression: none (default), gzip, zlib")  # fmt: skip
+    p.add_argument("--to", type=to_type or out_compression_arg, default=None, metavar="C", help=to_help)
     p.add_argument("-f", "--force", action="store_true", help="overwrite existing outputs")
 
 

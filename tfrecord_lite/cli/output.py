@@ -9,13 +9,9 @@ from __future__ import annotations
 import base64
 import json
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from .._codec import decode_example, decode_sequence_example
-from .._errors import DecodeError
+from .._schema import Decoded, value_kind
 from .._verify import VerifyReport
 
 _MAGIC = ((b"\x89PNG\r\n\x1a\n", "PNG"), (b"\xff\xd8\xff", "JPEG"), (b"GIF8", "GIF"), (b"BM", "BMP"),
@@ -35,15 +31,6 @@ def describe_bytes(value: bytes, max_chars: int = 60) -> str:
     n = len(value) if max_chars <= 0 else min(len(value), max(8, max_chars // 4))
     more = "…" if n < len(value) else ""
     return f"<{kind}{len(value)} bytes: {value[:n].hex()}{more}>"
-
-
-def value_kind(value: Any) -> str | None:
-    """'int64' | 'float' | 'bytes' | None (a Feature with no kind) for a value decoded without spec."""
-    if value is None:
-        return None
-    if isinstance(value, np.ndarray):
-        return "int64" if value.dtype.kind in "iu" else "float"
-    return "bytes"
 
 
 def _float_text(x: float) -> str:
@@ -112,32 +99,6 @@ def json_values(value: Any, max_values: int = 10, max_chars: int = 60) -> dict[s
     if len(shown) < len(items):
         out["elided"] = len(items) - len(shown)
     return out
-
-
-@dataclass
-class Decoded:
-    """A record decoded for display: an Example, a SequenceExample, or raw bytes that are neither."""
-
-    kind: str  # "example" | "sequence" | "raw"
-    features: dict[str, Any] = field(default_factory=dict)  # Example features or SequenceExample context
-    feature_lists: dict[str, list[Any]] = field(default_factory=dict)
-    raw: bytes = b""
-    error: str = ""
-
-
-def decode_record(record: bytes, mode: str = "auto") -> Decoded:
-    """Decode a record for display. mode 'auto' tells a SequenceExample (it has feature lists)
-    from an Example; 'example' / 'sequence' force one; 'raw' keeps the bytes."""
-    if mode == "raw":
-        return Decoded("raw", raw=record)
-    try:
-        if mode in ("auto", "sequence"):
-            context, lists = decode_sequence_example(record)
-            if lists or mode == "sequence":
-                return Decoded("sequence", context, lists)
-        return Decoded("example", decode_example(record))
-    except DecodeError as err:
-        return Decoded("raw", raw=record, error=err.reason)
 
 
 def _feature_lines(features: dict[str, Any], indent: str, max_values: int, max_chars: int) -> list[str]:

@@ -16,7 +16,9 @@ import numpy as np
 from .._count import count_file
 from .._publish import Publication, remove_orphans
 from .._sharded import COMPRESSION_SUFFIX, shard_suffix
+from .._tables import columnar_format
 from .._writer import TFRecordWriter
+from . import columnar
 from .options import (
     PROG,
     UsageError,
@@ -26,11 +28,13 @@ from .options import (
     check_new,
     check_shards_new,
     compression_arg,
+    convert_target_arg,
     expand_inputs,
     first_paths,
     head_compression,
     input_records,
     output_compression,
+    positive_int,
     progress,
     say,
     shard_writer,
@@ -106,7 +110,13 @@ def cmd_convert(args: argparse.Namespace) -> int:
         if len(args.inputs) < 2:
             raise UsageError("convert needs an output: `convert IN... OUT` or `convert IN... -o OUT`")
         args.output = args.inputs.pop()
+    if any(columnar_format(p) for p in args.inputs):  # named files: not TFRecord inputs to resolve
+        return columnar.from_table(args, list(args.inputs))
     paths = expand_inputs(args.inputs, stdin=True)
+    if args.to in columnar.TABLE_FORMATS or columnar_format(args.output):
+        return columnar.to_table(args, paths)
+    if args.shards is not None or args.max_records is not None or args.max_bytes is not None:
+        raise UsageError("--shards / --max-records / --max-bytes split columnar inputs; for TFRecord files use reshard")
     if len(paths) > 1 or os.path.isdir(args.output) or args.output.endswith(os.sep):
         if args.to is None:
             raise UsageError("converting several files into a folder needs --to none|gzip|zlib")
@@ -267,10 +277,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         sub,
         "convert",
         cmd_convert,
-        "Change compression: plain <-> GZIP <-> ZLIB (records are copied unchanged).",
+        "Change compression: plain <-> GZIP <-> ZLIB (records are copied unchanged); or convert "
+        "Examples to / from Parquet, Arrow IPC or CSV (by the extension, or --to parquet|arrow|csv).",
         f"  {PROG} convert train.tfrecord.gz train.tfrecord\n"
         f"  {PROG} convert data/*.tfrecord --to gzip -o gz/\n"
-        f"  {PROG} convert a.tfrecord b.tfrecord --to gzip gz/",
+        f"  {PROG} convert a.tfrecord b.tfrecord --to gzip gz/\n"
+        f"  {PROG} convert data/ train.parquet --features spec.json\n"
+        f"  {PROG} convert train.parquet out/train --shards 8 --to gzip",
     )
     p.add_argument(
         "inputs",
@@ -288,4 +301,15 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         metavar="C",
         help="input compression (default auto)",
     )
-    add_output_options(p, sharded=False)
+    add_output_options(p, to_type=convert_target_arg, to_help="output: none (default), gzip, zlib, parquet, arrow, csv")
+    p.add_argument(
+        "--features",
+        metavar="FILE",
+        help="spec JSON (as `schema --spec-json` prints) for typed columns; without it a first pass infers one",
+    )
+    p.add_argument(
+        "--batch-size", type=positive_int, default=2048, metavar="N", help="rows per batch / row group (default 2048)"
+    )
+    p.add_argument(
+        "--strict", action="store_true", help="columnar -> TFRecord: refuse float64 values that float32 cannot hold"
+    )

@@ -1,0 +1,111 @@
+# tfrecord_lite.hf with the real `datasets` library on local files (no hub: HF_HUB_OFFLINE): values
+# equal decode_example's, HF Features from the spec, the TF image layout as an Image() column of PIL
+# images, the same rows built by 2 processes, and streaming shards that are the files.
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tfrecord_lite as tfr
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before `datasets` is imported: never ask the hub
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+pytestmark = pytest.mark.hf
+
+SPEC = {
+    "id": tfr.FixedLenFeature([], "int64"),
+    "xy": tfr.FixedLenFeature([2], "float32"),
+    "name": tfr.FixedLenFeature([], "string"),
+    "tags": tfr.VarLenFeature("int64"),
+}
+
+
+def example(i: int) -> dict[str, Any]:
+    return {"id": [i], "xy": [i / 2, -i / 4], "name": [f"n{i}".encode()], "tags": np.arange(i % 4, dtype=np.int64)}
+
+
+def write_files(folder: Path, counts: list[int]) -> list[bytes]:
+    records, start = [], 0
+    for number, n in enumerate(counts):
+        with tfr.TFRecordWriter(folder / f"part-{number:05d}-of-{len(counts):05d}.tfrecord") as writer:
+            for i in range(start, start + n):
+                records.append(tfr.encode_example(example(i)))
+                writer.write(records[-1])
+        start += n
+    return records
+
+
+def test_dataset_values_and_features(tmp_path: Path) -> None:
+    import datasets
+
+    from tfrecord_lite.hf import to_hf_dataset
+
+    records = write_files(tmp_path, [70, 30])
+    ds = to_hf_dataset(str(tmp_path / "part-*"), SPEC, cache_dir=tmp_path / "cache", batch_size=16)
+    assert isinstance(ds, datasets.Dataset) and len(ds) == 100
+    assert ds.features == datasets.Features(
+        {
+            "id": datasets.Value("int64"),
+            "xy": datasets.List(datasets.Value("float32"), length=2),
+            "name": datasets.Value("binary"),
+            "tags": datasets.List(datasets.Value("int64")),
+        }
+    )
+    assert all(Path(f["filename"]).is_relative_to(tmp_path / "cache") for f in ds.cache_files)  # Arrow on disk
+    for record, row in zip(records, ds.with_format("numpy"), strict=True):
+        for key, value in tfr.decode_example(record, SPEC).items():
+            np.testing.assert_array_equal(row[key], value)
+
+
+def test_two_processes_build_the_same_rows(tmp_path: Path) -> None:
+    from tfrecord_lite.hf import to_hf_dataset
+
+    write_files(tmp_path, [40, 25, 35])
+    one = to_hf_dataset(str(tmp_path / "part-*"), SPEC, cache_dir=tmp_path / "one")
+    two = to_hf_dataset(str(tmp_path / "part-*"), SPEC, cache_dir=tmp_path / "two", num_proc=2)
+    assert one["id"] == two["id"] == list(range(100))
+    assert one.data.table.equals(two.data.table)
+
+
+def test_streaming_shards_are_the_files(tmp_path: Path) -> None:
+    import datasets
+    from datasets.distributed import split_dataset_by_node
+
+    from tfrecord_lite.hf import to_hf_dataset
+
+    write_files(tmp_path, [10, 20, 30, 40])
+    ds = to_hf_dataset(str(tmp_path / "part-*"), SPEC, streaming=True)
+    assert isinstance(ds, datasets.IterableDataset) and ds.num_shards == 4
+    assert [row["id"] for row in ds] == list(range(100))
+    ranks = [[row["id"] for row in split_dataset_by_node(ds, rank=r, world_size=2)] for r in range(2)]
+    assert sorted(ranks[0] + ranks[1]) == list(range(100)) and len(ranks[0]) == 10 + 30
+
+
+def test_tf_image_layout_becomes_an_image_column(tmp_path: Path) -> None:
+    import datasets
+    from PIL import Image
+
+    from tfrecord_lite.hf import to_hf_dataset
+    from tfrecord_lite.images import image_example
+
+    path = tmp_path / "images.tfrecord"
+    with tfr.TFRecordWriter(path) as writer:
+        for label, size in enumerate([(4, 3), (5, 7)]):
+            buf = io.BytesIO()
+            Image.new("RGB", size, (label * 100, 0, 0)).save(buf, "PNG")
+            writer.write(image_example(buf.getvalue(), "png", size[1], size[0], label, f"c{label}", f"{label}.png"))
+    ds = to_hf_dataset(path, cache_dir=tmp_path / "cache")  # spec inferred from the file
+    assert ds.features["image"] == datasets.Image() and "image/encoded" not in ds.features
+    first = ds[0]["image"]
+    assert isinstance(first, Image.Image) and first.size == (4, 3) and first.getpixel((0, 0)) == (0, 0, 0)
+    assert ds[1]["image"].size == (5, 7) and ds["image/class/label"] == [0, 1]
+    streamed = next(iter(to_hf_dataset(path, streaming=True)))
+    assert isinstance(streamed["image"], Image.Image) and streamed["image"].size == (4, 3)
+    raw = to_hf_dataset(path, cache_dir=tmp_path / "raw", image_keys=None)
+    assert raw.features["image/encoded"] == datasets.Value("binary")

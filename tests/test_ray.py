@@ -1,0 +1,207 @@
+# tfrecord_lite.ray on a real local Ray cluster (2 CPUs, the session fixture ray_cluster): rows equal
+# decode_example's, one file split into 4 read tasks yields each record once, compressed files are
+# one task each, CRCs are checked, and read → filter/map → write → read back through iter_records
+# keeps every value, with TF-named shards and no temporary file left, even when a write task fails.
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tfrecord_lite as tfr
+
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_cluster")]
+
+SPEC = {
+    "id": tfr.FixedLenFeature([], "int64"),
+    "xy": tfr.FixedLenFeature([2], "float32"),
+    "name": tfr.FixedLenFeature([], "string"),
+    "tags": tfr.VarLenFeature("int64"),
+}
+
+
+def example(i: int) -> dict[str, Any]:
+    return {"id": [i], "xy": [i / 2, -i / 4], "name": [f"n{i}".encode()], "tags": np.arange(i % 4, dtype=np.int64)}
+
+
+def write_file(path: Path, ids: range, compression: str | None = None) -> list[bytes]:
+    records = [tfr.encode_example(example(i)) for i in ids]
+    with tfr.TFRecordWriter(path, compression) as writer:
+        for record in records:
+            writer.write(record)
+    return records
+
+
+def assert_rows_match(rows: list[dict[str, Any]], records: list[bytes]) -> None:
+    """Each Ray row equals decode_example of the record with its id (rows in any order)."""
+    assert len(rows) == len(records)
+    by_id = {int(row["id"]): row for row in rows}
+    assert sorted(by_id) == sorted(int(tfr.decode_example(r)["id"][0]) for r in records)
+    for record in records:
+        expected = tfr.decode_example(record, SPEC)
+        row = by_id[int(expected["id"])]
+        for key, value in expected.items():
+            np.testing.assert_array_equal(np.asarray(row[key]), value)
+
+
+def test_read_equals_decode_example(tmp_path: Path) -> None:
+    from tfrecord_lite.ray import read_tfrecords
+
+    records = write_file(tmp_path / "a.tfrecord", range(0, 150))
+    records += write_file(tmp_path / "b.tfrecord.gz", range(150, 230), "gzip")
+    ds = read_tfrecords([tmp_path / "a.tfrecord", tmp_path / "b.tfrecord.gz"], features=SPEC, batch_size=64)
+    assert ds.count() == 230
+    assert_rows_match(ds.take_all(), records)
+
+
+def test_without_a_spec_blocks_are_tfx_bsl_columns(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import ray
+
+    from tfrecord_lite.arrow import decode_arrow
+    from tfrecord_lite.ray import read_tfrecords
+
+    records = write_file(tmp_path / "a.tfrecord", range(40))
+    blocks = ray.get(read_tfrecords(tmp_path / "a.tfrecord").to_arrow_refs())
+    assert pa.concat_tables(blocks).equals(pa.Table.from_batches([decode_arrow(records)]))
+
+
+def test_one_file_split_in_four_read_tasks_yields_each_record_once(tmp_path: Path) -> None:
+    from tfrecord_lite.ray import TFRecordDatasource, read_tfrecords
+
+    path = tmp_path / "big.tfrecord"
+    records = write_file(path, range(1000))
+    tasks = TFRecordDatasource(path, features=SPEC, batch_size=100).get_read_tasks(4)
+    assert len(tasks) == 4 and [t.metadata.num_rows for t in tasks] == [250] * 4
+    ids = [i for task in tasks for block in task() for i in block.column("id").to_pylist()]
+    assert ids == list(range(1000))  # each task its own range, in order
+    ds = read_tfrecords(path, features=SPEC, batch_size=100, override_num_blocks=4)
+    assert_rows_match(ds.take_all(), records)
+
+
+def test_compressed_files_are_one_task_each(tmp_path: Path) -> None:
+    from tfrecord_lite.ray import TFRecordDatasource
+
+    write_file(tmp_path / "a.tfrecord.gz", range(500), "gzip")
+    write_file(tmp_path / "b.tfrecord.zlib", range(500, 900), "zlib")
+    tasks = TFRecordDatasource(str(tmp_path / "*.tfrecord.*"), batch_size=10).get_read_tasks(8)
+    assert [t.metadata.input_files for t in tasks] == [
+        (str(tmp_path / "a.tfrecord.gz"),),
+        (str(tmp_path / "b.tfrecord.zlib"),),
+    ]
+    assert sum(block.num_rows for t in tasks for block in t()) == 900
+
+
+def test_include_paths(tmp_path: Path) -> None:
+    from tfrecord_lite.ray import read_tfrecords
+
+    write_file(tmp_path / "a.tfrecord", range(3))
+    write_file(tmp_path / "b.tfrecord", range(3, 5))
+    rows = read_tfrecords(str(tmp_path / "*.tfrecord"), features=SPEC, include_paths=True).take_all()
+    assert sorted((int(r["id"]), os.path.basename(r["path"])) for r in rows) == [
+        (0, "a.tfrecord"),
+        (1, "a.tfrecord"),
+        (2, "a.tfrecord"),
+        (3, "b.tfrecord"),
+        (4, "b.tfrecord"),
+    ]
+
+
+def test_a_corrupt_record_fails_the_read_naming_file_and_offset(tmp_path: Path) -> None:
+    from tfrecord_lite.ray import read_tfrecords
+
+    path = tmp_path / "bad.tfrecord"
+    write_file(path, range(20))
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 0xFF  # inside the last record's data
+    path.write_bytes(bytes(data))
+    with pytest.raises(tfr.CorruptRecordError, match=r"bad\.tfrecord.*offset|offset.*bad\.tfrecord"):
+        read_tfrecords(path).materialize()
+
+
+def test_read_filter_map_write_read_back(tmp_path: Path) -> None:
+    from tfrecord_lite.ray import read_tfrecords, write_tfrecords
+
+    (tmp_path / "in").mkdir()
+    write_file(tmp_path / "in" / "a.tfrecord", range(300))
+
+    def double(batch: dict[str, Any]) -> dict[str, Any]:
+        batch["xy"] = batch["xy"] * 2
+        return batch
+
+    ds = read_tfrecords(tmp_path / "in", features=SPEC, batch_size=50).filter(lambda r: r["id"] % 3 != 0)
+    paths = write_tfrecords(ds.map_batches(double), tmp_path / "out", compression="gzip", num_rows_per_file=60)
+    names = sorted(os.listdir(tmp_path / "out"))
+    assert (
+        names
+        == [os.path.basename(p) for p in paths]
+        == [f"part-{k:05d}-of-{len(paths):05d}.tfrecord.gz" for k in range(len(paths))]
+    )
+    counts = [sum(1 for _ in tfr.iter_records(p)) for p in paths]
+    assert sum(counts) == 200 and max(counts) <= 60
+    back = {}
+    for path in paths:
+        for record in tfr.iter_records(path):
+            row = tfr.decode_example(record, SPEC)
+            back[int(row["id"])] = row
+    assert sorted(back) == [i for i in range(300) if i % 3 != 0]
+    for i, row in back.items():
+        want = tfr.decode_example(tfr.encode_example(example(i)), SPEC)
+        np.testing.assert_array_equal(row["xy"], want["xy"] * 2)
+        assert row["name"] == want["name"]
+        np.testing.assert_array_equal(row["tags"], want["tags"])
+
+
+def test_a_failed_write_leaves_no_shard_and_no_temporary_file(tmp_path: Path) -> None:
+    from tfrecord_lite.ray import read_tfrecords, write_tfrecords
+
+    write_file(tmp_path / "a.tfrecord", range(400))
+
+    def fail_late(batch: dict[str, Any]) -> dict[str, Any]:
+        if batch["id"].max() >= 350:
+            raise RuntimeError("this map fails after the first rows were written")
+        return batch
+
+    ds = read_tfrecords(tmp_path / "a.tfrecord", features=SPEC, batch_size=50).map_batches(fail_late, batch_size=50)
+    with pytest.raises(Exception, match="fails after the first rows"):
+        write_tfrecords(ds, tmp_path / "out", ray_remote_args={"max_retries": 0})
+    assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
+
+
+def test_a_write_task_retried_after_its_worker_died_leaves_only_complete_shards(tmp_path: Path) -> None:
+    import ray
+
+    from tfrecord_lite.ray import TFRecordDatasink
+
+    marker = tmp_path / "died-once"
+
+    class DiesOnce(TFRecordDatasink):
+        """The real sink, whose first write task dies (the process exits) in the middle of its file."""
+
+        def _rows(self, blocks: Any) -> Any:
+            for i, record in enumerate(super()._rows(blocks)):
+                if i == 30 and not marker.exists():
+                    marker.touch()
+                    os._exit(1)  # Ray retries the task on another worker
+                yield record
+
+    sink = DiesOnce(tmp_path / "out")
+    ray.data.range(400, override_num_blocks=4).write_datasink(sink)
+    assert marker.exists()
+    assert sorted(os.listdir(tmp_path / "out")) == sorted(os.path.basename(p) for p in sink.paths)
+    ids = sorted(int(tfr.decode_example(r)["id"][0]) for p in sink.paths for r in tfr.iter_records(p))
+    assert ids == list(range(400))
+
+
+def test_write_refuses_a_folder_that_holds_shards(tmp_path: Path) -> None:
+    import ray
+
+    from tfrecord_lite.ray import write_tfrecords
+
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "part-00000-of-00001.tfrecord").write_bytes(b"")
+    with pytest.raises(FileExistsError, match="already holds shards"):
+        write_tfrecords(ray.data.range(3), tmp_path / "out")

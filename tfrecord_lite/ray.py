@@ -1,0 +1,277 @@
+# Ray Data adapter (extra [ray]; `import tfrecord_lite` never imports this module): TFRecord files
+# read into a ray.data.Dataset and a Dataset written out as TFRecord shards, with no TensorFlow.
+#
+# Strategy: reading is a ray.data.Datasource, Ray's public (PublicAPI) interface for custom sources,
+# not FileBasedDatasource: that one is a developer API whose hooks have changed between releases,
+# and it splits by whole files, where large files here are split by record ranges (_pieces). Each
+# read task yields decode_arrow's record batches as its blocks. Writing is a Datasink: each write
+# task writes its rows (encode_arrow) to files under temporary names of this write and returns their
+# names; on_write_complete, on the driver once every task has succeeded, renames them to TensorFlow's
+# shard names and removes what failed attempts left, so a reader never meets a torn shard.
+from __future__ import annotations
+
+import functools
+import itertools
+import os
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from ._pieces import Piece, input_files, piece_batches, plan_pieces
+from ._sharded import shard_name, shard_suffix
+from ._sources import Sources
+from ._validate import check_int, feature_specs
+from ._writer import TFRecordWriter
+
+try:
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+    import ray.data
+    from ray.data.block import BlockAccessor, BlockMetadata
+    from ray.data.datasource import Datasink, Datasource, ReadTask
+except ImportError as exc:  # pragma: no cover - exercised where Ray is missing
+    raise ImportError(f"tfrecord_lite.ray needs Ray Data ({exc}): pip install 'tfrlite[ray]'") from exc
+
+from .arrow import arrow_type, encode_arrow
+
+__all__ = ["TFRecordDatasink", "TFRecordDatasource", "read_tfrecords", "write_tfrecords"]
+
+
+def __dir__() -> list[str]:  # dir() and IDEs show the API, not the imported modules
+    return sorted(__all__)
+
+
+SHARD_PREFIX = "part"
+
+
+def _opener(filesystem: Any) -> Any:
+    """A function opening a path for reading through `filesystem` (pyarrow's or fsspec's)."""
+    if filesystem is None:
+        return None
+    if isinstance(filesystem, pafs.FileSystem):
+        return filesystem.open_input_stream
+    return functools.partial(filesystem.open, mode="rb")
+
+
+def _read_piece(piece: Piece, options: dict[str, Any]) -> Iterator[pa.Table]:
+    """The blocks of one read task: its record batches as (zero-copy) tables, which Ray expects."""
+    include_paths = options.pop("include_paths")
+    for batch in piece_batches(piece, **options):
+        if include_paths:
+            batch = batch.append_column("path", pa.array([piece.path] * batch.num_rows, pa.string()))
+        yield pa.Table.from_batches([batch])
+
+
+class TFRecordDatasource(Datasource):  # type: ignore[misc]
+    """A Ray Data source of TFRecord Examples; `read_tfrecords` documents the arguments."""
+
+    def __init__(
+        self,
+        paths: Sources,
+        *,
+        features: Mapping[str, Any] | None = None,
+        batch_size: int = 2048,
+        compression: str | None = "auto",
+        verify: bool = True,
+        include_paths: bool = False,
+        filesystem: Any = None,
+    ) -> None:
+        super().__init__()
+        check_int("batch_size", batch_size, 1)
+        self._features = feature_specs(features)
+        self._batch_size = batch_size
+        self._compression = "" if compression is None else compression
+        self._verify = verify
+        self._include_paths = include_paths
+        self._filesystem = filesystem
+        given = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+        self._paths = [os.fspath(p) for p in given] if filesystem is not None else input_files(paths)
+
+    def get_name(self) -> str:
+        return "ReadTFRecordLite"
+
+    def estimate_inmemory_data_size(self) -> int | None:
+        if self._filesystem is not None:
+            return None
+        return sum(os.path.getsize(p) for p in self._paths if "://" not in p) or None
+
+    def get_read_tasks(self, parallelism: int, per_task_row_limit: int | None = None, **_: Any) -> list[ReadTask]:
+        if self._filesystem is None:
+            pieces = plan_pieces(self._paths, parallelism, self._batch_size, self._compression, self._verify)
+        else:  # streamed through the filesystem: one task per file
+            pieces = [Piece(path, 0) for path in self._paths]
+        options = {
+            "features": self._features,
+            "batch_size": self._batch_size,
+            "compression": self._compression,
+            "verify": self._verify,
+            "opener": _opener(self._filesystem),
+        }
+        extra = {"per_task_row_limit": per_task_row_limit} if per_task_row_limit is not None else {}
+        return [
+            ReadTask(
+                functools.partial(_read_piece, piece, {**options, "include_paths": self._include_paths}),
+                BlockMetadata(
+                    num_rows=piece.num_rows, size_bytes=piece.size or None, input_files=[piece.path], exec_stats=None
+                ),
+                **extra,
+            )
+            for piece in pieces
+        ]
+
+
+def read_tfrecords(
+    paths: Sources,
+    *,
+    features: Mapping[str, Any] | None = None,
+    batch_size: int = 2048,
+    compression: str | None = "auto",
+    verify: bool = True,
+    include_paths: bool = False,
+    filesystem: Any = None,
+    **read_args: Any,
+) -> ray.data.Dataset:
+    """A Ray Dataset of the Examples in `paths` (files, folders, globs, URLs, or a list of those).
+
+    Each block is an Arrow record batch of up to `batch_size` rows from `decode_arrow`: with
+    `features`, typed columns as TensorFlow parses them; without, one list column per key as
+    tfx-bsl's decoder gives. Uncompressed local files are split into several read tasks by record
+    ranges when there are fewer files than tasks; GZIP / ZLIB files are read by one task each.
+    `verify` checks every CRC. `include_paths` adds a "path" column. `filesystem` (a
+    pyarrow.fs.FileSystem or an fsspec filesystem) opens the paths, one task per file.
+    `read_args` go to `ray.data.read_datasource` (`override_num_blocks`, `ray_remote_args`, ...).
+    """
+    source = TFRecordDatasource(
+        paths,
+        features=features,
+        batch_size=batch_size,
+        compression=compression,
+        verify=verify,
+        include_paths=include_paths,
+        filesystem=filesystem,
+    )
+    return ray.data.read_datasource(source, **read_args)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _tensor_values(chunk: pa.Array) -> pa.Array:
+    """The flattened values per row of a Ray tensor chunk: the storage of a fixed-shape tensor, the
+    `data` field of a variable-shaped one's (struct<data, shape>)."""
+    storage = chunk.storage
+    return storage.field("data") if pa.types.is_struct(storage.type) else storage
+
+
+def _without_extensions(table: pa.Table) -> pa.Table:
+    """Ray's tensor columns (Arrow extension types that numpy batches turn lists into) as lists."""
+    for i, field in enumerate(table.schema):
+        if isinstance(field.type, pa.ExtensionType):
+            chunks = [_tensor_values(chunk) for chunk in table.column(i).chunks]
+            table = table.set_column(i, field.name, pa.chunked_array(chunks) if chunks else pa.nulls(0))
+    return table
+
+
+class TFRecordDatasink(Datasink):  # type: ignore[misc]
+    """A Ray Data sink writing Examples to TF-named shards; `write_tfrecords` documents the arguments."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        compression: str | None = None,
+        features: Mapping[str, Any] | None = None,
+        num_rows_per_file: int | None = None,
+    ) -> None:
+        if num_rows_per_file is not None:
+            check_int("num_rows_per_file", num_rows_per_file, 1)
+        self._specs = feature_specs(features)
+        self._suffix = shard_suffix(compression)
+        self._compression = compression
+        self._rows_per_file = num_rows_per_file
+        location = os.fspath(path)
+        self._location = location.rstrip("/")
+        self._fs, self._folder = pafs.FileSystem.from_uri(location if "://" in location else os.path.abspath(location))
+        self._temp_prefix = f".tmp-{uuid.uuid4().hex}-"  # this write's temporary files, whichever task
+        self.paths: list[str] = []  # the shards, once written
+
+    def get_name(self) -> str:
+        return "WriteTFRecordLite"
+
+    @property
+    def min_rows_per_write(self) -> int | None:
+        return self._rows_per_file
+
+    def _listing(self) -> list[str]:
+        selector = pafs.FileSelector(self._folder, allow_not_found=True)
+        return [info.path for info in self._fs.get_file_info(selector)]
+
+    def on_write_start(self, schema: Any = None) -> None:
+        self._fs.create_dir(self._folder, recursive=True)
+        taken = [p for p in self._listing() if os.path.basename(p).startswith(f"{SHARD_PREFIX}-")]
+        if taken:
+            raise FileExistsError(f"{self._folder} already holds shards ({os.path.basename(taken[0])}, ...)")
+
+    def _rows(self, blocks: Iterable[Any]) -> Iterator[bytes]:
+        for block in blocks:
+            table = _without_extensions(BlockAccessor.for_block(block).to_arrow())
+            if self._specs is not None:
+                missing = [key for key in self._specs if key not in table.column_names]
+                if missing:
+                    raise KeyError(f"columns {missing} of the spec are not in the dataset ({table.column_names})")
+                schema = pa.schema([(key, arrow_type(spec)) for key, spec in self._specs.items()])
+                table = table.select(list(self._specs)).cast(schema)
+            yield from encode_arrow(table)
+
+    def write(self, blocks: Iterable[Any], ctx: Any) -> list[tuple[int, int, str]]:
+        """Write this task's rows to temporary files; returns (task, file number, name) of each."""
+        records = self._rows(blocks)
+        written: list[tuple[int, int, str]] = []
+        while (first := next(records, None)) is not None:
+            name = f"{self._folder}/{self._temp_prefix}{ctx.task_idx}-{len(written)}-{uuid.uuid4().hex}"
+            with self._fs.open_output_stream(name) as stream, TFRecordWriter(stream, self._compression) as writer:
+                writer.write(first)
+                for record in itertools.islice(
+                    records, None if self._rows_per_file is None else self._rows_per_file - 1
+                ):
+                    writer.write(record)
+            written.append((ctx.task_idx, len(written), name))
+        return written
+
+    def on_write_complete(self, write_result: Any) -> None:
+        files = sorted(entry for returned in write_result.write_returns for entry in returned)
+        names = [shard_name(SHARD_PREFIX, number, len(files), self._suffix) for number in range(len(files))]
+        for (_, _, temp), name in zip(files, names, strict=True):
+            self._fs.move(temp, f"{self._folder}/{name}")
+        self._remove_leftovers()
+        self.paths = [f"{self._location}/{name}" for name in names]
+
+    def on_write_failed(self, error: Exception) -> None:
+        self._remove_leftovers()
+
+    def _remove_leftovers(self) -> None:
+        """Delete the temporary files of attempts that failed (a retried task's first try)."""
+        for path in self._listing():
+            if os.path.basename(path).startswith(self._temp_prefix):
+                self._fs.delete_file(path)
+
+
+def write_tfrecords(
+    ds: ray.data.Dataset,
+    path: str | os.PathLike[str],
+    *,
+    compression: str | None = None,
+    features: Mapping[str, Any] | None = None,
+    num_rows_per_file: int | None = None,
+    **write_args: Any,
+) -> list[str]:
+    """Write the rows of `ds` as Examples (encode_arrow's) to TensorFlow-named shards
+    `part-00000-of-000NN.tfrecord` in the folder `path` (local, or a URL pyarrow's filesystems
+    open); returns their paths. Each shard appears under its name only when every write task has
+    succeeded. `compression`: None, "gzip" or "zlib" (shards end in .gz / .zlib). `features`: a
+    spec the columns are cast to before encoding (and the only columns written).
+    `num_rows_per_file`: at most that many rows per shard. The folder must hold no shards yet.
+    `write_args` go to `Dataset.write_datasink` (`ray_remote_args`, `concurrency`)."""
+    sink = TFRecordDatasink(path, compression=compression, features=features, num_rows_per_file=num_rows_per_file)
+    ds.write_datasink(sink, **write_args)
+    return sink.paths
