@@ -30,6 +30,7 @@ from ._spec import (
     FeatureSpec,
     FixedLenFeature,
     FixedLenSequenceFeature,
+    SpecDict,
     VarLenFeature,
     empty_values,
     shape_values,
@@ -478,7 +479,7 @@ def _kind_error(key: str, spec: FeatureSpec, kind: int) -> FeatureError:
 
 def _apply_spec(
     key: str,
-    spec: FeatureSpec,
+    spec: object,
     buf: bytes,
     parsed: Parsed | None,
     kindless_is_missing: bool = True,
@@ -558,9 +559,7 @@ def _copy(value: Any) -> Any:
     return value.copy() if isinstance(value, np.ndarray) else value
 
 
-def decode_example(
-    data: Any, features: Mapping[str, FeatureSpec] | None = None, *, copy: bool = True
-) -> dict[str, Any]:
+def decode_example(data: Any, features: SpecDict | None = None, *, copy: bool = True) -> dict[str, Any]:
     """Decode a serialized tf.train.Example.
 
     Without `features`: every feature, int64 → int64 ndarray, float → float32 ndarray,
@@ -649,8 +648,8 @@ def _apply_sequence_spec(
 
 def decode_sequence_example(
     data: Any,
-    context_features: Mapping[str, FeatureSpec] | None = None,
-    sequence_features: Mapping[str, FeatureSpec] | None = None,
+    context_features: SpecDict | None = None,
+    sequence_features: SpecDict | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Decode a serialized tf.train.SequenceExample into (context, feature_lists).
 

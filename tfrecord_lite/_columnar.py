@@ -30,7 +30,16 @@ from ._codec import _HIGH_BIT, _TEN_HIGH, _apply_spec, decode_example, decode_va
 from ._files import normalize_compression
 from ._reader import RecordIterator, sources_of
 from ._skipping import DamagePolicy, OnError
-from ._spec import BYTES, FLOAT, INT64, FeatureSpec, FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
+from ._spec import (
+    BYTES,
+    FLOAT,
+    INT64,
+    FeatureSpec,
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    SpecDict,
+    VarLenFeature,
+)
 from ._validate import batch_specs, check_int
 
 _PAD = bytes(16)  # after the joined records, so that reading a varint never runs off the buffer
@@ -443,7 +452,7 @@ def _join(records: Sequence[Any]) -> tuple[bytes, np.ndarray]:
     return raw, np.cumsum(lengths)
 
 
-def decode_examples(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> dict[str, Any]:
+def decode_examples(records: Sequence[Any], features: SpecDict) -> dict[str, Any]:
     """Decode a batch of serialized Examples into one column per feature, like tf.io.parse_example.
 
     FixedLenFeature → ndarray [batch, *shape] (defaults filled in; an object array for
@@ -763,7 +772,7 @@ def _without(f: _Found, keep: np.ndarray) -> _Found:
 
 def iter_example_batches(
     source: Any,
-    features: Mapping[str, FeatureSpec],
+    features: SpecDict,
     batch_size: int = 1024,
     *,
     compression: str | None = "auto",

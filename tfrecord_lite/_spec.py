@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 import numpy as np
@@ -42,6 +42,11 @@ _SPELLINGS = (
 
 DTypeLike = str | type | np.dtype | Any
 Shape = tuple[int, ...]
+ShapeLike = int | Iterable[int]  # what a spec takes: [2, 3] as in TensorFlow, (2, 3), 4, []
+# A {key: spec} argument as callers write it: spec objects, or the `tfrecord` package's names
+# ("int", "float", "byte"). The values are checked when used, and typed object because mypy
+# infers a dict literal that mixes spec classes as dict[str, object].
+SpecDict = Mapping[str, object]
 
 
 def dtype_name(dtype: DTypeLike) -> str | None:
@@ -71,7 +76,7 @@ def normalize_dtype(dtype: DTypeLike) -> str:
     raise ValueError(f"unsupported dtype {dtype!r} for a feature spec: use {_SPELLINGS}")
 
 
-def _normalize_shape(shape: int | Iterable[int]) -> Shape:
+def _normalize_shape(shape: ShapeLike) -> Shape:
     dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     for d in dims:
         if not isinstance(d, (int, np.integer)) or d < 0:
@@ -124,7 +129,7 @@ def _prepare_default(default_value: Any, dtype: str, shape: Shape) -> Any:
     return shape_values(values, dtype, shape)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class FixedLenFeature:
     """A feature with exactly prod(shape) values, reshaped to `shape`; `default_value` when missing."""
 
@@ -132,31 +137,31 @@ class FixedLenFeature:
     dtype: str
     default_value: Any = None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "shape", _normalize_shape(self.shape))
-        object.__setattr__(self, "dtype", normalize_dtype(self.dtype))
-        object.__setattr__(self, "default_value", _prepare_default(self.default_value, self.dtype, self.shape))
+    def __init__(self, shape: ShapeLike, dtype: DTypeLike, default_value: Any = None) -> None:
+        object.__setattr__(self, "shape", _normalize_shape(shape))
+        object.__setattr__(self, "dtype", normalize_dtype(dtype))
+        object.__setattr__(self, "default_value", _prepare_default(default_value, self.dtype, self.shape))
 
     @property
     def kind(self) -> int:
         return DTYPE_KIND[self.dtype]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class VarLenFeature:
     """A feature with any number of values, decoded as a 1-D array (a list for bytes)."""
 
     dtype: str
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "dtype", normalize_dtype(self.dtype))
+    def __init__(self, dtype: DTypeLike) -> None:
+        object.__setattr__(self, "dtype", normalize_dtype(dtype))
 
     @property
     def kind(self) -> int:
         return DTYPE_KIND[self.dtype]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class FixedLenSequenceFeature:
     """A sequence of steps of `shape` each, decoded as [steps, *shape] (in an Example the
     values are split into steps; there it needs allow_missing=True, as in TensorFlow).
@@ -167,11 +172,14 @@ class FixedLenSequenceFeature:
     allow_missing: bool = False
     default_value: Any = None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "shape", _normalize_shape(self.shape))
-        object.__setattr__(self, "dtype", normalize_dtype(self.dtype))
+    def __init__(
+        self, shape: ShapeLike, dtype: DTypeLike, allow_missing: bool = False, default_value: Any = None
+    ) -> None:
+        object.__setattr__(self, "shape", _normalize_shape(shape))
+        object.__setattr__(self, "dtype", normalize_dtype(dtype))
+        object.__setattr__(self, "allow_missing", allow_missing)
         # As in TF: a scalar that pads short rows in batched decoding; unused for a single record.
-        object.__setattr__(self, "default_value", _prepare_default(self.default_value, self.dtype, ()))
+        object.__setattr__(self, "default_value", _prepare_default(default_value, self.dtype, ()))
 
     @property
     def kind(self) -> int:

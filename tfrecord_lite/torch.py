@@ -25,9 +25,15 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-import torch
-import torch.distributed as dist
-from torch.utils.data import Dataset, IterableDataset, default_collate, get_worker_info
+
+try:
+    import torch
+    import torch.distributed as dist
+    from torch.utils.data import Dataset, IterableDataset, default_collate, get_worker_info
+except ModuleNotFoundError as exc:  # still a ModuleNotFoundError, which pytest.importorskip and others expect
+    raise ModuleNotFoundError(
+        f"tfrecord_lite.torch needs PyTorch ({exc}): pip install 'tfrlite[torch]'", name=exc.name
+    ) from exc
 
 from ._codec import decode_example, decode_sequence_example
 from ._columnar import Ragged, decode_examples
