@@ -39,9 +39,11 @@ from ._files import StorageOptions, normalize_compression, split_options
 from ._framing import frame_header, masked_crc
 from ._publish import Publication
 from ._random_access import RecordSequence, TFRecordFile, _position
+from ._reader import RecordIterator, iter_records
 from ._remote import RemotePublication, Store, is_url
 from ._repr import compression, count, describe, shown_paths
 from ._sidecar import SIDECAR_SUFFIX, IndexFallbackWarning, RecordIndex, save_offsets, sidecar_bytes
+from ._skipping import OnError
 from ._sources import Sources, resolve_inputs
 from ._validate import as_record
 from ._writer import TFRecordWriter
@@ -94,6 +96,7 @@ class ShardedRecords(RecordSequence):
         self, inputs: Sources, *, verify: bool = True, on_stale: str = "rebuild", storage_options: StorageOptions = None
     ) -> None:
         self.paths = resolve_inputs(inputs, storage_options=storage_options)
+        self._verify, self._storage_options = verify, storage_options
         self.shards: list[TFRecordFile] = []
 
         def open_shard(path: str) -> TFRecordFile:
@@ -135,6 +138,18 @@ class ShardedRecords(RecordSequence):
     def __iter__(self) -> Iterator[bytes]:
         for shard in self.shards:
             yield from shard
+
+    def stream(self, *, on_error: OnError = "raise", max_skipped: int | None = None) -> RecordIterator:
+        """The records of every shard in order, read as a stream by iter_records (not through
+        the indexes), so that damage found since the shards were indexed can be skipped:
+        `on_error` and `max_skipped` are iter_records', over all the shards."""
+        return iter_records(
+            self.paths,
+            verify=self._verify,
+            on_error=on_error,
+            max_skipped=max_skipped,
+            storage_options=self._storage_options,
+        )
 
     def close(self) -> None:
         """Close every shard."""

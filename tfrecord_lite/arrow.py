@@ -18,6 +18,7 @@ from ._errors import FeatureError
 from ._files import normalize_compression
 from ._flat import Binary, Flat, Nested, decode_flat, decode_sequence_flat, spans_of
 from ._reader import sources_of
+from ._skipping import DamagePolicy, OnError
 from ._spec import FeatureSpec, FixedLenSequenceFeature, VarLenFeature
 from ._validate import check_int, feature_specs
 from ._writer import TFRecordWriter
@@ -180,22 +181,31 @@ def iter_arrow_batches(
     batch_size: int = 2048,
     compression: str | None = "auto",
     verify: bool = True,
+    on_error: OnError = "raise",
+    max_skipped: int | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Record batches of `batch_size` Examples (the last one may be smaller) from a path, a
     URL, a glob or a list of those (shards in order), decoded as decode_arrow does; memory
     stays flat whatever the size of the files. Without a spec each batch has the columns of
-    its own records."""
+    its own records. `on_error` and `max_skipped` are iter_records' (with "skip", the batch
+    before a damaged record may be smaller)."""
     check_int("batch_size", batch_size, 1)
     normalize_compression(compression, allow_auto=True)
     specs = feature_specs(features)
+    policy = DamagePolicy(on_error, max_skipped)
     files = sources_of(source)  # inputs that name no file fail here, not at the first batch
-    return _arrow_batches(files, specs, batch_size, compression, verify)
+    return _arrow_batches(files, specs, batch_size, compression, verify, policy)
 
 
 def _arrow_batches(
-    source: Any, specs: dict[str, FeatureSpec] | None, batch_size: int, compression: str | None, verify: bool
+    source: Any,
+    specs: dict[str, FeatureSpec] | None,
+    batch_size: int,
+    compression: str | None,
+    verify: bool,
+    policy: DamagePolicy,
 ) -> Iterator[pa.RecordBatch]:
-    for spans in record_spans(source, batch_size, compression, verify):
+    for spans in record_spans(source, batch_size, compression, verify, policy):
         yield _record_batch(decode_flat(spans, specs), specs, len(spans.starts))
 
 
@@ -206,17 +216,23 @@ def read_arrow(
     columns: Sequence[str] | None = None,
     compression: str | None = "auto",
     verify: bool = True,
+    on_error: OnError = "raise",
+    max_skipped: int | None = None,
 ) -> pa.Table:
     """All the Examples of `source` (as iter_arrow_batches takes it) as one Arrow table;
     `columns` keeps those (in that order). Without a spec, batches that lack a key get
-    nulls there."""
+    nulls there. `on_error` and `max_skipped` are iter_records'."""
     specs = feature_specs(features)
     if columns is not None and specs is not None:
         missing = [key for key in columns if key not in specs]
         if missing:
             raise KeyError(f"columns {missing} are not in the spec (keys: {sorted(specs)})")
         specs = {key: specs[key] for key in columns}
-    batches = list(iter_arrow_batches(source, specs, compression=compression, verify=verify))
+    batches = list(
+        iter_arrow_batches(
+            source, specs, compression=compression, verify=verify, on_error=on_error, max_skipped=max_skipped
+        )
+    )
     if specs is not None:
         schema = pa.schema([(key, arrow_type(spec)) for key, spec in specs.items()])
         return pa.Table.from_batches(batches, schema=schema)
