@@ -246,3 +246,31 @@ def test_overwrite_replaces_shards_at_close(tmp_path: Path) -> None:
     write(3, 3, overwrite=True)
     assert sorted(tfr.ShardedRecords(prefix + "-*.tfrecord")) == records(3)
     assert len(os.listdir(out)) == 6  # three shards, three sidecars: the old ones are gone
+
+
+def test_stream_skips_damage_found_after_indexing(tmp_path: Path) -> None:
+    """Bit rot after the shards were written: the sidecars still match (same size, same mtime,
+    intact first and last records), so the dataset opens; its stream skips the damage."""
+    with tfr.ShardedWriter(str(tmp_path / "rot"), num_shards=3) as w:
+        for i in range(30):
+            w.write(b"record %03d" % i)  # 10 bytes: 26 framed; 10 records a shard, round robin
+    middle = Path(w.paths[1])
+    before = middle.stat()
+    data = bytearray(middle.read_bytes())
+    data[26 * 3 + 14] ^= 0x01  # payload of its record 3
+    data[26 * 6 + 2] ^= 0x10  # header of its record 6
+    middle.write_bytes(data)
+    os.utime(middle, ns=(before.st_atime_ns, before.st_mtime_ns))
+    with tfr.ShardedRecords(str(tmp_path / "rot")) as ds:
+        assert len(ds) == 30
+        with pytest.raises(tfr.CorruptRecordError) as info:
+            list(ds.stream())
+        assert (info.value.path, info.value.offset) == (str(middle), 26 * 3)
+        errors: list[tfr.TFRecordError] = []
+        got = list(ds.stream(on_error=errors.append))
+        expected = list(tfr.iter_records([str(p) for p in ds.paths], on_error="skip"))
+        assert got == expected and len(got) == 28
+        assert b"record %03d" % (1 + 3 * 3) not in got and b"record %03d" % (1 + 3 * 6) not in got
+        assert [(e.path, e.offset) for e in errors] == [(str(middle), 26 * 3), (str(middle), 26 * 6)]
+        with pytest.raises(tfr.CorruptRecordError, match="more than max_skipped=1"):
+            list(ds.stream(on_error="skip", max_skipped=1))
