@@ -325,7 +325,7 @@ def _shards(tmp_path: Path, n: int = 3, per: int = 40) -> list[bytes]:
 def test_iter_arrow_batches_over_a_glob_of_gzip_shards(tmp_path: Path):
     records = _shards(tmp_path)
     batches = list(tfa.iter_arrow_batches(str(tmp_path / "part-*.tfrecord.gz"), batch_size=16))
-    assert [b.num_rows for b in batches] == [16, 16, 8] * 3
+    assert [b.num_rows for b in batches] == [16] * 7 + [8]  # batches span files, as tf.data's do
     ids = [row[0] for b in batches for row in b.column("id").to_pylist()]
     assert ids == [int(tfr.decode_example(r)["id"][0]) for r in records]
 
@@ -385,7 +385,8 @@ def test_cli_gzip_shards_to_parquet_and_back(tmp_path: Path):
     assert spec_json.strip() and "FixedLenFeature" in spec_json
     _cli("convert", *shards, "all.parquet", "--features", "spec.json", "--batch-size", "25", cwd=tmp_path)
     parquet = pq.ParquetFile(tmp_path / "all.parquet")
-    assert [parquet.metadata.row_group(i).num_rows for i in range(parquet.num_row_groups)][:2] == [25, 15]
+    row_groups = [parquet.metadata.row_group(i).num_rows for i in range(parquet.num_row_groups)]
+    assert row_groups == [25] * 4 + [20]  # batches span the shards
     assert parquet.metadata.num_rows == len(records)
     assert parquet.schema_arrow == pa.schema([(k, tfa.arrow_type(s)) for k, s in spec.items()])
     _cli("convert", "all.parquet", "back/part", "--shards", "2", "--to", "gzip", cwd=tmp_path)
