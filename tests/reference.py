@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import google.protobuf
 import numpy as np
 
 import tfrecord_lite as tfr
@@ -20,6 +21,11 @@ def feature_values(feature: Any) -> Any:
     if kind == "bytes_list":
         return list(feature.bytes_list.value)
     return None
+
+
+# The protobuf runtime is an oracle for damaged input only from 4.25 on: 4.21's upb parser can crash the
+# interpreter on malformed messages and 4.22's accepts keys that are not UTF-8.
+SOUND_ON_MALFORMED_INPUT = tuple(int(p) for p in google.protobuf.__version__.split(".")[:2]) >= (4, 25)
 
 
 def decode_example(data: bytes) -> dict[str, Any]:

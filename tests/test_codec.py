@@ -15,11 +15,9 @@ from hypothesis import strategies as st
 import tfrecord_lite as tfr
 from tests import reference
 
-# The protobuf runtime is the oracle for damaged input only from 4.25 on: 4.21's upb parser can crash the
-# interpreter on malformed messages and 4.22's accepts keys that are not UTF-8. (CI's TensorFlow environment
-# runs these with the newest protobuf.)
+# CI's TensorFlow environment runs these with the newest protobuf.
 needs_sound_protobuf = pytest.mark.skipif(
-    tuple(int(p) for p in google.protobuf.__version__.split(".")[:2]) < (4, 25),
+    not reference.SOUND_ON_MALFORMED_INPUT,
     reason=f"protobuf {google.protobuf.__version__}'s parser is no oracle for malformed input (needs >= 4.25)",
 )
 
