@@ -4,33 +4,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
 import tfrecord_lite as tfr
+from tests._engine_data import SPEC, example, write_file
 
 pytestmark = [pytest.mark.dask, pytest.mark.usefixtures("dask_client")]
-
-SPEC = {
-    "id": tfr.FixedLenFeature([], "int64"),
-    "xy": tfr.FixedLenFeature([2], "float32"),
-    "name": tfr.FixedLenFeature([], "string"),
-    "tags": tfr.VarLenFeature("int64"),
-}
-
-
-def example(i: int) -> dict[str, Any]:
-    return {"id": [i], "xy": [i / 2, -i / 4], "name": [f"n{i}".encode()], "tags": np.arange(i % 4, dtype=np.int64)}
-
-
-def write_file(path: Path, ids: range, compression: str | None = None, make: Any = example) -> list[bytes]:
-    records = [tfr.encode_example(make(i)) for i in ids]
-    with tfr.TFRecordWriter(path, compression) as writer:
-        for record in records:
-            writer.write(record)
-    return records
 
 
 def test_partitions_per_file_and_values_equal_decode_example(tmp_path: Path) -> None:

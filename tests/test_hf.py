@@ -6,28 +6,17 @@ from __future__ import annotations
 import io
 import os
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
 import tfrecord_lite as tfr
+from tests._engine_data import SPEC, example
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before `datasets` is imported: never ask the hub
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 pytestmark = pytest.mark.hf
-
-SPEC = {
-    "id": tfr.FixedLenFeature([], "int64"),
-    "xy": tfr.FixedLenFeature([2], "float32"),
-    "name": tfr.FixedLenFeature([], "string"),
-    "tags": tfr.VarLenFeature("int64"),
-}
-
-
-def example(i: int) -> dict[str, Any]:
-    return {"id": [i], "xy": [i / 2, -i / 4], "name": [f"n{i}".encode()], "tags": np.arange(i % 4, dtype=np.int64)}
 
 
 def write_files(folder: Path, counts: list[int]) -> list[bytes]:
