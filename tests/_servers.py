@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)")
 
@@ -137,22 +137,31 @@ class _HTTPServer(http.server.ThreadingHTTPServer):
     faults: Faults
 
 
-class RangeServer:
-    """A threaded HTTP server of in-memory objects: `put("/a.tfrecord", data)`, `url("/a.tfrecord")`."""
+_S = TypeVar("_S", bound="_Serving")
 
-    def __init__(self) -> None:
-        self._server = _HTTPServer(("127.0.0.1", 0), _Handler)
-        self._server.objects = {}
-        self._server.faults = self.faults = Faults()
+
+class _Serving:
+    """Runs `self._server` (set by the subclass before __enter__) on a daemon thread while entered."""
+
+    _server: Any
+
+    def __enter__(self: _S) -> _S:
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def __enter__(self) -> RangeServer:
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+class RangeServer(_Serving):
+    """A threaded HTTP server of in-memory objects: `put("/a.tfrecord", data)`, `url("/a.tfrecord")`."""
+
+    def __init__(self) -> None:
+        self._server = _HTTPServer(("127.0.0.1", 0), _Handler)
+        self._server.objects = {}
+        self._server.faults = self.faults = Faults()
 
     @property
     def endpoint(self) -> str:
@@ -196,7 +205,7 @@ def _cut(body: Iterable[bytes], limit: int) -> Iterator[bytes]:
         yield piece
 
 
-class S3Server:
+class S3Server(_Serving):
     """moto's S3 on 127.0.0.1 with Faults in front; `storage_options` for s3fs."""
 
     def __init__(self) -> None:
@@ -208,15 +217,6 @@ class S3Server:
         self.faults = Faults()
         app = _faulty(DomainDispatcherApplication(create_backend_app), self.faults)
         self._server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=MotoRequestHandler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def __enter__(self) -> S3Server:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
     @property
     def endpoint(self) -> str:
