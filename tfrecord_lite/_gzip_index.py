@@ -384,21 +384,23 @@ class _Inflating:
             point = self._points[bisect.bisect_right(self._starts, pos) - 1]
             if parts and point.uout != pos:
                 break  # a member ended and no point starts the next one: nothing follows
-            out = self._inflate(point, end - point.uout)
-            if point.uout + len(out) <= pos:
+            out = self._inflate(point, pos - point.uout, end - pos)
+            if not out:
                 break
-            parts.append(out[pos - point.uout :])
-            pos = point.uout + len(out)
+            parts.append(out)
+            pos += len(out)
         return b"".join(parts)[:size]
 
-    def _inflate(self, point: Point, want: int) -> bytes:
-        """Up to `want` bytes (or more) of output from `point`, to the end of its member when
-        its inflater does not read GZIP headers."""
+    def _inflate(self, point: Point, skip: int, want: int) -> bytes:
+        """At least `want` bytes of output (fewer at the end of the stream, or of the member
+        when the point's inflater does not read GZIP headers) after the first `skip` from
+        `point`, which are dropped as they come."""
         d, lib = point.decompressor(), library()
         feed = self._feed(point)
         parts: list[bytes] = []
+        done, goal = 0, skip + want
         pending = b""
-        while want > 0:
+        while done < goal:
             if d.eof:  # a member ended: the next one follows (GZIP), or nothing does
                 if self._kind == "zlib" or point.wbits != 31:
                     break
@@ -415,8 +417,9 @@ class _Inflating:
             except (zlib.error, lib.error) as err:
                 raise CorruptRecordError(f"corrupt {self._kind.upper()} data ({err})", path=self._path) from None
             pending = b""
-            parts.append(out)
-            want -= len(out)
+            if done + len(out) > skip:
+                parts.append(out if done >= skip else out[skip - done :])
+            done += len(out)
         return b"".join(parts)
 
     def _feed(self, point: Point) -> Iterator[bytes]:
