@@ -77,8 +77,11 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
     "engines": (
         "Ray Data, Hugging Face datasets, Dask with distributed, Grain (the distributed engines)",
         # torch: the README's PyTorch block comes before its engine blocks, and a page runs in order
-        ["grain", "distributed", TORCH],
-        "test,arrow,ray,hf,dask,images",
+        # moto's S3 server (s3fs from the s3 extra): the engines read and write s3:// against it.
+        # boto3 pinned to the botocore that s3fs's aiobotocore allows: unpinned, pip backtracks
+        # through boto3 releases for many minutes
+        ["grain", "distributed", TORCH, TEST_SERVERS[0], "boto3==1.43.117"],
+        "test,arrow,ray,hf,dask,images,s3",
     ),
     "bench-engines": (
         "Ray Data beside TensorFlow, for ray.data.read_tfrecords (benchmarks/ray_read.py)",
