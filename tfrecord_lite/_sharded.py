@@ -186,7 +186,7 @@ class _Shard:
 
     def __init__(self, temp: str, compression: str | None, track: bool, storage_options: StorageOptions) -> None:
         self.temp = temp
-        self.writer = TFRecordWriter(temp, compression, storage_options=storage_options)
+        self.writer = TFRecordWriter(temp, compression, buffered=True, storage_options=storage_options)
         self.offsets: array[int] | None = array("Q", [0]) if track else None
         self.records = 0
         self.bytes = 0
