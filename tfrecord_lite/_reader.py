@@ -15,6 +15,7 @@ import inspect
 import itertools
 import os
 import re
+import stat
 import zlib
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
@@ -235,6 +236,16 @@ class DecodedStream:
         view[: len(data)] = data
         return len(data)
 
+    def size(self) -> int | None:
+        """The length of the stream now, when known (an uncompressed file's size); else None."""
+        if self.compression:
+            return None
+        try:
+            st = os.fstat(self._file.fileno())
+        except (AttributeError, OSError, ValueError):  # a file object without a descriptor
+            return None
+        return st.st_size if stat.S_ISREG(st.st_mode) else None
+
     def close(self) -> None:
         """Close the file (only if we opened it)."""
         if self._owned and not self._file.closed:
@@ -416,7 +427,9 @@ class StreamScanner:
 
         pos = offset - self._origin
         while True:
-            hit = find_header(self._view.obj, pos, self._have - HEADER_SIZE + 1)  # type: ignore[arg-type]
+            size = self._have if self._eof else self._stream.size()
+            end = None if size is None else size if self._eof else size - self._origin
+            hit = find_header(self._view.obj, pos, self._have - HEADER_SIZE + 1, end=end)  # type: ignore[arg-type]
             if hit >= 0:
                 end = hit + OVERHEAD + int.from_bytes(self._view[hit : hit + 8], "little")
                 if end > self._have and not self._eof:
