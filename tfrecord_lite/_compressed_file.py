@@ -18,6 +18,7 @@ from ._gzip_index import GzipIndex, compressed_kind, open_index, reader, record_
 from ._random_access import TFRecordFile, _position
 from ._reader import iter_records
 from ._sidecar import IndexArg, IndexFormatError
+from ._skipping import DamagePolicy, OnError
 
 
 class CompressedRecordFile(TFRecordFile):
@@ -25,8 +26,20 @@ class CompressedRecordFile(TFRecordFile):
     of the compressed stream (see docs/random-access.md, "Compressed files")."""
 
     def __init__(
-        self, path: PathName, index: IndexArg = None, *, verify: bool = True, on_stale: str = "rebuild"
+        self,
+        path: PathName,
+        index: IndexArg = None,
+        *,
+        verify: bool = True,
+        on_stale: str = "rebuild",
+        on_error: OnError | DamagePolicy = "raise",
+        max_skipped: int | None = None,
     ) -> None:
+        if not (on_error if isinstance(on_error, DamagePolicy) else DamagePolicy(on_error, max_skipped)).raises:
+            raise ValueError(
+                f"on_error= skips damage while indexing an uncompressed file; {path} is compressed: read it "
+                "with iter_records(on_error=...), or salvage() it into a clean copy"
+            )
         self._path = str(path)
         self._index_arg = index if isinstance(index, (bool, type(None))) else str(index)
         self._verify = verify
