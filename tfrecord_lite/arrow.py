@@ -7,7 +7,7 @@
 # for a type an Example can hold, and the records are encoded row by row by the codec.
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -204,9 +204,11 @@ def _arrow_batches(
     compression: str | None,
     verify: bool,
     policy: DamagePolicy,
+    wanted: Collection[str] | None = None,
 ) -> Iterator[pa.RecordBatch]:
+    """iter_arrow_batches' batches; without a spec, only the keys of `wanted` (None: all) are decoded."""
     for spans in record_spans(source, batch_size, compression, verify, policy):
-        yield _record_batch(decode_flat(spans, specs), specs, len(spans.starts))
+        yield _record_batch(decode_flat(spans, specs, wanted), specs, len(spans.starts))
 
 
 def read_arrow(
@@ -220,19 +222,19 @@ def read_arrow(
     max_skipped: int | None = None,
 ) -> pa.Table:
     """All the Examples of `source` (as iter_arrow_batches takes it) as one Arrow table;
-    `columns` keeps those (in that order). Without a spec, batches that lack a key get
-    nulls there. `on_error` and `max_skipped` are iter_records'."""
+    `columns` keeps those (in that order), and only those are decoded: what the other
+    features hold does not matter. Without a spec, batches that lack a key get nulls there.
+    `on_error` and `max_skipped` are iter_records'."""
+    normalize_compression(compression, allow_auto=True)
     specs = feature_specs(features)
     if columns is not None and specs is not None:
         missing = [key for key in columns if key not in specs]
         if missing:
             raise KeyError(f"columns {missing} are not in the spec (keys: {sorted(specs)})")
         specs = {key: specs[key] for key in columns}
-    batches = list(
-        iter_arrow_batches(
-            source, specs, compression=compression, verify=verify, on_error=on_error, max_skipped=max_skipped
-        )
-    )
+    policy = DamagePolicy(on_error, max_skipped)
+    wanted = None if columns is None else frozenset(columns)
+    batches = list(_arrow_batches(sources_of(source), specs, 2048, compression, verify, policy, wanted))
     if specs is not None:
         schema = pa.schema([(key, arrow_type(spec)) for key, spec in specs.items()])
         return pa.Table.from_batches(batches, schema=schema)
