@@ -7,6 +7,7 @@
 # for a type an Example can hold, and the records are encoded row by row by the codec.
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -15,9 +16,10 @@ import numpy as np
 from ._codec import encode_example
 from ._columnar import record_spans
 from ._errors import FeatureError
-from ._files import normalize_compression
+from ._files import is_file_object, normalize_compression
 from ._flat import Binary, Flat, Nested, decode_flat, decode_sequence_flat, spans_of
 from ._reader import sources_of
+from ._remote import open_publication
 from ._skipping import DamagePolicy, OnError
 from ._spec import FeatureSpec, FixedLenSequenceFeature, VarLenFeature
 from ._validate import check_int, feature_specs
@@ -358,8 +360,17 @@ def encode_arrow(data: Any, *, strict: bool = False) -> list[bytes]:
 
 def write_arrow(data: Any, dest: Any, *, compression: str | None = None, strict: bool = False) -> int:
     """Write the rows of `data` (as encode_arrow takes it) as Examples to the TFRecord file
-    `dest`, batch by batch; returns the number of records written."""
+    `dest` (a path, a URL or a file object), batch by batch; returns the number of records
+    written. A path or URL is written under a temporary name and published whole once done
+    (as every command's output): a failure or a kill leaves the old file, never part of one."""
+    if is_file_object(dest):
+        return _write(_iter_encoded(data, strict), dest, compression)
+    with open_publication(os.fspath(dest)) as publication:
+        return _write(_iter_encoded(data, strict), publication.file(os.fspath(dest)), compression)
+
+
+def _write(records: Iterable[bytes], dest: Any, compression: str | None) -> int:
     with TFRecordWriter(dest, compression) as writer:
-        for record in _iter_encoded(data, strict):
+        for record in records:
             writer.write(record)
         return writer.records_written
