@@ -7,11 +7,17 @@
 #     the small / images / dense workloads, in batches of 2048 records held in memory;
 #   - decode_arrow with a spec vs decode_examples on the same batches (the Arrow assembly's cost);
 #   - TFRecord -> Parquet of a 1.2 GiB file (the dense workload, concatenated; 120 MiB with
-#     --quick), streamed batch by batch: peak RSS of a fresh process doing only that, and the
-#     overlap: (read + decode + Parquet write, each timed apart) / the streamed conversion.
+#     --quick; written into a temporary folder and removed after), with a spec, streamed batch
+#     by batch, the Parquet writer in its own thread: by the API (iter_arrow_batches into
+#     _tables.table_writer) and by the CLI (`tfrecord-lite convert x.tfrecord x.parquet
+#     --features spec.json`), each in a fresh process: its peak RSS, and the overlap: (read +
+#     decode + Parquet write, each timed apart in this process) / the streamed conversion
+#     (≥ 0.8: at least 80 % of the work of the three stages done in their time; above 1, the
+#     writer's thread overlaps the reading and decoding).
 # Each measurement runs in rounds in which the compared systems take turns; the table shows
-# the median of the rounds and the spread (lowest..highest ratio of one round). Workloads come
-# from benchmarks/workloads.py (fixed seeds), written once into benchmarks/.work/arrow/.
+# the median of the rounds and the spread (lowest..highest ratio of one round), in wall time
+# and in CPU time of the process (steadier where other work shares the machine). Workloads
+# come from benchmarks/workloads.py (fixed seeds), written once into benchmarks/.work/arrow/.
 # Prints a table; writes the same as JSON (default benchmarks/results/arrow.json). Nothing here
 # asserts.
 from __future__ import annotations
@@ -52,31 +58,32 @@ def workload_file(wl: W.Workload) -> str:
     return path
 
 
-def concatenated(source: str, target_bytes: int) -> str:
-    """Whole copies of `source` (records concatenate), at least `target_bytes` long."""
+def concatenated(source: str, target_bytes: int, folder: str) -> str:
+    """Whole copies of `source` (records concatenate), at least `target_bytes` long, in `folder`."""
     size = os.path.getsize(source)
     copies = max(1, -(-target_bytes // size))
-    path = os.path.join(WORK, f"big-{copies}x-{os.path.basename(source)}")
-    if not (os.path.exists(path) and os.path.getsize(path) == copies * size):
-        with open(path + ".tmp", "wb") as out:
-            for _ in range(copies):
-                with open(source, "rb") as f:
-                    shutil.copyfileobj(f, out, 16 << 20)
-        os.replace(path + ".tmp", path)
+    path = os.path.join(folder, f"big-{copies}x-{os.path.basename(source)}")
+    with open(path, "wb") as out:
+        for _ in range(copies):
+            with open(source, "rb") as f:
+                shutil.copyfileobj(f, out, 16 << 20)
     return path
 
 
-def rounds(fns: dict[str, Callable[[], Any]], n: int) -> dict[str, list[float]]:
-    """Seconds of each function per round; in each round every function runs once, in turn."""
-    times: dict[str, list[float]] = {name: [] for name in fns}
+def rounds(fns: dict[str, Callable[[], Any]], n: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Wall seconds and CPU seconds (process_time) of each function per round; in each round
+    every function runs once, in turn."""
+    wall: dict[str, list[float]] = {name: [] for name in fns}
+    cpu: dict[str, list[float]] = {name: [] for name in fns}
     for fn in fns.values():  # warm-up
         fn()
     for _ in range(n):
         for name, fn in fns.items():
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             fn()
-            times[name].append(time.perf_counter() - t)
-    return times
+            wall[name].append(time.perf_counter() - t)
+            cpu[name].append(time.process_time() - c)
+    return wall, cpu
 
 
 def compare(a: list[float], b: list[float]) -> dict[str, float]:
@@ -105,7 +112,7 @@ def decode_rates(quick: bool, n_rounds: int) -> list[dict[str, Any]]:
         records = list(tfr.iter_records(workload_file(wl)))
         batches = [records[i : i + BATCH] for i in range(0, len(records), BATCH)]
         spec = {k: tfr.FixedLenFeature(list(shape), dtype) for k, (dtype, shape) in wl.features.items()}
-        times = rounds(_decoders(decoder, batches, spec), n_rounds)
+        times, cpu = rounds(_decoders(decoder, batches, spec), n_rounds)
         rate = {name: len(records) / statistics.median(ts) for name, ts in times.items()}
         out.append(
             {
@@ -114,29 +121,50 @@ def decode_rates(quick: bool, n_rounds: int) -> list[dict[str, Any]]:
                 "records_per_s": rate,
                 "lite_vs_tfx_bsl": compare(times["lite"], times["tfx_bsl"]),
                 "spec_vs_decode_examples": compare(times["lite_spec"], times["decode_examples"]),
+                "cpu_lite_vs_tfx_bsl": compare(cpu["lite"], cpu["tfx_bsl"]),
+                "cpu_spec_vs_decode_examples": compare(cpu["lite_spec"], cpu["decode_examples"]),
             }
         )
     return out
 
 
-_CONVERT = """
+# Each conversion runs in a fresh process, which prints: seconds, RSS after the imports, peak RSS (KiB).
+_API = """
 import resource, sys, time
 sys.path.insert(0, {root!r})
 import pyarrow as pa, tfrecord_lite as tfr
 from tfrecord_lite import arrow
 from tfrecord_lite._tables import table_writer
-spec = {spec}
+spec = tfr.features_from_json({spec_json})
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t = time.perf_counter()
 schema = pa.schema([(k, arrow.arrow_type(s)) for k, s in spec.items()])
-with table_writer({out!r}, "parquet", schema) as w:
+with table_writer({out!r}, "parquet", schema, in_thread=True) as w:
     for b in arrow.iter_arrow_batches({src!r}, spec, batch_size={batch}):
         w.write(b)
 print(time.perf_counter() - t, before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
+_CLI = """
+import resource, sys, time
+sys.path.insert(0, {root!r})
+import pyarrow, tfrecord_lite.arrow
+from tfrecord_lite.cli import main
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t = time.perf_counter()
+assert main(["convert", {src!r}, {out!r}, "--features", {spec_file!r}, "--batch-size", "{batch}", "-q", "--force"]) == 0
+print(time.perf_counter() - t, before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
 
 
-def parquet_conversion(quick: bool, n_rounds: int) -> dict[str, Any]:
+def _fresh(code: str) -> tuple[float, float, float]:
+    """(seconds, MiB after imports, peak MiB) of `code` run in a fresh interpreter."""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    seconds, before, peak = proc.stdout.split()
+    return float(seconds), int(before) / 1024, int(peak) / 1024
+
+
+def _apart(src: str, out: str, spec: dict[str, Any]) -> float:
+    """Seconds of read (scan spans), decode (to record batches) and Parquet write, each timed apart."""
     import pyarrow as pa
 
     from tfrecord_lite import arrow
@@ -144,46 +172,53 @@ def parquet_conversion(quick: bool, n_rounds: int) -> dict[str, Any]:
     from tfrecord_lite._flat import decode_flat
     from tfrecord_lite._tables import table_writer
 
-    wl = next(w for w in (W.QUICK if quick else W.FULL) if w.name == "dense")
-    src = concatenated(workload_file(wl), (120 if quick else 1200) << 20)
-    spec = {k: tfr.FixedLenFeature(list(shape), dtype) for k, (dtype, shape) in wl.features.items()}
-    spec_text = "{" + ", ".join(f"{k!r}: tfr.{s!r}" for k, s in spec.items()) + "}"
     schema = pa.schema([(k, arrow.arrow_type(s)) for k, s in spec.items()])
-    out_dir = tempfile.mkdtemp(dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
-    out = os.path.join(out_dir, "out.parquet")
-    streamed, apart, rss = [], [], []
+    spent = {"read": 0.0, "decode": 0.0, "write": 0.0}
+    with table_writer(out, "parquet", schema) as writer:
+        t = time.perf_counter()
+        for spans in record_spans(src, BATCH, "auto", True):
+            spent["read"] += time.perf_counter() - t
+            t = time.perf_counter()
+            batch = arrow._record_batch(decode_flat(spans, spec), spec, len(spans.starts))
+            spent["decode"] += time.perf_counter() - t
+            t = time.perf_counter()
+            writer.write(batch)
+            spent["write"] += time.perf_counter() - t
+            t = time.perf_counter()
+    return sum(spent.values())
+
+
+def parquet_conversion(quick: bool, n_rounds: int) -> dict[str, Any]:
+    wl = next(w for w in (W.QUICK if quick else W.FULL) if w.name == "dense")
+    spec = {k: tfr.FixedLenFeature(list(shape), dtype) for k, (dtype, shape) in wl.features.items()}
+    folder = tempfile.mkdtemp(prefix="tfrlite-arrow-bench-")
     try:
-        for _ in range(n_rounds):
-            code = _CONVERT.format(root=os.path.dirname(HERE), spec=spec_text, out=out, src=src, batch=BATCH)
-            proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-            seconds, before, peak = proc.stdout.split()
-            streamed.append(float(seconds))
-            rss.append((int(before) / 1024, int(peak) / 1024))
-            # the three stages apart: read (scan spans), decode (to record batches), write (Parquet)
-            t_read = t_decode = t_write = 0.0
-            with table_writer(out, "parquet", schema) as writer:
-                t = time.perf_counter()
-                for spans in record_spans(src, BATCH, "auto", True):
-                    t_read += time.perf_counter() - t
-                    t = time.perf_counter()
-                    batch = arrow._record_batch(decode_flat(spans, spec), spec, len(spans.starts))
-                    t_decode += time.perf_counter() - t
-                    t = time.perf_counter()
-                    writer.write(batch)
-                    t_write += time.perf_counter() - t
-                    t = time.perf_counter()
-            apart.append(t_read + t_decode + t_write)
+        src = concatenated(workload_file(wl), (120 if quick else 1200) << 20, folder)
+        out = os.path.join(folder, "out.parquet")
+        spec_file = os.path.join(folder, "spec.json")
+        with open(spec_file, "w") as f:
+            json.dump(tfr.features_to_json(spec), f)
+        fill = {"root": os.path.dirname(HERE), "src": src, "out": out, "batch": BATCH, "spec_file": spec_file}
+        codes = {"api": _API.format(spec_json=repr(json.dumps(tfr.features_to_json(spec))), **fill)}
+        codes["cli"] = _CLI.format(**fill)
+        runs: dict[str, list[tuple[float, float, float]]] = {"api": [], "cli": []}
+        apart = []
+        for _ in range(n_rounds):  # the three take turns
+            for name, code in codes.items():
+                runs[name].append(_fresh(code))
+            apart.append(_apart(src, out, spec))
+        result: dict[str, Any] = {"file_mib": os.path.getsize(src) / (1 << 20), "apart_s": statistics.median(apart)}
+        for name, measured in runs.items():
+            overlaps = [a / seconds for a, (seconds, _, _) in zip(apart, measured, strict=True)]
+            result[name] = {
+                "streamed_s": statistics.median(s for s, _, _ in measured),
+                "overlap": {"median": statistics.median(overlaps), "low": min(overlaps), "high": max(overlaps)},
+                "rss_after_imports_mib": statistics.median(b for _, b, _ in measured),
+                "peak_rss_mib": max(p for _, _, p in measured),
+            }
+        return result
     finally:
-        shutil.rmtree(out_dir, ignore_errors=True)
-    overlaps = [a / s for a, s in zip(apart, streamed, strict=True)]
-    return {
-        "file_mib": os.path.getsize(src) / (1 << 20),
-        "streamed_s": statistics.median(streamed),
-        "apart_s": statistics.median(apart),
-        "overlap": {"median": statistics.median(overlaps), "low": min(overlaps), "high": max(overlaps)},
-        "rss_before_mib": statistics.median(b for b, _ in rss),
-        "peak_rss_mib": max(p for _, p in rss),
-    }
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _rate(v: float) -> str:
@@ -215,13 +250,21 @@ def main() -> None:
             f"| {_rate(r['lite_spec'])} | {_rate(r['decode_examples'])} "
             f"| {_ratio(row['spec_vs_decode_examples'], 0.9)} |"
         )
+    print("\nCPU time (process_time) of the same rounds:")
+    print("| workload | decode_arrow ÷ tfx-bsl | spec ÷ decode_examples |")
+    print("|---|---|---|")
+    for row in result["decode"]:
+        cpu_spec = _ratio(row["cpu_spec_vs_decode_examples"], 0.9)
+        print(f"| {row['workload']} | {_ratio(row['cpu_lite_vs_tfx_bsl'], 1.0)} | {cpu_spec} |")
     if not args.skip_parquet:
         p = result["parquet"] = parquet_conversion(args.quick, max(1, args.rounds // 2))
-        print(
-            f"\nTFRecord -> Parquet, {p['file_mib']:.0f} MiB: streamed {p['streamed_s']:.1f} s, stages apart "
-            f"{p['apart_s']:.1f} s, overlap {_ratio(p['overlap'], 0.8)}; peak RSS {p['peak_rss_mib']:.0f} MiB "
-            f"(target < 400; {p['rss_before_mib']:.0f} MiB after imports)"
-        )
+        print(f"\nTFRecord -> Parquet, {p['file_mib']:.0f} MiB, stages apart {p['apart_s']:.1f} s:")
+        for name in ("api", "cli"):
+            q = p[name]
+            print(
+                f"- {name}: streamed {q['streamed_s']:.1f} s, overlap {_ratio(q['overlap'], 0.8)}; "
+                f"peak RSS {q['peak_rss_mib']:.0f} MiB (target < 400; {q['rss_after_imports_mib']:.0f} after imports)"
+            )
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(result, f, indent=2)
