@@ -7,7 +7,7 @@
 #     the small / images / dense workloads, in batches of 2048 records held in memory;
 #   - decode_arrow with a spec vs decode_examples on the same batches (the Arrow assembly's cost);
 #   - TFRecord -> Parquet of a 1.2 GiB file (the dense workload, concatenated; 120 MiB with
-#     --quick; written into a temporary folder and removed after), with a spec, streamed batch
+#     --quick; written into a temporary folder in /dev/shm and removed after), with a spec, streamed batch
 #     by batch, the Parquet writer in its own thread: by the API (iter_arrow_batches into
 #     _tables.table_writer) and by the CLI (`tfrecord-lite convert x.tfrecord x.parquet
 #     --features spec.json`), each in a fresh process: its peak RSS, and the overlap: (read +
@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 import workloads as W
 
 import tfrecord_lite as tfr
+from tfrecord_lite._schema import features_to_json
 
 WORK = os.path.join(HERE, ".work", "arrow")
 BATCH = 2048
@@ -132,10 +133,11 @@ def decode_rates(quick: bool, n_rounds: int) -> list[dict[str, Any]]:
 _API = """
 import resource, sys, time
 sys.path.insert(0, {root!r})
-import pyarrow as pa, tfrecord_lite as tfr
+import json, pyarrow as pa, tfrecord_lite as tfr
 from tfrecord_lite import arrow
 from tfrecord_lite._tables import table_writer
-spec = tfr.features_from_json({spec_json})
+from tfrecord_lite._schema import features_from_json
+spec = features_from_json(json.loads({spec_json}))
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t = time.perf_counter()
 schema = pa.schema([(k, arrow.arrow_type(s)) for k, s in spec.items()])
@@ -191,15 +193,16 @@ def _apart(src: str, out: str, spec: dict[str, Any]) -> float:
 def parquet_conversion(quick: bool, n_rounds: int) -> dict[str, Any]:
     wl = next(w for w in (W.QUICK if quick else W.FULL) if w.name == "dense")
     spec = {k: tfr.FixedLenFeature(list(shape), dtype) for k, (dtype, shape) in wl.features.items()}
-    folder = tempfile.mkdtemp(prefix="tfrlite-arrow-bench-")
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") else None  # in memory: the disk (and fsync) timed out of it
+    folder = tempfile.mkdtemp(prefix="tfrlite-arrow-bench-", dir=shm)
     try:
         src = concatenated(workload_file(wl), (120 if quick else 1200) << 20, folder)
         out = os.path.join(folder, "out.parquet")
         spec_file = os.path.join(folder, "spec.json")
         with open(spec_file, "w") as f:
-            json.dump(tfr.features_to_json(spec), f)
+            json.dump(features_to_json(spec), f)
         fill = {"root": os.path.dirname(HERE), "src": src, "out": out, "batch": BATCH, "spec_file": spec_file}
-        codes = {"api": _API.format(spec_json=repr(json.dumps(tfr.features_to_json(spec))), **fill)}
+        codes = {"api": _API.format(spec_json=repr(json.dumps(features_to_json(spec))), **fill)}
         codes["cli"] = _CLI.format(**fill)
         runs: dict[str, list[tuple[float, float, float]]] = {"api": [], "cli": []}
         apart = []
