@@ -130,37 +130,43 @@ def decode_rates(quick: bool, n_rounds: int) -> list[dict[str, Any]]:
 
 
 # Each conversion runs in a fresh process, which prints: seconds, RSS after the imports, peak RSS (KiB).
+# The peak is VmHWM, the process's own: ru_maxrss would carry over this (larger) process's peak.
+_PEAK = """
+def peak():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+"""
 _API = """
-import resource, sys, time
+import sys, time
 sys.path.insert(0, {root!r})
 import json, pyarrow as pa, tfrecord_lite as tfr
 from tfrecord_lite import arrow
 from tfrecord_lite._tables import table_writer
 from tfrecord_lite._schema import features_from_json
 spec = features_from_json(json.loads({spec_json}))
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = peak()
 t = time.perf_counter()
 schema = pa.schema([(k, arrow.arrow_type(s)) for k, s in spec.items()])
 with table_writer({out!r}, "parquet", schema, in_thread=True) as w:
     for b in arrow.iter_arrow_batches({src!r}, spec, batch_size={batch}):
         w.write(b)
-print(time.perf_counter() - t, before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(time.perf_counter() - t, before, peak())
 """
 _CLI = """
-import resource, sys, time
+import sys, time
 sys.path.insert(0, {root!r})
 import pyarrow, tfrecord_lite.arrow
 from tfrecord_lite.cli import main
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = peak()
 t = time.perf_counter()
 assert main(["convert", {src!r}, {out!r}, "--features", {spec_file!r}, "--batch-size", "{batch}", "-q", "--force"]) == 0
-print(time.perf_counter() - t, before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(time.perf_counter() - t, before, peak())
 """
 
 
 def _fresh(code: str) -> tuple[float, float, float]:
     """(seconds, MiB after imports, peak MiB) of `code` run in a fresh interpreter."""
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    proc = subprocess.run([sys.executable, "-c", _PEAK + code], capture_output=True, text=True, check=True)
     seconds, before, peak = proc.stdout.split()
     return float(seconds), int(before) / 1024, int(peak) / 1024
 
