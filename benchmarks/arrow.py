@@ -14,7 +14,7 @@
 #     decode + Parquet write, each timed apart in this process) / the streamed conversion
 #     (≥ 0.8: at least 80 % of the work of the three stages done in their time; above 1, the
 #     writer's thread overlaps the reading and decoding).
-# Each measurement runs in rounds in which the compared systems take turns; the table shows
+# Each measurement runs in rounds in which the compared systems take turns (benchmarks/_rounds.py); the table shows
 # the median of the rounds and the spread (lowest..highest ratio of one round), in wall time
 # and in CPU time of the process (steadier where other work shares the machine). Workloads
 # come from benchmarks/workloads.py (fixed seeds), written once into benchmarks/.work/arrow/.
@@ -38,6 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import workloads as W
+from _rounds import compare, spread, turns
 
 import tfrecord_lite as tfr
 from tfrecord_lite._schema import features_to_json
@@ -59,38 +60,18 @@ def workload_file(wl: W.Workload) -> str:
     return path
 
 
-def concatenated(source: str, target_bytes: int, folder: str) -> str:
-    """Whole copies of `source` (records concatenate), at least `target_bytes` long, in `folder`."""
-    size = os.path.getsize(source)
-    copies = max(1, -(-target_bytes // size))
-    path = os.path.join(folder, f"big-{copies}x-{os.path.basename(source)}")
-    with open(path, "wb") as out:
-        for _ in range(copies):
-            with open(source, "rb") as f:
-                shutil.copyfileobj(f, out, 16 << 20)
-    return path
-
-
 def rounds(fns: dict[str, Callable[[], Any]], n: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
-    """Wall seconds and CPU seconds (process_time) of each function per round; in each round
-    every function runs once, in turn."""
+    """_rounds.rounds, timing CPU seconds (process_time, all threads) beside wall seconds."""
     wall: dict[str, list[float]] = {name: [] for name in fns}
     cpu: dict[str, list[float]] = {name: [] for name in fns}
     for fn in fns.values():  # warm-up
         fn()
-    for _ in range(n):
-        for name, fn in fns.items():
-            t, c = time.perf_counter(), time.process_time()
-            fn()
-            wall[name].append(time.perf_counter() - t)
-            cpu[name].append(time.process_time() - c)
+    for _, name in turns(list(fns), n):
+        t, c = time.perf_counter(), time.process_time()
+        fns[name]()
+        wall[name].append(time.perf_counter() - t)
+        cpu[name].append(time.process_time() - c)
     return wall, cpu
-
-
-def compare(a: list[float], b: list[float]) -> dict[str, float]:
-    """Speed of `a` relative to `b` (b's seconds / a's): median of the rounds, lowest, highest."""
-    ratios = [tb / ta for ta, tb in zip(a, b, strict=True)]
-    return {"median": statistics.median(tb for tb in b) / statistics.median(a), "low": min(ratios), "high": max(ratios)}
 
 
 def _decoders(decoder: Any, batches: list[list[bytes]], spec: dict[str, Any]) -> dict[str, Callable[[], Any]]:
@@ -202,7 +183,7 @@ def parquet_conversion(quick: bool, n_rounds: int) -> dict[str, Any]:
     shm = "/dev/shm" if os.path.isdir("/dev/shm") else None  # in memory: the disk (and fsync) timed out of it
     folder = tempfile.mkdtemp(prefix="tfrlite-arrow-bench-", dir=shm)
     try:
-        src = concatenated(workload_file(wl), (120 if quick else 1200) << 20, folder)
+        src = W.concatenated(workload_file(wl), (120 if quick else 1200) << 20, os.path.join(folder, "big.tfrecord"))
         out = os.path.join(folder, "out.parquet")
         spec_file = os.path.join(folder, "spec.json")
         with open(spec_file, "w") as f:
@@ -221,7 +202,7 @@ def parquet_conversion(quick: bool, n_rounds: int) -> dict[str, Any]:
             overlaps = [a / seconds for a, (seconds, _, _) in zip(apart, measured, strict=True)]
             result[name] = {
                 "streamed_s": statistics.median(s for s, _, _ in measured),
-                "overlap": {"median": statistics.median(overlaps), "low": min(overlaps), "high": max(overlaps)},
+                "overlap": spread(overlaps),
                 "rss_after_imports_mib": statistics.median(b for _, b, _ in measured),
                 "peak_rss_mib": max(p for _, _, p in measured),
             }
