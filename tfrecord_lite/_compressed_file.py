@@ -17,7 +17,6 @@ from ._errors import PathName
 from ._gzip_index import GzipIndex, compressed_kind, open_index, reader, record_at, record_offset, records_in_span
 from ._random_access import TFRecordFile, _position
 from ._reader import iter_records
-from ._repr import count, describe
 from ._sidecar import IndexArg, IndexFormatError
 from ._skipping import DamagePolicy, OnError
 
@@ -118,12 +117,6 @@ class CompressedRecordFile(TFRecordFile):
     @property
     def closed(self) -> bool:
         return self._gz is None
-
-    def __repr__(self) -> str:
-        if self.closed:
-            return describe("TFRecordFile", repr(self._path), "closed")
-        where = f"index={self.index_path!r}" if self.index_path is not None else "index in memory"
-        return describe("TFRecordFile", repr(self._path), self.compression, count(self._n), where, "open")
 
     def __getstate__(self) -> dict[str, Any]:
         return {
