@@ -87,33 +87,54 @@ def test_streaming_reads_by_ranges(http_server: Any, tmp_path: Path, small_block
 # ----------------------------------------------------------------------------- failures
 
 
+def range_starts(gets: list[tuple[str, str, str | None]]) -> list[int]:
+    return [int((r[2] or "bytes=0-").split("=")[1].split("-")[0]) for r in gets]
+
+
+# cuts inside the first record's header (5), the gzip header (4), at a header's end (12) and deep in a body
+@pytest.mark.parametrize("cut", [1, 4, 5, 12, 1000, 4095])
 @pytest.mark.parametrize("compression", ["", "gzip"])
 def test_cut_connections_resume_at_the_byte_reached(
-    http_server: Any, tmp_path: Path, small_blocks: int, compression: str
+    http_server: Any, tmp_path: Path, small_blocks: int, compression: str, cut: int
 ) -> None:
     records = make_records(2000, 300)
     data = write_local(tmp_path / "x", records, compression)
     assert len(data) > 6 * small_blocks
-    url = http_server.put(f"/cut-{compression}", data)
+    url = http_server.put(f"/cut-{compression}-{cut}", data)
     never = 1 << 30
-    # the 2nd request is cut after 100 bytes, the 4th after 3000, the 5th (its retry) after 10
-    http_server.faults.cut_after = [never, 100, never, 3000, 10]
+    # the 1st request is cut after `cut` bytes; the 2nd block's request after 100, and its retry after 10
+    http_server.faults.cut_after = [cut, never, 100, 10]
     got = list(tfr.iter_records(url))
     assert got == records  # none lost, none repeated
-    starts = [int(r[2].split("=")[1].split("-")[0]) for r in http_server.faults.gets(f"/cut-{compression}")]
     block = small_blocks
-    assert starts[:7] == [0, block, block, 2 * block, 2 * block, 2 * block, 3 * block]
+    starts = range_starts(http_server.faults.gets(f"/cut-{compression}-{cut}"))
+    assert starts[:6] == [0, cut, block, block + 100, block + 110, 2 * block]
 
 
-def test_s3_cut_connection_resumes(s3: Any, tmp_path: Path, small_blocks: int) -> None:
+@pytest.mark.parametrize("cut", [5, 1000])
+@pytest.mark.parametrize("compression", ["", "gzip"])
+def test_s3_cut_connection_resumes_at_the_byte_reached(
+    s3: Any, tmp_path: Path, small_blocks: int, compression: str, cut: int
+) -> None:
     records = make_records(1000, 300)
-    data = write_local(tmp_path / "x", records, "gzip")
-    url = f"{s3.bucket}/cut.tfrecord.gz"
+    data = write_local(tmp_path / "x", records, compression)
+    url = f"{s3.bucket}/cut.tfrecord"
     s3.fs.pipe(url, data)
     s3.faults.reset()
-    s3.faults.cut_after = [1 << 30, 1000]
-    assert list(tfr.iter_records(url, storage_options=s3.storage_options)) == records
-    assert len(s3.faults.gets("/cut.tfrecord.gz")) >= 3
+    s3.faults.cut_after = [1 << 30, cut]
+    assert list(tfr.iter_records(url, storage_options=s3.storage_options, compression=compression)) == records
+    starts = range_starts(s3.faults.gets("/cut.tfrecord"))
+    assert starts[:3] == [0, small_blocks, small_blocks + cut]
+
+
+def test_random_access_resumes_a_cut_range(http_server: Any, tmp_path: Path) -> None:
+    records = make_records(500)
+    data = write_local(tmp_path / "x", records)
+    tfr.TFRecordFile(str(tmp_path / "x")).close()  # writes no sidecar: the object is scanned once
+    url = http_server.put("/ra-cut", data)
+    with tfr.TFRecordFile(url, index=False) as f:
+        http_server.faults.cut_after = [7, 3000]
+        assert f[list(range(0, 500, 3))] == records[::3]
 
 
 def test_server_errors_are_retried(http_server: Any, tmp_path: Path, small_blocks: int) -> None:
