@@ -429,3 +429,90 @@ def test_cli_reshard_and_convert_to_s3(s3: Any, tmp_path: Path) -> None:
     names = sorted(p.rsplit("/", 1)[1] for p in s3.fs.find(f"{s3.bucket}/cli"))
     shards = [f"ds-0000{k}-of-00003.tfrecord" for k in range(3)]
     assert names == sorted(["all.tfrecord.gz", *shards, *(n + ".tfrlidx" for n in shards)])  # nothing staged is left
+
+
+# ----------------------------------------------------------------------------- images to a bucket
+
+
+def image_tree(root: Path, names: list[str]) -> Path:
+    pil = pytest.importorskip("PIL.Image")
+    rng = np.random.default_rng(0)
+    for k, name in enumerate(names):
+        path = root / ("cat" if k % 2 else "dog") / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pil.fromarray(rng.integers(0, 256, (5, 7, 3), dtype=np.uint8)).save(path, format="PNG")
+    return root
+
+
+def test_pack_images_to_s3_publishes_shards_sidecars_then_the_label_map(s3: Any, tmp_path: Path) -> None:
+    from tfrecord_lite import images
+
+    tree = image_tree(tmp_path / "photos", [f"{k}.png" for k in range(12)])
+    local = images.pack_images(tree, tmp_path / "out" / "pets", num_shards=3)
+    s3.faults.reset()
+    prefix = f"{s3.bucket}/ds/pets"
+    result = images.pack_images(tree, prefix, num_shards=3, storage_options=s3.storage_options)
+    s3.fs.invalidate_cache()
+    names = sorted(p.rsplit("/", 1)[1] for p in s3.fs.find(f"{s3.bucket}/ds"))
+    shards = [f"pets-0000{k}-of-00003.tfrecord" for k in range(3)]
+    assert names == sorted(["pets.labels.json", *shards, *(n + ".tfrlidx" for n in shards)])  # nothing staged left
+    assert images.load_label_map(result.label_map_path, s3.storage_options) == local.label_map
+    got = [images.parse_image_record(r) for r in tfr.iter_records(result.paths, storage_options=s3.storage_options)]
+    assert got == [images.parse_image_record(r) for r in tfr.iter_records(local.paths)]
+    # the objects get their final names (a copy each) shards first, the label map last
+    finals = [r[1].rsplit("/", 1)[1] for r in s3.faults.requests if r[0] == "PUT" and "publish-" not in r[1]]
+    assert finals[-1] == "pets.labels.json" and set(finals[:-1]) >= set(shards)
+    # appending reads the label map back from the bucket: ids stay, a new class gets the next id
+    more = image_tree(tmp_path / "more", ["x.png"])
+    (more / "dog").rename(more / "ant")
+    again = images.pack_images(more, prefix, append=True, num_shards=1, storage_options=s3.storage_options)
+    assert again.label_map == {**local.label_map, "ant": 2}
+    assert len(tfr.ShardedRecords(prefix, storage_options=s3.storage_options)) == 13
+
+
+def test_pack_images_to_s3_interrupted_leaves_nothing(s3: Any, tmp_path: Path) -> None:
+    from tfrecord_lite import images
+
+    tree = image_tree(tmp_path / "photos", [f"{k}.png" for k in range(6)])
+    (tree / "cat" / "broken.png").write_bytes(b"not a png")
+    with pytest.raises(images.ImageDecodeError):
+        images.pack_images(tree, f"{s3.bucket}/ds/pets", num_shards=2, storage_options=s3.storage_options)
+    s3.fs.invalidate_cache()
+    assert s3.fs.find(f"{s3.bucket}/ds") == []  # no shard, no label map, no staging object
+
+
+def test_cli_pack_images_to_s3_and_remove_images(s3: Any, tmp_path: Path) -> None:
+    tree = image_tree(tmp_path / "photos", [f"{k}.png" for k in range(8)])
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+        "AWS_ENDPOINT_URL": s3.endpoint,
+        "AWS_ACCESS_KEY_ID": "testing-key",
+        "AWS_SECRET_ACCESS_KEY": "testing-secret",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+
+    def cli(*args: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "tfrecord_lite", *args], capture_output=True, text=True, env=env, check=False
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout + proc.stderr
+
+    cli("pack-images", str(tree), f"{s3.bucket}/cli/pets", "--shards", "2", "-q")
+    assert "8" in cli("count", f"{s3.bucket}/cli/pets-*-of-*.tfrecord")
+    cli("remove-images", f"{s3.bucket}/cli/pets-*-of-*.tfrecord", "-o", f"{s3.bucket}/cli/few", "--class", "cat", "-q")
+    from tfrecord_lite import images
+
+    assert images.load_label_map(f"{s3.bucket}/cli/few.labels.json", s3.storage_options) == {"cat": 0, "dog": 1}
+    kept = tfr.iter_records(f"{s3.bucket}/cli/few-*-of-*.tfrecord", storage_options=s3.storage_options)
+    assert sorted(images.parse_image_record(r).text for r in kept) == ["dog"] * 4
+
+
+def test_pack_images_to_gcs(gcs: Any, tmp_path: Path) -> None:
+    from tfrecord_lite import images
+
+    tree = image_tree(tmp_path / "photos", [f"{k}.png" for k in range(6)])
+    result = images.pack_images(tree, f"{gcs.bucket}/ds/pets", num_shards=2, storage_options=gcs.storage_options)
+    assert images.load_label_map(result.label_map_path, gcs.storage_options) == {"cat": 0, "dog": 1}
+    assert len(list(tfr.iter_records(result.paths, storage_options=gcs.storage_options))) == 6

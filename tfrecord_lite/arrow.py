@@ -183,18 +183,19 @@ def iter_arrow_batches(
     verify: bool = True,
     on_error: OnError = "raise",
     max_skipped: int | None = None,
+    storage_options: Any = None,
 ) -> Iterator[pa.RecordBatch]:
     """Record batches of `batch_size` Examples (the last one may be smaller) from a path, a
     URL, a glob or a list of those (shards in order), decoded as decode_arrow does; memory
     stays flat whatever the size of the files. Without a spec each batch has the columns of
     its own records. `on_error` and `max_skipped` are iter_records' (with "skip", the batch
-    before a damaged record may be smaller)."""
+    before a damaged record may be smaller). `storage_options` are fsspec's, for URLs."""
     check_int("batch_size", batch_size, 1)
     normalize_compression(compression, allow_auto=True)
     specs = feature_specs(features)
     policy = DamagePolicy(on_error, max_skipped)
-    files = sources_of(source)  # inputs that name no file fail here, not at the first batch
-    return _arrow_batches(files, specs, batch_size, compression, verify, policy)
+    files = sources_of(source, storage_options)  # inputs that name no file fail here, not at the first batch
+    return _arrow_batches(files, specs, batch_size, compression, verify, policy, storage_options)
 
 
 def _arrow_batches(
@@ -204,8 +205,9 @@ def _arrow_batches(
     compression: str | None,
     verify: bool,
     policy: DamagePolicy,
+    storage_options: Any = None,
 ) -> Iterator[pa.RecordBatch]:
-    for spans in record_spans(source, batch_size, compression, verify, policy):
+    for spans in record_spans(source, batch_size, compression, verify, policy, storage_options):
         yield _record_batch(decode_flat(spans, specs), specs, len(spans.starts))
 
 
@@ -218,6 +220,7 @@ def read_arrow(
     verify: bool = True,
     on_error: OnError = "raise",
     max_skipped: int | None = None,
+    storage_options: Any = None,
 ) -> pa.Table:
     """All the Examples of `source` (as iter_arrow_batches takes it) as one Arrow table;
     `columns` keeps those (in that order). Without a spec, batches that lack a key get
@@ -230,7 +233,13 @@ def read_arrow(
         specs = {key: specs[key] for key in columns}
     batches = list(
         iter_arrow_batches(
-            source, specs, compression=compression, verify=verify, on_error=on_error, max_skipped=max_skipped
+            source,
+            specs,
+            compression=compression,
+            verify=verify,
+            on_error=on_error,
+            max_skipped=max_skipped,
+            storage_options=storage_options,
         )
     )
     if specs is not None:
