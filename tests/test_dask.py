@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -62,3 +63,20 @@ def test_a_key_the_first_file_lacks_is_an_error_naming_the_file(tmp_path: Path) 
     df = read_tfrecords(str(tmp_path / "*.tfrecord"))
     with pytest.raises(tfr.FeatureError, match=r"'extra'.*b\.tfrecord"):
         df.compute()
+
+
+def test_read_s3_with_storage_options(s3: Any, tmp_path: Path) -> None:
+    from tfrecord_lite.dask import read_tfrecords
+
+    records = write_file(tmp_path / "a.tfrecord", range(60))
+    records += write_file(tmp_path / "b.tfrecord.gz", range(60, 100), "gzip")
+    s3.fs.put(str(tmp_path / "a.tfrecord"), f"{s3.bucket}/in/a.tfrecord")
+    s3.fs.put(str(tmp_path / "b.tfrecord.gz"), f"{s3.bucket}/in/b.tfrecord.gz")
+    for options in (s3.storage_options, s3.filesystem()):  # fsspec's options, or a filesystem object
+        df = read_tfrecords(f"{s3.bucket}/in/", SPEC, storage_options=options)
+        assert df.npartitions == 2
+        frame = df.compute()
+        assert list(frame["id"]) == list(range(100))
+        for record, (_, row) in zip(records, frame.iterrows(), strict=True):
+            for key, value in tfr.decode_example(record, SPEC).items():
+                np.testing.assert_array_equal(np.asarray(row[key]), value)

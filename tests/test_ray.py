@@ -58,6 +58,7 @@ def test_one_file_split_in_four_read_tasks_yields_each_record_once(tmp_path: Pat
     records = write_file(path, range(1000))
     tasks = TFRecordDatasource(path, features=SPEC, batch_size=100).get_read_tasks(4)
     assert len(tasks) == 4 and [t.metadata.num_rows for t in tasks] == [250] * 4
+    assert Path(f"{path}.tfrlidx").is_file()  # one scan found the ranges and saved them for the workers
     ids = [i for task in tasks for block in task() for i in block.column("id").to_pylist()]
     assert ids == list(range(1000))  # each task its own range, in order
     ds = read_tfrecords(path, features=SPEC, batch_size=100, override_num_blocks=4)
@@ -92,16 +93,17 @@ def test_include_paths(tmp_path: Path) -> None:
     ]
 
 
-def test_a_corrupt_record_fails_the_read_naming_file_and_offset(tmp_path: Path) -> None:
+@pytest.mark.parametrize("tasks", [1, 4])  # streamed whole, or in record ranges through the index
+def test_a_corrupt_record_fails_the_read_naming_file_and_offset(tmp_path: Path, tasks: int) -> None:
     from tfrecord_lite.ray import read_tfrecords
 
     path = tmp_path / "bad.tfrecord"
-    write_file(path, range(20))
+    write_file(path, range(200))
     data = bytearray(path.read_bytes())
     data[-5] ^= 0xFF  # inside the last record's data
     path.write_bytes(bytes(data))
     with pytest.raises(tfr.CorruptRecordError, match=r"bad\.tfrecord.*offset|offset.*bad\.tfrecord"):
-        read_tfrecords(path).materialize()
+        read_tfrecords(path, batch_size=20, override_num_blocks=tasks).materialize()
 
 
 def test_read_filter_map_write_read_back(tmp_path: Path) -> None:
@@ -187,3 +189,118 @@ def test_write_refuses_a_folder_that_holds_shards(tmp_path: Path) -> None:
     (tmp_path / "out" / "part-00000-of-00001.tfrecord").write_bytes(b"")
     with pytest.raises(FileExistsError, match="already holds shards"):
         write_tfrecords(ray.data.range(3), tmp_path / "out")
+
+
+# ----------------------------------------------------------------------------- object stores (moto's S3)
+
+
+def s3_environment(s3: Any) -> dict[str, str]:
+    """The environment that points AWS clients (s3fs, pyarrow) at the test server, as a cluster's
+    workers would find real credentials."""
+    return {
+        "AWS_ACCESS_KEY_ID": s3.storage_options["key"],
+        "AWS_SECRET_ACCESS_KEY": s3.storage_options["secret"],
+        "AWS_ENDPOINT_URL": s3.endpoint,
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+
+
+def objects(s3: Any, prefix: str) -> list[str]:
+    """The objects under `prefix` as s3:// URLs (not the empty folder marker pyarrow's create_dir leaves)."""
+    return sorted(f"s3://{key}" for key in s3.fs.find(f"{s3.bucket}/{prefix}") if not key.endswith("/"))
+
+
+def upload(s3: Any, local: Path, key: str) -> str:
+    s3.fs.put(str(local), f"{s3.bucket}/{key}")
+    return f"{s3.bucket}/{key}"
+
+
+def test_read_s3_urls_with_the_workers_credentials(s3: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tfrecord_lite.ray import read_tfrecords
+
+    records = write_file(tmp_path / "a.tfrecord", range(120))
+    records += write_file(tmp_path / "b.tfrecord.gz", range(120, 200), "gzip")
+    upload(s3, tmp_path / "a.tfrecord", "data/a.tfrecord")
+    upload(s3, tmp_path / "b.tfrecord.gz", "data/b.tfrecord.gz")
+    env = s3_environment(s3)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)  # the driver lists the folder
+    ds = read_tfrecords(
+        f"{s3.bucket}/data/",
+        features=SPEC,
+        batch_size=32,
+        runtime_env={"env_vars": env},  # a Ray read knob
+    )
+    assert_rows_match(ds.take_all(), records)
+
+
+@pytest.mark.parametrize("kind", ["pyarrow", "fsspec"])
+def test_read_through_a_filesystem_object(s3: Any, tmp_path: Path, kind: str) -> None:
+    import pyarrow.fs as pafs
+
+    from tfrecord_lite.ray import read_tfrecords
+
+    records = write_file(tmp_path / "a.tfrecord", range(50))
+    records += write_file(tmp_path / "b.tfrecord.zlib", range(50, 90), "zlib")
+    upload(s3, tmp_path / "a.tfrecord", "in/a.tfrecord")
+    upload(s3, tmp_path / "b.tfrecord.zlib", "in/b.tfrecord.zlib")
+    if kind == "pyarrow":
+        fs = pafs.S3FileSystem(
+            access_key=s3.storage_options["key"],
+            secret_key=s3.storage_options["secret"],
+            endpoint_override=s3.endpoint,
+            region="us-east-1",
+        )
+        where = s3.bucket.removeprefix("s3://") + "/in"  # pyarrow's paths have no scheme
+    else:
+        fs, where = s3.filesystem(), f"{s3.bucket}/in/*.tfrecord*"
+    ds = read_tfrecords(where, features=SPEC, batch_size=16, include_paths=True, filesystem=fs)
+    rows = ds.take_all()
+    assert_rows_match(rows, records)
+    assert {os.path.basename(row["path"]) for row in rows} == {"a.tfrecord", "b.tfrecord.zlib"}
+
+
+def test_write_s3_shards_appear_only_complete(s3: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tfrecord_lite.ray import read_tfrecords, write_tfrecords
+
+    env = s3_environment(s3)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    remote_args, no_retries = {"runtime_env": {"env_vars": env}}, {"max_retries": 0}
+    records = write_file(tmp_path / "a.tfrecord", range(300))
+    ds = read_tfrecords(tmp_path / "a.tfrecord", features=SPEC, batch_size=50)
+
+    def fail_late(batch: dict[str, Any]) -> dict[str, Any]:
+        if batch["id"].max() >= 250:
+            raise RuntimeError("this map fails after the first shards were uploaded")
+        return batch
+
+    failing = ds.map_batches(fail_late, batch_size=50)
+    with pytest.raises(Exception, match="fails after the first shards"):
+        write_tfrecords(failing, f"{s3.bucket}/out", num_rows_per_file=40, ray_remote_args=remote_args | no_retries)
+    assert objects(s3, "out") == []  # neither a shard nor a temporary object
+
+    paths = write_tfrecords(ds, f"{s3.bucket}/out", num_rows_per_file=40, ray_remote_args=remote_args)
+    assert objects(s3, "out") == sorted(paths) and len(paths) == 8
+    assert all(p.endswith(f"-of-{len(paths):05d}.tfrecord") for p in paths)
+    back = [r for p in paths for r in tfr.iter_records(p, storage_options=s3.storage_options)]
+    assert sorted(back) == sorted(records)  # the framing, byte for byte
+
+
+def test_write_through_a_pyarrow_filesystem_object(s3: Any, tmp_path: Path) -> None:
+    import pyarrow.fs as pafs
+
+    from tfrecord_lite.ray import read_tfrecords, write_tfrecords
+
+    fs = pafs.S3FileSystem(
+        access_key=s3.storage_options["key"],
+        secret_key=s3.storage_options["secret"],
+        endpoint_override=s3.endpoint,
+        region="us-east-1",
+    )
+    records = write_file(tmp_path / "a.tfrecord", range(100))
+    ds = read_tfrecords(tmp_path / "a.tfrecord", features=SPEC)
+    paths = write_tfrecords(ds, f"{s3.bucket}/out", compression="gzip", filesystem=fs)
+    back = [r for p in paths for r in tfr.iter_records(p, storage_options=s3.storage_options)]
+    assert sorted(back) == sorted(records)
+    assert_rows_match(read_tfrecords(f"{s3.bucket}/out", features=SPEC, filesystem=fs).take_all(), records)

@@ -30,9 +30,8 @@ MYPY_FLAGS = [
 
 
 # Temporary: pages that landed with examples mypy rejects (arrow: arrow_type takes a spec, the
-# example passes a dict value typed object; engines: read_tfrecords imported from two adapters
-# under one name, and np.floating([..])). Each leaves this set when its examples type-check.
-NOT_YET_TYPED = {"docs/arrow.md", "docs/engines.md"}
+# example passes a dict value typed object). It leaves this set when its examples type-check.
+NOT_YET_TYPED = {"docs/arrow.md"}
 
 
 def _page_source(page: Path) -> str:

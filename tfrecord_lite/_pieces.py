@@ -6,8 +6,9 @@
 # proportion to its size, cut at record boundaries found in its index (the sidecar, built and saved
 # by one scan when missing), never into ranges shorter than one batch. A range piece carries its
 # TFRecordFile, which pickles as its path (the worker maps the sidecar in O(1)) or, where no sidecar
-# could be saved, with the offsets themselves. Compressed files and URLs are streamed whole. Every
-# read goes through the library's readers, so CRCs are checked and errors name the file and offset.
+# could be saved, with the offsets themselves. Compressed files and URLs are streamed whole (URLs
+# through fsspec, with the caller's storage options or filesystem object). Every read goes through
+# the library's readers, so CRCs are checked and errors name the file and offset.
 from __future__ import annotations
 
 import itertools
@@ -17,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ._files import normalize_compression
+from ._files import StorageOptions, normalize_compression
 from ._framing import HEADER_SIZE
 from ._random_access import TFRecordFile
 from ._reader import iter_records
@@ -32,10 +33,11 @@ def is_url(path: str) -> bool:
     return "://" in path and not path.startswith("file://")
 
 
-def input_files(paths: Sources) -> list[str]:
+def input_files(paths: Sources, storage_options: StorageOptions = None) -> list[str]:
     """The files named by a path, folder, glob, prefix, URL or a list of those (_sources); local
     paths made absolute, since an engine's workers do not share the caller's directory."""
-    return [path if is_url(path) else os.path.abspath(path) for path in resolve_inputs(paths)]
+    found = resolve_inputs(paths, storage_options=storage_options)
+    return [path if is_url(path) else os.path.abspath(path) for path in found]
 
 
 def file_kind(path: str, compression: str) -> str:
@@ -83,24 +85,20 @@ def plan_pieces(paths: Sequence[str], wanted: int, batch_size: int, compression:
 
 
 def piece_records(
-    piece: Piece, batch_size: int, compression: str, verify: bool, opener: Any = None
+    piece: Piece, batch_size: int, compression: str, verify: bool, storage_options: StorageOptions = None
 ) -> Iterator[list[bytes]]:
-    """The piece's serialized records, `batch_size` at a time. `opener(path)` opens the file when
-    given (a filesystem's); else a path or URL is opened by the library."""
+    """The piece's serialized records, `batch_size` at a time (a URL opened with `storage_options`)."""
     if piece.records is not None:
         stop = len(piece.records) if piece.stop is None else piece.stop
         for lo in range(piece.start, stop, batch_size):
             yield piece.records[lo : min(lo + batch_size, stop)]
         return
-    source: Any = opener(piece.path) if opener is not None else piece.path
-    records = iter_records(source, compression=compression, verify=verify)
+    records = iter_records(piece.path, compression=compression, verify=verify, storage_options=storage_options)
     try:
         while batch := list(itertools.islice(records, batch_size)):
             yield batch
     finally:
         records.close()
-        if opener is not None:
-            source.close()
 
 
 def piece_batches(
@@ -109,15 +107,15 @@ def piece_batches(
     batch_size: int,
     compression: str,
     verify: bool,
-    opener: Any = None,
+    storage_options: StorageOptions = None,
 ) -> Iterator[pa.RecordBatch]:
     """The piece's Examples as Arrow record batches of `batch_size` rows (decode_arrow's)."""
     from .arrow import decode_arrow, iter_arrow_batches
 
-    if piece.records is None and opener is None:  # a whole file: the streaming decoder
+    if piece.records is None and storage_options is None:  # a whole file: the streaming decoder
         yield from iter_arrow_batches(
             piece.path, features, batch_size=batch_size, compression=compression, verify=verify
         )
         return
-    for records in piece_records(piece, batch_size, compression, verify, opener):
+    for records in piece_records(piece, batch_size, compression, verify, storage_options):
         yield decode_arrow(records, features)

@@ -71,16 +71,19 @@ def read_tfrecords(
     compression: str | None = "auto",
     verify: bool = True,
     npartitions: int | None = None,
+    storage_options: Any = None,
 ) -> dd.DataFrame:
     """A Dask DataFrame of the Examples in `paths` (files, folders, globs, URLs, or a list of those).
 
     Columns are decode_arrow's in pandas: numbers as numpy columns, lists and bytes Arrow-backed
     (pd.ArrowDtype). With `features` they are typed as TensorFlow parses them; without, one list
     column per key of the first file's first batch. One partition per file; `npartitions` larger than the
-    number of files splits uncompressed files by record ranges. `verify` checks every CRC."""
+    number of files splits uncompressed files by record ranges. `verify` checks every CRC.
+    `storage_options` open URLs (s3://, gs://, ...): fsspec's options, as Dask's own readers take
+    them, or an fsspec filesystem; the workers get them with each partition."""
     check_int("batch_size", batch_size, 1)
     specs = feature_specs(features)
-    files = input_files(paths)
+    files = input_files(paths, storage_options)
     compression = "" if compression is None else compression
     wanted = len(files) if npartitions is None else check_int("npartitions", npartitions, 1)
     pieces = plan_pieces(files, wanted, batch_size, compression, verify)
@@ -89,6 +92,7 @@ def read_tfrecords(
         "batch_size": batch_size,
         "compression": compression,
         "verify": verify,
+        "storage_options": storage_options,
     }
     if specs is not None:
         schema = pa.schema([(key, arrow_type(spec)) for key, spec in specs.items()])

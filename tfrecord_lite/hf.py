@@ -16,7 +16,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._pieces import input_files
+from ._pieces import Piece, input_files, piece_batches
+from ._reader import iter_records
 from ._schema import infer_features
 from ._sources import Sources
 from ._spec import FeatureSpec, FixedLenFeature
@@ -28,7 +29,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised where datasets is missing
     raise ImportError(f"tfrecord_lite.hf needs Hugging Face datasets ({exc}): pip install 'tfrlite[hf]'") from exc
 
-from .arrow import arrow_type, iter_arrow_batches
+from .arrow import arrow_type
 from .images import ENCODED
 
 __all__ = ["hf_features", "to_hf_dataset"]
@@ -98,9 +99,16 @@ class TFRecordBuilder(datasets.ArrowBasedBuilder):  # type: ignore[misc]
     BUILDER_CONFIG_CLASS = TFRecordConfig
 
     def __init__(
-        self, files: list[str], specs: dict[str, FeatureSpec], images: dict[str, str], batch_size: int, **kwargs: Any
+        self,
+        files: list[str],
+        specs: dict[str, FeatureSpec],
+        images: dict[str, str],
+        batch_size: int,
+        storage_options: Any = None,
+        **kwargs: Any,
     ) -> None:
         self._files, self._specs, self._images, self._batch_size = files, specs, images, batch_size
+        self._storage_options = storage_options
         features = hf_features(specs, images)
         super().__init__(dataset_name="tfrecord_lite", features=features, hash=self._fingerprint(), **kwargs)
 
@@ -122,7 +130,8 @@ class TFRecordBuilder(datasets.ArrowBasedBuilder):  # type: ignore[misc]
     def _generate_tables(self, files: list[str]) -> Iterator[tuple[Any, pa.Table]]:
         schema = self.config.features.arrow_schema
         for file_number, path in enumerate(files):
-            batches = iter_arrow_batches(path, self._specs, batch_size=self._batch_size)
+            piece = Piece(path, 0)
+            batches = piece_batches(piece, self._specs, self._batch_size, "auto", True, self._storage_options)
             for batch_number, batch in enumerate(batches):
                 yield datasets.builder.Key(file_number, batch_number), self._table(batch, schema)
 
@@ -143,6 +152,7 @@ def to_hf_dataset(
     image_keys: Any = "auto",
     batch_size: int = 2048,
     cache_dir: str | os.PathLike[str] | None = None,
+    storage_options: Any = None,
 ) -> datasets.Dataset | datasets.IterableDataset:
     """The Examples of `paths` (files, folders, globs, URLs, or a list of those) as a Hugging Face
     `datasets.Dataset` — written once to the datasets cache (`cache_dir`, else the default) in
@@ -150,15 +160,17 @@ def to_hf_dataset(
     are the files. Columns follow `features` (a spec; without one it is inferred from the first
     file) with HF Features from `hf_features`. `image_keys`: "auto" turns image/encoded into an
     Image() column "image", whose values are PIL images; a list of bytes keys, or a mapping
-    {key: column name}, names others; None keeps the bytes."""
+    {key: column name}, names others; None keeps the bytes. `storage_options` open URLs (s3://,
+    gs://, ...): fsspec's options, or an fsspec filesystem."""
     check_int("batch_size", batch_size, 1)
-    files = input_files(paths)
-    specs = feature_specs(features) or infer_features(files[0])
+    files = input_files(paths, storage_options)
+    specs = feature_specs(features) or infer_features(iter_records(files[0], storage_options=storage_options))
     builder = TFRecordBuilder(
         files,
         specs,
         _image_columns(specs, image_keys),
         batch_size,
+        storage_options,
         cache_dir=None if cache_dir is None else os.fspath(cache_dir),
     )
     if streaming:

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ._pieces import Piece, input_files, piece_batches, plan_pieces
+from ._pieces import Piece, input_files, is_url, piece_batches, plan_pieces
 from ._sharded import shard_name, shard_suffix
 from ._sources import Sources
 from ._validate import check_int, feature_specs
@@ -27,6 +27,7 @@ try:
     import pyarrow as pa
     import pyarrow.fs as pafs
     import ray.data
+    from fsspec.implementations.arrow import ArrowFSWrapper  # fsspec comes with ray[data]
     from ray.data.block import BlockAccessor, BlockMetadata
     from ray.data.datasource import Datasink, Datasource, ReadTask
 except ImportError as exc:  # pragma: no cover - exercised where Ray is missing
@@ -44,13 +45,26 @@ def __dir__() -> list[str]:  # dir() and IDEs show the API, not the imported mod
 SHARD_PREFIX = "part"
 
 
-def _opener(filesystem: Any) -> Any:
-    """A function opening a path for reading through `filesystem` (pyarrow's or fsspec's)."""
-    if filesystem is None:
-        return None
-    if isinstance(filesystem, pafs.FileSystem):
-        return filesystem.open_input_stream
-    return functools.partial(filesystem.open, mode="rb")
+class _ArrowFS(ArrowFSWrapper):  # type: ignore[misc]
+    """fsspec's view of a pyarrow filesystem, whose ranged reads seek: fsspec's own cat_file opens a
+    stream that cannot seek for a range that starts at 0, then seeks it, and fails."""
+
+    def cat_file(self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any) -> bytes:
+        data: bytes = super().cat_file(path, start, end, seekable=True, **kwargs)
+        return data
+
+
+def _as_fsspec(filesystem: Any) -> Any:
+    """`filesystem` (pyarrow's or fsspec's) as an fsspec filesystem, which the library's URL readers use."""
+    return _ArrowFS(filesystem) if isinstance(filesystem, pafs.FileSystem) else filesystem
+
+
+def _as_url(path: str, fs: Any) -> str:
+    """`path` as a URL of `fs`: "bucket/key" in an S3 filesystem is s3://bucket/key."""
+    if "://" in path:
+        return path
+    protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
+    return f"{protocol}://{path}"
 
 
 def _read_piece(piece: Piece, options: dict[str, Any]) -> Iterator[pa.Table]:
@@ -83,29 +97,26 @@ class TFRecordDatasource(Datasource):  # type: ignore[misc]
         self._compression = "" if compression is None else compression
         self._verify = verify
         self._include_paths = include_paths
-        self._filesystem = filesystem
-        given = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-        self._paths = [os.fspath(p) for p in given] if filesystem is not None else input_files(paths)
+        self._fs = None if filesystem is None else _as_fsspec(filesystem)
+        if self._fs is not None:  # the names are the filesystem's: folders, globs and prefixes listed by it
+            given = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+            paths = [_as_url(os.fspath(p), self._fs) for p in given]
+        self._paths = input_files(paths, self._fs)
 
     def get_name(self) -> str:
         return "ReadTFRecordLite"
 
     def estimate_inmemory_data_size(self) -> int | None:
-        if self._filesystem is not None:
-            return None
-        return sum(os.path.getsize(p) for p in self._paths if "://" not in p) or None
+        return sum(os.path.getsize(p) for p in self._paths if not is_url(p)) or None
 
     def get_read_tasks(self, parallelism: int, per_task_row_limit: int | None = None, **_: Any) -> list[ReadTask]:
-        if self._filesystem is None:
-            pieces = plan_pieces(self._paths, parallelism, self._batch_size, self._compression, self._verify)
-        else:  # streamed through the filesystem: one task per file
-            pieces = [Piece(path, 0) for path in self._paths]
+        pieces = plan_pieces(self._paths, parallelism, self._batch_size, self._compression, self._verify)
         options = {
             "features": self._features,
             "batch_size": self._batch_size,
             "compression": self._compression,
             "verify": self._verify,
-            "opener": _opener(self._filesystem),
+            "storage_options": self._fs,
         }
         extra = {"per_task_row_limit": per_task_row_limit} if per_task_row_limit is not None else {}
         return [
@@ -136,9 +147,11 @@ def read_tfrecords(
     Each block is an Arrow record batch of up to `batch_size` rows from `decode_arrow`: with
     `features`, typed columns as TensorFlow parses them; without, one list column per key as
     tfx-bsl's decoder gives. Uncompressed local files are split into several read tasks by record
-    ranges when there are fewer files than tasks; GZIP / ZLIB files are read by one task each.
-    `verify` checks every CRC. `include_paths` adds a "path" column. `filesystem` (a
-    pyarrow.fs.FileSystem or an fsspec filesystem) opens the paths, one task per file.
+    ranges when there are fewer files than tasks; GZIP / ZLIB files and URLs are read by one task
+    each. `verify` checks every CRC. `include_paths` adds a "path" column. URLs (s3://, gs://, ...)
+    are opened by fsspec with the credentials the workers find (environment, instance role);
+    `filesystem` (a pyarrow.fs.FileSystem or an fsspec filesystem, which pickles to the workers)
+    opens and lists them instead, and takes paths without a scheme too ("bucket/folder").
     `read_args` go to `ray.data.read_datasource` (`override_num_blocks`, `ray_remote_args`, ...).
     """
     source = TFRecordDatasource(
@@ -154,6 +167,19 @@ def read_tfrecords(
 
 
 # --------------------------------------------------------------------------- writing
+
+
+def _target(location: str, filesystem: Any) -> tuple[pafs.FileSystem, str]:
+    """(pyarrow filesystem, folder in it) of a write to `location` through `filesystem`: pyarrow's,
+    fsspec's (wrapped), or None for the one the URL names (local paths made absolute)."""
+    if filesystem is None:
+        found: tuple[pafs.FileSystem, str] = pafs.FileSystem.from_uri(
+            location if "://" in location else os.path.abspath(location)
+        )
+        return found
+    if not isinstance(filesystem, pafs.FileSystem):
+        filesystem = pafs.PyFileSystem(pafs.FSSpecHandler(filesystem))
+    return filesystem, location.split("://", 1)[-1].rstrip("/")
 
 
 def _tensor_values(chunk: pa.Array) -> pa.Array:
@@ -182,6 +208,7 @@ class TFRecordDatasink(Datasink):  # type: ignore[misc]
         compression: str | None = None,
         features: Mapping[str, Any] | None = None,
         num_rows_per_file: int | None = None,
+        filesystem: Any = None,
     ) -> None:
         if num_rows_per_file is not None:
             check_int("num_rows_per_file", num_rows_per_file, 1)
@@ -191,7 +218,7 @@ class TFRecordDatasink(Datasink):  # type: ignore[misc]
         self._rows_per_file = num_rows_per_file
         location = os.fspath(path)
         self._location = location.rstrip("/")
-        self._fs, self._folder = pafs.FileSystem.from_uri(location if "://" in location else os.path.abspath(location))
+        self._fs, self._folder = _target(location, filesystem)
         self._temp_prefix = f".tmp-{uuid.uuid4().hex}-"  # this write's temporary files, whichever task
         self.paths: list[str] = []  # the shards, once written
 
@@ -263,6 +290,7 @@ def write_tfrecords(
     compression: str | None = None,
     features: Mapping[str, Any] | None = None,
     num_rows_per_file: int | None = None,
+    filesystem: Any = None,
     **write_args: Any,
 ) -> list[str]:
     """Write the rows of `ds` as Examples (encode_arrow's) to TensorFlow-named shards
@@ -271,7 +299,11 @@ def write_tfrecords(
     succeeded. `compression`: None, "gzip" or "zlib" (shards end in .gz / .zlib). `features`: a
     spec the columns are cast to before encoding (and the only columns written).
     `num_rows_per_file`: at most that many rows per shard. The folder must hold no shards yet.
+    `filesystem` (pyarrow's or fsspec's) writes through it instead of the one the URL names; on
+    object stores shards are uploaded under temporary names and copied to theirs at the end.
     `write_args` go to `Dataset.write_datasink` (`ray_remote_args`, `concurrency`)."""
-    sink = TFRecordDatasink(path, compression=compression, features=features, num_rows_per_file=num_rows_per_file)
+    sink = TFRecordDatasink(
+        path, compression=compression, features=features, num_rows_per_file=num_rows_per_file, filesystem=filesystem
+    )
     ds.write_datasink(sink, **write_args)
     return sink.paths
