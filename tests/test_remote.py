@@ -353,10 +353,11 @@ def test_random_access_with_a_text_index_url_and_stale_cache(
         assert len(f) == 207
 
 
-def test_random_access_refuses_compressed_objects(http_server: Any, tmp_path: Path) -> None:
-    url = http_server.put("/c.tfrecord.gz", write_local(tmp_path / "x", make_records(10), "gzip"))
-    with pytest.raises(tfr.TFRecordError, match="GZIP"):
-        tfr.TFRecordFile(url)
+def test_random_access_into_a_gzip_object_without_a_sidecar(http_server: Any, tmp_path: Path) -> None:
+    records = make_records(10)
+    url = http_server.put("/c.tfrecord.gz", write_local(tmp_path / "x", records, "gzip"))
+    with tfr.TFRecordFile(url) as f:  # indexed by one streaming pass (points in memory)
+        assert f.compression == "gzip" and f[[9, 0]] == [records[9], records[0]]
 
 
 @pytest.mark.parametrize("prefetch", [0, 1, 4])
@@ -516,3 +517,67 @@ def test_pack_images_to_gcs(gcs: Any, tmp_path: Path) -> None:
     result = images.pack_images(tree, f"{gcs.bucket}/ds/pets", num_shards=2, storage_options=gcs.storage_options)
     assert images.load_label_map(result.label_map_path, gcs.storage_options) == {"cat": 0, "dog": 1}
     assert len(list(tfr.iter_records(result.paths, storage_options=gcs.storage_options))) == 6
+
+
+# ----------------------------------------------------------------------------- GZIP / ZLIB by URL
+
+
+def compressed_with_sidecar(tmp_path: Path, compression: str, n: int = 3000) -> tuple[Path, list[bytes]]:
+    """A compressed file (about 8x smaller than its records) and its seek-point sidecar (points every
+    64 KiB of records; indexed_gzip makes none in incompressible data)."""
+    from tfrecord_lite._gzip_index import write_gzip_index
+
+    rng = np.random.default_rng(5)
+    records = [f"record {i:06d} {rng.integers(0, 10**9)} ".encode() * int(rng.integers(1, 12)) for i in range(n)]
+    path = tmp_path / f"x.tfrecord.{compression}"
+    write_local(path, records, {"gz": "gzip", "zz": "zlib"}[compression])
+    write_gzip_index(str(path), str(path) + ".tfrlidx", spacing=64 << 10)
+    return path, records
+
+
+@pytest.mark.parametrize("where", ["http", "s3"])
+def test_gzip_random_access_by_url_equals_local(
+    where: str, http_server: Any, s3: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("indexed_gzip")
+    monkeypatch.setattr(_remote, "CACHE_BLOCK", 16 << 10)
+    path, records = compressed_with_sidecar(tmp_path, "gz", n=60000)
+    data, sidecar = path.read_bytes(), (tmp_path / "x.tfrecord.gz.tfrlidx").read_bytes()
+    if where == "http":
+        url, options, server = http_server.put("/x.tfrecord.gz", data), None, http_server
+        http_server.put("/x.tfrecord.gz.tfrlidx", sidecar)
+    else:
+        url, options, server = f"{s3.bucket}/x.tfrecord.gz", s3.storage_options, s3
+        s3.fs.pipe(url, data)
+        s3.fs.pipe(url + ".tfrlidx", sidecar)
+    server.faults.reset()
+    with tfr.TFRecordFile(url, storage_options=options) as f, tfr.TFRecordFile(str(path)) as local:
+        assert f.compression == "gzip" and len(f) == len(local) == len(records)
+        assert f[42500] == local[42500] == records[42500]
+        fetched = sum(
+            int(r[2].split("-")[1]) - int(r[2].split("=")[1].split("-")[0]) + 1
+            for r in server.faults.gets(".gz")
+            if r[1].endswith(".gz") and r[2] and not r[2].endswith("-")
+        )
+        assert fetched < len(data) // 2  # from a seek point near the record, not from the start
+        picks = [7, 59999, 1500, 7, 42]
+        assert f[picks] == local[picks] == [records[i] for i in picks]
+        assert f[-3:] == records[-3:]
+        assert list(f) == records
+
+
+def test_zlib_object_without_a_sidecar_is_indexed_by_one_pass(http_server: Any, tmp_path: Path) -> None:
+    path, records = compressed_with_sidecar(tmp_path, "zz", n=800)
+    url = http_server.put("/x.tfrecord.zz", path.read_bytes())  # no sidecar uploaded
+    with tfr.TFRecordFile(url) as f:
+        assert f.compression == "zlib" and len(f) == 800
+        assert f[[799, 0, 400]] == [records[799], records[0], records[400]]
+
+
+def test_gzip_object_with_a_stale_sidecar(http_server: Any, tmp_path: Path) -> None:
+    path, _ = compressed_with_sidecar(tmp_path, "gz", n=500)
+    data = path.read_bytes()
+    url = http_server.put("/s.tfrecord.gz", data[:-1] + bytes([data[-1] ^ 1]))  # same size, other last bytes
+    http_server.put("/s.tfrecord.gz.tfrlidx", (tmp_path / "x.tfrecord.gz.tfrlidx").read_bytes())
+    with pytest.raises(tfr.StaleIndexError, match="first or last bytes"):
+        tfr.TFRecordFile(url, on_stale="raise")

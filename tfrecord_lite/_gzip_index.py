@@ -52,7 +52,7 @@ from ._errors import CorruptRecordError, PathName, TFRecordError, TruncatedRecor
 from ._framing import HEADER_SIZE, OVERHEAD, header_is_valid, masked_crc
 from ._inflate import library
 from ._reader import CHUNK_SIZE, DecodedStream, StreamScanner
-from ._sidecar import IndexArg, IndexFormatError, StaleIndexError, save_bytes, sidecar_path
+from ._sidecar import SIDECAR_SUFFIX, IndexArg, IndexFormatError, StaleIndexError, save_bytes, sidecar_path
 from ._sniff import sniff_compression
 
 MAGIC = b"TFRLGZX\0"
@@ -355,12 +355,18 @@ class _Inflating:
     """Reads spans of the uncompressed stream by inflating from the nearest point (windowless
     points from the sidecar, or in-memory decompressor copies)."""
 
-    def __init__(self, path: str, kind: str, points: list[Point]) -> None:
-        self._fd = os.open(path, os.O_RDONLY)
+    def __init__(
+        self, path: str, kind: str, points: list[Point], pread: Callable[[int, int], bytes] | None = None
+    ) -> None:
+        self._fd = os.open(path, os.O_RDONLY) if pread is None else -1
+        self._pread = pread or self._read_file
         self._path = path
         self._kind = kind
         self._points = points
         self._starts = [p.uout for p in points]
+
+    def _read_file(self, size: int, at: int) -> bytes:
+        return os.pread(self._fd, size, at)
 
     def read(self, start: int, size: int) -> bytes:
         point = self._points[bisect.bisect_right(self._starts, start) - 1]
@@ -375,13 +381,13 @@ class _Inflating:
                 if self._kind == "zlib" or point.wbits == RAW:
                     break
                 if not pending:
-                    pending = os.pread(self._fd, _FEED, cin)
+                    pending = self._pread(_FEED, cin)
                     cin += len(pending)
                     if not pending:
                         break
                 d = lib.decompressobj(31)
             if not pending:
-                pending = os.pread(self._fd, _FEED, cin)
+                pending = self._pread(_FEED, cin)
                 cin += len(pending)
                 if not pending:
                     break
@@ -403,14 +409,19 @@ class _Inflating:
 class _Indexed:
     """Reads spans through indexed_gzip with the index imported from the sidecar."""
 
-    def __init__(self, path: str, blob: bytes) -> None:
+    def __init__(self, path: str, blob: bytes, fileobj: Any = None) -> None:
         igzip = _indexed_gzip()
         if igzip is None:
             raise ImportError(
                 f"random access into {path} uses the indexed_gzip seek points in its index: "
                 "pip install 'tfrlite[fast]' (or delete the index to rebuild it without them)"
             )
-        self._gz = igzip.IndexedGzipFile(path, buffer_size=1 << 16, drop_handles=True, skip_crc_check=True)
+        if fileobj is not None:  # an object in a store, read by ranged requests through a block cache
+            self._gz = igzip.IndexedGzipFile(
+                fileobj=fileobj, buffer_size=1 << 16, readbuf_size=_FEED, drop_handles=False, skip_crc_check=True
+            )
+        else:
+            self._gz = igzip.IndexedGzipFile(path, buffer_size=1 << 16, drop_handles=True, skip_crc_check=True)
         self._gz.import_index(fileobj=io.BytesIO(zlib.decompress(blob)))
         self._lock = threading.Lock()
 
@@ -424,8 +435,16 @@ class _Indexed:
         self._gz.close()
 
 
-def reader(path: str, index: GzipIndex) -> _Inflating | _Indexed:
-    return _Indexed(path, index.blob) if index.blob else _Inflating(path, index.kind, index.points)
+def reader(path: str, index: GzipIndex, remote: Any = None) -> _Inflating | _Indexed:
+    """What reads spans of the uncompressed stream of `path`, or of the object whose
+    _remote.RemoteBuffer is `remote`."""
+    if remote is None:
+        return _Indexed(path, index.blob) if index.blob else _Inflating(path, index.kind, index.points)
+    from ._remote import RemoteFile
+
+    if index.blob:
+        return _Indexed(path, index.blob, RemoteFile(remote))
+    return _Inflating(path, index.kind, index.points, lambda size, at: remote[at : at + size])
 
 
 # ----------------------------------------------------------------- opening
@@ -477,6 +496,55 @@ def open_index(
     if location is not None and (kept or save_bytes(fresh.to_bytes(), location)):
         fresh.location = location
     return fresh
+
+
+def open_remote_index(
+    url: str, buf: Any, kind: str, index: IndexArg, *, verify: bool, on_stale: str, storage_options: Any
+) -> GzipIndex:
+    """The index of a compressed object (`buf` its _remote.RemoteBuffer): the sidecar next to it
+    (`<url>.tfrlidx`) or `index=` (a path or URL), checked against the object's size and first and
+    last 4 KiB (an uploaded sidecar's mtime is not the object's); else one streaming pass over the
+    object, whose points stay in memory (nothing is written next to an object)."""
+    from ._files import read_whole
+    from ._remote import RemoteStream, redact
+
+    explicit = isinstance(index, (str, os.PathLike))
+    location = os.fspath(index) if explicit else None if index is False else url + SIDECAR_SUFFIX  # type: ignore[arg-type]
+    size = len(buf)
+    if location is not None:
+        shown = redact(location)
+        try:
+            found = parse(read_whole(location, storage_options), shown)
+        except FileNotFoundError:
+            if explicit:
+                raise
+            found = None
+        except IndexFormatError:
+            if explicit:
+                raise
+            found = None
+        if found is not None:
+            reason = (
+                f"the object is {size} bytes now, {found.file_size} when indexed"
+                if found.file_size != size
+                else "the object's first or last bytes differ from the indexed ones"
+                if _edge_of(buf, size) != found.check
+                else None
+            )
+            if reason is None and not found.needs_pass:
+                return found
+            if reason is not None and on_stale == "raise":
+                raise StaleIndexError(
+                    f"{shown} is out of date: {reason}; open with on_stale='rebuild' to re-index", path=redact(url)
+                )
+    inflating = _SavingInflater(RemoteStream(buf.obj), kind, SPACING)
+    marks = _scan_marks(inflating, redact(url), verify)
+    return GzipIndex(kind, marks, inflating.points, b"", size, 0, _edge_of(buf, size))
+
+
+def _edge_of(buf: Any, size: int) -> int:
+    """edge_check of a compressed object read through a RemoteBuffer."""
+    return crc32c(buf[0:EDGE] + buf[max(0, size - EDGE) : size])
 
 
 def write_gzip_index(path: str, target: str, *, verify: bool = True, spacing: int | None = None) -> str:

@@ -93,11 +93,17 @@ class RecordSequence(Sequence[bytes]):
         raise NotImplementedError
 
 
-def _is_compressed(path: str) -> bool:
-    """Whether `path` starts like a GZIP or ZLIB file rather than a record (missing files: no)."""
+def _is_compressed(path: str, storage_options: StorageOptions = None) -> bool:
+    """Whether `path` (or the object at a URL) starts like a GZIP or ZLIB file rather than a
+    record (missing files: no; opening them says why)."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(HEADER_SIZE)
+        if "://" in path and not path.startswith("file://"):
+            from ._remote import RemoteObject
+
+            head = RemoteObject(path, *split_options(storage_options)).read_range(0, HEADER_SIZE)
+        else:
+            with open(path.removeprefix("file://"), "rb") as fh:
+                head = fh.read(HEADER_SIZE)
     except OSError:
         return False
     return sniff_compression(head) in ("gzip", "zlib")
@@ -128,12 +134,13 @@ class TFRecordFile(RecordSequence):
     A GZIP or ZLIB file gets a CompressedRecordFile (same interface; see _compressed_file.py).
 
     A URL (s3://, gs://, https://, ...) is read by ranged requests; its index is the sidecar
-    next to the object, `index=` (path or URL), or one scan cached locally (see docs/cloud.md).
+    next to the object, `index=` (path or URL), or one scan cached locally (see docs/cloud.md);
+    a GZIP / ZLIB object is read from the seek points of its sidecar.
     `storage_options`: fsspec's options for it, or an fsspec filesystem.
     """
 
     def __new__(cls, path: PathName = None, *args: Any, **kwargs: Any) -> TFRecordFile:
-        if cls is TFRecordFile and path is not None and _is_compressed(os.fspath(path)):
+        if cls is TFRecordFile and path is not None and _is_compressed(os.fspath(path), kwargs.get("storage_options")):
             from ._compressed_file import CompressedRecordFile
 
             return super().__new__(CompressedRecordFile)
