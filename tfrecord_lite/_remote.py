@@ -15,7 +15,6 @@
 #   - RemoteBuffer is the random-access view TFRecordFile reads from: slices served
 #     from a small LRU block cache; `prefetch(spans)` coalesces the spans of many
 #     records into few ranges (up to MAX_RANGE bytes each) and fetches them concurrently.
-#   - RemoteFile is a seekable file over a RemoteBuffer, for indexed_gzip (GZIP objects).
 #   - RemoteUpload writes through fsspec's buffered file (a multipart upload on S3, a
 #     resumable one on GCS), which only makes the object appear when it is completed
 #     at close(); abort() cancels it, and a crash never completes it.
@@ -312,41 +311,6 @@ class RemoteBuffer:
         if self._pool is not None:
             self._pool.shutdown(wait=False)
             self._pool = None
-
-
-class RemoteFile(io.RawIOBase):
-    """A seekable read-only file over a RemoteBuffer (for libraries that take a file object,
-    such as indexed_gzip): reads go through the buffer's block cache and retries."""
-
-    def __init__(self, buf: RemoteBuffer) -> None:
-        self._buf = buf
-        self._pos = 0
-        self.name = buf.obj.name
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: len(self._buf)}[whence]
-        self._pos = max(0, base + offset)
-        return self._pos
-
-    def read(self, size: int = -1) -> bytes:
-        end = len(self._buf) if size is None or size < 0 else min(len(self._buf), self._pos + size)
-        data = self._buf[self._pos : end]
-        self._pos += len(data)
-        return data
-
-    def readinto(self, view: Any) -> int:
-        data = self.read(len(view))
-        view[: len(data)] = data
-        return len(data)
 
 
 class RemoteUpload(io.RawIOBase):
