@@ -33,6 +33,7 @@ from ._reader import iter_records
 from ._remote import RemoteBuffer, RemoteObject, is_url
 from ._repr import count, describe
 from ._sidecar import IndexArg, IndexFormatError
+from ._skipping import DamagePolicy, OnError
 from ._sniff import sniff_compression
 
 
@@ -47,8 +48,15 @@ class CompressedRecordFile(TFRecordFile):
         *,
         verify: bool = True,
         on_stale: str = "rebuild",
+        on_error: OnError | DamagePolicy = "raise",
+        max_skipped: int | None = None,
         storage_options: StorageOptions = None,
     ) -> None:
+        if not (on_error if isinstance(on_error, DamagePolicy) else DamagePolicy(on_error, max_skipped)).raises:
+            raise ValueError(
+                f"on_error= skips damage while indexing an uncompressed file; {path} is compressed: read it "
+                "with iter_records(on_error=...), or salvage() it into a clean copy"
+            )
         self._path = str(path)
         self._index_arg = index if isinstance(index, (bool, type(None))) else str(index)
         self._verify = verify
