@@ -31,7 +31,6 @@ from ._gzip_index import (
 from ._random_access import TFRecordFile, _position
 from ._reader import iter_records
 from ._remote import RemoteBuffer, RemoteObject, is_url
-from ._repr import count, describe
 from ._sidecar import IndexArg, IndexFormatError
 from ._skipping import DamagePolicy, OnError
 from ._sniff import sniff_compression
@@ -160,12 +159,6 @@ class CompressedRecordFile(TFRecordFile):
     @property
     def closed(self) -> bool:
         return self._gz is None
-
-    def __repr__(self) -> str:
-        if self.closed:
-            return describe("TFRecordFile", repr(self._path), "closed")
-        where = f"index={self.index_path!r}" if self.index_path is not None else "index in memory"
-        return describe("TFRecordFile", repr(self._path), self.compression, count(self._n), where, "open")
 
     def __getstate__(self) -> dict[str, Any]:
         return {

@@ -246,6 +246,11 @@ class TFRecordFile(RecordSequence):
         """The binary sidecar in use, or None when the index is held in memory."""
         return self._idx.location if self._idx is not None else None
 
+    @property
+    def compression(self) -> str:
+        """'' (uncompressed); a CompressedRecordFile says 'gzip' or 'zlib'."""
+        return ""
+
     def __len__(self) -> int:
         return self._n
 
@@ -372,7 +377,7 @@ class TFRecordFile(RecordSequence):
         if self.closed:
             return describe("TFRecordFile", repr(self._name), "closed")
         index = f"index={self.index_path!r}" if self.index_path is not None else "index in memory"
-        return describe("TFRecordFile", repr(self._name), count(self._n), index, "open")
+        return describe("TFRecordFile", repr(self._name), self.compression, count(self._n), index, "open")
 
     def __getstate__(self) -> dict[str, Any]:
         idx = self._idx
