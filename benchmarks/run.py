@@ -1,7 +1,7 @@
 # The benchmark harness: tfrecord_lite side by side with the `tfrecord` package
 # (vahidk, 1.14.x) and TensorFlow, in one run on one machine.
 #
-#   python benchmarks/run.py [--quick] [--runs N] [--tf-python PATH] [--tfrecord-python PATH]
+#   python benchmarks/run.py [--quick] [--rounds N] [--tf-python PATH] [--tfrecord-python PATH]
 #
 # Workloads (benchmarks/workloads.py) are generated once from fixed seeds into
 # benchmarks/.work/ and reused. Every system runs in its own subprocess
@@ -251,7 +251,7 @@ def machine() -> dict[str, Any]:
 # --------------------------------------------------------------------------- report
 
 
-def summarize(raw: dict[str, Any], sizes: dict[str, tuple[int, int]]) -> dict[tuple[str, str, str], dict[str, float]]:
+def summarize(raw: dict[str, Any], sizes: dict[str, tuple[int, int]]) -> dict[tuple[str, str, str], dict[str, Any]]:
     """{(system, workload, task): {seconds, records_per_s, mb_per_s}} from the workers' raw times."""
     out = {}
     for system, report in raw.items():
@@ -260,6 +260,7 @@ def summarize(raw: dict[str, Any], sizes: dict[str, tuple[int, int]]) -> dict[tu
             seconds = statistics.median(r["times"])
             out[(system, r["workload"], r["task"])] = {
                 "seconds": seconds,
+                "times": r["times"],
                 "records_per_s": count / seconds,
                 "mb_per_s": nbytes / seconds / 1e6,
             }
@@ -270,7 +271,12 @@ def _rate(v: float) -> str:
     return f"{v / 1e6:.2f}M" if v >= 1e6 else f"{v / 1e3:.1f}k"
 
 
-def table(summary: dict[tuple[str, str, str], dict[str, float]], names: list[str]) -> tuple[str, list[dict[str, Any]]]:
+def round_ratios(mine: dict[str, Any], theirs: dict[str, Any]) -> list[float]:
+    """Their time over ours in each round (the systems took turns within a round)."""
+    return [b / a for a, b in zip(mine["times"], theirs["times"], strict=False)]
+
+
+def table(summary: dict[tuple[str, str, str], dict[str, Any]], names: list[str]) -> tuple[str, list[dict[str, Any]]]:
     lines = [
         "| workload | measurement | tfrecord_lite rec/s | MB/s | `tfrecord` rec/s | lite ÷ `tfrecord` "
         "| `tfrecords` rec/s | lite ÷ `tfrecords` | TF rec/s | lite ÷ TF |",
@@ -289,15 +295,26 @@ def table(summary: dict[tuple[str, str, str], dict[str, float]], names: list[str
                     cells += ["–", "–"]
                     continue
                 ratio = theirs["seconds"] / mine["seconds"]
+                per_round = round_ratios(mine, theirs)
+                low, high = min(per_round), max(per_round)
                 mark = ""
                 for t_task, t_peer, need, only in TARGETS:
                     if t_task == task and t_peer == peer and (only is None or wl in only):
                         ok = ratio >= need
                         mark = f" {'✓' if ok else '✗'} (≥{need:g})"
                         checks.append(
-                            {"workload": wl, "task": task, "peer": peer, "ratio": ratio, "required": need, "met": ok}
+                            {
+                                "workload": wl,
+                                "task": task,
+                                "peer": peer,
+                                "ratio": ratio,
+                                "rounds": per_round,
+                                "required": need,
+                                "met": ok,
+                            }
                         )
-                cells += [_rate(theirs["records_per_s"]), f"{ratio:.2f}×{mark}"]
+                spread = f" ({low:.2f}–{high:.2f})" if len(per_round) > 1 else ""
+                cells += [_rate(theirs["records_per_s"]), f"{ratio:.2f}×{spread}{mark}"]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines), checks
 
@@ -305,7 +322,15 @@ def table(summary: dict[tuple[str, str, str], dict[str, float]], names: list[str
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="workloads a tenth of the size (about a minute)")
-    parser.add_argument("--runs", type=int, default=3, help="runs per measurement; the median is reported (default 3)")
+    parser.add_argument(
+        "--rounds",
+        "--runs",
+        dest="runs",
+        type=int,
+        default=3,
+        help="rounds, one run of each system per measurement in each; the median is reported, and "
+        "each ratio's spread over the rounds (default 3)",
+    )
     parser.add_argument(
         "--lite-python", default=sys.executable, help="interpreter with tfrecord_lite (default: this one)"
     )
@@ -325,7 +350,7 @@ def main() -> None:
     parser.add_argument("--markdown", help="also write the report (machine, command, table) to this file")
     args = parser.parse_args()
     if args.runs < 1:
-        parser.error("--runs must be at least 1")
+        parser.error("--rounds must be at least 1")
 
     pythons = interpreters(args)
     chosen = [w for w in (W.QUICK if args.quick else W.FULL) if not args.only or w.name in args.only]

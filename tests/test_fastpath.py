@@ -8,6 +8,7 @@ or are many times larger than it."""
 from __future__ import annotations
 
 import io
+import itertools
 import os
 import struct
 import subprocess
@@ -318,3 +319,35 @@ def test_a_malformed_first_record_of_a_length_group_is_named_by_its_index():
         tfr.decode_examples(records, {})
     assert any("record 0 " in note for note in info.value.__notes__)
     assert_like_stacked(records, {"one": tfr.FixedLenFeature([], "int64")})
+
+
+def test_large_records_decode_alike_and_later_batches_leave_earlier_results_alone():
+    """Batches of large records are joined into a buffer each thread reuses: every kind of
+    record object decodes as the single-record path does, and nothing decoded refers to the
+    buffer that the next batch overwrites."""
+    rng = np.random.default_rng(14)
+
+    def batch(seed: int) -> list[bytes]:
+        image = [rng.bytes(int(n)) for n in rng.integers(5000, 9000, 40)]
+        return [
+            tfr.encode_example({"image": im, "label": seed * 100 + i, "x": [float(i)] * 3})
+            for i, im in enumerate(image)
+        ]
+
+    spec = {
+        "image": tfr.FixedLenFeature([], "bytes"),
+        "label": tfr.FixedLenFeature([], "int64"),
+        "x": tfr.VarLenFeature("float32"),
+    }
+    first, second = batch(1), batch(2)
+    first[3] = first[3] + first[3]  # a merged message: the single-record path
+    kept = tfr.decode_examples(first, spec)
+    for records in (second, [memoryview(r) for r in second], [bytearray(r) for r in second]):
+        assert_like_stacked(records, spec)
+    want = [tfr.decode_example(r, spec) for r in first]
+    assert kept["image"].tolist() == [w["image"] for w in want]
+    assert kept["label"].tolist() == [w["label"] for w in want]
+    assert [kept["x"].values[a:b].tolist() for a, b in itertools.pairwise(kept["x"].row_splits)] == [
+        w["x"].tolist() for w in want
+    ]
+    assert _columnar._SCRATCH.buffer  # the batches did go through the reused buffer

@@ -83,6 +83,39 @@ def test_records_match_the_plain_reading(compressed: Path, engine: str) -> None:
         assert f.index_path == str(compressed) + ".tfrlidx"
 
 
+@pytest.mark.parametrize("inflater", ["zlib", "isal"])
+def test_window_points_mid_byte_and_before_stored_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inflater: str
+) -> None:
+    """indexed_gzip's points mostly fall inside a byte, and incompressible records make stored
+    blocks, which are byte-aligned in the file: each inflater we read with must start there."""
+    pytest.importorskip("indexed_gzip")
+    pytest.importorskip({"zlib": "zlib", "isal": "isal"}[inflater])
+    monkeypatch.setattr(_gzip_index, "SPACING", 64 << 10)
+    monkeypatch.setenv("TFRECORD_LITE_INFLATE", inflater)
+    rng = np.random.default_rng(7)
+    records = [rng.bytes(n) if k % 3 else bytes(n) for k, n in enumerate(rng.integers(0, 40_000, 120).tolist())]
+    path = tmp_path / "mixed.tfrecord.gz"
+    path.write_bytes(zlib.compress(frame_many(records), 6, 31))
+    with tfr.TFRecordFile(path) as f:
+        points = _gzip_index.window_points(_gzip_index.read_sidecar(str(path) + ".tfrlidx").blob)
+        mid_byte = {p.bits for p in points if p.window is not None} - {0}
+        assert {b % 2 for b in mid_byte} == {0, 1} and len(mid_byte) >= 5  # primers of both kinds
+        order = rng.permutation(len(records)).tolist()
+        assert [f[i] for i in order] == [records[i] for i in order]
+
+
+def test_a_sidecar_with_windows_is_read_without_indexed_gzip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("indexed_gzip")
+    monkeypatch.setattr(_gzip_index, "SPACING", SPACING)
+    path = tmp_path / "data.tfrecord.gz"
+    path.write_bytes(LAYOUTS["gzip-members"](frame_many(RECORDS)))
+    tfr.write_index(path)
+    monkeypatch.setattr(_gzip_index, "_indexed_gzip", lambda: None)
+    with tfr.TFRecordFile(path) as f:
+        check_reads(f)
+
+
 def test_the_sidecar_reopens_without_a_pass_and_stays_small(compressed: Path, engine: str) -> None:
     tfr.TFRecordFile(compressed).close()
     sidecar = Path(str(compressed) + ".tfrlidx")

@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -443,13 +444,47 @@ def _plan(features: Mapping[str, FeatureSpec]) -> list[_Plan]:
     return plans
 
 
-def _join(records: Sequence[Any]) -> tuple[bytes, np.ndarray]:
-    """The records joined (plus padding) and the offset of each record's end."""
-    raw = b"".join([*records, _PAD])
+def _join(records: Sequence[Any], *, scratch: bool = False) -> tuple[Any, np.ndarray]:
+    """The records joined (plus padding) and the offset of each record's end. With `scratch`,
+    large records are joined into this thread's scratch buffer (see _Scratch): the caller
+    must be done with the result before it joins again."""
     lengths = np.fromiter(map(len, records), dtype=np.int64, count=len(records))
-    if int(lengths.sum()) != len(raw) - len(_PAD):  # bytes-like objects whose len() is not their size
+    total = int(lengths.sum())
+    if scratch and total >= _LARGE_RECORD * len(records):
+        lengths = np.fromiter((memoryview(r).nbytes for r in records), dtype=np.int64, count=len(records))
+        return _SCRATCH.join(records, int(lengths.sum()) + len(_PAD)), np.cumsum(lengths)
+    raw = b"".join([*records, _PAD])
+    if total != len(raw) - len(_PAD):  # bytes-like objects whose len() is not their size
         lengths = np.fromiter((memoryview(r).nbytes for r in records), dtype=np.int64, count=len(records))
     return raw, np.cumsum(lengths)
+
+
+class _Scratch(threading.local):
+    """A buffer per thread that large records are joined into. A fresh b"".join of 64 MiB of
+    images costs as much as copying them twice (the kernel zeroes each new page), and the
+    list path copies every value out of the joined buffer anyway (nothing decoded refers to
+    it), so the buffer can be used again by the next batch. Kept up to _SCRATCH_KEPT bytes."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+
+    def join(self, records: Sequence[Any], size: int) -> memoryview:
+        buffer = self.buffer if len(self.buffer) >= size else bytearray(size)
+        if size <= _SCRATCH_KEPT:
+            self.buffer = buffer
+        view = memoryview(buffer)
+        at = 0
+        for record in records:
+            data = memoryview(record).cast("B")
+            view[at : at + data.nbytes] = data
+            at += data.nbytes
+        view[at:size] = _PAD
+        return view[:size]
+
+
+_LARGE_RECORD = 4096  # average bytes a record from which a batch is joined into the scratch buffer
+_SCRATCH_KEPT = 256 << 20
+_SCRATCH = _Scratch()
 
 
 def decode_examples(records: Sequence[Any], features: SpecDict) -> dict[str, Any]:
@@ -468,7 +503,7 @@ def _decode(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> tupl
     plans = _plan(features)
     if not records:
         return {p.key: _empty_value(p.spec, 0) for p in plans}, []
-    raw, ends = _join(records)
+    raw, ends = _join(records, scratch=True)
     return _decode_buffer(raw, ends - np.diff(ends, prepend=0), ends, plans, features, records.__getitem__)
 
 

@@ -2,8 +2,8 @@
 # lists, example()) on an index of the compressed stream (_gzip_index.py). f[i]
 # inflates the span of records around i from the nearest seek point; a slice or
 # an index list reads each span once for all the records it holds. Reads keep no
-# state but the reader's (a lock around indexed_gzip's file), so threads can share
-# one object; pickling sends the path and options, and a worker reopens the file
+# state (each inflates from its point with its own inflater, reading the file by
+# pread), so threads can share one object; pickling sends the path and options, and a worker reopens the file
 # from its sidecar.
 from __future__ import annotations
 

@@ -2,25 +2,27 @@
 # entered anywhere, so the index keeps two sparse tables, both built by one pass:
 #
 #   marks   (record k, its offset in the uncompressed stream) for every 256th record
-#           and the first record starting in each 256 KiB of the stream; f[i] inflates
-#           the span from the mark before i to the next one (<= 256 KiB + one record)
+#           and the first record starting in each 64 KiB of the stream; f[i] inflates
+#           the span from the mark before i to the next one (<= 64 KiB + one record)
 #           and walks the record headers in it (each length CRC-checked).
 #   points  where inflating can start: the zran scheme (zlib's examples/zran.c) of a
 #           compressed offset plus the 32 KiB window before it, every `spacing` bytes
 #           of output (default 2 MiB), or a point that needs no window: the start of
 #           the file and the full-flush points that TFRecordWriter(seek_every=) writes.
 #
-# Windows are made and used by indexed_gzip (extra [fast]; zran in C: no threads, so
-# fork- and DataLoader-safe, and its index exports and imports as bytes); we store
-# that export zlib-compressed in our sidecar. rapidgzip was the other candidate: it
+# Windows are made by indexed_gzip (extra [fast]; zran in C: no threads, so fork- and
+# DataLoader-safe, and its index exports as bytes); we store that export
+# zlib-compressed in our sidecar, and read from its points ourselves with the
+# fastest inflater installed (indexed_gzip inflates with the stdlib's zlib, at a
+# third of ISA-L's speed, and starts every read() again from its point). rapidgzip was the other candidate: it
 # also reads ZLIB and decodes in parallel, but it runs its own thread pool (an
 # unclosed file aborts the interpreter at exit), caches whole decoded chunks, and
 # its wheel is 31 MB. indexed_gzip reads GZIP only (one member or several), so a
 # ZLIB file, or any file without indexed_gzip, gets points in memory instead: one
 # pass with the stdlib's zlib keeps a copy of the decompressor (its state and
 # window) every `spacing` bytes; nothing of them is saved, so each open of such a
-# file pays that pass (the sidecar still gives len() at once). Windowless points
-# are inflated by the fastest library installed (_inflate.py).
+# file pays that pass (the sidecar still gives len() at once). All points are
+# inflated by the fastest library installed (_inflate.py).
 #
 # Sidecar `<file>.tfrlidx` (the plain files' suffix, another magic), little-endian:
 #
@@ -37,10 +39,10 @@
 from __future__ import annotations
 
 import bisect
+import functools
 import io
 import os
 import struct
-import threading
 import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -60,13 +62,16 @@ VERSION = 1
 KINDS = {"gzip": 1, "zlib": 2}
 SPACING = 2 << 20  # bytes of output between points with windows
 MARK_RECORDS = 256
-MARK_BYTES_SHIFT = 18  # a mark at the first record starting in each 256 KiB of the stream
+MARK_BYTES_SHIFT = 16  # a mark at the first record starting in each 64 KiB of the stream
 EDGE = 4096
 _HEAD = struct.Struct("<8sIIQQqIIIIQ")  # 64 bytes, then the header's own CRC
 _HEAD_SIZE = _HEAD.size + 4
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
-_FEED = 1 << 18  # compressed bytes fed per step when inflating from a point
+_FEED = 1 << 18  # compressed bytes fed per step when building in-memory points
+_STEP = 1 << 16  # compressed bytes fed per step when inflating from a point
+_GZIDX = struct.Struct("<5sBBQQIII")
+_GZIDX_POINT = np.dtype([("cin", "<u8"), ("uout", "<u8"), ("bits", "u1"), ("window", "u1")])
 _WBITS = {"gzip": 31, "zlib": 15}
 RAW = -15  # wbits of a point inside a deflate stream (after a full flush)
 
@@ -113,14 +118,20 @@ class Point:
     """Where inflating can start: compressed offset `cin`, uncompressed offset `uout`, and how to
     make the decompressor (a fresh one with `wbits`, or a copy of a saved one)."""
 
-    __slots__ = ("cin", "saved", "uout", "wbits")
+    __slots__ = ("bits", "cin", "saved", "uout", "wbits", "window")
 
-    def __init__(self, cin: int, uout: int, wbits: int, saved: Any = None) -> None:
+    def __init__(
+        self, cin: int, uout: int, wbits: int, saved: Any = None, *, bits: int = 0, window: Any = None
+    ) -> None:
         self.cin, self.uout, self.wbits, self.saved = cin, uout, wbits, saved
+        self.bits = bits  # the point starts this many bits before compressed byte `cin`
+        self.window = window  # the 32 KiB of output before the point, when inflating needs it
 
     def decompressor(self) -> Any:
         if self.saved is not None:
             return self.saved.copy()
+        if self.window is not None:
+            return library().decompressobj(self.wbits, zdict=self.window)
         return library().decompressobj(self.wbits)
 
 
@@ -352,8 +363,12 @@ class SeekPoints:
 
 
 class _Inflating:
-    """Reads spans of the uncompressed stream by inflating from the nearest point (windowless
-    points from the sidecar, or in-memory decompressor copies)."""
+    """Reads spans of the uncompressed stream by inflating from the nearest point, with the
+    fastest library installed (_inflate.py): windowless points, points with indexed_gzip's
+    windows (a raw inflater primed with the window, its input shifted when the point is not
+    on a byte boundary), or in-memory decompressor copies. A span that crosses the end of a
+    GZIP member goes on from the point at the next member's start (indexed_gzip keeps one
+    there) or, from a point whose inflater reads GZIP headers, with a fresh one."""
 
     def __init__(self, path: str, kind: str, points: list[Point]) -> None:
         self._fd = os.open(path, os.O_RDONLY)
@@ -363,36 +378,63 @@ class _Inflating:
         self._starts = [p.uout for p in points]
 
     def read(self, start: int, size: int) -> bytes:
-        point = self._points[bisect.bisect_right(self._starts, start) - 1]
-        d, cin, skip = point.decompressor(), point.cin, start - point.uout
-        lib = library()
-        want = skip + size
         parts: list[bytes] = []
+        pos, end = start, start + size
+        while pos < end:
+            point = self._points[bisect.bisect_right(self._starts, pos) - 1]
+            if parts and point.uout != pos:
+                break  # a member ended and no point starts the next one: nothing follows
+            out = self._inflate(point, pos - point.uout, end - pos)
+            if not out:
+                break
+            parts.append(out)
+            pos += len(out)
+        return b"".join(parts)[:size]
+
+    def _inflate(self, point: Point, skip: int, want: int) -> bytes:
+        """At least `want` bytes of output (fewer at the end of the stream, or of the member
+        when the point's inflater does not read GZIP headers) after the first `skip` from
+        `point`, which are dropped as they come."""
+        d, lib = point.decompressor(), library()
+        feed = self._feed(point)
+        parts: list[bytes] = []
+        done, goal = 0, skip + want
         pending = b""
-        while want > 0:
+        while done < goal:
             if d.eof:  # a member ended: the next one follows (GZIP), or nothing does
-                pending = d.unused_data
-                if self._kind == "zlib" or point.wbits == RAW:
+                if self._kind == "zlib" or point.wbits != 31:
                     break
+                pending = d.unused_data or next(feed, b"")
                 if not pending:
-                    pending = os.pread(self._fd, _FEED, cin)
-                    cin += len(pending)
-                    if not pending:
-                        break
+                    break
                 d = lib.decompressobj(31)
             if not pending:
-                pending = os.pread(self._fd, _FEED, cin)
-                cin += len(pending)
+                pending = next(feed, b"")
                 if not pending:
                     break
             try:
-                out = d.decompress(pending, want)
+                out = d.decompress(pending)
             except (zlib.error, lib.error) as err:
                 raise CorruptRecordError(f"corrupt {self._kind.upper()} data ({err})", path=self._path) from None
-            pending = d.unconsumed_tail
-            parts.append(out)
-            want -= len(out)
-        return b"".join(parts)[skip : skip + size]
+            pending = b""
+            if done + len(out) > skip:
+                parts.append(out if done >= skip else out[skip - done :])
+            done += len(out)
+        return b"".join(parts)
+
+    def _feed(self, point: Point) -> Iterator[bytes]:
+        """The compressed stream from `point`, in steps. A point `bits` bits before byte `cin`
+        (after a block that ended mid-byte) gets empty blocks put before those bits: the
+        stream then starts on a byte boundary and keeps the file's alignment, which its
+        stored blocks depend on (zlib's inflatePrime does this in C; Python's APIs lack it)."""
+        cin = point.cin
+        if point.bits:
+            last = os.pread(self._fd, 1, cin - 1)
+            primer = _primer(point.bits)
+            yield primer[:-1] + bytes([primer[-1] | (last[0] & (0xFF << (8 - point.bits)) & 0xFF)])
+        while chunk := os.pread(self._fd, _STEP, cin):
+            yield chunk
+            cin += len(chunk)
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -400,32 +442,70 @@ class _Inflating:
             self._fd = -1
 
 
-class _Indexed:
-    """Reads spans through indexed_gzip with the index imported from the sidecar."""
-
-    def __init__(self, path: str, blob: bytes) -> None:
-        igzip = _indexed_gzip()
-        if igzip is None:
-            raise ImportError(
-                f"random access into {path} uses the indexed_gzip seek points in its index: "
-                "pip install 'tfrlite[fast]' (or delete the index to rebuild it without them)"
-            )
-        self._gz = igzip.IndexedGzipFile(path, buffer_size=1 << 16, drop_handles=True, skip_crc_check=True)
-        self._gz.import_index(fileobj=io.BytesIO(zlib.decompress(blob)))
-        self._lock = threading.Lock()
-
-    def read(self, start: int, size: int) -> bytes:
-        with self._lock:
-            self._gz.seek(start)
-            data: bytes = self._gz.read(size)
-            return data
-
-    def close(self) -> None:
-        self._gz.close()
+@functools.cache
+def _primer(bits: int) -> bytes:
+    """Empty deflate blocks 8k - bits bits long (the last byte's top `bits` bits left 0): a
+    fixed-Huffman one is 10 bits; an odd length takes a 99-bit dynamic one first."""
+    stream = _DYNAMIC_EMPTY if bits % 2 else ""
+    while (len(stream) + bits) % 8:
+        stream += _FIXED_EMPTY
+    return int(stream[::-1], 2).to_bytes((len(stream) + 7) // 8, "little")
 
 
-def reader(path: str, index: GzipIndex) -> _Inflating | _Indexed:
-    return _Indexed(path, index.blob) if index.blob else _Inflating(path, index.kind, index.points)
+def _lsb(value: int, n: int) -> str:
+    """`value` as the n bits that deflate writes for it, first bit first."""
+    return "".join(str(value >> i & 1) for i in range(n))
+
+
+# bits of an empty non-final block, first bit first (RFC 1951): header (BFINAL 0, BTYPE)
+# then the end-of-block code (Huffman codes go most significant bit first)
+_FIXED_EMPTY = "0" + _lsb(1, 2) + "0000000"
+# a dynamic block whose codes are complete: literal 0 and end-of-block 1 bit each, two
+# 1-bit distance codes; the code lengths coded with 1 -> "0", 17 -> "10", 18 -> "11"
+_CL_ORDER = (16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1)
+_DYNAMIC_EMPTY = (
+    "0"
+    + _lsb(2, 2)
+    + _lsb(0, 5)  # HLIT: 257 literal/length codes
+    + _lsb(1, 5)  # HDIST: 2 distance codes
+    + _lsb(len(_CL_ORDER) - 4, 4)
+    + "".join(_lsb({1: 1, 17: 2, 18: 2}.get(s, 0), 3) for s in _CL_ORDER)
+    + "0"  # literal 0: length 1
+    # literals 1-255: length 0, as 138 + 107 + 10 zeros (codes 18, 18, 17)
+    + "11"
+    + _lsb(138 - 11, 7)
+    + "11"
+    + _lsb(107 - 11, 7)
+    + "10"
+    + _lsb(10 - 3, 3)
+    + "000"  # end-of-block and both distance codes: length 1
+    + "1"  # end-of-block
+)
+
+
+def window_points(blob: bytes) -> list[Point]:
+    """The points of an indexed_gzip index export (its format 1, as zran.c writes it:
+    "GZIDX", version, flags, u64 compressed size, u64 uncompressed size, u32 spacing,
+    u32 window size, u32 point count; per point u64 compressed offset, u64 uncompressed
+    offset, u8 bits, u8 has-window; then the windows of the points that have one)."""
+    data = memoryview(zlib.decompress(blob))
+    if bytes(data[:5]) != b"GZIDX" or data[5] != 1 or len(data) < _GZIDX.size:
+        raise IndexFormatError("the index's indexed_gzip seek points are not in a format read here")
+    *_, window, n = _GZIDX.unpack_from(data, 0)
+    rows = np.frombuffer(data, _GZIDX_POINT, n, _GZIDX.size)
+    at = _GZIDX.size + rows.nbytes
+    if len(data) != at + window * int(rows["window"].sum()):
+        raise IndexFormatError("the index's indexed_gzip seek points are damaged")
+    points = [Point(0, 0, 31)]
+    for cin, uout, bits, has_window in rows.tolist():
+        points.append(Point(cin, uout, RAW, bits=bits, window=data[at : at + window] if has_window else None))
+        at += window if has_window else 0
+    return points
+
+
+def reader(path: str, index: GzipIndex) -> _Inflating:
+    points = window_points(index.blob) if index.blob else index.points
+    return _Inflating(path, index.kind, points)
 
 
 # ----------------------------------------------------------------- opening
