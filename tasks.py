@@ -15,10 +15,15 @@
     python3 tasks.py bench [args]   run benchmarks/run.py against TensorFlow and `tfrecord`
     python3 tasks.py bench-ray [args]
                                     run benchmarks/ray_read.py: our Ray reader against Ray's own
+    python3 tasks.py pins [NAME ...]
+                                    resolve each environment afresh (all of them by default) and
+                                    write its exact versions to tests/constraints/NAME.txt
 
 Each environment lives in .venvs/NAME and is built once: a stamp file holds a hash of what
-it installs (its requirements below, the package's dependencies and extras) and the
-interpreter; a change to any of those rebuilds it from scratch.
+it installs (its requirements below, the package's dependencies and extras, the pins in
+tests/constraints/NAME.txt) and the interpreter; a change to any of those rebuilds it from
+scratch. The pins (`pip -c`) spare pip's resolver its search: an environment installs the
+versions it was last resolved to and tested with, until `pins` refreshes them.
 """
 
 # Strategy: one table (ENVS) says what each venv holds; `ensure` builds a venv from that
@@ -98,6 +103,8 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
 # name -> requirements installed after the rest with --no-deps: tfx-bsl (the oracle of the Arrow
 # decoder) pins an older pyarrow / numpy than it works with, and pip would otherwise downgrade them.
 NO_DEPS: dict[str, list[str]] = {"tf": ["tfx-bsl==1.21.0", "tensorflow-metadata==1.21.0"]}
+# name -> the exact versions venv `name` installs (`pip -c`), written by `python3 tasks.py pins`
+CONSTRAINTS = ROOT / "tests" / "constraints"
 # pytest environment per test venv: the library that venv exists for must not be skipped.
 REQUIRE = {
     "py": {"TFRECORD_LITE_REQUIRE_TORCH": "1", "TFRECORD_LITE_REQUIRE_CLOUD": "1"},
@@ -121,8 +128,14 @@ def python_of(name: str) -> Path:
     return VENVS / name / "bin" / "python"
 
 
+def constraints_of(name: str) -> Path:
+    """The pins file of venv `name` (it may not exist yet: then pip resolves freely)."""
+    return CONSTRAINTS / f"{name}.txt"
+
+
 def _stamp_value(name: str) -> str:
-    """What venv `name` was built from: its ENVS entry, the package's dependencies and the interpreter.
+    """What venv `name` was built from: its ENVS entry, the package's dependencies, its pins and the
+    interpreter.
 
     Only what pip installs counts, so editing tasks.py or pyproject.toml elsewhere keeps the venvs."""
     _, requirements, extras = ENVS[name]
@@ -130,7 +143,8 @@ def _stamp_value(name: str) -> str:
     optional = project.get("optional-dependencies", {})
     wanted_extras = [extra for extra in extras.split(",") if extra]
     deps = [project["name"], *project["dependencies"], *(dep for extra in wanted_extras for dep in optional[extra])]
-    parts = [*requirements, extras, *deps, *NO_DEPS.get(name, []), sys.version, sys.executable]
+    pins = constraints_of(name).read_text() if constraints_of(name).exists() else ""
+    parts = [*requirements, extras, *deps, *NO_DEPS.get(name, []), pins, sys.version, sys.executable]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
@@ -146,20 +160,50 @@ def ensure(name: str) -> Path:
     wanted = _stamp_value(name)
     if stamp.exists() and stamp.read_text() == wanted and python_of(name).exists():
         return python_of(name)
-    purpose, requirements, extras = ENVS[name]
-    log(f"setting up .venvs/{name} ({purpose}); done once, reused until pyproject.toml or tasks.py change")
+    log(f"setting up .venvs/{name} ({ENVS[name][0]}); done once, reused until what it installs changes")
     started = time.monotonic()
-    if subprocess.run([sys.executable, "-m", "venv", "--clear", str(VENVS / name)], check=False).returncode:
-        sys.exit(f"[tasks] could not create .venvs/{name} with {sys.executable} -m venv")
-    package = f"{ROOT}[{extras}]" if extras else str(ROOT)
-    pip = [str(python_of(name)), "-m", "pip", "--disable-pip-version-check", "install", "--progress-bar", "off"]
-    if run([*pip, "-q", "-e", package, *requirements]):
-        sys.exit(f"[tasks] pip install into .venvs/{name} failed (see above); rerun to retry")
-    if name in NO_DEPS and run([*pip, "-q", "--no-deps", *NO_DEPS[name]]):
-        sys.exit(f"[tasks] pip install --no-deps into .venvs/{name} failed (see above); rerun to retry")
+    pins = constraints_of(name)
+    if pins.exists():
+        log(f"pinned by {pins.relative_to(ROOT)}; if pip finds them in conflict: python3 tasks.py pins {name}")
+    build_venv(VENVS / name, name, ["-c", str(pins)] if pins.exists() else [])
     stamp.write_text(wanted)
     log(f".venvs/{name} ready in {time.monotonic() - started:.0f} s")
     return python_of(name)
+
+
+def build_venv(venv: Path, name: str, pip_args: list[str]) -> None:
+    """Create `venv` afresh and install what ENVS and NO_DEPS say venv `name` holds (exits on failure)."""
+    _, requirements, extras = ENVS[name]
+    if subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=False).returncode:
+        sys.exit(f"[tasks] could not create {venv} with {sys.executable} -m venv")
+    package = f"{ROOT}[{extras}]" if extras else str(ROOT)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "--disable-pip-version-check", "install", "--progress-bar", "off"]
+    if run([*pip, "-q", *pip_args, "-e", package, *requirements]):
+        sys.exit(f"[tasks] pip install into {venv} failed (see above); rerun to retry")
+    if name in NO_DEPS and run([*pip, "-q", *pip_args, "--no-deps", *NO_DEPS[name]]):
+        sys.exit(f"[tasks] pip install --no-deps into {venv} failed (see above); rerun to retry")
+
+
+def task_pins(args: list[str]) -> int:
+    """Resolve each named venv (default: all) afresh in a scratch venv, without its pins, and write
+    what pip chose to tests/constraints/NAME.txt; the next `ensure` rebuilds from the new pins."""
+    unknown = [name for name in args if name not in ENVS]
+    if unknown:
+        sys.exit(f"[tasks] pins: no environment {', '.join(unknown)}; choose from {', '.join(ENVS)}")
+    CONSTRAINTS.mkdir(parents=True, exist_ok=True)
+    for name in args or list(ENVS):
+        log(f"pins: resolving .venvs/{name} afresh (a scratch venv, no pins)")
+        with tempfile.TemporaryDirectory(prefix=f"tasks-pins-{name}-") as tmp:
+            build_venv(Path(tmp), name, [])
+            freeze = [str(Path(tmp) / "bin" / "python"), "-m", "pip", "freeze", "--exclude-editable"]
+            frozen = subprocess.run(freeze, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        pins = sorted(
+            (line for line in frozen.splitlines() if "==" in line and not line.startswith("#")), key=str.lower
+        )
+        header = f"# .venvs/{name}: exact versions, written by `python3 tasks.py pins {name}`; edit by rerunning it\n"
+        constraints_of(name).write_text(header + "\n".join(pins) + "\n")
+        log(f"pins: wrote {constraints_of(name).relative_to(ROOT)} ({len(pins)} packages)")
+    return 0
 
 
 def summarize(title: str, results: dict[str, int]) -> int:
@@ -394,6 +438,7 @@ TASKS = {
     "demo": task_demo,
     "bench": task_bench,
     "bench-ray": task_bench_ray,
+    "pins": task_pins,
     "docs": task_docs,
     "package": task_package,
     "lint": task_lint,

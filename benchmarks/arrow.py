@@ -9,8 +9,8 @@
 #   - TFRecord -> Parquet of a 1.2 GiB file (the dense workload, concatenated; 120 MiB with
 #     --quick), streamed batch by batch: peak RSS of a fresh process doing only that, and the
 #     overlap: (read + decode + Parquet write, each timed apart) / the streamed conversion.
-# Each measurement runs in rounds in which the compared systems take turns; the table shows
-# the median of the rounds and the spread (lowest..highest ratio of one round). Workloads come
+# Each measurement runs in rounds in which the compared systems take turns (benchmarks/_rounds.py);
+# the table shows the median of the rounds and the spread (lowest..highest ratio of one round). Workloads come
 # from benchmarks/workloads.py (fixed seeds), written once into benchmarks/.work/arrow/.
 # Prints a table; writes the same as JSON (default benchmarks/results/arrow.json). Nothing here
 # asserts.
@@ -32,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import workloads as W
+from _rounds import compare, rounds, spread
 
 import tfrecord_lite as tfr
 
@@ -50,39 +51,6 @@ def workload_file(wl: W.Workload) -> str:
                 writer.write_example(row)
         open(path + ".done", "w").close()
     return path
-
-
-def concatenated(source: str, target_bytes: int) -> str:
-    """Whole copies of `source` (records concatenate), at least `target_bytes` long."""
-    size = os.path.getsize(source)
-    copies = max(1, -(-target_bytes // size))
-    path = os.path.join(WORK, f"big-{copies}x-{os.path.basename(source)}")
-    if not (os.path.exists(path) and os.path.getsize(path) == copies * size):
-        with open(path + ".tmp", "wb") as out:
-            for _ in range(copies):
-                with open(source, "rb") as f:
-                    shutil.copyfileobj(f, out, 16 << 20)
-        os.replace(path + ".tmp", path)
-    return path
-
-
-def rounds(fns: dict[str, Callable[[], Any]], n: int) -> dict[str, list[float]]:
-    """Seconds of each function per round; in each round every function runs once, in turn."""
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    for fn in fns.values():  # warm-up
-        fn()
-    for _ in range(n):
-        for name, fn in fns.items():
-            t = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t)
-    return times
-
-
-def compare(a: list[float], b: list[float]) -> dict[str, float]:
-    """Speed of `a` relative to `b` (b's seconds / a's): median of the rounds, lowest, highest."""
-    ratios = [tb / ta for ta, tb in zip(a, b, strict=True)]
-    return {"median": statistics.median(tb for tb in b) / statistics.median(a), "low": min(ratios), "high": max(ratios)}
 
 
 def _decoders(decoder: Any, batches: list[list[bytes]], spec: dict[str, Any]) -> dict[str, Callable[[], Any]]:
@@ -145,7 +113,8 @@ def parquet_conversion(quick: bool, n_rounds: int) -> dict[str, Any]:
     from tfrecord_lite._tables import table_writer
 
     wl = next(w for w in (W.QUICK if quick else W.FULL) if w.name == "dense")
-    src = concatenated(workload_file(wl), (120 if quick else 1200) << 20)
+    mib = 120 if quick else 1200
+    src = W.concatenated(workload_file(wl), mib << 20, os.path.join(WORK, f"big-{mib}MiB-{wl.name}.tfrecord"))
     spec = {k: tfr.FixedLenFeature(list(shape), dtype) for k, (dtype, shape) in wl.features.items()}
     spec_text = "{" + ", ".join(f"{k!r}: tfr.{s!r}" for k, s in spec.items()) + "}"
     schema = pa.schema([(k, arrow.arrow_type(s)) for k, s in spec.items()])
@@ -180,7 +149,7 @@ def parquet_conversion(quick: bool, n_rounds: int) -> dict[str, Any]:
         "file_mib": os.path.getsize(src) / (1 << 20),
         "streamed_s": statistics.median(streamed),
         "apart_s": statistics.median(apart),
-        "overlap": {"median": statistics.median(overlaps), "low": min(overlaps), "high": max(overlaps)},
+        "overlap": spread(overlaps),
         "rss_before_mib": statistics.median(b for b, _ in rss),
         "peak_rss_mib": max(p for _, p in rss),
     }

@@ -19,7 +19,6 @@ import datetime
 import json
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
@@ -32,6 +31,7 @@ WORK = os.path.join(HERE, ".work")
 RESULTS = os.path.join(HERE, "results")
 sys.path.insert(0, HERE)
 import workloads as W
+from _rounds import turns
 
 GENERATOR_VERSION = 1
 SYSTEMS = ("tfrecord_lite", "tfrecord", "tfrecords", "tensorflow")
@@ -195,23 +195,6 @@ def gzipped(path: str) -> str:
     return target
 
 
-def concatenated(source: str, target_bytes: int, name: str) -> str:
-    """A file of whole copies of `source` (records concatenate), at least `target_bytes` long."""
-    path = os.path.join(WORK, name)
-    size = os.path.getsize(source)
-    copies = max(1, -(-target_bytes // size))
-    if not (os.path.exists(path) and os.path.getsize(path) == copies * size):
-        with open(path + ".tmp", "wb") as out:
-            for _ in range(copies):
-                with open(source, "rb") as f:
-                    shutil.copyfileobj(f, out, 16 << 20)
-        os.replace(path + ".tmp", path)
-    return path
-
-
-# --------------------------------------------------------------------------- measuring
-
-
 def run_worker(system: str, python: str, args: list[str]) -> dict[str, Any]:
     proc = subprocess.run(
         [python, os.path.join(HERE, "worker.py"), system, *args], env=ENV, stdout=subprocess.PIPE, text=True
@@ -362,25 +345,24 @@ def main() -> None:
     with open(job_path, "w") as f:
         json.dump(job, f)
 
-    # One run per round, the systems taking turns in a rotating order, so that a
-    # machine that gets busier or quieter during the benchmark favours no system.
+    # One run per round, the systems taking turns in a rotating order (_rounds.turns)
     raw: dict[str, Any] = {}
     systems = [s for s in SYSTEMS if pythons[s] and s not in args.skip]
-    for round_ in range(args.runs):
-        for system in systems[round_ % len(systems) :] + systems[: round_ % len(systems)]:
-            log(f"round {round_ + 1}/{args.runs}: {system} ({pythons[system]})")
-            report = run_worker(system, pythons[system], [job_path])  # type: ignore[arg-type]
-            if system not in raw:
-                raw[system] = report
-            else:
-                for mine, more in zip(raw[system]["results"], report["results"], strict=False):
-                    mine["times"] += more["times"]
+    for round_, system in turns(systems, args.runs):
+        log(f"round {round_ + 1}/{args.runs}: {system} ({pythons[system]})")
+        report = run_worker(system, pythons[system], [job_path])  # type: ignore[arg-type]
+        if system not in raw:
+            raw[system] = report
+        else:
+            for mine, more in zip(raw[system]["results"], report["results"], strict=False):
+                mine["times"] += more["times"]
 
     rss: list[dict[str, Any]] = []
     if "rss" not in args.skip:
         images = next((e for e in entries if e["name"] == "images"), entries[0])
-        big = concatenated(images["path"], (256 if args.quick else 1024) << 20, "rss-big.tfrecord")
-        small = concatenated(images["path"], 1, "rss-small.tfrecord")
+        big_bytes = (256 if args.quick else 1024) << 20
+        big = W.concatenated(images["path"], big_bytes, os.path.join(WORK, "rss-big.tfrecord"))
+        small = W.concatenated(images["path"], 1, os.path.join(WORK, "rss-small.tfrecord"))
         for system in SYSTEMS:
             if pythons[system] and system not in args.skip:
                 for path in (small, big):

@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import shutil
 from collections.abc import Iterator
 from typing import Any
 
@@ -73,3 +75,17 @@ QUICK: list[Workload] = [dataclasses.replace(w, name=w.name, count=w.count // 10
 def tfrecord_description(workload: Workload) -> dict[str, str]:
     """The `tfrecord` package's description dict for a workload."""
     return {key: {"int64": "int", "float32": "float", "bytes": "byte"}[d] for key, (d, _) in workload.features.items()}
+
+
+def concatenated(source: str, target_bytes: int, path: str) -> str:
+    """`path`: a file of whole copies of `source` (records concatenate), at least `target_bytes`
+    long; made once, and again only when its size is not what the copies add up to."""
+    size = os.path.getsize(source)
+    copies = max(1, -(-target_bytes // size))
+    if not (os.path.exists(path) and os.path.getsize(path) == copies * size):
+        with open(path + ".tmp", "wb") as out:
+            for _ in range(copies):
+                with open(source, "rb") as f:
+                    shutil.copyfileobj(f, out, 16 << 20)
+        os.replace(path + ".tmp", path)
+    return path

@@ -2,9 +2,10 @@
 # once and forks one child per run, so a run costs milliseconds, not an interpreter start.
 # The child counts the file-system steps the writers take (os.replace, os.rename, os.unlink,
 # os.mkdir, os.fsync, os.ftruncate, os.truncate, shutil.rmtree, and every block of records
-# TFRecordWriter pushes out) and sends itself SIGKILL at the k-th one; a block is cut in
-# half first, so the kill tears a record. Kill points are drawn, seeded, from the steps a
-# clean run takes, so every phase (writing, committing, renaming, cleaning up) is hit.
+# TFRecordWriter pushes out: one record, or a buffer of them) and sends itself SIGKILL at
+# the k-th one; the record or block is cut in half first, so the kill tears a record. Kill
+# points are drawn, seeded, from the steps a clean run takes, so every phase (writing,
+# committing, renaming, cleaning up) is hit.
 # A run can also get a file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored): writes past it fail
 # with EFBIG, as on a full disk.
 #
@@ -53,12 +54,11 @@ def _install_kill(kill_at: int, counter: list[int]) -> None:
     shutil.rmtree = hooked(shutil.rmtree)  # type: ignore[assignment]
     emit = TFRecordWriter._emit
 
-    def torn_emit(self: TFRecordWriter, data: bytes) -> None:
+    def torn_emit(self: TFRecordWriter, size: int, *parts: bytes) -> None:
         if step():
-            self._file.write(data[: len(data) // 2])  # type: ignore[union-attr]
-            self._file.flush()  # type: ignore[union-attr]
+            emit(self, size // 2, b"".join(parts)[: size // 2])
             die()
-        emit(self, data)
+        emit(self, size, *parts)
 
     TFRecordWriter._emit = torn_emit  # type: ignore[method-assign]
 
@@ -108,13 +108,14 @@ def write_sharded(prefix: str, n: str) -> int:
 
 
 def write_plain(path: str, start: str, stop: str, append: str = "") -> int:
-    """TFRecordWriter: records start..stop-1, each flushed (pushed to the OS) once written."""
+    """TFRecordWriter: records start..stop-1, never flushed; after each write() returns, prints how
+    many have returned."""
     import tfrecord_lite as tfr
 
     with tfr.TFRecordWriter(path, append=bool(append), truncate_partial=bool(append)) as w:
-        for i in range(int(start), int(stop)):
+        for n, i in enumerate(range(int(start), int(stop)), 1):
             w.write(record(i))
-            w.flush()
+            print(n, flush=True)
     return 0
 
 

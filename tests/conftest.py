@@ -39,7 +39,7 @@ _OPTIONAL: dict[str, str] = {
     "hf": "datasets",
     "dask": "distributed",
     "grain": "grain",
-    "object_store": "moto",  # a name no folder of a checkout has: report keywords hold folder names too
+    "object_store": "moto",
 }
 _ENGINES = "TFRECORD_LITE_REQUIRE_ENGINES"
 _REQUIRE_VAR = {
@@ -50,6 +50,9 @@ _REQUIRE_VAR = {
 }
 _REQUIRE_VAR.update(dict.fromkeys(("ray", "hf", "dask", "grain"), _ENGINES))
 _skipped: dict[str, list[str]] = {marker: [] for marker in _OPTIONAL}
+# test node id -> the names of its markers (its own, its class's and its module's): a report's
+# keywords would not do, since they also hold the test's folder and file names (tests/torch/...)
+_markers: dict[str, set[str]] = {}
 
 # deadline=None: examples write files, call TensorFlow and share the CPU with other jobs, so their
 # time says nothing about a bug. too_slow / data_too_large: the codec strategies build large,
@@ -91,6 +94,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     ]
 
 
+@pytest.hookimpl(trylast=True)  # after any plugin that adds markers to the collected tests
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    _markers.update({item.nodeid: {mark.name for mark in item.iter_markers()} for item in items})
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     for marker, module in _OPTIONAL.items():
         if item.get_closest_marker(marker) and importlib.util.find_spec(module) is None:
@@ -99,9 +107,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.skipped:
-        for marker in _OPTIONAL:
-            if marker in report.keywords:
-                _skipped[marker].append(report.nodeid)
+        for marker in _OPTIONAL.keys() & _markers.get(report.nodeid, set()):
+            _skipped[marker].append(report.nodeid)
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:

@@ -116,6 +116,11 @@ def test_level_and_fast_files_read_back(tmp_path: Path, compression: str, option
             writer.write(record)
     assert list(tfr.iter_records(path)) == RECORDS
     assert zlib.decompress(path.read_bytes(), wbits=47) == stream()  # any zlib reads it
+    default = tmp_path / "default"
+    with tfr.TFRecordWriter(default, compression) as writer:
+        for record in RECORDS:
+            writer.write(record)
+    assert path.read_bytes() != default.read_bytes()  # no longer TensorFlow's bytes (test_tf_compat.py)
 
 
 def test_a_bad_level_names_the_library(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import gzip
 import io
 import logging
 import os
+import pickle
 import struct
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
-from tfrecord_lite._framing import frame, header_is_valid
+from tfrecord_lite._framing import frame, frame_header, header_is_valid
 from tfrecord_lite._reader import CHUNK_SIZE
 from tfrecord_lite._resync import find_header
 
@@ -106,6 +107,11 @@ def test_every_untouched_record_comes_back_once(seed: int, kind: str, where: lis
         got, errors = skip_read(src)
         assert got == expected
         assert bool(errors) == damaged
+        found: list[tfr.TFRecordError] = []
+        with tfr.TFRecordFile(src, on_error=found.append) as f:  # indexed over the same good records
+            assert len(f) == len(expected) and list(f) == expected and f[::-1] == expected[::-1]
+            assert [str(e) for e in found] == [str(e) for e in errors]
+            assert (f.index_path is None) == damaged  # no sidecar that would leave records out
         report = tfr.salvage(src, dst)
         assert list(tfr.iter_records(dst)) == expected
         assert report.records == len(expected) and report.ok != damaged
@@ -398,14 +404,113 @@ def test_find_header_agrees_with_checking_every_offset(blob: bytes, start: int) 
     start = min(start, len(data))
     expected = next((p for p in range(start, len(data) - 11) if header_is_valid(data, p)), -1)
     assert find_header(data, start) == expected
+    fits = (p for p in range(start, len(data) - 11) if header_is_valid(data, p) and _record_end(data, p) <= len(data))
+    assert find_header(data, start, end=len(data)) == next(fits, -1)
+
+
+def _record_end(data: bytes, p: int) -> int:
+    return p + 16 + int.from_bytes(data[p : p + 8], "little")
 
 
 def test_find_header_over_zero_pages_and_small_numbers() -> None:
     record = frame(b"payload")
-    for filler in (bytes(70_000), np.arange(20_000, dtype=np.int64).tobytes(), np.zeros(9000, np.float32).tobytes()):
+    fillers = (
+        bytes(70_000),
+        np.arange(20_000, dtype=np.int64).tobytes(),
+        np.arange(300_000, dtype=np.int64).tobytes(),  # past a 64 Ki-offset block, counters above 2**16
+        np.random.default_rng(0).integers(0, 50, 30_000).astype(np.int64).tobytes(),
+        np.zeros(9000, np.float32).tobytes(),
+    )
+    for filler in fillers:
         data = bytearray(filler) + record
-        assert find_header(data, 0) == len(filler)
-        assert find_header(data, len(filler) + 1) == -1
+        for end in (None, len(data)):
+            assert find_header(data, 0, end=end) == len(filler)
+            assert find_header(data, len(filler) + 1, end=end) == -1
+        assert find_header(data, 0, end=len(data) - 1) == -1  # the record would run past the end
+
+
+def test_find_header_with_the_end_known_agrees_with_checking_every_offset() -> None:
+    """Small int64s pass the zero-byte cut at one offset in eight; a valid header whose record would
+    run past the end is passed over when the end is known."""
+    filler = np.random.default_rng(1).integers(0, 1 << 20, 40_000).astype(np.int64).tobytes()
+    data = filler[:8000] + frame_header(1 << 30) + filler + frame(b"x" * 300)
+    assert find_header(data, 0) == 8000
+    for end in (len(data), len(data) - 5, 1 << 20, (1 << 30) + 8016, 100):
+        fits = (p for p in range(len(data) - 11) if header_is_valid(data, p) and _record_end(data, p) <= end)
+        assert find_header(data, 0, end=end) == next(fits, -1), end
+
+
+# ---------------------------------------------------------------- index-based readers
+
+
+def damaged_shards(tmp_path: Path) -> list[str]:
+    """Three shards of 20 Examples (id 0..59): id 5's payload and id 40's header damaged."""
+    paths = []
+    for shard in range(3):
+        data = framed([tfr.encode_example({"id": i}) for i in range(shard * 20, shard * 20 + 20)])
+        spans = record_spans(data)
+        bad = bytearray(data)
+        if shard == 0:
+            bad[spans[5][1] - 1] ^= 0x01  # footer of id 5
+        if shard == 2:
+            bad[spans[0][0] + 4] ^= 0x01  # header of id 40
+        path = tmp_path / f"part-{shard}.tfrecord"
+        path.write_bytes(bad)
+        paths.append(str(path))
+    return paths
+
+
+def ids(records: list[bytes]) -> list[int]:
+    return [int(tfr.decode_example(r)["id"][0]) for r in records]
+
+
+def test_sharded_records_index_the_good_records_as_iter_records_reads_them(tmp_path: Path) -> None:
+    paths = damaged_shards(tmp_path)
+    with pytest.raises(tfr.CorruptRecordError) as err:
+        tfr.ShardedRecords(paths)
+    assert err.value.path == paths[0] and err.value.offset is not None
+    streamed, errors = skip_read(paths)
+    found: list[tfr.TFRecordError] = []
+    with tfr.ShardedRecords(paths, on_error=found.append) as shards:
+        assert (
+            len(shards) == 58
+            and list(shards) == streamed
+            and ids(list(shards)) == [i for i in range(60) if i not in (5, 40)]
+        )
+        assert ids([shards[5], shards[-19], shards[38]]) == [6, 41, 39]
+        assert [str(e) for e in found] == [str(e) for e in errors] and len(found) == 2
+        assert [s.index_path is None for s in shards.shards] == [True, False, True]  # the clean one is saved
+        again = pickle.loads(pickle.dumps(shards))  # a worker: the in-memory indexes travel, no second scan
+        assert list(again) == streamed and len(found) == 2
+    assert not Path(paths[0] + ".tfrlidx").exists() and not Path(paths[2] + ".tfrlidx").exists()
+    with pytest.raises(tfr.CorruptRecordError, match="max_skipped=1") as err:
+        tfr.ShardedRecords(paths, on_error="skip", max_skipped=1)  # counted over all the shards
+    assert err.value.path == paths[2]
+    gz = tmp_path / "part.tfrecord.gz"
+    gz.write_bytes(gzip.compress(framed([b"a"])))
+    with pytest.raises(ValueError, match="compressed"):
+        tfr.TFRecordFile(gz, on_error="skip")
+
+
+def test_damage_after_indexing_is_raised_by_the_read(tmp_path: Path) -> None:
+    """A fresh sidecar counted the record: [i] cannot leave it out, and raises, naming it, in every mode."""
+    path = tmp_path / "rotted.tfrecord"
+    data = framed([tfr.encode_example({"id": i}) for i in range(10)])
+    path.write_bytes(data)
+    tfr.write_index(path)
+    before = path.stat()
+    start, end = record_spans(data)[4]
+    with open(path, "r+b") as fh:  # bit rot: same size, same mtime
+        fh.seek(end - 6)
+        fh.write(bytes([data[end - 6] ^ 0x10]))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    for on_error in ("raise", "skip"):
+        with tfr.TFRecordFile(path, on_error=on_error) as f:
+            assert len(f) == 10 and f.index_path is not None
+            with pytest.raises(tfr.CorruptRecordError, match="data CRC") as err:
+                f[4]
+            assert (err.value.path, err.value.offset) == (str(path), start)
+            assert ids([f[3], f[5]]) == [3, 5]
 
 
 # ---------------------------------------------------------------- the PyTorch streaming dataset

@@ -27,6 +27,7 @@ tf = pytest.importorskip("tensorflow")
 
 import tfrecord_lite as tfr
 from tests import reference
+from tests._reading import read_until_error, tf_read, tf_read_until_error
 
 pytestmark = pytest.mark.tf
 
@@ -55,10 +56,6 @@ def tf_write(path: Path, records: list[bytes], compression: str = "") -> None:
             writer.write(record)
 
 
-def tf_read(path: Path, compression: str = "") -> list[bytes]:
-    return [r.numpy() for r in tf.data.TFRecordDataset(str(path), compression_type=compression)]
-
-
 def tfr_write(path: Path, records: list[bytes], compression: str = "") -> None:
     with tfr.TFRecordWriter(path, compression) as writer:
         for record in records:
@@ -72,17 +69,6 @@ def record_starts(plain: bytes) -> list[int]:
         starts.append(pos)
         pos += 16 + struct.unpack_from("<Q", plain, pos)[0]
     return starts
-
-
-def read_until_error(path: Path) -> tuple:
-    """(records read, exception or None) for tfr.iter_records."""
-    got: list[bytes] = []
-    try:
-        for record in tfr.iter_records(path):
-            got.append(record)
-    except tfr.TFRecordError as err:
-        return got, err
-    return got, None
 
 
 # --------------------------------------------------------------------------- files: our writer -> TF
@@ -236,7 +222,7 @@ def test_records_before_the_damage_are_yielded_like_tf(tmp_path: Path) -> None:
             damaged[pos] ^= 0x10
             path = tmp_path / f"flip{pos}"
             path.write_bytes(bytes(damaged))
-            assert [r.numpy() for r in tf.data.TFRecordDataset(str(path)).take(k)] == records[:k]
+            assert tf_read_until_error(path, limit=k)[0] == records[:k]
             got, err = read_until_error(path)
             assert err is not None and got == records[:k], pos
 
@@ -249,10 +235,8 @@ def test_records_before_compressed_damage_are_yielded_like_tf(tmp_path: Path, da
     path = tmp_path / "damaged.gz"
     path.write_bytes(data + bytes(16) if damage == "trailing zeros" else data[:200])
     expected = PAYLOADS[:4] if damage == "trailing zeros" else PAYLOADS[:3]
-    theirs = []
-    with pytest.raises(tf.errors.DataLossError):
-        theirs.extend(record.numpy() for record in tf.data.TFRecordDataset(str(path), "GZIP"))
-    assert theirs == expected
+    theirs, tf_err = tf_read_until_error(path, "GZIP")
+    assert isinstance(tf_err, tf.errors.DataLossError) and theirs == expected
     got, err = read_until_error(path)
     assert err is not None and got == expected
     if damage == "cut short":  # the offset (in the uncompressed stream) of the incomplete record

@@ -17,8 +17,8 @@ from ._errors import PathName
 from ._gzip_index import GzipIndex, compressed_kind, open_index, reader, record_at, record_offset, records_in_span
 from ._random_access import TFRecordFile, _position
 from ._reader import iter_records
-from ._repr import count, describe
 from ._sidecar import IndexArg, IndexFormatError
+from ._skipping import DamagePolicy, OnError
 
 
 class CompressedRecordFile(TFRecordFile):
@@ -26,8 +26,20 @@ class CompressedRecordFile(TFRecordFile):
     of the compressed stream (see docs/random-access.md, "Compressed files")."""
 
     def __init__(
-        self, path: PathName, index: IndexArg = None, *, verify: bool = True, on_stale: str = "rebuild"
+        self,
+        path: PathName,
+        index: IndexArg = None,
+        *,
+        verify: bool = True,
+        on_stale: str = "rebuild",
+        on_error: OnError | DamagePolicy = "raise",
+        max_skipped: int | None = None,
     ) -> None:
+        if not (on_error if isinstance(on_error, DamagePolicy) else DamagePolicy(on_error, max_skipped)).raises:
+            raise ValueError(
+                f"on_error= skips damage while indexing an uncompressed file; {path} is compressed: read it "
+                "with iter_records(on_error=...), or salvage() it into a clean copy"
+            )
         self._path = str(path)
         self._index_arg = index if isinstance(index, (bool, type(None))) else str(index)
         self._verify = verify
@@ -105,12 +117,6 @@ class CompressedRecordFile(TFRecordFile):
     @property
     def closed(self) -> bool:
         return self._gz is None
-
-    def __repr__(self) -> str:
-        if self.closed:
-            return describe("TFRecordFile", repr(self._path), "closed")
-        where = f"index={self.index_path!r}" if self.index_path is not None else "index in memory"
-        return describe("TFRecordFile", repr(self._path), self.compression, count(self._n), where, "open")
 
     def __getstate__(self) -> dict[str, Any]:
         return {

@@ -178,11 +178,7 @@ def frame_many(records: Sequence[bytes]) -> bytes:
     lengths = list(map(len, records))
     headers = list(map(_HEADERS_BY_LENGTH.get, lengths))
     if None in headers:
-        for i, h in enumerate(headers):
-            if h is None:
-                h = headers[i] = frame_header(lengths[i])
-                if len(_HEADERS_BY_LENGTH) < 4096:
-                    _HEADERS_BY_LENGTH[lengths[i]] = h
+        headers = list(map(cached_header, lengths))
     c = np.fromiter(map(_crc32c, records), dtype=np.uint32, count=n)
     masked = ((c >> np.uint32(15)) | (c << np.uint32(17))) + np.uint32(_MASK_DELTA)
     parts: list[Any] = [None] * (3 * n)
@@ -192,4 +188,14 @@ def frame_many(records: Sequence[bytes]) -> bytes:
     return b"".join(parts)
 
 
-_HEADERS_BY_LENGTH: dict[int, bytes] = {}
+_HEADERS_BY_LENGTH: dict[int, bytes] = {}  # the headers of the first 4096 lengths met
+
+
+def cached_header(length: int) -> bytes:
+    """frame_header(length), remembered for the lengths met most (writers frame many of one length)."""
+    header = _HEADERS_BY_LENGTH.get(length)
+    if header is None:
+        header = frame_header(length)
+        if len(_HEADERS_BY_LENGTH) < 4096:
+            _HEADERS_BY_LENGTH[length] = header
+    return header

@@ -26,7 +26,8 @@ from ._files import StorageOptions, display_name, split_options
 from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, frame_header, masked_crc
 from ._repr import count, describe
 from ._sidecar import Buffer, IndexArg, RecordIndex, map_uncompressed, open_index, release
-from ._sniff import sniff_compression
+from ._skipping import DamagePolicy, OnError
+from ._sniff import SNIFF_SIZE, inflates, sniff_compression
 
 _HEADER = struct.Struct("<QI")
 _U32 = struct.Struct("<I")
@@ -93,14 +94,16 @@ class RecordSequence(Sequence[bytes]):
         raise NotImplementedError
 
 
-def _is_compressed(path: str) -> bool:
-    """Whether `path` starts like a GZIP or ZLIB file rather than a record (missing files: no)."""
+def _is_compressed(path: str, damaged: bool) -> bool:
+    """Whether `path` starts like a GZIP or ZLIB file rather than a record (missing files: no); with
+    `damaged` (damage is skipped), only if it starts a stream that inflates (see require_uncompressed)."""
     try:
         with open(path, "rb") as fh:
-            head = fh.read(HEADER_SIZE)
+            head = fh.read(SNIFF_SIZE)
     except OSError:
         return False
-    return sniff_compression(head) in ("gzip", "zlib")
+    kind = sniff_compression(head)
+    return kind in ("gzip", "zlib") and (not damaged or inflates(head, kind))
 
 
 def _int_view(offsets: np.ndarray) -> memoryview:
@@ -127,13 +130,21 @@ class TFRecordFile(RecordSequence):
     changed after indexing: "rebuild" (default) or "raise" (StaleIndexError).
     A GZIP or ZLIB file gets a CompressedRecordFile (same interface; see _compressed_file.py).
 
+    `on_error` / `max_skipped` (as iter_records'): with "skip" or a callable, a file that does
+    not index cleanly is indexed over its good records only (the damage skipped and reported
+    as iter_records does), so `len` counts them and `[i]` returns them; that index is held in
+    memory and never saved as a sidecar (docs/reliability.md). Damage that appears after a
+    file was indexed (a fresh sidecar) is found by the CRC check of `[i]`, which raises
+    CorruptRecordError naming the file and offset in every mode: `len` already counted it.
+
     A URL (s3://, gs://, https://, ...) is read by ranged requests; its index is the sidecar
     next to the object, `index=` (path or URL), or one scan cached locally (see docs/cloud.md).
     `storage_options`: fsspec's options for it, or an fsspec filesystem.
     """
 
     def __new__(cls, path: PathName = None, *args: Any, **kwargs: Any) -> TFRecordFile:
-        if cls is TFRecordFile and path is not None and _is_compressed(os.fspath(path)):
+        damaged = kwargs.get("on_error", "raise") != "raise"  # damage is skipped: the first record may be
+        if cls is TFRecordFile and path is not None and _is_compressed(os.fspath(path), damaged):
             from ._compressed_file import CompressedRecordFile
 
             return super().__new__(CompressedRecordFile)
@@ -146,12 +157,17 @@ class TFRecordFile(RecordSequence):
         *,
         verify: bool = True,
         on_stale: str = "rebuild",
+        on_error: OnError | DamagePolicy = "raise",
+        max_skipped: int | None = None,
         storage_options: StorageOptions = None,
     ) -> None:
         self._path = os.fspath(path)  # type: ignore[arg-type]
         self._index_arg = os.fspath(index) if isinstance(index, (str, os.PathLike)) else index
         self._verify = verify
         self._on_stale = on_stale
+        # ShardedRecords hands each shard its DamagePolicy, so that max_skipped counts over all of them
+        policy = on_error if isinstance(on_error, DamagePolicy) else DamagePolicy(on_error, max_skipped)
+        self._policy = None if policy.raises else policy
         self._storage_options = storage_options
         self._lock = threading.Lock()
         self._open(None)
@@ -159,22 +175,39 @@ class TFRecordFile(RecordSequence):
     def _open(self, prebuilt: RecordIndex | None) -> None:
         if "://" in self._path and not self._path.startswith("file://"):
             return self._open_remote(prebuilt)
-        buf, st = map_uncompressed(self._path, "random access")
+        buf, st = map_uncompressed(self._path, "random access", damaged=self._policy is not None)
         try:
             idx = open_index(
-                self._path, buf, st, self._index_arg, verify=self._verify, on_stale=self._on_stale, prebuilt=prebuilt
+                self._path,
+                buf,
+                st,
+                self._index_arg,
+                verify=self._verify,
+                on_stale=self._on_stale,
+                prebuilt=prebuilt,
+                policy=self._policy,
             )
         except BaseException:
             release(buf)
             raise
         self._buf: Buffer | None = buf
+        self._use(idx)
+
+    def _use(self, idx: RecordIndex) -> None:
         self._idx: RecordIndex | None = idx
         self._offsets = idx.offsets
         self._at = _int_view(idx.offsets)  # offsets as Python ints, faster to index than numpy
+        self._ends = self._at[1:] if idx.ends is None else _int_view(idx.ends)  # where record i ends
         self._n = len(idx)
 
     def _open_remote(self, prebuilt: RecordIndex | None) -> None:
         from ._remote_index import open_remote
+
+        if self._policy is not None:
+            raise ValueError(
+                f"on_error= skips damage while indexing a local file; read {self._name} with "
+                "iter_records(on_error=...) instead"
+            )
 
         options, fs = split_options(self._storage_options)
         buf, idx = (
@@ -190,10 +223,7 @@ class TFRecordFile(RecordSequence):
             obj = RemoteObject(self._path, options, fs)
             buf = RemoteBuffer(obj, idx.file_size)
         self._buf = buf  # type: ignore[assignment]
-        self._idx = idx
-        self._offsets = idx.offsets
-        self._at = _int_view(idx.offsets)
-        self._n = len(idx)
+        self._use(idx)
         self._read = self._read_remote  # type: ignore[method-assign]
 
     # -- reading
@@ -208,6 +238,11 @@ class TFRecordFile(RecordSequence):
         """The binary sidecar in use, or None when the index is held in memory."""
         return self._idx.location if self._idx is not None else None
 
+    @property
+    def compression(self) -> str:
+        """'' (uncompressed); a CompressedRecordFile says 'gzip' or 'zlib'."""
+        return ""
+
     def __len__(self) -> int:
         return self._n
 
@@ -216,8 +251,7 @@ class TFRecordFile(RecordSequence):
             n = self._n
             i = key + n if key < 0 else key
             if 0 <= i < n:
-                at = self._at
-                return self._read(at[i], at[i + 1])
+                return self._read(self._at[i], self._ends[i])
         self._check_open()
         return super().__getitem__(key)
 
@@ -231,16 +265,16 @@ class TFRecordFile(RecordSequence):
     def _get(self, i: int) -> bytes:
         self._check_open()
         i = _position(i, self._n)
-        return self._read(self._at[i], self._at[i + 1])
+        return self._read(self._at[i], self._ends[i])
 
     def _take(self, positions: Iterable[int]) -> list[bytes]:
         self._check_open()
-        at, read = self._at, self._read
+        at, ends, read = self._at, self._ends, self._read
         prefetch = getattr(self._buf, "prefetch", None)
         if prefetch is not None:  # an object in a store: fetch the records' spans first, few requests
             positions = list(positions)
-            prefetch([(at[i], at[i + 1]) for i in positions])
-        return [read(at[i], at[i + 1]) for i in positions]
+            prefetch([(at[i], ends[i]) for i in positions])
+        return [read(at[i], ends[i]) for i in positions]
 
     def _read(self, start: int, end: int) -> bytes:
         buf = self._buf
@@ -299,9 +333,9 @@ class TFRecordFile(RecordSequence):
 
     def __iter__(self) -> Iterator[bytes]:
         self._check_open()
-        at, read = self._at, self._read
+        at, ends, read = self._at, self._ends, self._read
         for i in range(self._n):
-            yield read(at[i], at[i + 1])
+            yield read(at[i], ends[i])
 
     def offset(self, i: int) -> int:
         """Byte offset of record `i` in the file (where its 12-byte header starts)."""
@@ -315,8 +349,10 @@ class TFRecordFile(RecordSequence):
             buf, self._buf = self._buf, None
             idx, self._idx = self._idx, None
             self._offsets = np.zeros(1, np.uint64)
+            self._ends.release()
             self._at.release()
             self._at = _int_view(self._offsets)
+            self._ends = self._at[1:]
             self._n = 0
             if idx is not None:
                 idx.close()
@@ -333,18 +369,19 @@ class TFRecordFile(RecordSequence):
         if self.closed:
             return describe("TFRecordFile", repr(self._name), "closed")
         index = f"index={self.index_path!r}" if self.index_path is not None else "index in memory"
-        return describe("TFRecordFile", repr(self._name), count(self._n), index, "open")
+        return describe("TFRecordFile", repr(self._name), self.compression, count(self._n), index, "open")
 
     def __getstate__(self) -> dict[str, Any]:
         idx = self._idx
         in_memory = None
         if idx is not None and idx.location is None:  # no sidecar to reopen: send the offsets along
-            in_memory = (np.asarray(idx.offsets), idx.file_size, idx.mtime_ns, idx.check, idx.verified)
+            in_memory = (np.asarray(idx.offsets), idx.file_size, idx.mtime_ns, idx.check, idx.verified, idx.ends)
         return {
             "path": self._path,
             "index": self._index_arg,
             "verify": self._verify,
             "on_stale": self._on_stale,
+            "policy": self._policy,
             "storage_options": self._storage_options,
             "in_memory": in_memory,
             "closed": self.closed,
@@ -355,10 +392,15 @@ class TFRecordFile(RecordSequence):
         self._index_arg = state["index"]
         self._verify = state["verify"]
         self._on_stale = state["on_stale"]
+        self._policy = state.get("policy")
         self._storage_options = state.get("storage_options")
         self._lock = threading.Lock()
         self._buf, self._idx, self._offsets, self._n = None, None, np.zeros(1, np.uint64), 0
         self._at = _int_view(self._offsets)
+        self._ends = self._at[1:]
         if not state["closed"]:
-            prebuilt = RecordIndex(*state["in_memory"]) if state["in_memory"] is not None else None
+            prebuilt = None
+            if state["in_memory"] is not None:
+                offsets, size, mtime_ns, check, verified, ends = state["in_memory"]
+                prebuilt = RecordIndex(offsets, size, mtime_ns, check, verified, ends=ends)
             self._open(prebuilt)

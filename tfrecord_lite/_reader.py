@@ -15,6 +15,7 @@ import inspect
 import itertools
 import os
 import re
+import stat
 import zlib
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
@@ -27,26 +28,13 @@ from ._inflate import library
 from ._prefetch import PREFETCH, prefetched
 from ._repr import compression, describe, shown_paths
 from ._skipping import DamagePolicy, OnError
-from ._sniff import SNIFF_SIZE, not_a_tfrecord, sniff_compression
+from ._sniff import SNIFF_SIZE, inflates, not_a_tfrecord, sniff_compression
 from ._sources import Sources, resolve_inputs
 
 CHUNK_SIZE = 1 << 20
 _STEP = 1 << 16  # compressed bytes fed to the decompressor at a time (the most fed again after damage)
 _WBITS = {"gzip": 31, "zlib": 15}
 _RECORD_URL = re.compile(r"[a-z][a-z0-9+.-]*://[^*?\[]*\.(tfrecords?|tfrec|tfr)(\.gz|\.zlib|\.zz)?$", re.I)
-
-
-def _inflates(head: bytes, compression: str) -> bool:
-    """Whether the first bytes of a file start a GZIP / ZLIB stream: they inflate to something
-    before any error (a stream damaged later is still a stream)."""
-    inflater = zlib.decompressobj(_WBITS[compression])
-    for at in range(0, len(head), 16):
-        try:
-            if inflater.decompress(head[at : at + 16], 1) or inflater.eof:
-                return True
-        except zlib.error:
-            return False
-    return True
 
 
 class _Inflater:
@@ -179,7 +167,7 @@ class DecodedStream:
             head = self._read_head()
             if compression == "auto":
                 compression = sniff_compression(head)
-                if not strict and compression in _WBITS and not _inflates(head, compression):
+                if not strict and compression in _WBITS and not inflates(head, compression):
                     compression = "unknown"  # a damaged first header that looks like a zlib / gzip header
             if compression == "unknown":
                 if strict:
@@ -234,6 +222,16 @@ class DecodedStream:
                 data = self._read(len(view))
         view[: len(data)] = data
         return len(data)
+
+    def size(self) -> int | None:
+        """The length of the stream now, when known (an uncompressed file's size); else None."""
+        if self.compression:
+            return None
+        try:
+            st = os.fstat(self._file.fileno())
+        except (AttributeError, OSError, ValueError):  # a file object without a descriptor
+            return None
+        return st.st_size if stat.S_ISREG(st.st_mode) else None
 
     def close(self) -> None:
         """Close the file (only if we opened it)."""
@@ -300,6 +298,11 @@ class StreamScanner:
         self._eof = False
         self._failure: TFRecordError | None = None  # a broken compressed stream: after the records before it
         self.records = 0  # records yielded so far
+
+    @property
+    def origin(self) -> int:
+        """The stream offset of the buffer's first byte (of the view the last chunk gave)."""
+        return self._origin
 
     def chunks(self, multiple: int = 1) -> Iterator[tuple[memoryview, list[int], list[int]]]:
         """(view, starts, lengths) of the records, a buffer at a time.
@@ -416,7 +419,9 @@ class StreamScanner:
 
         pos = offset - self._origin
         while True:
-            hit = find_header(self._view.obj, pos, self._have - HEADER_SIZE + 1)  # type: ignore[arg-type]
+            size = self._have if self._eof else self._stream.size()
+            end = None if size is None else size if self._eof else size - self._origin
+            hit = find_header(self._view.obj, pos, self._have - HEADER_SIZE + 1, end=end)  # type: ignore[arg-type]
             if hit >= 0:
                 end = hit + OVERHEAD + int.from_bytes(self._view[hit : hit + 8], "little")
                 if end > self._have and not self._eof:

@@ -89,7 +89,7 @@ def salvage(
     try:
         with Publication(target) as publication:
             temp = publication.file(target)
-            with TFRecordWriter(temp, compression) as writer:
+            with TFRecordWriter(temp, compression, buffered=True) as writer:
                 for view, starts, sizes in scanner.chunks():
                     for s, n in zip(starts, sizes, strict=True):
                         writer.write(view[s : s + n].tobytes())

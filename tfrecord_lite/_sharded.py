@@ -43,7 +43,7 @@ from ._reader import RecordIterator, iter_records
 from ._remote import RemotePublication, Store, is_url
 from ._repr import compression, count, describe, shown_paths
 from ._sidecar import SIDECAR_SUFFIX, IndexFallbackWarning, RecordIndex, save_offsets, sidecar_bytes
-from ._skipping import OnError
+from ._skipping import DamagePolicy, OnError
 from ._sources import Sources, resolve_inputs
 from ._validate import as_record
 from ._writer import TFRecordWriter
@@ -90,19 +90,31 @@ class ShardedRecords(RecordSequence):
     docs/inputs.md); a folder, glob or prefix is taken in natural name order. Each shard is a
     TFRecordFile, so the options `verify` and `on_stale` are passed on to them. URLs work too
     (their shards are opened concurrently), with `storage_options` for fsspec.
+    `on_error` / `max_skipped`: a shard that does not index cleanly is indexed over its good
+    records, as TFRecordFile does; max_skipped counts the damaged spans of all the shards.
     """
 
     def __init__(
-        self, inputs: Sources, *, verify: bool = True, on_stale: str = "rebuild", storage_options: StorageOptions = None
+        self,
+        inputs: Sources,
+        *,
+        verify: bool = True,
+        on_stale: str = "rebuild",
+        on_error: OnError = "raise",
+        max_skipped: int | None = None,
+        storage_options: StorageOptions = None,
     ) -> None:
         self.paths = resolve_inputs(inputs, storage_options=storage_options)
         self._verify, self._storage_options = verify, storage_options
         self.shards: list[TFRecordFile] = []
+        policy = DamagePolicy(on_error, max_skipped)  # one for all the shards
 
         def open_shard(path: str) -> TFRecordFile:
             if is_url(path):
-                return TFRecordFile(path, verify=verify, on_stale=on_stale, storage_options=storage_options)
-            return TFRecordFile(path, verify=verify, on_stale=on_stale)
+                return TFRecordFile(
+                    path, verify=verify, on_stale=on_stale, on_error=policy, storage_options=storage_options
+                )
+            return TFRecordFile(path, verify=verify, on_stale=on_stale, on_error=policy)
 
         try:
             with _one_fallback_warning(len(self.paths)):
@@ -186,7 +198,7 @@ class _Shard:
 
     def __init__(self, temp: str, compression: str | None, track: bool, storage_options: StorageOptions) -> None:
         self.temp = temp
-        self.writer = TFRecordWriter(temp, compression, storage_options=storage_options)
+        self.writer = TFRecordWriter(temp, compression, buffered=True, storage_options=storage_options)
         self.offsets: array[int] | None = array("Q", [0]) if track else None
         self.records = 0
         self.bytes = 0

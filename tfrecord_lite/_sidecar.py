@@ -28,7 +28,7 @@ import os
 import struct
 import warnings
 from collections.abc import Callable
-from typing import IO, BinaryIO, Union
+from typing import IO, TYPE_CHECKING, BinaryIO, Union
 
 import numpy as np
 from crc32c import crc32c
@@ -36,7 +36,10 @@ from crc32c import crc32c
 from ._errors import PathName, TFRecordError
 from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, header_is_valid, scan
 from ._publish import write_atomic
-from ._sniff import SNIFF_SIZE, not_a_tfrecord, sniff_compression
+from ._sniff import SNIFF_SIZE, inflates, not_a_tfrecord, sniff_compression
+
+if TYPE_CHECKING:
+    from ._skipping import DamagePolicy
 
 SIDECAR_SUFFIX = ".tfrlidx"
 MAGIC = b"TFRLIDX\0"
@@ -68,9 +71,13 @@ class IndexFormatError(TFRecordError, ValueError):
 
 
 class RecordIndex:
-    """Offsets of the records of one file, memory-mapped from a sidecar or held in memory."""
+    """Offsets of the records of one file, memory-mapped from a sidecar or held in memory.
 
-    __slots__ = ("_mm", "check", "file_size", "location", "mtime_ns", "offsets", "verified")
+    `ends` is None when the records follow each other (record k ends where k + 1 starts);
+    an index built past damage (_tolerant_index.py) holds the end of each record there,
+    is kept in memory only, and its last offset is where its last good record ends."""
+
+    __slots__ = ("_mm", "check", "ends", "file_size", "location", "mtime_ns", "offsets", "verified")
 
     def __init__(
         self,
@@ -81,8 +88,10 @@ class RecordIndex:
         verified: bool,
         location: str | None = None,
         mm: mmap.mmap | None = None,
+        ends: np.ndarray | None = None,
     ) -> None:
         self.offsets = offsets
+        self.ends = ends
         self.file_size = file_size
         self.mtime_ns = mtime_ns
         self.check = check
@@ -127,11 +136,15 @@ def release(buf: Buffer) -> None:
             pass
 
 
-def require_uncompressed(buf: Buffer, path: PathName, action: str = "random access") -> None:
+def require_uncompressed(buf: Buffer, path: PathName, action: str = "random access", damaged: bool = False) -> None:
     """Raise a clear TFRecordError when `buf` holds a GZIP or ZLIB file instead of plain records,
-    and the "not a TFRecord file" error when it holds no records at all."""
+    and the "not a TFRecord file" error when it holds no records at all. `damaged`: damage is
+    skipped, so a file whose first record is damaged (even into GZIP / ZLIB look-alike bytes
+    that do not inflate) is a plain file, as iter_records reads it."""
     head = bytes(buf[:SNIFF_SIZE])
     kind = sniff_compression(head).upper()
+    if damaged and (kind == "UNKNOWN" or (kind and not inflates(head, kind.lower()))):
+        return
     if kind == "UNKNOWN":
         raise not_a_tfrecord(path, head)
     if kind:
@@ -144,11 +157,13 @@ def require_uncompressed(buf: Buffer, path: PathName, action: str = "random acce
         )
 
 
-def edge_check(buf: Buffer, offsets: np.ndarray) -> int:
-    """CRC32C of the header and footer bytes of the first and last record (0 when empty)."""
+def edge_check(buf: Buffer, offsets: np.ndarray, ends: np.ndarray | None = None) -> int:
+    """CRC32C of the header and footer bytes of the first and last record (0 when empty);
+    `ends`: each record's end, when records do not follow each other (RecordIndex.ends)."""
     if len(offsets) < 2:
         return 0
-    first, second, before_last, end = (int(offsets[0]), int(offsets[1]), int(offsets[-2]), int(offsets[-1]))
+    second = int(offsets[1] if ends is None else ends[0])
+    first, before_last, end = int(offsets[0]), int(offsets[-2]), int(offsets[-1])
     if end > len(buf):
         return -1  # the file is shorter than the index: cannot match
     parts = (
@@ -349,15 +364,17 @@ def staleness(index: RecordIndex, buf: Buffer, st: os.stat_result) -> str | None
         return f"the file is {st.st_size} bytes now, {index.file_size} when indexed"
     if st.st_mtime_ns != index.mtime_ns:
         return "the file was modified after it was indexed (its mtime changed)"
-    if edge_check(buf, index.offsets) != index.check or not edges_consistent(buf, index.offsets):
+    if edge_check(buf, index.offsets, index.ends) != index.check or not edges_consistent(
+        buf, index.offsets, index.ends
+    ):
         return "the first or last record differs from the indexed one"
     return None
 
 
-def edges_consistent(buf: Buffer, offsets: np.ndarray) -> bool:
+def edges_consistent(buf: Buffer, offsets: np.ndarray, ends: np.ndarray | None = None) -> bool:
     """The first and last indexed records have valid headers announcing the indexed lengths."""
     for k in {0, len(offsets) - 2} if len(offsets) > 1 else ():
-        start, end = int(offsets[k]), int(offsets[k + 1])
+        start, end = int(offsets[k]), int(offsets[k + 1] if ends is None else ends[k])
         if (
             end > len(buf)
             or not header_is_valid(buf, start)  # type: ignore[arg-type]
@@ -371,6 +388,7 @@ def grown_from(index: RecordIndex, buf: Buffer) -> bool:
     """The file only grew since `index` was made: the indexed part checks and a record follows it."""
     return (
         len(buf) > index.file_size
+        and index.ends is None
         and edge_check(buf, index.offsets) == index.check
         and edges_consistent(buf, index.offsets)
         and header_is_valid(buf, index.file_size)  # type: ignore[arg-type]
@@ -390,13 +408,16 @@ def open_index(
     on_stale: str = "rebuild",
     save: bool = True,
     prebuilt: RecordIndex | None = None,
+    policy: DamagePolicy | None = None,
 ) -> RecordIndex:
     """The index of the mapped file `path`: a fresh existing one, else one built now (and saved).
 
     `index`: None / True = the sidecar beside the file; a path = that binary or
     text index (a new binary one is written there when it does not exist);
     False = build in memory and write nothing. `prebuilt` is an in-memory index
-    (sent to a worker process) that is used when still fresh.
+    (sent to a worker process) that is used when still fresh. With a `policy` that
+    skips damage, a file that does not index cleanly gets an in-memory index of its
+    good records (_tolerant_index.py), never saved.
     """
     if on_stale not in ON_STALE:
         raise ValueError(f"on_stale must be one of {ON_STALE}, not {on_stale!r}")
@@ -432,10 +453,18 @@ def open_index(
         if existing.location is None or existing.location != location:  # text or in-memory: never overwrite
             location = sidecar_path(path) if index is not False else None
     start = existing if existing is not None and grown_from(existing, buf) else None
-    fresh = build_index(buf, st, path=path, verify=verify, start=start)
-    if existing is not None:
-        existing.close()
-    if save and location is not None:
+    try:
+        fresh = build_index(buf, st, path=path, verify=verify, start=start)
+    except TFRecordError:
+        if policy is None or policy.raises:
+            raise
+        from ._tolerant_index import build_past_damage
+
+        fresh = build_past_damage(path, buf, st, policy, verify)
+    finally:
+        if existing is not None:
+            existing.close()
+    if save and location is not None and fresh.ends is None:
         save_sidecar(fresh, location)
     return fresh
 
@@ -456,8 +485,9 @@ def try_read_index(location: str, buf: Buffer, st: os.stat_result, explicit: boo
         return None  # a damaged sidecar of ours is rebuilt like a stale one
 
 
-def map_uncompressed(path: str, action: str) -> tuple[Buffer, os.stat_result]:
-    """Memory-map an uncompressed TFRecord file for reading (TFRecordError if it is compressed)."""
+def map_uncompressed(path: str, action: str, damaged: bool = False) -> tuple[Buffer, os.stat_result]:
+    """Memory-map an uncompressed TFRecord file for reading (TFRecordError if it is compressed;
+    `damaged` as require_uncompressed's)."""
     if os.path.isdir(path):
         raise IsADirectoryError(
             errno.EISDIR,
@@ -469,7 +499,7 @@ def map_uncompressed(path: str, action: str) -> tuple[Buffer, os.stat_result]:
         st = os.fstat(fh.fileno())
         buf = map_file(fh)
     try:
-        require_uncompressed(buf, path, action)
+        require_uncompressed(buf, path, action, damaged)
     except BaseException:
         release(buf)
         raise

@@ -46,6 +46,19 @@ def sniff_compression(head: bytes) -> str:
     return "" if len(head) < HEADER_SIZE else "unknown"  # shorter: a truncated first record
 
 
+def inflates(head: bytes, compression: str) -> bool:
+    """Whether the first bytes of a file start a GZIP / ZLIB stream: they inflate to something
+    before any error (a stream damaged later is still a stream)."""
+    inflater = zlib.decompressobj(_WBITS[compression])
+    for at in range(0, len(head), 16):
+        try:
+            if inflater.decompress(head[at : at + 16], 1) or inflater.eof:
+                return True
+        except zlib.error:
+            return False
+    return True
+
+
 def inflated_head(head: bytes, compression: str) -> bytes | None:
     """The first (up to 12) bytes `head` inflates to; None when it is not valid GZIP / ZLIB data."""
     try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import operator
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -90,6 +90,13 @@ def check_int(name: str, value: Any, minimum: int | None = None) -> int:
     if minimum is not None and number < minimum:
         raise ValueError(f"{name} must be {expected}, found {number}")
     return number
+
+
+def check_choice(name: str, value: Any, allowed: Sequence[Any]) -> Any:
+    """`value` if it is one of `allowed`; else a ValueError listing them."""
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r}: use one of {', '.join(repr(a) for a in allowed)}")
+    return value
 
 
 def check_callable(name: str, value: Any, what: str) -> None:

@@ -1,6 +1,11 @@
-# The writer. Records are collected in memory up to a megabyte and then framed
-# together by _framing.frame_many and written with one call, so a small record
-# costs no system call and little Python work each. GZIP and ZLIB files are one zlib stream over
+# The writer. To a local uncompressed file, each write() hands its framed record to
+# the kernel with one os.writev (header, payload and footer, never concatenated)
+# before it returns, so a process killed at any moment (SIGKILL included) leaves every
+# record whose write() returned. Everywhere else (compressed streams, uploads, file
+# objects, and `buffered=True` for files that only appear whole, such as staged
+# shards) records are collected in memory up to a megabyte, framed together by
+# _framing.frame_many and written with one call, so a small record costs no system
+# call and little Python work. GZIP and ZLIB files are one zlib stream over
 # the whole file, as TensorFlow writes them (zlib wrapper with adler32 for ZLIB,
 # gzip wrapper for GZIP; default level, memLevel 9 like TF's ZlibOutputBuffer), so the
 # default output is TensorFlow's byte for byte; `level=` and `fast=True` (ISA-L or
@@ -16,10 +21,14 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
+import struct
 import zlib
 from collections.abc import Mapping
 from typing import IO, Any
+
+from crc32c import crc32c as _crc32c
 
 from ._append import finish_append, prepare_append
 from ._codec import encode_example
@@ -32,7 +41,7 @@ from ._files import (
     open_binary,
     size_in_bytes,
 )
-from ._framing import frame_many
+from ._framing import _HEADERS_BY_LENGTH, _MASK_DELTA, cached_header, frame_many
 from ._gzip_index import SeekPoints
 from ._inflate import library
 from ._publish import OutputLock
@@ -41,6 +50,21 @@ from ._validate import as_record
 
 _BUFFER_SIZE = 1 << 20
 _WBITS = {"gzip": 31, "zlib": 15}
+_U32 = struct.Struct("<I").pack
+
+
+def _write_rest(fd: int, parts: tuple[bytes, ...], written: int) -> None:
+    """Finish a short write of `parts` (the disk filling up), so that the error that stopped it is raised."""
+    rest = memoryview(b"".join(parts))[written:]
+    while rest:
+        rest = rest[os.write(fd, rest) :]
+
+
+def _join_and_write(fd: int, parts: tuple[bytes, ...]) -> int:
+    return os.write(fd, b"".join(parts))
+
+
+_writev = getattr(os, "writev", _join_and_write)  # Windows has no writev
 
 
 def _compressor(compression: str, level: int | None, fast: bool) -> Any:
@@ -82,9 +106,15 @@ class TFRecordWriter:
     on a complete record (`truncate_partial=True` cuts an incomplete last record
     off instead of refusing) and extends its index sidecar.
 
-    The file is written in place: a killed writer leaves every record written before
-    the last `flush()` (and what the 1 MiB buffer pushed out) complete, and at most one
-    incomplete record at the end. A local path is locked while the writer is open
+    The file is written in place. To an uncompressed local file each write() reaches the
+    OS before it returns: a killed writer (even by SIGKILL) leaves every record whose
+    write() returned, and at most one incomplete record at the end (a reader raises
+    TruncatedRecordError there; append=True, truncate_partial=True cuts it off).
+    `buffered=True` collects records in a 1 MiB buffer instead (faster for records of
+    a few hundred bytes; a killed writer loses what the buffer held): for files that
+    appear only when complete, such as staged shards. A compressed stream is always
+    buffered: what reached the file by the last `flush()` survives a kill (see
+    docs/reliability.md). A local path is locked while the writer is open
     (`.NAME.lock` beside it; a second writer raises OutputLockedError). A write that
     fails (disk full) raises an OSError naming the file, after cutting an uncompressed
     file back to its last complete record.
@@ -104,6 +134,7 @@ class TFRecordWriter:
         level: int | None = None,
         fast: bool = False,
         seek_every: int | str | None = None,
+        buffered: bool = False,
         storage_options: StorageOptions = None,
     ) -> None:
         self.compression = normalize_compression(compression)
@@ -124,6 +155,9 @@ class TFRecordWriter:
             raise
         self._start = self._append.offset if self._append is not None else 0
         self._compressor = _compressor(self.compression, level, fast) if self.compression else None
+        local = self._owned and isinstance(self._file, io.BufferedWriter)
+        self._fd = self._file.fileno() if local else None  # written to directly, past the file object's buffer
+        self._through = local and not self.compression and not buffered
         self._records: list[bytes] = []  # written but not yet framed
         self._pending = 0  # their framed size
         self._drained_records = 0
@@ -153,6 +187,14 @@ class TFRecordWriter:
             if self._file is None:
                 raise ValueError("write to a closed TFRecordWriter")
             record = as_record(record)
+        if self._through:  # the hot path: framing inlined (frame_header / frame_footer, cached)
+            n = len(record)
+            c = _crc32c(record)
+            footer = _U32((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF)
+            self._emit(n + 16, _HEADERS_BY_LENGTH.get(n) or cached_header(n), record, footer)
+            self._drained_records += 1
+            self._drained_bytes += n + 16
+            return
         self._records.append(record)
         self._pending += len(record) + 16
         if self._pending >= self._drain_at:
@@ -174,15 +216,22 @@ class TFRecordWriter:
             if self._seek is not None:
                 data += self._seek.after(self._compressor, len(data), self._drained_bytes + size)
         if data:
-            self._emit(data)
+            self._emit(len(data), data)
         self._drained_records += records
         self._drained_bytes += size
 
-    def _emit(self, data: bytes) -> None:
-        """Write and push to the OS, so that a failure is seen here, after whole records only."""
+    def _emit(self, size: int, *parts: bytes) -> None:
+        """Write `parts` (`size` bytes) and push them to the OS, so that a failure is seen here, after
+        whole records only."""
         try:
-            self._file.write(data)  # type: ignore[union-attr]
-            self._file.flush()  # type: ignore[union-attr]
+            if self._fd is not None:
+                written = _writev(self._fd, parts)
+                if written < size:
+                    _write_rest(self._fd, parts, written)
+            else:
+                for part in parts:
+                    self._file.write(part)  # type: ignore[union-attr]
+                self._file.flush()  # type: ignore[union-attr]
         except OSError as err:
             self._fail(err)
 
@@ -218,7 +267,7 @@ class TFRecordWriter:
             out = self._compressor.flush(zlib.Z_SYNC_FLUSH)
             if self._seek is not None:
                 self._seek.wrote(len(out))
-            self._emit(out)
+            self._emit(len(out), out)
 
     def close(self) -> None:
         """Finish the file; closes it only if the writer opened it. Safe to call twice."""
@@ -227,7 +276,8 @@ class TFRecordWriter:
         try:
             self._drain()
             if self._compressor is not None:
-                self._emit(self._compressor.flush(zlib.Z_FINISH))
+                out = self._compressor.flush(zlib.Z_FINISH)
+                self._emit(len(out), out)
         finally:
             if self._file is not None and self._owned:
                 self._file.close()

@@ -14,14 +14,16 @@
 # per-consumer buffer. A resumable position is just (epoch, items yielded): the pipeline
 # is deterministic, so resuming replays the raw record stream (no decoding) up to the
 # position; without a shuffle buffer, indexed files skip straight to it.
+#
+# This module holds the datasets only: batching is _collate.py's (re-exported here), reading a
+# plan's segments _segments.py's, the plan itself _plan.py's.
 from __future__ import annotations
 
 import bisect
 import itertools
 import os
 import random
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,18 +31,15 @@ import numpy as np
 try:
     import torch
     import torch.distributed as dist
-    from torch.utils.data import Dataset, IterableDataset, default_collate, get_worker_info
+    from torch.utils.data import Dataset, IterableDataset, get_worker_info
 except ModuleNotFoundError as exc:  # still a ModuleNotFoundError, which pytest.importorskip and others expect
     raise ModuleNotFoundError(
         f"tfrecord_lite.torch needs PyTorch ({exc}): pip install 'tfrlite[torch]'", name=exc.name
     ) from exc
 
 from ._codec import decode_example, decode_sequence_example
-from ._columnar import Ragged, decode_examples
-from ._errors import TFRecordError
-from ._files import StorageOptions, normalize_compression, split_options
-from ._framing import HEADER_SIZE
-from ._pieces import file_kind
+from ._collate import Collate, collate, decode_batch, to_torch
+from ._files import StorageOptions, normalize_compression
 from ._plan import (
     EVEN,
     MIXING_SALT,
@@ -55,18 +54,13 @@ from ._plan import (
     shard_order,
     shuffle_buffer,
 )
-from ._prefetch import PREFETCH, prefetched
-from ._random_access import TFRecordFile
-from ._reader import RecordIterator, iter_records
-from ._remote import RemoteObject, is_url
+from ._prefetch import PREFETCH
 from ._repr import compression, count, describe, shown_keys, shown_paths
+from ._segments import count_records, file_kinds, read_segments, skip_segments
 from ._sharded import ShardedRecords
-from ._sidecar import sidecar_path
 from ._skipping import DamagePolicy, OnError
-from ._sniff import sniff_compression
 from ._sources import Sources, resolve_inputs
-from ._spec import FixedLenSequenceFeature, VarLenFeature
-from ._validate import check_callable, check_int, feature_specs
+from ._validate import check_callable, check_choice, check_int, feature_specs
 
 __all__ = [
     "Collate",
@@ -101,27 +95,7 @@ def _distributed() -> tuple[int, int] | None:
     return None
 
 
-def _choose(name: str, value: Any, allowed: Sequence[Any]) -> Any:
-    if value not in allowed:
-        raise ValueError(f"{name}={value!r}: use one of {', '.join(repr(a) for a in allowed)}")
-    return value
-
-
 # --------------------------------------------------------------------------- items and collation
-
-
-def to_torch(value: Any) -> Any:
-    """numpy numeric arrays / scalars -> tensors sharing their memory (dicts, lists and tuples recursively);
-    bytes, strings, object arrays and None stay as they are."""
-    if isinstance(value, np.ndarray):
-        return torch.from_numpy(value) if value.dtype.kind in "biuf" else value
-    if isinstance(value, np.generic):
-        return torch.from_numpy(np.asarray(value)) if value.dtype.kind in "biuf" else value
-    if isinstance(value, dict):
-        return {k: to_torch(v) for k, v in value.items()}
-    if isinstance(value, list) and value and isinstance(value[0], (np.ndarray, np.generic)):
-        return [to_torch(v) for v in value]
-    return value
 
 
 def _steps_array(steps: Any) -> Any:
@@ -147,13 +121,13 @@ class _Decoder:
     ) -> None:
         if record_type is None:
             record_type = "sequence_example" if (context_features or sequence_features) else "example"
-        self.record_type = _choose("record_type", record_type, RECORD_TYPES)
+        self.record_type = check_choice("record_type", record_type, RECORD_TYPES)
         if features is not None and record_type != "example":
             raise ValueError("features= is the spec of an Example; for SequenceExamples use context_features=")
         self.features = feature_specs(features)
         self.context_features = feature_specs(context_features, "context_features")
         self.sequence_features = feature_specs(sequence_features, "sequence_features")
-        self.output = _choose("output", output, ("numpy", "torch"))
+        self.output = check_choice("output", output, ("numpy", "torch"))
         check_callable("transform", transform, "applied to each decoded item")
         self.transform = transform
 
@@ -195,163 +169,6 @@ def _collate_for(collate_fn: Any, decode: _Decoder) -> Collate:
             "pass your own function to DataLoader(collate_fn=...) instead"
         )
     return (collate_fn or collate).for_spec(decode.features, decode.sequence_features)
-
-
-def _numeric_tensor(value: Any) -> torch.Tensor | None:
-    if isinstance(value, torch.Tensor):
-        return value
-    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biuf":
-        return torch.from_numpy(np.asarray(value))
-    return None
-
-
-class Collate:
-    """Batches dict items: equal-shape numbers are stacked; numbers whose first dimension differs
-    (VarLenFeature, feature lists) are padded with `pad_value` plus a `<key>_length` tensor, or kept
-    as a list of tensors with varlen="list"; bytes, strings, None and object arrays become lists.
-    Keys in `ragged` are always padded with lengths, even when a batch happens to be regular (a
-    dataset's `collate_fn` knows them from its spec). Items that are not dicts go to torch's
-    default_collate; a single dict (batch_size=None) is converted with to_torch."""
-
-    def __init__(
-        self,
-        *,
-        varlen: str = "pad",
-        pad_value: float = 0,
-        length_key: str = "{}_length",
-        ragged: Iterable[str] = (),
-    ) -> None:
-        self.varlen = _choose("varlen", varlen, ("pad", "list"))
-        self.pad_value = pad_value
-        self.length_key = length_key
-        self.ragged = frozenset(ragged)
-
-    def __repr__(self) -> str:
-        ragged = f"ragged={sorted(self.ragged)!r}" if self.ragged else None
-        return describe(
-            "Collate",
-            f"varlen={self.varlen!r}",
-            f"pad_value={self.pad_value!r}",
-            f"length_key={self.length_key!r}",
-            ragged,
-        )
-
-    def for_spec(
-        self, features: Mapping[str, Any] | None = None, sequence_features: Mapping[str, Any] | None = None
-    ) -> Collate:
-        """This collation with the ragged keys of a spec: VarLenFeatures of an Example and
-        FixedLenSequenceFeatures of a SequenceExample."""
-        keys = {k for k, spec in (features or {}).items() if isinstance(spec, VarLenFeature)}
-        keys |= {k for k, spec in (sequence_features or {}).items() if isinstance(spec, FixedLenSequenceFeature)}
-        return Collate(
-            varlen=self.varlen, pad_value=self.pad_value, length_key=self.length_key, ragged=self.ragged | keys
-        )
-
-    def __call__(self, batch: Sequence[Any]) -> Any:
-        if isinstance(batch, Mapping):  # one item (DataLoader with batch_size=None)
-            return to_torch(dict(batch))
-        if not batch or not isinstance(batch[0], Mapping):
-            return default_collate(list(batch))
-        return self._assemble({key: self._column(key, [item[key] for item in batch]) for key in batch[0]})
-
-    def columns(self, columns: Mapping[str, Any]) -> dict[str, Any]:
-        """The batch layout of __call__ from decode_examples' columns (arrays, Ragged, lists of bytes)."""
-        out: dict[str, tuple[Any, torch.Tensor | None]] = {}
-        for key, col in columns.items():
-            if isinstance(col, Ragged):
-                out[key] = self._ragged(col)
-            elif isinstance(col, np.ndarray):
-                out[key] = (torch.from_numpy(col) if col.dtype.kind in "biuf" else col.tolist(), None)
-            else:
-                out[key] = (col, None)
-        return self._assemble(out)
-
-    def _assemble(self, columns: Mapping[str, tuple[Any, torch.Tensor | None]]) -> dict[str, Any]:
-        """The batch dict: each key's value, followed by its lengths when it was padded."""
-        out: dict[str, Any] = {}
-        for key, (value, lengths) in columns.items():
-            out[key] = value
-            if lengths is not None:
-                name = self.length_key.format(key)
-                if name in columns or name in out:
-                    raise ValueError(f"cannot add the lengths of {key!r} as {name!r}: the items already have that key")
-                out[name] = lengths
-        if get_worker_info() is not None:
-            _one_storage(out)
-        return out
-
-    def _ragged(self, col: Ragged) -> tuple[Any, torch.Tensor | None]:
-        lengths = col.row_lengths()
-        if self.varlen == "list":
-            return [torch.from_numpy(v) for v in np.split(col.values, col.row_splits[1:-1])], None
-        width = int(lengths.max()) if len(lengths) else 0
-        padded = np.full((len(lengths), width), self.pad_value, dtype=col.values.dtype)
-        padded[np.arange(width) < lengths[:, None]] = col.values
-        return torch.from_numpy(padded), torch.from_numpy(lengths.astype(np.int64))
-
-    def _column(self, key: str, values: list[Any]) -> tuple[Any, torch.Tensor | None]:
-        """One key's batch, and the lengths tensor when it was padded."""
-        ragged = key in self.ragged
-        if not ragged and all(isinstance(v, (np.ndarray, np.generic)) and v.dtype.kind in "biuf" for v in values):
-            shape = values[0].shape
-            if all(v.shape == shape for v in values):
-                return torch.from_numpy(np.stack(values)), None
-        tensors = [_numeric_tensor(v) for v in values]
-        if any(t is None for t in tensors):
-            return [v.tolist() if isinstance(v, np.ndarray) else to_torch(v) for v in values], None
-        shapes = {tuple(t.shape) for t in tensors}  # type: ignore[union-attr]
-        if len(shapes) == 1 and not ragged:
-            return torch.stack(tensors), None  # type: ignore[arg-type]
-        ndims = {len(s) for s in shapes}
-        if self.varlen == "list" or len(ndims) != 1 or 0 in ndims or len({s[1:] for s in shapes}) != 1:
-            return tensors, None
-        lengths = [int(t.shape[0]) for t in tensors]  # type: ignore[union-attr]
-        trailing = tuple(next(iter(shapes))[1:])
-        dtype = tensors[0].dtype  # type: ignore[union-attr]
-        for t in tensors[1:]:
-            dtype = torch.promote_types(dtype, t.dtype)  # type: ignore[union-attr]
-        padded = torch.full((len(tensors), max(lengths)) + trailing, self.pad_value, dtype=dtype)
-        for row, (t, n) in enumerate(zip(tensors, lengths, strict=False)):
-            padded[row, :n] = t  # type: ignore[assignment]
-        return padded, torch.tensor(lengths, dtype=torch.int64)
-
-
-# Mean record size above which a batch is decoded record by record: the columnar decoder's fixed
-# per-batch cost (~1 ms of numpy calls) outweighs per-record parsing for few, large records
-# (measured on 64 KiB Examples, batch 32: 10 us per record vs 37 us by columns).
-_LARGE_RECORD = 4096
-
-
-def _decode_batch(records: list[bytes], features: Mapping[str, Any], collate_fn: Collate) -> dict[str, Any]:
-    """A batch of Examples decoded by `features` in collate_fn's layout: by columns, or record by
-    record when the records are large (the layout is the same either way)."""
-    if sum(map(len, records)) >= _LARGE_RECORD * len(records):
-        batch: dict[str, Any] = collate_fn([decode_example(r, features) for r in records])
-        return batch
-    return collate_fn.columns(decode_examples(records, features))
-
-
-def _one_storage(batch: dict[str, Any]) -> None:
-    """Make the batch's tensors views of one storage. A DataLoader worker ships every storage to the
-    main process through its own shared-memory segment, and that costs more than copying a batch's
-    numbers once more (measured: ~250 us per extra tensor, per batch)."""
-    keys = [k for k, v in batch.items() if isinstance(v, torch.Tensor)]
-    if len(keys) < 2:
-        return
-    offsets = []
-    total = 0
-    for key in keys:
-        total = -(-total // 8) * 8  # aligned for every dtype
-        offsets.append(total)
-        total += batch[key].numel() * batch[key].element_size()
-    storage = torch.empty(total, dtype=torch.uint8)
-    for key, offset in zip(keys, offsets, strict=False):
-        tensor = batch[key]
-        view = storage[offset : offset + tensor.numel() * tensor.element_size()].view(tensor.dtype)
-        batch[key] = view.view(tensor.shape).copy_(tensor)
-
-
-collate = Collate()  # without a spec: pads only the keys whose shapes differ within a batch
 
 
 # --------------------------------------------------------------------------- map-style
@@ -403,7 +220,7 @@ class TFRecordDataset(Dataset[Any]):
         records = self._open()[indices]
         decode = self._decode
         if decode.record_type == "example" and decode.features is not None and decode.transform is None:
-            return _decode_batch(records, decode.features, self.collate_fn)
+            return decode_batch(records, decode.features, self.collate_fn)
         return self.collate_fn([decode(r) for r in records])
 
     def __getitems__(self, indices: list[int]) -> list[Any]:
@@ -424,77 +241,6 @@ class TFRecordDataset(Dataset[Any]):
 
 
 # --------------------------------------------------------------------------- streaming
-
-
-def _file_kind(path: str, compression: str, storage_options: StorageOptions = None) -> str:
-    """'' for an uncompressed file (indexable), else its compression."""
-    if compression != "auto" or not is_url(path):
-        return file_kind(path, compression)
-    head = RemoteObject(path, *split_options(storage_options)).read_range(0, HEADER_SIZE)
-    kind = sniff_compression(head)
-    return "" if kind == "unknown" else kind  # iter_records reports the unknown kind with its path
-
-
-def _file_kinds(paths: list[str], compression: str, storage_options: StorageOptions) -> list[str]:
-    """_file_kind of each file; objects in a store are asked concurrently (one round trip each)."""
-    if not any(is_url(p) for p in paths):
-        return [_file_kind(p, compression) for p in paths]
-    with ThreadPoolExecutor(8) as pool:
-        return list(pool.map(lambda p: _file_kind(p, compression, storage_options), paths))
-
-
-def _count_records(
-    path: str, kind: str, skipping: bool = False, verify: bool = True, storage_options: StorageOptions = None
-) -> int:
-    """Records in one shard: from its index when uncompressed, else by one pass over the stream
-    (also when damage is skipped: then the good records, found as reading will find them)."""
-    if kind == "" and not skipping:
-        with TFRecordFile(path, storage_options=storage_options) as f:
-            return len(f)
-    policy = DamagePolicy(_ignore) if skipping else None
-    return sum(1 for _ in RecordIterator(path, kind, verify and skipping, policy, storage_options=storage_options))
-
-
-def _ignore(err: TFRecordError) -> None:
-    """The on_error of counting passes: reading reports the damage."""
-
-
-def _indexed(path: str, kind: str, seg: Segment, policy: DamagePolicy | None = None) -> bool:
-    """Whether a segment is read through the file's index: an uncompressed file whose segment starts
-    inside it, or whose index sidecar already exists; otherwise it is streamed, and no index is built
-    just for reading it. With a policy that skips damage, files are always streamed (an index has no
-    place for a damaged record)."""
-    if kind != "" or (policy is not None and not policy.raises):
-        return False
-    return seg.start > 0 or seg.stop is not None or (not is_url(path) and os.path.exists(sidecar_path(path)))
-
-
-def _read_segment(
-    path: str,
-    kind: str,
-    seg: Segment,
-    verify: bool,
-    policy: DamagePolicy | None = None,
-    storage_options: StorageOptions = None,
-    stream: Any = None,
-) -> Iterator[bytes]:
-    """The raw records of one segment (see _indexed); `stream` is the file already opened (prefetched)."""
-    source = stream if stream is not None else path
-    if policy is not None and not policy.raises:
-        records = RecordIterator(source, kind, verify, policy, storage_options=storage_options)
-        yield from itertools.islice(records, seg.start, seg.stop)
-    elif _indexed(path, kind, seg):
-        with TFRecordFile(path, verify=verify, storage_options=storage_options) as f:
-            for i in range(seg.start, len(f) if seg.stop is None else seg.stop):
-                yield f[i]
-    else:
-        records = iter_records(
-            source,
-            compression=kind or "",
-            verify=verify,
-            storage_options=storage_options,
-        )
-        yield from itertools.islice(records, seg.start, seg.stop)
 
 
 class IterableTFRecordDataset(IterableDataset[Any]):
@@ -549,8 +295,8 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         self.paths = resolve_inputs(paths, storage_options=storage_options)
         self.storage_options = storage_options
         self.prefetch = check_int("prefetch", prefetch, 0)
-        self.split = _choose("split", split, SPLITS)
-        self.even = _choose("even", even, EVEN)
+        self.split = check_choice("split", split, SPLITS)
+        self.even = check_choice("even", even, EVEN)
         if (rank is None) != (world_size is None):
             raise ValueError("give both rank and world_size, or neither (then torch.distributed decides)")
         if world_size is not None and not 0 <= rank < world_size:  # type: ignore[operator]
@@ -558,7 +304,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         self._dist = (rank, world_size) if world_size is not None else _distributed()
         self.verify = verify
         comp = normalize_compression(compression, allow_auto=True)
-        self._kinds = _file_kinds(self.paths, comp, storage_options)
+        self._kinds = file_kinds(self.paths, comp, storage_options)
         self._counts: list[int | None] = [None] * len(self.paths)
         if self.split == "range" or self.even is not None:
             self._count_all()  # once, here in the main process: workers get the counts with the dataset
@@ -571,9 +317,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
     def _count_all(self) -> list[int]:
         for i, path in enumerate(self.paths):
             if self._counts[i] is None:
-                self._counts[i] = _count_records(
-                    path, self._kinds[i], self._skipping, self.verify, self.storage_options
-                )
+                self._counts[i] = count_records(path, self._kinds[i], self._skipping, self.verify, self.storage_options)
         return self._counts  # type: ignore[return-value]
 
     def __repr__(self) -> str:
@@ -617,7 +361,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
     def _segment_len(self, seg: Segment) -> int | None:
         n = self._counts[seg.shard]
         if n is None and self._kinds[seg.shard] == "":
-            n = self._counts[seg.shard] = _count_records(
+            n = self._counts[seg.shard] = count_records(
                 self.paths[seg.shard], "", self._skipping, self.verify, self.storage_options
             )
         if n is None:
@@ -628,28 +372,9 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         """The share's raw records from its position `skip` on; indexed segments are skipped, not read."""
         segments = list(share.segments)
         if share.step == 1:
-            while segments and skip:
-                n = self._segment_len(segments[0])
-                if n is None:
-                    break
-                if skip >= n:
-                    skip -= n
-                    segments.pop(0)
-                else:
-                    seg = segments[0]
-                    segments[0] = Segment(seg.shard, seg.start + skip, seg.start + n)
-                    skip = 0
-        # streamed objects of a store: their first blocks are fetched `prefetch` segments ahead
-        streamed = [
-            None if _indexed(self.paths[s.shard], self._kinds[s.shard], s, policy) else self.paths[s.shard]
-            for s in segments
-        ]
-        streams = prefetched(streamed, self.prefetch, self.storage_options)
-        records: Iterator[bytes] = itertools.chain.from_iterable(
-            _read_segment(
-                self.paths[s.shard], self._kinds[s.shard], s, self.verify, policy, self.storage_options, stream
-            )
-            for s, stream in zip(segments, streams, strict=True)
+            segments, skip = skip_segments(segments, skip, self._segment_len)
+        records: Iterator[bytes] = read_segments(
+            self.paths, self._kinds, segments, self.verify, policy, self.storage_options, self.prefetch
         )
         if share.step > 1:
             records = itertools.islice(records, share.offset, None, share.step)
@@ -691,7 +416,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
             records = list(itertools.islice(raw, size))
             if not records or (self.drop_last and len(records) < size):
                 return
-            batch = _decode_batch(records, spec, self.collate_fn)  # type: ignore[arg-type]
+            batch = decode_batch(records, spec, self.collate_fn)  # type: ignore[arg-type]
             yield len(records), transform(batch) if transform is not None else batch
 
     def __iter__(self) -> Iterator[Any]:
@@ -781,7 +506,7 @@ class MixedTFRecordDataset(IterableDataset[Any]):
             raise ValueError(f"weights must be {len(self.sources)} non-negative numbers, not all zero: {weights!r}")
         self.weights = w
         self.seed = check_int("seed", seed)
-        self.stop = _choose("stop", stop, ("all", "first"))
+        self.stop = check_choice("stop", stop, ("all", "first"))
         self.infinite = bool(infinite)
         self._epoch = 0
         self._resume: dict[str, Any] | None = None

@@ -84,7 +84,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     n = 0
     with (
         open_publication(args.output) as publication,
-        TFRecordWriter(publication.file(args.output), out_compression or None) as writer,
+        TFRecordWriter(publication.file(args.output), out_compression or None, buffered=True) as writer,
     ):
         for record in input_records(args, paths, "merge"):
             writer.write(record)
@@ -133,7 +133,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     with open_publication(args.output) as publication:
         for src, dst in zip(paths, targets, strict=False):
             to = output_compression(args.to, dst)
-            with TFRecordWriter(publication.file(dst), to or None) as writer:
+            with TFRecordWriter(publication.file(dst), to or None, buffered=True) as writer:
                 for record in input_records(args, [src], "convert"):
                     writer.write(record)
             say(args, f"{src} -> {dst} ({to or 'uncompressed'}, {writer.records_written} records)")
@@ -194,7 +194,7 @@ def cmd_split(args: argparse.Namespace) -> int:
     if folder and not is_url(args.output):
         os.makedirs(args.output, exist_ok=True)
     with open_publication(args.output) as publication:
-        writers = [TFRecordWriter(publication.file(t), args.to or None) for t in targets]
+        writers = [TFRecordWriter(publication.file(t), args.to or None, buffered=True) for t in targets]
         try:
             for k, record in enumerate(input_records(args, paths, "split")):
                 if k < total and part[k] >= 0:
