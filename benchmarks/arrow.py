@@ -7,11 +7,17 @@
 #     the small / images / dense workloads, in batches of 2048 records held in memory;
 #   - decode_arrow with a spec vs decode_examples on the same batches (the Arrow assembly's cost);
 #   - TFRecord -> Parquet of a 1.2 GiB file (the dense workload, concatenated; 120 MiB with
-#     --quick), streamed batch by batch: peak RSS of a fresh process doing only that, and the
-#     overlap: (read + decode + Parquet write, each timed apart) / the streamed conversion.
-# Each measurement runs in rounds in which the compared systems take turns (benchmarks/_rounds.py);
-# the table shows the median of the rounds and the spread (lowest..highest ratio of one round). Workloads come
-# from benchmarks/workloads.py (fixed seeds), written once into benchmarks/.work/arrow/.
+#     --quick; written into a temporary folder in /dev/shm and removed after), with a spec, streamed batch
+#     by batch, the Parquet writer in its own thread: by the API (iter_arrow_batches into
+#     _tables.table_writer) and by the CLI (`tfrecord-lite convert x.tfrecord x.parquet
+#     --features spec.json`), each in a fresh process: its peak RSS, and the overlap: (read +
+#     decode + Parquet write, each timed apart in this process) / the streamed conversion
+#     (≥ 0.8: at least 80 % of the work of the three stages done in their time; above 1, the
+#     writer's thread overlaps the reading and decoding).
+# Each measurement runs in rounds in which the compared systems take turns (benchmarks/_rounds.py); the table shows
+# the median of the rounds and the spread (lowest..highest ratio of one round), in wall time
+# and in CPU time of the process (steadier where other work shares the machine). Workloads
+# come from benchmarks/workloads.py (fixed seeds), written once into benchmarks/.work/arrow/.
 # Prints a table; writes the same as JSON (default benchmarks/results/arrow.json). Nothing here
 # asserts.
 from __future__ import annotations
@@ -32,9 +38,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import workloads as W
-from _rounds import compare, rounds, spread
+from _rounds import compare, spread, turns
 
 import tfrecord_lite as tfr
+from tfrecord_lite._schema import features_to_json
 
 WORK = os.path.join(HERE, ".work", "arrow")
 BATCH = 2048
@@ -51,6 +58,20 @@ def workload_file(wl: W.Workload) -> str:
                 writer.write_example(row)
         open(path + ".done", "w").close()
     return path
+
+
+def rounds(fns: dict[str, Callable[[], Any]], n: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """_rounds.rounds, timing CPU seconds (process_time, all threads) beside wall seconds."""
+    wall: dict[str, list[float]] = {name: [] for name in fns}
+    cpu: dict[str, list[float]] = {name: [] for name in fns}
+    for fn in fns.values():  # warm-up
+        fn()
+    for _, name in turns(list(fns), n):
+        t, c = time.perf_counter(), time.process_time()
+        fns[name]()
+        wall[name].append(time.perf_counter() - t)
+        cpu[name].append(time.process_time() - c)
+    return wall, cpu
 
 
 def _decoders(decoder: Any, batches: list[list[bytes]], spec: dict[str, Any]) -> dict[str, Callable[[], Any]]:
@@ -73,7 +94,7 @@ def decode_rates(quick: bool, n_rounds: int) -> list[dict[str, Any]]:
         records = list(tfr.iter_records(workload_file(wl)))
         batches = [records[i : i + BATCH] for i in range(0, len(records), BATCH)]
         spec = {k: tfr.FixedLenFeature(list(shape), dtype) for k, (dtype, shape) in wl.features.items()}
-        times = rounds(_decoders(decoder, batches, spec), n_rounds)
+        times, cpu = rounds(_decoders(decoder, batches, spec), n_rounds)
         rate = {name: len(records) / statistics.median(ts) for name, ts in times.items()}
         out.append(
             {
@@ -82,29 +103,57 @@ def decode_rates(quick: bool, n_rounds: int) -> list[dict[str, Any]]:
                 "records_per_s": rate,
                 "lite_vs_tfx_bsl": compare(times["lite"], times["tfx_bsl"]),
                 "spec_vs_decode_examples": compare(times["lite_spec"], times["decode_examples"]),
+                "cpu_lite_vs_tfx_bsl": compare(cpu["lite"], cpu["tfx_bsl"]),
+                "cpu_spec_vs_decode_examples": compare(cpu["lite_spec"], cpu["decode_examples"]),
             }
         )
     return out
 
 
-_CONVERT = """
-import resource, sys, time
+# Each conversion runs in a fresh process, which prints: seconds, RSS after the imports, peak RSS (KiB).
+# The peak is VmHWM, the process's own: ru_maxrss would carry over this (larger) process's peak.
+_PEAK = """
+def peak():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+"""
+_API = """
+import sys, time
 sys.path.insert(0, {root!r})
-import pyarrow as pa, tfrecord_lite as tfr
+import json, pyarrow as pa, tfrecord_lite as tfr
 from tfrecord_lite import arrow
 from tfrecord_lite._tables import table_writer
-spec = {spec}
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+from tfrecord_lite._schema import features_from_json
+spec = features_from_json(json.loads({spec_json}))
+before = peak()
 t = time.perf_counter()
 schema = pa.schema([(k, arrow.arrow_type(s)) for k, s in spec.items()])
-with table_writer({out!r}, "parquet", schema) as w:
+with table_writer({out!r}, "parquet", schema, in_thread=True) as w:
     for b in arrow.iter_arrow_batches({src!r}, spec, batch_size={batch}):
         w.write(b)
-print(time.perf_counter() - t, before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(time.perf_counter() - t, before, peak())
+"""
+_CLI = """
+import sys, time
+sys.path.insert(0, {root!r})
+import pyarrow, tfrecord_lite.arrow
+from tfrecord_lite.cli import main
+before = peak()
+t = time.perf_counter()
+assert main(["convert", {src!r}, {out!r}, "--features", {spec_file!r}, "--batch-size", "{batch}", "-q", "--force"]) == 0
+print(time.perf_counter() - t, before, peak())
 """
 
 
-def parquet_conversion(quick: bool, n_rounds: int) -> dict[str, Any]:
+def _fresh(code: str) -> tuple[float, float, float]:
+    """(seconds, MiB after imports, peak MiB) of `code` run in a fresh interpreter."""
+    proc = subprocess.run([sys.executable, "-c", _PEAK + code], capture_output=True, text=True, check=True)
+    seconds, before, peak = proc.stdout.split()
+    return float(seconds), int(before) / 1024, int(peak) / 1024
+
+
+def _apart(src: str, out: str, spec: dict[str, Any]) -> float:
+    """Seconds of read (scan spans), decode (to record batches) and Parquet write, each timed apart."""
     import pyarrow as pa
 
     from tfrecord_lite import arrow
@@ -112,47 +161,54 @@ def parquet_conversion(quick: bool, n_rounds: int) -> dict[str, Any]:
     from tfrecord_lite._flat import decode_flat
     from tfrecord_lite._tables import table_writer
 
-    wl = next(w for w in (W.QUICK if quick else W.FULL) if w.name == "dense")
-    mib = 120 if quick else 1200
-    src = W.concatenated(workload_file(wl), mib << 20, os.path.join(WORK, f"big-{mib}MiB-{wl.name}.tfrecord"))
-    spec = {k: tfr.FixedLenFeature(list(shape), dtype) for k, (dtype, shape) in wl.features.items()}
-    spec_text = "{" + ", ".join(f"{k!r}: tfr.{s!r}" for k, s in spec.items()) + "}"
     schema = pa.schema([(k, arrow.arrow_type(s)) for k, s in spec.items()])
-    out_dir = tempfile.mkdtemp(dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
-    out = os.path.join(out_dir, "out.parquet")
-    streamed, apart, rss = [], [], []
+    spent = {"read": 0.0, "decode": 0.0, "write": 0.0}
+    with table_writer(out, "parquet", schema) as writer:
+        t = time.perf_counter()
+        for spans in record_spans(src, BATCH, "auto", True):
+            spent["read"] += time.perf_counter() - t
+            t = time.perf_counter()
+            batch = arrow._record_batch(decode_flat(spans, spec), spec, len(spans.starts))
+            spent["decode"] += time.perf_counter() - t
+            t = time.perf_counter()
+            writer.write(batch)
+            spent["write"] += time.perf_counter() - t
+            t = time.perf_counter()
+    return sum(spent.values())
+
+
+def parquet_conversion(quick: bool, n_rounds: int) -> dict[str, Any]:
+    wl = next(w for w in (W.QUICK if quick else W.FULL) if w.name == "dense")
+    spec = {k: tfr.FixedLenFeature(list(shape), dtype) for k, (dtype, shape) in wl.features.items()}
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") else None  # in memory: the disk (and fsync) timed out of it
+    folder = tempfile.mkdtemp(prefix="tfrlite-arrow-bench-", dir=shm)
     try:
-        for _ in range(n_rounds):
-            code = _CONVERT.format(root=os.path.dirname(HERE), spec=spec_text, out=out, src=src, batch=BATCH)
-            proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-            seconds, before, peak = proc.stdout.split()
-            streamed.append(float(seconds))
-            rss.append((int(before) / 1024, int(peak) / 1024))
-            # the three stages apart: read (scan spans), decode (to record batches), write (Parquet)
-            t_read = t_decode = t_write = 0.0
-            with table_writer(out, "parquet", schema) as writer:
-                t = time.perf_counter()
-                for spans in record_spans(src, BATCH, "auto", True):
-                    t_read += time.perf_counter() - t
-                    t = time.perf_counter()
-                    batch = arrow._record_batch(decode_flat(spans, spec), spec, len(spans.starts))
-                    t_decode += time.perf_counter() - t
-                    t = time.perf_counter()
-                    writer.write(batch)
-                    t_write += time.perf_counter() - t
-                    t = time.perf_counter()
-            apart.append(t_read + t_decode + t_write)
+        src = W.concatenated(workload_file(wl), (120 if quick else 1200) << 20, os.path.join(folder, "big.tfrecord"))
+        out = os.path.join(folder, "out.parquet")
+        spec_file = os.path.join(folder, "spec.json")
+        with open(spec_file, "w") as f:
+            json.dump(features_to_json(spec), f)
+        fill = {"root": os.path.dirname(HERE), "src": src, "out": out, "batch": BATCH, "spec_file": spec_file}
+        codes = {"api": _API.format(spec_json=repr(json.dumps(features_to_json(spec))), **fill)}
+        codes["cli"] = _CLI.format(**fill)
+        runs: dict[str, list[tuple[float, float, float]]] = {"api": [], "cli": []}
+        apart = []
+        for _ in range(n_rounds):  # the three take turns
+            for name, code in codes.items():
+                runs[name].append(_fresh(code))
+            apart.append(_apart(src, out, spec))
+        result: dict[str, Any] = {"file_mib": os.path.getsize(src) / (1 << 20), "apart_s": statistics.median(apart)}
+        for name, measured in runs.items():
+            overlaps = [a / seconds for a, (seconds, _, _) in zip(apart, measured, strict=True)]
+            result[name] = {
+                "streamed_s": statistics.median(s for s, _, _ in measured),
+                "overlap": spread(overlaps),
+                "rss_after_imports_mib": statistics.median(b for _, b, _ in measured),
+                "peak_rss_mib": max(p for _, _, p in measured),
+            }
+        return result
     finally:
-        shutil.rmtree(out_dir, ignore_errors=True)
-    overlaps = [a / s for a, s in zip(apart, streamed, strict=True)]
-    return {
-        "file_mib": os.path.getsize(src) / (1 << 20),
-        "streamed_s": statistics.median(streamed),
-        "apart_s": statistics.median(apart),
-        "overlap": spread(overlaps),
-        "rss_before_mib": statistics.median(b for b, _ in rss),
-        "peak_rss_mib": max(p for _, p in rss),
-    }
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _rate(v: float) -> str:
@@ -184,13 +240,21 @@ def main() -> None:
             f"| {_rate(r['lite_spec'])} | {_rate(r['decode_examples'])} "
             f"| {_ratio(row['spec_vs_decode_examples'], 0.9)} |"
         )
+    print("\nCPU time (process_time) of the same rounds:")
+    print("| workload | decode_arrow ÷ tfx-bsl | spec ÷ decode_examples |")
+    print("|---|---|---|")
+    for row in result["decode"]:
+        cpu_spec = _ratio(row["cpu_spec_vs_decode_examples"], 0.9)
+        print(f"| {row['workload']} | {_ratio(row['cpu_lite_vs_tfx_bsl'], 1.0)} | {cpu_spec} |")
     if not args.skip_parquet:
         p = result["parquet"] = parquet_conversion(args.quick, max(1, args.rounds // 2))
-        print(
-            f"\nTFRecord -> Parquet, {p['file_mib']:.0f} MiB: streamed {p['streamed_s']:.1f} s, stages apart "
-            f"{p['apart_s']:.1f} s, overlap {_ratio(p['overlap'], 0.8)}; peak RSS {p['peak_rss_mib']:.0f} MiB "
-            f"(target < 400; {p['rss_before_mib']:.0f} MiB after imports)"
-        )
+        print(f"\nTFRecord -> Parquet, {p['file_mib']:.0f} MiB, stages apart {p['apart_s']:.1f} s:")
+        for name in ("api", "cli"):
+            q = p[name]
+            print(
+                f"- {name}: streamed {q['streamed_s']:.1f} s, overlap {_ratio(q['overlap'], 0.8)}; "
+                f"peak RSS {q['peak_rss_mib']:.0f} MiB (target < 400; {q['rss_after_imports_mib']:.0f} after imports)"
+            )
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(result, f, indent=2)

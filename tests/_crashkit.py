@@ -119,7 +119,17 @@ def write_plain(path: str, start: str, stop: str, append: str = "") -> int:
     return 0
 
 
-API: dict[str, Callable[..., int]] = {"sharded": write_sharded, "plain": write_plain}
+def write_from_parquet(source: str, dest: str) -> int:
+    """arrow.write_arrow: the rows of a Parquet file as Examples."""
+    import pyarrow.parquet as pq
+
+    from tfrecord_lite import arrow
+
+    arrow.write_arrow(pq.ParquetFile(source).iter_batches(batch_size=16), dest)
+    return 0
+
+
+API: dict[str, Callable[..., int]] = {"sharded": write_sharded, "plain": write_plain, "write_arrow": write_from_parquet}
 
 
 def zygote() -> None:

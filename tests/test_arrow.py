@@ -19,8 +19,10 @@ pq = pytest.importorskip("pyarrow.parquet")
 import tfrecord_lite as tfr
 from tests import reference
 from tests.conftest import DATA_DIR
+from tests.test_codec import entry, example, ld
 from tests.test_columnar import batches
 from tfrecord_lite import arrow as tfa
+from tfrecord_lite._codec import _read_varint
 
 
 def _row_like(cell: Any, value: Any) -> bool:
@@ -339,6 +341,37 @@ def test_read_arrow_columns_and_inference(tmp_path: Path):
     assert table.schema.names == ["v"] and table.num_rows == 120
     untyped = tfa.read_arrow(paths)
     assert untyped.num_rows == 120 and untyped.column("id").type == pa.large_list(pa.int64())
+
+
+def _with_odd_features(good: list[dict[str, Any]]) -> list[bytes]:
+    """Examples with the features of `good`, plus "kinds", int64 in some records and bytes in
+    others, and "overlong", an int64 list holding a varint of 11 bytes."""
+    overlong = entry(b"overlong", ld(3, ld(1, b"\x80" * 10 + b"\x01")))
+    out = []
+    for i, features in enumerate(good):
+        record = tfr.encode_example({**features, "kinds": [i] if i % 2 else [b"x"]})
+        _, start = _read_varint(record, 1, len(record))
+        out.append(example(record[start:], overlong))  # the same map entries, and one more
+    return out
+
+
+@pytest.mark.parametrize("spec", [None, {"id": tfr.FixedLenFeature([], "int64"), "v": tfr.VarLenFeature("float32")}])
+def test_read_arrow_decodes_only_the_columns(tmp_path: Path, spec: dict[str, Any] | None):
+    good = [{"id": i, "v": np.full(i % 3, i, np.float32), "name": [b"n%d" % i]} for i in range(50)]
+    odd = tmp_path / "odd.tfrecord"
+    with tfr.TFRecordWriter(odd) as writer:
+        for record in _with_odd_features(good):
+            writer.write(record)
+    clean = tmp_path / "clean.tfrecord"
+    with tfr.TFRecordWriter(clean) as writer:
+        for features in good:
+            writer.write_example(features)
+    with pytest.raises((tfr.FeatureError, tfr.DecodeError)):
+        tfa.read_arrow(odd)  # every feature decoded: "kinds" changes kind, "overlong" is malformed
+    for columns in (["v", "id"], ["id"]):
+        got = tfa.read_arrow(odd, spec, columns=columns)
+        assert got.equals(tfa.read_arrow(clean, spec).select(columns))  # selected after decoding all
+    assert tfa.read_arrow(clean, columns=["name", "id"]).equals(tfa.read_arrow(clean).select(["name", "id"]))
 
 
 def test_infer_features_checks_kinds_and_counts():

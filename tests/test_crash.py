@@ -72,6 +72,16 @@ def record_files(base: Path) -> None:
             w.write(b"an older reshard %d" % i)
 
 
+def tables(base: Path) -> None:
+    """rows.parquet (200 rows) and old.tfrecord, an earlier output of the conversions."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = pa.table({"id": list(range(200)), "name": [f"row {i}" * (1 + i % 5) for i in range(200)]})
+    pq.write_table(rows, base / "rows.parquet", row_group_size=32)
+    write(base / "old.tfrecord", [b"an older conversion"])
+
+
 @dataclass
 class Scenario:
     setup: Callable[[Path], None]
@@ -118,6 +128,13 @@ SCENARIOS = {
     ),
     "index": Scenario(record_files, ["index", "in.tfrecord", "all.tfrecord", "--text", "-q"]),
     "ShardedWriter(append=True)": Scenario(record_files, ["@sharded", "out/ds", "40"], "out/ds", idempotent=False),
+    "convert from Parquet": Scenario(
+        tables,
+        ["convert", "rows.parquet", "old.tfrecord", "--batch-size", "16", "--force", "-q"],
+        "old.tfrecord",
+        needs="pyarrow",
+    ),
+    "write_arrow": Scenario(tables, ["@write_arrow", "rows.parquet", "old.tfrecord"], "old.tfrecord", needs="pyarrow"),
 }
 
 

@@ -549,6 +549,24 @@ def test_iterable_dataset_skips_damage_in_every_worker(tmp_path: Path, workers: 
         list(IterableTFRecordDataset(paths, spec, on_error="skip", max_skipped=1))
 
 
+@pytest.mark.torch
+@pytest.mark.parametrize("workers", [0, 2])
+def test_map_style_dataset_indexes_the_good_records(tmp_path: Path, workers: int) -> None:
+    pytest.importorskip("torch")
+    from torch.utils.data import DataLoader
+
+    from tfrecord_lite.torch import TFRecordDataset
+
+    paths = damaged_shards(tmp_path)
+    spec = {"id": tfr.FixedLenFeature([], "int64")}
+    with pytest.raises(tfr.CorruptRecordError):
+        TFRecordDataset(paths, spec)
+    ds = TFRecordDataset(paths, spec, on_error="skip")
+    assert len(ds) == 58 and int(ds[5]["id"]) == 6 and int(ds[39]["id"]) == 41
+    loader = DataLoader(ds, batch_size=None, shuffle=True, num_workers=workers)
+    assert sorted(int(item["id"]) for item in loader) == [i for i in range(60) if i not in (5, 40)]
+
+
 # ---------------------------------------------------------------- TensorFlow as the oracle
 
 

@@ -452,6 +452,14 @@ def _join(buf: bytes, chunks: list[tuple[int, int]]) -> bytes:
     return b"".join([buf[s:e] for s, e in chunks])
 
 
+def parse_example(data: Any) -> tuple[bytes, dict[str, Parsed]]:
+    """A serialized Example parsed but not decoded: its bytes and {key: (kind, value spans)}
+    (values_of decodes one); a DecodeError where the record is not an Example."""
+    buf = data if type(data) is bytes else _as_bytes(data)
+    layout = layout_of(buf)
+    return buf, layout.parsed if layout is not None else _general_example(buf)
+
+
 def values_of(buf: bytes, parsed: Parsed, view: memoryview | None = None) -> Any:
     """Materialise a parsed Feature: int64 / float32 ndarray, list of bytes (of memoryviews
     into `view`, the record, when given), or None."""

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from ._codec import _HIGH_BIT, _TEN_HIGH, _apply_spec, decode_example, decode_varints, layout_of
+from ._codec import _apply_spec, decode_example, layout_of
 from ._files import normalize_compression
 from ._reader import RecordIterator, sources_of
 from ._skipping import DamagePolicy, OnError
@@ -148,6 +148,11 @@ def _ragged_gather(
     total = int(lengths.sum())
     if total == 0:
         return np.empty(0, dtype=np.uint8)
+    width = int(lengths.max())
+    if width * len(starts) <= 2 * total and int(starts.max()) + width <= len(buf):
+        # lengths alike (most often equal): rows of a strided view, then the bytes past each length dropped
+        rows = _windows(buf, width)[starts]
+        return rows.ravel() if total == width * len(starts) else rows[np.arange(width) < lengths[:, None]]
     if total > 64 * len(starts):  # long runs: copy slices (memcpy speed)
         out = bytearray().join(map(raw.__getitem__, map(slice, starts.tolist(), ends.tolist())))
         return np.frombuffer(out, dtype=np.uint8)
@@ -171,10 +176,6 @@ def _decode_varint_runs(data: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarr
     bad[nonempty] = ~last[bounds[1:][nonempty] - 1]
     if len(ends) == len(data):  # every value fits in one byte
         return data.astype(np.int64), counts, bad
-    if not bad.any():
-        raw = data.tobytes()
-        if raw.translate(_HIGH_BIT).find(_TEN_HIGH) < 0:  # well-formed: the single-record decoder's fast paths
-            return decode_varints(raw), counts, bad
     begins = np.empty_like(ends)
     begins[:1] = 0
     begins[1:] = ends[:-1] + 1
@@ -182,14 +183,50 @@ def _decode_varint_runs(data: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarr
     long = size > 10
     if long.any():
         bad[np.searchsorted(bounds, begins[long], side="right") - 1] = True
-    value = (data[begins] & 0x7F).astype(_U64)
-    more = np.flatnonzero(size > 1)
-    for k in range(1, 10):
+    return _varint_values(data, begins, size), counts, bad
+
+
+_ALL_BITS = _U64(0xFFFFFFFFFFFFFFFF)
+# Packing the 7-bit groups of a word in three steps: byte pairs, then 16-bit lanes, then halves.
+_PACK_STEPS = [
+    (_U64(0x007F007F007F007F), _U64(0x7F007F007F007F00), _U64(1)),
+    (_U64(0x00003FFF00003FFF), _U64(0x3FFF00003FFF0000), _U64(2)),
+    (_U64(0x000000000FFFFFFF), _U64(0x0FFFFFFF00000000), _U64(4)),
+]
+
+
+def _windows(buf: np.ndarray, width: int) -> np.ndarray:
+    """Every `width` bytes of `buf` as a row (row i starts at byte i): a view, no copy."""
+    return np.lib.stride_tricks.as_strided(buf, (len(buf) - width + 1, width), (1, 1), writeable=False)
+
+
+def _varint_values(data: np.ndarray, begins: np.ndarray, size: np.ndarray, chunk: int = 1 << 15) -> np.ndarray:
+    """The varints of `size` bytes at `begins` of `data` as int64: the 8 bytes at each begin
+    read as one little-endian word, the bytes past the varint masked off, and the 7-bit
+    groups packed (_PACK_STEPS); in chunks that stay in cache. Bytes 9 and 10 of longer
+    varints (negative numbers) are added after."""
+    padded = np.zeros(len(data) + 8, dtype=np.uint8)
+    padded[: len(data)] = data
+    words = np.ndarray((len(data),), dtype="<u8", buffer=padded, strides=(1,))
+    out = np.empty(len(begins), dtype=_U64)
+    cut = (64 - 8 * np.minimum(size, 8)).astype(_U64)
+    for first in range(0, len(begins), chunk):
+        part = slice(first, first + chunk)
+        word = words[begins[part]]
+        word &= _ALL_BITS >> cut[part]
+        high = np.empty_like(word)
+        for low_mask, high_mask, shift in _PACK_STEPS:
+            np.bitwise_and(word, high_mask, out=high)
+            high >>= shift
+            word &= low_mask
+            word |= high
+        out[part] = word
+    for k in (8, 9):
+        more = np.flatnonzero(size > k)
         if not more.size:
             break
-        value[more] |= (data[begins[more] + k] & 0x7F).astype(_U64) << _U64(7 * k)
-        more = more[size[more] > k + 1]
-    return value.view(np.int64), counts, bad
+        out[more] |= (padded[begins[more] + k] & 0x7F).astype(_U64) << _U64(7 * k)
+    return out.view(np.int64)
 
 
 class _Column(NamedTuple):
@@ -576,7 +613,7 @@ def match_layouts(buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: n
     compared with it in one numpy operation.
     """
     matches = []
-    _lengths, group_of, sizes = np.unique(ends - starts, return_inverse=True, return_counts=True)
+    lengths, group_of, sizes = np.unique(ends - starts, return_inverse=True, return_counts=True)
     for g in np.flatnonzero(sizes >= 4).tolist():
         rows = np.flatnonzero(group_of == g)
         layout = layout_of(view[starts[rows[0]] : ends[rows[0]]].tobytes())
@@ -584,9 +621,13 @@ def match_layouts(buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: n
             continue
         base = starts[rows]
         positions, skeleton = layout.skeleton()
-        ok = (buf[base[:, None] + positions] == skeleton).all(axis=1)
-        if layout.int_ends:
-            ok &= (buf[base[:, None] + (np.array(layout.int_ends) - 1)] < 0x80).all(axis=1)
+        checked = np.concatenate([positions, np.array(layout.int_ends, dtype=np.int64) - 1])
+        if 4 * len(checked) > lengths[g]:  # small records: copy them whole, one per row
+            seen = _windows(buf, int(lengths[g]))[base][:, checked]
+        else:
+            seen = buf[base[:, None] + checked]
+        ok = (seen[:, : len(skeleton)] == skeleton).all(axis=1)
+        ok &= (seen[:, len(skeleton) :] < 0x80).all(axis=1)
         if ok.any():
             matches.append(Match(rows[ok], base[ok], layout))
     return matches

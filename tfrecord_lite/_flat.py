@@ -13,12 +13,12 @@
 # SequenceExamples have no batch parser: they are decoded record by record and flattened.
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._codec import decode_example, decode_sequence_example
+from ._codec import decode_example, decode_sequence_example, parse_example, values_of
 from ._columnar import (
     Assembly,
     Match,
@@ -157,9 +157,10 @@ def _assemble_present(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, 
 
 
 def _present_values(record: Any, features: Mapping[str, FeatureSpec]) -> dict[str, Any]:
-    """The features of one record decoded without a spec (None where absent or kindless)."""
-    decoded = decode_example(record)
-    return {key: decoded.get(key) for key in features}
+    """The features of one record decoded without a spec (None where absent or kindless);
+    only those of `features` are decoded."""
+    buf, parsed = parse_example(record)
+    return {key: values_of(buf, parsed[key]) if key in parsed else None for key in features}
 
 
 _SPEC = Assembly(_assemble_spec, decode_example, "decode_arrow", spans=True)
@@ -181,10 +182,13 @@ def _kind_change(key: str, first: tuple[int, int], other: tuple[int, int]) -> Fe
 class _Keys:
     """Keys, sorted (tfx-bsl's column order), each with its kind and the first row with that kind."""
 
-    def __init__(self) -> None:
+    def __init__(self, wanted: Collection[str] | None = None) -> None:
         self.kinds: dict[str, tuple[int, int]] = {}  # key -> (kind or 0, first row with that kind)
+        self.wanted = wanted
 
     def add(self, key: str, kind: int, row: int) -> None:
+        if self.wanted is not None and key not in self.wanted:
+            return
         seen = self.kinds.get(key)
         if seen is None or not seen[0] or (seen[0] == kind and row < seen[1]):
             if kind or seen is None:
@@ -196,12 +200,13 @@ class _Keys:
         return {key: self.kinds[key][0] for key in sorted(self.kinds)}
 
 
-def batch_kinds(spans: Spans, matches: list[Match]) -> dict[str, int]:
-    """Every key of the batch's Examples with its kind (0: never has one), in order of first
-    appearance; a FeatureError where a key has two kinds, a DecodeError for a bad record.
-    The records of `matches` (match_layouts) share their layout's keys; the others are walked."""
+def batch_kinds(spans: Spans, matches: list[Match], wanted: Collection[str] | None = None) -> dict[str, int]:
+    """Every key of the batch's Examples (those of `wanted`, when given) with its kind (0:
+    never has one), sorted; a FeatureError where a key has two kinds, a DecodeError for a
+    bad record. The records of `matches` (match_layouts) share their layout's keys; the
+    others are walked."""
     view, starts, ends, record = spans
-    keys = _Keys()
+    keys = _Keys(wanted)
     handled = np.zeros(len(starts), dtype=bool)
     for rows, _, layout in matches:
         handled[rows] = True
@@ -226,12 +231,12 @@ def batch_kinds(spans: Spans, matches: list[Match]) -> dict[str, int]:
         _add_entries(keys, buf, rest[entry_row[good]], key_start[good], lengths, tag[good] >> 3, bad, rest)
     for i in rest[bad].tolist():
         try:
-            decoded = decode_example(record(i))
+            _, parsed = parse_example(record(i))
         except Exception as err:
             note_record(err, i, "decode_arrow")
             raise
-        for key, value in decoded.items():
-            keys.add(key, kind_of(value), i)
+        for key, (kind, _) in parsed.items():
+            keys.add(key, kind, i)
     return keys.ordered()
 
 
@@ -284,16 +289,19 @@ def spans_of(records: Sequence[Any]) -> Spans:
     return Spans(memoryview(raw), ends - np.diff(ends, prepend=0), ends, records.__getitem__)
 
 
-def decode_flat(spans: Spans, features: Mapping[str, FeatureSpec] | None) -> dict[str, Flat | None]:
+def decode_flat(
+    spans: Spans, features: Mapping[str, FeatureSpec] | None, wanted: Collection[str] | None = None
+) -> dict[str, Flat | None]:
     """The batch's features as flat columns: per the spec (TensorFlow's semantics, as
-    decode_examples), or without one every key, None for a key that never has a kind."""
+    decode_examples), or without one every key (those of `wanted`, when given; the others
+    are not decoded), None for a key that never has a kind."""
     if not len(spans.starts):
         return {}
     if features is not None:
         features = batch_specs(features)
         return decode_buffer(*spans[:3], _plan(features), features, spans.record, _SPEC)[0]
     matches = match_layouts(np.frombuffer(spans.view, dtype=np.uint8), *spans[:3])
-    kinds = batch_kinds(spans, matches)
+    kinds = batch_kinds(spans, matches, wanted)
     specs: dict[str, FeatureSpec] = {key: VarLenFeature(KIND_DTYPE[k]) for key, k in kinds.items() if k}
     found = decode_buffer(*spans[:3], _plan(specs), specs, spans.record, _PRESENT, matches)[0] if specs else {}
     return {key: found.get(key) for key in kinds}

@@ -5,12 +5,16 @@
 # file's record batches of about `batch_size` rows, writing takes record batches one at a
 # time (a Parquet row group each), so a conversion holds one batch in memory, whatever the
 # file size. Writers write under a temporary name and publish the file at the end (_publish):
-# the destination holds the old file or the new one, never half of one.
+# the destination holds the old file or the new one, never half of one. A writer can run in
+# a thread of its own, fed through a short queue: pyarrow encodes and writes without the GIL,
+# so a conversion reads and decodes the next batch while the last one is written.
 # pyarrow is imported inside the functions, so the CLI can ask columnar_format cheaply.
 from __future__ import annotations
 
 import contextlib
 import os
+import queue
+import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -116,6 +120,44 @@ class _Writer:
         self._writer.close()
 
 
+class _InThread:
+    """A _Writer run in a thread, fed through a queue of at most `depth` batches (memory stays
+    bounded); an error in the thread is raised by the next write() or by close()."""
+
+    def __init__(self, writer: _Writer, depth: int = 2) -> None:
+        self.writer = writer
+        self._queue: queue.Queue[pa.RecordBatch | None] = queue.Queue(depth)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="tfrecord-lite table writer", daemon=True)
+        self._thread.start()
+
+    @property
+    def rows(self) -> int:
+        return self.writer.rows
+
+    def _run(self) -> None:
+        while (batch := self._queue.get()) is not None:
+            if self._error is None:  # after an error, batches are drained unwritten: write() never blocks
+                try:
+                    self.writer.write(batch)
+                except BaseException as err:  # handed to the caller's thread
+                    self._error = err
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        self._raise()
+        self._queue.put(batch)
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join()
+        self.writer.close()
+        self._raise()
+
+
 def _empty(schema: pa.Schema) -> pa.RecordBatch:
     import pyarrow as pa
 
@@ -123,12 +165,14 @@ def _empty(schema: pa.Schema) -> pa.RecordBatch:
 
 
 @contextlib.contextmanager
-def table_writer(path: str, fmt: str, schema: pa.Schema) -> Iterator[_Writer]:
+def table_writer(path: str, fmt: str, schema: pa.Schema, *, in_thread: bool = False) -> Iterator[_Writer | _InThread]:
     """A writer of record batches to the columnar file `path`, published (_publish) only once
-    complete: the old file stays until then, and a failure leaves it."""
+    complete: the old file stays until then, and a failure leaves it. `in_thread`: the
+    batches are written by a thread of its own while the caller makes the next ones."""
     with Publication(path) as publication:
         writer = _Writer(publication.file(path), fmt, schema)
+        piped = _InThread(writer) if in_thread else writer
         try:
-            yield writer
+            yield piped
         finally:
-            writer.close()
+            piped.close()

@@ -7,7 +7,8 @@
 # for a type an Example can hold, and the records are encoded row by row by the codec.
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import os
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -15,9 +16,10 @@ import numpy as np
 from ._codec import encode_example
 from ._columnar import record_spans
 from ._errors import FeatureError
-from ._files import normalize_compression
+from ._files import is_file_object, normalize_compression
 from ._flat import Binary, Flat, Nested, decode_flat, decode_sequence_flat, spans_of
 from ._reader import sources_of
+from ._remote import open_publication
 from ._skipping import DamagePolicy, OnError
 from ._spec import FeatureSpec, FixedLenSequenceFeature, VarLenFeature
 from ._validate import check_int, feature_specs
@@ -204,9 +206,11 @@ def _arrow_batches(
     compression: str | None,
     verify: bool,
     policy: DamagePolicy,
+    wanted: Collection[str] | None = None,
 ) -> Iterator[pa.RecordBatch]:
+    """iter_arrow_batches' batches; without a spec, only the keys of `wanted` (None: all) are decoded."""
     for spans in record_spans(source, batch_size, compression, verify, policy):
-        yield _record_batch(decode_flat(spans, specs), specs, len(spans.starts))
+        yield _record_batch(decode_flat(spans, specs, wanted), specs, len(spans.starts))
 
 
 def read_arrow(
@@ -220,19 +224,19 @@ def read_arrow(
     max_skipped: int | None = None,
 ) -> pa.Table:
     """All the Examples of `source` (as iter_arrow_batches takes it) as one Arrow table;
-    `columns` keeps those (in that order). Without a spec, batches that lack a key get
-    nulls there. `on_error` and `max_skipped` are iter_records'."""
+    `columns` keeps those (in that order), and only those are decoded: what the other
+    features hold does not matter. Without a spec, batches that lack a key get nulls there.
+    `on_error` and `max_skipped` are iter_records'."""
+    normalize_compression(compression, allow_auto=True)
     specs = feature_specs(features)
     if columns is not None and specs is not None:
         missing = [key for key in columns if key not in specs]
         if missing:
             raise KeyError(f"columns {missing} are not in the spec (keys: {sorted(specs)})")
         specs = {key: specs[key] for key in columns}
-    batches = list(
-        iter_arrow_batches(
-            source, specs, compression=compression, verify=verify, on_error=on_error, max_skipped=max_skipped
-        )
-    )
+    policy = DamagePolicy(on_error, max_skipped)
+    wanted = None if columns is None else frozenset(columns)
+    batches = list(_arrow_batches(sources_of(source), specs, 2048, compression, verify, policy, wanted))
     if specs is not None:
         schema = pa.schema([(key, arrow_type(spec)) for key, spec in specs.items()])
         return pa.Table.from_batches(batches, schema=schema)
@@ -356,8 +360,17 @@ def encode_arrow(data: Any, *, strict: bool = False) -> list[bytes]:
 
 def write_arrow(data: Any, dest: Any, *, compression: str | None = None, strict: bool = False) -> int:
     """Write the rows of `data` (as encode_arrow takes it) as Examples to the TFRecord file
-    `dest`, batch by batch; returns the number of records written."""
+    `dest` (a path, a URL or a file object), batch by batch; returns the number of records
+    written. A path or URL is written under a temporary name and published whole once done
+    (as every command's output): a failure or a kill leaves the old file, never part of one."""
+    if is_file_object(dest):
+        return _write(_iter_encoded(data, strict), dest, compression)
+    with open_publication(os.fspath(dest)) as publication:
+        return _write(_iter_encoded(data, strict), publication.file(os.fspath(dest)), compression)
+
+
+def _write(records: Iterable[bytes], dest: Any, compression: str | None) -> int:
     with TFRecordWriter(dest, compression) as writer:
-        for record in _iter_encoded(data, strict):
+        for record in records:
             writer.write(record)
         return writer.records_written

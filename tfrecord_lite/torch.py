@@ -177,7 +177,9 @@ def _collate_for(collate_fn: Any, decode: _Decoder) -> Collate:
 class TFRecordDataset(Dataset[Any]):
     """Map-style dataset over TFRecord shards (GZIP / ZLIB ones through their index): len(), [i] -> decoded
     item, picklable (each process reopens the files), for DataLoader(shuffle=True) and DistributedSampler.
-    Batch its items with `collate_fn=ds.collate_fn` (a Collate that knows the spec's ragged keys)."""
+    Batch its items with `collate_fn=ds.collate_fn` (a Collate that knows the spec's ragged keys).
+    `on_error` / `max_skipped` are ShardedRecords': a damaged shard is indexed over its good records
+    (in each process that opens it), so `len` counts them; damage found later by `[i]` raises."""
 
     def __init__(
         self,
@@ -191,12 +193,15 @@ class TFRecordDataset(Dataset[Any]):
         output: str = "numpy",
         verify: bool = True,
         collate_fn: Collate | None = None,
+        on_error: OnError = "raise",
+        max_skipped: int | None = None,
         storage_options: StorageOptions = None,
     ) -> None:
         self._decode = _Decoder(record_type, features, context_features, sequence_features, output, transform)
         self.collate_fn = _collate_for(collate_fn, self._decode)
         self.paths = resolve_inputs(paths, storage_options=storage_options)
         self.verify = verify
+        self.on_error, self.max_skipped = on_error, max_skipped
         self.storage_options = storage_options
         self._records: ShardedRecords | None = None
         self._pid = -1
@@ -204,7 +209,13 @@ class TFRecordDataset(Dataset[Any]):
 
     def _open(self) -> ShardedRecords:
         if self._records is None or self._pid != os.getpid():
-            self._records = ShardedRecords(self.paths, verify=self.verify, storage_options=self.storage_options)
+            self._records = ShardedRecords(
+                self.paths,
+                verify=self.verify,
+                on_error=self.on_error,
+                max_skipped=self.max_skipped,
+                storage_options=self.storage_options,
+            )
             self._pid = os.getpid()
         return self._records
 

@@ -73,7 +73,7 @@ def to_table(args: argparse.Namespace, paths: list[str]) -> int:
     for inputs, out, out_fmt in targets:
         batches = arrow.iter_arrow_batches(inputs, spec, batch_size=args.batch_size, compression=args.compression)
         try:
-            with tables.table_writer(out, out_fmt, schema) as writer:
+            with tables.table_writer(out, out_fmt, schema, in_thread=True) as writer:
                 for batch in progress(batches, None, "convert", "batch", args.quiet):
                     writer.write(batch)
         except FeatureError as err:
@@ -97,10 +97,14 @@ def from_table(args: argparse.Namespace, paths: list[str]) -> int:
             n = _write(arrow, batches, writer, args.strict)
         say(args, f"wrote {n} records to {len(writer.paths)} shards")
         return 0
+    from .._remote import open_publication
     from .._writer import TFRecordWriter
 
     check_new([args.output], args.force, paths)
-    with TFRecordWriter(args.output, output_compression(args.to, args.output) or None) as single:
+    with (
+        open_publication(args.output) as publication,
+        TFRecordWriter(publication.file(args.output), output_compression(args.to, args.output) or None) as single,
+    ):
         n = _write(arrow, batches, single, args.strict)
     say(args, f"{' '.join(paths)} -> {args.output} ({n} records)")
     return 0
