@@ -2,7 +2,7 @@
 # Ray's own ray.data.read_tfrecords (its default path, which parses with TensorFlow) on the small and
 # dense workloads, each written as 4 uncompressed shards, on a local Ray cluster of 2 CPUs.
 #
-#   python3 tasks.py bench-ray [--quick] [--rounds N] [--out FILE.json]
+#   python3 tasks.py bench-ray [--quick] [--rounds N] [--workloads small,dense] [--out FILE.json]
 #
 # (an interpreter with ray[data], pyarrow and tensorflow-cpu: tasks.py's env "bench-engines").
 # After one warm-up read each, the two readers alternate for --rounds rounds; a round is one
@@ -49,8 +49,9 @@ def spec_of(workload: W.Workload) -> dict[str, Any]:
     return {key: tfr.FixedLenFeature(shape, dtype) for key, (dtype, shape) in workload.features.items()}
 
 
-def flat_sum(array: Any) -> float:
-    """The sum of every number in an Arrow array, whatever its nesting (lists, Ray's tensor types)."""
+def flat_sum(array: Any) -> float | int:
+    """The sum of every number in an Arrow array, whatever its nesting (lists, Ray's tensor types):
+    exact for integers, in float64 for floats."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -60,24 +61,32 @@ def flat_sum(array: Any) -> float:
         array = array.field("data")
     while pa.types.is_list(array.type) or pa.types.is_large_list(array.type) or pa.types.is_fixed_size_list(array.type):
         array = array.flatten()
+    if pa.types.is_integer(array.type):
+        return int(pc.sum(array.cast(pa.int64())).as_py() or 0)
     return float(pc.sum(array.cast(pa.float64())).as_py() or 0.0)
 
 
-def checksum(ds: Any, workload: W.Workload) -> tuple[int, float]:
-    """(rows, the sum of every number): equal for two readers that read the same rows."""
-    rows, total = 0, 0.0
+def checksum(ds: Any, workload: W.Workload) -> tuple[int, int, str]:
+    """(rows, the sum of every integer, the sum of every float to 9 digits): equal for two readers
+    that read the same rows (floats summed in another order differ in the last digits only)."""
+    rows, integers, floats = 0, 0, 0.0
     for table in ds.iter_batches(batch_format="pyarrow", batch_size=None):
         rows += table.num_rows
         for key, (dtype, _) in workload.features.items():
             if dtype != "bytes":
-                total += sum(flat_sum(chunk) for chunk in table.column(key).chunks)
-    return rows, round(total, -2)
+                total = sum(flat_sum(chunk) for chunk in table.column(key).chunks)
+                if dtype == "int64":
+                    integers += int(total)
+                else:
+                    floats += total
+    return rows, integers, f"{floats:.9g}"
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a tenth of each workload")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--workloads", default="small,dense", help="comma-separated: small, dense")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "ray_read.json"))
     args = parser.parse_args(argv)
 
@@ -96,7 +105,7 @@ def main(argv: list[str]) -> int:
     }
     results: dict[str, Any] = {"machine": platform.platform(), "ray": ray.__version__, "workloads": {}}
     for workload in W.QUICK if args.quick else W.FULL:
-        if workload.name not in ("small", "dense"):
+        if workload.name not in args.workloads.split(","):
             continue
         folder = write_workload(workload)
         sums = {name: checksum(read(folder, workload).materialize(), workload) for name, read in readers.items()}

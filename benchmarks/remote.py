@@ -1,21 +1,28 @@
 # Cloud-storage benchmark (issue 11's targets), against moto's S3 server on 127.0.0.1 with a
 # fixed latency added to every request (tests/_servers.py; --latency, default 20 ms):
 #
-#   python benchmarks/remote.py [--quick] [--runs N] [--latency S] [--prefetch N] [--out FILE.json]
+#   python benchmarks/remote.py [--quick] [--rounds N] [--latency S] [--prefetch N] [--store s3|http]
+#                               [--out FILE.json]
 #
-# Measures, each as the median (and spread: min..max) of --runs rounds:
+# Measures, each as the median (and spread: min..max) of --rounds rounds, the systems compared
+# taking turns within each round:
 #   - streaming: the small workload in 64 shards, every record through iter_records, from local
-#     disk and from s3:// with prefetch; records/s and the ratio remote / local (target >= 0.7);
+#     disk and from s3:// with prefetch; records/s and the ratio remote / local (target >= 0.7).
+#     Beside it, the floor a bare client sets: s3fs fetching the same 64 objects all at once
+#     (one gather, no decoding): if that alone is slower than the local read, the server bounds us;
 #   - random access: 1,024 random records of one indexed object, fetched as f[[...]] in batches of
 #     256; the time of a batch over one round trip (a 1-byte ranged GET; target <= 4), and how many
-#     requests a batch made (never one per record);
-#   - memory: the peak of Python allocations (tracemalloc) while streaming, against the bound
-#     prefetch x the first block (1 MiB) + one streaming block (8 MiB); measured once with small and
-#     once with 8x larger shards.
+#     requests a batch made (never one per record). Beside it, the same ranges fetched by a bare
+#     client (s3fs cat_ranges, one gather), and the round trip to a small object: moto copies the
+#     whole object on every ranged GET, holding the object's lock, so its cost grows with the object;
+#   - memory: peak RSS of a fresh process streaming the shards (above what it had after its imports),
+#     and the peak of Python allocations (tracemalloc), against the bound prefetch x the first block
+#     (1 MiB) + one streaming block (8 MiB); with small and with 8x larger shards.
 # Prints a table and writes JSON (default benchmarks/results/remote.json). Nothing here asserts.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import multiprocessing
 import os
@@ -144,6 +151,18 @@ def upload(server: Server, fs: Any, paths: list[str], sidecars: bool = True) -> 
     return urls
 
 
+def bare_fetch(fs: Any, urls: list[str]) -> int:
+    """The floor: the objects' bytes fetched by s3fs in one gather, nothing decoded."""
+    return sum(len(v) for v in fs.cat([u.split("://", 1)[1] for u in urls]).values())
+
+
+def bare_ranges(fs: Any, url: str, ranges: list[tuple[int, int]]) -> int:
+    """The ranges of one batch fetched by s3fs in one gather (the requests our batch makes)."""
+    path = url.split("://", 1)[1]
+    data = fs.cat_ranges([path] * len(ranges), [a for a, _ in ranges], [b for _, b in ranges])
+    return sum(len(d) for d in data)
+
+
 def count_all(sources: list[Any]) -> int:
     n = 0
     for source in sources:
@@ -169,10 +188,31 @@ def peak_memory(fn: Callable[[], Any]) -> int:
         tracemalloc.stop()
 
 
+def _rss_child(conn: Any, urls: list[str], prefetch: int, options: Any) -> None:
+    import resource
+
+    import s3fs  # noqa: F401  (imported before the baseline: what streaming costs is what we measure)
+
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    _stream(urls, prefetch, options)
+    conn.send((base * 1024, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024))
+
+
+def peak_rss(urls: list[str], prefetch: int, options: Any) -> tuple[int, int]:
+    """(peak RSS, its growth while streaming) of a fresh process that streams `urls`."""
+    ctx = multiprocessing.get_context("spawn")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_rss_child, args=(child, urls, prefetch, options))
+    proc.start()
+    base, peak = parent.recv()
+    proc.join(30)
+    return peak, peak - base
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a tenth of the workload")
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--rounds", "--runs", dest="runs", type=int, default=5)
     parser.add_argument("--latency", type=float, default=0.020, help="seconds added to every request")
     parser.add_argument("--prefetch", type=int, default=_prefetch.PREFETCH)
     parser.add_argument("--store", choices=["s3", "http"], default="s3", help="moto's S3, or the HTTP range server")
@@ -197,18 +237,34 @@ def main() -> None:
         [one_url] = upload(server, fs, one)
         server.set_latency(args.latency)
 
-        # -- streaming
-        local_times, n = rounds(lambda: count_all(local), args.runs)
-        remote_times, n_remote = rounds(lambda: _stream(urls, args.prefetch, options), args.runs)
-        serial_times, _ = rounds(lambda: _stream(urls, 0, options), max(1, args.runs // 2))
-        assert n == n_remote == len(rows)
+        # -- streaming: local, remote with prefetch, the bare client's floor and (every other round)
+        #    remote without prefetch take turns in each round
+        times: dict[str, list[float]] = {"local": [], "remote": [], "bare": [], "serial": []}
+        counts = set()
+        for k in range(args.runs):
+            for name, fn in (
+                ("local", lambda: count_all(local)),
+                ("remote", lambda: _stream(urls, args.prefetch, options)),
+                ("bare", lambda: bare_fetch(fs, urls) if fs is not None else 0),
+                ("serial", (lambda: _stream(urls, 0, options)) if k % 2 == 0 else None),
+            ):
+                if fn is None:
+                    continue
+                spent, got = rounds(fn, 1)
+                times[name] += spent
+                if name in ("local", "remote"):
+                    counts.add(got)
+        assert counts == {len(rows)}
+        local_times, remote_times = times["local"], times["remote"]
+        n = len(rows)
         results["streaming"] = {
             "records": n,
             "shards": SHARDS,
             "prefetch": args.prefetch,
             "local_s": summary(local_times),
             "remote_s": summary(remote_times),
-            "remote_no_prefetch_s": summary(serial_times),
+            "remote_no_prefetch_s": summary(times["serial"]),
+            "bare_client_fetch_s": summary(times["bare"]) if fs is not None else None,
             "local_records_per_s": n / statistics.median(local_times),
             "remote_records_per_s": n / statistics.median(remote_times),
             "ratio": statistics.median(local_times) / statistics.median(remote_times),
@@ -216,11 +272,18 @@ def main() -> None:
         }
 
         # -- random access
-        rtt_times, _ = rounds(lambda: _remote.RemoteObject(one_url, options).read_range(0, 1), 9)
+        probe = _remote.RemoteObject(one_url, options)
+        small_probe = _remote.RemoteObject(urls[0], options)
+        rtt_times: list[float] = []
+        rtt_small: list[float] = []
+        for _ in range(9):
+            rtt_times += rounds(lambda: probe.read_range(0, 1), 1)[0]
+            rtt_small += rounds(lambda: small_probe.read_range(0, 1), 1)[0]
         rng = np.random.default_rng(7)
         with tfr.TFRecordFile(one_url, storage_options=options) as f:
             oracle = tfr.TFRecordFile(one[0])
             batch_times: list[float] = []
+            bare_times: list[float] = []
             counts: list[int] = []
             for _ in range(args.runs):
                 picks = rng.integers(0, len(f), PICKS).tolist()
@@ -232,11 +295,17 @@ def main() -> None:
                     batch_times.append(time.perf_counter() - start)
                     counts.append(requests.count - before)
                     assert got == oracle[batch]
+                    if fs is not None:  # the same requests by a bare client, in turn
+                        at = f._offsets
+                        ranges = _remote.coalesce((int(at[i]), int(at[i + 1])) for i in batch)
+                        bare_times += rounds(functools.partial(bare_ranges, fs, one_url, ranges), 1)[0]
         rtt = statistics.median(rtt_times)
         results["random_access"] = {
             "records_in_object": len(rows),
             "batch": BATCH,
             "round_trip_s": summary(rtt_times),
+            "round_trip_small_object_s": summary(rtt_small),
+            "bare_client_batch_s": summary(bare_times) if bare_times else None,
             "batch_s": summary(batch_times),
             "batch_over_round_trip": statistics.median(batch_times) / rtt,
             "batch_over_round_trip_spread": [min(batch_times) / rtt, max(batch_times) / rtt],
@@ -248,8 +317,14 @@ def main() -> None:
         big = write_shards(os.path.join(tmp, "big"), rows, SHARDS // 8)
         big_urls = upload(server, fs, big, sidecars=False)
         bound = args.prefetch * _remote.HEAD_BLOCK + _remote.STREAM_BLOCK
+        rss_small = peak_rss(urls, args.prefetch, options)
+        rss_large = peak_rss(big_urls, args.prefetch, options)
         results["memory"] = {
             "bound_bytes": bound,
+            "peak_rss_small_shards_bytes": rss_small[0],
+            "rss_growth_small_shards_bytes": rss_small[1],
+            "peak_rss_large_shards_bytes": rss_large[0],
+            "rss_growth_large_shards_bytes": rss_large[1],
             "peak_small_shards_bytes": peak_memory(lambda: _stream(urls, args.prefetch, options)),
             "peak_large_shards_bytes": peak_memory(lambda: _stream(big_urls, args.prefetch, options)),
             "shard_bytes_small": os.path.getsize(local[0]),
@@ -273,17 +348,41 @@ def report(r: dict[str, Any]) -> None:
         f"(spread {s['ratio_spread'][0]:.2f}..{s['ratio_spread'][1]:.2f}; target >= 0.70); "
         f"without prefetch {s['remote_no_prefetch_s']['median']:.2f} s"
     )
+    if s["bare_client_fetch_s"]:
+        b = s["bare_client_fetch_s"]
+        print(
+            f"  floor: a bare s3fs gather of the 64 objects (no decoding) {b['median']:.2f} s "
+            f"({b['min']:.2f}..{b['max']:.2f}); local read {s['local_s']['median']:.2f} s, "
+            f"ours {s['remote_s']['median']:.2f} s"
+        )
     print(
         f"random access, batches of {ra['batch']}: {ra['batch_s']['median'] * 1000:.1f} ms a batch "
         f"(spread {ra['batch_s']['min'] * 1000:.1f}..{ra['batch_s']['max'] * 1000:.1f}), round trip "
         f"{ra['round_trip_s']['median'] * 1000:.1f} ms -> {ra['batch_over_round_trip']:.2f}x (target <= 4); "
         f"{ra['requests_per_batch']['median']:.0f} requests a batch (max {ra['requests_per_batch']['max']:.0f})"
     )
+    bare = ra["bare_client_batch_s"]
+    print(
+        f"  round trip to a {r['memory']['shard_bytes_small'] / 2**10:.0f} KiB object "
+        f"{ra['round_trip_small_object_s']['median'] * 1000:.1f} ms"
+        + (
+            f"; the same ranges by a bare s3fs gather {bare['median'] * 1000:.1f} ms a batch "
+            f"({bare['min'] * 1000:.1f}..{bare['max'] * 1000:.1f})"
+            if bare
+            else ""
+        )
+    )
     print(
         f"memory: peak {m['peak_small_shards_bytes'] / 2**20:.1f} MiB "
         f"({m['shard_bytes_small'] / 2**10:.0f} KiB shards), "
         f"{m['peak_large_shards_bytes'] / 2**20:.1f} MiB ({m['shard_bytes_large'] / 2**20:.1f} MiB shards); "
         f"bound prefetch x 1 MiB + 8 MiB = {m['bound_bytes'] / 2**20:.0f} MiB"
+    )
+    print(
+        f"  peak RSS of a fresh streaming process: {m['peak_rss_small_shards_bytes'] / 2**20:.0f} MiB "
+        f"(+{m['rss_growth_small_shards_bytes'] / 2**20:.1f} MiB while streaming) small shards, "
+        f"{m['peak_rss_large_shards_bytes'] / 2**20:.0f} MiB "
+        f"(+{m['rss_growth_large_shards_bytes'] / 2**20:.1f} MiB) large"
     )
 
 

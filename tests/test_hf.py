@@ -113,8 +113,11 @@ def test_s3_with_storage_options(s3: Any, tmp_path: Path) -> None:
     for record, row in zip(records, ds.with_format("numpy"), strict=True):
         for key, value in tfr.decode_example(record, want).items():
             np.testing.assert_array_equal(row[key], value)
+    s3.fs.put(str(tmp_path / "part-00000-of-00002.tfrecord"), f"{s3.bucket}/in/part-00001-of-00002.tfrecord")
+    again = to_hf_dataset(f"{s3.bucket}/in/", cache_dir=tmp_path / "cache", storage_options=s3.storage_options)
+    assert again.num_rows == 60  # the object changed (its ETag): the cache is built anew
     streamed = to_hf_dataset(f"{s3.bucket}/in/", SPEC, streaming=True, storage_options=s3.filesystem())
-    assert streamed.num_shards == 2 and [row["id"] for row in streamed] == list(range(50))
+    assert streamed.num_shards == 2 and [row["id"] for row in streamed] == [*range(30), *range(30)]
 
 
 def test_data_loader_workers_divide_the_streaming_shards(tmp_path: Path) -> None:

@@ -236,8 +236,6 @@ def test_read_s3_urls_with_the_workers_credentials(s3: Any, tmp_path: Path, monk
 
 @pytest.mark.parametrize("kind", ["pyarrow", "fsspec"])
 def test_read_through_a_filesystem_object(s3: Any, tmp_path: Path, kind: str) -> None:
-    import pyarrow.fs as pafs
-
     from tfrecord_lite.ray import read_tfrecords
 
     records = write_file(tmp_path / "a.tfrecord", range(50))
@@ -245,12 +243,7 @@ def test_read_through_a_filesystem_object(s3: Any, tmp_path: Path, kind: str) ->
     upload(s3, tmp_path / "a.tfrecord", "in/a.tfrecord")
     upload(s3, tmp_path / "b.tfrecord.zlib", "in/b.tfrecord.zlib")
     if kind == "pyarrow":
-        fs = pafs.S3FileSystem(
-            access_key=s3.storage_options["key"],
-            secret_key=s3.storage_options["secret"],
-            endpoint_override=s3.endpoint,
-            region="us-east-1",
-        )
+        fs = pyarrow_s3(s3)
         where = s3.bucket.removeprefix("s3://") + "/in"  # pyarrow's paths have no scheme
     else:
         fs, where = s3.filesystem(), f"{s3.bucket}/in/*.tfrecord*"
@@ -287,20 +280,49 @@ def test_write_s3_shards_appear_only_complete(s3: Any, tmp_path: Path, monkeypat
     assert sorted(back) == sorted(records)  # the framing, byte for byte
 
 
-def test_write_through_a_pyarrow_filesystem_object(s3: Any, tmp_path: Path) -> None:
+def pyarrow_s3(s3: Any) -> Any:
     import pyarrow.fs as pafs
 
-    from tfrecord_lite.ray import read_tfrecords, write_tfrecords
-
-    fs = pafs.S3FileSystem(
+    return pafs.S3FileSystem(
         access_key=s3.storage_options["key"],
         secret_key=s3.storage_options["secret"],
         endpoint_override=s3.endpoint,
         region="us-east-1",
     )
+
+
+def test_write_through_a_pyarrow_filesystem_object(s3: Any, tmp_path: Path) -> None:
+    from tfrecord_lite.ray import read_tfrecords, write_tfrecords
+
+    fs = pyarrow_s3(s3)
     records = write_file(tmp_path / "a.tfrecord", range(100))
     ds = read_tfrecords(tmp_path / "a.tfrecord", features=SPEC)
     paths = write_tfrecords(ds, f"{s3.bucket}/out", compression="gzip", filesystem=fs)
     back = [r for p in paths for r in tfr.iter_records(p, storage_options=s3.storage_options)]
     assert sorted(back) == sorted(records)
     assert_rows_match(read_tfrecords(f"{s3.bucket}/out", features=SPEC, filesystem=fs).take_all(), records)
+
+
+def test_an_s3_write_task_that_dies_mid_upload_leaves_only_complete_shards(s3: Any, tmp_path: Path) -> None:
+    import ray
+
+    from tfrecord_lite.ray import TFRecordDatasink
+
+    marker = tmp_path / "died-once"
+
+    class DiesOnce(TFRecordDatasink):
+        """The real sink, whose first write task dies (the process exits) in the middle of its upload."""
+
+        def _rows(self, blocks: Any) -> Any:
+            for i, record in enumerate(super()._rows(blocks)):
+                if i == 30 and not marker.exists():
+                    marker.touch()
+                    os._exit(1)  # Ray retries the task on another worker
+                yield record
+
+    sink = DiesOnce(f"{s3.bucket}/out", filesystem=pyarrow_s3(s3))
+    ray.data.range(400, override_num_blocks=4).write_datasink(sink)
+    assert marker.exists()
+    assert objects(s3, "out") == sorted(sink.paths)  # no torn or temporary object
+    ids = [tfr.decode_example(r)["id"][0] for p in sink.paths for r in tfr.iter_records(p, storage_options=s3.fs)]
+    assert sorted(int(i) for i in ids) == list(range(400))

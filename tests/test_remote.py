@@ -87,33 +87,54 @@ def test_streaming_reads_by_ranges(http_server: Any, tmp_path: Path, small_block
 # ----------------------------------------------------------------------------- failures
 
 
+def range_starts(gets: list[tuple[str, str, str | None]]) -> list[int]:
+    return [int((r[2] or "bytes=0-").split("=")[1].split("-")[0]) for r in gets]
+
+
+# cuts inside the first record's header (5), the gzip header (4), at a header's end (12) and deep in a body
+@pytest.mark.parametrize("cut", [1, 4, 5, 12, 1000, 4095])
 @pytest.mark.parametrize("compression", ["", "gzip"])
 def test_cut_connections_resume_at_the_byte_reached(
-    http_server: Any, tmp_path: Path, small_blocks: int, compression: str
+    http_server: Any, tmp_path: Path, small_blocks: int, compression: str, cut: int
 ) -> None:
     records = make_records(2000, 300)
     data = write_local(tmp_path / "x", records, compression)
     assert len(data) > 6 * small_blocks
-    url = http_server.put(f"/cut-{compression}", data)
+    url = http_server.put(f"/cut-{compression}-{cut}", data)
     never = 1 << 30
-    # the 2nd request is cut after 100 bytes, the 4th after 3000, the 5th (its retry) after 10
-    http_server.faults.cut_after = [never, 100, never, 3000, 10]
+    # the 1st request is cut after `cut` bytes; the 2nd block's request after 100, and its retry after 10
+    http_server.faults.cut_after = [cut, never, 100, 10]
     got = list(tfr.iter_records(url))
     assert got == records  # none lost, none repeated
-    starts = [int(r[2].split("=")[1].split("-")[0]) for r in http_server.faults.gets(f"/cut-{compression}")]
     block = small_blocks
-    assert starts[:7] == [0, block, block, 2 * block, 2 * block, 2 * block, 3 * block]
+    starts = range_starts(http_server.faults.gets(f"/cut-{compression}-{cut}"))
+    assert starts[:6] == [0, cut, block, block + 100, block + 110, 2 * block]
 
 
-def test_s3_cut_connection_resumes(s3: Any, tmp_path: Path, small_blocks: int) -> None:
+@pytest.mark.parametrize("cut", [5, 1000])
+@pytest.mark.parametrize("compression", ["", "gzip"])
+def test_s3_cut_connection_resumes_at_the_byte_reached(
+    s3: Any, tmp_path: Path, small_blocks: int, compression: str, cut: int
+) -> None:
     records = make_records(1000, 300)
-    data = write_local(tmp_path / "x", records, "gzip")
-    url = f"{s3.bucket}/cut.tfrecord.gz"
+    data = write_local(tmp_path / "x", records, compression)
+    url = f"{s3.bucket}/cut.tfrecord"
     s3.fs.pipe(url, data)
     s3.faults.reset()
-    s3.faults.cut_after = [1 << 30, 1000]
-    assert list(tfr.iter_records(url, storage_options=s3.storage_options)) == records
-    assert len(s3.faults.gets("/cut.tfrecord.gz")) >= 3
+    s3.faults.cut_after = [1 << 30, cut]
+    assert list(tfr.iter_records(url, storage_options=s3.storage_options, compression=compression)) == records
+    starts = range_starts(s3.faults.gets("/cut.tfrecord"))
+    assert starts[:3] == [0, small_blocks, small_blocks + cut]
+
+
+def test_random_access_resumes_a_cut_range(http_server: Any, tmp_path: Path) -> None:
+    records = make_records(500)
+    data = write_local(tmp_path / "x", records)
+    tfr.TFRecordFile(str(tmp_path / "x")).close()  # writes no sidecar: the object is scanned once
+    url = http_server.put("/ra-cut", data)
+    with tfr.TFRecordFile(url, index=False) as f:
+        http_server.faults.cut_after = [7, 3000]
+        assert f[list(range(0, 500, 3))] == records[::3]
 
 
 def test_server_errors_are_retried(http_server: Any, tmp_path: Path, small_blocks: int) -> None:
@@ -332,10 +353,11 @@ def test_random_access_with_a_text_index_url_and_stale_cache(
         assert len(f) == 207
 
 
-def test_random_access_refuses_compressed_objects(http_server: Any, tmp_path: Path) -> None:
-    url = http_server.put("/c.tfrecord.gz", write_local(tmp_path / "x", make_records(10), "gzip"))
-    with pytest.raises(tfr.TFRecordError, match="GZIP"):
-        tfr.TFRecordFile(url)
+def test_random_access_into_a_gzip_object_without_a_sidecar(http_server: Any, tmp_path: Path) -> None:
+    records = make_records(10)
+    url = http_server.put("/c.tfrecord.gz", write_local(tmp_path / "x", records, "gzip"))
+    with tfr.TFRecordFile(url) as f:  # indexed by one streaming pass (points in memory)
+        assert f.compression == "gzip" and f[[9, 0]] == [records[9], records[0]]
 
 
 @pytest.mark.parametrize("prefetch", [0, 1, 4])
@@ -408,3 +430,154 @@ def test_cli_reshard_and_convert_to_s3(s3: Any, tmp_path: Path) -> None:
     names = sorted(p.rsplit("/", 1)[1] for p in s3.fs.find(f"{s3.bucket}/cli"))
     shards = [f"ds-0000{k}-of-00003.tfrecord" for k in range(3)]
     assert names == sorted(["all.tfrecord.gz", *shards, *(n + ".tfrlidx" for n in shards)])  # nothing staged is left
+
+
+# ----------------------------------------------------------------------------- images to a bucket
+
+
+def image_tree(root: Path, names: list[str]) -> Path:
+    pil = pytest.importorskip("PIL.Image")
+    rng = np.random.default_rng(0)
+    for k, name in enumerate(names):
+        path = root / ("cat" if k % 2 else "dog") / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pil.fromarray(rng.integers(0, 256, (5, 7, 3), dtype=np.uint8)).save(path, format="PNG")
+    return root
+
+
+def test_pack_images_to_s3_publishes_shards_sidecars_then_the_label_map(s3: Any, tmp_path: Path) -> None:
+    from tfrecord_lite import images
+
+    tree = image_tree(tmp_path / "photos", [f"{k}.png" for k in range(12)])
+    local = images.pack_images(tree, tmp_path / "out" / "pets", num_shards=3)
+    s3.faults.reset()
+    prefix = f"{s3.bucket}/ds/pets"
+    result = images.pack_images(tree, prefix, num_shards=3, storage_options=s3.storage_options)
+    s3.fs.invalidate_cache()
+    names = sorted(p.rsplit("/", 1)[1] for p in s3.fs.find(f"{s3.bucket}/ds"))
+    shards = [f"pets-0000{k}-of-00003.tfrecord" for k in range(3)]
+    assert names == sorted(["pets.labels.json", *shards, *(n + ".tfrlidx" for n in shards)])  # nothing staged left
+    assert images.load_label_map(result.label_map_path, s3.storage_options) == local.label_map
+    got = [images.parse_image_record(r) for r in tfr.iter_records(result.paths, storage_options=s3.storage_options)]
+    assert got == [images.parse_image_record(r) for r in tfr.iter_records(local.paths)]
+    # the objects get their final names (a copy each) shards first, the label map last
+    finals = [r[1].rsplit("/", 1)[1] for r in s3.faults.requests if r[0] == "PUT" and "publish-" not in r[1]]
+    assert finals[-1] == "pets.labels.json" and set(finals[:-1]) >= set(shards)
+    # appending reads the label map back from the bucket: ids stay, a new class gets the next id
+    more = image_tree(tmp_path / "more", ["x.png"])
+    (more / "dog").rename(more / "ant")
+    again = images.pack_images(more, prefix, append=True, num_shards=1, storage_options=s3.storage_options)
+    assert again.label_map == {**local.label_map, "ant": 2}
+    assert len(tfr.ShardedRecords(prefix, storage_options=s3.storage_options)) == 13
+
+
+def test_pack_images_to_s3_interrupted_leaves_nothing(s3: Any, tmp_path: Path) -> None:
+    from tfrecord_lite import images
+
+    tree = image_tree(tmp_path / "photos", [f"{k}.png" for k in range(6)])
+    (tree / "cat" / "broken.png").write_bytes(b"not a png")
+    with pytest.raises(images.ImageDecodeError):
+        images.pack_images(tree, f"{s3.bucket}/ds/pets", num_shards=2, storage_options=s3.storage_options)
+    s3.fs.invalidate_cache()
+    assert s3.fs.find(f"{s3.bucket}/ds") == []  # no shard, no label map, no staging object
+
+
+def test_cli_pack_images_to_s3_and_remove_images(s3: Any, tmp_path: Path) -> None:
+    tree = image_tree(tmp_path / "photos", [f"{k}.png" for k in range(8)])
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+        "AWS_ENDPOINT_URL": s3.endpoint,
+        "AWS_ACCESS_KEY_ID": "testing-key",
+        "AWS_SECRET_ACCESS_KEY": "testing-secret",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+
+    def cli(*args: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "tfrecord_lite", *args], capture_output=True, text=True, env=env, check=False
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout + proc.stderr
+
+    cli("pack-images", str(tree), f"{s3.bucket}/cli/pets", "--shards", "2", "-q")
+    assert "8" in cli("count", f"{s3.bucket}/cli/pets-*-of-*.tfrecord")
+    cli("remove-images", f"{s3.bucket}/cli/pets-*-of-*.tfrecord", "-o", f"{s3.bucket}/cli/few", "--class", "cat", "-q")
+    from tfrecord_lite import images
+
+    assert images.load_label_map(f"{s3.bucket}/cli/few.labels.json", s3.storage_options) == {"cat": 0, "dog": 1}
+    kept = tfr.iter_records(f"{s3.bucket}/cli/few-*-of-*.tfrecord", storage_options=s3.storage_options)
+    assert sorted(images.parse_image_record(r).text for r in kept) == ["dog"] * 4
+
+
+def test_pack_images_to_gcs(gcs: Any, tmp_path: Path) -> None:
+    from tfrecord_lite import images
+
+    tree = image_tree(tmp_path / "photos", [f"{k}.png" for k in range(6)])
+    result = images.pack_images(tree, f"{gcs.bucket}/ds/pets", num_shards=2, storage_options=gcs.storage_options)
+    assert images.load_label_map(result.label_map_path, gcs.storage_options) == {"cat": 0, "dog": 1}
+    assert len(list(tfr.iter_records(result.paths, storage_options=gcs.storage_options))) == 6
+
+
+# ----------------------------------------------------------------------------- GZIP / ZLIB by URL
+
+
+def compressed_with_sidecar(tmp_path: Path, compression: str, n: int = 3000) -> tuple[Path, list[bytes]]:
+    """A compressed file (about 8x smaller than its records) and its seek-point sidecar (points every
+    64 KiB of records; indexed_gzip makes none in incompressible data)."""
+    from tfrecord_lite._gzip_index import write_gzip_index
+
+    rng = np.random.default_rng(5)
+    records = [f"record {i:06d} {rng.integers(0, 10**9)} ".encode() * int(rng.integers(1, 12)) for i in range(n)]
+    path = tmp_path / f"x.tfrecord.{compression}"
+    write_local(path, records, {"gz": "gzip", "zz": "zlib"}[compression])
+    write_gzip_index(str(path), str(path) + ".tfrlidx", spacing=64 << 10)
+    return path, records
+
+
+@pytest.mark.parametrize("where", ["http", "s3"])
+def test_gzip_random_access_by_url_equals_local(
+    where: str, http_server: Any, s3: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("indexed_gzip")
+    monkeypatch.setattr(_remote, "CACHE_BLOCK", 16 << 10)
+    path, records = compressed_with_sidecar(tmp_path, "gz", n=60000)
+    data, sidecar = path.read_bytes(), (tmp_path / "x.tfrecord.gz.tfrlidx").read_bytes()
+    if where == "http":
+        url, options, server = http_server.put("/x.tfrecord.gz", data), None, http_server
+        http_server.put("/x.tfrecord.gz.tfrlidx", sidecar)
+    else:
+        url, options, server = f"{s3.bucket}/x.tfrecord.gz", s3.storage_options, s3
+        s3.fs.pipe(url, data)
+        s3.fs.pipe(url + ".tfrlidx", sidecar)
+    server.faults.reset()
+    with tfr.TFRecordFile(url, storage_options=options) as f, tfr.TFRecordFile(str(path)) as local:
+        assert f.compression == "gzip" and len(f) == len(local) == len(records)
+        assert f[42500] == local[42500] == records[42500]
+        fetched = sum(
+            int(r[2].split("-")[1]) - int(r[2].split("=")[1].split("-")[0]) + 1
+            for r in server.faults.gets(".gz")
+            if r[1].endswith(".gz") and r[2] and not r[2].endswith("-")
+        )
+        assert fetched < len(data) // 2  # from a seek point near the record, not from the start
+        picks = [7, 59999, 1500, 7, 42]
+        assert f[picks] == local[picks] == [records[i] for i in picks]
+        assert f[-3:] == records[-3:]
+        assert list(f) == records
+
+
+def test_zlib_object_without_a_sidecar_is_indexed_by_one_pass(http_server: Any, tmp_path: Path) -> None:
+    path, records = compressed_with_sidecar(tmp_path, "zz", n=800)
+    url = http_server.put("/x.tfrecord.zz", path.read_bytes())  # no sidecar uploaded
+    with tfr.TFRecordFile(url) as f:
+        assert f.compression == "zlib" and len(f) == 800
+        assert f[[799, 0, 400]] == [records[799], records[0], records[400]]
+
+
+def test_gzip_object_with_a_stale_sidecar(http_server: Any, tmp_path: Path) -> None:
+    path, _ = compressed_with_sidecar(tmp_path, "gz", n=500)
+    data = path.read_bytes()
+    url = http_server.put("/s.tfrecord.gz", data[:-1] + bytes([data[-1] ^ 1]))  # same size, other last bytes
+    http_server.put("/s.tfrecord.gz.tfrlidx", (tmp_path / "x.tfrecord.gz.tfrlidx").read_bytes())
+    with pytest.raises(tfr.StaleIndexError, match="first or last bytes"):
+        tfr.TFRecordFile(url, on_stale="raise")

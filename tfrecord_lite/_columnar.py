@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._codec import _apply_spec, decode_example, layout_of
-from ._files import normalize_compression
+from ._files import StorageOptions, normalize_compression
 from ._reader import RecordIterator, sources_of
 from ._skipping import DamagePolicy, OnError
 from ._spec import (
@@ -855,18 +855,20 @@ def iter_example_batches(
     verify: bool = True,
     on_error: OnError = "raise",
     max_skipped: int | None = None,
+    storage_options: StorageOptions = None,
 ) -> Iterator[dict[str, Any]]:
     """Read TFRecord files of Examples as decoded batches of `batch_size` (the last one may be
     smaller): decode_examples over iter_records, without an object per record. `source` is what
     iter_records takes: a file, or a list, folder, glob or prefix, whose batches span files. The counterpart
     of tf.data.TFRecordDataset(path).batch(batch_size).map(tf.io.parse_example). The spec and
     arguments are checked here, before the first batch is asked for. `on_error` and
-    `max_skipped` are iter_records' (with "skip", the batch before a damaged record may be smaller)."""
+    `max_skipped` are iter_records' (with "skip", the batch before a damaged record may be smaller);
+    so is `storage_options`, for URLs."""
     check_int("batch_size", batch_size, 1)
     normalize_compression(compression, allow_auto=True)
     features = batch_specs(features)
     policy = DamagePolicy(on_error, max_skipped)
-    return _batches(source, features, _plan(features), batch_size, compression, verify, policy)
+    return _batches(source, features, _plan(features), batch_size, compression, verify, policy, storage_options)
 
 
 def _batches(
@@ -877,8 +879,9 @@ def _batches(
     compression: str | None,
     verify: bool,
     policy: DamagePolicy | None = None,
+    storage_options: StorageOptions = None,
 ) -> Iterator[dict[str, Any]]:
-    for view, b, e, record in record_spans(source, batch_size, compression, verify, policy):
+    for view, b, e, record in record_spans(source, batch_size, compression, verify, policy, storage_options):
         yield _decode_buffer(view, b, e, plans, features, record)[0]
 
 
@@ -892,12 +895,18 @@ class Spans(NamedTuple):
 
 
 def record_spans(
-    source: Any, batch_size: int, compression: str | None, verify: bool, policy: DamagePolicy | None = None
+    source: Any,
+    batch_size: int,
+    compression: str | None,
+    verify: bool,
+    policy: DamagePolicy | None = None,
+    storage_options: StorageOptions = None,
 ) -> Iterator[Spans]:
     """The records of `source` (anything _sources resolves; files in order) in batches of
     `batch_size`, as spans of the reader's buffer (valid until the next batch is asked for):
     no object per record."""
-    with RecordIterator(sources_of(source), compression, verify, policy) as records:
+    files = sources_of(source, storage_options)
+    with RecordIterator(files, compression, verify, policy, storage_options=storage_options) as records:
         for view, starts, lengths in records._chunks(batch_size):
             begin = np.array(starts, dtype=np.int64)
             end = begin + np.array(lengths, dtype=np.int64)

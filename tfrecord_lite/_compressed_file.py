@@ -3,8 +3,10 @@
 # inflates the span of records around i from the nearest seek point; a slice or
 # an index list reads each span once for all the records it holds. Reads keep no
 # state (each inflates from its point with its own inflater, reading the file by
-# pread), so threads can share one object; pickling sends the path and options, and a worker reopens the file
-# from its sidecar.
+# pread), so threads can share one object; pickling sends the path and options, and
+# a worker reopens the file from its sidecar. An object in a store (a URL) is read
+# the same way through a _remote.RemoteBuffer (ranged reads, a block cache), its
+# index from the sidecar uploaded next to it (_gzip_index.open_remote_index).
 from __future__ import annotations
 
 import bisect
@@ -14,11 +16,24 @@ from itertools import groupby
 from typing import Any
 
 from ._errors import PathName
-from ._gzip_index import GzipIndex, compressed_kind, open_index, reader, record_at, record_offset, records_in_span
+from ._files import StorageOptions, split_options
+from ._framing import HEADER_SIZE
+from ._gzip_index import (
+    GzipIndex,
+    compressed_kind,
+    open_index,
+    open_remote_index,
+    reader,
+    record_at,
+    record_offset,
+    records_in_span,
+)
 from ._random_access import TFRecordFile, _position
 from ._reader import iter_records
+from ._remote import RemoteBuffer, RemoteObject, is_url
 from ._sidecar import IndexArg, IndexFormatError
 from ._skipping import DamagePolicy, OnError
+from ._sniff import sniff_compression
 
 
 class CompressedRecordFile(TFRecordFile):
@@ -34,6 +49,7 @@ class CompressedRecordFile(TFRecordFile):
         on_stale: str = "rebuild",
         on_error: OnError | DamagePolicy = "raise",
         max_skipped: int | None = None,
+        storage_options: StorageOptions = None,
     ) -> None:
         if not (on_error if isinstance(on_error, DamagePolicy) else DamagePolicy(on_error, max_skipped)).raises:
             raise ValueError(
@@ -44,17 +60,43 @@ class CompressedRecordFile(TFRecordFile):
         self._index_arg = index if isinstance(index, (bool, type(None))) else str(index)
         self._verify = verify
         self._on_stale = on_stale
+        self._storage_options = storage_options
         self._lock = threading.Lock()
         self._gz: GzipIndex | None = None
         self._reader: Any = None
         self._open_gz()
 
     def _open_gz(self) -> None:
+        if is_url(self._path):
+            return self._open_remote_gz()
         kind = compressed_kind(self._path)
         if kind not in ("gzip", "zlib"):  # pragma: no cover - TFRecordFile sends only compressed files here
             raise IndexFormatError("not a GZIP or ZLIB file", path=self._path)
         idx = open_index(self._path, kind, self._index_arg, verify=self._verify, on_stale=self._on_stale)
         self._reader = reader(self._path, idx)
+        self._gz = idx
+        self._n = idx.count
+
+    def _open_remote_gz(self) -> None:
+        """An object in a store: its bytes through a RemoteBuffer (ranged reads, block cache), its
+        index from the sidecar next to it (see open_remote_index)."""
+        obj = RemoteObject(self._path, *split_options(self._storage_options))
+        buf = RemoteBuffer(obj, obj.size)
+        try:
+            kind = sniff_compression(buf[0:HEADER_SIZE])
+            idx = open_remote_index(
+                self._path,
+                buf,
+                kind,
+                self._index_arg,
+                verify=self._verify,
+                on_stale=self._on_stale,
+                storage_options=self._storage_options,
+            )
+            self._reader = reader(obj.name, idx, buf)
+        except BaseException:
+            buf.close()
+            raise
         self._gz = idx
         self._n = idx.count
 
@@ -100,7 +142,7 @@ class CompressedRecordFile(TFRecordFile):
     def __iter__(self) -> Iterator[bytes]:
         """All records in order, by streaming the file (faster than seeking)."""
         self._index()
-        return iter(iter_records(self._path, verify=self._verify))
+        return iter(iter_records(self._path, verify=self._verify, storage_options=self._storage_options))
 
     def offset(self, i: int) -> int:
         """Offset of record `i` in the uncompressed stream (where its 12-byte header starts)."""
@@ -124,6 +166,7 @@ class CompressedRecordFile(TFRecordFile):
             "index": self._index_arg,
             "verify": self._verify,
             "on_stale": self._on_stale,
+            "storage_options": self._storage_options,
             "closed": self.closed,
         }
 
@@ -132,6 +175,7 @@ class CompressedRecordFile(TFRecordFile):
         self._index_arg = state["index"]
         self._verify = state["verify"]
         self._on_stale = state["on_stale"]
+        self._storage_options = state.get("storage_options")
         self._lock = threading.Lock()
         self._gz, self._reader, self._n = None, None, 0
         if not state["closed"]:

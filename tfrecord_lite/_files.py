@@ -73,6 +73,31 @@ def open_binary(target: PathOrFile, mode: str, storage_options: StorageOptions =
     return open(path, mode), True
 
 
+def read_whole(target: str | os.PathLike[str], storage_options: StorageOptions = None) -> bytes:
+    """All the bytes of a small file or object (a label map, a manifest); FileNotFoundError if missing."""
+    path = os.fspath(target)
+    if "://" in path and not path.startswith("file://"):
+        from ._remote import RemoteObject
+
+        return RemoteObject(path, *split_options(storage_options)).read_range(0, 1 << 62)
+    with open(path.removeprefix("file://"), "rb") as fh:
+        return fh.read()
+
+
+def write_whole(target: str | os.PathLike[str], data: bytes, storage_options: StorageOptions = None) -> None:
+    """Replace a small file or object with `data`, atomically: a local file through a temporary
+    file and a rename, an object by one PUT (a store shows the old object or the new one)."""
+    path = os.fspath(target)
+    if "://" in path and not path.startswith("file://"):
+        from ._remote import Store
+
+        Store(path, *split_options(storage_options)).put(path, data)
+        return
+    from ._publish import write_atomic
+
+    write_atomic(path.removeprefix("file://"), data)
+
+
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30}
 
 

@@ -54,7 +54,7 @@ from ._errors import CorruptRecordError, PathName, TFRecordError, TruncatedRecor
 from ._framing import HEADER_SIZE, OVERHEAD, header_is_valid, masked_crc
 from ._inflate import library
 from ._reader import CHUNK_SIZE, DecodedStream, StreamScanner
-from ._sidecar import IndexArg, IndexFormatError, StaleIndexError, save_bytes, sidecar_path
+from ._sidecar import SIDECAR_SUFFIX, IndexArg, IndexFormatError, StaleIndexError, save_bytes, sidecar_path
 from ._sniff import sniff_compression
 
 MAGIC = b"TFRLGZX\0"
@@ -370,12 +370,18 @@ class _Inflating:
     GZIP member goes on from the point at the next member's start (indexed_gzip keeps one
     there) or, from a point whose inflater reads GZIP headers, with a fresh one."""
 
-    def __init__(self, path: str, kind: str, points: list[Point]) -> None:
-        self._fd = os.open(path, os.O_RDONLY)
+    def __init__(
+        self, path: str, kind: str, points: list[Point], pread: Callable[[int, int], bytes] | None = None
+    ) -> None:
+        self._fd = os.open(path, os.O_RDONLY) if pread is None else -1
+        self._pread = pread or self._read_file  # (size, offset) -> bytes: the file's, or an object's
         self._path = path
         self._kind = kind
         self._points = points
         self._starts = [p.uout for p in points]
+
+    def _read_file(self, size: int, at: int) -> bytes:
+        return os.pread(self._fd, size, at)
 
     def read(self, start: int, size: int) -> bytes:
         parts: list[bytes] = []
@@ -429,10 +435,10 @@ class _Inflating:
         stored blocks depend on (zlib's inflatePrime does this in C; Python's APIs lack it)."""
         cin = point.cin
         if point.bits:
-            last = os.pread(self._fd, 1, cin - 1)
+            last = self._pread(1, cin - 1)
             primer = _primer(point.bits)
             yield primer[:-1] + bytes([primer[-1] | (last[0] & (0xFF << (8 - point.bits)) & 0xFF)])
-        while chunk := os.pread(self._fd, _STEP, cin):
+        while chunk := self._pread(_STEP, cin):
             yield chunk
             cin += len(chunk)
 
@@ -503,9 +509,12 @@ def window_points(blob: bytes) -> list[Point]:
     return points
 
 
-def reader(path: str, index: GzipIndex) -> _Inflating:
+def reader(path: str, index: GzipIndex, remote: Any = None) -> _Inflating:
+    """What reads spans of the uncompressed stream of `path`, or of the object whose
+    _remote.RemoteBuffer is `remote` (ranged reads through its block cache)."""
     points = window_points(index.blob) if index.blob else index.points
-    return _Inflating(path, index.kind, points)
+    pread = None if remote is None else lambda size, at: bytes(remote[at : at + size])
+    return _Inflating(path, index.kind, points, pread)
 
 
 # ----------------------------------------------------------------- opening
@@ -557,6 +566,55 @@ def open_index(
     if location is not None and (kept or save_bytes(fresh.to_bytes(), location)):
         fresh.location = location
     return fresh
+
+
+def open_remote_index(
+    url: str, buf: Any, kind: str, index: IndexArg, *, verify: bool, on_stale: str, storage_options: Any
+) -> GzipIndex:
+    """The index of a compressed object (`buf` its _remote.RemoteBuffer): the sidecar next to it
+    (`<url>.tfrlidx`) or `index=` (a path or URL), checked against the object's size and first and
+    last 4 KiB (an uploaded sidecar's mtime is not the object's); else one streaming pass over the
+    object, whose points stay in memory (nothing is written next to an object)."""
+    from ._files import read_whole
+    from ._remote import RemoteStream, redact
+
+    explicit = isinstance(index, (str, os.PathLike))
+    location = os.fspath(index) if explicit else None if index is False else url + SIDECAR_SUFFIX  # type: ignore[arg-type]
+    size = len(buf)
+    if location is not None:
+        shown = redact(location)
+        try:
+            found = parse(read_whole(location, storage_options), shown)
+        except FileNotFoundError:
+            if explicit:
+                raise
+            found = None
+        except IndexFormatError:
+            if explicit:
+                raise
+            found = None
+        if found is not None:
+            reason = (
+                f"the object is {size} bytes now, {found.file_size} when indexed"
+                if found.file_size != size
+                else "the object's first or last bytes differ from the indexed ones"
+                if _edge_of(buf, size) != found.check
+                else None
+            )
+            if reason is None and not found.needs_pass:
+                return found
+            if reason is not None and on_stale == "raise":
+                raise StaleIndexError(
+                    f"{shown} is out of date: {reason}; open with on_stale='rebuild' to re-index", path=redact(url)
+                )
+    inflating = _SavingInflater(RemoteStream(buf.obj), kind, SPACING)
+    marks = _scan_marks(inflating, redact(url), verify)
+    return GzipIndex(kind, marks, inflating.points, b"", size, 0, _edge_of(buf, size))
+
+
+def _edge_of(buf: Any, size: int) -> int:
+    """edge_check of a compressed object read through a RemoteBuffer."""
+    return crc32c(buf[0:EDGE] + buf[max(0, size - EDGE) : size])
 
 
 def write_gzip_index(path: str, target: str, *, verify: bool = True, spacing: int | None = None) -> str:

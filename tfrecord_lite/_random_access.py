@@ -94,12 +94,18 @@ class RecordSequence(Sequence[bytes]):
         raise NotImplementedError
 
 
-def _is_compressed(path: str, damaged: bool) -> bool:
-    """Whether `path` starts like a GZIP or ZLIB file rather than a record (missing files: no); with
-    `damaged` (damage is skipped), only if it starts a stream that inflates (see require_uncompressed)."""
+def _is_compressed(path: str, damaged: bool, storage_options: StorageOptions = None) -> bool:
+    """Whether `path` (or the object at a URL) starts like a GZIP or ZLIB file rather than a
+    record (missing files: no; opening them says why); with `damaged` (damage is skipped), only
+    if it starts a stream that inflates (see require_uncompressed)."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(SNIFF_SIZE)
+        if "://" in path and not path.startswith("file://"):
+            from ._remote import RemoteObject
+
+            head = RemoteObject(path, *split_options(storage_options)).read_range(0, SNIFF_SIZE)
+        else:
+            with open(path.removeprefix("file://"), "rb") as fh:
+                head = fh.read(SNIFF_SIZE)
     except OSError:
         return False
     kind = sniff_compression(head)
@@ -138,13 +144,15 @@ class TFRecordFile(RecordSequence):
     CorruptRecordError naming the file and offset in every mode: `len` already counted it.
 
     A URL (s3://, gs://, https://, ...) is read by ranged requests; its index is the sidecar
-    next to the object, `index=` (path or URL), or one scan cached locally (see docs/cloud.md).
+    next to the object, `index=` (path or URL), or one scan cached locally (see docs/cloud.md);
+    a GZIP / ZLIB object is read from the seek points of its sidecar.
     `storage_options`: fsspec's options for it, or an fsspec filesystem.
     """
 
     def __new__(cls, path: PathName = None, *args: Any, **kwargs: Any) -> TFRecordFile:
         damaged = kwargs.get("on_error", "raise") != "raise"  # damage is skipped: the first record may be
-        if cls is TFRecordFile and path is not None and _is_compressed(os.fspath(path), damaged):
+        options = kwargs.get("storage_options")
+        if cls is TFRecordFile and path is not None and _is_compressed(os.fspath(path), damaged, options):
             from ._compressed_file import CompressedRecordFile
 
             return super().__new__(CompressedRecordFile)

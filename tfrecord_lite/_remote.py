@@ -1,11 +1,12 @@
 # Objects in S3, GCS, HTTP(S) or any other fsspec store (fsspec and its s3fs / gcsfs
 # are imported only here, and only when a URL is used). Every byte is read by ranged
-# requests (`fs.cat_file(path, start, end)`), which is what makes the rest simple:
+# requests (_bodies.chunks), which is what makes the rest simple:
 #
 #   - RemoteObject.read_range retries a failed request (reset, 5xx, timeout) with
 #     exponential backoff, up to RETRY.attempts, asking again only for the bytes it
-#     still lacks; after the limit a RemoteError names the URL (credentials and query
-#     strings cut) and the byte offset.
+#     still lacks, from the exact byte reached (the body arrives in chunks: _bodies.py);
+#     after the limit a RemoteError names the URL (credentials and query strings cut)
+#     and the byte offset.
 #   - RemoteStream is the sequential file the streaming reader sees: blocks of the
 #     object (the first HEAD_BLOCK, then STREAM_BLOCK each) read one after the other
 #     through read_range, so a broken connection resumes at the byte reached and
@@ -38,6 +39,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from ._bodies import chunks
 from ._errors import RemoteError
 
 StorageOptions = Mapping[str, Any] | None
@@ -125,7 +127,7 @@ class RemoteObject:
     def info(self) -> dict[str, Any]:
         """fsspec's info of the object (size, ETag / generation, mtime), asked once."""
         if self._info is None:
-            self._info = self._retrying(0, lambda: self.fs.info(self.path))
+            self._info = self._retrying(lambda: 0, lambda: self.fs.info(self.path))
         return self._info
 
     @property
@@ -142,23 +144,39 @@ class RemoteObject:
         return f"size={info['size']},mtime={mtime}"
 
     def read_range(self, start: int, end: int) -> bytes:
-        """Bytes start..end (fewer at the end of the object), retried on transient failures."""
-        data: bytes = self._retrying(start, lambda: self.fs.cat_file(self.path, start=start, end=end))
-        return data
+        """Bytes start..end (fewer at the end of the object). A request that breaks is asked again
+        for the bytes still missing, from the exact byte reached; the retries are counted since the
+        last try that brought bytes."""
+        parts: list[bytes] = []
+        at = start
 
-    def _retrying(self, offset: int, call: Any) -> Any:
+        def rest() -> None:
+            nonlocal at
+            for piece in chunks(self.fs, self.path, at, end):
+                parts.append(piece)
+                at += len(piece)
+
+        self._retrying(lambda: at, rest)
+        return b"".join(parts)
+
+    def _retrying(self, offset: Any, call: Any) -> Any:
+        """call(), tried again on transient failures; `offset()` is the byte reached, for messages
+        and for noticing progress (a try that moved it starts the count of attempts again)."""
         attempt = 0
         while True:
             attempt += 1
+            before = offset()
             try:
                 return call()
             except FileNotFoundError:
                 raise FileNotFoundError(f"no such object: {self.name}") from None
             except Exception as err:
+                if offset() > before:
+                    attempt = 1
                 if _is_permanent(err) or attempt >= RETRY.attempts:
                     tries = f" after {attempt} attempts" if attempt > 1 else ""
                     cause = scrub(f"{type(err).__name__}: {err}")
-                    raise RemoteError(f"reading failed{tries} ({cause})", url=self.name, offset=offset) from None
+                    raise RemoteError(f"reading failed{tries} ({cause})", url=self.name, offset=offset()) from None
             RETRY.wait(attempt)
 
 
@@ -227,10 +245,10 @@ class RemoteBuffer:
     """Random access to an object: `buf[a:b]` bytes from the ranges of the last prefetch, else
     through an LRU cache of aligned blocks (neighbours of a record read alone come free)."""
 
-    def __init__(self, obj: RemoteObject, size: int, block: int = CACHE_BLOCK, blocks: int = CACHE_BLOCKS) -> None:
+    def __init__(self, obj: RemoteObject, size: int, block: int | None = None, blocks: int = CACHE_BLOCKS) -> None:
         self.obj = obj
         self._size = size
-        self._block = block
+        self._block = block or CACHE_BLOCK
         self._capacity = blocks
         self._cache: collections.OrderedDict[int, bytes] = collections.OrderedDict()
         self._pinned: list[tuple[int, bytes]] = []  # (start, data) of the last prefetch, by start

@@ -185,18 +185,19 @@ def iter_arrow_batches(
     verify: bool = True,
     on_error: OnError = "raise",
     max_skipped: int | None = None,
+    storage_options: Any = None,
 ) -> Iterator[pa.RecordBatch]:
     """Record batches of `batch_size` Examples (the last one may be smaller) from a path, a
     URL, a glob or a list of those (shards in order), decoded as decode_arrow does; memory
     stays flat whatever the size of the files. Without a spec each batch has the columns of
     its own records. `on_error` and `max_skipped` are iter_records' (with "skip", the batch
-    before a damaged record may be smaller)."""
+    before a damaged record may be smaller). `storage_options` are fsspec's, for URLs."""
     check_int("batch_size", batch_size, 1)
     normalize_compression(compression, allow_auto=True)
     specs = feature_specs(features)
     policy = DamagePolicy(on_error, max_skipped)
-    files = sources_of(source)  # inputs that name no file fail here, not at the first batch
-    return _arrow_batches(files, specs, batch_size, compression, verify, policy)
+    files = sources_of(source, storage_options)  # inputs that name no file fail here, not at the first batch
+    return _arrow_batches(files, specs, batch_size, compression, verify, policy, storage_options=storage_options)
 
 
 def _arrow_batches(
@@ -207,9 +208,10 @@ def _arrow_batches(
     verify: bool,
     policy: DamagePolicy,
     wanted: Collection[str] | None = None,
+    storage_options: Any = None,
 ) -> Iterator[pa.RecordBatch]:
     """iter_arrow_batches' batches; without a spec, only the keys of `wanted` (None: all) are decoded."""
-    for spans in record_spans(source, batch_size, compression, verify, policy):
+    for spans in record_spans(source, batch_size, compression, verify, policy, storage_options):
         yield _record_batch(decode_flat(spans, specs, wanted), specs, len(spans.starts))
 
 
@@ -222,6 +224,7 @@ def read_arrow(
     verify: bool = True,
     on_error: OnError = "raise",
     max_skipped: int | None = None,
+    storage_options: Any = None,
 ) -> pa.Table:
     """All the Examples of `source` (as iter_arrow_batches takes it) as one Arrow table;
     `columns` keeps those (in that order), and only those are decoded: what the other
@@ -236,7 +239,8 @@ def read_arrow(
         specs = {key: specs[key] for key in columns}
     policy = DamagePolicy(on_error, max_skipped)
     wanted = None if columns is None else frozenset(columns)
-    batches = list(_arrow_batches(sources_of(source), specs, 2048, compression, verify, policy, wanted))
+    files = sources_of(source, storage_options)
+    batches = list(_arrow_batches(files, specs, 2048, compression, verify, policy, wanted, storage_options))
     if specs is not None:
         schema = pa.schema([(key, arrow_type(spec)) for key, spec in specs.items()])
         return pa.Table.from_batches(batches, schema=schema)

@@ -16,7 +16,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._pieces import Piece, input_files, piece_batches
+from ._files import split_options
+from ._pieces import Piece, input_files, is_url, piece_batches
 from ._reader import iter_records
 from ._schema import infer_features
 from ._sources import Sources
@@ -113,10 +114,19 @@ class TFRecordBuilder(datasets.ArrowBasedBuilder):  # type: ignore[misc]
         super().__init__(dataset_name="tfrecord_lite", features=features, hash=self._fingerprint(), **kwargs)
 
     def _fingerprint(self) -> str:
-        """Names the cache: a change to a file (size, mtime), the spec or the options rebuilds it."""
-        stats = [(p, *((os.stat(p).st_size, os.stat(p).st_mtime_ns) if "://" not in p else ())) for p in self._files]
+        """Names the cache: a change to a file (size, mtime; an object's ETag), the spec or the options
+        rebuilds it."""
+        stats = [(p, *self._version(p)) for p in self._files]
         identity = repr((stats, sorted(self._specs.items()), sorted(self._images.items()), self._batch_size))
         return hashlib.sha256(identity.encode()).hexdigest()[:16]
+
+    def _version(self, path: str) -> tuple[Any, ...]:
+        if not is_url(path):
+            return os.stat(path).st_size, os.stat(path).st_mtime_ns
+        from ._remote import RemoteObject
+
+        options, fs = split_options(self._storage_options)
+        return (RemoteObject(path, options, fs).version(),)
 
     def _info(self) -> datasets.DatasetInfo:
         return datasets.DatasetInfo(features=self.config.features)

@@ -35,7 +35,8 @@ import numpy as np
 
 from ._codec import decode_example, encode_example
 from ._errors import FeatureError, TFRecordError
-from ._publish import Publication, write_atomic
+from ._files import StorageOptions, read_whole, split_options, write_whole
+from ._remote import Store, is_url, open_publication
 from ._sharded import existing_shards, open_shard_writer, shard_suffix
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -229,11 +230,10 @@ def label_map_path(prefix: PathLike) -> str:
     return os.fspath(prefix) + LABEL_MAP_SUFFIX
 
 
-def load_label_map(path: PathLike) -> dict[str, int]:
-    """Read a label map file ({"class name": id, ...}); checks that ids are unique ints."""
+def load_label_map(path: PathLike, storage_options: StorageOptions = None) -> dict[str, int]:
+    """Read a label map file or object ({"class name": id, ...}); checks that ids are unique ints."""
     path = os.fspath(path)
-    with open(path, encoding="utf-8") as f:
-        data = json.load(f)
+    data = json.loads(read_whole(path, storage_options).decode("utf-8"))
     if not isinstance(data, dict) or not all(isinstance(v, int) and not isinstance(v, bool) for v in data.values()):
         raise ValueError(f"{path}: a label map must be a JSON object of class name -> integer id")
     if len(set(data.values())) != len(data):
@@ -241,10 +241,10 @@ def load_label_map(path: PathLike) -> dict[str, int]:
     return {str(k): int(v) for k, v in data.items()}
 
 
-def save_label_map(label_map: Mapping[str, int], path: PathLike) -> None:
-    """Write a label map as JSON ordered by id, atomically (temporary file + rename)."""
+def save_label_map(label_map: Mapping[str, int], path: PathLike, storage_options: StorageOptions = None) -> None:
+    """Write a label map as JSON ordered by id, atomically (temporary file + rename; one PUT to a URL)."""
     ordered = dict(sorted(label_map.items(), key=lambda kv: kv[1]))
-    write_atomic(os.fspath(path), (json.dumps(ordered, indent=1, ensure_ascii=False) + "\n").encode())
+    write_whole(path, (json.dumps(ordered, indent=1, ensure_ascii=False) + "\n").encode(), storage_options)
 
 
 def _extend_label_map(label_map: dict[str, int], names: Iterable[str]) -> list[str]:
@@ -369,19 +369,30 @@ def _report(on_error: OnError, err: ImageDecodeError, skipped: list[tuple[str, s
 
 
 def _starting_labels(
-    prefix: str, compression: str | None, append: bool, label_map: PathLike | Mapping[str, int] | None
+    prefix: str,
+    compression: str | None,
+    append: bool,
+    label_map: PathLike | Mapping[str, int] | None,
+    storage_options: StorageOptions,
 ) -> dict[str, int]:
     """The label map packing starts from: the existing one when appending, merged with a given one."""
     labels: dict[str, int] = {}
     map_path = label_map_path(prefix)
-    if append and os.path.exists(map_path):
-        labels = load_label_map(map_path)
-    elif append and existing_shards(prefix, shard_suffix(compression)):
+    existing = _existing_label_map(map_path, storage_options) if append else None
+    if existing is not None:
+        labels = existing
+    elif append and existing_shards(prefix, shard_suffix(compression), _store(prefix, storage_options)):
         raise FileNotFoundError(
             f"appending to the shards of {prefix} needs their label map {map_path} (it is missing), "
             "so that class ids stay the same"
         )
-    given = dict(label_map) if isinstance(label_map, Mapping) else load_label_map(label_map) if label_map else {}
+    given = (
+        dict(label_map)
+        if isinstance(label_map, Mapping)
+        else load_label_map(label_map, storage_options)
+        if label_map
+        else {}
+    )
     for name, ident in given.items():
         if labels.get(name, ident) != ident:
             raise ValueError(f"label map conflict for class {name!r}: existing id {labels[name]}, given {ident}")
@@ -389,6 +400,18 @@ def _starting_labels(
     if len(set(labels.values())) != len(labels):
         raise ValueError("the label map gives two classes the same id")
     return labels
+
+
+def _store(prefix: str, storage_options: StorageOptions) -> Store | None:
+    """The store of a URL prefix (None for a local one): where existing shards are listed."""
+    return Store(prefix, *split_options(storage_options)) if is_url(prefix) else None
+
+
+def _existing_label_map(path: str, storage_options: StorageOptions) -> dict[str, int] | None:
+    try:
+        return load_label_map(path, storage_options)
+    except FileNotFoundError:
+        return None
 
 
 def pack_images(
@@ -412,6 +435,7 @@ def pack_images(
     index: bool = True,
     progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
     workers: int | None = None,
+    storage_options: StorageOptions = None,
 ) -> PackResult:
     """Pack images into sharded TFRecords with a label map beside them.
 
@@ -431,6 +455,9 @@ def pack_images(
     prefix meanwhile raises OutputLockedError. Files are read and
     checked by `workers` threads (default: up to 8); the output order does not
     depend on it. `progress(iterable, total)` may wrap the loop (e.g. with tqdm).
+    `out_prefix` may be a URL (s3://bucket/photos, with `storage_options` for fsspec):
+    the shards, their sidecars and, last, the label map are published as in
+    docs/cloud.md ("Writing").
     """
     prefix = os.fspath(out_prefix)
     if num_shards is None and max_records is None and max_bytes is None:
@@ -442,8 +469,8 @@ def pack_images(
     if on_error not in ("raise", "skip") and not callable(on_error):
         raise ValueError(f"on_error must be 'raise', 'skip' or a callable, got {on_error!r}")
 
-    with Publication(prefix) as publication:
-        labels = _starting_labels(prefix, compression, append, label_map)
+    with open_publication(prefix, storage_options) as publication:
+        labels = _starting_labels(prefix, compression, append, label_map, storage_options)
         items, root = _source_items(source)
         if not items:
             name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "the list given"
@@ -453,7 +480,7 @@ def pack_images(
             raise ValueError(f"no images found in {name}{hint}")
         duplicates: list[str] = []
         if append and not allow_duplicates:
-            items, duplicates = _new_items(items, root, _packed_filenames(prefix, compression))
+            items, duplicates = _new_items(items, root, _packed_filenames(prefix, compression, storage_options))
         new_classes = _extend_label_map(labels, (name for _, name in items))
         if shuffle:
             random.Random(seed).shuffle(items)
@@ -465,7 +492,16 @@ def pack_images(
         if progress is not None:
             todo = progress(todo, len(items))
         shards = open_shard_writer(
-            prefix, num_shards, max_records, max_bytes, compression, index, append, overwrite, publication
+            prefix,
+            num_shards,
+            max_records,
+            max_bytes,
+            compression,
+            index,
+            append,
+            overwrite,
+            publication,
+            storage_options,
         )
         with shards as writer:
             for (path, name), loaded in todo:
@@ -477,18 +513,19 @@ def pack_images(
                 writer.write(record)
                 written += 1
         map_path = label_map_path(prefix)
-        save_label_map(labels, publication.file(map_path))
+        save_label_map(labels, publication.file(map_path), storage_options)  # published last: see docs/cloud.md
     return PackResult(list(writer.paths), map_path, labels, written, skipped, new_classes, duplicates=duplicates)
 
 
-def _packed_filenames(prefix: str, compression: str | None) -> set[str]:
+def _packed_filenames(prefix: str, compression: str | None, storage_options: StorageOptions) -> set[str]:
     """The image/filename values of the shards already written under `prefix`."""
     from ._columnar import iter_example_batches
     from ._spec import VarLenFeature
 
     names: set[str] = set()
-    for _, shard in existing_shards(prefix, shard_suffix(compression)):
-        for batch in iter_example_batches(shard, {FILENAME: VarLenFeature("string")}):
+    for _, shard in existing_shards(prefix, shard_suffix(compression), _store(prefix, storage_options)):
+        spec = {FILENAME: VarLenFeature("string")}
+        for batch in iter_example_batches(shard, spec, storage_options=storage_options):
             names.update(value.decode("utf-8", "replace") for row in batch[FILENAME] for value in row)
     return names
 
@@ -674,6 +711,7 @@ def remove_images(
     compression: str | None = None,
     index: bool = True,
     overwrite: bool = False,
+    storage_options: StorageOptions = None,
 ) -> PackResult:
     """Copy image records into new shards under `out_prefix`, leaving some out.
 
@@ -681,8 +719,8 @@ def remove_images(
     is false. Records are copied byte for byte; the label map (`label_map`, or the
     one beside the first input shard's prefix) is copied beside the new shards
     unchanged, so label ids stay valid; both appear together, or not at all.
-    `overwrite=True` replaces existing shards of `out_prefix`. Returns counts of
-    written and removed.
+    `overwrite=True` replaces existing shards of `out_prefix`. Inputs and `out_prefix`
+    may be URLs (`storage_options` for fsspec). Returns counts of written and removed.
     """
     from ._reader import iter_records
 
@@ -690,30 +728,42 @@ def remove_images(
     prefix = os.fspath(out_prefix)
     sources = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     written = removed = 0
-    labels = load_label_map(label_map) if label_map is not None else _label_map_beside(sources)
+    labels = (
+        load_label_map(label_map, storage_options)
+        if label_map is not None
+        else _label_map_beside(sources, storage_options)
+    )
     map_path = label_map_path(prefix)
-    with Publication(prefix) as publication:
+    with open_publication(prefix, storage_options) as publication:
         shards = open_shard_writer(
-            prefix, num_shards, max_records, max_bytes, compression, index, overwrite=overwrite, publication=publication
+            prefix,
+            num_shards,
+            max_records,
+            max_bytes,
+            compression,
+            index,
+            overwrite=overwrite,
+            publication=publication,
+            storage_options=storage_options,
         )
         with shards as writer:
             for path in sources:
-                for record in iter_records(path):
+                for record in iter_records(path, storage_options=storage_options):
                     rec = parse_image_record(record)
                     if rec.filename in drop or (keep is not None and not keep(rec)):
                         removed += 1
                         continue
                     writer.write(record)
                     written += 1
-        save_label_map(labels, publication.file(map_path))
+        save_label_map(labels, publication.file(map_path), storage_options)
     return PackResult(list(writer.paths), map_path, labels, written, removed=removed)
 
 
-def _label_map_beside(shards: Sequence[PathLike]) -> dict[str, int]:
+def _label_map_beside(shards: Sequence[PathLike], storage_options: StorageOptions = None) -> dict[str, int]:
     """The label map next to a shard 'x/name-00000-of-00004.tfrecord' ('x/name.labels.json'), or {}."""
     for shard in shards:
         stem = re.sub(r"(-\d{5}-of-\d{5})?(\.tfrecords?|\.tfrec)?(\.gz|\.zlib|\.zz)?$", "", os.fspath(shard))
-        candidate = label_map_path(stem)
-        if os.path.exists(candidate):
-            return load_label_map(candidate)
+        found = _existing_label_map(label_map_path(stem), storage_options)
+        if found is not None:
+            return found
     return {}
