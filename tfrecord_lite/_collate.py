@@ -1,4 +1,5 @@
-# Batching decoded items into tensors for PyTorch (imports torch; tfrecord_lite.torch re-exports it).
+# Batching decoded items into tensors for PyTorch (tfrecord_lite.torch re-exports it; torch is
+# imported inside the functions that use it, so importing this module never imports torch).
 #
 # Collate turns a list of dict items into one dict of tensors: equal shapes are stacked, ragged
 # first dimensions padded (with a lengths tensor) or kept as lists, bytes and strings stay lists.
@@ -9,11 +10,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
-from torch.utils.data import default_collate, get_worker_info
+
+if TYPE_CHECKING:
+    import torch
 
 from ._codec import decode_example
 from ._columnar import Ragged, decode_examples
@@ -25,6 +27,8 @@ from ._validate import check_choice
 def to_torch(value: Any) -> Any:
     """numpy numeric arrays / scalars -> tensors sharing their memory (dicts, lists and tuples recursively);
     bytes, strings, object arrays and None stay as they are."""
+    import torch
+
     if isinstance(value, np.ndarray):
         return torch.from_numpy(value) if value.dtype.kind in "biuf" else value
     if isinstance(value, np.generic):
@@ -37,6 +41,8 @@ def to_torch(value: Any) -> Any:
 
 
 def _numeric_tensor(value: Any) -> torch.Tensor | None:
+    import torch
+
     if isinstance(value, torch.Tensor):
         return value
     if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biuf":
@@ -87,6 +93,8 @@ class Collate:
         )
 
     def __call__(self, batch: Sequence[Any]) -> Any:
+        from torch.utils.data import default_collate
+
         if isinstance(batch, Mapping):  # one item (DataLoader with batch_size=None)
             return to_torch(dict(batch))
         if not batch or not isinstance(batch[0], Mapping):
@@ -95,6 +103,8 @@ class Collate:
 
     def columns(self, columns: Mapping[str, Any]) -> dict[str, Any]:
         """The batch layout of __call__ from decode_examples' columns (arrays, Ragged, lists of bytes)."""
+        import torch
+
         out: dict[str, tuple[Any, torch.Tensor | None]] = {}
         for key, col in columns.items():
             if isinstance(col, Ragged):
@@ -107,6 +117,8 @@ class Collate:
 
     def _assemble(self, columns: Mapping[str, tuple[Any, torch.Tensor | None]]) -> dict[str, Any]:
         """The batch dict: each key's value, followed by its lengths when it was padded."""
+        from torch.utils.data import get_worker_info
+
         out: dict[str, Any] = {}
         for key, (value, lengths) in columns.items():
             out[key] = value
@@ -120,6 +132,8 @@ class Collate:
         return out
 
     def _ragged(self, col: Ragged) -> tuple[Any, torch.Tensor | None]:
+        import torch
+
         lengths = col.row_lengths()
         if self.varlen == "list":
             return [torch.from_numpy(v) for v in np.split(col.values, col.row_splits[1:-1])], None
@@ -130,6 +144,8 @@ class Collate:
 
     def _column(self, key: str, values: list[Any]) -> tuple[Any, torch.Tensor | None]:
         """One key's batch, and the lengths tensor when it was padded."""
+        import torch
+
         ragged = key in self.ragged
         if not ragged and all(isinstance(v, (np.ndarray, np.generic)) and v.dtype.kind in "biuf" for v in values):
             shape = values[0].shape
@@ -174,6 +190,8 @@ def _one_storage(batch: dict[str, Any]) -> None:
     """Make the batch's tensors views of one storage. A DataLoader worker ships every storage to the
     main process through its own shared-memory segment, and that costs more than copying a batch's
     numbers once more (measured: ~250 us per extra tensor, per batch)."""
+    import torch
+
     keys = [k for k, v in batch.items() if isinstance(v, torch.Tensor)]
     if len(keys) < 2:
         return
