@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
 from tests import reference
+from tests.test_codec import entry, example, ld, varint
 from tfrecord_lite._columnar import _decode
 
 DTYPES = {"int64": np.int64, "float32": np.float32}
@@ -305,6 +306,37 @@ def test_large_batches_with_long_values():
     got = assert_like_stacked(records, spec, fast=True)
     assert np.array_equal(got["x"], np.stack([r["x"] for r in rows]))
     assert np.array_equal(got["ids"].reshape(300, 50), np.stack([r["ids"] for r in rows]))
+
+
+def test_large_records_decode_like_stacked_single_records():
+    """Records of tens of KiB take the sparse join (their long bytes values are sliced from the
+    records, not joined): same columns as record by record, across layouts, with records of one
+    length but different skeletons, a non-canonical record, a bad one, and batches that reuse
+    the buffer."""
+    rng = np.random.default_rng(7)
+    spec = {
+        "image": tfr.FixedLenFeature([], "bytes"),
+        "label": tfr.FixedLenFeature([], "int64", default_value=-1),
+        "tags": tfr.VarLenFeature("bytes"),
+        "x": tfr.FixedLenFeature([2], "float32"),
+    }
+
+    def row(size: int, order: int = 1) -> dict[str, Any]:
+        tags = np.array([rng.bytes(int(rng.integers(0, 3000))) for _ in range(int(rng.integers(0, 3)))], object)
+        fields = [("image", rng.bytes(size)), ("label", int(rng.integers(0, 2**40))), ("tags", tags)]
+        return dict(fields[::order], x=rng.standard_normal(2).astype(np.float32))
+
+    unpacked = example(
+        entry(b"image", ld(1, ld(1, rng.bytes(45_000)))),
+        entry(b"label", ld(3, varint(8) + varint(5))),
+        entry(b"x", ld(2, ld(1, np.array([1.5, -2], "<f4").tobytes()))),
+    )
+    for sizes in ([40_000] * 12 + [50_000 + k % 3 for k in range(12)], [40_000] * 24):
+        records = [tfr.encode_example(row(size, order=-1 if k % 5 == 0 else 1)) for k, size in enumerate(sizes)]
+        assert_like_stacked(records, spec, fast=True)
+        assert_like_stacked([*records[:3], unpacked, *records[3:]], spec)
+    wrong_kind = tfr.encode_example({"image": [1, 2], "x": [1.0, 2.0]})
+    assert_like_stacked([*records, wrong_kind, *records], spec)
 
 
 # ----------------------------------------------------------------- iter_example_batches

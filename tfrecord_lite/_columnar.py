@@ -19,6 +19,8 @@
 # and errors are by construction those of decode_example, record by record.
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -150,9 +152,11 @@ def _ragged_gather(
         return np.empty(0, dtype=np.uint8)
     width = int(lengths.max())
     if width * len(starts) <= 2 * total and int(starts.max()) + width <= len(buf):
-        # lengths alike (most often equal): rows of a strided view, then the bytes past each length dropped
-        rows = _windows(buf, width)[starts]
-        return rows.ravel() if total == width * len(starts) else rows[np.arange(width) < lengths[:, None]]
+        # lengths alike (most often equal): rows of `width` bytes, each copied whole (one item of a
+        # void dtype, not `width` one-byte items), then the bytes past each length dropped
+        whole = np.ndarray((len(buf) - width + 1,), dtype=f"V{width}", buffer=buf, strides=(1,))
+        rows: npt.NDArray[np.uint8] = whole[starts].view(np.uint8)
+        return rows if total == width * len(starts) else rows.reshape(-1, width)[np.arange(width) < lengths[:, None]]
     if total > 64 * len(starts):  # long runs: copy slices (memcpy speed)
         out = bytearray().join(map(raw.__getitem__, map(slice, starts.tolist(), ends.tolist())))
         return np.frombuffer(out, dtype=np.uint8)
@@ -488,12 +492,16 @@ def _join(records: Sequence[Any], *, scratch: bool = False) -> tuple[Any, np.nda
     lengths = np.fromiter(map(len, records), dtype=np.int64, count=len(records))
     total = int(lengths.sum())
     if scratch and total >= _LARGE_RECORD * len(records):
-        lengths = np.fromiter((memoryview(r).nbytes for r in records), dtype=np.int64, count=len(records))
+        if not all(type(r) is bytes for r in records):  # len() of other buffers may not be their size
+            lengths = np.fromiter((memoryview(r).nbytes for r in records), dtype=np.int64, count=len(records))
         return _SCRATCH.join(records, int(lengths.sum()) + len(_PAD)), np.cumsum(lengths)
     raw = b"".join([*records, _PAD])
     if total != len(raw) - len(_PAD):  # bytes-like objects whose len() is not their size
         lengths = np.fromiter((memoryview(r).nbytes for r in records), dtype=np.int64, count=len(records))
     return raw, np.cumsum(lengths)
+
+
+Skip = Sequence[tuple[int, int]]  # spans of a record left out of a join
 
 
 class _Scratch(threading.local):
@@ -505,21 +513,34 @@ class _Scratch(threading.local):
     def __init__(self) -> None:
         self.buffer = bytearray()
 
-    def join(self, records: Sequence[Any], size: int) -> memoryview:
+    def join(self, records: Sequence[Any], size: int, skips: Sequence[Skip] = ()) -> memoryview:
+        """The records joined, then padding; with `skips`, the spans skips[i] of record i are left
+        out (their bytes in the buffer are left as they were: nothing may read them)."""
         buffer = self.buffer if len(self.buffer) >= size else bytearray(size)
         if size <= _SCRATCH_KEPT:
             self.buffer = buffer
         view = memoryview(buffer)
         at = 0
-        for record in records:
-            data = memoryview(record).cast("B")
-            view[at : at + data.nbytes] = data
-            at += data.nbytes
+        for record, skip in zip(records, skips or itertools.repeat(()), strict=False):
+            data = record if type(record) is bytes else memoryview(record).cast("B")  # len(): its size
+            n = len(data)
+            if skip:
+                pos = 0
+                data = memoryview(data)
+                for s, e in skip:
+                    view[at + pos : at + s] = data[pos:s]
+                    pos = e
+                view[at + pos : at + n] = data[pos:]
+            else:
+                view[at : at + n] = data
+            at += n
         view[at:size] = _PAD
         return view[:size]
 
 
 _LARGE_RECORD = 4096  # average bytes a record from which a batch is joined into the scratch buffer
+_SPARSE_RECORD = 1 << 15  # average bytes a record from which long bytes values are not joined (_decode_sparse)
+_SPARSE_VALUE = 1 << 10  # bytes a value from which _decode_sparse leaves it out of the join
 _SCRATCH_KEPT = 256 << 20
 _SCRATCH = _Scratch()
 
@@ -540,8 +561,59 @@ def _decode(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> tupl
     plans = _plan(features)
     if not records:
         return {p.key: _empty_value(p.spec, 0) for p in plans}, []
+    if all(type(r) is bytes for r in records) and sum(map(len, records)) >= _SPARSE_RECORD * len(records):
+        return _decode_sparse(records, plans, features)
     raw, ends = _join(records, scratch=True)
     return _decode_buffer(raw, ends - np.diff(ends, prepend=0), ends, plans, features, records.__getitem__)
+
+
+def _decode_sparse(
+    records: Sequence[bytes], plans: list[_Plan], features: Mapping[str, FeatureSpec]
+) -> tuple[dict[str, Any], list[int]]:
+    """_decode for large records: each record's layout is looked up (one Python check per
+    record, cached by length), its long bytes values are left out of the joined buffer, and
+    those values are sliced from the records themselves (one copy of them, not two)."""
+    layouts = [layout_of(r) for r in records]
+    skips = {id(layout): _long_values(layout) for layout in layouts if layout is not None}
+    lengths = np.fromiter(map(len, records), dtype=np.int64, count=len(records))
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    raw = _SCRATCH.join(records, int(ends[-1]) + len(_PAD), [skips.get(id(layout), ()) for layout in layouts])
+    rows: dict[int, list[int]] = {}
+    for i, layout in enumerate(layouts):
+        if layout is not None:
+            rows.setdefault(id(layout), []).append(i)
+    matches = [Match(r, starts[r], layouts[r[0]]) for r in map(np.array, rows.values())]
+    values = _RecordSlicer(records, starts.tolist())
+    return _decode_buffer(raw, starts, ends, plans, features, records.__getitem__, matches=matches, values=values)
+
+
+def _long_values(layout: Any) -> tuple[tuple[int, int], ...]:
+    """The spans of a layout's bytes values of at least _SPARSE_VALUE bytes, in order."""
+    return tuple(
+        sorted(
+            (s, e)
+            for kind, chunks in layout.parsed.values()
+            if kind == BYTES
+            for s, e in chunks
+            if e - s >= _SPARSE_VALUE
+        )
+    )
+
+
+class _RecordSlicer:
+    """text[a:b] for offsets into the joined records, sliced from the record that holds them."""
+
+    __slots__ = ("records", "starts")
+
+    def __init__(self, records: Sequence[bytes], starts: list[int]) -> None:
+        self.records = records
+        self.starts = starts
+
+    def __getitem__(self, key: slice) -> bytes:
+        i = bisect.bisect_right(self.starts, key.start) - 1
+        at = self.starts[i]
+        return self.records[i][key.start - at : key.stop - at]
 
 
 class _ViewSlicer:
@@ -760,10 +832,13 @@ def _decode_buffer(
     record: Callable[[int], Any],
     assembly: Assembly | None = None,
     matches: list[Match] | None = None,
+    values: Any = None,
 ) -> tuple[dict[str, Any], list[int]]:
     """Decode the records raw[starts[i]:ends[i]] (at least 4 readable bytes must follow the
-    last one); `record(i)` gives record i to the single-record path. Nothing returned
-    refers to `raw`, which the caller may then reuse."""
+    last one); `record(i)` gives record i to the single-record path. `values`, when given,
+    is sliced for the bytes values instead of `raw` (with `matches`, raw need not hold the
+    values of the matched records). Nothing returned refers to `raw`, which the caller may
+    then reuse."""
     assembly = assembly or _NUMPY
     n = len(starts)
     view = memoryview(raw)
@@ -776,6 +851,8 @@ def _decode_buffer(
         small, else the view (one copy per value, not two)."""
         if assembly.spans:
             return _SPANS
+        if values is not None:
+            return values
         if not cache:
             large = int(ends[-1] - starts[0]) > 4096 * n
             cache.append(_ViewSlicer(view) if large else view[: int(ends.max())].tobytes())
