@@ -561,7 +561,7 @@ def _decode(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> tupl
     plans = _plan(features)
     if not records:
         return {p.key: _empty_value(p.spec, 0) for p in plans}, []
-    if all(type(r) is bytes for r in records) and sum(map(len, records)) >= _SPARSE_RECORD * len(records):
+    if sum(map(len, records)) >= _SPARSE_RECORD * len(records) and all(type(r) is bytes for r in records):
         return _decode_sparse(records, plans, features)
     raw, ends = _join(records, scratch=True)
     return _decode_buffer(raw, ends - np.diff(ends, prepend=0), ends, plans, features, records.__getitem__)
@@ -574,7 +574,8 @@ def _decode_sparse(
     record, cached by length), its long bytes values are left out of the joined buffer, and
     those values are sliced from the records themselves (one copy of them, not two)."""
     layouts = [layout_of(r) for r in records]
-    skips = {id(layout): _long_values(layout) for layout in layouts if layout is not None}
+    distinct = {id(layout): layout for layout in layouts if layout is not None}
+    skips = {key: _long_values(layout) for key, layout in distinct.items()}
     lengths = np.fromiter(map(len, records), dtype=np.int64, count=len(records))
     ends = np.cumsum(lengths)
     starts = ends - lengths
