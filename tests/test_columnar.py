@@ -393,6 +393,31 @@ def test_iter_example_batches_with_records_larger_than_the_buffer_and_compressio
             _same_batches(list(tfr.iter_example_batches(path, spec, batch_size)), records, spec, batch_size)
 
 
+@pytest.mark.parametrize("compression", [None, "gzip"])
+def test_iter_example_batches_of_large_records(tmp_path, compression):
+    """Files whose first record is large are batched from the records as bytes: the same
+    batches, spanning files, and the records before a damaged one come out first."""
+    rng = np.random.default_rng(8)
+    sizes = [40_000 + int(rng.integers(0, 3000)) if i % 9 else 10 for i in range(1, 61)]
+    rows = [{"image": rng.bytes(n), "label": i} for i, n in enumerate(sizes)]
+    spec = {"image": tfr.FixedLenFeature([], "bytes"), "label": tfr.FixedLenFeature([], "int64")}
+    paths = [str(tmp_path / f"{k}.tfrecord") for k in range(2)]
+    records = _write(paths[0], rows[:35], compression) + _write(paths[1], rows[35:], compression)
+    for batch_size in (1, 16):
+        _same_batches(list(tfr.iter_example_batches(paths, spec, batch_size)), records, spec, batch_size)
+    if compression:
+        return
+    offset = sum(len(r) + 16 for r in records[:20])
+    with open(paths[0], "r+b") as f:  # damage the payload of record 20
+        f.seek(offset + 12 + 5)
+        f.write(b"\x00\x01\x02")
+    got = []
+    with pytest.raises(tfr.CorruptRecordError) as info:
+        got.extend(batch["label"].tolist() for batch in tfr.iter_example_batches(paths, spec, 16))
+    assert info.value.offset == offset and info.value.path == paths[0]
+    assert got == [list(range(16)), list(range(16, 20))]
+
+
 def test_iter_example_batches_yields_the_batches_before_a_corrupt_record(tmp_path):
     path = str(tmp_path / "bad.tfrecord")
     records = _write(path, [{"n": i} for i in range(100)])

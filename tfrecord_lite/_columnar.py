@@ -30,7 +30,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ._codec import _apply_spec, decode_example, layout_of
+from ._errors import TFRecordError
 from ._files import StorageOptions, normalize_compression
+from ._framing import HEADER_SIZE
 from ._reader import RecordIterator, sources_of
 from ._skipping import DamagePolicy, OnError
 from ._spec import (
@@ -959,8 +961,37 @@ def _batches(
     policy: DamagePolicy | None = None,
     storage_options: StorageOptions = None,
 ) -> Iterator[dict[str, Any]]:
-    for view, b, e, record in record_spans(source, batch_size, compression, verify, policy, storage_options):
-        yield _decode_buffer(view, b, e, plans, features, record)[0]
+    files = sources_of(source, storage_options)
+    with RecordIterator(files, compression, verify, policy, storage_options=storage_options) as records:
+        head = records._stream.peek(HEADER_SIZE)
+        if len(head) >= HEADER_SIZE and int.from_bytes(head[:8], "little") >= _SPARSE_RECORD:
+            yield from _record_batches(records, features, batch_size)
+            return
+        for view, b, e, record in _spans(records, batch_size):
+            yield _decode_buffer(view, b, e, plans, features, record)[0]
+
+
+def _record_batches(
+    records: RecordIterator, features: Mapping[str, FeatureSpec], size: int
+) -> Iterator[dict[str, Any]]:
+    """Batches of large records (the first one is): the records as bytes, decoded as decode_examples
+    does (_decode_sparse: their long values copied once, from a buffer that stays in cache, where a
+    batch in the reader's buffer is tens of MiB). Before an error, the records before it come out."""
+    batch: list[bytes] = []
+    while True:
+        # the previous batch is dropped only once the next one is read: its memory is then reused
+        # for the values, not handed back to the system and faulted in again (for 64 MiB batches)
+        previous, batch = batch, []
+        try:
+            batch.extend(itertools.islice(records, size))
+            del previous
+        except TFRecordError:
+            if batch:
+                yield _decode(batch, features)[0]
+            raise
+        if not batch:
+            return
+        yield _decode(batch, features)[0]
 
 
 class Spans(NamedTuple):
@@ -985,13 +1016,17 @@ def record_spans(
     no object per record."""
     files = sources_of(source, storage_options)
     with RecordIterator(files, compression, verify, policy, storage_options=storage_options) as records:
-        for view, starts, lengths in records._chunks(batch_size):
-            begin = np.array(starts, dtype=np.int64)
-            end = begin + np.array(lengths, dtype=np.int64)
-            for i in range(0, len(starts), batch_size):
-                b, e = begin[i : i + batch_size], end[i : i + batch_size]
+        yield from _spans(records, batch_size)
 
-                def record(k: int, view: memoryview = view, b: np.ndarray = b, e: np.ndarray = e) -> bytes:
-                    return bytes(view[b[k] : e[k]])
 
-                yield Spans(view, b, e, record)
+def _spans(records: RecordIterator, batch_size: int) -> Iterator[Spans]:
+    for view, starts, lengths in records._chunks(batch_size):
+        begin = np.array(starts, dtype=np.int64)
+        end = begin + np.array(lengths, dtype=np.int64)
+        for i in range(0, len(starts), batch_size):
+            b, e = begin[i : i + batch_size], end[i : i + batch_size]
+
+            def record(k: int, view: memoryview = view, b: np.ndarray = b, e: np.ndarray = e) -> bytes:
+                return bytes(view[b[k] : e[k]])
+
+            yield Spans(view, b, e, record)
