@@ -175,6 +175,27 @@ def test_batches_decode_like_stacked_single_records(batch):
     assert_like_stacked(records, spec, fast=all(key.isascii() for key in spec))
 
 
+def _features_of(record: bytes) -> bytes:
+    """The map entries of a canonical Example: what follows its one field's tag and length."""
+    if not record:
+        return b""
+    end = 1
+    while record[end] & 0x80:
+        end += 1
+    return record[end + 1 :]
+
+
+@given(batches(), st.integers(0, 3))
+def test_large_records_decode_like_stacked_single_records_too(batch, blobs):
+    """The same batches with a long unrequested bytes value or two in every record, so that they take
+    the sparse join (values sliced from the records)."""
+    records, spec = batch
+    pad = [entry(b"~blob%d" % k, ld(1, ld(1, bytes([k]) * 40_000))) for k in range(blobs or 1)]
+    large = [example(_features_of(record), *pad) for record in records]
+    assert all(len(r) >= 40_000 for r in large)
+    assert_like_stacked(large, spec, fast=all(key.isascii() for key in spec))
+
+
 # ----------------------------------------------------------------- every spec kind, spelled out
 
 RECORDS = [
