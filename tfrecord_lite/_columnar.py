@@ -494,13 +494,17 @@ def _join(records: Sequence[Any], *, scratch: bool = False) -> tuple[Any, np.nda
     lengths = np.fromiter(map(len, records), dtype=np.int64, count=len(records))
     total = int(lengths.sum())
     if scratch and total >= _LARGE_RECORD * len(records):
-        if not all(type(r) is bytes for r in records):  # len() of other buffers may not be their size
+        if not _all_bytes(records):  # len() of other buffers may not be their size
             lengths = np.fromiter((memoryview(r).nbytes for r in records), dtype=np.int64, count=len(records))
         return _SCRATCH.join(records, int(lengths.sum()) + len(_PAD)), np.cumsum(lengths)
     raw = b"".join([*records, _PAD])
     if total != len(raw) - len(_PAD):  # bytes-like objects whose len() is not their size
         lengths = np.fromiter((memoryview(r).nbytes for r in records), dtype=np.int64, count=len(records))
     return raw, np.cumsum(lengths)
+
+
+def _all_bytes(records: Sequence[Any]) -> bool:
+    return set(map(type, records)) <= {bytes}
 
 
 Skip = Sequence[tuple[int, int]]  # spans of a record left out of a join
@@ -563,7 +567,7 @@ def _decode(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> tupl
     plans = _plan(features)
     if not records:
         return {p.key: _empty_value(p.spec, 0) for p in plans}, []
-    if sum(map(len, records)) >= _SPARSE_RECORD * len(records) and all(type(r) is bytes for r in records):
+    if sum(map(len, records)) >= _SPARSE_RECORD * len(records) and _all_bytes(records):
         return _decode_sparse(records, plans, features)
     raw, ends = _join(records, scratch=True)
     return _decode_buffer(raw, ends - np.diff(ends, prepend=0), ends, plans, features, records.__getitem__)
