@@ -357,7 +357,8 @@ def test_large_records_decode_like_stacked_single_records():
         assert_like_stacked(records, spec, fast=True)
         assert_like_stacked([*records[:3], unpacked, *records[3:]], spec)
     wrong_kind = tfr.encode_example({"image": [1, 2], "x": [1.0, 2.0]})
-    assert_like_stacked([*records, wrong_kind, *records], spec)
+    for bad in (wrong_kind, records[4][: len(records[4]) // 2], rng.bytes(40_000)):
+        assert_like_stacked([*records, bad, *records], spec)
 
 
 # ----------------------------------------------------------------- iter_example_batches
