@@ -1,6 +1,6 @@
 # Objects in S3, GCS, HTTP(S) or any other fsspec store (fsspec and its s3fs / gcsfs
 # are imported only here, and only when a URL is used). Every byte is read by ranged
-# requests (_bodies.chunks), which is what makes the rest simple:
+# requests (_bodies.receive), which is what makes the rest simple:
 #
 #   - RemoteObject.read_range retries a failed request (reset, 5xx, timeout) with
 #     exponential backoff, up to RETRY.attempts, asking again only for the bytes it
@@ -39,7 +39,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from ._bodies import chunks
+from ._bodies import receive
 from ._errors import RemoteError
 
 StorageOptions = Mapping[str, Any] | None
@@ -152,9 +152,12 @@ class RemoteObject:
 
         def rest() -> None:
             nonlocal at
-            for piece in chunks(self.fs, self.path, at, end):
-                parts.append(piece)
-                at += len(piece)
+            received: list[bytes] = []
+            try:
+                receive(self.fs, self.path, at, end, received)
+            finally:
+                parts.extend(received)
+                at += sum(map(len, received))
 
         self._retrying(lambda: at, rest)
         return b"".join(parts)
