@@ -12,7 +12,6 @@ import shutil
 import struct
 import tempfile
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -22,19 +21,13 @@ from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
 from tests import reference
+from tests._records import write_records
 
 SIDECAR = ".tfrlidx"
 CORPUS = Path(__file__).resolve().parent / "data" / "tfx"
 
 
 # ----------------------------------------------------------------- helpers
-
-
-def write_records(path: Path, records: Sequence[bytes]) -> Path:
-    with tfr.TFRecordWriter(path) as w:
-        for r in records:
-            w.write(r)
-    return path
 
 
 def raw_index(path: Path) -> list[tuple[int, int]]:

@@ -443,8 +443,9 @@ def test_find_header_with_the_end_known_agrees_with_checking_every_offset() -> N
 # ---------------------------------------------------------------- index-based readers
 
 
-def damaged_shards(tmp_path: Path) -> list[str]:
-    """Three shards of 20 Examples (id 0..59): id 5's payload and id 40's header damaged."""
+def damaged_shards(tmp_path: Path, gzip_middle: bool = False) -> list[str]:
+    """Three shards of 20 Examples (id 0..59): id 5's footer and id 40's header damaged; with
+    `gzip_middle`, the intact middle shard is GZIP-compressed."""
     paths = []
     for shard in range(3):
         data = framed([tfr.encode_example({"id": i}) for i in range(shard * 20, shard * 20 + 20)])
@@ -454,6 +455,8 @@ def damaged_shards(tmp_path: Path) -> list[str]:
             bad[spans[5][1] - 1] ^= 0x01  # footer of id 5
         if shard == 2:
             bad[spans[0][0] + 4] ^= 0x01  # header of id 40
+        if shard == 1 and gzip_middle:
+            bad = bytearray(gzip.compress(bad))
         path = tmp_path / f"part-{shard}.tfrecord"
         path.write_bytes(bad)
         paths.append(str(path))
@@ -524,21 +527,7 @@ def test_iterable_dataset_skips_damage_in_every_worker(tmp_path: Path, workers: 
 
     from tfrecord_lite.torch import IterableTFRecordDataset
 
-    paths = []
-    for shard in range(3):
-        ids = range(shard * 20, shard * 20 + 20)
-        data = framed([tfr.encode_example({"id": i}) for i in ids])
-        spans = record_spans(data)
-        bad = bytearray(data)
-        if shard == 0:
-            bad[spans[5][1] - 1] ^= 0x01  # footer of id 5
-        if shard == 2:
-            bad[spans[0][0] + 4] ^= 0x01  # header of id 40
-        if shard == 1:
-            bad = gzip.compress(bytes(bad))  # intact, compressed
-        path = tmp_path / f"part-{shard}.tfrecord"
-        path.write_bytes(bad)
-        paths.append(str(path))
+    paths = damaged_shards(tmp_path, gzip_middle=True)
     spec = {"id": tfr.FixedLenFeature([], "int64")}
     ds = IterableTFRecordDataset(paths, spec, on_error="skip")
     got = sorted(int(item["id"]) for item in DataLoader(ds, batch_size=None, num_workers=workers))
