@@ -182,15 +182,19 @@ def test_empty_file(tmp_path: Path) -> None:
     assert len(tfr_offsets(path)) == 1
 
 
-def test_close_and_context_manager(small: tuple[Path, list[bytes]]) -> None:
-    path, records = small
+@pytest.mark.parametrize("compression", [None, "gzip"])  # a TFRecordFile, a CompressedRecordFile
+def test_close_and_context_manager(tmp_path: Path, compression: str | None) -> None:
+    records = payloads(50)
+    path = write_records(tmp_path / "small.tfrecord", records, compression)
     with tfr.TFRecordFile(path) as f:
-        assert f[0] == records[0] and not f.closed
-    assert f.closed
+        assert f[0] == records[0] and not f.closed and f.index_path is not None
+        assert pickle.loads(pickle.dumps(f))[-1] == records[-1]
+    assert f.closed and f.index_path is None and len(f) == 0 and repr(f).endswith("closed)")
     for use in (lambda: f[0], lambda: f[-1], lambda: f[:1], lambda: list(f), lambda: f.example(0)):
         with pytest.raises(ValueError, match="closed"):
             use()
     f.close()  # twice is fine
+    assert pickle.loads(pickle.dumps(f)).closed  # and a closed file stays closed in a worker
 
 
 def test_truncated_file_raises_with_offset(tmp_path: Path) -> None:
