@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import struct
 from pathlib import Path
 
 import numpy as np
@@ -13,18 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
-from tests._records import write_records
+from tests._records import record_starts, write_records
 
 SIDECAR = ".tfrlidx"
-
-
-def starts(path: Path) -> list[int]:
-    """Record offsets walked from the raw headers (independent of the library's index)."""
-    data, pos, out = path.read_bytes(), 0, []
-    while pos < len(data):
-        out.append(pos)
-        pos += 16 + struct.unpack_from("<Q", data, pos)[0]
-    return out
 
 
 def sidecar_offsets(path: Path) -> list[int]:
@@ -55,7 +45,7 @@ def test_truncated_tail_refused_or_cut(tmp_path: Path, sizes: list[int], data: s
     path = tmp_path / "t.tfrecord"
     records = [bytes([65 + i]) * n for i, n in enumerate(sizes)]
     write_records(path, records)
-    last = starts(path)[-1]
+    last = record_starts(path.read_bytes())[-1]
     cut = data.draw(st.integers(last + 1, path.stat().st_size - 1), label="cut")  # inside the last record
     with open(path, "r+b") as fh:
         fh.truncate(cut)
@@ -111,7 +101,7 @@ def test_sidecar_makes_tail_check_o1_and_is_extended_not_rebuilt(tmp_path: Path)
     records = [bytes([i]) * (i + 1) for i in range(10)]
     write_records(path, records)
     tfr.TFRecordFile(path).close()  # builds the sidecar
-    _damage_header_keep_stat(path, starts(path)[4])
+    _damage_header_keep_stat(path, record_starts(path.read_bytes())[4])
     # with the fresh sidecar, neither the tail check nor the index update reads record 4:
     write_records(path, [b"more", b"and more"], append=True)
     expected_offsets = [16 * i + sum(range(1, i + 1)) for i in range(10)]
@@ -136,4 +126,4 @@ def test_stale_sidecar_left_for_readers_to_rebuild(tmp_path: Path) -> None:
     write_records(path, [b"d"], append=True)  # the tail is checked by walking from the indexed part
     with tfr.TFRecordFile(path) as f:
         assert list(f) == [b"a", b"b", b"c", b"d"]
-    assert sidecar_offsets(path) == starts(path) + [path.stat().st_size]
+    assert sidecar_offsets(path) == [*record_starts(path.read_bytes()), path.stat().st_size]

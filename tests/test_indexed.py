@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
 from tests import reference
-from tests._records import write_records
+from tests._records import record_spans, write_records
 
 SIDECAR = ".tfrlidx"
 CORPUS = Path(__file__).resolve().parent / "data" / "tfx"
@@ -32,14 +32,7 @@ CORPUS = Path(__file__).resolve().parent / "data" / "tfx"
 
 def raw_index(path: Path) -> list[tuple[int, int]]:
     """(offset, framed length) of every record, from the raw headers."""
-    data = path.read_bytes()
-    out, pos = [], 0
-    while pos < len(data):
-        (length,) = struct.unpack_from("<Q", data, pos)
-        out.append((pos, 12 + length + 4))
-        pos += 12 + length + 4
-    assert pos == len(data)
-    return out
+    return [(start, end - start) for start, end in record_spans(path.read_bytes())]
 
 
 def flip_byte(path: Path, offset: int) -> None:

@@ -13,7 +13,6 @@ import io
 import logging
 import os
 import pickle
-import struct
 import subprocess
 import sys
 import tempfile
@@ -26,6 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
+from tests._records import record_spans
 from tfrecord_lite._framing import frame, frame_header, header_is_valid
 from tfrecord_lite._reader import CHUNK_SIZE
 from tfrecord_lite._resync import find_header
@@ -33,16 +33,6 @@ from tfrecord_lite._resync import find_header
 
 def framed(records: list[bytes]) -> bytes:
     return b"".join(frame(r) for r in records)
-
-
-def record_spans(data: bytes) -> list[tuple[int, int]]:
-    """(start, end) of every record of an intact file, from its raw length fields."""
-    spans, pos = [], 0
-    while pos < len(data):
-        end = pos + struct.unpack_from("<Q", data, pos)[0] + 16
-        spans.append((pos, end))
-        pos = end
-    return spans
 
 
 def untouched(original: bytes, damaged: bytes, records: list[bytes], cut: int | None = None) -> list[bytes]:
