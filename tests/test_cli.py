@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import tfrecord_lite as tfr
+from tests._cli import run_cli
 from tests._records import record_starts
 
 N = 12
@@ -41,11 +42,7 @@ def example(i: int) -> dict:
 
 
 def cli(*args: str, cwd: Path, ok: bool = True, stdin: Path | None = None) -> subprocess.CompletedProcess:
-    with open(stdin if stdin is not None else os.devnull, "rb") as source:
-        proc = subprocess.run(
-            [sys.executable, "-m", "tfrecord_lite", *args], cwd=cwd, capture_output=True, text=True, stdin=source
-        )
-    assert "Traceback" not in proc.stderr, proc.stderr
+    proc = run_cli(*args, cwd=cwd, stdin=stdin)
     if ok:
         assert proc.returncode == 0, proc.stderr
     return proc

@@ -4,9 +4,6 @@
 # from a local file by the local reader.
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import traceback
 from pathlib import Path
 from typing import Any
@@ -18,6 +15,7 @@ pytest.importorskip("fsspec")
 pytest.importorskip("aiohttp")
 
 import tfrecord_lite as tfr
+from tests._cli import run_cli
 from tests._records import write_records
 from tfrecord_lite import _remote
 from tfrecord_lite._errors import RemoteError
@@ -251,12 +249,7 @@ def test_coalesce_joins_nearby_spans() -> None:
 def cli(*args: str, s3: Any = None) -> str:
     """The stdout of `tfrecord-lite ARGS` in a subprocess, which must succeed; with `s3`, its AWS
     clients find that server."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    if s3 is not None:
-        env.update(s3.environment)
-    proc = subprocess.run(
-        [sys.executable, "-m", "tfrecord_lite", *args], capture_output=True, text=True, env=env, check=False
-    )
+    proc = run_cli(*args, env=s3.environment if s3 is not None else None)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 

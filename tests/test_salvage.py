@@ -13,8 +13,6 @@ import io
 import logging
 import os
 import pickle
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -25,6 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
+from tests._cli import run_cli
 from tests._records import record_spans
 from tfrecord_lite._framing import frame, frame_header, header_is_valid
 from tfrecord_lite._reader import CHUNK_SIZE
@@ -358,12 +357,6 @@ def test_salvage_leaves_the_old_state_when_it_fails(tmp_path: Path) -> None:
     with pytest.raises(OSError, match="Input/output error"):
         tfr.salvage(FailingDisk(framed([b"x" * 1000] * 3000)), dst)
     assert {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)} == before
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tfrecord_lite", *args], capture_output=True, text=True, check=False, timeout=120
-    )
 
 
 def test_cli_salvage_prints_the_loss_and_exits_1(intact, tmp_path: Path) -> None:

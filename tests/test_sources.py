@@ -8,14 +8,13 @@ import json
 import logging
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tfrecord_lite as tfr
+from tests._cli import run_cli
 from tests._records import write_records
 from tfrecord_lite._sources import resolve_inputs
 from tfrecord_lite._verify import verify_file
@@ -170,15 +169,6 @@ def test_torch_datasets_read_a_folder_of_gzip_shards(tmp_path: Path) -> None:
     write_records(tmp_path / "plain.tfrecord", [tfr.encode_example({"k": [5]})])
     ds = torch_module.IterableTFRecordDataset(tmp_path, {"k": tfr.FixedLenFeature([], "int64")})
     assert sorted(int(x["k"]) for x in ds) == list(range(6))
-
-
-def run_cli(*args: str, cwd: Path, shell: bool = False) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "tfrecord_lite", *args]
-    if shell:
-        command = ["bash", "-c", " ".join([f"'{sys.executable}' -m tfrecord_lite", *args])]
-    proc = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
 
 
 def test_cli_count_takes_a_shell_glob_a_prefix_and_the_tfx_folder(tmp_path: Path) -> None:
