@@ -38,6 +38,7 @@ from ._errors import FeatureError, TFRecordError
 from ._files import StorageOptions, read_whole, split_options, write_whole
 from ._remote import Store, is_url, open_publication
 from ._sharded import existing_shards, open_shard_writer, shard_suffix
+from ._sources import committed_location
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image as PILImage
@@ -231,9 +232,10 @@ def label_map_path(prefix: PathLike) -> str:
 
 
 def load_label_map(path: PathLike, storage_options: StorageOptions = None) -> dict[str, int]:
-    """Read a label map file or object ({"class name": id, ...}); checks that ids are unique ints."""
+    """Read a label map file or object ({"class name": id, ...}); checks that ids are unique ints.
+    While a committed pack is still giving its files their final names, its new label map is read."""
     path = os.fspath(path)
-    data = json.loads(read_whole(path, storage_options).decode("utf-8"))
+    data = json.loads(read_whole(committed_location(path, storage_options), storage_options).decode("utf-8"))
     if not isinstance(data, dict) or not all(isinstance(v, int) and not isinstance(v, bool) for v in data.values()):
         raise ValueError(f"{path}: a label map must be a JSON object of class name -> integer id")
     if len(set(data.values())) != len(data):
