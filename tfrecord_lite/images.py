@@ -581,12 +581,15 @@ def parse_image_record(record: bytes | Mapping[str, Any]) -> ImageRecord:
     )
 
 
-def iter_image_records(paths: PathLike | Sequence[PathLike], *, compression: str = "auto") -> Iterator[ImageRecord]:
-    """ImageRecord for every record of one file or several (in the given order)."""
+def iter_image_records(
+    paths: PathLike | Sequence[PathLike], *, compression: str = "auto", storage_options: StorageOptions = None
+) -> Iterator[ImageRecord]:
+    """ImageRecord for every record of one file or several (in the given order); URLs with
+    `storage_options` for fsspec."""
     from ._reader import iter_records
 
     for path in [paths] if isinstance(paths, (str, os.PathLike)) else paths:
-        for i, record in enumerate(iter_records(path, compression=compression)):
+        for i, record in enumerate(iter_records(path, compression=compression, storage_options=storage_options)):
             try:
                 yield parse_image_record(record)
             except FeatureError as err:
@@ -667,8 +670,10 @@ def unpack_images(
     *,
     compression: str = "auto",
     progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
+    storage_options: StorageOptions = None,
 ) -> int:
     """Write every image back to `out_dir/<class>/<file name>` (an ImageFolder tree); returns the count.
+    `paths` may be URLs (`storage_options` for fsspec); `out_dir` is a local folder.
 
     The stored bytes are written unchanged. Names come from image/class/text and
     image/filename, sanitised so nothing lands outside `out_dir`; clashes get
@@ -677,7 +682,7 @@ def unpack_images(
     out_dir = os.fspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     count = 0
-    records: Iterable[ImageRecord] = iter_image_records(paths, compression=compression)
+    records: Iterable[ImageRecord] = iter_image_records(paths, compression=compression, storage_options=storage_options)
     if progress is not None:
         records = progress(records, 0)
     for rec in records:
