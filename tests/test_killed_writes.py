@@ -217,3 +217,26 @@ def test_staged_objects_of_a_live_run_are_reported_not_removed(s3: Any, caplog: 
     second.abort()
     running.commit()
     assert staged(s3) == [] and seen(f"{s3.bucket}/ds/x", s3.storage_options) == [b"r"]
+
+
+@pytest.mark.object_store
+def test_the_next_run_aborts_the_multipart_uploads_of_a_killed_one(s3: Any) -> None:
+    from tfrecord_lite._remote import RemotePublication
+
+    options = {**s3.storage_options, "default_block_size": 5 << 20}  # a multipart upload from 5 MiB on
+    prefix = f"{s3.bucket}/ds/big"
+    code = f"""
+import tfrecord_lite as tfr
+with tfr.ShardedWriter({prefix!r}, storage_options={options!r}) as w:
+    for i in range(100):
+        w.write(bytes([i]) * (64 << 10))
+"""
+    run_killed(code, "tfrecord_lite._remote:RemoteUpload.close", at=1, **s3_env(s3))
+    bucket = s3.bucket[len("s3://") :]
+    assert s3.fs.call_s3("list_multipart_uploads", Bucket=bucket).get("Uploads")  # its parts are kept
+    assert staged(s3)  # owner.json
+    following = RemotePublication(prefix, options)
+    assert "rolled back" in following.recovered[0]
+    assert s3.fs.call_s3("list_multipart_uploads", Bucket=bucket).get("Uploads", []) == []
+    following.abort()
+    assert staged(s3) == []

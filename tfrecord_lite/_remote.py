@@ -422,6 +422,17 @@ class StoreFolder:
         last = [name for name in (JOURNAL, OWNER) if name in names]  # never a staging prefix without them
         for name in [name for name in names if name not in last] + last:
             self.remove(f"{staging}/{name}")
+        self._abort_uploads(staging)
+
+    def _abort_uploads(self, staging: str) -> None:
+        """Cancel the multipart uploads a killed run left under `staging` (S3: their parts are kept,
+        invisible, until aborted). Other stores expire theirs (GCS: a week)."""
+        call = getattr(self.fs, "call_s3", None)
+        if call is None:
+            return
+        bucket, _, key = self.path(staging).partition("/")
+        for upload in call("list_multipart_uploads", Bucket=bucket, Prefix=key + "/").get("Uploads", []):
+            call("abort_multipart_upload", Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"])
 
     def abandoned(self, staging: str) -> bool:
         try:
