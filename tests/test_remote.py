@@ -127,6 +127,23 @@ def test_s3_cut_connection_resumes_at_the_byte_reached(
     assert starts[:3] == [0, small_blocks, small_blocks + cut]
 
 
+@pytest.mark.parametrize("cut", [5, 1000])
+@pytest.mark.parametrize("compression", ["", "gzip"])
+def test_gcs_cut_connection_resumes_at_the_byte_reached(
+    gcs: Any, tmp_path: Path, small_blocks: int, compression: str, cut: int
+) -> None:
+    records = make_records(1000, 300)
+    data = write_local(tmp_path / "x", records, compression)
+    url = f"{gcs.bucket}/cut.tfrecord"
+    gcs.fs.pipe(url, data)
+    options = gcs.faulty_storage_options  # through a proxy that cuts the second body after `cut` bytes
+    gcs.faults.reset()
+    gcs.faults.cut_after = [1 << 30, cut]
+    assert list(tfr.iter_records(url, storage_options=options, compression=compression)) == records
+    starts = range_starts(gcs.faults.gets("/cut.tfrecord"))
+    assert starts[:3] == [0, small_blocks, small_blocks + cut]
+
+
 def test_random_access_resumes_a_cut_range(http_server: Any, tmp_path: Path) -> None:
     records = make_records(500)
     data = write_local(tmp_path / "x", records)

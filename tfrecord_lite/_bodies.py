@@ -5,11 +5,13 @@
 # filesystem's own client and event loop:
 #
 #   - S3 (s3fs): botocore's get_object with a Range, its streaming Body read in chunks;
-#   - HTTP(S) (fsspec's HTTPFileSystem): aiohttp's session.get with a Range header.
+#   - HTTP(S) (fsspec's HTTPFileSystem): aiohttp's session.get with a Range header;
+#   - GCS (gcsfs): the object's media link, GET on gcsfs's aiohttp session with its
+#     credentials' headers and a Range header, the body read as for HTTP(S).
 #
-# Any other store (gcsfs, memory, ...) reads the range whole through cat_file: it
-# resumes at the start of the request instead. A range starting at or past the end of
-# the object yields nothing (S3 and HTTP answer 416 there).
+# Any other store (memory, ...) reads the range whole through cat_file: it resumes at
+# the start of the request instead. A range starting at or past the end of
+# the object yields nothing (S3, GCS and HTTP answer 416 there).
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -27,6 +29,8 @@ def chunks(fs: Any, path: str, start: int, end: int) -> Iterator[bytes]:
         yield from _s3_chunks(fs, path, start, end)
     elif {"http", "https"} & protocols and hasattr(fs, "set_session"):
         yield from _http_chunks(fs, path, start, end)
+    elif {"gs", "gcs"} & protocols and hasattr(fs, "_get_headers"):
+        yield from _gcs_chunks(fs, path, start, end)
     else:
         data = fs.cat_file(path, start=start, end=end)
         if data:
@@ -65,26 +69,51 @@ def _http_chunks(fs: Any, path: str, start: int, end: int) -> Iterator[bytes]:
         if response.status == 416:
             return
         fs._raise_not_found_for_status(response, path)
-        skip = start if response.status == 200 else 0  # a server that ignores Range sends it all
-        wanted = end - start
-        while wanted > 0:
-            try:
-                piece = sync(fs.loop, response.content.read, CHUNK)
-            except Exception:
-                piece = _received(response.content)
-                if not piece:
-                    raise
-            if not piece:
-                return
-            if skip:
-                cut = min(skip, len(piece))
-                piece, skip = piece[cut:], skip - cut
-            piece = piece[:wanted]
-            wanted -= len(piece)
-            if piece:
-                yield piece
+        yield from _body(fs.loop, response, start, end)
     finally:
         response.release()
+
+
+def _gcs_chunks(fs: Any, path: str, start: int, end: int) -> Iterator[bytes]:
+    from fsspec.asyn import sync
+    from gcsfs.retry import validate_response
+
+    sync(fs.loop, fs._set_session)
+    headers = fs._get_headers({"Range": f"bytes={start}-{end - 1}"})
+    get = fs.session.get
+    response = sync(fs.loop, get, fs.url(path), params=fs._get_params({}), headers=headers, timeout=fs.requests_timeout)
+    try:
+        if response.status == 416:
+            return
+        if response.status >= 400:
+            validate_response(response.status, sync(fs.loop, response.read), path)
+        yield from _body(fs.loop, response, start, end)
+    finally:
+        response.release()
+
+
+def _body(loop: Any, response: Any, start: int, end: int) -> Iterator[bytes]:
+    """The bytes start..end of an aiohttp response to a ranged GET, as they arrive."""
+    from fsspec.asyn import sync
+
+    skip = start if response.status == 200 else 0  # a server that ignores Range sends it all
+    wanted = end - start
+    while wanted > 0:
+        try:
+            piece = sync(loop, response.content.read, CHUNK)
+        except Exception:
+            piece = _received(response.content)
+            if not piece:
+                raise
+        if not piece:
+            return
+        if skip:
+            cut = min(skip, len(piece))
+            piece, skip = piece[cut:], skip - cut
+        piece = piece[:wanted]
+        wanted -= len(piece)
+        if piece:
+            yield piece
 
 
 def _received(content: Any) -> bytes:
