@@ -189,6 +189,11 @@ def test_a_pack_killed_while_publishing_shows_the_new_dataset(s3: Any, tmp_path:
     assert seen(paths, options) == seen(done, options)
     assert seen(f"{prefix}-*-of-*.tfrecord", options) == seen(done, options)
     assert len(tfr.ShardedRecords(prefix, storage_options=options)) == len(seen(done, options))
+    torch_data = pytest.importorskip("tfrecord_lite.torch")
+    streamed = torch_data.IterableTFRecordDataset(prefix, storage_options=options)
+    assert [r["image/filename"] for r in streamed] == [
+        r["image/filename"] for r in map(tfr.decode_example, seen(done, options))
+    ]
     assert images.load_label_map(f"{prefix}.labels.json", options) == oracle.label_map
     assert int(cli_count(s3, prefix)) == len(seen(done, options))
     # the next write of the output finishes the copies first
