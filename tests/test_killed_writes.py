@@ -41,8 +41,8 @@ exec(code)
 
 
 def run_killed(code: str, hook: str, at: int, **env: str) -> None:
-    """Run `code` in a new process that kills itself (SIGKILL) at the `at`-th call of `hook`,
-    'module:Class.method'; the names `options` and `tree` may be used in `code` via env."""
+    """Run `code` in a new process (with `env` added to its environment) that kills itself
+    (SIGKILL) at the `at`-th call of `hook`, 'module:Class.method'."""
     proc = subprocess.run(
         [sys.executable, "-c", _CHILD, hook, str(at), code],
         capture_output=True,
