@@ -23,6 +23,7 @@ from ._columnar import (
     Assembly,
     Match,
     Spans,
+    _decode_varint_runs,
     _field,
     _Found,
     _join,
@@ -31,6 +32,7 @@ from ._columnar import (
     _Plan,
     _plan,
     _ragged_gather,
+    _ranges,
     match_layouts,
     note_record,
 )
@@ -38,7 +40,9 @@ from ._columnar import _decode_buffer as decode_buffer
 from ._errors import FeatureError
 from ._schema import kind_of
 from ._spec import (
+    BYTES,
     DTYPE_KIND,
+    FLOAT,
     KIND_DTYPE,
     KIND_NAMES,
     FeatureSpec,
@@ -284,8 +288,10 @@ def _add_entries(
 
 
 def spans_of(records: Sequence[Any]) -> Spans:
-    """A list of serialized records as spans of one joined buffer."""
-    raw, ends = _join(records)
+    """A list of serialized records as spans of one joined buffer: large records go into this
+    thread's reused scratch buffer (no fresh pages per batch), which is safe because nothing
+    decode_flat returns refers to the buffer."""
+    raw, ends = _join(records, scratch=True)
     return Spans(memoryview(raw), ends - np.diff(ends, prepend=0), ends, records.__getitem__)
 
 
@@ -302,9 +308,55 @@ def decode_flat(
         return decode_buffer(*spans[:3], _plan(features), features, spans.record, _SPEC)[0]
     matches = match_layouts(np.frombuffer(spans.view, dtype=np.uint8), *spans[:3])
     kinds = batch_kinds(spans, matches, wanted)
-    specs: dict[str, FeatureSpec] = {key: VarLenFeature(KIND_DTYPE[k]) for key, k in kinds.items() if k}
+    if sum(len(m.rows) for m in matches) == len(spans.starts):
+        by_rows = _by_rows(spans, matches, kinds)
+        if by_rows is not None:
+            return by_rows
+    specs: dict[str, FeatureSpec] = {key: _VAR_LEN[k] for key, k in kinds.items() if k}
     found = decode_buffer(*spans[:3], _plan(specs), specs, spans.record, _PRESENT, matches)[0] if specs else {}
     return {key: found.get(key) for key in kinds}
+
+
+_VAR_LEN = {kind: VarLenFeature(dtype) for kind, dtype in KIND_DTYPE.items()}
+
+
+def _by_rows(spans: Spans, matches: list[Match], kinds: Mapping[str, int]) -> dict[str, Flat | None] | None:
+    """decode_flat without a spec when every record matched a layout (match_layouts): each
+    feature's value spans come from a table per layout, looked up for every row at once, so
+    they are in row order already (nothing to merge). None when a packed int64 run does not
+    decode (a varint over 10 bytes): the general path then finds the record to blame."""
+    view, starts = spans.view, spans.starts
+    buf = np.frombuffer(view, dtype=np.uint8)
+    layout_of_row = np.empty(len(starts), dtype=np.intp)
+    for number, match in enumerate(matches):
+        layout_of_row[match.rows] = number
+    out: dict[str, Flat | None] = {}
+    for key, kind in kinds.items():
+        if not kind:
+            out[key] = None
+            continue
+        parsed = [match.layout.parsed.get(key, (0, [])) for match in matches]  # per layout: (kind, spans)
+        valid = np.array([k == kind for k, _ in parsed])[layout_of_row]
+        per_layout = np.array([len(chunks) for _, chunks in parsed], dtype=np.int64)
+        table = np.array([span for _, chunks in parsed for span in chunks], dtype=np.int64).reshape(-1, 2)
+        counts = per_layout[layout_of_row]
+        picks = _ranges((np.cumsum(per_layout) - per_layout)[layout_of_row], counts)
+        base = np.repeat(starts, counts)
+        value_starts, value_ends = base + table[picks, 0], base + table[picks, 1]
+        data = _ragged_gather(buf, view, value_starts, value_ends)
+        lengths = value_ends - value_starts
+        if kind == BYTES:
+            out[key] = Flat(Binary(data, _offsets(lengths)), _offsets(counts), valid)
+            continue
+        if kind == FLOAT:  # one packed run per row that has values (canonical layouts)
+            values, run_counts = data.view("<f4").astype(np.float32, copy=False), lengths // 4
+        else:
+            values, run_counts, bad = _decode_varint_runs(data, lengths)
+            if bad.any():
+                return None
+        counts[counts > 0] = run_counts
+        out[key] = Flat(values, _offsets(counts), valid)
+    return out
 
 
 # --------------------------------------------------------------------------- SequenceExamples
