@@ -487,9 +487,12 @@ def _join(records: Sequence[Any], *, scratch: bool = False) -> tuple[Any, np.nda
     must be done with the result before it joins again."""
     lengths = np.fromiter(map(len, records), dtype=np.int64, count=len(records))
     total = int(lengths.sum())
-    if scratch and total >= _LARGE_RECORD * len(records):
-        lengths = np.fromiter((memoryview(r).nbytes for r in records), dtype=np.int64, count=len(records))
-        return _SCRATCH.join(records, int(lengths.sum()) + len(_PAD)), np.cumsum(lengths)
+    if scratch and total >= _LARGE_RECORD * len(records) > 0:
+        ends = np.cumsum(lengths)
+        try:
+            return _SCRATCH.join(records, ends - lengths, ends), ends
+        except ValueError:  # bytes-like objects whose len() is not their size
+            return _join([memoryview(r).cast("B") for r in records], scratch=True)
     raw = b"".join([*records, _PAD])
     if total != len(raw) - len(_PAD):  # bytes-like objects whose len() is not their size
         lengths = np.fromiter((memoryview(r).nbytes for r in records), dtype=np.int64, count=len(records))
@@ -505,17 +508,17 @@ class _Scratch(threading.local):
     def __init__(self) -> None:
         self.buffer = bytearray()
 
-    def join(self, records: Sequence[Any], size: int) -> memoryview:
+    def join(self, records: Sequence[Any], starts: np.ndarray, ends: np.ndarray) -> memoryview:
+        """The records at starts..ends of the buffer, then _PAD; a ValueError where a
+        record's size is not ends - starts."""
+        size = int(ends[-1]) + len(_PAD)
         buffer = self.buffer if len(self.buffer) >= size else bytearray(size)
         if size <= _SCRATCH_KEPT:
             self.buffer = buffer
         view = memoryview(buffer)
-        at = 0
-        for record in records:
-            data = memoryview(record).cast("B")
-            view[at : at + data.nbytes] = data
-            at += data.nbytes
-        view[at:size] = _PAD
+        for record, start, end in zip(records, starts.tolist(), ends.tolist(), strict=True):
+            view[start:end] = record
+        view[size - len(_PAD) : size] = _PAD
         return view[:size]
 
 
@@ -605,8 +608,11 @@ class Match(NamedTuple):
     layout: Any  # _codec._Layout
 
 
-def match_layouts(buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: np.ndarray) -> list[Match]:
-    """Group the records that share a canonical layout with another of the same length.
+def match_layouts(
+    buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: np.ndarray, least: int = 4
+) -> list[Match]:
+    """Group the records that share a canonical layout with at least `least` - 1 others of
+    the same length.
 
     Records of one dataset mostly share their skeleton (the bytes outside the values):
     one record of each length is parsed (_codec._Layout), the others of that length are
@@ -614,7 +620,7 @@ def match_layouts(buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: n
     """
     matches = []
     lengths, group_of, sizes = np.unique(ends - starts, return_inverse=True, return_counts=True)
-    for g in np.flatnonzero(sizes >= 4).tolist():
+    for g in np.flatnonzero(sizes >= least).tolist():
         rows = np.flatnonzero(group_of == g)
         layout = layout_of(view[starts[rows[0]] : ends[rows[0]]].tobytes())
         if layout is None:
