@@ -399,7 +399,25 @@ def test_read_arrow_decodes_only_the_columns(tmp_path: Path, spec: dict[str, Any
     for columns in (["v", "id"], ["id"]):
         got = tfa.read_arrow(odd, spec, columns=columns)
         assert got.equals(tfa.read_arrow(clean, spec).select(columns))  # selected after decoding all
+        batches = list(tfa.iter_arrow_batches(odd, spec, columns=columns, batch_size=16))
+        assert [b.num_rows for b in batches] == [16, 16, 16, 2]
+        assert pa.Table.from_batches(batches).equals(got)
     assert tfa.read_arrow(clean, columns=["name", "id"]).equals(tfa.read_arrow(clean).select(["name", "id"]))
+
+
+def test_columns_that_a_batch_lacks_are_null_there(tmp_path: Path):
+    path = tmp_path / "rare.tfrecord"
+    with tfr.TFRecordWriter(path) as writer:
+        for i in range(20):
+            writer.write_example({"id": i, **({"rare": [b"r"]} if i >= 16 else {})})
+    first, last = tfa.iter_arrow_batches(path, columns=["rare", "id"], batch_size=16)
+    assert first.schema.names == last.schema.names == ["rare", "id"]
+    assert first.column("rare").type == pa.null() and last.column("rare").to_pylist() == [[b"r"]] * 4
+    table = tfa.read_arrow(path, columns=["rare", "id"])
+    assert table.column("rare").to_pylist() == [None] * 16 + [[b"r"]] * 4
+    assert tfa.read_arrow(path, columns=["absent"]).column("absent").null_count == 20
+    with pytest.raises(KeyError, match="absent"):
+        tfa.read_arrow(path, {"id": tfr.FixedLenFeature([], "int64")}, columns=["absent"])
 
 
 def test_infer_features_checks_kinds_and_counts():
