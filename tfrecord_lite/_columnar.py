@@ -170,6 +170,9 @@ def _decode_varint_runs(data: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarr
     np.cumsum(lengths, out=bounds[1:])
     last = data < 0x80
     ends = np.flatnonzero(last)
+    if len(ends) == runs and runs and np.array_equal(ends + 1, bounds[1:]):  # one value a run (none empty)
+        values = data.astype(np.int64) if runs == len(data) else _varint_values(data, bounds[:-1], lengths)
+        return values, np.ones(runs, dtype=np.int64), lengths > 10
     counts = np.searchsorted(ends, bounds[1:]) - np.searchsorted(ends, bounds[:-1])
     bad = np.zeros(runs, dtype=bool)
     nonempty = lengths > 0

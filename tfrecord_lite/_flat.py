@@ -351,12 +351,17 @@ def _by_rows(spans: Spans, matches: list[Match], kinds: Mapping[str, int]) -> di
             out[key] = None
             continue
         parsed = [match.layout.parsed.get(key, (0, [])) for match in matches]  # per layout: (kind, spans)
-        valid = np.array([k == kind for k, _ in parsed])[layout_of_row]
-        per_layout = np.array([len(chunks) for _, chunks in parsed], dtype=np.int64)
+        has = [k == kind for k, _ in parsed]
+        valid = None if all(has) else np.array(has)[layout_of_row]
+        per_layout = [len(chunks) for _, chunks in parsed]
         table = np.array([span for _, chunks in parsed for span in chunks], dtype=np.int64).reshape(-1, 2)
-        counts = per_layout[layout_of_row]
-        picks = _ranges((np.cumsum(per_layout) - per_layout)[layout_of_row], counts)
-        base = np.repeat(starts, counts)
+        if per_layout.count(1) == len(per_layout):  # one span a row: span k is layout k's
+            counts = np.ones(len(starts), dtype=np.int64)
+            picks, base = layout_of_row, starts
+        else:
+            counts = np.array(per_layout, dtype=np.int64)[layout_of_row]
+            picks = _ranges((np.cumsum(per_layout) - per_layout)[layout_of_row], counts)
+            base = np.repeat(starts, counts)
         value_starts, value_ends = base + table[picks, 0], base + table[picks, 1]
         data = _ragged_gather(buf, view, value_starts, value_ends)
         lengths = value_ends - value_starts
