@@ -359,8 +359,9 @@ def _by_rows(spans: Spans, matches: list[Match], kinds: Mapping[str, int]) -> di
             counts = np.ones(len(starts), dtype=np.int64)
             picks, base = layout_of_row, starts
         else:
-            counts = np.array(per_layout, dtype=np.int64)[layout_of_row]
-            picks = _ranges((np.cumsum(per_layout) - per_layout)[layout_of_row], counts)
+            spans_in = np.array(per_layout, dtype=np.int64)
+            counts = spans_in[layout_of_row]
+            picks = _ranges((np.cumsum(spans_in) - spans_in)[layout_of_row], counts)
             base = np.repeat(starts, counts)
         value_starts, value_ends = base + table[picks, 0], base + table[picks, 1]
         data = _ragged_gather(buf, view, value_starts, value_ends)
