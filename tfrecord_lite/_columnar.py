@@ -203,6 +203,35 @@ def _windows(buf: np.ndarray, width: int) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(buf, (len(buf) - width + 1, width), (1, 1), writeable=False)
 
 
+def _packed(word: np.ndarray) -> np.ndarray:
+    """The 7-bit groups of each word (a varint's bytes, those past it zero) packed, in place."""
+    high = np.empty_like(word)
+    for low_mask, high_mask, shift in _PACK_STEPS:
+        np.bitwise_and(word, high_mask, out=high)
+        high >>= shift
+        word &= low_mask
+        word |= high
+    return word
+
+
+# The first k bytes of a little-endian word (index k), and their continuation bits.
+_FIRST_BYTES = np.array([(1 << 8 * k) - 1 for k in range(9)], dtype=_U64)
+_CONTINUED = _FIRST_BYTES & _U64(0x8080808080808080)
+
+
+def _one_varint_each(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
+    """The value of each span buf[starts[i]:starts[i] + lengths[i]] when each holds exactly one
+    varint of at most 8 bytes (a label, an id), read in place with no gather; else None."""
+    if not len(starts) or lengths.min() < 1 or lengths.max() > 8 or int(starts.max()) + 8 > len(buf):
+        return None
+    words = np.ndarray((len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))
+    word = words[starts]
+    word &= _FIRST_BYTES[lengths]
+    if not np.array_equal(word & _CONTINUED[lengths], _CONTINUED[lengths - 1]):
+        return None  # a byte before the last ends a varint, or the last does not
+    return _packed(word).view(np.int64)
+
+
 def _varint_values(data: np.ndarray, begins: np.ndarray, size: np.ndarray, chunk: int = 1 << 15) -> np.ndarray:
     """The varints of `size` bytes at `begins` of `data` as int64: the 8 bytes at each begin
     read as one little-endian word, the bytes past the varint masked off, and the 7-bit
@@ -217,13 +246,7 @@ def _varint_values(data: np.ndarray, begins: np.ndarray, size: np.ndarray, chunk
         part = slice(first, first + chunk)
         word = words[begins[part]]
         word &= _ALL_BITS >> cut[part]
-        high = np.empty_like(word)
-        for low_mask, high_mask, shift in _PACK_STEPS:
-            np.bitwise_and(word, high_mask, out=high)
-            high >>= shift
-            word &= low_mask
-            word |= high
-        out[part] = word
+        out[part] = _packed(word)
     for k in (8, 9):
         more = np.flatnonzero(size > k)
         if not more.size:

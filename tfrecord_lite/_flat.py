@@ -29,6 +29,7 @@ from ._columnar import (
     _join,
     _map_entries,
     _merge,
+    _one_varint_each,
     _Plan,
     _plan,
     _ragged_gather,
@@ -43,6 +44,7 @@ from ._spec import (
     BYTES,
     DTYPE_KIND,
     FLOAT,
+    INT64,
     KIND_DTYPE,
     KIND_NAMES,
     FeatureSpec,
@@ -364,8 +366,13 @@ def _by_rows(spans: Spans, matches: list[Match], kinds: Mapping[str, int]) -> di
             picks = _ranges((np.cumsum(spans_in) - spans_in)[layout_of_row], counts)
             base = np.repeat(starts, counts)
         value_starts, value_ends = base + table[picks, 0], base + table[picks, 1]
-        data = _ragged_gather(buf, view, value_starts, value_ends)
         lengths = value_ends - value_starts
+        if kind == INT64 and picks is layout_of_row:  # one packed run a row: of one varint?
+            single = _one_varint_each(buf, value_starts, lengths)
+            if single is not None:
+                out[key] = Flat(single, _offsets(counts), valid)
+                continue
+        data = _ragged_gather(buf, view, value_starts, value_ends)
         if kind == BYTES:
             out[key] = Flat(Binary(data, _offsets(lengths)), _offsets(counts), valid)
             continue
