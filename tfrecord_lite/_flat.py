@@ -9,7 +9,10 @@
 # apart with one numpy unique over their bytes; only records the lockstep walk does not
 # accept are decoded one by one. Each key then decodes as a VarLenFeature of its kind, and
 # "present" is remembered, so a missing or kindless feature is null, not empty. Columns
-# come sorted by key, as tfx-bsl orders them.
+# come sorted by key, as tfx-bsl orders them. When every record of the batch has a layout
+# (the common case: one dataset, one writer), the batch decoder is skipped: each feature's
+# value spans are looked up per row in a small table per layout, already in row order, and
+# gathered once (a run of one varint a row is read in place).
 # SequenceExamples have no batch parser: they are decoded record by record and flattened.
 from __future__ import annotations
 
@@ -342,9 +345,8 @@ def _by_rows(spans: Spans, matches: list[Match], kinds: Mapping[str, int]) -> di
     feature's value spans come from a table per layout, looked up for every row at once, so
     they are in row order already (nothing to merge). None when a packed int64 run does not
     decode (a varint over 10 bytes): the general path then finds the record to blame."""
-    view, starts = spans.view, spans.starts
-    buf = np.frombuffer(view, dtype=np.uint8)
-    layout_of_row = np.empty(len(starts), dtype=np.intp)
+    buf = np.frombuffer(spans.view, dtype=np.uint8)
+    layout_of_row = np.empty(len(spans.starts), dtype=np.intp)
     for number, match in enumerate(matches):
         layout_of_row[match.rows] = number
     out: dict[str, Flat | None] = {}
@@ -352,39 +354,65 @@ def _by_rows(spans: Spans, matches: list[Match], kinds: Mapping[str, int]) -> di
         if not kind:
             out[key] = None
             continue
-        parsed = [match.layout.parsed.get(key, (0, [])) for match in matches]  # per layout: (kind, spans)
-        has = [k == kind for k, _ in parsed]
-        valid = None if all(has) else np.array(has)[layout_of_row]
-        per_layout = [len(chunks) for _, chunks in parsed]
-        table = np.array([span for _, chunks in parsed for span in chunks], dtype=np.int64).reshape(-1, 2)
-        if per_layout.count(1) == len(per_layout):  # one span a row: span k is layout k's
-            counts = np.ones(len(starts), dtype=np.int64)
-            picks, base = layout_of_row, starts
-        else:
-            spans_in = np.array(per_layout, dtype=np.int64)
-            counts = spans_in[layout_of_row]
-            picks = _ranges((np.cumsum(spans_in) - spans_in)[layout_of_row], counts)
-            base = np.repeat(starts, counts)
-        value_starts, value_ends = base + table[picks, 0], base + table[picks, 1]
-        lengths = value_ends - value_starts
-        if kind == INT64 and picks is layout_of_row:  # one packed run a row: of one varint?
-            single = _one_varint_each(buf, value_starts, lengths)
-            if single is not None:
-                out[key] = Flat(single, _offsets(counts), valid)
-                continue
-        data = _ragged_gather(buf, view, value_starts, value_ends)
-        if kind == BYTES:
-            out[key] = Flat(Binary(data, _offsets(lengths)), _offsets(counts), valid)
-            continue
-        if kind == FLOAT:  # one packed run per row that has values (canonical layouts)
-            values, run_counts = data.view("<f4").astype(np.float32, copy=False), lengths // 4
-        else:
-            values, run_counts, bad = _decode_varint_runs(data, lengths)
-            if bad.any():
-                return None
-        counts[counts > 0] = run_counts
-        out[key] = Flat(values, _offsets(counts), valid)
+        parsed = [match.layout.parsed.get(key, (0, [])) for match in matches]
+        flat = _row_column(buf, spans.view, _row_spans(spans.starts, layout_of_row, parsed, kind), kind)
+        if flat is None:
+            return None
+        out[key] = flat
     return out
+
+
+class _RowSpans(NamedTuple):
+    """Where one feature's values lie, in row order: the spans (packed runs for numbers, one
+    value each for bytes), how many spans each row has, the rows that have the feature (None:
+    all), and whether every row has exactly one span."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+    counts: np.ndarray
+    valid: np.ndarray | None
+    one_each: bool
+
+
+def _row_spans(
+    starts: np.ndarray, layout_of_row: np.ndarray, parsed: list[tuple[int, list[tuple[int, int]]]], kind: int
+) -> _RowSpans:
+    """A feature's spans from `parsed`, its (kind, spans within the record) in each layout."""
+    has = [k == kind for k, _ in parsed]
+    valid = None if all(has) else np.array(has)[layout_of_row]
+    per_layout = [len(chunks) for _, chunks in parsed]
+    table = np.array([span for _, chunks in parsed for span in chunks], dtype=np.int64).reshape(-1, 2)
+    one_each = per_layout.count(1) == len(per_layout)
+    if one_each:  # span k is layout k's
+        counts = np.ones(len(starts), dtype=np.int64)
+        picks, base = layout_of_row, starts
+    else:
+        spans_in = np.array(per_layout, dtype=np.int64)
+        counts = spans_in[layout_of_row]
+        picks = _ranges((np.cumsum(spans_in) - spans_in)[layout_of_row], counts)
+        base = np.repeat(starts, counts)
+    return _RowSpans(base + table[picks, 0], base + table[picks, 1], counts, valid, one_each)
+
+
+def _row_column(buf: np.ndarray, view: memoryview, spans: _RowSpans, kind: int) -> Flat | None:
+    """The Flat column of a feature's _RowSpans; None where an int64 run does not decode."""
+    lengths = spans.ends - spans.starts
+    counts = spans.counts
+    if kind == INT64 and spans.one_each:  # a packed run a row: of one varint (a label, an id)?
+        single = _one_varint_each(buf, spans.starts, lengths)
+        if single is not None:
+            return Flat(single, _offsets(counts), spans.valid)
+    data = _ragged_gather(buf, view, spans.starts, spans.ends)
+    if kind == BYTES:
+        return Flat(Binary(data, _offsets(lengths)), _offsets(counts), spans.valid)
+    if kind == FLOAT:  # one packed run per row that has values (canonical layouts)
+        values, run_counts = data.view("<f4").astype(np.float32, copy=False), lengths // 4
+    else:
+        values, run_counts, bad = _decode_varint_runs(data, lengths)
+        if bad.any():
+            return None
+    counts[counts > 0] = run_counts
+    return Flat(values, _offsets(counts), spans.valid)
 
 
 # --------------------------------------------------------------------------- SequenceExamples
