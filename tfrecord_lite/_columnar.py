@@ -652,17 +652,30 @@ def match_layouts(
         if layout is None:
             continue
         base = starts[rows]
-        positions, skeleton = layout.skeleton()
-        checked = np.concatenate([positions, np.array(layout.int_ends, dtype=np.int64) - 1])
-        if 4 * len(checked) > lengths[g]:  # small records: copy them whole, one per row
-            seen = _windows(buf, int(lengths[g]))[base][:, checked]
-        else:
-            seen = buf[base[:, None] + checked]
-        ok = (seen[:, : len(skeleton)] == skeleton).all(axis=1)
-        ok &= (seen[:, len(skeleton) :] < 0x80).all(axis=1)
+        ok = _fits(buf, base, int(lengths[g]), layout)
         if ok.any():
             matches.append(Match(rows[ok], base[ok], layout))
     return matches
+
+
+def _fits(buf: np.ndarray, base: np.ndarray, length: int, layout: Any) -> np.ndarray:
+    """Which records at `base` (of `length` bytes) have the skeleton of `layout`, and end
+    each of its int64 runs where it ends (so their values parse as the layout's do)."""
+    positions, skeleton = layout.skeleton()
+    int_ends = np.array(layout.int_ends, dtype=np.int64) - 1
+    if 4 * (len(positions) + len(int_ends)) > length:  # small records: compared whole, one copy per row
+        expected = np.zeros(length, dtype=np.uint8)
+        expected[positions] = skeleton
+        mask = np.zeros(length, dtype=np.uint8)
+        mask[positions] = 0xFF
+        mask[int_ends] |= 0x80  # a run's last byte ends a varint
+        off = _windows(buf, length)[base] ^ expected
+        off &= mask
+        return ~off.any(axis=1) if off.any() else np.ones(len(base), dtype=bool)
+    seen = buf[base[:, None] + np.concatenate([positions, int_ends])]
+    ok: np.ndarray = (seen[:, : len(skeleton)] == skeleton).all(axis=1)
+    ok &= (seen[:, len(skeleton) :] < 0x80).all(axis=1)
+    return ok
 
 
 def _by_layout(
