@@ -60,10 +60,12 @@ def _check_block(data: _Buffer, start: int, stop: int, end: int | None) -> int:
     if not at.size:
         return -1
     low, mid, high = _tables()
-    lengths = np.ndarray((n,), "<u8", data, start, (1,)).take(at)  # overlapping view: one gather
-    rotated = low.take(lengths & np.uint64(0xFFFF))
-    rotated ^= mid.take((lengths >> np.uint64(16)) & np.uint64(0xFFFF))
-    rotated ^= high.take(lengths >> np.uint64(32))
+    # one gather through an overlapping view; as int64 (the lengths are below 2**40), the
+    # table indices need no conversion to intp inside take(): 2x faster than as uint64
+    lengths = np.ndarray((n,), "<i8", data, start, (1,)).take(at)
+    rotated = low.take(lengths & 0xFFFF)
+    rotated ^= mid.take((lengths >> 16) & 0xFFFF)
+    rotated ^= high.take(lengths >> 32)
     rotated += np.uint32(_MASK_DELTA)
     hits = at[rotated == np.ndarray((n,), "<u4", data, start + 8, (1,)).take(at)]
     for hit in (start + int(h) for h in hits):
