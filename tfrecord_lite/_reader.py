@@ -519,8 +519,7 @@ class RecordIterator(Iterator[bytes]):
             for view, starts, lengths in self._chunks():
                 if len(starts) > 64:  # many small records: slicing bytes is cheaper than slicing views
                     chunk = view[: starts[-1] + lengths[-1]].tobytes()
-                    for s, n in zip(starts, lengths, strict=False):
-                        yield chunk[s : s + n]
+                    yield from [chunk[s : s + n] for s, n in zip(starts, lengths, strict=False)]
                 else:
                     for s, n in zip(starts, lengths, strict=False):
                         yield view[s : s + n].tobytes()

@@ -59,17 +59,22 @@ def _check_block(data: _Buffer, start: int, stop: int, end: int | None) -> int:
     at = np.flatnonzero(possible)
     if not at.size:
         return -1
-    low, mid, high = _tables()
     lengths = np.ndarray((n,), "<u8", data, start, (1,)).take(at)  # overlapping view: one gather
-    rotated = low.take(lengths & np.uint64(0xFFFF))
-    rotated ^= mid.take((lengths >> np.uint64(16)) & np.uint64(0xFFFF))
-    rotated ^= high.take(lengths >> np.uint64(32))
-    rotated += np.uint32(_MASK_DELTA)
-    hits = at[rotated == np.ndarray((n,), "<u4", data, start + 8, (1,)).take(at)]
+    hits = at[masked_length_crcs(lengths) == np.ndarray((n,), "<u4", data, start + 8, (1,)).take(at)]
     for hit in (start + int(h) for h in hits):
         if end is None or hit + OVERHEAD + int.from_bytes(data[hit : hit + 8], "little") <= end:
             return hit
     return -1
+
+
+def masked_length_crcs(lengths: np.ndarray) -> np.ndarray:
+    """The masked CRCs of record lengths below 2**40 (uint64), as their headers hold them."""
+    low, mid, high = _tables()
+    rotated: np.ndarray = low.take(lengths & np.uint64(0xFFFF))
+    rotated ^= mid.take((lengths >> np.uint64(16)) & np.uint64(0xFFFF))
+    rotated ^= high.take(lengths >> np.uint64(32))
+    rotated += np.uint32(_MASK_DELTA)
+    return rotated
 
 
 def _drop_too_long(possible: np.ndarray, zero: np.ndarray, block: np.ndarray, n: int, room: int) -> None:
