@@ -106,6 +106,7 @@ def scan(
 
 
 _MANY = 32  # records in a buffer from which numpy checks them together
+_SMALL_RECORD = 1024  # average bytes a record below which the payload CRCs are checked in one call
 _BAD_HEADER = "corrupted record: the length CRC does not match"
 _BAD_DATA = "corrupted record: the data CRC does not match"
 Checked = tuple[list[int], list[int], int, int]  # starts, lengths, valid headers, first bad payload (-1: none)
@@ -164,8 +165,11 @@ def _check_many(mv: memoryview, heads: list[int], p: int, verify: bool) -> Check
     valid = int(damaged[0]) if damaged.size else len(heads)
     starts = (at + HEADER_SIZE).tolist()
     bad = -1
-    if verify and valid and not _payloads_match(mv, at[:valid], lengths[:valid]):
-        bad = _first_bad_payload(mv, starts[:valid], lengths[:valid].tolist())
+    if verify and valid:
+        # records of a KiB and more: the copy would cost more than a crc32c call each saves
+        small = p - heads[0] < _SMALL_RECORD * len(heads)
+        if not (small and _payloads_match(mv, at[:valid], lengths[:valid])):
+            bad = _first_bad_payload(mv, starts[:valid], lengths[:valid].tolist())
     return starts, lengths.tolist(), valid, bad
 
 

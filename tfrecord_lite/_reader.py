@@ -519,7 +519,9 @@ class RecordIterator(Iterator[bytes]):
             for view, starts, lengths in self._chunks():
                 if len(starts) > 64:  # many small records: slicing bytes is cheaper than slicing views
                     chunk = view[: starts[-1] + lengths[-1]].tobytes()
-                    yield from [chunk[s : s + n] for s, n in zip(starts, lengths, strict=False)]
+                    records = [chunk[s : s + n] for s, n in zip(starts, lengths, strict=False)]
+                    del chunk  # freed before the next chunk's copy, which then reuses its pages
+                    yield from records
                 else:
                     for s, n in zip(starts, lengths, strict=False):
                         yield view[s : s + n].tobytes()
