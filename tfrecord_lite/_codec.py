@@ -351,7 +351,7 @@ class _Layout:
         for pos, piece in self.pieces:
             if not startswith(piece, pos):
                 return False
-        for end in self.int_ends:  # a loop, not all(genexpr): this runs once per record
+        for end in self.int_ends:  # noqa: SIM110  # a loop, not all(genexpr): this runs once per record
             if buf[end - 1] >= 128:
                 return False
         return True
