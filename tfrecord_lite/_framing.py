@@ -164,13 +164,15 @@ def _check_many(mv: memoryview, heads: list[int], p: int, verify: bool) -> Check
     damaged = np.flatnonzero(masked_length_crcs(lengths.astype(np.uint64)) != wants)
     valid = int(damaged[0]) if damaged.size else len(heads)
     starts = (at + HEADER_SIZE).tolist()
+    sizes = lengths.tolist()
     bad = -1
     if verify and valid:
-        # records of a KiB and more: the copy would cost more than a crc32c call each saves
+        # records of a KiB and more: copying them would cost more than a crc32c call each saves
         small = p - heads[0] < _SMALL_RECORD * len(heads)
-        if not (small and _payloads_match(mv, at[:valid], lengths[:valid])):
-            bad = _first_bad_payload(mv, starts[:valid], lengths[:valid].tolist())
-    return starts, lengths.tolist(), valid, bad
+        check = _payloads_match if small else _payloads_match_each
+        if not check(mv, at[:valid], lengths[:valid]):
+            bad = _first_bad_payload(mv, starts[:valid], sizes[:valid])
+    return starts, sizes, valid, bad
 
 
 def _payloads_match(mv: memoryview, heads: Any, lengths: Any) -> bool:
@@ -203,6 +205,18 @@ def _payloads_match(mv: memoryview, heads: Any, lengths: Any) -> bool:
     words[at] = ~words[at]
     words[0] = ~words[0]  # CRC32C of the copy is then rawcrc ^ 0xFFFFFFFF
     return bool(_crc32c(run) == 0xFFFFFFFF)
+
+
+def _payloads_match_each(mv: memoryview, heads: Any, lengths: Any) -> bool:
+    """_payloads_match, one crc32c call a record, the footers compared together."""
+    import numpy as np
+
+    crc = _crc32c
+    starts = (heads + HEADER_SIZE).tolist()
+    plain = np.array([crc(mv[s : s + n]) for s, n in zip(starts, lengths.tolist(), strict=True)], np.uint32)
+    footers = np.ndarray((mv.nbytes - 3,), "<u4", mv, 0, (1,))[heads + HEADER_SIZE + lengths]
+    masked = ((plain >> np.uint32(15)) | (plain << np.uint32(17))) + np.uint32(_MASK_DELTA)
+    return bool((masked == footers).all())
 
 
 def _first_bad_payload(mv: memoryview, starts: list[int], lengths: list[int]) -> int:
