@@ -161,7 +161,7 @@ def _check_many(mv: memoryview, heads: list[int], p: int, verify: bool) -> Check
     lengths[-1] = p - heads[-1]
     lengths -= OVERHEAD
     wants = np.ndarray((mv.nbytes - 11,), "<u4", mv, 8, (1,))[at]  # fancy indexing: take() copies the view first
-    damaged = np.flatnonzero(masked_length_crcs(lengths.astype(np.uint64)) != wants)
+    damaged = np.flatnonzero(masked_length_crcs(lengths) != wants)
     valid = int(damaged[0]) if damaged.size else len(heads)
     starts = (at + HEADER_SIZE).tolist()
     sizes = lengths.tolist()
