@@ -129,23 +129,27 @@ def _walk(mv: memoryview, p: int, end: int, max_records: int | None) -> tuple[li
 
 def _check_few(mv: memoryview, heads: list[int], p: int, verify: bool) -> Checked:
     """The records at `heads` (the next one at p): their starts and lengths, how many headers
-    are valid before the first damaged one, and the first bad payload among those; one at a time."""
-    if not heads:
-        return [], [], 0, -1
-    stops = heads[1:]
-    stops.append(p)
-    lengths = [stop - head - OVERHEAD for head, stop in zip(heads, stops, strict=True)]
-    starts = [head + HEADER_SIZE for head in heads]
-    valid = len(heads)
+    are valid before the first damaged one, and the first bad payload among those; one at a time,
+    in one loop (the first damaged record is the one reported)."""
+    starts: list[int] = []
+    lengths: list[int] = []
     header = _HEADER.unpack_from
+    footer = _U32.unpack_from
     known = _VALID_HEADERS.get
+    crc = _crc32c
     for k, head in enumerate(heads):
         length, want = header(mv, head)
         if known(length) != want and not _header_crc_matches(mv, head, length, want):
-            valid = k
-            break
-    bad = _first_bad_payload(mv, starts[:valid], lengths[:valid]) if verify else -1
-    return starts, lengths, valid, bad
+            return starts, lengths, k, -1
+        start = head + HEADER_SIZE
+        stop = start + length
+        if verify:
+            c = crc(mv[start:stop])
+            if (((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF != footer(mv, stop)[0]:
+                return starts, lengths, len(heads), k
+        starts.append(start)
+        lengths.append(length)
+    return starts, lengths, len(heads), -1
 
 
 def _check_many(mv: memoryview, heads: list[int], p: int, verify: bool) -> Checked:
@@ -171,7 +175,7 @@ def _check_many(mv: memoryview, heads: list[int], p: int, verify: bool) -> Check
         small = p - heads[0] < _SMALL_RECORD * len(heads)
         check = _payloads_match if small else _payloads_match_each
         if not check(mv, at[:valid], lengths[:valid]):
-            bad = _first_bad_payload(mv, starts[:valid], sizes[:valid])
+            bad = _check_few(mv, heads[:valid], p, verify)[3]  # which one: record by record
     return starts, sizes, valid, bad
 
 
@@ -217,17 +221,6 @@ def _payloads_match_each(mv: memoryview, heads: Any, lengths: Any) -> bool:
     footers = np.ndarray((mv.nbytes - 3,), "<u4", mv, 0, (1,))[heads + HEADER_SIZE + lengths]
     masked = ((plain >> np.uint32(15)) | (plain << np.uint32(17))) + np.uint32(_MASK_DELTA)
     return bool((masked == footers).all())
-
-
-def _first_bad_payload(mv: memoryview, starts: list[int], lengths: list[int]) -> int:
-    """The index of the first record whose footer does not hold the masked CRC of its payload;
-    -1 when there is none."""
-    footer = _U32.unpack_from
-    for k, (start, length) in enumerate(zip(starts, lengths, strict=True)):
-        stop = start + length
-        if masked_crc(mv[start:stop]) != footer(mv, stop)[0]:
-            return k
-    return -1
 
 
 def _header_crc_matches(mv: memoryview, p: int, length: int, want: int) -> bool:
