@@ -11,8 +11,9 @@
 # For small records the per-record Python work is the cost, so `scan` first walks
 # the length fields alone (one struct call and one append a record), then checks
 # what it walked: a few records one by one, many together with numpy (the length
-# CRCs from tables, every payload CRC with one crc32c call over the buffer, see
-# _payloads_match); a mismatch is then looked up record by record, so the error
+# CRCs from tables; the payload CRCs of records under a KiB with one crc32c call
+# over the buffer, see _payloads_match, of larger ones a call each and the footers
+# compared at once); a mismatch is then looked up record by record, so the error
 # names the first bad record exactly as a one-at-a-time walk would.
 from __future__ import annotations
 
