@@ -1,6 +1,6 @@
 # Objects in S3, GCS, HTTP(S) or any other fsspec store (fsspec and its s3fs / gcsfs
 # are imported only here, and only when a URL is used). Every byte is read by ranged
-# requests (_bodies.chunks), which is what makes the rest simple:
+# requests (_bodies.receive), which is what makes the rest simple:
 #
 #   - RemoteObject.read_range retries a failed request (reset, 5xx, timeout) with
 #     exponential backoff, up to RETRY.attempts, asking again only for the bytes it
@@ -39,7 +39,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from ._bodies import chunks
+from ._bodies import receive
 from ._errors import RemoteError
 
 StorageOptions = Mapping[str, Any] | None
@@ -48,7 +48,7 @@ STREAM_BLOCK = 8 << 20  # bytes per ranged request while streaming...
 HEAD_BLOCK = 1 << 20  # ...but the first request of an object (what a prefetch holds) asks for this many
 CACHE_BLOCK = 1 << 20  # random access: bytes per cached block
 CACHE_BLOCKS = 16  # random access: blocks kept (16 MiB)
-GAP = 256 << 10  # random access: records closer than this are fetched by one request...
+GAP = 1 << 20  # random access: records closer than this are fetched by one request (~ first-byte wait x bandwidth)...
 MAX_RANGE = 4 << 20  # ...up to this many bytes a request
 WORKERS = 16  # concurrent requests of one batch of records
 
@@ -152,9 +152,12 @@ class RemoteObject:
 
         def rest() -> None:
             nonlocal at
-            for piece in chunks(self.fs, self.path, at, end):
-                parts.append(piece)
-                at += len(piece)
+            received: list[bytes] = []
+            try:
+                receive(self.fs, self.path, at, end, received)
+            finally:
+                parts.extend(received)
+                at += sum(map(len, received))
 
         self._retrying(lambda: at, rest)
         return b"".join(parts)
