@@ -6,10 +6,11 @@
 # is the median of the rounds with its spread: the lowest and highest round. A comparison of two
 # systems is the ratio of their medians, with the spread of the ratios of single rounds.
 #
-#   from _rounds import compare, rounds, spread, turns
+#   from _rounds import compare, rounds, spread, timed, turns
 #   times = rounds({"ours": f, "theirs": g}, n=5)   # seconds per round, per system
 #   compare(times["ours"], times["theirs"])           # {"median": 2.1, "low": 1.8, "high": 2.4}
 #   for round_, system in turns(["a", "b", "c"], 3):  # the order, for systems run otherwise
+#   seconds, result = timed(f)                        # one call, in a script's own rounds
 from __future__ import annotations
 
 import statistics
@@ -26,6 +27,13 @@ def turns(systems: Sequence[str], n: int) -> Iterator[tuple[int, str]]:
             yield round_, system
 
 
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """(seconds, result) of one call, for a script that runs its own rounds."""
+    started = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - started, result
+
+
 def rounds(fns: Mapping[str, Callable[[], Any]], n: int, warmup: bool = True) -> dict[str, list[float]]:
     """Seconds of each function in each of `n` rounds (after one warm-up call of each)."""
     if warmup:
@@ -33,9 +41,7 @@ def rounds(fns: Mapping[str, Callable[[], Any]], n: int, warmup: bool = True) ->
             fn()
     times: dict[str, list[float]] = {name: [] for name in fns}
     for _, name in turns(list(fns), n):
-        started = time.perf_counter()
-        fns[name]()
-        times[name].append(time.perf_counter() - started)
+        times[name].append(timed(fns[name])[0])
     return times
 
 

@@ -1,7 +1,7 @@
 # DataLoader throughput: tfrecord_lite.torch against the `tfrecord` package's
 # TFRecordDataset, same file, same batch size, same number of workers, in one run.
 #
-#   python benchmarks/dataloader.py [--quick] [--runs N] [--workers 0 1 2]
+#   python benchmarks/dataloader.py [--quick] [--rounds N] [--workers 0 1 2]
 #                                   [--tfrecord-python /work/venv-bench/bin/python]
 #
 # Workloads "small" (200k Examples: int64 label, 8 float32, 12-byte string) and
@@ -10,8 +10,9 @@
 # (system, workload, workers) cell runs in its own subprocess under the interpreter
 # where that system is installed; a cell is one full pass over the file through a
 # fresh DataLoader (worker start-up included, as a user pays it every epoch),
-# measured after a warm-up pass; the systems take turns, round after round, and
-# each cell reports the median of --runs rounds. The `tfrecord` package reads with its
+# measured after a warm-up pass; the systems take turns, round after round
+# (benchmarks/_rounds.py), and each cell reports the median of --rounds rounds (the
+# JSON also has each cell's spread: its lowest and highest round). The `tfrecord` package reads with its
 # text index when workers > 0 (without one every worker reads the whole file and
 # each record comes out num_workers times); tfrecord_lite with its index sidecar
 # (as ShardedWriter writes it), which lets it read through the memory map. Systems:
@@ -27,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -37,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import run as R
 import workloads as W
+from _rounds import spread, turns
 
 BATCH = {"small": 256, "images": 32}
 SYSTEMS = ("lite-batched", "lite-items", "lite-map", "tfrecord")
@@ -100,7 +101,7 @@ def child(system: str, path: str, features: dict[str, Any], workers: int, batch:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="workloads at 1/10 size")
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--rounds", "--runs", dest="rounds", type=int, default=3)
     parser.add_argument("--workers", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--workloads", nargs="+", default=["small", "images"])
     parser.add_argument("--lite-python", default=sys.executable)
@@ -137,14 +138,15 @@ def main() -> None:
                 "batch": BATCH[wl.name],
             }
             seconds: dict[str, list[float]] = {system: [] for system in pythons}
-            for _ in range(args.runs):  # rounds: every system once per round, so load drift hits all alike
-                for system, python in pythons.items():
-                    secs = run_cell(python, system, path, features, workers, BATCH[wl.name], wl.count)
-                    if secs is not None:
-                        seconds[system].append(secs)
-            for system, secs_list in seconds.items():
-                row[system] = wl.count / statistics.median(secs_list) if secs_list else None
-                if row[system]:
+            for _, system in turns(list(pythons), args.rounds):  # so that load drift hits all alike
+                secs = run_cell(pythons[system], system, path, features, workers, BATCH[wl.name], wl.count)
+                if secs is not None:
+                    seconds[system].append(secs)
+            row["seconds"] = {system: spread(secs) for system, secs in seconds.items() if secs}
+            for system in pythons:  # None where every run of it failed
+                cell = row["seconds"].get(system)
+                row[system] = wl.count / cell["median"] if cell else None
+                if cell:
                     R.log(f"{wl.name:7s} workers={workers} {system:13s} {row[system]:>12,.0f} records/s")
             results.append(row)
     print(table(results))
@@ -152,7 +154,8 @@ def main() -> None:
         json.dumps(
             {
                 "benchmark": "dataloader",
-                "runs": args.runs,
+                "runs": args.rounds,
+                "rounds": args.rounds,
                 "quick": args.quick,
                 "machine": R.machine(),
                 "results": results,

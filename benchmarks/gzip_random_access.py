@@ -14,8 +14,8 @@
 #   - opening the indexed file.
 # Reads are timed in wall time and in this process's CPU time: on a shared machine
 # the second says what a read costs when the CPU is not taken by others.
-# Prints each measure's median over the rounds and its spread (min-max); writes them
-# as JSON (default benchmarks/results/gzip_random_access.json). Nothing here asserts.
+# Prints each measure's median over the rounds and its spread (lowest-highest: _rounds.spread);
+# writes them as JSON (default benchmarks/results/gzip_random_access.json). Nothing here asserts.
 from __future__ import annotations
 
 import argparse
@@ -33,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import workloads as W
+from _rounds import spread, timed
 
 import tfrecord_lite as tfr
 
@@ -58,10 +59,6 @@ def gz_file(wl: W.Workload, target: int, seek_every: str | None) -> str:
     return path
 
 
-def spread(values: list[float]) -> dict[str, float]:
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
-
-
 def measure(path: str, rounds: int, build: bool) -> dict[str, Any]:
     sidecar = path + ".tfrlidx"
     builds: list[float] = []
@@ -69,15 +66,12 @@ def measure(path: str, rounds: int, build: bool) -> dict[str, Any]:
         for _ in range(rounds):
             if os.path.exists(sidecar):
                 os.unlink(sidecar)
-            t = time.perf_counter()
-            tfr.TFRecordFile(path).close()
-            builds.append(time.perf_counter() - t)
+            builds.append(timed(lambda: tfr.TFRecordFile(path).close())[0])
     opens, reads, p90s, cpu = [], [], [], []
     rng = np.random.default_rng(0)
     for _ in range(rounds):
-        t = time.perf_counter()
-        f = tfr.TFRecordFile(path)
-        opens.append(time.perf_counter() - t)
+        spent, f = timed(lambda: tfr.TFRecordFile(path))
+        opens.append(spent)
         picks = rng.integers(0, len(f), READS).tolist()
         f[picks[0]]  # warm
         times, cpu_times = [], []
@@ -130,14 +124,14 @@ def main() -> None:
             line = (
                 f"{key:18} {r['compressed_bytes'] / 2**20:7.0f} MiB {r['records']:>10,} records | "
                 f"random f[i] {r['random_record_ms']['median']:6.2f} ms "
-                f"({r['random_record_ms']['min']:.2f}-{r['random_record_ms']['max']:.2f}), "
+                f"({r['random_record_ms']['low']:.2f}-{r['random_record_ms']['high']:.2f}), "
                 f"p90 {r['random_record_p90_ms']['median']:.2f} ms, "
                 f"CPU {r['random_record_cpu_ms']['median']:.2f} ms | "
                 f"sidecar {100 * r['sidecar_share']:.2f} % | open {r['open_ms']['median']:.1f} ms"
             )
             if "build_s" in r:
                 b = r["build_mb_per_s"]
-                line += f" | build {b['median']:.0f} MB/s ({b['min']:.0f}-{b['max']:.0f})"
+                line += f" | build {b['median']:.0f} MB/s ({b['low']:.0f}-{b['high']:.0f})"
             print(line, flush=True)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as fh:

@@ -12,12 +12,13 @@ on a disk every fsync waits for the device, on tmpfs (/dev/shm) it is free.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
-import statistics
 import tempfile
-import time
 from collections.abc import Callable
+
+from _rounds import spread, timed
 
 import tfrecord_lite as tfr
 
@@ -42,14 +43,11 @@ def measure(name: str, job: Callable[[str], None], rounds: int, where: str, mib:
     times = []
     for _ in range(rounds + 1):  # the first round warms up and is not counted
         folder = tempfile.mkdtemp(dir=where)
-        started = time.perf_counter()
-        job(folder)
-        times.append(time.perf_counter() - started)
+        times.append(timed(functools.partial(job, folder))[0])
         shutil.rmtree(folder)
-    kept = times[1:]
-    median = statistics.median(kept)
-    print(f"{name:34s} median {median * 1000:8.1f} ms  ({min(kept) * 1000:.1f}..{max(kept) * 1000:.1f})"
-          f"  {mib / median:7.0f} MiB/s")  # fmt: skip
+    kept = spread(times[1:])
+    print(f"{name:34s} median {kept['median'] * 1000:8.1f} ms  ({kept['low'] * 1000:.1f}..{kept['high'] * 1000:.1f})"
+          f"  {mib / kept['median']:7.0f} MiB/s")  # fmt: skip
 
 
 def main() -> None:

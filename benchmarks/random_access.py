@@ -1,8 +1,9 @@
 # Random-access benchmark for tfrecord_lite.TFRecordFile (issue 4's targets):
 #
-#   python benchmarks/random_access.py [--quick] [--runs N] [--out FILE.json]
+#   python benchmarks/random_access.py [--quick] [--rounds N] [--out FILE.json]
 #
-# Measures, each as the median of --runs runs in this one process:
+# Measures, each as the median of --rounds rounds in this one process (the two sides of a
+# comparison taking turns, benchmarks/_rounds.py; the JSON keeps each one's spread too):
 #   - random raw reads/s (f[i], CRC verified, and verify=False) on the small workload;
 #   - f.example(i) in random order vs per-record decode of a sequential read
 #     (decode_example over iter_records), records/s and their ratio;
@@ -19,9 +20,7 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import workloads as W
+from _rounds import rounds, spread
 
 import tfrecord_lite as tfr
 from tfrecord_lite._framing import frame
@@ -80,26 +80,17 @@ def many_records_file(count: int) -> str:
     return path
 
 
-def median_times(fns: dict[str, Callable[[], Any]], runs: int) -> dict[str, float]:
-    """Median seconds of each function; the runs are interleaved, so a compared pair sees the same load."""
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(runs):
-        for name, fn in fns.items():
-            t = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t)
-    return {name: statistics.median(ts) for name, ts in times.items()}
-
-
-def median_time(fn: Callable[[], Any], runs: int) -> float:
-    return median_times({"": fn}, runs)[""]
-
-
-def measure(quick: bool, runs: int) -> dict[str, Any]:
+def measure(quick: bool, n_rounds: int) -> dict[str, Any]:
     workloads = {w.name: w for w in (W.QUICK if quick else W.FULL)}
     small = workload_file(workloads["small"])
     images = workload_file(workloads["images"])
-    results: dict[str, Any] = {}
+    results: dict[str, Any] = {"seconds": {}}  # each measure's rounds: median, low, high
+
+    def median_times(fns: dict[str, Callable[[], Any]], n: int = n_rounds) -> dict[str, float]:
+        """Median seconds of each function over `n` rounds in which they take turns, after a warm-up."""
+        times = rounds(fns, n)
+        results["seconds"].update({name: spread(ts) for name, ts in times.items()})
+        return {name: results["seconds"][name]["median"] for name in fns}
 
     # -- random raw reads
     f = tfr.TFRecordFile(small)
@@ -114,9 +105,9 @@ def measure(quick: bool, runs: int) -> dict[str, Any]:
         return go
 
     unverified = tfr.TFRecordFile(small, verify=False)
-    t = median_times({"verified": reads(f), "unverified": reads(unverified)}, runs)
-    results["random_reads_per_s"] = n / t["verified"]
-    results["random_reads_unverified_per_s"] = n / t["unverified"]
+    t = median_times({"random_reads": reads(f), "random_reads_unverified": reads(unverified)})
+    results["random_reads_per_s"] = n / t["random_reads"]
+    results["random_reads_unverified_per_s"] = n / t["random_reads_unverified"]
     unverified.close()
 
     # -- f.example(i) random vs sequential per-record decode
@@ -131,9 +122,9 @@ def measure(quick: bool, runs: int) -> dict[str, Any]:
         for r in tfr.iter_records(small):
             decode(r)
 
-    t = median_times({"random": random_examples, "sequential": sequential_decode}, runs)
-    results["example_random_per_s"] = len(picks) / t["random"]
-    results["decode_sequential_per_s"] = n / t["sequential"]
+    t = median_times({"example_random": random_examples, "decode_sequential": sequential_decode})
+    results["example_random_per_s"] = len(picks) / t["example_random"]
+    results["decode_sequential_per_s"] = n / t["decode_sequential"]
     results["example_random_vs_sequential"] = results["example_random_per_s"] / results["decode_sequential_per_s"]
     f.close()
 
@@ -146,7 +137,7 @@ def measure(quick: bool, runs: int) -> dict[str, Any]:
         def build(p: str = path) -> None:
             tfr.write_index(p, p + ".bench-idx")
 
-        seconds = median_time(build, runs)
+        seconds = median_times({f"build_{name}": build})[f"build_{name}"]
         os.unlink(path + ".bench-idx")
         results[f"build_{name}_gb_per_s"] = size / seconds / 1e9
         results[f"build_{name}_records_per_s"] = count / seconds
@@ -159,8 +150,7 @@ def measure(quick: bool, runs: int) -> dict[str, Any]:
         with tfr.TFRecordFile(big) as h:
             h[many // 2]
 
-    open_close()
-    results["open_indexed_ms"] = median_time(open_close, max(runs, 5)) * 1e3
+    results["open_indexed_ms"] = median_times({"open_indexed": open_close}, max(n_rounds, 5))["open_indexed"] * 1e3
     results["open_indexed_records"] = many
     results["index_bytes_per_record"] = os.path.getsize(big + ".tfrlidx") / many
     results["workloads"] = {"small": os.path.getsize(small), "images": os.path.getsize(images)}
@@ -202,10 +192,13 @@ def table(r: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="workloads at 1/10 size, 1M records for the open test")
-    parser.add_argument("--runs", type=int, default=3, help="runs per measurement (median)")
+    parser.add_argument(
+        "--rounds", "--runs", dest="rounds", type=int, default=3, help="rounds per measurement (median)"
+    )
     parser.add_argument("--out", default=os.path.join(HERE, "results", "random_access.json"))
     args = parser.parse_args()
-    results = measure(args.quick, args.runs)
+    results = measure(args.quick, args.rounds)
+    results["rounds"] = args.rounds
     results["targets"] = {k: [op, goal] for k, (op, goal) in TARGETS.items()}
     results["machine"] = {
         "python": platform.python_version(),

@@ -4,8 +4,9 @@
 #   python benchmarks/remote.py [--quick] [--rounds N] [--latency S] [--prefetch N] [--store s3|http]
 #                               [--out FILE.json]
 #
-# Measures, each as the median (and spread: min..max) of --rounds rounds, the systems compared
-# taking turns within each round:
+# Measures, each as the median (and spread: lowest..highest) of --rounds rounds, the systems
+# compared taking turns within each round (benchmarks/_rounds.py; a ratio's spread is that of
+# single rounds):
 #   - streaming: the small workload in 64 shards, every record through iter_records, from local
 #     disk and from s3:// with prefetch; records/s and the ratio remote / local (target >= 0.7).
 #     Beside it, the floor a bare client sets: s3fs fetching the same 64 objects all at once
@@ -29,7 +30,6 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 import tracemalloc
 from collections.abc import Callable
 from typing import Any
@@ -42,6 +42,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)
 os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 import workloads as W
+from _rounds import compare, spread, timed, turns
 
 import tfrecord_lite as tfr
 from tests._servers import RangeServer, S3Server
@@ -117,19 +118,6 @@ class Requests:
             return original(obj, start, end)
 
         _remote.RemoteObject.read_range = counted  # type: ignore[method-assign]
-
-
-def rounds(fn: Callable[[], Any], runs: int) -> tuple[list[float], Any]:
-    times, result = [], None
-    for _ in range(runs):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return times, result
-
-
-def summary(times: list[float]) -> dict[str, float]:
-    return {"median": statistics.median(times), "min": min(times), "max": max(times)}
 
 
 def write_shards(folder: str, rows: list[dict[str, Any]], shards: int) -> list[str]:
@@ -212,7 +200,7 @@ def peak_rss(urls: list[str], prefetch: int, options: Any) -> tuple[int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a tenth of the workload")
-    parser.add_argument("--rounds", "--runs", dest="runs", type=int, default=5)
+    parser.add_argument("--rounds", "--runs", dest="rounds", type=int, default=5)
     parser.add_argument("--latency", type=float, default=0.020, help="seconds added to every request")
     parser.add_argument("--prefetch", type=int, default=_prefetch.PREFETCH)
     parser.add_argument("--store", choices=["s3", "http"], default="s3", help="moto's S3, or the HTTP range server")
@@ -224,7 +212,8 @@ def main() -> None:
         "workload": small.description,
         "store": args.store,
         "latency_s": args.latency,
-        "runs": args.runs,
+        "runs": args.rounds,
+        "rounds": args.rounds,
     }
     server = Server(args.store)
     requests = Requests()
@@ -239,36 +228,37 @@ def main() -> None:
 
         # -- streaming: local, remote with prefetch, the bare client's floor and (every other round)
         #    remote without prefetch take turns in each round
-        times: dict[str, list[float]] = {"local": [], "remote": [], "bare": [], "serial": []}
+        systems: dict[str, Callable[[], Any]] = {
+            "local": lambda: count_all(local),
+            "remote": lambda: _stream(urls, args.prefetch, options),
+            "bare": lambda: bare_fetch(fs, urls) if fs is not None else 0,
+            "serial": lambda: _stream(urls, 0, options),
+        }
+        times: dict[str, list[float]] = {name: [] for name in systems}
         counts = set()
-        for k in range(args.runs):
-            for name, fn in (
-                ("local", lambda: count_all(local)),
-                ("remote", lambda: _stream(urls, args.prefetch, options)),
-                ("bare", lambda: bare_fetch(fs, urls) if fs is not None else 0),
-                ("serial", (lambda: _stream(urls, 0, options)) if k % 2 == 0 else None),
-            ):
-                if fn is None:
-                    continue
-                spent, got = rounds(fn, 1)
-                times[name] += spent
-                if name in ("local", "remote"):
-                    counts.add(got)
+        for k, name in turns(list(systems), args.rounds):
+            if name == "serial" and k % 2:
+                continue
+            spent, got = timed(systems[name])
+            times[name].append(spent)
+            if name in ("local", "remote"):
+                counts.add(got)
         assert counts == {len(rows)}
         local_times, remote_times = times["local"], times["remote"]
+        ratio = compare(remote_times, local_times)  # remote records/s over local's
         n = len(rows)
         results["streaming"] = {
             "records": n,
             "shards": SHARDS,
             "prefetch": args.prefetch,
-            "local_s": summary(local_times),
-            "remote_s": summary(remote_times),
-            "remote_no_prefetch_s": summary(times["serial"]),
-            "bare_client_fetch_s": summary(times["bare"]) if fs is not None else None,
+            "local_s": spread(local_times),
+            "remote_s": spread(remote_times),
+            "remote_no_prefetch_s": spread(times["serial"]),
+            "bare_client_fetch_s": spread(times["bare"]) if fs is not None else None,
             "local_records_per_s": n / statistics.median(local_times),
             "remote_records_per_s": n / statistics.median(remote_times),
-            "ratio": statistics.median(local_times) / statistics.median(remote_times),
-            "ratio_spread": [min(local_times) / max(remote_times), max(local_times) / min(remote_times)],
+            "ratio": ratio["median"],
+            "ratio_spread": [ratio["low"], ratio["high"]],
         }
 
         # -- random access
@@ -277,39 +267,38 @@ def main() -> None:
         rtt_times: list[float] = []
         rtt_small: list[float] = []
         for _ in range(9):
-            rtt_times += rounds(lambda: probe.read_range(0, 1), 1)[0]
-            rtt_small += rounds(lambda: small_probe.read_range(0, 1), 1)[0]
+            rtt_times.append(timed(lambda: probe.read_range(0, 1))[0])
+            rtt_small.append(timed(lambda: small_probe.read_range(0, 1))[0])
         rng = np.random.default_rng(7)
         with tfr.TFRecordFile(one_url, storage_options=options) as f:
             oracle = tfr.TFRecordFile(one[0])
             batch_times: list[float] = []
             bare_times: list[float] = []
             counts: list[int] = []
-            for _ in range(args.runs):
+            for _ in range(args.rounds):
                 picks = rng.integers(0, len(f), PICKS).tolist()
                 for k in range(0, PICKS, BATCH):
                     batch = picks[k : k + BATCH]
                     before = requests.count
-                    start = time.perf_counter()
-                    got = f[batch]
-                    batch_times.append(time.perf_counter() - start)
+                    spent, got = timed(functools.partial(f.__getitem__, batch))
+                    batch_times.append(spent)
                     counts.append(requests.count - before)
                     assert got == oracle[batch]
                     if fs is not None:  # the same requests by a bare client, in turn
                         at = f._offsets
                         ranges = _remote.coalesce((int(at[i]), int(at[i + 1])) for i in batch)
-                        bare_times += rounds(functools.partial(bare_ranges, fs, one_url, ranges), 1)[0]
+                        bare_times.append(timed(functools.partial(bare_ranges, fs, one_url, ranges))[0])
         rtt = statistics.median(rtt_times)
         results["random_access"] = {
             "records_in_object": len(rows),
             "batch": BATCH,
-            "round_trip_s": summary(rtt_times),
-            "round_trip_small_object_s": summary(rtt_small),
-            "bare_client_batch_s": summary(bare_times) if bare_times else None,
-            "batch_s": summary(batch_times),
+            "round_trip_s": spread(rtt_times),
+            "round_trip_small_object_s": spread(rtt_small),
+            "bare_client_batch_s": spread(bare_times) if bare_times else None,
+            "batch_s": spread(batch_times),
             "batch_over_round_trip": statistics.median(batch_times) / rtt,
             "batch_over_round_trip_spread": [min(batch_times) / rtt, max(batch_times) / rtt],
-            "requests_per_batch": summary([float(r) for r in counts]),
+            "requests_per_batch": spread([float(r) for r in counts]),
         }
 
         # -- memory while streaming: small shards, then 8x larger ones (8 shards)
@@ -340,7 +329,8 @@ def main() -> None:
 def report(r: dict[str, Any]) -> None:
     s, ra, m = r["streaming"], r["random_access"], r["memory"]
     print(
-        f"{r['store']}; workload: {r['workload']}; {r['latency_s'] * 1000:.0f} ms added per request; {r['runs']} rounds"
+        f"{r['store']}; workload: {r['workload']}; {r['latency_s'] * 1000:.0f} ms added per request; "
+        f"{r['rounds']} rounds"
     )
     print(
         f"streaming {s['records']} records in {s['shards']} shards: local {s['local_records_per_s']:,.0f} rec/s, "
@@ -352,14 +342,14 @@ def report(r: dict[str, Any]) -> None:
         b = s["bare_client_fetch_s"]
         print(
             f"  floor: a bare s3fs gather of the 64 objects (no decoding) {b['median']:.2f} s "
-            f"({b['min']:.2f}..{b['max']:.2f}); local read {s['local_s']['median']:.2f} s, "
+            f"({b['low']:.2f}..{b['high']:.2f}); local read {s['local_s']['median']:.2f} s, "
             f"ours {s['remote_s']['median']:.2f} s"
         )
     print(
         f"random access, batches of {ra['batch']}: {ra['batch_s']['median'] * 1000:.1f} ms a batch "
-        f"(spread {ra['batch_s']['min'] * 1000:.1f}..{ra['batch_s']['max'] * 1000:.1f}), round trip "
+        f"(spread {ra['batch_s']['low'] * 1000:.1f}..{ra['batch_s']['high'] * 1000:.1f}), round trip "
         f"{ra['round_trip_s']['median'] * 1000:.1f} ms -> {ra['batch_over_round_trip']:.2f}x (target <= 4); "
-        f"{ra['requests_per_batch']['median']:.0f} requests a batch (max {ra['requests_per_batch']['max']:.0f})"
+        f"{ra['requests_per_batch']['median']:.0f} requests a batch (max {ra['requests_per_batch']['high']:.0f})"
     )
     bare = ra["bare_client_batch_s"]
     print(
@@ -367,7 +357,7 @@ def report(r: dict[str, Any]) -> None:
         f"{ra['round_trip_small_object_s']['median'] * 1000:.1f} ms"
         + (
             f"; the same ranges by a bare s3fs gather {bare['median'] * 1000:.1f} ms a batch "
-            f"({bare['min'] * 1000:.1f}..{bare['max'] * 1000:.1f})"
+            f"({bare['low'] * 1000:.1f}..{bare['high'] * 1000:.1f})"
             if bare
             else ""
         )

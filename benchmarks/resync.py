@@ -21,17 +21,14 @@ import io
 import json
 import os
 import platform
-import statistics
 import sys
 import tempfile
-import time
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
+from _rounds import spread, timed
 
 import tfrecord_lite as tfr
 from tfrecord_lite._framing import frame
@@ -48,12 +45,6 @@ def garbages(size: int) -> dict[str, bytes]:
         "int64 counters": np.arange(size // 8, dtype=np.int64).tobytes(),
         "small int64s": rng.integers(0, 50, size // 8).astype(np.int64).tobytes(),
     }
-
-
-def time_it(fn: Callable[[], Any]) -> float:
-    started = time.perf_counter()
-    fn()
-    return time.perf_counter() - started
 
 
 def damaged_file(folder: str, name: str, garbage: bytes) -> str:
@@ -90,15 +81,15 @@ def main() -> None:
                     ),
                 }
                 for label, run in runs.items():
-                    times.setdefault(label, []).append(time_it(run))
+                    times.setdefault(label, []).append(timed(run)[0])
     print(f"resync search, {args.mb} MB per measurement, {args.rounds} rounds (target >= {TARGET_MB_S:.0f} MB/s)")
     print(f"{'search: garbage':<44} {'median MB/s':>12} {'spread (min..max)':>20}")
     summary = {}
     for name, secs in times.items():
-        rates = [args.mb / s for s in secs]
-        med = statistics.median(rates)
-        summary[name] = {"median_mb_s": med, "min_mb_s": min(rates), "max_mb_s": max(rates), "seconds": secs}
-        print(f"{name:<44} {med:>12.0f} {min(rates):>9.0f}..{max(rates):<9.0f}")
+        rates = spread([args.mb / s for s in secs])
+        summary[name] = {"median_mb_s": rates["median"], "min_mb_s": rates["low"], "max_mb_s": rates["high"]}
+        summary[name]["seconds"] = secs
+        print(f"{name:<44} {rates['median']:>12.0f} {rates['low']:>9.0f}..{rates['high']:<9.0f}")
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as fh:
         json.dump({"python": platform.python_version(), "mb": args.mb, "results": summary}, fh, indent=1)

@@ -6,22 +6,22 @@
 # For records of the sizes of run.py's three workloads (small ~110 B, dense ~4.4 KiB, images
 # 64 KiB; random bytes, prepared untimed), each round writes them once with the default
 # writer (write-through) and once with buffered=True (the 1 MiB buffer the writer used
-# before), taking turns in an order that alternates between rounds. Writes go to DIR
-# (default /dev/shm, a tmpfs, so that no disk sets the pace). Prints records/s, median and
-# spread (min..max over rounds), and the ratio of the medians; writes the raw times as JSON
-# (default benchmarks/results/write_through.json). Nothing here asserts.
+# before), taking turns in an order that rotates between rounds (benchmarks/_rounds.py).
+# Writes go to DIR (default /dev/shm, a tmpfs, so that no disk sets the pace). Prints
+# records/s, median and spread (min..max over rounds), and the ratio of the medians; writes
+# the raw times as JSON (default benchmarks/results/write_through.json). Nothing here asserts.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
-import statistics
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
+from _rounds import spread, timed, turns
 
 import tfrecord_lite as tfr
 
@@ -29,12 +29,10 @@ SIZES = {"small": (110, 200_000), "dense": (4_500, 20_000), "images": (65_536, 4
 MODES = {"write-through": False, "buffered=True": True}
 
 
-def write_all(path: str, records: list[bytes], buffered: bool) -> float:
-    started = time.perf_counter()
+def write_all(path: str, records: list[bytes], buffered: bool) -> None:
     with tfr.TFRecordWriter(path, buffered=buffered) as w:
         for r in records:
             w.write(r)
-    return time.perf_counter() - started
 
 
 def main() -> None:
@@ -53,20 +51,19 @@ def main() -> None:
             records = [os.urandom(size) for _ in range(n)]
             counts[name] = n
             times[name] = {mode: [] for mode in MODES}
-            for k in range(args.rounds):
-                order = list(MODES) if k % 2 == 0 else list(MODES)[::-1]
-                for mode in order:
-                    times[name][mode].append(write_all(path, records, MODES[mode]))
+            for _, mode in turns(list(MODES), args.rounds):
+                times[name][mode].append(timed(functools.partial(write_all, path, records, MODES[mode]))[0])
     finally:
         if os.path.exists(path):
             os.unlink(path)
     print(f"TFRecordWriter.write, {args.rounds} rounds, into {args.dir}: records/s, median (min..max)")
     summary = {}
     for name, modes in times.items():
-        rates = {mode: [counts[name] / s for s in secs] for mode, secs in modes.items()}
-        med = {mode: statistics.median(r) for mode, r in rates.items()}
+        rates = {mode: spread([counts[name] / s for s in secs]) for mode, secs in modes.items()}
+        med = {mode: r["median"] for mode, r in rates.items()}
         cells = [
-            f"{mode} {med[mode] / 1e3:8.1f}k ({min(r) / 1e3:.1f}..{max(r) / 1e3:.1f}k)" for mode, r in rates.items()
+            f"{mode} {r['median'] / 1e3:8.1f}k ({r['low'] / 1e3:.1f}..{r['high'] / 1e3:.1f}k)"
+            for mode, r in rates.items()
         ]
         ratio = med["write-through"] / med["buffered=True"]
         print(f"{name:<7} " + "   ".join(cells) + f"   write-through / buffered {ratio:.2f}x")

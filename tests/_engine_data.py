@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 import tfrecord_lite as tfr
+from tests._records import write_records
 
 SPEC = {
     "id": tfr.FixedLenFeature([], "int64"),
@@ -26,7 +27,5 @@ def write_file(
     path: Path, ids: range, compression: str | None = None, make: Callable[[int], Any] = example
 ) -> list[bytes]:
     records = [tfr.encode_example(make(i)) for i in ids]
-    with tfr.TFRecordWriter(path, compression) as writer:
-        for record in records:
-            writer.write(record)
+    write_records(path, records, compression)
     return records

@@ -231,6 +231,17 @@ class S3Server(_Serving):
             "use_listings_cache": False,
         }
 
+    @property
+    def environment(self) -> dict[str, str]:
+        """The variables that point AWS clients (s3fs, pyarrow, a subprocess, a cluster's workers) at
+        this server, as real credentials would be found."""
+        return {
+            "AWS_ACCESS_KEY_ID": self.storage_options["key"],
+            "AWS_SECRET_ACCESS_KEY": self.storage_options["secret"],
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
+
     def filesystem(self) -> Any:
         import s3fs
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import struct
 from pathlib import Path
 
 import numpy as np
@@ -13,23 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
+from tests._records import record_starts, write_records
 
 SIDECAR = ".tfrlidx"
-
-
-def write(path: Path, records: list[bytes], **kwargs: object) -> None:
-    with tfr.TFRecordWriter(path, **kwargs) as w:  # type: ignore[arg-type]
-        for r in records:
-            w.write(r)
-
-
-def starts(path: Path) -> list[int]:
-    """Record offsets walked from the raw headers (independent of the library's index)."""
-    data, pos, out = path.read_bytes(), 0, []
-    while pos < len(data):
-        out.append(pos)
-        pos += 16 + struct.unpack_from("<Q", data, pos)[0]
-    return out
 
 
 def sidecar_offsets(path: Path) -> list[int]:
@@ -38,8 +23,8 @@ def sidecar_offsets(path: Path) -> list[int]:
 
 def test_append_after_clean_tail(tmp_path: Path) -> None:
     path = tmp_path / "a.tfrecord"
-    write(path, [b"one", b"two"])
-    write(path, [b"three", b""], append=True)
+    write_records(path, [b"one", b"two"])
+    write_records(path, [b"three", b""], append=True)
     with tfr.TFRecordWriter(path, append=True) as w:
         w.write_example({"k": [1, 2]})
     records = list(tfr.iter_records(path))
@@ -49,7 +34,7 @@ def test_append_after_clean_tail(tmp_path: Path) -> None:
 
 def test_append_creates_a_missing_file(tmp_path: Path) -> None:
     path = tmp_path / "new.tfrecord"
-    write(path, [b"x"], append=True)
+    write_records(path, [b"x"], append=True)
     assert list(tfr.iter_records(path)) == [b"x"]
 
 
@@ -59,8 +44,8 @@ def test_append_creates_a_missing_file(tmp_path: Path) -> None:
 def test_truncated_tail_refused_or_cut(tmp_path: Path, sizes: list[int], data: st.DataObject) -> None:
     path = tmp_path / "t.tfrecord"
     records = [bytes([65 + i]) * n for i, n in enumerate(sizes)]
-    write(path, records)
-    last = starts(path)[-1]
+    write_records(path, records)
+    last = record_starts(path.read_bytes())[-1]
     cut = data.draw(st.integers(last + 1, path.stat().st_size - 1), label="cut")  # inside the last record
     with open(path, "r+b") as fh:
         fh.truncate(cut)
@@ -68,13 +53,13 @@ def test_truncated_tail_refused_or_cut(tmp_path: Path, sizes: list[int], data: s
         tfr.TFRecordWriter(path, append=True)
     assert err.value.offset == last and "truncate_partial=True" in str(err.value) and str(path) in str(err.value)
     assert path.stat().st_size == cut  # refused: the file is untouched
-    write(path, [b"new"], append=True, truncate_partial=True)
+    write_records(path, [b"new"], append=True, truncate_partial=True)
     assert list(tfr.iter_records(path)) == records[:-1] + [b"new"]
 
 
 def test_corrupt_tail_is_not_cut(tmp_path: Path) -> None:
     path = tmp_path / "c.tfrecord"
-    write(path, [b"a" * 20, b"b" * 20])
+    write_records(path, [b"a" * 20, b"b" * 20])
     with open(path, "ab") as fh:
         fh.write(b"\xff" * 30)  # not a record header at all
     with pytest.raises(tfr.CorruptRecordError) as err:
@@ -88,7 +73,7 @@ def test_corrupt_tail_is_not_cut(tmp_path: Path) -> None:
 
 def test_append_refuses_compression_and_file_objects(tmp_path: Path) -> None:
     path = tmp_path / "g.tfrecord"
-    write(path, [b"a"], compression="gzip")
+    write_records(path, [b"a"], compression="gzip")
     with pytest.raises(ValueError, match="uncompressed"):
         tfr.TFRecordWriter(path, "gzip", append=True)
     with pytest.raises(tfr.TFRecordError, match="GZIP"):
@@ -114,11 +99,11 @@ def _damage_header_keep_stat(path: Path, offset: int) -> None:
 def test_sidecar_makes_tail_check_o1_and_is_extended_not_rebuilt(tmp_path: Path) -> None:
     path = tmp_path / "i.tfrecord"
     records = [bytes([i]) * (i + 1) for i in range(10)]
-    write(path, records)
+    write_records(path, records)
     tfr.TFRecordFile(path).close()  # builds the sidecar
-    _damage_header_keep_stat(path, starts(path)[4])
+    _damage_header_keep_stat(path, record_starts(path.read_bytes())[4])
     # with the fresh sidecar, neither the tail check nor the index update reads record 4:
-    write(path, [b"more", b"and more"], append=True)
+    write_records(path, [b"more", b"and more"], append=True)
     expected_offsets = [16 * i + sum(range(1, i + 1)) for i in range(10)]
     expected_offsets += [expected_offsets[-1] + 16 + 10, expected_offsets[-1] + 16 + 10 + 16 + 4]
     assert sidecar_offsets(path) == expected_offsets + [path.stat().st_size]
@@ -134,11 +119,11 @@ def test_sidecar_makes_tail_check_o1_and_is_extended_not_rebuilt(tmp_path: Path)
 
 def test_stale_sidecar_left_for_readers_to_rebuild(tmp_path: Path) -> None:
     path = tmp_path / "s.tfrecord"
-    write(path, [b"a", b"b"])
+    write_records(path, [b"a", b"b"])
     tfr.TFRecordFile(path).close()
     with open(path, "ab") as fh, tfr.TFRecordWriter(fh) as w:  # grown behind the sidecar's back: stale now
         w.write(b"c")
-    write(path, [b"d"], append=True)  # the tail is checked by walking from the indexed part
+    write_records(path, [b"d"], append=True)  # the tail is checked by walking from the indexed part
     with tfr.TFRecordFile(path) as f:
         assert list(f) == [b"a", b"b", b"c", b"d"]
-    assert sidecar_offsets(path) == starts(path) + [path.stat().st_size]
+    assert sidecar_offsets(path) == [*record_starts(path.read_bytes()), path.stat().st_size]

@@ -13,7 +13,6 @@ import json
 import operator
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import zlib
@@ -23,6 +22,8 @@ import numpy as np
 import pytest
 
 import tfrecord_lite as tfr
+from tests._cli import run_cli
+from tests._records import record_starts
 
 N = 12
 
@@ -41,11 +42,7 @@ def example(i: int) -> dict:
 
 
 def cli(*args: str, cwd: Path, ok: bool = True, stdin: Path | None = None) -> subprocess.CompletedProcess:
-    with open(stdin if stdin is not None else os.devnull, "rb") as source:
-        proc = subprocess.run(
-            [sys.executable, "-m", "tfrecord_lite", *args], cwd=cwd, capture_output=True, text=True, stdin=source
-        )
-    assert "Traceback" not in proc.stderr, proc.stderr
+    proc = run_cli(*args, cwd=cwd, stdin=stdin)
     if ok:
         assert proc.returncode == 0, proc.stderr
     return proc
@@ -57,15 +54,6 @@ def error_line(proc: subprocess.CompletedProcess, status: int) -> str:
     lines = [x for x in proc.stderr.strip().splitlines() if "files that hold no TFRecords" not in x]
     assert len(lines) == 1 and lines[0].startswith("tfrecord-lite: error: "), proc.stderr
     return lines[0]
-
-
-def record_offsets(data: bytes) -> list[int]:
-    """Start offset of every record of a plain TFRecord byte string, from the length fields."""
-    offsets, pos = [], 0
-    while pos < len(data):
-        offsets.append(pos)
-        pos += struct.unpack_from("<Q", data, pos)[0] + 16
-    return offsets
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +68,7 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with tfr.TFRecordWriter(str(root / "seq.tfrecord")) as w:
         w.write(tfr.encode_sequence_example({"len": [2]}, {"tok": [[b"hello"], [b"world", b"!"]]}))
     plain = (d / "a.tfrecord").read_bytes()
-    offs = record_offsets(plain)
+    offs = record_starts(plain)
     bad = bytearray(plain)
     bad[offs[3] + 20] ^= 0xFF  # payload of record 3
     bad[offs[7] + 1] ^= 0x01  # length field of record 7
@@ -133,7 +121,7 @@ def test_bad_input_gives_one_line_errors_and_exit_codes(data: Path) -> None:
     assert "--shards" in error_line(cli("reshard", "data", "-o", "x", "--shards", "0", cwd=data, ok=False), 2)
     assert "invalid choice" in error_line(cli("frobnicate", cwd=data, ok=False), 2)
     line = error_line(cli("count", "--verify", "corrupt.tfrecord", cwd=data, ok=False), 1)
-    offs = record_offsets((data / "data" / "a.tfrecord").read_bytes())
+    offs = record_starts((data / "data" / "a.tfrecord").read_bytes())
     assert "corrupt.tfrecord" in line and f"offset {offs[3]}" in line
     line = error_line(cli("head", "-n", "100", "noise.bin", cwd=data, ok=False), 1)
     assert "noise.bin" in line and "not a TFRecord file" in line
@@ -198,7 +186,7 @@ def test_verify_lists_every_bad_record(data: Path) -> None:
     good = cli("verify", "data", cwd=data).stdout.splitlines()
     assert [line.split()[0] for line in good] == ["OK"] * 3 and good[0].endswith(f"{N} records")
 
-    offs = record_offsets((data / "data" / "a.tfrecord").read_bytes())
+    offs = record_starts((data / "data" / "a.tfrecord").read_bytes())
     proc = cli(
         "verify",
         "--json",
@@ -231,7 +219,7 @@ def test_index_sidecar_and_dali_text_index(data: Path, tmp_path: Path) -> None:
     out = cli("index", "--text", str(src), cwd=tmp_path).stdout
     assert f"{N} records" in out and (tmp_path / "x.tfrecord.tfrlidx").exists()
     plain = src.read_bytes()
-    offs = record_offsets(plain) + [len(plain)]
+    offs = record_starts(plain) + [len(plain)]
     expected = [f"{a} {b - a}" for a, b in itertools.pairwise(offs)]
     assert (tmp_path / "x.tfrecord.idx").read_text().split("\n")[:-1] == expected
     cli("index", "--text-dir", "idx", str(src), cwd=tmp_path)

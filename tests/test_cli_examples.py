@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import tfrecord_lite as tfr
+from tests._cli import run_cli
 from tfrecord_lite.cli import build_parser
 
 PROG = "tfrecord-lite"
@@ -110,7 +111,6 @@ def test_help_shows_no_doubled_percent_signs() -> None:
     for name, sub in parser._subparsers._group_actions[0].choices.items():  # type: ignore[union-attr]
         assert "%%" not in sub.format_help(), name
     assert "%%" not in parser.format_help()
-    proc = subprocess.run(
-        [sys.executable, "-m", "tfrecord_lite", "schema", "--help"], capture_output=True, text=True, check=True
-    )
+    proc = run_cli("schema", "--help")
+    assert proc.returncode == 0, proc.stderr
     assert "%%" not in proc.stdout and "presence %" in proc.stdout

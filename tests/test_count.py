@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import tfrecord_lite as tfr
+from tests._cli import run_cli
 from tfrecord_lite._sidecar import sidecar_path
 
 from .conftest import DATA_DIR
@@ -86,9 +85,8 @@ def test_payload_crcs_only_with_verify(tmp_path: Path) -> None:
 
 
 def test_cli_count_uses_it(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "tfrecord_lite", "count", "--json", str(TFX)], capture_output=True, text=True, check=True
-    )
+    proc = run_cli("count", "--json", str(TFX))
+    assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["total"] == sum(map(oracle, CORPUS))
     assert {Path(p).name: n for p, n in result["files"].items()} == {p.name: oracle(p) for p in CORPUS}

@@ -22,6 +22,7 @@ import pytest
 
 import tfrecord_lite as tfr
 from tests._crashkit import Runner, committed, hidden, record, runner, snapshot
+from tests._records import write_records
 from tfrecord_lite._publish import recover
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the kill harness forks its runs")
@@ -29,12 +30,6 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the kill harnes
 KILLS = 20  # per command: at sampled steps, and at least 4 at random moments in time
 TIMED_KILLS = 4
 SEED = 12
-
-
-def write(path: Path, records: list[bytes], compression: str | None = None) -> None:
-    with tfr.TFRecordWriter(path, compression) as w:
-        for r in records:
-            w.write(r)
 
 
 def images(folder: Path, classes: dict[str, int], prefix: str = "") -> None:
@@ -60,13 +55,13 @@ def packed(base: Path) -> None:
 
 def record_files(base: Path) -> None:
     """in.tfrecord, b.tfrecord.gz and an output of an earlier run of each command."""
-    write(base / "in.tfrecord", [record(i) for i in range(60)])
-    write(base / "b.tfrecord.gz", [record(i) for i in range(60, 90)], "gzip")
-    write(base / "all.tfrecord", [b"an older merge"])
+    write_records(base / "in.tfrecord", [record(i) for i in range(60)])
+    write_records(base / "b.tfrecord.gz", [record(i) for i in range(60, 90)], "gzip")
+    write_records(base / "all.tfrecord", [b"an older merge"])
     (base / "split").mkdir()
-    write(base / "split" / "train.tfrecord", [b"an older split"])
+    write_records(base / "split" / "train.tfrecord", [b"an older split"])
     (base / "gz").mkdir()
-    write(base / "gz" / "in.tfrecord.gz", [b"an older conversion"], "gzip")
+    write_records(base / "gz" / "in.tfrecord.gz", [b"an older conversion"], "gzip")
     with tfr.ShardedWriter(str(base / "out" / "ds"), num_shards=2) as w:
         for i in range(10):
             w.write(b"an older reshard %d" % i)
@@ -79,7 +74,7 @@ def tables(base: Path) -> None:
 
     rows = pa.table({"id": list(range(200)), "name": [f"row {i}" * (1 + i % 5) for i in range(200)]})
     pq.write_table(rows, base / "rows.parquet", row_group_size=32)
-    write(base / "old.tfrecord", [b"an older conversion"])
+    write_records(base / "old.tfrecord", [b"an older conversion"])
 
 
 @dataclass
@@ -281,7 +276,7 @@ def start_appender(path: Path, start: int, stop: int) -> subprocess.Popen[bytes]
 
 def test_readers_of_a_growing_file_see_complete_records(tmp_path: Path) -> None:
     path = tmp_path / "growing.tfrecord"
-    write(path, [record(i) for i in range(10)])
+    write_records(path, [record(i) for i in range(10)])
     before = tfr.TFRecordFile(path)  # opened before the append: keeps its 10 records
     writer = start_appender(path, 10, 3000)
     seen = []

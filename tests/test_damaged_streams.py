@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
-import sys
 import zlib
 from pathlib import Path
 
@@ -14,6 +12,7 @@ import pytest
 from crc32c import crc32c
 
 import tfrecord_lite as tfr
+from tests._cli import run_cli
 from tfrecord_lite._verify import verify_file
 
 from ._reading import read_until_error, tf_read_until_error
@@ -120,16 +119,9 @@ def test_verify_counts_them_as_good_and_says_where_the_stream_broke(damaged: tup
     report = verify_file(path)
     assert report.records == len(good) and not report.ok
     assert DAMAGE.search(report.damage[-1].reason) and report.damage[-1].end is None
-    proc = subprocess.run(
-        [sys.executable, "-m", "tfrecord_lite", "verify", str(path)], capture_output=True, text=True, check=False
-    )
+    proc = run_cli("verify", str(path))
     assert proc.returncode == 1 and f"{len(good)} good records" in proc.stdout and DAMAGE.search(proc.stdout)
-    proc = subprocess.run(
-        [sys.executable, "-m", "tfrecord_lite", "head", "-n", str(len(good) + 5), "--raw", str(path)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = run_cli("head", "-n", str(len(good) + 5), "--raw", str(path))
     assert proc.returncode == 1 and proc.stdout.count(f"{path} #") == len(good), proc.stderr
     assert DAMAGE.search(proc.stderr)
 

@@ -16,16 +16,10 @@ from pathlib import Path
 import pytest
 
 import tfrecord_lite as tfr
+from tests._records import write_records
 from tfrecord_lite._sidecar import sidecar_path
 
 RECORDS = [b"r%d" % k * (k + 1) for k in range(20)]
-
-
-def write(path: Path) -> Path:
-    with tfr.TFRecordWriter(path) as w:
-        for r in RECORDS:
-            w.write(r)
-    return path
 
 
 def opened_with_fallback(path: Path) -> list[str]:
@@ -40,7 +34,7 @@ def opened_with_fallback(path: Path) -> list[str]:
 
 
 def test_a_sidecar_that_is_a_folder(tmp_path: Path) -> None:
-    path = write(tmp_path / "a.tfrecord")
+    path = write_records(tmp_path / "a.tfrecord", RECORDS)
     os.mkdir(sidecar_path(path))
     messages = opened_with_fallback(path)
     assert len(messages) == 2 and all(sidecar_path(path) in m and "in-memory index" in m for m in messages)
@@ -48,7 +42,7 @@ def test_a_sidecar_that_is_a_folder(tmp_path: Path) -> None:
 
 
 def test_a_sidecar_that_is_a_fifo_does_not_block(tmp_path: Path) -> None:
-    path = write(tmp_path / "a.tfrecord")
+    path = write_records(tmp_path / "a.tfrecord", RECORDS)
     os.mkfifo(sidecar_path(path))
     done: list[list[str]] = []
     worker = threading.Thread(target=lambda: done.append(opened_with_fallback(path)), daemon=True)
@@ -62,7 +56,7 @@ def test_a_sidecar_that_is_a_fifo_does_not_block(tmp_path: Path) -> None:
 
 
 def test_a_corrupt_sidecar_is_rebuilt(tmp_path: Path) -> None:
-    path = write(tmp_path / "a.tfrecord")
+    path = write_records(tmp_path / "a.tfrecord", RECORDS)
     Path(sidecar_path(path)).write_bytes(b"TFRLIDX\0" + b"\xff" * 100)
     with tfr.TFRecordFile(path) as f:  # a damaged sidecar of ours is rebuilt, as when stale
         assert list(f) == RECORDS and f.index_path == sidecar_path(path)
@@ -74,7 +68,7 @@ def test_another_users_0600_sidecar(tmp_path: Path) -> None:
     folder = Path(tempfile.mkdtemp(prefix="tfrl-fallback-", dir="/tmp"))
     try:
         os.chmod(folder, 0o755)  # nobody can list and read it, not write it
-        path = write(folder / "a.tfrecord")
+        path = write_records(folder / "a.tfrecord", RECORDS)
         tfr.write_index(path)
         os.chmod(path, 0o644)
         os.chmod(sidecar_path(path), 0o600)

@@ -12,7 +12,6 @@ import shutil
 import struct
 import tempfile
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +21,7 @@ from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
 from tests import reference
+from tests._records import record_spans, write_records
 
 SIDECAR = ".tfrlidx"
 CORPUS = Path(__file__).resolve().parent / "data" / "tfx"
@@ -30,23 +30,9 @@ CORPUS = Path(__file__).resolve().parent / "data" / "tfx"
 # ----------------------------------------------------------------- helpers
 
 
-def write_records(path: Path, records: Sequence[bytes]) -> Path:
-    with tfr.TFRecordWriter(path) as w:
-        for r in records:
-            w.write(r)
-    return path
-
-
 def raw_index(path: Path) -> list[tuple[int, int]]:
     """(offset, framed length) of every record, from the raw headers."""
-    data = path.read_bytes()
-    out, pos = [], 0
-    while pos < len(data):
-        (length,) = struct.unpack_from("<Q", data, pos)
-        out.append((pos, 12 + length + 4))
-        pos += 12 + length + 4
-    assert pos == len(data)
-    return out
+    return [(start, end - start) for start, end in record_spans(path.read_bytes())]
 
 
 def flip_byte(path: Path, offset: int) -> None:
@@ -189,15 +175,19 @@ def test_empty_file(tmp_path: Path) -> None:
     assert len(tfr_offsets(path)) == 1
 
 
-def test_close_and_context_manager(small: tuple[Path, list[bytes]]) -> None:
-    path, records = small
+@pytest.mark.parametrize("compression", [None, "gzip"])  # a TFRecordFile, a CompressedRecordFile
+def test_close_and_context_manager(tmp_path: Path, compression: str | None) -> None:
+    records = payloads(50)
+    path = write_records(tmp_path / "small.tfrecord", records, compression)
     with tfr.TFRecordFile(path) as f:
-        assert f[0] == records[0] and not f.closed
-    assert f.closed
+        assert f[0] == records[0] and not f.closed and f.index_path is not None
+        assert pickle.loads(pickle.dumps(f))[-1] == records[-1]
+    assert f.closed and f.index_path is None and len(f) == 0 and repr(f).endswith("closed)")
     for use in (lambda: f[0], lambda: f[-1], lambda: f[:1], lambda: list(f), lambda: f.example(0)):
         with pytest.raises(ValueError, match="closed"):
             use()
     f.close()  # twice is fine
+    assert pickle.loads(pickle.dumps(f)).closed  # and a closed file stays closed in a worker
 
 
 def test_truncated_file_raises_with_offset(tmp_path: Path) -> None:

@@ -155,24 +155,27 @@ def test_a_failed_write_leaves_no_shard_and_no_temporary_file(tmp_path: Path) ->
     assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
 
 
-def test_a_write_task_retried_after_its_worker_died_leaves_only_complete_shards(tmp_path: Path) -> None:
-    import ray
-
+def sink_that_dies_once(marker: Path, path: str | Path, **options: Any) -> Any:
+    """The real TFRecordDatasink, whose first write task dies (its process exits) in the middle of
+    its file or upload; Ray retries the task on another worker. `marker` tells that it died."""
     from tfrecord_lite.ray import TFRecordDatasink
 
-    marker = tmp_path / "died-once"
-
     class DiesOnce(TFRecordDatasink):
-        """The real sink, whose first write task dies (the process exits) in the middle of its file."""
-
         def _rows(self, blocks: Any) -> Any:
             for i, record in enumerate(super()._rows(blocks)):
                 if i == 30 and not marker.exists():
                     marker.touch()
-                    os._exit(1)  # Ray retries the task on another worker
+                    os._exit(1)
                 yield record
 
-    sink = DiesOnce(tmp_path / "out")
+    return DiesOnce(path, **options)
+
+
+def test_a_write_task_retried_after_its_worker_died_leaves_only_complete_shards(tmp_path: Path) -> None:
+    import ray
+
+    marker = tmp_path / "died-once"
+    sink = sink_that_dies_once(marker, tmp_path / "out")
     ray.data.range(400, override_num_blocks=4).write_datasink(sink)
     assert marker.exists()
     assert sorted(os.listdir(tmp_path / "out")) == sorted(os.path.basename(p) for p in sink.paths)
@@ -194,17 +197,6 @@ def test_write_refuses_a_folder_that_holds_shards(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- object stores (moto's S3)
 
 
-def s3_environment(s3: Any) -> dict[str, str]:
-    """The environment that points AWS clients (s3fs, pyarrow) at the test server, as a cluster's
-    workers would find real credentials."""
-    return {
-        "AWS_ACCESS_KEY_ID": s3.storage_options["key"],
-        "AWS_SECRET_ACCESS_KEY": s3.storage_options["secret"],
-        "AWS_ENDPOINT_URL": s3.endpoint,
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }
-
-
 def objects(s3: Any, prefix: str) -> list[str]:
     """The objects under `prefix` as s3:// URLs (not the empty folder marker pyarrow's create_dir leaves)."""
     return sorted(f"s3://{key}" for key in s3.fs.find(f"{s3.bucket}/{prefix}") if not key.endswith("/"))
@@ -222,7 +214,7 @@ def test_read_s3_urls_with_the_workers_credentials(s3: Any, tmp_path: Path, monk
     records += write_file(tmp_path / "b.tfrecord.gz", range(120, 200), "gzip")
     upload(s3, tmp_path / "a.tfrecord", "data/a.tfrecord")
     upload(s3, tmp_path / "b.tfrecord.gz", "data/b.tfrecord.gz")
-    env = s3_environment(s3)
+    env = s3.environment
     for key, value in env.items():
         monkeypatch.setenv(key, value)  # the driver lists the folder
     ds = read_tfrecords(
@@ -256,7 +248,7 @@ def test_read_through_a_filesystem_object(s3: Any, tmp_path: Path, kind: str) ->
 def test_write_s3_shards_appear_only_complete(s3: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tfrecord_lite.ray import read_tfrecords, write_tfrecords
 
-    env = s3_environment(s3)
+    env = s3.environment
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     remote_args, no_retries = {"runtime_env": {"env_vars": env}}, {"max_retries": 0}
@@ -306,21 +298,8 @@ def test_write_through_a_pyarrow_filesystem_object(s3: Any, tmp_path: Path) -> N
 def test_an_s3_write_task_that_dies_mid_upload_leaves_only_complete_shards(s3: Any, tmp_path: Path) -> None:
     import ray
 
-    from tfrecord_lite.ray import TFRecordDatasink
-
     marker = tmp_path / "died-once"
-
-    class DiesOnce(TFRecordDatasink):
-        """The real sink, whose first write task dies (the process exits) in the middle of its upload."""
-
-        def _rows(self, blocks: Any) -> Any:
-            for i, record in enumerate(super()._rows(blocks)):
-                if i == 30 and not marker.exists():
-                    marker.touch()
-                    os._exit(1)  # Ray retries the task on another worker
-                yield record
-
-    sink = DiesOnce(f"{s3.bucket}/out", filesystem=pyarrow_s3(s3))
+    sink = sink_that_dies_once(marker, f"{s3.bucket}/out", filesystem=pyarrow_s3(s3))
     ray.data.range(400, override_num_blocks=4).write_datasink(sink)
     assert marker.exists()
     assert objects(s3, "out") == sorted(sink.paths)  # no torn or temporary object

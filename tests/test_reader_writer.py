@@ -17,17 +17,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
+from tests._records import write_records
 from tfrecord_lite import _framing as framing
 from tfrecord_lite._reader import CHUNK_SIZE
 
 COMPRESSIONS = [None, "gzip", "zlib"]
 RECORDS = [b"", b"a", b"hello world" * 10, bytes(range(256)) * 40, b"\x00" * 5]
-
-
-def write(path, records, compression=None):
-    with tfr.TFRecordWriter(path, compression=compression) as w:
-        for r in records:
-            w.write(r)
 
 
 def pipe_reader(blob: bytes):
@@ -47,7 +42,7 @@ def test_round_trip_through_paths_file_objects_and_pipes(tmp_path, compression):
     path = tmp_path / "data.tfrecord"
     big = np.random.default_rng(0).bytes(3 * CHUNK_SIZE + 17)  # spans several read chunks
     records = RECORDS + [big] + [str(i).encode() for i in range(2000)]
-    write(path, records, compression)
+    write_records(path, records, compression)
     assert list(tfr.iter_records(path)) == records  # auto-detected
     assert list(tfr.iter_records(str(path), compression=compression)) == records
     with open(path, "rb") as f:
@@ -70,25 +65,25 @@ def test_writer_into_a_file_object_leaves_it_open(compression):
 
 def test_plain_output_is_exactly_the_framed_records(tmp_path):
     path = tmp_path / "p.tfrecord"
-    write(path, RECORDS)
+    write_records(path, RECORDS)
     assert path.read_bytes() == b"".join(framing.frame(r) for r in RECORDS)
 
 
 def test_gzip_and_zlib_are_one_stream_over_the_plain_file(tmp_path):
     plain = b"".join(framing.frame(r) for r in RECORDS)
-    write(tmp_path / "g", RECORDS, "GZIP")
-    write(tmp_path / "z", RECORDS, "ZLIB")
+    write_records(tmp_path / "g", RECORDS, "GZIP")
+    write_records(tmp_path / "z", RECORDS, "ZLIB")
     g, z = (tmp_path / "g").read_bytes(), (tmp_path / "z").read_bytes()
     assert g[:2] == b"\x1f\x8b" and gzip.decompress(g) == plain
     assert z[0] & 0x0F == 8 and zlib.decompress(z) == plain  # zlib wrapper + adler32, not raw deflate
     # the same content twice gives the same bytes (no timestamp in the gzip header)
-    write(tmp_path / "g2", RECORDS, "gzip")
+    write_records(tmp_path / "g2", RECORDS, "gzip")
     assert (tmp_path / "g2").read_bytes() == g
 
 
 def test_concatenated_gzip_members_are_read_to_the_end(tmp_path):
-    write(tmp_path / "a", [b"one", b"two"], "gzip")
-    write(tmp_path / "b", [b"three"], "gzip")
+    write_records(tmp_path / "a", [b"one", b"two"], "gzip")
+    write_records(tmp_path / "b", [b"three"], "gzip")
     joined = tmp_path / "joined.tfrecord.gz"
     joined.write_bytes((tmp_path / "a").read_bytes() + (tmp_path / "b").read_bytes())
     assert list(tfr.iter_records(joined)) == [b"one", b"two", b"three"]
@@ -96,22 +91,22 @@ def test_concatenated_gzip_members_are_read_to_the_end(tmp_path):
 
 
 def test_detection_is_by_content_not_name(tmp_path):
-    write(tmp_path / "looks_plain.tfrecord", [b"z"], "zlib")
-    write(tmp_path / "looks_gzip.gz", [b"p"], None)
+    write_records(tmp_path / "looks_plain.tfrecord", [b"z"], "zlib")
+    write_records(tmp_path / "looks_gzip.gz", [b"p"], None)
     assert list(tfr.iter_records(tmp_path / "looks_plain.tfrecord")) == [b"z"]
     assert list(tfr.iter_records(tmp_path / "looks_gzip.gz")) == [b"p"]
 
 
 @pytest.mark.parametrize("compression", COMPRESSIONS)
 def test_empty_files(tmp_path, compression):
-    write(tmp_path / "e", [], compression)
+    write_records(tmp_path / "e", [], compression)
     assert list(tfr.iter_records(tmp_path / "e")) == []
     assert list(tfr.iter_records(tmp_path / "e", compression=compression)) == []
 
 
 @pytest.mark.parametrize("name", [None, "", "gzip", "GZIP", "Zlib", "ZLIB"])
 def test_compression_names(tmp_path, name):
-    write(tmp_path / "c", [b"r"], name)
+    write_records(tmp_path / "c", [b"r"], name)
     assert list(tfr.iter_records(tmp_path / "c", compression=name)) == [b"r"]
 
 
@@ -135,7 +130,7 @@ def test_every_single_bit_flip_raises(tmp_path):
 
 def test_bit_flips_in_gzip_files_raise_or_change_nothing(tmp_path):
     records = [b"ab", b"", b"xyz" * 5]
-    write(tmp_path / "g", records, "gzip")
+    write_records(tmp_path / "g", records, "gzip")
     blob = (tmp_path / "g").read_bytes()
     for bit in range(len(blob) * 8):
         damaged = bytearray(blob)
@@ -164,7 +159,7 @@ def test_truncation_anywhere_raises_with_the_record_offset(tmp_path):
 
 
 def test_truncated_gzip_raises_a_tfrecord_error(tmp_path):
-    write(tmp_path / "g", [b"x" * 1000, b"y" * 1000], "gzip")
+    write_records(tmp_path / "g", [b"x" * 1000, b"y" * 1000], "gzip")
     blob = (tmp_path / "g").read_bytes()
     for cut in range(1, len(blob)):
         path = tmp_path / "cut.gz"
@@ -201,7 +196,7 @@ def test_garbage_raises_tfrecord_errors_never_zlib_errors(tmp_path, blob):
 
 
 def test_trailing_garbage_after_a_gzip_stream_raises(tmp_path):
-    write(tmp_path / "g", [b"x"], "gzip")
+    write_records(tmp_path / "g", [b"x"], "gzip")
     (tmp_path / "g").write_bytes((tmp_path / "g").read_bytes() + b"trailing junk")
     with pytest.raises(tfr.CorruptRecordError):
         list(tfr.iter_records(tmp_path / "g"))
@@ -227,7 +222,7 @@ def test_missing_file_raises_at_the_call(tmp_path):
 
 
 def test_iterator_closes_its_file(tmp_path):
-    write(tmp_path / "f", [b"1", b"2"])
+    write_records(tmp_path / "f", [b"1", b"2"])
     with tfr.iter_records(tmp_path / "f") as it:
         assert next(it) == b"1"
         f = it._stream._file

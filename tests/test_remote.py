@@ -4,9 +4,6 @@
 # from a local file by the local reader.
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import traceback
 from pathlib import Path
 from typing import Any
@@ -18,6 +15,8 @@ pytest.importorskip("fsspec")
 pytest.importorskip("aiohttp")
 
 import tfrecord_lite as tfr
+from tests._cli import run_cli
+from tests._records import write_records
 from tfrecord_lite import _remote
 from tfrecord_lite._errors import RemoteError
 
@@ -31,10 +30,8 @@ def make_records(n: int = 300, size: int = 200) -> list[bytes]:
 
 
 def write_local(path: Path, records: list[bytes], compression: str = "") -> bytes:
-    with tfr.TFRecordWriter(str(path), compression) as w:
-        for r in records:
-            w.write(r)
-    return path.read_bytes()
+    """Write the file and return its bytes, to put in a store."""
+    return write_records(path, records, compression).read_bytes()
 
 
 @pytest.fixture
@@ -249,19 +246,18 @@ def test_coalesce_joins_nearby_spans() -> None:
     assert _remote.coalesce([(0, 10), (5, 8), (100, 200)], gap=0) == [(0, 10), (100, 200)]
 
 
+def cli(*args: str, s3: Any = None) -> str:
+    """The stdout of `tfrecord-lite ARGS` in a subprocess, which must succeed; with `s3`, its AWS
+    clients find that server."""
+    proc = run_cli(*args, env=s3.environment if s3 is not None else None)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
 def test_cli_reads_urls(http_server: Any, tmp_path: Path) -> None:
     records = [tfr.encode_example({"i": [i]}) for i in range(30)]
     http_server.put("/cli.tfrecord.gz", write_local(tmp_path / "x", records, "gzip"))
     url = http_server.url("/cli.tfrecord.gz")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-
-    def cli(*args: str) -> str:
-        proc = subprocess.run(
-            [sys.executable, "-m", "tfrecord_lite", *args], capture_output=True, text=True, env=env, check=False
-        )
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout
-
     assert "30" in cli("count", url)
     cli("verify", url)
     assert '"i"' in cli("head", "-n", "2", url) or "i" in cli("head", "-n", "2", url)
@@ -405,25 +401,9 @@ def test_torch_streaming_dataset_with_two_workers_over_s3(s3: Any) -> None:
 def test_cli_reshard_and_convert_to_s3(s3: Any, tmp_path: Path) -> None:
     records = [tfr.encode_example({"i": [i]}) for i in range(40)]
     write_local(tmp_path / "in.tfrecord", records)
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
-        "AWS_ENDPOINT_URL": s3.endpoint,
-        "AWS_ACCESS_KEY_ID": "testing-key",
-        "AWS_SECRET_ACCESS_KEY": "testing-secret",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }
-
-    def cli(*args: str) -> str:
-        proc = subprocess.run(
-            [sys.executable, "-m", "tfrecord_lite", *args], capture_output=True, text=True, env=env, check=False
-        )
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout
-
-    cli("reshard", str(tmp_path / "in.tfrecord"), "-o", f"{s3.bucket}/cli/ds", "--shards", "3", "-q")
-    cli("convert", str(tmp_path / "in.tfrecord"), f"{s3.bucket}/cli/all.tfrecord.gz", "-q")
-    assert "40" in cli("count", f"{s3.bucket}/cli/ds-*-of-*.tfrecord")
+    cli("reshard", str(tmp_path / "in.tfrecord"), "-o", f"{s3.bucket}/cli/ds", "--shards", "3", "-q", s3=s3)
+    cli("convert", str(tmp_path / "in.tfrecord"), f"{s3.bucket}/cli/all.tfrecord.gz", "-q", s3=s3)
+    assert "40" in cli("count", f"{s3.bucket}/cli/ds-*-of-*.tfrecord", s3=s3)
     got = tfr.iter_records(f"{s3.bucket}/cli/all.tfrecord.gz", storage_options=s3.storage_options)
     assert list(got) == records
     s3.fs.invalidate_cache()
@@ -484,25 +464,18 @@ def test_pack_images_to_s3_interrupted_leaves_nothing(s3: Any, tmp_path: Path) -
 
 def test_cli_pack_images_to_s3_and_remove_images(s3: Any, tmp_path: Path) -> None:
     tree = image_tree(tmp_path / "photos", [f"{k}.png" for k in range(8)])
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
-        "AWS_ENDPOINT_URL": s3.endpoint,
-        "AWS_ACCESS_KEY_ID": "testing-key",
-        "AWS_SECRET_ACCESS_KEY": "testing-secret",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }
-
-    def cli(*args: str) -> str:
-        proc = subprocess.run(
-            [sys.executable, "-m", "tfrecord_lite", *args], capture_output=True, text=True, env=env, check=False
-        )
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout + proc.stderr
-
-    cli("pack-images", str(tree), f"{s3.bucket}/cli/pets", "--shards", "2", "-q")
-    assert "8" in cli("count", f"{s3.bucket}/cli/pets-*-of-*.tfrecord")
-    cli("remove-images", f"{s3.bucket}/cli/pets-*-of-*.tfrecord", "-o", f"{s3.bucket}/cli/few", "--class", "cat", "-q")
+    cli("pack-images", str(tree), f"{s3.bucket}/cli/pets", "--shards", "2", "-q", s3=s3)
+    assert "8" in cli("count", f"{s3.bucket}/cli/pets-*-of-*.tfrecord", s3=s3)
+    cli(
+        "remove-images",
+        f"{s3.bucket}/cli/pets-*-of-*.tfrecord",
+        "-o",
+        f"{s3.bucket}/cli/few",
+        "--class",
+        "cat",
+        "-q",
+        s3=s3,
+    )
     from tfrecord_lite import images
 
     assert images.load_label_map(f"{s3.bucket}/cli/few.labels.json", s3.storage_options) == {"cat": 0, "dog": 1}

@@ -13,9 +13,6 @@ import io
 import logging
 import os
 import pickle
-import struct
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -26,6 +23,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
+from tests._cli import run_cli
+from tests._records import record_spans
 from tfrecord_lite._framing import frame, frame_header, header_is_valid
 from tfrecord_lite._reader import CHUNK_SIZE
 from tfrecord_lite._resync import find_header
@@ -33,16 +32,6 @@ from tfrecord_lite._resync import find_header
 
 def framed(records: list[bytes]) -> bytes:
     return b"".join(frame(r) for r in records)
-
-
-def record_spans(data: bytes) -> list[tuple[int, int]]:
-    """(start, end) of every record of an intact file, from its raw length fields."""
-    spans, pos = [], 0
-    while pos < len(data):
-        end = pos + struct.unpack_from("<Q", data, pos)[0] + 16
-        spans.append((pos, end))
-        pos = end
-    return spans
 
 
 def untouched(original: bytes, damaged: bytes, records: list[bytes], cut: int | None = None) -> list[bytes]:
@@ -370,12 +359,6 @@ def test_salvage_leaves_the_old_state_when_it_fails(tmp_path: Path) -> None:
     assert {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)} == before
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tfrecord_lite", *args], capture_output=True, text=True, check=False, timeout=120
-    )
-
-
 def test_cli_salvage_prints_the_loss_and_exits_1(intact, tmp_path: Path) -> None:
     data, records = intact
     spans = record_spans(data)
@@ -443,8 +426,9 @@ def test_find_header_with_the_end_known_agrees_with_checking_every_offset() -> N
 # ---------------------------------------------------------------- index-based readers
 
 
-def damaged_shards(tmp_path: Path) -> list[str]:
-    """Three shards of 20 Examples (id 0..59): id 5's payload and id 40's header damaged."""
+def damaged_shards(tmp_path: Path, gzip_middle: bool = False) -> list[str]:
+    """Three shards of 20 Examples (id 0..59): id 5's footer and id 40's header damaged; with
+    `gzip_middle`, the intact middle shard is GZIP-compressed."""
     paths = []
     for shard in range(3):
         data = framed([tfr.encode_example({"id": i}) for i in range(shard * 20, shard * 20 + 20)])
@@ -454,6 +438,8 @@ def damaged_shards(tmp_path: Path) -> list[str]:
             bad[spans[5][1] - 1] ^= 0x01  # footer of id 5
         if shard == 2:
             bad[spans[0][0] + 4] ^= 0x01  # header of id 40
+        if shard == 1 and gzip_middle:
+            bad = bytearray(gzip.compress(bad))
         path = tmp_path / f"part-{shard}.tfrecord"
         path.write_bytes(bad)
         paths.append(str(path))
@@ -524,21 +510,7 @@ def test_iterable_dataset_skips_damage_in_every_worker(tmp_path: Path, workers: 
 
     from tfrecord_lite.torch import IterableTFRecordDataset
 
-    paths = []
-    for shard in range(3):
-        ids = range(shard * 20, shard * 20 + 20)
-        data = framed([tfr.encode_example({"id": i}) for i in ids])
-        spans = record_spans(data)
-        bad = bytearray(data)
-        if shard == 0:
-            bad[spans[5][1] - 1] ^= 0x01  # footer of id 5
-        if shard == 2:
-            bad[spans[0][0] + 4] ^= 0x01  # header of id 40
-        if shard == 1:
-            bad = gzip.compress(bytes(bad))  # intact, compressed
-        path = tmp_path / f"part-{shard}.tfrecord"
-        path.write_bytes(bad)
-        paths.append(str(path))
+    paths = damaged_shards(tmp_path, gzip_middle=True)
     spec = {"id": tfr.FixedLenFeature([], "int64")}
     ds = IterableTFRecordDataset(paths, spec, on_error="skip")
     got = sorted(int(item["id"]) for item in DataLoader(ds, batch_size=None, num_workers=workers))

@@ -8,14 +8,14 @@ import json
 import logging
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tfrecord_lite as tfr
+from tests._cli import run_cli
+from tests._records import write_records
 from tfrecord_lite._sources import resolve_inputs
 from tfrecord_lite._verify import verify_file
 
@@ -29,24 +29,17 @@ def oracle_count(path: Path) -> int:
     return len(json.loads(Path(str(path) + ".json").read_text())["records"])
 
 
-def write(path: Path, records: list[bytes], compression: str | None = None) -> Path:
-    with tfr.TFRecordWriter(path, compression) as w:
-        for r in records:
-            w.write(r)
-    return path
-
-
 @pytest.fixture
 def mixed(tmp_path: Path) -> Path:
     """A folder of record files of every compression and naming, among files that are not records."""
     folder = tmp_path / "mixed"
     folder.mkdir()
-    write(folder / "part-10.tfrecord", [b"p10"])
-    write(folder / "part-9.tfrecord", [b"p9"])
+    write_records(folder / "part-10.tfrecord", [b"p10"])
+    write_records(folder / "part-9.tfrecord", [b"p9"])
     tfr.write_index(folder / "part-9.tfrecord")  # a sidecar
-    write(folder / "part-2.tfrecord.gz", [b"p2"], "gzip")
-    write(folder / "zlib-data.zz", [b"z"], "zlib")
-    write(folder / "no_extension", [b"bare"])  # recognised by its content
+    write_records(folder / "part-2.tfrecord.gz", [b"p2"], "gzip")
+    write_records(folder / "zlib-data.zz", [b"z"], "zlib")
+    write_records(folder / "no_extension", [b"bare"])  # recognised by its content
     (folder / "notes.txt").write_text("hello")
     (folder / "LICENSE").write_text("Apache License\nVersion 2.0\n")
     (folder / "photo.bin").write_bytes(PNG)
@@ -54,7 +47,7 @@ def mixed(tmp_path: Path) -> Path:
     (folder / "part-10.tfrecord.idx").write_text("0 19\n")
     (folder / "ds.labels.json").write_text('{"a": 0}')
     (folder / "sub").mkdir()
-    write(folder / "sub" / "deep.tfrecord", [b"deep"])
+    write_records(folder / "sub" / "deep.tfrecord", [b"deep"])
     return folder
 
 
@@ -157,7 +150,7 @@ def test_urls_expand_through_fsspec(tmp_path: Path) -> None:
     base = "memory://bucket/ds"
     for k in (0, 1, 2):
         with fs.open(f"/bucket/ds/train-{k:05d}-of-00003.tfrecord", "wb") as fh:
-            fh.write(Path(write(tmp_path / f"{k}.tfrecord", [b"r%d" % k])).read_bytes())
+            fh.write(Path(write_records(tmp_path / f"{k}.tfrecord", [b"r%d" % k])).read_bytes())
     with fs.open("/bucket/ds/train-00000-of-00003.tfrecord.tfrlidx", "wb") as fh:
         fh.write(b"TFRLIDX\0")
     expected = [f"{base}/train-{k:05d}-of-00003.tfrecord" for k in range(3)]
@@ -172,19 +165,10 @@ def test_urls_expand_through_fsspec(tmp_path: Path) -> None:
 def test_torch_datasets_read_a_folder_of_gzip_shards(tmp_path: Path) -> None:
     torch_module = pytest.importorskip("tfrecord_lite.torch")
     for k in range(5):
-        write(tmp_path / f"s{k}.tfrecord.gz", [tfr.encode_example({"k": [k]})], "gzip")
-    write(tmp_path / "plain.tfrecord", [tfr.encode_example({"k": [5]})])
+        write_records(tmp_path / f"s{k}.tfrecord.gz", [tfr.encode_example({"k": [k]})], "gzip")
+    write_records(tmp_path / "plain.tfrecord", [tfr.encode_example({"k": [5]})])
     ds = torch_module.IterableTFRecordDataset(tmp_path, {"k": tfr.FixedLenFeature([], "int64")})
     assert sorted(int(x["k"]) for x in ds) == list(range(6))
-
-
-def run_cli(*args: str, cwd: Path, shell: bool = False) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "tfrecord_lite", *args]
-    if shell:
-        command = ["bash", "-c", " ".join([f"'{sys.executable}' -m tfrecord_lite", *args])]
-    proc = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
 
 
 def test_cli_count_takes_a_shell_glob_a_prefix_and_the_tfx_folder(tmp_path: Path) -> None:

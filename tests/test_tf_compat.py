@@ -28,6 +28,7 @@ tf = pytest.importorskip("tensorflow")
 import tfrecord_lite as tfr
 from tests import reference
 from tests._reading import read_until_error, tf_read, tf_read_until_error
+from tests._records import record_starts, write_records
 
 pytestmark = pytest.mark.tf
 
@@ -56,28 +57,13 @@ def tf_write(path: Path, records: list[bytes], compression: str = "") -> None:
             writer.write(record)
 
 
-def tfr_write(path: Path, records: list[bytes], compression: str = "") -> None:
-    with tfr.TFRecordWriter(path, compression) as writer:
-        for record in records:
-            writer.write(record)
-
-
-def record_starts(plain: bytes) -> list[int]:
-    """Byte offsets of the records of an uncompressed TFRecord stream."""
-    starts, pos = [], 0
-    while pos < len(plain):
-        starts.append(pos)
-        pos += 16 + struct.unpack_from("<Q", plain, pos)[0]
-    return starts
-
-
 # --------------------------------------------------------------------------- files: our writer -> TF
 
 
 @pytest.mark.parametrize("compression", COMPRESSIONS)
 def test_tf_reads_what_we_write(tmp_path: Path, compression: str) -> None:
     path = tmp_path / "ours.tfrecord"
-    tfr_write(path, PAYLOADS, compression)
+    write_records(path, PAYLOADS, compression)
     assert tf_read(path, compression) == PAYLOADS
 
 
@@ -96,7 +82,7 @@ def test_files_are_byte_identical_to_tf_writer_output(tmp_path: Path, compressio
     # Plain files must match; compressed ones match too because the writer uses TF's
     # deflate settings (level 6, memLevel 9, gzip header without name and mtime 0).
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
-    tfr_write(ours, PAYLOADS, compression)
+    write_records(ours, PAYLOADS, compression)
     tf_write(theirs, PAYLOADS, compression)
     assert ours.read_bytes() == theirs.read_bytes()
 
@@ -116,7 +102,7 @@ def test_tf_reads_files_deflated_at_other_levels_or_by_the_fast_library(
 @pytest.mark.parametrize("compression", COMPRESSIONS)
 def test_empty_file_is_byte_identical_and_read_by_both(tmp_path: Path, compression: str) -> None:
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
-    tfr_write(ours, [], compression)
+    write_records(ours, [], compression)
     tf_write(theirs, [], compression)
     assert ours.read_bytes() == theirs.read_bytes()
     assert tf_read(ours, compression) == []
@@ -126,7 +112,7 @@ def test_empty_file_is_byte_identical_and_read_by_both(tmp_path: Path, compressi
 @given(st.lists(st.binary(max_size=300), max_size=12))
 def test_plain_files_byte_identical_for_random_payloads(tmp_path_factory: Any, records: list[bytes]) -> None:
     directory = tmp_path_factory.mktemp("rand")
-    tfr_write(directory / "ours", records)
+    write_records(directory / "ours", records)
     tf_write(directory / "theirs", records)
     assert (directory / "ours").read_bytes() == (directory / "theirs").read_bytes()
 

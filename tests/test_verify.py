@@ -6,26 +6,17 @@
 from __future__ import annotations
 
 import gzip
-import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tfrecord_lite as tfr
+from tests._records import record_starts
 from tfrecord_lite._reader import CHUNK_SIZE, Damage, DecodedStream, StreamScanner
 from tfrecord_lite._verify import verify_file
 
 SIZES = [10, 300_000, 5, 700_000, 0, 64, 900_000, 450_000, 33, 1_200_000, 7, 20]
-
-
-def record_offsets(data: bytes) -> list[int]:
-    """Start offset of every record (plus the end) from the raw length fields."""
-    offsets, pos = [], 0
-    while pos < len(data):
-        offsets.append(pos)
-        pos += struct.unpack_from("<Q", data, pos)[0] + 16
-    return [*offsets, pos]
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +30,11 @@ def intact(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, list[bytes]
     data = path.read_bytes()
     assert len(data) > 3 * CHUNK_SIZE
     return data, records
+
+
+def record_offsets(data: bytes) -> list[int]:
+    """Where each record of intact `data` starts, and where the last one ends."""
+    return [*record_starts(data), len(data)]
 
 
 def damaged(data: bytes) -> bytes:

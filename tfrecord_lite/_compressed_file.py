@@ -10,13 +10,11 @@
 from __future__ import annotations
 
 import bisect
-import threading
 from collections.abc import Iterable, Iterator
 from itertools import groupby
 from typing import Any
 
-from ._errors import PathName
-from ._files import StorageOptions, split_options
+from ._files import split_options
 from ._framing import HEADER_SIZE
 from ._gzip_index import (
     GzipIndex,
@@ -31,8 +29,7 @@ from ._gzip_index import (
 from ._random_access import TFRecordFile, _position
 from ._reader import iter_records
 from ._remote import RemoteBuffer, RemoteObject, is_url
-from ._sidecar import IndexArg, IndexFormatError
-from ._skipping import DamagePolicy, OnError
+from ._sidecar import IndexFormatError, RecordIndex
 from ._sniff import sniff_compression
 
 
@@ -40,33 +37,25 @@ class CompressedRecordFile(TFRecordFile):
     """What `TFRecordFile(path)` returns for a GZIP or ZLIB file: random access through an index
     of the compressed stream (see docs/random-access.md, "Compressed files")."""
 
-    def __init__(
-        self,
-        path: PathName,
-        index: IndexArg = None,
-        *,
-        verify: bool = True,
-        on_stale: str = "rebuild",
-        on_error: OnError | DamagePolicy = "raise",
-        max_skipped: int | None = None,
-        storage_options: StorageOptions = None,
-    ) -> None:
-        if not (on_error if isinstance(on_error, DamagePolicy) else DamagePolicy(on_error, max_skipped)).raises:
-            raise ValueError(
-                f"on_error= skips damage while indexing an uncompressed file; {path} is compressed: read it "
-                "with iter_records(on_error=...), or salvage() it into a clean copy"
-            )
-        self._path = str(path)
-        self._index_arg = index if isinstance(index, (bool, type(None))) else str(index)
-        self._verify = verify
-        self._on_stale = on_stale
-        self._storage_options = storage_options
-        self._lock = threading.Lock()
-        self._gz: GzipIndex | None = None
-        self._reader: Any = None
-        self._open_gz()
+    _reader: Any  # what reads spans of the uncompressed stream (_gzip_index.reader)
 
-    def _open_gz(self) -> None:
+    def _forget(self) -> None:
+        super()._forget()
+        self._reader = None
+
+    def _release(self) -> None:
+        reader = self._reader
+        self._forget()
+        if reader is not None:
+            reader.close()
+
+    def _open(self, prebuilt: RecordIndex | None) -> None:
+        """Index the compressed stream (`prebuilt`, the offsets an uncompressed file pickles, is unused)."""
+        if self._policy is not None:
+            raise ValueError(
+                f"on_error= skips damage while indexing an uncompressed file; {self._path} is compressed: read "
+                "it with iter_records(on_error=...), or salvage() it into a clean copy"
+            )
         if is_url(self._path):
             return self._open_remote_gz()
         kind = compressed_kind(self._path)
@@ -74,7 +63,7 @@ class CompressedRecordFile(TFRecordFile):
             raise IndexFormatError("not a GZIP or ZLIB file", path=self._path)
         idx = open_index(self._path, kind, self._index_arg, verify=self._verify, on_stale=self._on_stale)
         self._reader = reader(self._path, idx)
-        self._gz = idx
+        self._idx = idx
         self._n = idx.count
 
     def _open_remote_gz(self) -> None:
@@ -97,17 +86,13 @@ class CompressedRecordFile(TFRecordFile):
         except BaseException:
             buf.close()
             raise
-        self._gz = idx
+        self._idx = idx
         self._n = idx.count
-
-    @property
-    def index_path(self) -> str | None:
-        return self._gz.location if self._gz is not None else None
 
     @property
     def compression(self) -> str:
         """'gzip' or 'zlib'."""
-        return self._gz.kind if self._gz is not None else ""
+        return self._idx.kind if isinstance(self._idx, GzipIndex) else ""
 
     def __getitem__(self, key: Any) -> Any:
         if type(key) is int:
@@ -115,9 +100,9 @@ class CompressedRecordFile(TFRecordFile):
         return super(TFRecordFile, self).__getitem__(key)
 
     def _index(self) -> GzipIndex:
-        if self._gz is None:
+        if not isinstance(self._idx, GzipIndex):
             raise self._closed()
-        return self._gz
+        return self._idx
 
     def _get(self, i: int) -> bytes:
         idx = self._index()
@@ -147,39 +132,6 @@ class CompressedRecordFile(TFRecordFile):
     def offset(self, i: int) -> int:
         """Offset of record `i` in the uncompressed stream (where its 12-byte header starts)."""
         return record_offset(self._reader.read, self._index(), _position(i, self._n), self._path)
-
-    def close(self) -> None:
-        with self._lock:
-            rd, self._reader = self._reader, None
-            self._gz = None
-            self._n = 0
-            if rd is not None:
-                rd.close()
-
-    @property
-    def closed(self) -> bool:
-        return self._gz is None
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {
-            "path": self._path,
-            "index": self._index_arg,
-            "verify": self._verify,
-            "on_stale": self._on_stale,
-            "storage_options": self._storage_options,
-            "closed": self.closed,
-        }
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self._path = state["path"]
-        self._index_arg = state["index"]
-        self._verify = state["verify"]
-        self._on_stale = state["on_stale"]
-        self._storage_options = state.get("storage_options")
-        self._lock = threading.Lock()
-        self._gz, self._reader, self._n = None, None, 0
-        if not state["closed"]:
-            self._open_gz()
 
 
 def _mark_of(marks: list[int], i: int) -> int:

@@ -16,7 +16,7 @@ import os
 import struct
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from ._repr import count, describe
 from ._sidecar import Buffer, IndexArg, RecordIndex, map_uncompressed, open_index, release
 from ._skipping import DamagePolicy, OnError
 from ._sniff import SNIFF_SIZE, inflates, sniff_compression
+
+if TYPE_CHECKING:
+    from ._gzip_index import GzipIndex
 
 _HEADER = struct.Struct("<QI")
 _U32 = struct.Struct("<I")
@@ -149,6 +152,11 @@ class TFRecordFile(RecordSequence):
     `storage_options`: fsspec's options for it, or an fsspec filesystem.
     """
 
+    # Both kinds of file are open while they hold an index: opening (_open) sets it, _release
+    # drops what the file holds, and _forget sets the closed state (in __setstate__ too).
+    _idx: RecordIndex | GzipIndex | None
+    _buf: Buffer | None
+
     def __new__(cls, path: PathName = None, *args: Any, **kwargs: Any) -> TFRecordFile:
         damaged = kwargs.get("on_error", "raise") != "raise"  # damage is skipped: the first record may be
         options = kwargs.get("storage_options")
@@ -169,16 +177,35 @@ class TFRecordFile(RecordSequence):
         max_skipped: int | None = None,
         storage_options: StorageOptions = None,
     ) -> None:
+        # ShardedRecords hands each shard its DamagePolicy, so that max_skipped counts over all of them
+        policy = on_error if isinstance(on_error, DamagePolicy) else DamagePolicy(on_error, max_skipped)
+        self._keep(path, index, verify, on_stale, None if policy.raises else policy, storage_options)
+        self._open(None)
+
+    def _keep(
+        self,
+        path: PathName,
+        index: IndexArg,
+        verify: bool,
+        on_stale: str,
+        policy: DamagePolicy | None,
+        storage_options: StorageOptions,
+    ) -> None:
+        """Hold what opens the file (here, or again in a worker: __setstate__); it starts closed."""
         self._path = os.fspath(path)  # type: ignore[arg-type]
         self._index_arg = os.fspath(index) if isinstance(index, (str, os.PathLike)) else index
         self._verify = verify
         self._on_stale = on_stale
-        # ShardedRecords hands each shard its DamagePolicy, so that max_skipped counts over all of them
-        policy = on_error if isinstance(on_error, DamagePolicy) else DamagePolicy(on_error, max_skipped)
-        self._policy = None if policy.raises else policy
+        self._policy = policy
         self._storage_options = storage_options
         self._lock = threading.Lock()
-        self._open(None)
+        self._forget()
+
+    def _forget(self) -> None:
+        """The closed state: no index, no buffer, no records."""
+        self._buf, self._idx, self._offsets, self._n = None, None, np.zeros(1, np.uint64), 0
+        self._at = _int_view(self._offsets)
+        self._ends = self._at[1:]
 
     def _open(self, prebuilt: RecordIndex | None) -> None:
         if "://" in self._path and not self._path.startswith("file://"):
@@ -198,11 +225,11 @@ class TFRecordFile(RecordSequence):
         except BaseException:
             release(buf)
             raise
-        self._buf: Buffer | None = buf
+        self._buf = buf
         self._use(idx)
 
     def _use(self, idx: RecordIndex) -> None:
-        self._idx: RecordIndex | None = idx
+        self._idx = idx
         self._offsets = idx.offsets
         self._at = _int_view(idx.offsets)  # offsets as Python ints, faster to index than numpy
         self._ends = self._at[1:] if idx.ends is None else _int_view(idx.ends)  # where record i ends
@@ -264,7 +291,7 @@ class TFRecordFile(RecordSequence):
         return super().__getitem__(key)
 
     def _check_open(self) -> None:
-        if self._buf is None:
+        if self.closed:
             raise self._closed()
 
     def _closed(self) -> ValueError:
@@ -352,26 +379,25 @@ class TFRecordFile(RecordSequence):
     # -- life cycle
 
     def close(self) -> None:
-        """Release the memory maps; reads afterwards raise ValueError."""
+        """Release the file (its memory maps, or what reads it); reads afterwards raise ValueError."""
         with self._lock:
-            buf, self._buf = self._buf, None
-            idx, self._idx = self._idx, None
-            self._offsets = np.zeros(1, np.uint64)
-            self._ends.release()
-            self._at.release()
-            self._at = _int_view(self._offsets)
-            self._ends = self._at[1:]
-            self._n = 0
-            if idx is not None:
-                idx.close()
-            if isinstance(buf, (bytes, mmap.mmap)):
-                release(buf)
-            elif buf is not None:  # a RemoteBuffer
-                buf.close()
+            self._release()
+
+    def _release(self) -> None:
+        buf, idx, at, ends = self._buf, self._idx, self._at, self._ends
+        self._forget()  # first: a map cannot close while views of it are held
+        ends.release()
+        at.release()
+        if isinstance(idx, RecordIndex):
+            idx.close()
+        if isinstance(buf, (bytes, mmap.mmap)):
+            release(buf)
+        elif buf is not None:  # a RemoteBuffer
+            buf.close()
 
     @property
     def closed(self) -> bool:
-        return self._buf is None
+        return self._idx is None
 
     def __repr__(self) -> str:
         if self.closed:
@@ -382,7 +408,7 @@ class TFRecordFile(RecordSequence):
     def __getstate__(self) -> dict[str, Any]:
         idx = self._idx
         in_memory = None
-        if idx is not None and idx.location is None:  # no sidecar to reopen: send the offsets along
+        if isinstance(idx, RecordIndex) and idx.location is None:  # no sidecar to reopen: send the offsets
             in_memory = (np.asarray(idx.offsets), idx.file_size, idx.mtime_ns, idx.check, idx.verified, idx.ends)
         return {
             "path": self._path,
@@ -396,19 +422,11 @@ class TFRecordFile(RecordSequence):
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self._path = state["path"]
-        self._index_arg = state["index"]
-        self._verify = state["verify"]
-        self._on_stale = state["on_stale"]
-        self._policy = state.get("policy")
-        self._storage_options = state.get("storage_options")
-        self._lock = threading.Lock()
-        self._buf, self._idx, self._offsets, self._n = None, None, np.zeros(1, np.uint64), 0
-        self._at = _int_view(self._offsets)
-        self._ends = self._at[1:]
+        path, index, verify, on_stale = state["path"], state["index"], state["verify"], state["on_stale"]
+        self._keep(path, index, verify, on_stale, state.get("policy"), state.get("storage_options"))
         if not state["closed"]:
             prebuilt = None
-            if state["in_memory"] is not None:
+            if state.get("in_memory") is not None:
                 offsets, size, mtime_ns, check, verified, ends = state["in_memory"]
                 prebuilt = RecordIndex(offsets, size, mtime_ns, check, verified, ends=ends)
             self._open(prebuilt)

@@ -152,7 +152,8 @@ def read_tfrecords(
     are opened by fsspec with the credentials the workers find (environment, instance role);
     `filesystem` (a pyarrow.fs.FileSystem or an fsspec filesystem, which pickles to the workers)
     opens and lists them instead, and takes paths without a scheme too ("bucket/folder").
-    `read_args` go to `ray.data.read_datasource` (`override_num_blocks`, `ray_remote_args`, ...).
+    `read_args` go to `ray.data.read_datasource` (`override_num_blocks`, `concurrency`, `num_cpus`,
+    `memory`, `runtime_env`, ...: Ray's named remote parameters, which replace `ray_remote_args`).
     """
     source = TFRecordDatasource(
         paths,
