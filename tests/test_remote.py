@@ -124,6 +124,23 @@ def test_s3_cut_connection_resumes_at_the_byte_reached(
     assert starts[:3] == [0, small_blocks, small_blocks + cut]
 
 
+@pytest.mark.parametrize("cut", [5, 1000])
+@pytest.mark.parametrize("compression", ["", "gzip"])
+def test_gcs_cut_connection_resumes_at_the_byte_reached(
+    gcs: Any, tmp_path: Path, small_blocks: int, compression: str, cut: int
+) -> None:
+    records = make_records(1000, 300)
+    data = write_local(tmp_path / "x", records, compression)
+    url = f"{gcs.bucket}/cut.tfrecord"
+    gcs.fs.pipe(url, data)
+    options = gcs.faulty_storage_options  # through a proxy that cuts the second body after `cut` bytes
+    gcs.faults.reset()
+    gcs.faults.cut_after = [1 << 30, cut]
+    assert list(tfr.iter_records(url, storage_options=options, compression=compression)) == records
+    starts = range_starts(gcs.faults.gets("/cut.tfrecord"))
+    assert starts[:3] == [0, small_blocks, small_blocks + cut]
+
+
 def test_random_access_resumes_a_cut_range(http_server: Any, tmp_path: Path) -> None:
     records = make_records(500)
     data = write_local(tmp_path / "x", records)
@@ -554,3 +571,52 @@ def test_gzip_object_with_a_stale_sidecar(http_server: Any, tmp_path: Path) -> N
     http_server.put("/s.tfrecord.gz.tfrlidx", (tmp_path / "x.tfrecord.gz.tfrlidx").read_bytes())
     with pytest.raises(tfr.StaleIndexError, match="first or last bytes"):
         tfr.TFRecordFile(url, on_stale="raise")
+
+
+# ----------------------------------------------------------------------------- storage_options everywhere
+
+
+def example_records(n: int = 60) -> list[bytes]:
+    return [tfr.encode_example({"label": [i % 3], "x": [float(i), 0.5], "text": [b"t" * (i % 4)]}) for i in range(n)]
+
+
+@pytest.mark.parametrize("how", ["options", "filesystem"])
+def test_storage_options_reach_every_reader(s3: Any, tmp_path: Path, how: str) -> None:
+    from tfrecord_lite import arrow
+    from tfrecord_lite._verify import verify_file
+
+    options = s3.storage_options if how == "options" else s3.filesystem()  # a dict, or an fsspec filesystem
+    records = example_records()
+    local = write_shards(str(tmp_path / "ds"), records, None, num_shards=2)
+    remote = write_shards(f"{s3.bucket}/ds/x", records, options, num_shards=2)
+    prefix = f"{s3.bucket}/ds/x"
+    assert tfr.infer_features(prefix, storage_options=options) == tfr.infer_features(str(tmp_path / "ds"))
+    assert tfr.infer_features(remote, max_records=5, storage_options=options) == tfr.infer_features(
+        local, max_records=5
+    )
+    assert tfr.count_records(prefix, storage_options=options) == tfr.count_records(local) == len(records)
+    assert tfr.count_records(remote[1], verify=True, storage_options=options) == tfr.count_records(local[1])
+    assert verify_file(remote[0], storage_options=options).records == verify_file(local[0]).records
+    report = tfr.salvage(remote[1], tmp_path / "saved.tfrecord", storage_options=options)
+    assert report.records == len(tfr.TFRecordFile(local[1]))
+    assert list(tfr.iter_records(str(tmp_path / "saved.tfrecord"))) == list(tfr.iter_records(local[1]))
+    table = arrow.read_arrow(prefix, storage_options=options)
+    assert table.equals(arrow.read_arrow(local))
+    out = f"{s3.bucket}/out/all.tfrecord.gz"
+    assert arrow.write_arrow(table, out, compression="gzip", storage_options=options) == len(records)
+    assert arrow.read_arrow(out, storage_options=options).equals(table)
+    s3.fs.invalidate_cache()
+    assert [p.rsplit("/", 1)[1] for p in s3.fs.find(f"{s3.bucket}/out")] == ["all.tfrecord.gz"]  # nothing staged
+
+
+def test_image_readers_take_storage_options(s3: Any, tmp_path: Path) -> None:
+    from tfrecord_lite import images
+
+    tree = image_tree(tmp_path / "photos", [f"{k}.png" for k in range(5)])
+    fs = s3.filesystem()
+    packed = images.pack_images(tree, f"{s3.bucket}/ds/pets", num_shards=2, storage_options=fs)
+    got = sorted(r.filename for r in images.iter_image_records(packed.paths, storage_options=fs))
+    assert got == sorted(f"{cls}/{k}.png" for k, cls in enumerate(["dog", "cat"] * 3) if k < 5)
+    assert images.unpack_images(packed.paths, tmp_path / "back", storage_options=fs) == 5
+    for original in tree.rglob("*.png"):
+        assert (tmp_path / "back" / original.relative_to(tree)).read_bytes() == original.read_bytes()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from ._errors import TFRecordError
-from ._files import PathOrFile
+from ._files import PathOrFile, StorageOptions
 from ._reader import DecodedStream, StreamScanner, sources_of
 from ._sidecar import map_file, read_sidecar, release, sidecar_path, staleness
 from ._sources import Sources
@@ -16,24 +16,36 @@ from ._sources import Sources
 __all__ = ["count_file", "count_records"]
 
 
-def count_records(sources: PathOrFile | Sources, *, compression: str = "auto", verify: bool = False) -> int:
+def count_records(
+    sources: PathOrFile | Sources,
+    *,
+    compression: str = "auto",
+    verify: bool = False,
+    storage_options: StorageOptions = None,
+) -> int:
     """The number of records in a TFRecord file, or in several (a list, folder, glob or
     ShardedWriter prefix, as iter_records takes them).
 
     A file with a fresh index sidecar is counted from it without reading the file; others are
     scanned once, checking the length CRCs. `verify=True` scans every file and checks the
-    payload CRCs too, so a damaged record raises as it would when read.
+    payload CRCs too, so a damaged record raises as it would when read. `storage_options`
+    are fsspec's, for URLs (or an fsspec filesystem object).
     """
-    return sum(count_file(source, compression=compression, verify=verify) for source in sources_of(sources))
+    return sum(
+        count_file(source, compression=compression, verify=verify, storage_options=storage_options)
+        for source in sources_of(sources, storage_options)
+    )
 
 
-def count_file(source: PathOrFile, *, compression: str = "auto", verify: bool = False) -> int:
+def count_file(
+    source: PathOrFile, *, compression: str = "auto", verify: bool = False, storage_options: StorageOptions = None
+) -> int:
     """The number of records in one file or file object (see count_records)."""
     if not verify and isinstance(source, str) and "://" not in source and compression in ("auto", "", None):
         indexed = _indexed_count(source)
         if indexed is not None:
             return indexed
-    stream = DecodedStream(source, compression)
+    stream = DecodedStream(source, compression, storage_options=storage_options)
     try:
         return sum(len(starts) for _, starts, _ in StreamScanner(stream, verify=verify).chunks())
     finally:

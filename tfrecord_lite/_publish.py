@@ -3,10 +3,12 @@
 # `.NAME.publish-TOKEN/`, and publishes them with one atomic step: a journal listing every
 # rename (and every old file to delete) is renamed into the staging folder last. Before the
 # journal exists nothing is visible and a crash leaves only the staging folder; once it exists
-# the renames are replayed until done. Every publication holds the output's lock `.NAME.lock`
-# (fcntl.flock, released by the kernel when its owner dies; the owner's pid inside), so the
-# next run on the same output knows that any staging folder it finds belongs to a killed run:
-# it rolls it back (no journal) or forward (journal) and says so through logging.
+# the renames are replayed until done (the journal's rules, shared with the publications in a
+# store and with the readers that list an output, are in _journal.py). Every publication holds
+# the output's lock `.NAME.lock` (fcntl.flock, released by the kernel when its owner dies; the
+# owner's pid inside), so the next run on the same output knows that any staging folder it
+# finds belongs to a killed run: it rolls it back (no journal) or forward (journal) and says
+# so through logging.
 #
 # Single files (sidecars, label maps, text indexes) are written by `write_atomic`: a hidden
 # temporary file named with the writer's pid, renamed into place; temporaries of dead pids are
@@ -22,21 +24,29 @@ import os
 import secrets
 import shutil
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO
 
 from ._errors import PathName, TFRecordError
+from ._journal import JOURNAL, STAGING, LocalFolder, recover_stagings, roll_forward
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: the lock file alone, its pid checked
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["OutputLock", "OutputLockedError", "Publication", "create_new", "recover", "remove_orphans", "write_atomic"]
+__all__ = [
+    "OutputLock",
+    "OutputLockedError",
+    "Publication",
+    "create_new",
+    "fsync_folder",
+    "pid_alive",
+    "recover",
+    "remove_orphans",
+    "write_atomic",
+]
 
 log = logging.getLogger("tfrecord_lite")
-
-_JOURNAL = "journal.json"
-_STAGING = ".publish-"
 
 
 class OutputLockedError(TFRecordError):
@@ -57,7 +67,7 @@ def _hidden(base: str, rest: str) -> str:
     return f".{base or 'tfrecord-lite'}{rest}"
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     if os.name != "posix":  # pragma: no cover - os.kill(pid, 0) would end the process on Windows
         return True
     try:
@@ -118,7 +128,7 @@ class OutputLock:
 
     def _lock(self, fd: int, owner: int | None) -> None:
         if fcntl is None:  # pragma: no cover - no flock: a live pid in the file is the lock
-            if owner is not None and owner != os.getpid() and _pid_alive(owner):
+            if owner is not None and owner != os.getpid() and pid_alive(owner):
                 raise self._locked_error(owner)
             return
         try:
@@ -148,6 +158,11 @@ class OutputLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def fsync_folder(path: str) -> None:
+    """Make the renames inside folder `path` durable."""
+    _fsync_path(path, directory=True)
 
 
 def _fsync_path(path: str, directory: bool = False) -> None:
@@ -183,7 +198,7 @@ class Publication:
         self._deletes: list[str] = []
         try:
             self.recovered = recover(target, locked=True)
-            self.staging = os.path.join(self.folder, _hidden(self.base, _STAGING + secrets.token_hex(4)))
+            self.staging = os.path.join(self.folder, _hidden(self.base, STAGING + secrets.token_hex(4)))
             os.mkdir(self.staging)
         except BaseException:
             self.lock.release()
@@ -222,14 +237,14 @@ class Publication:
                 "moves": [[os.path.basename(t), os.path.relpath(f, self.folder)] for t, f in self._moves],
                 "deletes": [os.path.relpath(p, self.folder) for p in self._deletes if p not in finals],
             }
-            write_atomic(os.path.join(self.staging, _JOURNAL), json.dumps(journal).encode())
+            write_atomic(os.path.join(self.staging, JOURNAL), json.dumps(journal).encode())
             _fsync_path(self.staging, directory=True)
         except BaseException:
             self.abort()
             raise
         self.committed = True  # from here on the new state is the truth: roll forward
         try:
-            _roll_forward(self.staging, self.folder, journal)
+            roll_forward(LocalFolder(self.folder), os.path.basename(self.staging), journal)
         finally:
             self.closed = True
             self.lock.release()
@@ -272,22 +287,6 @@ class Publication:
         return None
 
 
-def _roll_forward(staging: str, folder: str, journal: dict[str, Any]) -> None:
-    """Apply a committed journal: every rename not done yet, every deletion, then drop the staging."""
-    touched = {folder}
-    for temp, final in journal["moves"]:
-        source, destination = os.path.join(staging, temp), os.path.join(folder, final)
-        if os.path.exists(source):
-            os.replace(source, destination)
-            touched.add(os.path.dirname(destination))
-    for old in journal["deletes"]:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(os.path.join(folder, old))
-    for directory in sorted(touched):
-        _fsync_path(directory, directory=True)
-    shutil.rmtree(staging)
-
-
 def recover(target: PathName, *, locked: bool = False) -> list[str]:
     """Finish or undo what killed runs left for `target`; returns one line per thing done.
 
@@ -298,33 +297,15 @@ def recover(target: PathName, *, locked: bool = False) -> list[str]:
         with OutputLock(target):
             return recover(target, locked=True)
     folder, base = _split(target)
-    done: list[str] = []
-    try:
-        names = os.listdir(folder)
-    except FileNotFoundError:
-        return done
-    for name in sorted(names):
-        path = os.path.join(folder, name)
-        if name.startswith(_hidden(base, _STAGING)) and os.path.isdir(path):
-            done.append(_recover_staging(path, folder))
+    if not os.path.isdir(folder):
+        return []
+    done = recover_stagings(LocalFolder(folder), base or "tfrecord-lite", os.fspath(target))  # type: ignore[arg-type]
     for path in _orphan_temps(folder, base):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
         done.append(f"removed {path}, a temporary file of a killed run")
-    for line in done:
-        log.warning("%s: %s", os.fspath(target), line)  # type: ignore[arg-type]
+        log.warning("%s: %s", os.fspath(target), done[-1])  # type: ignore[arg-type]
     return done
-
-
-def _recover_staging(staging: str, folder: str) -> str:
-    try:
-        with open(os.path.join(staging, _JOURNAL), encoding="utf-8") as f:
-            journal = json.load(f)
-    except FileNotFoundError:
-        shutil.rmtree(staging)
-        return f"rolled back an unfinished write that was killed (removed {staging})"
-    _roll_forward(staging, folder, journal)
-    return f"completed a write that was killed while publishing ({len(journal['moves'])} files)"
 
 
 def remove_orphans(folder: str) -> list[str]:
@@ -342,7 +323,7 @@ def _orphan_temps(folder: str, base: str) -> list[str]:
     for name in os.listdir(folder):
         if name.startswith(f".{base}") and name.endswith(".tmp"):
             pid = name[: -len(".tmp")].rsplit(".", 1)[-1].split("-", 1)[0]
-            if pid.isdigit() and not _pid_alive(int(pid)):
+            if pid.isdigit() and not pid_alive(int(pid)):
                 found.append(os.path.join(folder, name))
     return sorted(found)
 

@@ -18,19 +18,22 @@
 #   - RemoteUpload writes through fsspec's buffered file (a multipart upload on S3, a
 #     resumable one on GCS), which only makes the object appear when it is completed
 #     at close(); abort() cancels it, and a crash never completes it.
-#   - RemotePublication is _publish.Publication for a store: files are uploaded under a
-#     hidden staging prefix `.NAME.publish-TOKEN/` and commit() gives each its final name
-#     (a server-side copy). A store has no atomic multi-object rename and no locks, so
-#     each object appears whole, but a crash during commit() can publish some of them;
-#     the staging objects of an aborted or killed run are what a bucket lifecycle rule
-#     (or abort()) removes.
+#   - RemotePublication is _publish.Publication for a store, with the same journal
+#     (_journal.py): files are uploaded under a hidden staging prefix `.NAME.publish-TOKEN/`,
+#     commit() uploads the journal (the commit point) and then gives each its final name
+#     (a server-side copy). A store has no atomic multi-object rename and no locks, so each
+#     object appears whole and readers follow the journal until the copies are done; the
+#     next run finishes a killed run's copies, or removes its staged objects.
 from __future__ import annotations
 
 import bisect
 import collections
 import io
+import json
+import os
 import re
 import secrets
+import socket
 import threading
 import time
 import urllib.parse
@@ -41,6 +44,8 @@ from typing import Any
 
 from ._bodies import receive
 from ._errors import RemoteError
+from ._journal import JOURNAL, recover_stagings, roll_forward
+from ._publish import pid_alive
 
 StorageOptions = Mapping[str, Any] | None
 
@@ -360,7 +365,7 @@ class RemoteUpload(io.RawIOBase):
 
 
 class Store:
-    """The few whole-object operations ShardedWriter needs, on the filesystem of one URL prefix."""
+    """The few whole-object operations writers need, on the filesystem of one URL prefix."""
 
     def __init__(self, url: str, storage_options: StorageOptions = None, fs: Any = None) -> None:
         self.fs, _ = filesystem(url, storage_options, fs)
@@ -374,34 +379,98 @@ class Store:
         self.fs.invalidate_cache()
         return sorted(self.url(p) for p in self.fs.glob(self.fs._strip_protocol(pattern_url)))
 
-    def move(self, source: str, target: str) -> None:
-        """Give a complete object its final name (a server-side copy where the store has no rename)."""
-        self.fs.mv(self.fs._strip_protocol(source), self.fs._strip_protocol(target))
-
     def put(self, url: str, data: bytes) -> None:
         self.fs.pipe_file(self.fs._strip_protocol(url), data)
 
-    def remove(self, url: str) -> None:
+
+class StoreFolder:
+    """A prefix of an fsspec store as a _journal.Folder (paths as the store spells them, no
+    protocol). A staging prefix holds `owner.json` (host and pid of the run that made it), so
+    `abandoned` can tell a killed run of this machine from a run that may still be going."""
+
+    def __init__(self, fs: Any, where: str) -> None:
+        self.fs = fs
+        self.where = where.rstrip("/")
+
+    def entries(self, rel: str = "") -> dict[str, bool]:
+        where = self.path(rel) if rel else self.where
+        self.fs.invalidate_cache(where)  # what is there now, not what a cached listing says
         try:
-            self.fs.rm_file(self.fs._strip_protocol(url))
+            found = self.fs.ls(where, detail=True)
+        except FileNotFoundError:
+            return {}
+        return {str(i["name"]).rstrip("/").rpartition("/")[2]: i.get("type") == "directory" for i in found}
+
+    def path(self, rel: str) -> str:
+        return f"{self.where}/{rel}"
+
+    def read(self, rel: str) -> bytes:
+        return bytes(self.fs.cat_file(self.path(rel)))
+
+    def move(self, source: str, target: str) -> None:
+        try:
+            self.fs.copy(self.path(source), self.path(target))  # a server-side copy: the object appears whole
+        except FileNotFoundError:
+            return  # moved before
+        self.remove(source)
+
+    def remove(self, rel: str) -> None:
+        try:
+            self.fs.rm_file(self.path(rel))
         except FileNotFoundError:
             pass
 
+    def drop(self, staging: str) -> None:
+        names = self.entries(staging)
+        last = [name for name in (JOURNAL, OWNER) if name in names]  # never a staging prefix without them
+        for name in [name for name in names if name not in last] + last:
+            self.remove(f"{staging}/{name}")
+        self._abort_uploads(staging)
+
+    def _abort_uploads(self, staging: str) -> None:
+        """Cancel the multipart uploads a killed run left under `staging` (S3: their parts are kept,
+        invisible, until aborted). Other stores expire theirs (GCS: a week)."""
+        call = getattr(self.fs, "call_s3", None)
+        if call is None:
+            return
+        bucket, _, key = self.path(staging).partition("/")
+        for upload in call("list_multipart_uploads", Bucket=bucket, Prefix=key + "/").get("Uploads", []):
+            call("abort_multipart_upload", Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"])
+
+    def abandoned(self, staging: str) -> bool:
+        try:
+            owner = json.loads(self.read(f"{staging}/{OWNER}"))
+        except (FileNotFoundError, ValueError):
+            return False
+        return bool(owner.get("host") == socket.gethostname() and not pid_alive(int(owner.get("pid", 0))))
+
+
+OWNER = "owner.json"
+
 
 class RemotePublication:
-    """Objects that are published together by commit(): Publication's interface for a URL prefix."""
+    """Objects that are published together by commit(): Publication's interface for a URL prefix.
+
+    The journal rules of _journal.py, in a store: files are uploaded under `.NAME.publish-TOKEN/`
+    (with `owner.json` saying which run stages them), commit() uploads `journal.json` there (one
+    PUT: the commit point) and then gives each object its final name. What a killed run left is
+    finished (journal) or removed (no journal, its process dead on this machine) when the
+    publication opens, or reported (`recovered`) when that run may still be going."""
 
     def __init__(self, target: str, storage_options: StorageOptions = None, fs: Any = None) -> None:
         self.target = target
         self.store = Store(target, storage_options, fs)
         folder, _, base = target.rstrip("/").rpartition("/")
-        self.folder = folder
-        self.staging = f"{folder}/.{base}.publish-{secrets.token_hex(4)}"
-        self.recovered: list[str] = []
+        self.folder = StoreFolder(self.store.fs, self.store.fs._strip_protocol(folder))
+        self.staging_name = f".{base}.publish-{secrets.token_hex(4)}"
+        self.staging = f"{folder}/{self.staging_name}"
+        self.recovered = recover_stagings(self.folder, base, redact(target))
         self.committed = False
         self.closed = False
         self._moves: list[tuple[str, str]] = []
         self._deletes: list[str] = []
+        owner = {"host": socket.gethostname(), "pid": os.getpid(), "started": time.time()}
+        self.store.put(self.temp(OWNER), json.dumps(owner).encode())
 
     def temp(self, name: str) -> str:
         """A temporary object URL under the staging prefix, not published unless `move`d."""
@@ -421,29 +490,40 @@ class RemotePublication:
     def delete(self, url: str) -> None:
         self._deletes.append(url)
 
+    def _relative(self, url: str) -> str:
+        """`url` named relative to the output's folder, as a journal names it."""
+        path: str = self.store.fs._strip_protocol(url)
+        if not path.startswith(self.folder.where + "/"):
+            raise ValueError(f"{redact(url)} is not beside {redact(self.target)}")
+        return path[len(self.folder.where) + 1 :]
+
     def commit(self) -> None:
-        """Give every staged object its final name, remove the replaced ones, drop the staging prefix."""
+        """Upload the journal (the commit point), then give every staged object its final name,
+        remove the replaced ones and drop the staging prefix (_journal.roll_forward)."""
         if self.closed:
             raise ValueError(f"the publication of {redact(self.target)} is already closed")
         try:
-            for temp, final in self._moves:
-                self.store.move(temp, final)
-            finals = {final for _, final in self._moves}
-            for url in self._deletes:
-                if url not in finals:
-                    self.store.remove(url)
+            staged = self.folder.entries(self.staging_name)
+            missing = [temp for temp, _ in self._moves if temp.rpartition("/")[2] not in staged]
+            if missing:
+                raise FileNotFoundError(f"staged object never written: {redact(missing[0])}")
+            journal = {
+                "moves": [[temp.rpartition("/")[2], self._relative(final)] for temp, final in self._moves],
+                "deletes": [self._relative(url) for url in self._deletes],
+            }
+            self.store.put(self.temp(JOURNAL), json.dumps(journal).encode())
         except BaseException:
             self.abort()
             raise
-        self.committed = self.closed = True
+        self.committed = self.closed = True  # from here on the new state is the truth: roll forward
+        roll_forward(self.folder, self.staging_name, journal)
 
     def abort(self) -> None:
         """Publish nothing: remove the staged objects. Safe to call twice."""
         if self.closed:
             return
         self.closed = True
-        for url in self.store.glob(self.staging + "/*"):
-            self.store.remove(url)
+        self.folder.drop(self.staging_name)
 
     def abort_for(self, exc: BaseException) -> OSError | None:
         """abort() because of `exc` (Publication's interface; no clearer error to give for a store)."""

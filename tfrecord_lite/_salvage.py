@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._files import PathOrFile, display_name
+from ._files import PathOrFile, StorageOptions, display_name
 from ._framing import OVERHEAD
 from ._publish import Publication
 from ._reader import Damage, DecodedStream, StreamScanner
@@ -66,7 +66,12 @@ class SalvageReport:
 
 
 def salvage(
-    source: PathOrFile, destination: str | os.PathLike[str], *, compression: str | None = None, index: bool = True
+    source: PathOrFile,
+    destination: str | os.PathLike[str],
+    *,
+    compression: str | None = None,
+    index: bool = True,
+    storage_options: StorageOptions = None,
 ) -> SalvageReport:
     """Copy every good record of a damaged TFRecord file into a new file; report what was lost.
 
@@ -74,11 +79,12 @@ def salvage(
     CRC is bad is skipped by its length, after a damaged header the next valid record is
     searched for, a truncated tail or a broken GZIP / ZLIB stream ends the file. The new file
     (`compression` None, "gzip" or "zlib") appears under its name only once complete, with an
-    index sidecar when uncompressed and `index` is true. The source is only read.
+    index sidecar when uncompressed and `index` is true. The source is only read; it may be
+    a URL (`storage_options` for fsspec), the destination is a local file.
     """
     target = os.fspath(destination)
     _check_distinct(source, target)
-    stream = DecodedStream(source, "auto", strict=False)
+    stream = DecodedStream(source, "auto", strict=False, storage_options=storage_options)
     report = SalvageReport(display_name(source), target, compression=stream.compression)
 
     def count(n: int) -> None:

@@ -20,6 +20,7 @@ import numpy as np
 from ._codec import decode_example, decode_sequence_example
 from ._columnar import record_spans
 from ._errors import DecodeError, FeatureError
+from ._files import StorageOptions
 from ._spec import BYTES, FLOAT, INT64, FeatureSpec, FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 from ._validate import as_record
 
@@ -178,14 +179,16 @@ def _spec_of(stats: FeatureStats, records: int) -> FeatureSpec | None:
     return VarLenFeature(dtype)
 
 
-def infer_features(source: Any, *, max_records: int | None = None) -> dict[str, FeatureSpec]:
+def infer_features(
+    source: Any, *, max_records: int | None = None, storage_options: StorageOptions = None
+) -> dict[str, FeatureSpec]:
     """A spec that decodes the Examples of `source` (a path, URL, glob, list of those, or an
     iterable of serialized records), learnt from the data: FixedLenFeature([n]) (or [] for
     one value) for a key every record has with the same number of values, VarLenFeature
     otherwise; keys in sorted order. `max_records` looks at the first ones only. A key with
     two kinds is a FeatureError naming the records; a record that is not an Example, a
-    DecodeError naming it."""
-    records: Iterator[bytes] = _records_of(source)
+    DecodeError naming it. `storage_options` are fsspec's, for URLs (or an fsspec filesystem)."""
+    records: Iterator[bytes] = _records_of(source, storage_options)
     if max_records is not None:
         records = itertools.islice(records, max_records)
     return schema_features(collect_schema(records, None, "example"))
@@ -205,14 +208,14 @@ def schema_features(schema: Schema) -> dict[str, FeatureSpec]:
     return specs
 
 
-def _records_of(source: Any) -> Iterator[bytes]:
+def _records_of(source: Any, storage_options: StorageOptions) -> Iterator[bytes]:
     paths = isinstance(source, (str, os.PathLike)) or (
         isinstance(source, (list, tuple)) and all(isinstance(item, (str, os.PathLike)) for item in source)
     )
     if not paths and isinstance(source, Iterable) and not isinstance(source, bytes):
         yield from map(as_record, source)
         return
-    for spans in record_spans(source, 1024, "auto", True):
+    for spans in record_spans(source, 1024, "auto", True, storage_options=storage_options):
         yield from map(spans.record, range(len(spans.starts)))
 
 

@@ -10,7 +10,10 @@
 #   a prefix            the ShardedWriter shards `prefix-NNNNN-of-NNNNN[.tfrecord][.gz|.zlib]`
 #   a URL               s3://, gs://, http(s)://, ... expanded through fsspec (_expand_url)
 #
-# A folder, glob or prefix means its TFRecord files of any compression, in natural
+# A folder, glob or prefix is listed as the journals of committed writes say (_journal.visible):
+# the files of a write that committed and was killed while giving its files their final names
+# are there (read from their staged copies), those it replaces are not, and nothing of a write
+# that did not commit. A folder, glob or prefix means its TFRecord files of any compression, in natural
 # order (shard-10 after shard-9): a file whose name says TFRecord is taken as one, a
 # file whose name says it is something else (sidecars, JSON, text ...) is passed over,
 # and any other file is recognised by its first bytes (_sniff). What was passed over
@@ -18,18 +21,20 @@
 # Nothing matching raises NoInputsError naming the pattern.
 from __future__ import annotations
 
+import fnmatch
 import glob
 import logging
 import os
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
 from ._errors import NoInputsError
+from ._journal import LocalFolder, visible
 from ._sniff import holds_records, not_a_tfrecord, read_head
 
-__all__ = ["Sources", "natural_key", "resolve_inputs"]
+__all__ = ["Sources", "committed_location", "natural_key", "resolve_inputs"]
 
 log = logging.getLogger("tfrecord_lite")
 
@@ -94,24 +99,42 @@ def _describe(skipped: Skipped) -> str:
 def _expand_local(name: str, skipped: Skipped, alone: bool) -> list[str]:
     """The TFRecord files `name` stands for on the local file system (skipped kinds counted)."""
     if os.path.isdir(name):
-        listed = (os.path.join(name, n) for n in os.listdir(name) if not n.startswith("."))
-        hits = _records_among(listed, skipped)
+        where = visible(LocalFolder(name))
+        hits = _records_among(_unhidden(where), skipped, where)
         if not hits:
             raise NoInputsError(f"no TFRecord files in the folder {name!r}")
-        return hits
+        return [where[hit] for hit in hits]
     if os.path.exists(name):
         return _explicit(name, skipped, alone)
+    folder = os.path.dirname(name)
     if glob.has_magic(name):
-        hits = _records_among(glob.glob(name, recursive=True), skipped)
+        if glob.has_magic(folder) or "**" in name:  # matches in many folders: as glob lists them
+            hits = _records_among(glob.glob(name, recursive=True), skipped, {})
+            where = {hit: hit for hit in hits}
+        else:
+            where = visible(LocalFolder(folder))
+            hits = _records_among(_matching(where, name), skipped, where)
         if not hits:
             raise NoInputsError(f"no TFRecord files match {name!r}")
-        return hits
-    shards = [p for p in _shards_of(name, glob.glob(glob.escape(name) + "-*-of-*")) if os.path.isfile(p)]
+        return [where[hit] for hit in hits]
+    where = visible(LocalFolder(folder))
+    shards = _shards_of(name, where)
     if not shards:
         raise NoInputsError(
             f"no such file, folder or ShardedWriter prefix: {name!r} (no file {name}-NNNNN-of-NNNNN.tfrecord either)"
         )
-    return shards
+    return [where[shard] for shard in shards]
+
+
+def _unhidden(paths: Iterable[str]) -> list[str]:
+    return [path for path in paths if not os.path.basename(path).startswith(".")]
+
+
+def _matching(paths: Iterable[str], pattern: str) -> list[str]:
+    """The `paths` (of one folder) that the glob `pattern` matches, hidden ones only when its
+    last part starts with '.', as glob.glob and fsspec's glob list them."""
+    shown = paths if os.path.basename(pattern).startswith(".") else _unhidden(paths)
+    return [path for path in shown if fnmatch.fnmatchcase(path, pattern)]
 
 
 def _explicit(path: str, skipped: Skipped, alone: bool) -> list[str]:
@@ -129,14 +152,16 @@ def _explicit(path: str, skipped: Skipped, alone: bool) -> list[str]:
     return [path]
 
 
-def _records_among(paths: Iterable[str], skipped: Skipped) -> list[str]:
-    """The TFRecord files among `paths` (by name, else by content), in natural order."""
+def _records_among(paths: Iterable[str], skipped: Skipped, where: Mapping[str, str]) -> list[str]:
+    """The TFRecord files among `paths` (by name, else by content), in natural order; `where`
+    says where to read a path from when not from itself (see _journal.visible)."""
     found = []
     for path in paths:
-        if not os.path.isfile(path):
+        actual = where.get(path, path)
+        if not os.path.isfile(actual):
             continue  # folders inside a folder or glob are not descended into
         kind = _kind_by_name(path)
-        if kind == "" or (kind is None and holds_records(read_head(path))):
+        if kind == "" or (kind is None and holds_records(read_head(actual))):
             found.append(path)
         else:
             skipped[kind or _BY_CONTENT].append(os.path.basename(path))
@@ -177,21 +202,42 @@ def _expand_url(url: str, storage_options: Any) -> list[str]:
     if url.startswith(("http://", "https://")) and not glob.has_magic(url.split("?", 1)[0]):
         return [url]  # a query string (a signed URL's) is no pattern
     from ._files import split_options
-    from ._remote import filesystem, redact
+    from ._remote import StoreFolder, filesystem, redact
 
     fs, path = filesystem(url, *split_options(storage_options))
     fs.invalidate_cache()  # list what is there now, not what a cached listing says
-    if glob.has_magic(path):
-        infos = list(fs.glob(path, detail=True).values())
+    folder = path.rstrip("/").rpartition("/")[0]
+    if glob.has_magic(path) and (glob.has_magic(folder) or "**" in path or not folder):
+        infos = fs.glob(path, detail=True).items()  # matches in many folders: as fsspec lists them
+        where = {name: name for name, info in infos if info.get("type") != "directory"}
+        names = list(where)
+    elif glob.has_magic(path):
+        where = visible(StoreFolder(fs, folder))
+        names = _matching(where, path)
     elif fs.isfile(path):
         return [url]
     elif fs.isdir(path):
-        infos = fs.ls(path, detail=True)
+        where = visible(StoreFolder(fs, path))
+        names = _unhidden(where)
     else:
-        shards = fs.glob(path + "-*-of-*", detail=True)
-        infos = [shards[name] for name in _shards_of(path, shards)]
-    files = [i["name"] for i in infos if i.get("type") != "directory" and _kind_by_name(i["name"]) in ("", None)]
+        where = visible(StoreFolder(fs, folder))
+        names = _shards_of(path, where)
+    files = [name for name in names if _kind_by_name(name) in ("", None)]
     if not files:
         raise NoInputsError(f"no TFRecord files at {redact(url)!r}")
     scheme = url.split("://", 1)[0]  # kept as the user spelled it (gs:// or gcs://)
-    return [f"{scheme}://{f.lstrip('/')}" for f in sorted(files, key=natural_key)]
+    return [f"{scheme}://{where[f].lstrip('/')}" for f in sorted(files, key=natural_key)]
+
+
+def committed_location(path: str, storage_options: Any = None) -> str:
+    """Where readers read the file or object `path` from: its staged copy while a committed write
+    is still giving it its final name (_journal.visible), else `path` itself."""
+    if "://" not in path or path.startswith("file://"):
+        path = path.removeprefix("file://")
+        return visible(LocalFolder(os.path.dirname(path))).get(path, path)
+    from ._files import split_options
+    from ._remote import StoreFolder, filesystem
+
+    fs, name = filesystem(path, *split_options(storage_options))
+    where = visible(StoreFolder(fs, name.rpartition("/")[0]))
+    return f"{path.split('://', 1)[0]}://{where.get(name, name).lstrip('/')}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ._files import PathOrFile, display_name
+from ._files import PathOrFile, StorageOptions, display_name
 from ._reader import Damage, DecodedStream, StreamScanner
 from ._sniff import holds_records, not_a_tfrecord
 
@@ -34,16 +34,20 @@ class VerifyReport:
 
 
 def verify_file(
-    source: PathOrFile, compression: str = "auto", on_progress: Callable[[int], None] | None = None
+    source: PathOrFile,
+    compression: str = "auto",
+    on_progress: Callable[[int], None] | None = None,
+    *,
+    storage_options: StorageOptions = None,
 ) -> VerifyReport:
     """Check every record's CRCs in one file and list the offsets of all bad records.
 
     After a bad payload CRC the record's (CRC-checked) length skips it; after a bad
     length CRC the scan moves on to the next valid record header. A damaged compressed
     stream or a truncated tail ends the scan and is reported too. `on_progress` is told
-    how many (uncompressed) bytes each read brought.
+    how many (uncompressed) bytes each read brought. `storage_options` are fsspec's, for a URL.
     """
-    stream = DecodedStream(source, compression, strict=False)
+    stream = DecodedStream(source, compression, strict=False, storage_options=storage_options)
     report = VerifyReport(display_name(source), compression=stream.compression)
     scanner = StreamScanner(stream, on_damage=report.damage.append, on_read=on_progress)
     try:

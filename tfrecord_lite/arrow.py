@@ -362,19 +362,23 @@ def encode_arrow(data: Any, *, strict: bool = False) -> list[bytes]:
     return list(_iter_encoded(data, strict))
 
 
-def write_arrow(data: Any, dest: Any, *, compression: str | None = None, strict: bool = False) -> int:
+def write_arrow(
+    data: Any, dest: Any, *, compression: str | None = None, strict: bool = False, storage_options: Any = None
+) -> int:
     """Write the rows of `data` (as encode_arrow takes it) as Examples to the TFRecord file
     `dest` (a path, a URL or a file object), batch by batch; returns the number of records
     written. A path or URL is written under a temporary name and published whole once done
-    (as every command's output): a failure or a kill leaves the old file, never part of one."""
+    (as every command's output): a failure or a kill leaves the old file, never part of one.
+    `storage_options` are fsspec's, for a URL (or an fsspec filesystem object)."""
     if is_file_object(dest):
-        return _write(_iter_encoded(data, strict), dest, compression)
-    with open_publication(os.fspath(dest)) as publication:
-        return _write(_iter_encoded(data, strict), publication.file(os.fspath(dest)), compression)
+        return _write(_iter_encoded(data, strict), dest, compression, None)
+    with open_publication(os.fspath(dest), storage_options) as publication:
+        temp = publication.file(os.fspath(dest))
+        return _write(_iter_encoded(data, strict), temp, compression, storage_options)
 
 
-def _write(records: Iterable[bytes], dest: Any, compression: str | None) -> int:
-    with TFRecordWriter(dest, compression) as writer:
+def _write(records: Iterable[bytes], dest: Any, compression: str | None, storage_options: Any) -> int:
+    with TFRecordWriter(dest, compression, storage_options=storage_options) as writer:
         for record in records:
             writer.write(record)
         return writer.records_written

@@ -38,6 +38,7 @@ from ._errors import FeatureError, TFRecordError
 from ._files import StorageOptions, read_whole, split_options, write_whole
 from ._remote import Store, is_url, open_publication
 from ._sharded import existing_shards, open_shard_writer, shard_suffix
+from ._sources import committed_location
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image as PILImage
@@ -231,9 +232,10 @@ def label_map_path(prefix: PathLike) -> str:
 
 
 def load_label_map(path: PathLike, storage_options: StorageOptions = None) -> dict[str, int]:
-    """Read a label map file or object ({"class name": id, ...}); checks that ids are unique ints."""
+    """Read a label map file or object ({"class name": id, ...}); checks that ids are unique ints.
+    While a committed pack is still giving its files their final names, its new label map is read."""
     path = os.fspath(path)
-    data = json.loads(read_whole(path, storage_options).decode("utf-8"))
+    data = json.loads(read_whole(committed_location(path, storage_options), storage_options).decode("utf-8"))
     if not isinstance(data, dict) or not all(isinstance(v, int) and not isinstance(v, bool) for v in data.values()):
         raise ValueError(f"{path}: a label map must be a JSON object of class name -> integer id")
     if len(set(data.values())) != len(data):
@@ -579,12 +581,15 @@ def parse_image_record(record: bytes | Mapping[str, Any]) -> ImageRecord:
     )
 
 
-def iter_image_records(paths: PathLike | Sequence[PathLike], *, compression: str = "auto") -> Iterator[ImageRecord]:
-    """ImageRecord for every record of one file or several (in the given order)."""
+def iter_image_records(
+    paths: PathLike | Sequence[PathLike], *, compression: str = "auto", storage_options: StorageOptions = None
+) -> Iterator[ImageRecord]:
+    """ImageRecord for every record of one file or several (in the given order); URLs with
+    `storage_options` for fsspec."""
     from ._reader import iter_records
 
     for path in [paths] if isinstance(paths, (str, os.PathLike)) else paths:
-        for i, record in enumerate(iter_records(path, compression=compression)):
+        for i, record in enumerate(iter_records(path, compression=compression, storage_options=storage_options)):
             try:
                 yield parse_image_record(record)
             except FeatureError as err:
@@ -665,8 +670,10 @@ def unpack_images(
     *,
     compression: str = "auto",
     progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
+    storage_options: StorageOptions = None,
 ) -> int:
     """Write every image back to `out_dir/<class>/<file name>` (an ImageFolder tree); returns the count.
+    `paths` may be URLs (`storage_options` for fsspec); `out_dir` is a local folder.
 
     The stored bytes are written unchanged. Names come from image/class/text and
     image/filename, sanitised so nothing lands outside `out_dir`; clashes get
@@ -675,7 +682,7 @@ def unpack_images(
     out_dir = os.fspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     count = 0
-    records: Iterable[ImageRecord] = iter_image_records(paths, compression=compression)
+    records: Iterable[ImageRecord] = iter_image_records(paths, compression=compression, storage_options=storage_options)
     if progress is not None:
         records = progress(records, 0)
     for rec in records:
