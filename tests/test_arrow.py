@@ -135,7 +135,15 @@ def schemaless_batches(draw: Any) -> list[bytes]:
     return records
 
 
-@given(schemaless_batches())
+@st.composite
+def layout_batches(draw: Any) -> list[bytes]:
+    """Batches in which records share layouts (each record of a schemaless batch four to six
+    times, shuffled), as records of one dataset do: decoded from per-layout tables."""
+    templates = draw(schemaless_batches())
+    return draw(st.permutations([r for r in templates for _ in range(draw(st.integers(4, 6)))]))
+
+
+@given(st.one_of(schemaless_batches(), layout_batches()))
 def test_schemaless_rows_equal_decode_example(records):
     batch = tfa.decode_arrow(records)
     oracle = _schemaless_oracle(records)
@@ -182,6 +190,26 @@ def test_a_corrupt_record_is_named():
     with pytest.raises(tfr.DecodeError) as info:
         tfa.decode_arrow(records)
     assert any("record 1 " in note for note in getattr(info.value, "__notes__", ["record 1 "]))
+
+
+def test_values_that_differ_within_a_layout():
+    rng = np.random.default_rng(0)
+    rows = [
+        {"f": rng.random(3, dtype=np.float32), "s": [bytes(rng.integers(0, 256, 4, np.uint8)), b"xy"], "i": [i]}
+        if i % 3
+        else {"i": [1000 + i], "s": [b"abcd"], "k": None}
+        for i in range(60)
+    ]
+    records = [tfr.encode_example(row) for row in rows]
+    assert tfa.decode_arrow(records).to_pydict() == {**_schemaless_oracle(records), "k": [None] * 60}
+
+
+def test_an_overlong_varint_in_a_record_of_a_shared_layout_is_named():
+    good = example(entry(b"i", ld(3, ld(1, b"\x81" * 9 + b"\x01\x01"))))  # two varints: 10 bytes and 1
+    bad = example(entry(b"i", ld(3, ld(1, b"\x81" * 10 + b"\x01"))))  # one varint of 11 bytes
+    with pytest.raises(tfr.DecodeError) as info:
+        tfa.decode_arrow([good] * 4 + [bad] + [good])
+    assert any("record 4 " in note for note in getattr(info.value, "__notes__", ["record 4 "]))
 
 
 # ----------------------------------------------------------------- SequenceExamples
@@ -371,7 +399,25 @@ def test_read_arrow_decodes_only_the_columns(tmp_path: Path, spec: dict[str, Any
     for columns in (["v", "id"], ["id"]):
         got = tfa.read_arrow(odd, spec, columns=columns)
         assert got.equals(tfa.read_arrow(clean, spec).select(columns))  # selected after decoding all
+        batches = list(tfa.iter_arrow_batches(odd, spec, columns=columns, batch_size=16))
+        assert [b.num_rows for b in batches] == [16, 16, 16, 2]
+        assert pa.Table.from_batches(batches).equals(got)
     assert tfa.read_arrow(clean, columns=["name", "id"]).equals(tfa.read_arrow(clean).select(["name", "id"]))
+
+
+def test_columns_that_a_batch_lacks_are_null_there(tmp_path: Path):
+    path = tmp_path / "rare.tfrecord"
+    with tfr.TFRecordWriter(path) as writer:
+        for i in range(20):
+            writer.write_example({"id": i, **({"rare": [b"r"]} if i >= 16 else {})})
+    first, last = tfa.iter_arrow_batches(path, columns=["rare", "id"], batch_size=16)
+    assert first.schema.names == last.schema.names == ["rare", "id"]
+    assert first.column("rare").type == pa.null() and last.column("rare").to_pylist() == [[b"r"]] * 4
+    table = tfa.read_arrow(path, columns=["rare", "id"])
+    assert table.column("rare").to_pylist() == [None] * 16 + [[b"r"]] * 4
+    assert tfa.read_arrow(path, columns=["absent"]).column("absent").null_count == 20
+    with pytest.raises(KeyError, match="absent"):
+        tfa.read_arrow(path, {"id": tfr.FixedLenFeature([], "int64")}, columns=["absent"])
 
 
 def test_infer_features_checks_kinds_and_counts():

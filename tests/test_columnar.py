@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
 from tests import reference
+from tests.test_codec import entry, example, ld
 from tfrecord_lite._columnar import _decode
 
 DTYPES = {"int64": np.int64, "float32": np.float32}
@@ -260,6 +261,16 @@ def test_malformed_record_in_a_batch_raises_decode_error_naming_its_index():
     if hasattr(info.value, "add_note"):
         assert "record 1 of the batch" in info.value.__notes__[0]
     assert_like_stacked(records, {"label": tfr.FixedLenFeature([], "int64")})
+
+
+def test_an_overlong_varint_where_every_record_has_one_value():
+    records = [tfr.encode_example({"i": [v]}) for v in (1, -1, 2**40, 3)]  # one varint a record
+    records.insert(2, example(entry(b"i", ld(3, ld(1, b"\x81" * 10 + b"\x01")))))  # 11 bytes: malformed
+    with pytest.raises(tfr.DecodeError) as info:
+        tfr.decode_examples(records, {"i": tfr.FixedLenFeature([], "int64")})
+    if hasattr(info.value, "add_note"):
+        assert "record 2 of the batch" in info.value.__notes__[0]
+    assert_like_stacked(records, {"i": tfr.FixedLenFeature([], "int64")})
 
 
 def test_specs_an_example_cannot_take_raise_even_for_an_empty_batch():

@@ -21,7 +21,7 @@ pa = pytest.importorskip("pyarrow")
 
 import tfrecord_lite as tfr
 from tests.conftest import DATA_DIR
-from tests.test_arrow import schemaless_batches
+from tests.test_arrow import layout_batches, schemaless_batches
 from tfrecord_lite import arrow as tfa
 
 CORPUS = sorted(p for p in (DATA_DIR / "tfx").glob("*.tfrecord*") if not p.name.endswith(".json"))
@@ -58,7 +58,7 @@ def test_corpus_examples(path: Path):
     assert_like_tfx_bsl(records)
 
 
-@given(schemaless_batches())
+@given(st.one_of(schemaless_batches(), layout_batches()))
 def test_hypothesis_batches(records):
     assert_like_tfx_bsl(records)
 

@@ -172,6 +172,9 @@ def _decode_varint_runs(data: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarr
     np.cumsum(lengths, out=bounds[1:])
     last = data < 0x80
     ends = np.flatnonzero(last)
+    if len(ends) == runs and runs and np.array_equal(ends + 1, bounds[1:]):  # one value a run (none empty)
+        values = data.astype(np.int64) if runs == len(data) else _varint_values(data, bounds[:-1], lengths)
+        return values, np.ones(runs, dtype=np.int64), lengths > 10
     counts = np.searchsorted(ends, bounds[1:]) - np.searchsorted(ends, bounds[:-1])
     bad = np.zeros(runs, dtype=bool)
     nonempty = lengths > 0
@@ -202,6 +205,35 @@ def _windows(buf: np.ndarray, width: int) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(buf, (len(buf) - width + 1, width), (1, 1), writeable=False)
 
 
+def _packed(word: np.ndarray) -> np.ndarray:
+    """The 7-bit groups of each word (a varint's bytes, those past it zero) packed, in place."""
+    high = np.empty_like(word)
+    for low_mask, high_mask, shift in _PACK_STEPS:
+        np.bitwise_and(word, high_mask, out=high)
+        high >>= shift
+        word &= low_mask
+        word |= high
+    return word
+
+
+# The first k bytes of a little-endian word (index k), and their continuation bits.
+_FIRST_BYTES = np.array([(1 << 8 * k) - 1 for k in range(9)], dtype=_U64)
+_CONTINUED = _FIRST_BYTES & _U64(0x8080808080808080)
+
+
+def _one_varint_each(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
+    """The value of each span buf[starts[i]:starts[i] + lengths[i]] when each holds exactly one
+    varint of at most 8 bytes (a label, an id), read in place with no gather; else None."""
+    if not len(starts) or lengths.min() < 1 or lengths.max() > 8 or int(starts.max()) + 8 > len(buf):
+        return None
+    words = np.ndarray((len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))
+    word = words[starts]
+    word &= _FIRST_BYTES[lengths]
+    if not np.array_equal(word & _CONTINUED[lengths], _CONTINUED[lengths - 1]):
+        return None  # a byte before the last ends a varint, or the last does not
+    return _packed(word).view(np.int64)
+
+
 def _varint_values(data: np.ndarray, begins: np.ndarray, size: np.ndarray, chunk: int = 1 << 15) -> np.ndarray:
     """The varints of `size` bytes at `begins` of `data` as int64: the 8 bytes at each begin
     read as one little-endian word, the bytes past the varint masked off, and the 7-bit
@@ -216,13 +248,7 @@ def _varint_values(data: np.ndarray, begins: np.ndarray, size: np.ndarray, chunk
         part = slice(first, first + chunk)
         word = words[begins[part]]
         word &= _ALL_BITS >> cut[part]
-        high = np.empty_like(word)
-        for low_mask, high_mask, shift in _PACK_STEPS:
-            np.bitwise_and(word, high_mask, out=high)
-            high >>= shift
-            word &= low_mask
-            word |= high
-        out[part] = word
+        out[part] = _packed(word)
     for k in (8, 9):
         more = np.flatnonzero(size > k)
         if not more.size:
@@ -489,9 +515,12 @@ def _join(records: Sequence[Any], *, scratch: bool = False) -> tuple[Any, np.nda
     must be done with the result before it joins again."""
     lengths = np.fromiter(map(len, records), dtype=np.int64, count=len(records))
     total = int(lengths.sum())
-    if scratch and total >= _LARGE_RECORD * len(records):
-        lengths = np.fromiter((memoryview(r).nbytes for r in records), dtype=np.int64, count=len(records))
-        return _SCRATCH.join(records, int(lengths.sum()) + len(_PAD)), np.cumsum(lengths)
+    if scratch and total >= _LARGE_RECORD * len(records) > 0:
+        ends = np.cumsum(lengths)
+        try:
+            return _SCRATCH.join(records, ends - lengths, ends), ends
+        except ValueError:  # bytes-like objects whose len() is not their size
+            return _join([memoryview(r).cast("B") for r in records], scratch=True)
     raw = b"".join([*records, _PAD])
     if total != len(raw) - len(_PAD):  # bytes-like objects whose len() is not their size
         lengths = np.fromiter((memoryview(r).nbytes for r in records), dtype=np.int64, count=len(records))
@@ -507,17 +536,17 @@ class _Scratch(threading.local):
     def __init__(self) -> None:
         self.buffer = bytearray()
 
-    def join(self, records: Sequence[Any], size: int) -> memoryview:
+    def join(self, records: Sequence[Any], starts: np.ndarray, ends: np.ndarray) -> memoryview:
+        """The records at starts..ends of the buffer, then _PAD; a ValueError where a
+        record's size is not ends - starts."""
+        size = int(ends[-1]) + len(_PAD)
         buffer = self.buffer if len(self.buffer) >= size else bytearray(size)
         if size <= _SCRATCH_KEPT:
             self.buffer = buffer
         view = memoryview(buffer)
-        at = 0
-        for record in records:
-            data = memoryview(record).cast("B")
-            view[at : at + data.nbytes] = data
-            at += data.nbytes
-        view[at:size] = _PAD
+        for record, start, end in zip(records, starts.tolist(), ends.tolist(), strict=True):
+            view[start:end] = record
+        view[size - len(_PAD) : size] = _PAD
         return view[:size]
 
 
@@ -643,8 +672,11 @@ class Match(NamedTuple):
     layout: Any  # _codec._Layout
 
 
-def match_layouts(buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: np.ndarray) -> list[Match]:
-    """Group the records that share a canonical layout with another of the same length.
+def match_layouts(
+    buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: np.ndarray, least: int = 4
+) -> list[Match]:
+    """Group the records that share a canonical layout with at least `least` - 1 others of
+    the same length.
 
     Records of one dataset mostly share their skeleton (the bytes outside the values):
     one record of each length is parsed (_codec._Layout), the others of that length are
@@ -652,23 +684,36 @@ def match_layouts(buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: n
     """
     matches = []
     lengths, group_of, sizes = np.unique(ends - starts, return_inverse=True, return_counts=True)
-    for g in np.flatnonzero(sizes >= 4).tolist():
+    for g in np.flatnonzero(sizes >= least).tolist():
         rows = np.flatnonzero(group_of == g)
         layout = layout_of(view[starts[rows[0]] : ends[rows[0]]].tobytes())
         if layout is None:
             continue
         base = starts[rows]
-        positions, skeleton = layout.skeleton()
-        checked = np.concatenate([positions, np.array(layout.int_ends, dtype=np.int64) - 1])
-        if 4 * len(checked) > lengths[g]:  # small records: copy them whole, one per row
-            seen = _windows(buf, int(lengths[g]))[base][:, checked]
-        else:
-            seen = buf[base[:, None] + checked]
-        ok = (seen[:, : len(skeleton)] == skeleton).all(axis=1)
-        ok &= (seen[:, len(skeleton) :] < 0x80).all(axis=1)
+        ok = _fits(buf, base, int(lengths[g]), layout)
         if ok.any():
             matches.append(Match(rows[ok], base[ok], layout))
     return matches
+
+
+def _fits(buf: np.ndarray, base: np.ndarray, length: int, layout: Any) -> np.ndarray:
+    """Which records at `base` (of `length` bytes) have the skeleton of `layout`, and end
+    each of its int64 runs where it ends (so their values parse as the layout's do)."""
+    positions, skeleton = layout.skeleton()
+    int_ends = np.array(layout.int_ends, dtype=np.int64) - 1
+    if 4 * (len(positions) + len(int_ends)) > length:  # small records: compared whole, one copy per row
+        expected = np.zeros(length, dtype=np.uint8)
+        expected[positions] = skeleton
+        mask = np.zeros(length, dtype=np.uint8)
+        mask[positions] = 0xFF
+        mask[int_ends] |= 0x80  # a run's last byte ends a varint
+        off = _windows(buf, length)[base] ^ expected
+        off &= mask
+        return ~off.any(axis=1) if off.any() else np.ones(len(base), dtype=bool)
+    seen = buf[base[:, None] + np.concatenate([positions, int_ends])]
+    ok: np.ndarray = (seen[:, : len(skeleton)] == skeleton).all(axis=1)
+    ok &= (seen[:, len(skeleton) :] < 0x80).all(axis=1)
+    return ok
 
 
 def _by_layout(

@@ -9,7 +9,10 @@
 # apart with one numpy unique over their bytes; only records the lockstep walk does not
 # accept are decoded one by one. Each key then decodes as a VarLenFeature of its kind, and
 # "present" is remembered, so a missing or kindless feature is null, not empty. Columns
-# come sorted by key, as tfx-bsl orders them.
+# come sorted by key, as tfx-bsl orders them. When every record of the batch has a layout
+# (the common case: one dataset, one writer), the batch decoder is skipped: each feature's
+# value spans are looked up per row in a small table per layout, already in row order, and
+# gathered once (a run of one varint a row is read in place).
 # SequenceExamples have no batch parser: they are decoded record by record and flattened.
 from __future__ import annotations
 
@@ -23,14 +26,17 @@ from ._columnar import (
     Assembly,
     Match,
     Spans,
+    _decode_varint_runs,
     _field,
     _Found,
     _join,
     _map_entries,
     _merge,
+    _one_varint_each,
     _Plan,
     _plan,
     _ragged_gather,
+    _ranges,
     match_layouts,
     note_record,
 )
@@ -38,7 +44,10 @@ from ._columnar import _decode_buffer as decode_buffer
 from ._errors import FeatureError
 from ._schema import kind_of
 from ._spec import (
+    BYTES,
     DTYPE_KIND,
+    FLOAT,
+    INT64,
     KIND_DTYPE,
     KIND_NAMES,
     FeatureSpec,
@@ -284,8 +293,10 @@ def _add_entries(
 
 
 def spans_of(records: Sequence[Any]) -> Spans:
-    """A list of serialized records as spans of one joined buffer."""
-    raw, ends = _join(records)
+    """A list of serialized records as spans of one joined buffer: large records go into this
+    thread's reused scratch buffer (no fresh pages per batch), which is safe because nothing
+    decode_flat returns refers to the buffer."""
+    raw, ends = _join(records, scratch=True)
     return Spans(memoryview(raw), ends - np.diff(ends, prepend=0), ends, records.__getitem__)
 
 
@@ -300,11 +311,108 @@ def decode_flat(
     if features is not None:
         features = batch_specs(features)
         return decode_buffer(*spans[:3], _plan(features), features, spans.record, _SPEC)[0]
-    matches = match_layouts(np.frombuffer(spans.view, dtype=np.uint8), *spans[:3])
+    matches = _layouts(spans)
     kinds = batch_kinds(spans, matches, wanted)
-    specs: dict[str, FeatureSpec] = {key: VarLenFeature(KIND_DTYPE[k]) for key, k in kinds.items() if k}
+    if sum(len(m.rows) for m in matches) == len(spans.starts):
+        by_rows = _by_rows(spans, matches, kinds)
+        if by_rows is not None:
+            return by_rows
+    specs: dict[str, FeatureSpec] = {key: _VAR_LEN[k] for key, k in kinds.items() if k}
     found = decode_buffer(*spans[:3], _plan(specs), specs, spans.record, _PRESENT, matches)[0] if specs else {}
     return {key: found.get(key) for key in kinds}
+
+
+def _layouts(spans: Spans) -> list[Match]:
+    """match_layouts, and when few records are left (lengths too rare to be grouped), their
+    layouts too, one by one: then the whole batch can go _by_rows."""
+    buf = np.frombuffer(spans.view, dtype=np.uint8)
+    matches = match_layouts(buf, *spans[:3])
+    handled = np.zeros(len(spans.starts), dtype=bool)
+    for match in matches:
+        handled[match.rows] = True
+    rest = np.flatnonzero(~handled)
+    if 0 < len(rest) <= len(handled) // 16:
+        more = match_layouts(buf, spans.view, spans.starts[rest], spans.ends[rest], least=1)
+        matches += [Match(rest[m.rows], m.base, m.layout) for m in more]
+    return matches
+
+
+_VAR_LEN = {kind: VarLenFeature(dtype) for kind, dtype in KIND_DTYPE.items()}
+
+
+def _by_rows(spans: Spans, matches: list[Match], kinds: Mapping[str, int]) -> dict[str, Flat | None] | None:
+    """decode_flat without a spec when every record matched a layout (match_layouts): each
+    feature's value spans come from a table per layout, looked up for every row at once, so
+    they are in row order already (nothing to merge). None when a packed int64 run does not
+    decode (a varint over 10 bytes): the general path then finds the record to blame."""
+    buf = np.frombuffer(spans.view, dtype=np.uint8)
+    layout_of_row = np.empty(len(spans.starts), dtype=np.intp)
+    for number, match in enumerate(matches):
+        layout_of_row[match.rows] = number
+    out: dict[str, Flat | None] = {}
+    for key, kind in kinds.items():
+        if not kind:
+            out[key] = None
+            continue
+        parsed = [match.layout.parsed.get(key, (0, [])) for match in matches]
+        flat = _row_column(buf, spans.view, _row_spans(spans.starts, layout_of_row, parsed, kind), kind)
+        if flat is None:
+            return None
+        out[key] = flat
+    return out
+
+
+class _RowSpans(NamedTuple):
+    """Where one feature's values lie, in row order: the spans (packed runs for numbers, one
+    value each for bytes), how many spans each row has, the rows that have the feature (None:
+    all), and whether every row has exactly one span."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+    counts: np.ndarray
+    valid: np.ndarray | None
+    one_each: bool
+
+
+def _row_spans(
+    starts: np.ndarray, layout_of_row: np.ndarray, parsed: list[tuple[int, list[tuple[int, int]]]], kind: int
+) -> _RowSpans:
+    """A feature's spans from `parsed`, its (kind, spans within the record) in each layout."""
+    has = [k == kind for k, _ in parsed]
+    valid = None if all(has) else np.array(has)[layout_of_row]
+    per_layout = [len(chunks) for _, chunks in parsed]
+    table = np.array([span for _, chunks in parsed for span in chunks], dtype=np.int64).reshape(-1, 2)
+    one_each = per_layout.count(1) == len(per_layout)
+    if one_each:  # span k is layout k's
+        counts = np.ones(len(starts), dtype=np.int64)
+        picks, base = layout_of_row, starts
+    else:
+        spans_in = np.array(per_layout, dtype=np.int64)
+        counts = spans_in[layout_of_row]
+        picks = _ranges((np.cumsum(spans_in) - spans_in)[layout_of_row], counts)
+        base = np.repeat(starts, counts)
+    return _RowSpans(base + table[picks, 0], base + table[picks, 1], counts, valid, one_each)
+
+
+def _row_column(buf: np.ndarray, view: memoryview, spans: _RowSpans, kind: int) -> Flat | None:
+    """The Flat column of a feature's _RowSpans; None where an int64 run does not decode."""
+    lengths = spans.ends - spans.starts
+    counts = spans.counts
+    if kind == INT64 and spans.one_each:  # a packed run a row: of one varint (a label, an id)?
+        single = _one_varint_each(buf, spans.starts, lengths)
+        if single is not None:
+            return Flat(single, _offsets(counts), spans.valid)
+    data = _ragged_gather(buf, view, spans.starts, spans.ends)
+    if kind == BYTES:
+        return Flat(Binary(data, _offsets(lengths)), _offsets(counts), spans.valid)
+    if kind == FLOAT:  # one packed run per row that has values (canonical layouts)
+        values, run_counts = data.view("<f4").astype(np.float32, copy=False), lengths // 4
+    else:
+        values, run_counts, bad = _decode_varint_runs(data, lengths)
+        if bad.any():
+            return None
+    counts[counts > 0] = run_counts
+    return Flat(values, _offsets(counts), spans.valid)
 
 
 # --------------------------------------------------------------------------- SequenceExamples

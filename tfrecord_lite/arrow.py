@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -180,6 +180,7 @@ def iter_arrow_batches(
     source: Any,
     features: Mapping[str, Any] | None = None,
     *,
+    columns: Sequence[str] | None = None,
     batch_size: int = 2048,
     compression: str | None = "auto",
     verify: bool = True,
@@ -190,29 +191,47 @@ def iter_arrow_batches(
     """Record batches of `batch_size` Examples (the last one may be smaller) from a path, a
     URL, a glob or a list of those (shards in order), decoded as decode_arrow does; memory
     stays flat whatever the size of the files. Without a spec each batch has the columns of
-    its own records. `on_error` and `max_skipped` are iter_records' (with "skip", the batch
-    before a damaged record may be smaller). `storage_options` are fsspec's, for URLs."""
+    its own records. `columns` keeps those (in that order), and only those are decoded: what
+    the other features hold does not matter; without a spec, a named key that no record of
+    a batch has is a column of nulls there. `on_error` and `max_skipped` are iter_records'
+    (with "skip", the batch before a damaged record may be smaller). `storage_options` are
+    fsspec's, for URLs."""
     check_int("batch_size", batch_size, 1)
     normalize_compression(compression, allow_auto=True)
-    specs = feature_specs(features)
+    specs = _selected(feature_specs(features), columns)
     policy = DamagePolicy(on_error, max_skipped)
     files = sources_of(source, storage_options)  # inputs that name no file fail here, not at the first batch
-    return _arrow_batches(files, specs, batch_size, compression, verify, policy, storage_options=storage_options)
+    return _arrow_batches(files, specs, columns, batch_size, compression, verify, policy, storage_options)
+
+
+def _selected(specs: dict[str, FeatureSpec] | None, columns: Sequence[str] | None) -> dict[str, FeatureSpec] | None:
+    """The spec of `columns` (in that order); all of it when columns is None."""
+    if columns is None or specs is None:
+        return specs
+    missing = [key for key in columns if key not in specs]
+    if missing:
+        raise KeyError(f"columns {missing} are not in the spec (keys: {sorted(specs)})")
+    return {key: specs[key] for key in columns}
 
 
 def _arrow_batches(
     source: Any,
     specs: dict[str, FeatureSpec] | None,
+    columns: Sequence[str] | None,
     batch_size: int,
     compression: str | None,
     verify: bool,
     policy: DamagePolicy,
-    wanted: Collection[str] | None = None,
     storage_options: Any = None,
 ) -> Iterator[pa.RecordBatch]:
-    """iter_arrow_batches' batches; without a spec, only the keys of `wanted` (None: all) are decoded."""
+    """iter_arrow_batches' batches; without a spec, only the keys of `columns` (None: all) are
+    decoded, in that order (a key no record has: a null column)."""
+    wanted = None if columns is None else frozenset(columns)
     for spans in record_spans(source, batch_size, compression, verify, policy, storage_options):
-        yield _record_batch(decode_flat(spans, specs, wanted), specs, len(spans.starts))
+        flats = decode_flat(spans, specs, wanted)
+        if columns is not None and specs is None:
+            flats = {key: flats.get(key) for key in columns}
+        yield _record_batch(flats, specs, len(spans.starts))
 
 
 def read_arrow(
@@ -227,27 +246,27 @@ def read_arrow(
     storage_options: Any = None,
 ) -> pa.Table:
     """All the Examples of `source` (as iter_arrow_batches takes it) as one Arrow table;
-    `columns` keeps those (in that order), and only those are decoded: what the other
-    features hold does not matter. Without a spec, batches that lack a key get nulls there.
-    `on_error` and `max_skipped` are iter_records'."""
-    normalize_compression(compression, allow_auto=True)
-    specs = feature_specs(features)
-    if columns is not None and specs is not None:
-        missing = [key for key in columns if key not in specs]
-        if missing:
-            raise KeyError(f"columns {missing} are not in the spec (keys: {sorted(specs)})")
-        specs = {key: specs[key] for key in columns}
-    policy = DamagePolicy(on_error, max_skipped)
-    wanted = None if columns is None else frozenset(columns)
-    files = sources_of(source, storage_options)
-    batches = list(_arrow_batches(files, specs, 2048, compression, verify, policy, wanted, storage_options))
+    `columns` as iter_arrow_batches takes it. Without a spec, batches that lack a key get
+    nulls there. `on_error` and `max_skipped` are iter_records'."""
+    batches = list(
+        iter_arrow_batches(
+            source,
+            features,
+            columns=columns,
+            compression=compression,
+            verify=verify,
+            on_error=on_error,
+            max_skipped=max_skipped,
+            storage_options=storage_options,
+        )
+    )
+    specs = _selected(feature_specs(features), columns)
     if specs is not None:
         schema = pa.schema([(key, arrow_type(spec)) for key, spec in specs.items()])
         return pa.Table.from_batches(batches, schema=schema)
-    table = pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="default")
     if not batches:
-        table = pa.table({})
-    return table.select(list(columns)) if columns is not None else table
+        return pa.table({key: pa.nulls(0) for key in columns or ()})
+    return pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="default")
 
 
 # --------------------------------------------------------------------------- encoding
