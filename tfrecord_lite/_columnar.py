@@ -17,6 +17,8 @@
 # its spec are decoded by the single-record decoder (_codec.decode_example),
 # which gives the answer or raises the error that record deserves. So results
 # and errors are by construction those of decode_example, record by record.
+# Large records that are mostly bytes values (images) all take that path: the
+# values are copied out once, where joining the records would copy them twice.
 from __future__ import annotations
 
 import math
@@ -432,7 +434,7 @@ def _slices(values: Any, splits: np.ndarray) -> list[Any]:
     return [values[a:b] for a, b in zip(splits[:-1].tolist(), splits[1:].tolist(), strict=False)]
 
 
-def _assemble(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any], _view: memoryview) -> Any:
+def _assemble(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any], _view: memoryview | None = None) -> Any:
     """The batch value of one feature from what the fast paths found (rows not slow) and
     the slow rows' decoded values."""
     spec = plan.spec
@@ -569,8 +571,44 @@ def _decode(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> tupl
     plans = _plan(features)
     if not records:
         return {p.key: _empty_value(p.spec, 0) for p in plans}, []
+    if _mostly_bytes_values(records, plans):
+        rows = list(range(len(records)))
+        slow = _single(records.__getitem__, rows, features, _NUMPY)
+        return {p.key: _assemble(p, len(rows), [], {i: d.get(p.key) for i, d in slow.items()}) for p in plans}, rows
     raw, ends = _join(records, scratch=True)
     return _decode_buffer(raw, ends - np.diff(ends, prepend=0), ends, plans, features, records.__getitem__)
+
+
+def _mostly_bytes_values(records: Sequence[Any], plans: list[_Plan]) -> bool:
+    """Whether the first record is large and mostly the values of bytes features (images): such
+    records are decoded one by one, each value copied once out of its record, rather than joined
+    first, which would copy every value once more, the bytes for nothing."""
+    first = records[0]
+    if type(first) is not bytes or len(first) < _LARGE_RECORD:
+        return False
+    layout = layout_of(first)
+    if layout is None:
+        return False
+    size = 0
+    for plan in plans:
+        kind, chunks = layout.parsed.get(plan.key, (0, []))
+        if kind == BYTES:
+            size += sum(e - s for s, e in chunks)
+    return 2 * size > len(first)
+
+
+def _single(
+    record: Callable[[int], Any], rows: list[int], features: Mapping[str, FeatureSpec], assembly: Assembly
+) -> dict[int, dict[str, Any]]:
+    """The records `rows` decoded one at a time (assembly.slow); an error notes which record it is about."""
+    decoded: dict[int, dict[str, Any]] = {}
+    for i in rows:
+        try:
+            decoded[i] = assembly.slow(record(i), features)
+        except Exception as err:
+            note_record(err, i, assembly.caller)
+            raise
+    return decoded
 
 
 class _ViewSlicer:
@@ -858,13 +896,7 @@ def _decode_buffer(
                 bad[f.rows[(f.counts % plan.size != 0) if plan.size else (f.counts != 0)]] = True
 
     slow_rows = np.flatnonzero(bad).tolist()
-    slow: dict[int, dict[str, Any]] = {}
-    for i in slow_rows:
-        try:
-            slow[i] = assembly.slow(record(i), features)
-        except Exception as err:
-            note_record(err, i, assembly.caller)
-            raise
+    slow = _single(record, slow_rows, features, assembly)
 
     out: dict[str, Any] = {}
     for plan, part in zip(plans, parts, strict=False):
