@@ -198,32 +198,28 @@ def test_large_records_decode_like_stacked_single_records_too(batch, blobs):
 
 # ----------------------------------------------------------------- every spec kind, spelled out
 
-RECORDS = [
-    tfr.encode_example(
-        {"label": 1, "vec": [1.0, 2.0], "name": b"a", "ids": [1, 2, 3], "tags": [b"x"], "steps": [1, 2, 3, 4]}
-    ),
-    tfr.encode_example(
-        {"label": 2, "vec": [3.0, 4.0], "name": b"bb", "ids": np.array([], np.int64), "tags": [b"y", b"z"]}
-    ),
-    tfr.encode_example(
-        {"label": -(2**63), "vec": [5.0, np.nan], "name": b"", "ids": [2**63 - 1], "steps": [5, 6], "kindless": None}
-    ),
+ROWS: list[dict[str, Any]] = [
+    {"label": 1, "vec": [1.0, 2.0], "name": b"a", "ids": [1, 2, 3], "tags": [b"x"], "steps": [1, 2, 3, 4]},
+    {"label": 2, "vec": [3.0, 4.0], "name": b"bb", "ids": np.array([], np.int64), "tags": [b"y", b"z"]},
+    {"label": -(2**63), "vec": [5.0, np.nan], "name": b"", "ids": [2**63 - 1], "steps": [5, 6], "kindless": None},
 ]
+RECORDS = [tfr.encode_example(row) for row in ROWS]
+EVERY_SPEC_KIND = {
+    "label": tfr.FixedLenFeature([], "int64"),
+    "vec": tfr.FixedLenFeature([2], "float32"),
+    "vec_2d": tfr.FixedLenFeature([1, 2], "float32", default_value=[[7, 8]]),
+    "name": tfr.FixedLenFeature([], "bytes"),
+    "name_or": tfr.FixedLenFeature([], "string", default_value="dé"),
+    "ids": tfr.VarLenFeature("int64"),
+    "tags": tfr.VarLenFeature("bytes"),
+    "no_floats": tfr.VarLenFeature("float32"),
+    "steps": tfr.FixedLenSequenceFeature([2], "int64", allow_missing=True, default_value=-1),
+    "kindless": tfr.FixedLenSequenceFeature([], "bytes", allow_missing=True),
+}
 
 
 def test_every_spec_kind():
-    spec = {
-        "label": tfr.FixedLenFeature([], "int64"),
-        "vec": tfr.FixedLenFeature([2], "float32"),
-        "vec_2d": tfr.FixedLenFeature([1, 2], "float32", default_value=[[7, 8]]),
-        "name": tfr.FixedLenFeature([], "bytes"),
-        "name_or": tfr.FixedLenFeature([], "string", default_value="dé"),
-        "ids": tfr.VarLenFeature("int64"),
-        "tags": tfr.VarLenFeature("bytes"),
-        "no_floats": tfr.VarLenFeature("float32"),
-        "steps": tfr.FixedLenSequenceFeature([2], "int64", allow_missing=True, default_value=-1),
-        "kindless": tfr.FixedLenSequenceFeature([], "bytes", allow_missing=True),
-    }
+    spec = EVERY_SPEC_KIND
     got = assert_like_stacked(RECORDS, spec, fast=True)
     assert got["label"].tolist() == [1, 2, -(2**63)]
     assert got["vec_2d"].tolist() == [[[7, 8]]] * 3
@@ -245,23 +241,37 @@ def test_returned_arrays_are_writable_and_do_not_share_the_default():
     assert tfr.decode_examples(RECORDS, spec)["d"][0].tolist() == [1, 2]
 
 
-@pytest.mark.parametrize(
-    ("spec", "bad"),
-    [
-        ({"missing": tfr.FixedLenFeature([], "int64")}, 0),
-        ({"label": tfr.FixedLenFeature([], "float32")}, 0),
-        ({"vec": tfr.FixedLenFeature([3], "float32")}, 0),
-        ({"tags": tfr.VarLenFeature("int64")}, 0),
-        ({"steps": tfr.FixedLenSequenceFeature([3], "int64", allow_missing=True)}, 0),
-        ({"ids": tfr.FixedLenFeature([3], "int64", default_value=[0, 0, 0])}, 1),
-        ({"steps": tfr.FixedLenFeature([4], "int64")}, 1),
-        ({"name": tfr.FixedLenFeature([], "bytes", default_value=b"")}, None),
-    ],
-)
+SPECS_AND_FIRST_BAD_RECORD = [
+    ({"missing": tfr.FixedLenFeature([], "int64")}, 0),
+    ({"label": tfr.FixedLenFeature([], "float32")}, 0),
+    ({"vec": tfr.FixedLenFeature([3], "float32")}, 0),
+    ({"tags": tfr.VarLenFeature("int64")}, 0),
+    ({"steps": tfr.FixedLenSequenceFeature([3], "int64", allow_missing=True)}, 0),
+    ({"ids": tfr.FixedLenFeature([3], "int64", default_value=[0, 0, 0])}, 1),
+    ({"steps": tfr.FixedLenFeature([4], "int64")}, 1),
+    ({"name": tfr.FixedLenFeature([], "bytes", default_value=b"")}, None),
+]
+
+
+@pytest.mark.parametrize(("spec", "bad"), SPECS_AND_FIRST_BAD_RECORD)
 def test_errors_are_those_of_decode_example_for_the_first_bad_record(spec, bad):
     want = _per_record(RECORDS, spec)
     assert (want[0] if isinstance(want, tuple) else None) == bad
     assert_like_stacked(RECORDS, spec)
+
+
+def test_records_that_are_mostly_bytes_values_decode_alike():
+    # Of large records (images) the long bytes values are left out of the join and sliced from
+    # the records (_decode_sparse): every spec kind, and every error, comes out as for the others.
+    records = [tfr.encode_example({**row, "image": bytes([i]) * 40_000}) for i, row in enumerate(ROWS)]
+    spec = {**EVERY_SPEC_KIND, "image": tfr.FixedLenFeature([], "bytes")}
+    got = assert_like_stacked(records, spec)
+    assert got["image"].tolist() == [bytes([i]) * 40_000 for i in range(3)]
+    for bad_spec, bad in SPECS_AND_FIRST_BAD_RECORD:
+        with_image = {"image": spec["image"], **bad_spec}
+        want = _per_record(records, with_image)
+        assert (want[0] if isinstance(want, tuple) else None) == bad
+        assert_like_stacked(records, with_image)
 
 
 def test_malformed_record_in_a_batch_raises_decode_error_naming_its_index():

@@ -108,3 +108,45 @@ def test_header_is_valid():
     assert framing.header_is_valid(framed)
     assert not framing.header_is_valid(framed[:11])
     assert not framing.header_is_valid(b"\x1f\x8b" + framed[2:])
+
+
+def first_damage_by_the_spec(blob: bytes) -> tuple[type[Exception], int] | None:
+    """Walk the records one at a time as TensorFlow's reader does: the error and offset of the
+    first bad one (a damaged length CRC, a damaged data CRC, or a truncated tail)."""
+    p = 0
+    while p < len(blob):
+        if len(blob) - p < 12:
+            return tfr.TruncatedRecordError, p
+        length, length_crc = struct.unpack_from("<QI", blob, p)
+        if length_crc != masked_crc_by_the_spec(blob[p : p + 8]):
+            return tfr.CorruptRecordError, p
+        if p + 16 + length > len(blob):
+            return tfr.TruncatedRecordError, p
+        data = blob[p + 12 : p + 12 + length]
+        if struct.unpack_from("<I", blob, p + 12 + length)[0] != masked_crc_by_the_spec(data):
+            return tfr.CorruptRecordError, p
+        p += 16 + length
+    return None
+
+
+@given(st.lists(st.binary(max_size=40), min_size=32, max_size=100), st.data())
+def test_scan_of_many_records_reports_the_first_damage(records, data):
+    # From 32 records on, scan checks them together (all payload CRCs in one crc32c call, for
+    # records under a KiB): damaged bytes anywhere, one or two, and a cut tail are found where
+    # a record-by-record walk finds them.
+    padding = bytes(data.draw(st.sampled_from([0, 1100])))
+    records = [r + padding for r in records]
+    blob = bytearray(b"".join(framing.frame(r) for r in records))
+    for _ in range(data.draw(st.integers(0, 2))):
+        blob[data.draw(st.integers(0, len(blob) - 1))] ^= data.draw(st.integers(1, 255))
+    blob = blob[: data.draw(st.integers(len(blob) // 2, len(blob)))]
+    expected = first_damage_by_the_spec(bytes(blob))
+    if expected is None:
+        starts, lengths, end = framing.scan(blob, final=True)
+        assert [bytes(blob[s : s + n]) for s, n in zip(starts, lengths, strict=True)] == records[: len(starts)]
+        assert end == len(blob)
+        return
+    kind, offset = expected
+    with pytest.raises(kind) as info:
+        framing.scan(blob, final=True, origin=7, path="many.tfrecord")
+    assert (type(info.value), info.value.offset, info.value.path) == (kind, 7 + offset, "many.tfrecord")

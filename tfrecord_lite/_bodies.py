@@ -1,7 +1,7 @@
 # The body of one ranged GET, received piece by piece into a list, so that a read broken
 # mid-body can ask again for exactly the bytes it still lacks (_remote.RemoteObject).
 # fsspec only returns a range whole (cat_file), and s3fs even retries a broken body from
-# its start, so the two stores the issue names get a chunked GET of their own, on the
+# its start, so the stores the issue names get a chunked GET of their own, on the
 # filesystem's own client and event loop:
 #
 #   - S3 (s3fs): botocore's get_object with a Range, its streaming Body read in chunks;

@@ -351,7 +351,10 @@ class _Layout:
         for pos, piece in self.pieces:
             if not startswith(piece, pos):
                 return False
-        return all(buf[e - 1] < 128 for e in self.int_ends)
+        for end in self.int_ends:  # noqa: SIM110  # a loop, not all(genexpr): this runs once per record
+            if buf[end - 1] >= 128:
+                return False
+        return True
 
     def skeleton(self) -> tuple[np.ndarray, np.ndarray]:
         """(offsets, bytes) of the skeleton as arrays, for comparing many records at once."""

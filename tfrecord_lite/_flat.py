@@ -26,13 +26,11 @@ from ._columnar import (
     Assembly,
     Match,
     Spans,
-    _decode_varint_runs,
     _field,
     _Found,
     _join,
     _map_entries,
     _merge,
-    _one_varint_each,
     _Plan,
     _plan,
     _ragged_gather,
@@ -55,6 +53,7 @@ from ._spec import (
     VarLenFeature,
 )
 from ._validate import batch_specs, feature_specs
+from ._varint_batch import decode_varint_runs, one_varint_each
 
 __all__ = ["Binary", "Flat", "Nested", "decode_flat", "decode_sequence_flat"]
 
@@ -399,7 +398,7 @@ def _row_column(buf: np.ndarray, view: memoryview, spans: _RowSpans, kind: int) 
     lengths = spans.ends - spans.starts
     counts = spans.counts
     if kind == INT64 and spans.one_each:  # a packed run a row: of one varint (a label, an id)?
-        single = _one_varint_each(buf, spans.starts, lengths)
+        single = one_varint_each(buf, spans.starts, lengths)
         if single is not None:
             return Flat(single, _offsets(counts), spans.valid)
     data = _ragged_gather(buf, view, spans.starts, spans.ends)
@@ -408,7 +407,7 @@ def _row_column(buf: np.ndarray, view: memoryview, spans: _RowSpans, kind: int) 
     if kind == FLOAT:  # one packed run per row that has values (canonical layouts)
         values, run_counts = data.view("<f4").astype(np.float32, copy=False), lengths // 4
     else:
-        values, run_counts, bad = _decode_varint_runs(data, lengths)
+        values, run_counts, bad = decode_varint_runs(data, lengths)
         if bad.any():
             return None
     counts[counts > 0] = run_counts

@@ -7,8 +7,17 @@
 # a whole memory map) and says where the first incomplete one starts. Lengths
 # read from the data are checked against what the buffer holds before anything
 # is sliced, so a corrupt length never allocates.
+#
+# For small records the per-record Python work is the cost, so `scan` first walks
+# the length fields alone (one struct call and one append a record), then checks
+# what it walked: a few records one by one, many together with numpy (the length
+# CRCs from tables; the payload CRCs of records under a KiB with one crc32c call
+# over the buffer, see _payloads_match, of larger ones a call each and the footers
+# compared at once); a mismatch is then looked up record by record, so the error
+# names the first bad record exactly as a one-at-a-time walk would.
 from __future__ import annotations
 
+import itertools
 import struct
 from collections.abc import Sequence
 from typing import Any
@@ -83,47 +92,145 @@ def scan(
     """
     mv = memoryview(buf)
     end = mv.nbytes
+    heads, p = _walk(mv, pos, end, max_records)
+    if p > end:  # the last record runs past the buffer (or its length field is damaged)
+        p = heads.pop()
+    check = _check_many if len(heads) >= _MANY else _check_few
+    starts, lengths, valid, bad = check(mv, heads, p, verify)
+    if bad >= 0:  # a damaged payload before any damaged header comes first
+        raise CorruptRecordError(_BAD_DATA, path=path, offset=origin + heads[bad])
+    if valid < len(heads):
+        raise CorruptRecordError(_BAD_HEADER, path=path, offset=origin + heads[valid])
+    if len(heads) != max_records:
+        _check_tail(mv, p, end, final, origin, path)
+    return starts, lengths, p
+
+
+_MANY = 32  # records in a buffer from which numpy checks them together
+_SMALL_RECORD = 1024  # average bytes a record below which the payload CRCs are checked in one call
+_BAD_HEADER = "corrupted record: the length CRC does not match"
+_BAD_DATA = "corrupted record: the data CRC does not match"
+Checked = tuple[list[int], list[int], int, int]  # starts, lengths, valid headers, first bad payload (-1: none)
+
+
+def _walk(mv: memoryview, p: int, end: int, max_records: int | None) -> tuple[list[int], int]:
+    """The offsets of the record headers from p on, following the length fields (not yet
+    checked), and where the walk stopped: past `end` when the last record does not fit."""
+    heads: list[int] = []
+    add = heads.append
+    size = _U64.unpack_from
+    last = end - OVERHEAD  # the last offset where a whole (empty) record fits
+    for _ in itertools.repeat(None, (last - p) // OVERHEAD + 1 if max_records is None else max_records):
+        if p > last:
+            break
+        add(p)
+        p += size(mv, p)[0] + OVERHEAD  # the loop runs once per record: local names only
+    return heads, p
+
+
+def _check_few(mv: memoryview, heads: list[int], p: int, verify: bool) -> Checked:
+    """The records at `heads` (the next one at p): their starts and lengths, how many headers
+    are valid before the first damaged one, and the first bad payload among those; one at a time,
+    in one loop (the first damaged record is the one reported)."""
     starts: list[int] = []
     lengths: list[int] = []
-    crcs: list[int] = []  # payload CRCs, checked against the footers after the walk, in one go
     header = _HEADER.unpack_from
-    crc = _crc32c
+    footer = _U32.unpack_from
     known = _VALID_HEADERS.get
-    add_start, add_length, add_crc = starts.append, lengths.append, crcs.append
-    left = -1 if max_records is None else max_records  # records still wanted (-1: no limit)
-    p = pos
-    try:
-        while p + 12 <= end and left:  # the loop runs once per record: literals, local names
-            length, want = header(mv, p)
-            if known(length) != want:
-                _check_header(mv, p, length, want, origin, path)
-            stop = p + 12 + length
-            if stop + 4 > end:
-                if final:
-                    raise TruncatedRecordError(
-                        f"truncated record: its header announces {length} bytes of data, but only "
-                        f"{end - p - HEADER_SIZE} of the {length + FOOTER_SIZE} bytes of data and CRC are there",
-                        path=path,
-                        offset=origin + p,
-                    )
-                break
-            if verify:
-                add_crc(crc(mv[p + 12 : stop]))
-            add_start(p + 12)
-            add_length(length)
-            left -= 1
-            p = stop + 4
-        if final and p < end and left:
-            raise TruncatedRecordError(
-                f"truncated record: the data ends {end - p} bytes into a 12-byte record header",
-                path=path,
-                offset=origin + p,
-            )
-    except (CorruptRecordError, TruncatedRecordError):
-        _check_payloads(mv, starts, lengths, crcs, origin, path)  # an earlier damaged record comes first
-        raise
-    _check_payloads(mv, starts, lengths, crcs, origin, path)
-    return starts, lengths, p
+    crc = _crc32c
+    for k, head in enumerate(heads):
+        length, want = header(mv, head)
+        if known(length) != want and not _header_crc_matches(mv, head, length, want):
+            return starts, lengths, k, -1
+        start = head + HEADER_SIZE
+        stop = start + length
+        if verify:
+            c = crc(mv[start:stop])
+            if (((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF != footer(mv, stop)[0]:
+                return starts, lengths, len(heads), k
+        starts.append(start)
+        lengths.append(length)
+    return starts, lengths, len(heads), -1
+
+
+def _check_many(mv: memoryview, heads: list[int], p: int, verify: bool) -> Checked:
+    """_check_few for many records, checked together with numpy: the length CRCs from tables,
+    the payload CRCs with one crc32c call over the buffer (_payloads_match)."""
+    import numpy as np
+
+    from ._resync import masked_length_crcs
+
+    at = np.array(heads, dtype=np.int64)
+    lengths = np.empty_like(at)
+    np.subtract(at[1:], at[:-1], out=lengths[:-1])
+    lengths[-1] = p - heads[-1]
+    lengths -= OVERHEAD
+    wants = np.ndarray((mv.nbytes - 11,), "<u4", mv, 8, (1,))[at]  # fancy indexing: take() copies the view first
+    damaged = np.flatnonzero(masked_length_crcs(lengths) != wants)
+    valid = int(damaged[0]) if damaged.size else len(heads)
+    starts = (at + HEADER_SIZE).tolist()
+    sizes = lengths.tolist()
+    bad = -1
+    if verify and valid:
+        # records of a KiB and more: copying them would cost more than a crc32c call each saves
+        small = p - heads[0] < _SMALL_RECORD * len(heads)
+        check = _payloads_match if small else _payloads_match_each
+        if not check(mv, at[:valid], lengths[:valid]):
+            bad = _check_few(mv, heads[:valid], p, verify)[3]  # which one: record by record
+    return starts, sizes, valid, bad
+
+
+def _payloads_match(mv: memoryview, heads: Any, lengths: Any) -> bool:
+    """Whether every record at `heads` (a contiguous run, numpy arrays) has the masked CRC of its
+    payload in its footer, checked with one crc32c call over a copy of the run.
+
+    For a payload P and its plain CRC C (4 bytes, little-endian), CRC32C(P + C) is a constant,
+    so in terms of the CRC without initial value and final XOR, which is linear over XOR:
+    rawcrc(P' + C) = RESIDUE' with P' = P whose first 4 bytes are inverted (that is what the
+    initial value does). In the copy, each header is zeroed, each footer unmasked to C and
+    inverted (subtracting the zero-payload record with footer ~0, whose raw CRC is RESIDUE'
+    too), and each record's first 4 bytes are inverted: the raw CRC of the copy is the XOR of
+    each record's difference from a good one, shifted by where it lies. It is zero when every
+    record is good. One damaged record always makes it nonzero (the shift is invertible modulo
+    the polynomial); several could cancel with a chance of 2**-32, one that a damaged record
+    has of matching its own CRC too. A mismatch is then found record by record."""
+    import numpy as np
+
+    first = int(heads[0])
+    run = bytearray(mv[first : int(heads[-1] + lengths[-1]) + OVERHEAD])
+    copy = np.frombuffer(run, np.uint8)
+    words = np.ndarray((copy.size - 3,), "<u4", copy, 0, (1,))  # a little-endian uint32 at every offset
+    at = heads - first
+    np.ndarray((copy.size - 7,), "<u8", copy, 0, (1,))[at] = 0  # the length fields
+    words[at + 8] = 0  # and their CRCs
+    footers = at + HEADER_SIZE + lengths
+    masked = words[footers] - np.uint32(_MASK_DELTA)
+    words[footers] = ~((masked << np.uint32(15)) | (masked >> np.uint32(17)))
+    at += HEADER_SIZE
+    words[at] = ~words[at]
+    words[0] = ~words[0]  # CRC32C of the copy is then rawcrc ^ 0xFFFFFFFF
+    return bool(_crc32c(run) == 0xFFFFFFFF)
+
+
+def _payloads_match_each(mv: memoryview, heads: Any, lengths: Any) -> bool:
+    """_payloads_match, one crc32c call a record, the footers compared together."""
+    import numpy as np
+
+    crc = _crc32c
+    starts = (heads + HEADER_SIZE).tolist()
+    plain = np.array([crc(mv[s : s + n]) for s, n in zip(starts, lengths.tolist(), strict=True)], np.uint32)
+    footers = np.ndarray((mv.nbytes - 3,), "<u4", mv, 0, (1,))[heads + HEADER_SIZE + lengths]
+    masked = ((plain >> np.uint32(15)) | (plain << np.uint32(17))) + np.uint32(_MASK_DELTA)
+    return bool((masked == footers).all())
+
+
+def _header_crc_matches(mv: memoryview, p: int, length: int, want: int) -> bool:
+    """Whether `want` is the masked CRC of the length field at p (then remembered for this length)."""
+    if masked_crc(mv[p : p + 8]) != want:
+        return False
+    if len(_VALID_HEADERS) < 4096:
+        _VALID_HEADERS[length] = want
+    return True
 
 
 # length -> masked CRC of its 8 bytes, for lengths met in valid headers: a header whose
@@ -131,43 +238,26 @@ def scan(
 _VALID_HEADERS: dict[int, int] = {}
 
 
-def _check_header(mv: memoryview, p: int, length: int, want: int, origin: int, path: PathName) -> None:
-    """Raise CorruptRecordError unless `want` is the masked CRC of the length field at p
-    (then remember it for this length)."""
-    c = _crc32c(mv[p : p + 8])
-    if ((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF) != want:
-        raise CorruptRecordError("corrupted record: the length CRC does not match", path=path, offset=origin + p)
-    if len(_VALID_HEADERS) < 4096:
-        _VALID_HEADERS[length] = want
-
-
-def _check_payloads(
-    mv: memoryview, starts: list[int], lengths: list[int], crcs: list[int], origin: int, path: PathName
-) -> None:
-    """Raise CorruptRecordError for the first record whose footer does not hold the masked
-    CRC of its payload (crcs[k] is the plain CRC of record k; no check when crcs is empty)."""
-    if not crcs:
-        return
-    if len(crcs) < 32:
-        footer = _U32.unpack_from
-        for k, c in enumerate(crcs):
-            if ((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF) != footer(mv, starts[k] + lengths[k])[0]:
-                break
-        else:
-            return
-    else:
-        import numpy as np
-
-        stops = np.array(starts, dtype=np.int64) + np.array(lengths, dtype=np.int64)
-        footers = np.frombuffer(mv, dtype=np.uint8)[stops[:, None] + np.arange(4)].view("<u4").ravel()
-        plain = np.array(crcs, dtype=np.uint32)
-        bad = np.flatnonzero(((plain >> np.uint32(15)) | (plain << np.uint32(17))) + np.uint32(_MASK_DELTA) != footers)
-        if not bad.size:
-            return
-        k = int(bad[0])
-    raise CorruptRecordError(
-        "corrupted record: the data CRC does not match", path=path, offset=origin + starts[k] - HEADER_SIZE
-    )
+def _check_tail(mv: memoryview, p: int, end: int, final: bool, origin: int, path: PathName) -> None:
+    """Raise for the incomplete data at p, the buffer's end: a damaged header, or with `final`
+    a truncated record; nothing when more data may complete it."""
+    if p + HEADER_SIZE <= end:
+        length, want = _HEADER.unpack_from(mv, p)
+        if not _header_crc_matches(mv, p, length, want):
+            raise CorruptRecordError(_BAD_HEADER, path=path, offset=origin + p)
+        if final:
+            raise TruncatedRecordError(
+                f"truncated record: its header announces {length} bytes of data, but only "
+                f"{end - p - HEADER_SIZE} of the {length + FOOTER_SIZE} bytes of data and CRC are there",
+                path=path,
+                offset=origin + p,
+            )
+    elif final and p < end:
+        raise TruncatedRecordError(
+            f"truncated record: the data ends {end - p} bytes into a 12-byte record header",
+            path=path,
+            offset=origin + p,
+        )
 
 
 def frame_many(records: Sequence[bytes]) -> bytes:

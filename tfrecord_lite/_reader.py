@@ -527,10 +527,12 @@ class RecordIterator(Iterator[bytes]):
     def _iter_records(self) -> Generator[bytes, None, None]:
         try:
             for view, starts, lengths in self._chunks():
-                if len(starts) > 64:  # many small records: slicing bytes is cheaper than slicing views
-                    chunk = view[: starts[-1] + lengths[-1]].tobytes()
-                    for s, n in zip(starts, lengths, strict=False):
-                        yield chunk[s : s + n]
+                size = starts[-1] + lengths[-1]
+                if len(starts) > 64 and size < 1024 * len(starts):  # many small records: slicing
+                    chunk = view[:size].tobytes()  # bytes is cheaper than slicing views
+                    records = [chunk[s : s + n] for s, n in zip(starts, lengths, strict=False)]
+                    del chunk  # freed before the next chunk's copy, which then reuses its pages
+                    yield from records
                 else:
                     for s, n in zip(starts, lengths, strict=False):
                         yield view[s : s + n].tobytes()

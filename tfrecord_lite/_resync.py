@@ -59,19 +59,24 @@ def _check_block(data: _Buffer, start: int, stop: int, end: int | None) -> int:
     at = np.flatnonzero(possible)
     if not at.size:
         return -1
-    low, mid, high = _tables()
-    # one gather through an overlapping view; as int64 (the lengths are below 2**40), the
-    # table indices need no conversion to intp inside take(): 2x faster than as uint64
+    # one gather through an overlapping view, as int64 (the lengths are below 2**40)
     lengths = np.ndarray((n,), "<i8", data, start, (1,)).take(at)
-    rotated = low.take(lengths & 0xFFFF)
-    rotated ^= mid.take((lengths >> 16) & 0xFFFF)
-    rotated ^= high.take(lengths >> 32)
-    rotated += np.uint32(_MASK_DELTA)
-    hits = at[rotated == np.ndarray((n,), "<u4", data, start + 8, (1,)).take(at)]
+    hits = at[masked_length_crcs(lengths) == np.ndarray((n,), "<u4", data, start + 8, (1,)).take(at)]
     for hit in (start + int(h) for h in hits):
         if end is None or hit + OVERHEAD + int.from_bytes(data[hit : hit + 8], "little") <= end:
             return hit
     return -1
+
+
+def masked_length_crcs(lengths: np.ndarray) -> np.ndarray:
+    """The masked CRCs of record lengths below 2**40, as their headers hold them. As int64, the
+    table indices need no conversion to intp inside take(): 2x faster than as uint64."""
+    low, mid, high = _tables()
+    rotated: np.ndarray = low.take(lengths & 0xFFFF)
+    rotated ^= mid.take((lengths >> 16) & 0xFFFF)
+    rotated ^= high.take(lengths >> 32)
+    rotated += np.uint32(_MASK_DELTA)
+    return rotated
 
 
 def _drop_too_long(possible: np.ndarray, zero: np.ndarray, block: np.ndarray, n: int, room: int) -> None:
