@@ -157,13 +157,15 @@ def _ragged_gather(
     if total == 0:
         return np.empty(0, dtype=np.uint8)
     width = int(lengths.max())
-    if width * len(starts) <= 2 * total and int(starts.max()) + width <= len(buf):
-        # lengths alike (most often equal): rows of `width` bytes, each copied whole (one item of a
+    equal = total == width * len(starts)
+    long = total > 64 * len(starts)
+    if (equal or not long) and width * len(starts) <= 2 * total and int(starts.max()) + width <= len(buf):
+        # lengths equal, or short and alike: rows of `width` bytes, each copied whole (one item of a
         # void dtype, not `width` one-byte items), then the bytes past each length dropped
         whole = np.ndarray((len(buf) - width + 1,), dtype=f"V{width}", buffer=buf, strides=(1,))
         rows: npt.NDArray[np.uint8] = whole[starts].view(np.uint8)
-        return rows if total == width * len(starts) else rows.reshape(-1, width)[np.arange(width) < lengths[:, None]]
-    if total > 64 * len(starts):  # long runs: copy slices (memcpy speed)
+        return rows if equal else rows.reshape(-1, width)[np.arange(width) < lengths[:, None]]
+    if long:  # long runs of unequal lengths: copy slices (memcpy speed; dropping bytes after costs more)
         out = bytearray().join(map(raw.__getitem__, map(slice, starts.tolist(), ends.tolist())))
         return np.frombuffer(out, dtype=np.uint8)
     return buf[_ranges(starts, lengths)]
