@@ -27,7 +27,7 @@ import threading
 import weakref
 import zlib
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ class ParallelInflater:
         _stop(self._closing, self._pool, self._spans)
         self._pieces.close()
 
-    def _output(self) -> Iterator[bytes]:
+    def _output(self) -> Generator[bytes, None, None]:
         crc = total = 0
         for _, want in self._segments:
             self._submit()

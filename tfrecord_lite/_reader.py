@@ -183,7 +183,7 @@ class DecodedStream:
         self._parallel: ParallelInflater | None = None
         self._readinto: Callable[[memoryview], int | None] | None = getattr(self._file, "readinto", None)
         if compression == "gzip" and parallel and self._owned and isinstance(source, (str, os.PathLike)):
-            self._parallel = parallel_inflater(self._file, os.fspath(source), head)  # type: ignore[arg-type]
+            self._parallel = parallel_inflater(self._file, os.fspath(source), head)
         if self._parallel is not None:  # a big GZIP file, more than one core: inflated by threads
             self._pending = b""
             self._read: Callable[[int], bytes] = self._parallel.read
