@@ -32,13 +32,17 @@ def small_segments(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(_parallel_inflate.ENV_VAR, "2")
 
 
-def one_stream(tmp_path: Path, data: bytes, name: str = "tf.tfrecord.gz") -> Path:
-    """`data` as TensorFlow's writer compresses it (level 6, memLevel 9, one member), with the
-    sidecar built by indexed_gzip."""
-    pytest.importorskip("indexed_gzip")
+def gzipped(data: bytes) -> bytes:
+    """`data` as TensorFlow's writer compresses it: level 6, memLevel 9, one member."""
     deflate = zlib.compressobj(6, zlib.DEFLATED, 31, 9)
+    return deflate.compress(data) + deflate.flush()
+
+
+def one_stream(tmp_path: Path, data: bytes, name: str = "tf.tfrecord.gz") -> Path:
+    """`data` gzipped as TensorFlow does it, with the sidecar built by indexed_gzip."""
+    pytest.importorskip("indexed_gzip")
     path = tmp_path / name
-    path.write_bytes(deflate.compress(data) + deflate.flush())
+    path.write_bytes(gzipped(data))
     _gzip_index.write_gzip_index(str(path), f"{path}.tfrlidx", spacing=SEGMENT // 2)
     return path
 
@@ -52,7 +56,7 @@ def inflating_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("tfrecord-lite-inflate")]
 
 
-def read_all(path: Path, threads: str, monkeypatch: pytest.MonkeyPatch) -> tuple[list[bytes], BaseException | None]:
+def read_all(path: Path, threads: str, monkeypatch: pytest.MonkeyPatch) -> tuple[list[bytes], tfr.TFRecordError | None]:
     monkeypatch.setenv(_parallel_inflate.ENV_VAR, threads)
     got: list[bytes] = []
     try:
@@ -114,7 +118,7 @@ def test_files_it_does_not_take_read_as_before(tmp_path: Path, monkeypatch: pyte
     data = frame_many(RECORDS)
     half = len(data) // 2
     members = tmp_path / "members.gz"
-    members.write_bytes(zlib.compress(data[:half], 6, 31) + zlib.compress(data[half:], 6, 31))
+    members.write_bytes(gzipped(data[:half]) + gzipped(data[half:]))
     tfr.write_index(members)
     zlib_file = tmp_path / "x.zz"
     with tfr.TFRecordWriter(zlib_file, "zlib", seek_every="64k") as writer:
@@ -123,7 +127,7 @@ def test_files_it_does_not_take_read_as_before(tmp_path: Path, monkeypatch: pyte
     stale = one_stream(tmp_path, data, "stale.gz")
     os.utime(stale, ns=(0, 0))
     unindexed = tmp_path / "none.gz"
-    unindexed.write_bytes(zlib.compress(data, 6, 31))
+    unindexed.write_bytes(gzipped(data))
     stored = one_stream(tmp_path, frame_many([RNG.bytes(50_000) for _ in range(60)]), "stored.gz")
     for path in (members, zlib_file, stale, unindexed, stored):
         assert not threaded(path), path
