@@ -43,8 +43,9 @@ _STEP = 1 << 18  # compressed bytes read and fed at a time
 
 
 def threads() -> int:
-    """How many threads inflate an indexed GZIP file: TFRECORD_LITE_INFLATE_THREADS, else the
-    cores this process may run on (at most MAX_THREADS). 1: the one-thread reader."""
+    """How many threads inflate an indexed GZIP file: TFRECORD_LITE_INFLATE_THREADS, else one per
+    core this process may run on (at most MAX_THREADS) while a core is idle (the 1-minute load
+    average below the cores less half a one), else 1: the one-thread reader."""
     value = os.environ.get(ENV_VAR)
     if value:
         if not value.isdigit() or int(value) < 1:
@@ -54,47 +55,50 @@ def threads() -> int:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not on Linux
         cores = os.cpu_count() or 1
-    return min(cores, MAX_THREADS)
+    return min(cores, MAX_THREADS) if os.getloadavg()[0] < cores - 0.5 else 1
 
 
 def parallel_inflater(raw: IO[bytes], path: str, head: bytes) -> ParallelInflater | None:
     """A ParallelInflater for the GZIP file `path` (open as `raw`, positioned after `head`, its
-    first bytes), or None when it is read by one thread: one core, no fresh sidecar with points
-    (or one too small to cut), a file of several members."""
-    workers = threads()
-    if workers < 2 or raw.tell() != len(head):
-        return None
-    from ._gzip_index import read_sidecar, reader, staleness
+    first bytes), or None when it is read by one thread: no idle core, no fresh sidecar with points
+    (or a file too small to cut), a file of several members, a file that barely compresses."""
+    from ._gzip_index import _Inflating, read_sidecar, staleness, window_points
     from ._sidecar import IndexFormatError, sidecar_path
 
     try:
+        fd = raw.fileno()
+        size = os.fstat(fd).st_size
+        if size < SEGMENT or raw.tell() != len(head) or not os.path.exists(sidecar_path(path)):
+            return None
+        isize = int.from_bytes(os.pread(fd, 4, size - 4), "little")
+        workers = threads()
+        if size > STORED * isize or workers < 2:  # (the length mod 2**32: checked again below)
+            return None
         index = read_sidecar(sidecar_path(path))
         if index.kind != "gzip" or index.needs_pass or staleness(index, path) is not None:
             return None
-        isize = os.pread(raw.fileno(), 4, index.file_size - 4)
     except (OSError, IndexFormatError):
         return None
-    if isize != (index.stream_size & 0xFFFFFFFF).to_bytes(4, "little"):
+    if isize != index.stream_size & 0xFFFFFFFF:
         return None  # several members: the last one's length is in the trailer
     if index.file_size > STORED * index.stream_size:
         return None  # stored blocks, mostly: inflating is a copy, cheaper than handing it over
-    segments = _segments(index)
+    points = window_points(index.blob) if index.blob else index.points
+    segments = _segments(points, index.stream_size)
     if len(segments) < 2 or segments[0][0].uout != 0:
         return None
-    return ParallelInflater(raw, reader(path, index), index, segments, workers)
+    return ParallelInflater(raw, _Inflating(path, "gzip", points), index, segments, workers)
 
 
-def _segments(index: GzipIndex) -> list[tuple[Point, int]]:
-    """(point, bytes of output from it) of segments that start at points at least SEGMENT apart."""
-    from ._gzip_index import window_points
-
-    points = window_points(index.blob) if index.blob else index.points
+def _segments(points: list[Point], end: int) -> list[tuple[Point, int]]:
+    """(point, bytes of output from it) of segments that start at points at least SEGMENT apart
+    (the last one at least SEGMENT / 2 before `end`, the stream's length)."""
     starts = [points[0]]
     for point in sorted(points[1:], key=lambda p: p.uout):
-        if point.uout - starts[-1].uout >= SEGMENT and index.stream_size - point.uout >= SEGMENT // 2:
+        if point.uout - starts[-1].uout >= SEGMENT and end - point.uout >= SEGMENT // 2:
             starts.append(point)
-    ends = [p.uout for p in starts[1:]] + [index.stream_size]
-    return [(p, end - p.uout) for p, end in zip(starts, ends, strict=True)]
+    ends = [p.uout for p in starts[1:]] + [end]
+    return [(p, stop - p.uout) for p, stop in zip(starts, ends, strict=True)]
 
 
 class ParallelInflater:
