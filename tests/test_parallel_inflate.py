@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import os
 import threading
+import warnings
 import zlib
 from pathlib import Path
 
@@ -162,3 +163,16 @@ def test_the_thread_count_setting(monkeypatch: pytest.MonkeyPatch) -> None:
         _parallel_inflate.threads()
     monkeypatch.delenv(_parallel_inflate.ENV_VAR)
     assert 1 <= _parallel_inflate.threads() <= min(len(os.sched_getaffinity(0)), _parallel_inflate.MAX_THREADS)
+
+
+def test_a_forked_child_reads_on_in_one_thread(tmp_path: Path) -> None:
+    path = one_stream(tmp_path, frame_many(RECORDS))
+    with tfr.iter_records(path) as records:
+        first = [next(records) for _ in range(10)]
+        with warnings.catch_warnings():  # Python 3.12+ warns of fork() in a process with threads
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:  # the child: the rest of the records, without the parent's threads
+            os._exit(0 if first + list(records) == RECORDS else 1)
+        assert os.waitpid(pid, 0)[1] == 0
+        assert first + list(records) == RECORDS

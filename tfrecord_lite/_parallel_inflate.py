@@ -19,7 +19,8 @@
 # A segment that fails or comes out short, or a trailer that does not match, hands
 # the rest to the one-thread _Inflater, from the start of the file with what was
 # already handed out dropped: errors, and the records read before them, are the
-# one-thread reader's. close() (and dropping the object) stops and joins the threads.
+# one-thread reader's; so does a child forked while a file was being read (the threads
+# stay in the parent). close() (and dropping the object) stops and joins the threads.
 from __future__ import annotations
 
 import os
@@ -119,6 +120,7 @@ class ParallelInflater:
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="tfrecord-lite-inflate")
         self._pending: deque[Future[list[bytes]]] = deque()
         self._submitted = 0
+        self._pid = os.getpid()
         self._pieces = self._output()
         self._view = memoryview(b"")
         weakref.finalize(self, _stop, self._closing, self._pool, spans)
@@ -150,6 +152,9 @@ class ParallelInflater:
     def _output(self) -> Generator[bytes, None, None]:
         crc = total = 0
         for _, want in self._segments:
+            if os.getpid() != self._pid:  # a forked child: the threads stayed in the parent
+                yield from self._fallback(total)
+                return
             self._submit()
             pieces = self._pending.popleft().result()
             if sum(map(len, pieces)) != want:
