@@ -8,7 +8,8 @@
 # compared taking turns within each round (benchmarks/_rounds.py; a ratio's spread is that of
 # single rounds):
 #   - streaming: the small workload in 64 shards, every record through iter_records, from local
-#     disk and from s3:// with prefetch; records/s and the ratio remote / local (target >= 0.7).
+#     disk and from s3:// with prefetch; records/s and the ratio remote / local (target >= 0.7);
+#     the same with the bodies received on fsspec's event loop instead (_direct.py switched off);
 #     Beside it, the floors the server sets: s3fs fetching the same 64 objects all at once (one
 #     gather, no decoding), and our own client fetching them with the streaming's 16 threads and
 #     decoding nothing; if that alone is slower than the local read ÷ 0.7, the server bounds us.
@@ -50,7 +51,7 @@ from _rounds import compare, spread, timed, turns
 
 import tfrecord_lite as tfr
 from tests._servers import RangeServer, S3Server
-from tfrecord_lite import _prefetch, _remote
+from tfrecord_lite import _direct, _prefetch, _remote
 
 SHARDS = 64
 BATCH = 256
@@ -188,6 +189,16 @@ def _stream(urls: list[str], prefetch: int, options: Any) -> int:
     return n
 
 
+def _stream_via_fsspec(urls: list[str], prefetch: int, options: Any) -> int:
+    """_stream with every body received on fsspec's event loop (aiohttp), as before _direct.py."""
+    saved = _direct.target
+    _direct.target = lambda fs: None  # type: ignore[assignment]
+    try:
+        return _stream(urls, prefetch, options)
+    finally:
+        _direct.target = saved  # type: ignore[assignment]
+
+
 def peak_memory(fn: Callable[[], Any]) -> int:
     tracemalloc.start()
     try:
@@ -253,11 +264,12 @@ def main() -> None:
         systems: dict[str, Callable[[], Any]] = {
             "local": lambda: count_all(local),
             "remote": lambda: _stream(urls, args.prefetch, options),
+            "fsspec": lambda: _stream_via_fsspec(urls, args.prefetch, options),
             "bare": lambda: bare_fetch(fs, urls) if fs is not None else 0,
             "fetch": lambda: fetch_only(urls, args.prefetch, options),
             "serial": lambda: _stream(urls, 0, options),
         }
-        for name in ("local", "remote", "fetch"):  # warm-up: imports, connections, page cache
+        for name in ("local", "remote", "fsspec", "fetch"):  # warm-up: imports, connections, page cache
             systems[name]()
         times: dict[str, list[float]] = {name: [] for name in systems}
         cpu: dict[str, list[float]] = {name: [] for name in systems}
@@ -272,7 +284,7 @@ def main() -> None:
             times[name].append(spent)
             if name == "remote":
                 server_cpu.append(server.cpu_seconds() - server_before)
-            if name in ("local", "remote"):
+            if name in ("local", "remote", "fsspec"):
                 counts.add(got)
         assert counts == {len(rows)}
         local_times, remote_times = times["local"], times["remote"]
@@ -295,6 +307,9 @@ def main() -> None:
             "remote_records_per_s": n / statistics.median(remote_times),
             "ratio": ratio["median"],
             "ratio_spread": [ratio["low"], ratio["high"]],
+            "remote_via_fsspec_s": spread(times["fsspec"]),
+            "remote_via_fsspec_cpu_s": spread(cpu["fsspec"]),
+            "ratio_via_fsspec": compare(times["fsspec"], local_times),
         }
 
         if args.streaming_only:
@@ -395,6 +410,12 @@ def report_streaming(r: dict[str, Any]) -> None:
             f"({b['low']:.3f}..{b['high']:.3f}); local read {s['local_s']['median']:.3f} s, "
             f"ours {s['remote_s']['median']:.3f} s"
         )
+    v = s["ratio_via_fsspec"]
+    print(
+        f"  the same bodies received on fsspec's event loop (aiohttp): ratio {v['median']:.2f} "
+        f"({v['low']:.2f}..{v['high']:.2f}), {s['remote_via_fsspec_s']['median']:.3f} s, "
+        f"CPU {s['remote_via_fsspec_cpu_s']['median']:.3f} s"
+    )
     f, lc, rc, sc = s["fetch_only_s"], s["local_cpu_s"], s["remote_cpu_s"], s["server_cpu_per_stream_s"]
     print(
         f"  our client fetching the 64 first blocks, nothing decoded: {f['median']:.3f} s "
