@@ -641,16 +641,29 @@ class Match(NamedTuple):
     layout: Any  # _codec._Layout
 
 
-def match_layouts(
-    buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: np.ndarray, least: int = 4
-) -> list[Match]:
-    """Group the records that share a canonical layout with at least `least` - 1 others of
-    the same length.
+def match_layouts(buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: np.ndarray) -> list[Match]:
+    """Group the records that share a canonical layout.
 
     Records of one dataset mostly share their skeleton (the bytes outside the values):
     one record of each length is parsed (_codec._Layout), the others of that length are
-    compared with it in one numpy operation.
+    compared with it in one numpy operation. Lengths of fewer than 4 records are left to
+    the lockstep parser, unless few records are left (at most a 16th of the batch, as when
+    a few varints are longer): then those are matched one length at a time too, which
+    costs less than the lockstep parser's pass.
     """
+    matches = _match_lengths(buf, view, starts, ends, least=4)
+    handled = np.zeros(len(starts), dtype=bool)
+    for match in matches:
+        handled[match.rows] = True
+    rest = np.flatnonzero(~handled)
+    if 0 < len(rest) <= len(starts) // 16:
+        more = _match_lengths(buf, view, starts[rest], ends[rest], least=1)
+        matches += [Match(rest[m.rows], m.base, m.layout) for m in more]
+    return matches
+
+
+def _match_lengths(buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: np.ndarray, least: int) -> list[Match]:
+    """match_layouts for the lengths of at least `least` records."""
     matches = []
     lengths, group_of, sizes = np.unique(ends - starts, return_inverse=True, return_counts=True)
     for g in np.flatnonzero(sizes >= least).tolist():

@@ -310,7 +310,7 @@ def decode_flat(
     if features is not None:
         features = batch_specs(features)
         return decode_buffer(*spans[:3], _plan(features), features, spans.record, _SPEC)[0]
-    matches = _layouts(spans)
+    matches = match_layouts(np.frombuffer(spans.view, dtype=np.uint8), *spans[:3])
     kinds = batch_kinds(spans, matches, wanted)
     if sum(len(m.rows) for m in matches) == len(spans.starts):
         by_rows = _by_rows(spans, matches, kinds)
@@ -319,21 +319,6 @@ def decode_flat(
     specs: dict[str, FeatureSpec] = {key: _VAR_LEN[k] for key, k in kinds.items() if k}
     found = decode_buffer(*spans[:3], _plan(specs), specs, spans.record, _PRESENT, matches)[0] if specs else {}
     return {key: found.get(key) for key in kinds}
-
-
-def _layouts(spans: Spans) -> list[Match]:
-    """match_layouts, and when few records are left (lengths too rare to be grouped), their
-    layouts too, one by one: then the whole batch can go _by_rows."""
-    buf = np.frombuffer(spans.view, dtype=np.uint8)
-    matches = match_layouts(buf, *spans[:3])
-    handled = np.zeros(len(spans.starts), dtype=bool)
-    for match in matches:
-        handled[match.rows] = True
-    rest = np.flatnonzero(~handled)
-    if 0 < len(rest) <= len(handled) // 16:
-        more = match_layouts(buf, spans.view, spans.starts[rest], spans.ends[rest], least=1)
-        matches += [Match(rest[m.rows], m.base, m.layout) for m in more]
-    return matches
 
 
 _VAR_LEN = {kind: VarLenFeature(dtype) for kind, dtype in KIND_DTYPE.items()}
