@@ -78,11 +78,11 @@ def rounds(fns: dict[str, Callable[[], Any]], n: int) -> tuple[dict[str, list[fl
 
 def _decoders(decoder: Any, batches: list[list[bytes]], spec: dict[str, Any]) -> dict[str, Callable[[], Any]]:
     from tfrecord_lite import arrow
-    from tfrecord_lite._flat import decode_flat, spans_of
+    from tfrecord_lite._flat import decode_records_flat
     from tfrecord_lite._validate import feature_specs
 
     specs = feature_specs(spec)
-    flats = [decode_flat(spans_of(b), specs) for b in batches]  # what the assembly starts from
+    flats = [decode_records_flat(b, specs) for b in batches]  # what the assembly starts from
     return {
         "tfx_bsl": lambda: [decoder.DecodeBatch(b) for b in batches],
         "lite": lambda: [arrow.decode_arrow(b) for b in batches],

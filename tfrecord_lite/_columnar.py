@@ -322,15 +322,6 @@ class _Plan(NamedTuple):
     size: int  # values per row (FixedLen) or per step (FixedLenSequence)
 
 
-def _empty_value(spec: FeatureSpec, n: int) -> Any:
-    if isinstance(spec, VarLenFeature):
-        if spec.dtype == "bytes":
-            return [[] for _ in range(n)]
-        return Ragged(np.empty(0, dtype=spec.dtype), np.zeros(n + 1, dtype=np.int64))
-    shape = (n,) + ((0,) if isinstance(spec, FixedLenSequenceFeature) else ()) + spec.shape
-    return np.empty(shape, dtype=object if spec.dtype == "bytes" else spec.dtype)
-
-
 def _as_array(values: list[Any] | npt.NDArray[Any]) -> npt.NDArray[Any]:
     """An ndarray of the values; a list of bytes becomes an object array (never a bytes_ array)."""
     if isinstance(values, list):
@@ -476,23 +467,31 @@ def decode_examples(records: Sequence[Any], features: SpecDict) -> dict[str, Any
     return _decode(records if isinstance(records, (list, tuple)) else list(records), batch_specs(features))[0]
 
 
-def _decode(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> tuple[dict[str, Any], list[int]]:
-    """decode_examples, plus the indices of the records that took the single-record path."""
+def _decode(
+    records: Sequence[Any], features: Mapping[str, FeatureSpec], assembly: Assembly | None = None
+) -> tuple[dict[str, Any], list[int]]:
+    """decode_examples (another `assembly`: its last step, e.g. decode_arrow's flat columns),
+    plus the indices of the records that took the single-record path."""
+    assembly = assembly or _NUMPY
     plans = _plan(features)
     if not records:
-        return {p.key: _empty_value(p.spec, 0) for p in plans}, []
-    if _mostly_bytes_values(records, plans):
+        return {p.key: assembly.assemble(p, 0, [], {}, memoryview(b"")) for p in plans}, []
+    if not assembly.spans and _mostly_bytes_values(records, plans):
         rows = list(range(len(records)))
-        slow = _single(records.__getitem__, rows, features, _NUMPY)
-        return {p.key: _assemble(p, len(rows), [], {i: d.get(p.key) for i, d in slow.items()}) for p in plans}, rows
+        slow = _single(records.__getitem__, rows, features, assembly)
+        empty = memoryview(b"")
+        return {
+            p.key: assembly.assemble(p, len(rows), [], {i: d.get(p.key) for i, d in slow.items()}, empty) for p in plans
+        }, rows
     raw, ends = _join(records, scratch=True)
-    return _decode_buffer(raw, ends - np.diff(ends, prepend=0), ends, plans, features, records.__getitem__)
+    return _decode_buffer(raw, ends - np.diff(ends, prepend=0), ends, plans, features, records.__getitem__, assembly)
 
 
 def _mostly_bytes_values(records: Sequence[Any], plans: list[_Plan]) -> bool:
     """Whether the first record is large and mostly the values of bytes features (images): such
     records are decoded one by one, each value copied once out of its record, rather than joined
-    first, which would copy every value once more, the bytes for nothing."""
+    first, which would copy every value once more, the bytes for nothing. (An assembly that takes
+    the values' spans copies them once out of the joined records: joining costs it nothing more.)"""
     first = records[0]
     if type(first) is not bytes or len(first) < _LARGE_RECORD:
         return False

@@ -26,6 +26,7 @@ from ._columnar import (
     Assembly,
     Match,
     Spans,
+    _decode,
     _field,
     _Found,
     _join,
@@ -55,7 +56,7 @@ from ._spec import (
 from ._validate import batch_specs, feature_specs
 from ._varint_batch import decode_varint_runs, one_varint_each
 
-__all__ = ["Binary", "Flat", "Nested", "decode_flat", "decode_sequence_flat"]
+__all__ = ["Binary", "Flat", "Nested", "decode_flat", "decode_records_flat", "decode_sequence_flat"]
 
 
 class Binary(NamedTuple):
@@ -297,6 +298,13 @@ def spans_of(records: Sequence[Any]) -> Spans:
     decode_flat returns refers to the buffer."""
     raw, ends = _join(records, scratch=True)
     return Spans(memoryview(raw), ends - np.diff(ends, prepend=0), ends, records.__getitem__)
+
+
+def decode_records_flat(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> dict[str, Flat]:
+    """A list of serialized Examples decoded per the spec as flat columns, by decode_examples'
+    own path (_columnar._decode), the last step keeping the values flat."""
+    flats: dict[str, Flat] = _decode(records, batch_specs(features), _SPEC)[0]
+    return flats
 
 
 def decode_flat(

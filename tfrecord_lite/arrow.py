@@ -17,7 +17,7 @@ from ._codec import encode_example
 from ._columnar import record_spans
 from ._errors import FeatureError
 from ._files import is_file_object, normalize_compression
-from ._flat import Binary, Flat, Nested, decode_flat, decode_sequence_flat, spans_of
+from ._flat import Binary, Flat, Nested, decode_flat, decode_records_flat, decode_sequence_flat, spans_of
 from ._reader import sources_of
 from ._remote import open_publication
 from ._skipping import DamagePolicy, OnError
@@ -142,7 +142,8 @@ def decode_arrow(records: Sequence[Any], features: Mapping[str, Any] | None = No
     """
     records = records if isinstance(records, (list, tuple)) else list(records)
     specs = feature_specs(features)
-    return _record_batch(decode_flat(spans_of(records), specs), specs, len(records))
+    flats = decode_flat(spans_of(records), None) if specs is None else decode_records_flat(records, specs)
+    return _record_batch(flats, specs, len(records))
 
 
 def _nested_column(nested: Nested | Flat | None, spec: FeatureSpec | None, n: int) -> pa.Array:
