@@ -156,6 +156,8 @@ def _joined(values: list[bytes]) -> Binary:
 
 
 def _assemble_spec(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any], view: memoryview) -> Flat:
+    if len(parts) == 1 and len(parts[0].rows) == n and plan.spec.dtype != "bytes":
+        return Flat(parts[0].values, _offsets(parts[0].counts), None)  # every record has it: the values are the column
     values, lengths, _ = _gather(plan, n, list(parts), slow, view)
     return Flat(values, _offsets(lengths), None)
 

@@ -77,6 +77,9 @@ def _values(flat: Flat, dtype: str) -> pa.Array:
     if isinstance(values, Binary):  # Arrow's own layout: the buffers are taken as they are
         buffers = [None, pa.py_buffer(values.offsets), pa.py_buffer(values.data)]
         return pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(values), buffers)
+    if isinstance(values, np.ndarray):  # numbers: their buffer taken as it is, as pa.array would, by a shorter road
+        values = np.ascontiguousarray(values, dtype=dtype)
+        return pa.Array.from_buffers(_ARROW_DTYPE[dtype], len(values), [None, pa.py_buffer(values)])
     return pa.array(values, type=_ARROW_DTYPE[dtype])
 
 
