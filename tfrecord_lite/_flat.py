@@ -3,8 +3,9 @@
 #
 # Strategy: the batch decoder (_columnar) does all the parsing; this module gives it another
 # last step (an Assembly) that keeps the values flat, with per-row counts and presence,
-# instead of shaping numpy arrays. A batch decoded without a spec first learns its keys and
-# kinds: records that share a layout (_columnar.match_layouts) share its keys, the map
+# instead of shaping numpy arrays; with a spec, a list of records goes in by decode_examples'
+# own entry (_columnar._decode), so both decode alike. A batch decoded without a spec first
+# learns its keys and kinds: records that share a layout (_columnar.match_layouts) share its keys, the map
 # entries of the others are walked in lockstep (as _columnar parses) and their keys told
 # apart with one numpy unique over their bytes; only records the lockstep walk does not
 # accept are decoded one by one. Each key then decodes as a VarLenFeature of its kind, and
