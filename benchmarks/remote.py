@@ -2,15 +2,18 @@
 # fixed latency added to every request (tests/_servers.py; --latency, default 20 ms):
 #
 #   python benchmarks/remote.py [--quick] [--rounds N] [--latency S] [--prefetch N] [--store s3|http]
-#                               [--out FILE.json]
+#                               [--streaming-only] [--out FILE.json]
 #
 # Measures, each as the median (and spread: lowest..highest) of --rounds rounds, the systems
 # compared taking turns within each round (benchmarks/_rounds.py; a ratio's spread is that of
 # single rounds):
 #   - streaming: the small workload in 64 shards, every record through iter_records, from local
-#     disk and from s3:// with prefetch; records/s and the ratio remote / local (target >= 0.7).
-#     Beside it, the floor a bare client sets: s3fs fetching the same 64 objects all at once
-#     (one gather, no decoding): if that alone is slower than the local read, the server bounds us;
+#     disk and from s3:// with prefetch; records/s and the ratio remote / local (target >= 0.7);
+#     the same with the bodies received on fsspec's event loop instead (_direct.py switched off);
+#     Beside it, the floors the server sets: s3fs fetching the same 64 objects all at once (one
+#     gather, no decoding), and our own client fetching them with the streaming's 16 threads and
+#     decoding nothing; if that alone is slower than the local read ÷ 0.7, the server bounds us.
+#     And the CPU seconds the server process spends on one stream (it shares the 2 cores);
 #   - random access: 1,024 random records of one indexed object, fetched as f[[...]] in batches of
 #     256; the time of a batch over one round trip (a 1-byte ranged GET; target <= 4), and how many
 #     requests a batch made (never one per record). Beside it, the same ranges fetched by a bare
@@ -30,8 +33,10 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 import tracemalloc
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -46,7 +51,7 @@ from _rounds import compare, spread, timed, turns
 
 import tfrecord_lite as tfr
 from tests._servers import RangeServer, S3Server
-from tfrecord_lite import _prefetch, _remote
+from tfrecord_lite import _direct, _prefetch, _remote
 
 SHARDS = 64
 BATCH = 256
@@ -86,6 +91,15 @@ class Server:
         fs = s3fs.S3FileSystem(skip_instance_cache=True, **self.storage_options)
         fs.call_s3("create_bucket", Bucket="bench")
         return fs
+
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the server process has used so far (Linux; 0 elsewhere)."""
+        try:
+            with open(f"/proc/{self._proc.pid}/stat") as fh:
+                fields = fh.read().rpartition(")")[2].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def close(self) -> None:
         self._conn.send(None)
@@ -144,6 +158,14 @@ def bare_fetch(fs: Any, urls: list[str]) -> int:
     return sum(len(v) for v in fs.cat([u.split("://", 1)[1] for u in urls]).values())
 
 
+def fetch_only(urls: list[str], prefetch: int, options: Any) -> int:
+    """The other floor: our client fetching what streaming fetches (each object's first block),
+    `prefetch` requests at a time as streaming makes them, nothing decoded."""
+    objects = [_remote.RemoteObject(u, options) for u in urls]
+    with ThreadPoolExecutor(min(prefetch, _prefetch.MAX_THREADS) or 1) as pool:
+        return sum(map(len, pool.map(_remote.fetch_head, objects)))
+
+
 def bare_ranges(fs: Any, url: str, ranges: list[tuple[int, int]]) -> int:
     """The ranges of one batch fetched by s3fs in one gather (the requests our batch makes)."""
     path = url.split("://", 1)[1]
@@ -165,6 +187,16 @@ def _stream(urls: list[str], prefetch: int, options: Any) -> int:
         for _ in tfr.iter_records(source):
             n += 1
     return n
+
+
+def _stream_via_fsspec(urls: list[str], prefetch: int, options: Any) -> int:
+    """_stream with every body received on fsspec's event loop (aiohttp), as before _direct.py."""
+    saved = _direct.target
+    _direct.target = lambda fs: None  # type: ignore[assignment]
+    try:
+        return _stream(urls, prefetch, options)
+    finally:
+        _direct.target = saved  # type: ignore[assignment]
 
 
 def peak_memory(fn: Callable[[], Any]) -> int:
@@ -204,6 +236,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.020, help="seconds added to every request")
     parser.add_argument("--prefetch", type=int, default=_prefetch.PREFETCH)
     parser.add_argument("--store", choices=["s3", "http"], default="s3", help="moto's S3, or the HTTP range server")
+    parser.add_argument("--streaming-only", action="store_true", help="skip random access and memory")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "remote.json"))
     args = parser.parse_args()
     small = (W.QUICK if args.quick else W.FULL)[0]
@@ -231,17 +264,27 @@ def main() -> None:
         systems: dict[str, Callable[[], Any]] = {
             "local": lambda: count_all(local),
             "remote": lambda: _stream(urls, args.prefetch, options),
+            "fsspec": lambda: _stream_via_fsspec(urls, args.prefetch, options),
             "bare": lambda: bare_fetch(fs, urls) if fs is not None else 0,
+            "fetch": lambda: fetch_only(urls, args.prefetch, options),
             "serial": lambda: _stream(urls, 0, options),
         }
+        for name in ("local", "remote", "fsspec", "fetch"):  # warm-up: imports, connections, page cache
+            systems[name]()
         times: dict[str, list[float]] = {name: [] for name in systems}
+        cpu: dict[str, list[float]] = {name: [] for name in systems}
+        server_cpu: list[float] = []
         counts = set()
         for k, name in turns(list(systems), args.rounds):
             if name == "serial" and k % 2:
                 continue
+            before, server_before = time.process_time(), server.cpu_seconds()
             spent, got = timed(systems[name])
+            cpu[name].append(time.process_time() - before)
             times[name].append(spent)
-            if name in ("local", "remote"):
+            if name == "remote":
+                server_cpu.append(server.cpu_seconds() - server_before)
+            if name in ("local", "remote", "fsspec"):
                 counts.add(got)
         assert counts == {len(rows)}
         local_times, remote_times = times["local"], times["remote"]
@@ -255,12 +298,24 @@ def main() -> None:
             "remote_s": spread(remote_times),
             "remote_no_prefetch_s": spread(times["serial"]),
             "bare_client_fetch_s": spread(times["bare"]) if fs is not None else None,
+            "fetch_only_s": spread(times["fetch"]),
+            "fetch_only_cpu_s": spread(cpu["fetch"]),
+            "local_cpu_s": spread(cpu["local"]),
+            "remote_cpu_s": spread(cpu["remote"]),
+            "server_cpu_per_stream_s": spread(server_cpu),
             "local_records_per_s": n / statistics.median(local_times),
             "remote_records_per_s": n / statistics.median(remote_times),
             "ratio": ratio["median"],
             "ratio_spread": [ratio["low"], ratio["high"]],
+            "remote_via_fsspec_s": spread(times["fsspec"]),
+            "remote_via_fsspec_cpu_s": spread(cpu["fsspec"]),
+            "ratio_via_fsspec": compare(times["fsspec"], local_times),
         }
 
+        if args.streaming_only:
+            server.close()
+            finish(results, args.out)
+            return
         # -- random access
         probe = _remote.RemoteObject(one_url, options)
         small_probe = _remote.RemoteObject(urls[0], options)
@@ -320,18 +375,28 @@ def main() -> None:
             "shard_bytes_large": os.path.getsize(big[0]),
         }
     server.close()
+    finish(results, args.out)
+
+
+def finish(results: dict[str, Any], out: str) -> None:
     report(results)
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as fh:
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as fh:
         json.dump(results, fh, indent=2)
 
 
 def report(r: dict[str, Any]) -> None:
-    s, ra, m = r["streaming"], r["random_access"], r["memory"]
     print(
         f"{r['store']}; workload: {r['workload']}; {r['latency_s'] * 1000:.0f} ms added per request; "
-        f"{r['rounds']} rounds"
+        f"{r['rounds']} rounds; load average {os.getloadavg()[0]:.2f}"
     )
+    report_streaming(r)
+    if "random_access" in r:
+        report_random_access(r)
+
+
+def report_streaming(r: dict[str, Any]) -> None:
+    s = r["streaming"]
     print(
         f"streaming {s['records']} records in {s['shards']} shards: local {s['local_records_per_s']:,.0f} rec/s, "
         f"{r['store']} with prefetch={s['prefetch']} {s['remote_records_per_s']:,.0f} rec/s -> ratio {s['ratio']:.2f} "
@@ -341,10 +406,28 @@ def report(r: dict[str, Any]) -> None:
     if s["bare_client_fetch_s"]:
         b = s["bare_client_fetch_s"]
         print(
-            f"  floor: a bare s3fs gather of the 64 objects (no decoding) {b['median']:.2f} s "
-            f"({b['low']:.2f}..{b['high']:.2f}); local read {s['local_s']['median']:.2f} s, "
-            f"ours {s['remote_s']['median']:.2f} s"
+            f"  floor: a bare s3fs gather of the 64 objects (no decoding) {b['median']:.3f} s "
+            f"({b['low']:.3f}..{b['high']:.3f}); local read {s['local_s']['median']:.3f} s, "
+            f"ours {s['remote_s']['median']:.3f} s"
         )
+    v = s["ratio_via_fsspec"]
+    print(
+        f"  the same bodies received on fsspec's event loop (aiohttp): ratio {v['median']:.2f} "
+        f"({v['low']:.2f}..{v['high']:.2f}), {s['remote_via_fsspec_s']['median']:.3f} s, "
+        f"CPU {s['remote_via_fsspec_cpu_s']['median']:.3f} s"
+    )
+    f, lc, rc, sc = s["fetch_only_s"], s["local_cpu_s"], s["remote_cpu_s"], s["server_cpu_per_stream_s"]
+    print(
+        f"  our client fetching the 64 first blocks, nothing decoded: {f['median']:.3f} s "
+        f"({f['low']:.3f}..{f['high']:.3f}) (local read ÷ 0.7 = {s['local_s']['median'] / 0.7:.3f} s); "
+        f"CPU: local {lc['median']:.3f} s, ours {rc['median']:.3f} s, "
+        f"fetching only {s['fetch_only_cpu_s']['median']:.3f} s, "
+        f"the server {sc['median']:.3f} s a stream ({sc['low']:.3f}..{sc['high']:.3f})"
+    )
+
+
+def report_random_access(r: dict[str, Any]) -> None:
+    ra, m = r["random_access"], r["memory"]
     print(
         f"random access, batches of {ra['batch']}: {ra['batch_s']['median'] * 1000:.1f} ms a batch "
         f"(spread {ra['batch_s']['low'] * 1000:.1f}..{ra['batch_s']['high'] * 1000:.1f}), round trip "

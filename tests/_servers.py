@@ -36,27 +36,36 @@ class Faults:
     latency: float = 0.0  # seconds added before every answer
     fail_next: int = 0  # answer the next N GET requests with 503
     cut_after: list[int] = field(default_factory=list)  # cut the next bodies after these many bytes
+    forbid_agent: str = ""  # answer 403 to the GETs of clients whose User-Agent starts with this
     requests: list[tuple[str, str, str | None]] = field(default_factory=list)  # (method, path, Range)
+    agents: list[str] = field(default_factory=list)  # the User-Agent of every GET
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def on_request(self, method: str, path: str, range_header: str | None) -> tuple[bool, int | None]:
-        """Log the request and sleep the latency; (answer 503?, cut the body after how many bytes)."""
+    def on_request(
+        self, method: str, path: str, range_header: str | None, agent: str | None = None
+    ) -> tuple[int | None, int | None]:
+        """Log the request and sleep the latency; (an error status to answer with, or None; cut the
+        body after how many bytes)."""
         if self.latency:
             time.sleep(self.latency)
         with self.lock:
             self.requests.append((method, path, range_header))
             if method != "GET":
-                return False, None
+                return None, None
+            self.agents.append(agent or "")
+            if self.forbid_agent and (agent or "").startswith(self.forbid_agent):
+                return 403, None
             if self.fail_next:
                 self.fail_next -= 1
-                return True, None
-            return False, self.cut_after.pop(0) if self.cut_after else None
+                return 503, None
+            return None, self.cut_after.pop(0) if self.cut_after else None
 
     def reset(self) -> None:
         with self.lock:
-            self.latency, self.fail_next = 0.0, 0
+            self.latency, self.fail_next, self.forbid_agent = 0.0, 0, ""
             self.cut_after.clear()
             self.requests.clear()
+            self.agents.clear()
 
     def gets(self, path_part: str = "") -> list[tuple[str, str, str | None]]:
         return [r for r in self.requests if r[0] == "GET" and path_part in r[1]]
@@ -87,10 +96,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _answer(self, body: bool) -> None:
         path = self.path.split("?", 1)[0]
-        fail, cut = self.server.faults.on_request(self.command, path, self.headers.get("Range"))
+        fail, cut = self.server.faults.on_request(
+            self.command, path, self.headers.get("Range"), self.headers.get("User-Agent")
+        )
         data = self.server.objects.get(path)
         if fail:
-            return self._send(503, b"try again")
+            return self._send(fail, b"try again" if fail == 503 else b"not for you")
         if data is None:
             return self._send(404, b"no such object")
         start, end, status = 0, len(data), 200
@@ -186,10 +197,13 @@ def _faulty(app: Callable[..., Iterable[bytes]], faults: Faults) -> Callable[...
 
     def wrapped(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         fail, cut = faults.on_request(
-            environ["REQUEST_METHOD"], environ.get("PATH_INFO", ""), environ.get("HTTP_RANGE")
+            environ["REQUEST_METHOD"],
+            environ.get("PATH_INFO", ""),
+            environ.get("HTTP_RANGE"),
+            environ.get("HTTP_USER_AGENT"),
         )
         if fail:
-            start_response("503 Slow Down", [("Content-Length", "0")])
+            start_response("503 Slow Down" if fail == 503 else "403 Forbidden", [("Content-Length", "0")])
             return [b""]
         body = app(environ, start_response)
         return body if cut is None else _cut(body, cut)

@@ -227,8 +227,22 @@ def test_index_sidecar_and_dali_text_index(data: Path, tmp_path: Path) -> None:
     gz = data / "data" / "b.tfrecord.gz"
     assert "12 records" in cli("index", str(gz), cwd=tmp_path).stdout  # the compressed stream's index
     assert Path(str(gz) + ".tfrlidx").exists()
-    line = error_line(cli("index", "--text", str(gz), cwd=tmp_path, ok=False), 1)
+    line = error_line(cli("index", "--text", str(gz), cwd=tmp_path, ok=False), 2)
     assert "GZIP" in line and "convert" in line  # DALI's text index cannot point into a compressed file
+
+
+def test_index_folder_indexes_compressed_files_too(data: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    shutil.copy(data / "data" / "a.tfrecord", folder / "a.tfrecord")
+    shutil.copy(data / "data" / "b.tfrecord.gz", folder / "b.tfrecord.gz")
+    run = cli("index", "--text", str(folder), cwd=tmp_path)
+    assert (folder / "a.tfrecord.tfrlidx").exists() and (folder / "b.tfrecord.gz.tfrlidx").exists()
+    assert (folder / "a.tfrecord.idx").exists() and not (folder / "b.tfrecord.gz.idx").exists()
+    assert "no text index for 1 compressed or remote files" in run.stderr and "b.tfrecord.gz" in run.stderr
+    with tfr.TFRecordFile(str(folder / "b.tfrecord.gz")) as f:  # opens from the sidecar just written
+        assert f.index_path == str(folder / "b.tfrecord.gz.tfrlidx")
+        assert list(f) == read_all(data / "data" / "b.tfrecord.gz")
 
 
 def read_all(path: Path) -> list[bytes]:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
 from tests import reference
-from tests.test_codec import entry, example, ld
+from tests.test_codec import entry, example, ld, varint
 from tfrecord_lite._columnar import _decode
 
 DTYPES = {"int64": np.int64, "float32": np.float32}
@@ -175,6 +175,27 @@ def test_batches_decode_like_stacked_single_records(batch):
     assert_like_stacked(records, spec, fast=all(key.isascii() for key in spec))
 
 
+def _features_of(record: bytes) -> bytes:
+    """The map entries of a canonical Example: what follows its one field's tag and length."""
+    if not record:
+        return b""
+    end = 1
+    while record[end] & 0x80:
+        end += 1
+    return record[end + 1 :]
+
+
+@given(batches(), st.integers(0, 3))
+def test_large_records_decode_like_stacked_single_records_too(batch, blobs):
+    """The same batches with a long unrequested bytes value or two in every record, so that they take
+    the sparse join (values sliced from the records)."""
+    records, spec = batch
+    pad = [entry(b"~blob%d" % k, ld(1, ld(1, bytes([k]) * 40_000))) for k in range(blobs or 1)]
+    large = [example(_features_of(record), *pad) for record in records]
+    assert all(len(r) >= 40_000 for r in large)
+    assert_like_stacked(large, spec, fast=all(key.isascii() for key in spec))
+
+
 # ----------------------------------------------------------------- every spec kind, spelled out
 
 ROWS: list[dict[str, Any]] = [
@@ -240,13 +261,12 @@ def test_errors_are_those_of_decode_example_for_the_first_bad_record(spec, bad):
 
 
 def test_records_that_are_mostly_bytes_values_decode_alike():
-    # Large records that are mostly bytes values (images) are decoded one by one, not joined:
-    # every spec kind, and every error, comes out as for the others.
-    records = [tfr.encode_example({**row, "image": bytes([i]) * 8192}) for i, row in enumerate(ROWS)]
+    # Of large records (images) the long bytes values are left out of the join and sliced from
+    # the records (_decode_sparse): every spec kind, and every error, comes out as for the others.
+    records = [tfr.encode_example({**row, "image": bytes([i]) * 40_000}) for i, row in enumerate(ROWS)]
     spec = {**EVERY_SPEC_KIND, "image": tfr.FixedLenFeature([], "bytes")}
-    assert _decode(records, spec)[1] == [0, 1, 2]  # the path taken
     got = assert_like_stacked(records, spec)
-    assert got["image"].tolist() == [bytes([i]) * 8192 for i in range(3)]
+    assert got["image"].tolist() == [bytes([i]) * 40_000 for i in range(3)]
     for bad_spec, bad in SPECS_AND_FIRST_BAD_RECORD:
         with_image = {"image": spec["image"], **bad_spec}
         want = _per_record(records, with_image)
@@ -329,6 +349,38 @@ def test_large_batches_with_long_values():
     assert np.array_equal(got["ids"].reshape(300, 50), np.stack([r["ids"] for r in rows]))
 
 
+def test_large_records_decode_like_stacked_single_records():
+    """Records of tens of KiB take the sparse join (their long bytes values are sliced from the
+    records, not joined): same columns as record by record, across layouts, with records of one
+    length but different skeletons, a non-canonical record, a bad one, and batches that reuse
+    the buffer."""
+    rng = np.random.default_rng(7)
+    spec = {
+        "image": tfr.FixedLenFeature([], "bytes"),
+        "label": tfr.FixedLenFeature([], "int64", default_value=-1),
+        "tags": tfr.VarLenFeature("bytes"),
+        "x": tfr.FixedLenFeature([2], "float32"),
+    }
+
+    def row(size: int, order: int = 1) -> dict[str, Any]:
+        tags = np.array([rng.bytes(int(rng.integers(0, 3000))) for _ in range(int(rng.integers(0, 3)))], object)
+        fields = [("image", rng.bytes(size)), ("label", int(rng.integers(0, 2**40))), ("tags", tags)]
+        return dict(fields[::order], x=rng.standard_normal(2).astype(np.float32))
+
+    unpacked = example(
+        entry(b"image", ld(1, ld(1, rng.bytes(45_000)))),
+        entry(b"label", ld(3, varint(8) + varint(5))),
+        entry(b"x", ld(2, ld(1, np.array([1.5, -2], "<f4").tobytes()))),
+    )
+    for sizes in ([40_000] * 12 + [50_000 + k % 3 for k in range(12)], [40_000] * 24):
+        records = [tfr.encode_example(row(size, order=-1 if k % 5 == 0 else 1)) for k, size in enumerate(sizes)]
+        assert_like_stacked(records, spec, fast=True)
+        assert_like_stacked([*records[:3], unpacked, *records[3:]], spec)
+    wrong_kind = tfr.encode_example({"image": [1, 2], "x": [1.0, 2.0]})
+    for bad in (wrong_kind, records[4][: len(records[4]) // 2], rng.bytes(40_000)):
+        assert_like_stacked([*records, bad, *records], spec)
+
+
 # ----------------------------------------------------------------- iter_example_batches
 
 
@@ -381,6 +433,31 @@ def test_iter_example_batches_with_records_larger_than_the_buffer_and_compressio
         records = _write(path, rows, compression)
         for batch_size in (1, 4):
             _same_batches(list(tfr.iter_example_batches(path, spec, batch_size)), records, spec, batch_size)
+
+
+@pytest.mark.parametrize("compression", [None, "gzip"])
+def test_iter_example_batches_of_large_records(tmp_path, compression):
+    """Files whose first record is large are batched from the records as bytes: the same
+    batches, spanning files, and the records before a damaged one come out first."""
+    rng = np.random.default_rng(8)
+    sizes = [40_000 + int(rng.integers(0, 3000)) if i % 9 else 10 for i in range(1, 61)]
+    rows = [{"image": rng.bytes(n), "label": i} for i, n in enumerate(sizes)]
+    spec = {"image": tfr.FixedLenFeature([], "bytes"), "label": tfr.FixedLenFeature([], "int64")}
+    paths = [str(tmp_path / f"{k}.tfrecord") for k in range(2)]
+    records = _write(paths[0], rows[:35], compression) + _write(paths[1], rows[35:], compression)
+    for batch_size in (1, 16):
+        _same_batches(list(tfr.iter_example_batches(paths, spec, batch_size)), records, spec, batch_size)
+    if compression:
+        return
+    offset = sum(len(r) + 16 for r in records[:20])
+    with open(paths[0], "r+b") as f:  # damage the payload of record 20
+        f.seek(offset + 12 + 5)
+        f.write(b"\x00\x01\x02")
+    got = []
+    with pytest.raises(tfr.CorruptRecordError) as info:
+        got.extend(batch["label"].tolist() for batch in tfr.iter_example_batches(paths, spec, 16))
+    assert info.value.offset == offset and info.value.path == paths[0]
+    assert got == [list(range(16)), list(range(16, 20))]
 
 
 def test_iter_example_batches_yields_the_batches_before_a_corrupt_record(tmp_path):

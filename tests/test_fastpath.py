@@ -322,8 +322,8 @@ def test_a_malformed_first_record_of_a_length_group_is_named_by_its_index():
 
 
 def test_large_records_decode_alike_and_later_batches_leave_earlier_results_alone():
-    """Batches of large records are joined into a buffer each thread reuses (bytes objects that
-    are mostly bytes values are decoded one by one instead): every kind of record object decodes
+    """Batches of large records are joined into a buffer each thread reuses (bytes objects
+    of 32 KiB and more leave their long values out): every kind of record object decodes
     as the single-record path does, and nothing decoded refers to the buffer that the next batch
     overwrites."""
     rng = np.random.default_rng(14)

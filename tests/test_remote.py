@@ -17,7 +17,7 @@ pytest.importorskip("aiohttp")
 import tfrecord_lite as tfr
 from tests._cli import run_cli
 from tests._records import write_records
-from tfrecord_lite import _remote
+from tfrecord_lite import _direct, _remote
 from tfrecord_lite._errors import RemoteError
 
 pytestmark = pytest.mark.object_store
@@ -187,6 +187,66 @@ def test_missing_object(http_server: Any, s3: Any) -> None:
         list(tfr.iter_records(http_server.url("/nope")))
     with pytest.raises(FileNotFoundError, match="nope"):
         list(tfr.iter_records(f"{s3.bucket}/nope", storage_options=s3.storage_options))
+
+
+# ----------------------------------------------------------------------------- the direct path
+# HTTP(S) and S3 ranges are fetched by _direct.py (http.client on the asking thread, signed by
+# botocore for S3), everything else and any setting it does not honour by fsspec: the servers'
+# logs of User-Agents tell which client asked.
+
+
+def direct(agents: list[str]) -> list[bool]:
+    return [agent.startswith(_direct.USER_AGENT) for agent in agents]
+
+
+def test_http_and_s3_ranges_are_fetched_directly(http_server: Any, s3: Any, tmp_path: Path) -> None:
+    records = make_records()
+    data = write_local(tmp_path / "x", records)
+    assert list(tfr.iter_records(http_server.put("/direct.tfrecord", data))) == records
+    key = "odd name/ü+x %20.tfrecord"  # quoted in the URL as botocore quotes it, and signed so
+    s3.fs.pipe(f"{s3.bucket}/{key}", data)
+    assert list(tfr.iter_records(f"{s3.bucket}/{key}", storage_options=s3.storage_options)) == records
+    bucket, _, _ = s3.fs.split_path(s3.bucket)
+    s3.fs.call_s3("put_object_acl", Bucket=bucket, Key=key, ACL="public-read")
+    anonymous = {**s3.storage_options, "anon": True}  # unsigned requests
+    anonymous.pop("key"), anonymous.pop("secret")
+    assert list(tfr.iter_records(f"{s3.bucket}/{key}", storage_options=anonymous)) == records
+    agents = http_server.faults.agents + s3.faults.agents
+    assert len(agents) == 3 and all(direct(agents))
+
+
+def test_options_only_aiohttp_honours_go_through_fsspec(http_server: Any, tmp_path: Path) -> None:
+    records = make_records(2000, 300)
+    url = http_server.put("/via-aiohttp", write_local(tmp_path / "x", records))
+    http_server.faults.cut_after = [1000]  # and a cut body resumes on that path too
+    assert list(tfr.iter_records(url, storage_options={"client_kwargs": {"trust_env": False}})) == records
+    assert http_server.faults.agents and not any(direct(http_server.faults.agents))
+    assert range_starts(http_server.faults.gets("/via-aiohttp"))[:2] == [0, 1000]
+
+
+def test_a_server_that_refuses_the_direct_client_is_read_through_fsspec(
+    http_server: Any, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    records = make_records()
+    url = http_server.put("/refused", write_local(tmp_path / "x", records))
+    options = {"headers": {"X-Test": request.node.nodeid}}  # a filesystem of its own (fsspec caches them)
+    http_server.faults.forbid_agent = _direct.USER_AGENT
+    assert list(tfr.iter_records(url, storage_options=options)) == records
+    assert list(tfr.iter_records(url, storage_options=options)) == records
+    assert direct(http_server.faults.agents) == [True, False, False]  # refused once, then fsspec's client
+
+
+def test_s3_errors_name_the_object_and_no_credentials(s3: Any, tmp_path: Path, small_blocks: int) -> None:
+    url = f"{s3.bucket}/down.tfrecord"
+    s3.fs.pipe(url, write_local(tmp_path / "x", make_records()))
+    s3.faults.fail_next = 1000
+    with pytest.raises(RemoteError) as info:
+        list(tfr.iter_records(url, storage_options=s3.storage_options))
+    err = info.value
+    shown = "".join(traceback.format_exception(type(err), err, err.__traceback__))
+    assert err.offset == 0 and "503" in str(err) and "after 4 attempts" in str(err)
+    assert "testing-secret" not in shown and "Signature" not in shown and "testing-key" not in shown
+    assert all(direct(s3.faults.agents))
 
 
 # ----------------------------------------------------------------------------- writing

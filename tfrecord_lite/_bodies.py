@@ -1,8 +1,9 @@
 # The body of one ranged GET, received piece by piece into a list, so that a read broken
 # mid-body can ask again for exactly the bytes it still lacks (_remote.RemoteObject).
-# fsspec only returns a range whole (cat_file), and s3fs even retries a broken body from
-# its start, so the stores the issue names get a chunked GET of their own, on the
-# filesystem's own client and event loop:
+# HTTP(S) and S3 objects are fetched on the calling thread by _direct.py when it can (no
+# event loop, the body received without the GIL). Otherwise: fsspec only returns a range
+# whole (cat_file), and s3fs even retries a broken body from its start, so the stores the
+# issue names get a chunked GET of their own, on the filesystem's own client and event loop:
 #
 #   - S3 (s3fs): botocore's get_object with a Range, its streaming Body read in chunks;
 #   - HTTP(S) (fsspec's HTTPFileSystem): aiohttp's session.get with a Range header;
@@ -27,6 +28,8 @@ def receive(fs: Any, path: str, start: int, end: int, into: list[bytes]) -> None
     arrive; on an error, `into` holds what arrived before it."""
     if end <= start:
         return
+    if _received_directly(fs, path, start, end, into):
+        return
     from fsspec.asyn import sync
 
     protocols = {fs.protocol} if isinstance(fs.protocol, str) else set(fs.protocol)
@@ -40,6 +43,24 @@ def receive(fs: Any, path: str, start: int, end: int, into: list[bytes]) -> None
         data = fs.cat_file(path, start=start, end=end)
         if data:
             into.append(data)
+
+
+def _received_directly(fs: Any, path: str, start: int, end: int, into: list[bytes]) -> bool:
+    """Whether _direct.py fetched the range (False: fsspec's turn, nothing was received)."""
+    from . import _direct
+    from ._remote import redact
+
+    target = _direct.target(fs)
+    request = target.request(path, f"bytes={start}-{end - 1}") if target is not None else None
+    if target is None or request is None:
+        return False
+    url, headers = request
+    try:
+        _direct.get(url, headers, start, end, into, redact(url))
+    except _direct.Unsupported:
+        target.enabled = False  # fsspec knows what this server wants: ask it from now on
+        return False
+    return True
 
 
 async def _s3_body(fs: Any, path: str, start: int, end: int, into: list[bytes]) -> None:

@@ -17,10 +17,13 @@
 # its spec are decoded by the single-record decoder (_codec.decode_example),
 # which gives the answer or raises the error that record deserves. So results
 # and errors are by construction those of decode_example, record by record.
-# Large records that are mostly bytes values (images) all take that path: the
-# values are copied out once, where joining the records would copy them twice.
+# Of large records (images) only what lies outside their long bytes values is
+# joined; those values are sliced once out of the records themselves, where
+# joining them would copy them twice (_decode_sparse).
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -30,7 +33,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ._codec import _apply_spec, decode_example, layout_of
+from ._errors import TFRecordError
 from ._files import StorageOptions, normalize_compression
+from ._framing import HEADER_SIZE
 from ._reader import RecordIterator, sources_of
 from ._skipping import DamagePolicy, OnError
 from ._spec import (
@@ -153,9 +158,11 @@ def _ragged_gather(
         return np.empty(0, dtype=np.uint8)
     width = int(lengths.max())
     if width * len(starts) <= 2 * total and int(starts.max()) + width <= len(buf):
-        # lengths alike (most often equal): rows of a strided view, then the bytes past each length dropped
-        rows = _windows(buf, width)[starts]
-        return rows.ravel() if total == width * len(starts) else rows[np.arange(width) < lengths[:, None]]
+        # lengths alike (most often equal): rows of `width` bytes, each copied whole (one item of a
+        # void dtype, not `width` one-byte items), then the bytes past each length dropped
+        whole = np.ndarray((len(buf) - width + 1,), dtype=f"V{width}", buffer=buf, strides=(1,))
+        rows: npt.NDArray[np.uint8] = whole[starts].view(np.uint8)
+        return rows if total == width * len(starts) else rows.reshape(-1, width)[np.arange(width) < lengths[:, None]]
     if total > 64 * len(starts):  # long runs: copy slices (memcpy speed)
         out = bytearray().join(map(raw.__getitem__, map(slice, starts.tolist(), ends.tolist())))
         return np.frombuffer(out, dtype=np.uint8)
@@ -335,7 +342,7 @@ def _slices(values: Any, splits: np.ndarray) -> list[Any]:
     return [values[a:b] for a, b in zip(splits[:-1].tolist(), splits[1:].tolist(), strict=False)]
 
 
-def _assemble(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any], _view: memoryview | None = None) -> Any:
+def _assemble(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any], _view: memoryview) -> Any:
     """The batch value of one feature from what the fast paths found (rows not slow) and
     the slow rows' decoded values."""
     spec = plan.spec
@@ -428,6 +435,13 @@ def _join(records: Sequence[Any], *, scratch: bool = False) -> tuple[Any, np.nda
     return raw, np.cumsum(lengths)
 
 
+def _all_bytes(records: Sequence[Any]) -> bool:
+    return set(map(type, records)) <= {bytes}
+
+
+Skip = Sequence[tuple[int, int]]  # spans of a record left out of a join
+
+
 class _Scratch(threading.local):
     """A buffer per thread that large records are joined into. A fresh b"".join of 64 MiB of
     images costs as much as copying them twice (the kernel zeroes each new page), and the
@@ -437,21 +451,34 @@ class _Scratch(threading.local):
     def __init__(self) -> None:
         self.buffer = bytearray()
 
-    def join(self, records: Sequence[Any], starts: np.ndarray, ends: np.ndarray) -> memoryview:
+    def join(
+        self, records: Sequence[Any], starts: np.ndarray, ends: np.ndarray, skips: Sequence[Skip] = ()
+    ) -> memoryview:
         """The records at starts..ends of the buffer, then _PAD; a ValueError where a
-        record's size is not ends - starts."""
+        record's size is not ends - starts. With `skips`, the spans skips[i] of record i are left
+        out (their bytes in the buffer are left as they were: nothing may read them)."""
         size = int(ends[-1]) + len(_PAD)
         buffer = self.buffer if len(self.buffer) >= size else bytearray(size)
         if size <= _SCRATCH_KEPT:
             self.buffer = buffer
         view = memoryview(buffer)
-        for record, start, end in zip(records, starts.tolist(), ends.tolist(), strict=True):
-            view[start:end] = record
+        rows = zip(records, starts.tolist(), ends.tolist(), skips or itertools.repeat(()), strict=False)
+        for record, start, end, skip in rows:
+            if skip:
+                data, pos = memoryview(record), 0
+                for s, e in skip:
+                    view[start + pos : start + s] = data[pos:s]
+                    pos = e
+                view[start + pos : end] = data[pos:]
+            else:
+                view[start:end] = record
         view[size - len(_PAD) : size] = _PAD
         return view[:size]
 
 
 _LARGE_RECORD = 4096  # average bytes a record from which a batch is joined into the scratch buffer
+_SPARSE_RECORD = 1 << 15  # average bytes a record from which long bytes values are not joined (_decode_sparse)
+_SPARSE_VALUE = 1 << 10  # bytes a value from which _decode_sparse leaves it out of the join
 _SCRATCH_KEPT = 256 << 20
 _SCRATCH = _Scratch()
 
@@ -471,39 +498,67 @@ def _decode(
     records: Sequence[Any], features: Mapping[str, FeatureSpec], assembly: Assembly | None = None
 ) -> tuple[dict[str, Any], list[int]]:
     """decode_examples (another `assembly`: its last step, e.g. decode_arrow's flat columns),
-    plus the indices of the records that took the single-record path."""
+    plus the indices of the records that took the single-record path. An assembly that takes
+    the values' spans gathers them out of the joined buffer (one copy): it needs them there,
+    so large records are joined whole for it, not sparsely."""
     assembly = assembly or _NUMPY
     plans = _plan(features)
     if not records:
         return {p.key: assembly.assemble(p, 0, [], {}, memoryview(b"")) for p in plans}, []
-    if not assembly.spans and _mostly_bytes_values(records, plans):
-        rows = list(range(len(records)))
-        slow = _single(records.__getitem__, rows, features, assembly)
-        empty = memoryview(b"")
-        return {
-            p.key: assembly.assemble(p, len(rows), [], {i: d.get(p.key) for i, d in slow.items()}, empty) for p in plans
-        }, rows
+    if not assembly.spans and sum(map(len, records)) >= _SPARSE_RECORD * len(records) and _all_bytes(records):
+        return _decode_sparse(records, plans, features)
     raw, ends = _join(records, scratch=True)
     return _decode_buffer(raw, ends - np.diff(ends, prepend=0), ends, plans, features, records.__getitem__, assembly)
 
 
-def _mostly_bytes_values(records: Sequence[Any], plans: list[_Plan]) -> bool:
-    """Whether the first record is large and mostly the values of bytes features (images): such
-    records are decoded one by one, each value copied once out of its record, rather than joined
-    first, which would copy every value once more, the bytes for nothing. (An assembly that takes
-    the values' spans copies them once out of the joined records: joining costs it nothing more.)"""
-    first = records[0]
-    if type(first) is not bytes or len(first) < _LARGE_RECORD:
-        return False
-    layout = layout_of(first)
-    if layout is None:
-        return False
-    size = 0
-    for plan in plans:
-        kind, chunks = layout.parsed.get(plan.key, (0, []))
-        if kind == BYTES:
-            size += sum(e - s for s, e in chunks)
-    return 2 * size > len(first)
+def _decode_sparse(
+    records: Sequence[bytes], plans: list[_Plan], features: Mapping[str, FeatureSpec]
+) -> tuple[dict[str, Any], list[int]]:
+    """_decode for large records: each record's layout is looked up (one Python check per
+    record, cached by length), its long bytes values are left out of the joined buffer, and
+    those values are sliced from the records themselves (one copy of them, not two)."""
+    layouts = [layout_of(r) for r in records]
+    distinct = {id(layout): layout for layout in layouts if layout is not None}
+    skips = {key: _long_values(layout) for key, layout in distinct.items()}
+    lengths = np.fromiter(map(len, records), dtype=np.int64, count=len(records))
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    raw = _SCRATCH.join(records, starts, ends, [skips.get(id(layout), ()) for layout in layouts])
+    rows: dict[int, list[int]] = {}
+    for i, layout in enumerate(layouts):
+        if layout is not None:
+            rows.setdefault(id(layout), []).append(i)
+    matches = [Match(r, starts[r], layouts[r[0]]) for r in map(np.array, rows.values())]
+    values = _RecordSlicer(records, starts.tolist())
+    return _decode_buffer(raw, starts, ends, plans, features, records.__getitem__, matches=matches, values=values)
+
+
+def _long_values(layout: Any) -> tuple[tuple[int, int], ...]:
+    """The spans of a layout's bytes values of at least _SPARSE_VALUE bytes, in order."""
+    return tuple(
+        sorted(
+            (s, e)
+            for kind, chunks in layout.parsed.values()
+            if kind == BYTES
+            for s, e in chunks
+            if e - s >= _SPARSE_VALUE
+        )
+    )
+
+
+class _RecordSlicer:
+    """text[a:b] for offsets into the joined records, sliced from the record that holds them."""
+
+    __slots__ = ("records", "starts")
+
+    def __init__(self, records: Sequence[bytes], starts: list[int]) -> None:
+        self.records = records
+        self.starts = starts
+
+    def __getitem__(self, key: slice) -> bytes:
+        i = bisect.bisect_right(self.starts, key.start) - 1
+        at = self.starts[i]
+        return self.records[i][key.start - at : key.stop - at]
 
 
 def _single(
@@ -752,10 +807,13 @@ def _decode_buffer(
     record: Callable[[int], Any],
     assembly: Assembly | None = None,
     matches: list[Match] | None = None,
+    values: Any = None,
 ) -> tuple[dict[str, Any], list[int]]:
     """Decode the records raw[starts[i]:ends[i]] (at least 4 readable bytes must follow the
-    last one); `record(i)` gives record i to the single-record path. Nothing returned
-    refers to `raw`, which the caller may then reuse."""
+    last one); `record(i)` gives record i to the single-record path. `values`, when given,
+    is sliced for the bytes values instead of `raw` (with `matches`, raw need not hold the
+    values of the matched records). Nothing returned refers to `raw`, which the caller may
+    then reuse."""
     assembly = assembly or _NUMPY
     n = len(starts)
     view = memoryview(raw)
@@ -768,6 +826,8 @@ def _decode_buffer(
         small, else the view (one copy per value, not two)."""
         if assembly.spans:
             return _SPANS
+        if values is not None:
+            return values
         if not cache:
             large = int(ends[-1] - starts[0]) > 4096 * n
             cache.append(_ViewSlicer(view) if large else view[: int(ends.max())].tobytes())
@@ -867,8 +927,37 @@ def _batches(
     policy: DamagePolicy | None = None,
     storage_options: StorageOptions = None,
 ) -> Iterator[dict[str, Any]]:
-    for view, b, e, record in record_spans(source, batch_size, compression, verify, policy, storage_options):
-        yield _decode_buffer(view, b, e, plans, features, record)[0]
+    files = sources_of(source, storage_options)
+    with RecordIterator(files, compression, verify, policy, storage_options=storage_options) as records:
+        head = records._stream.peek(HEADER_SIZE)
+        if len(head) >= HEADER_SIZE and int.from_bytes(head[:8], "little") >= _SPARSE_RECORD:
+            yield from _record_batches(records, features, batch_size)
+            return
+        for view, b, e, record in _spans(records, batch_size):
+            yield _decode_buffer(view, b, e, plans, features, record)[0]
+
+
+def _record_batches(
+    records: RecordIterator, features: Mapping[str, FeatureSpec], size: int
+) -> Iterator[dict[str, Any]]:
+    """Batches of large records (the first one is): the records as bytes, decoded as decode_examples
+    does (_decode_sparse: their long values copied once, from a buffer that stays in cache, where a
+    batch in the reader's buffer is tens of MiB). Before an error, the records before it come out."""
+    batch: list[bytes] = []
+    while True:
+        # the previous batch is dropped only once the next one is read: its memory is then reused
+        # for the values, not handed back to the system and faulted in again (for 64 MiB batches)
+        previous, batch = batch, []
+        try:
+            batch.extend(itertools.islice(records, size))
+            del previous
+        except TFRecordError:
+            if batch:
+                yield _decode(batch, features)[0]
+            raise
+        if not batch:
+            return
+        yield _decode(batch, features)[0]
 
 
 class Spans(NamedTuple):
@@ -893,13 +982,17 @@ def record_spans(
     no object per record."""
     files = sources_of(source, storage_options)
     with RecordIterator(files, compression, verify, policy, storage_options=storage_options) as records:
-        for view, starts, lengths in records._chunks(batch_size):
-            begin = np.array(starts, dtype=np.int64)
-            end = begin + np.array(lengths, dtype=np.int64)
-            for i in range(0, len(starts), batch_size):
-                b, e = begin[i : i + batch_size], end[i : i + batch_size]
+        yield from _spans(records, batch_size)
 
-                def record(k: int, view: memoryview = view, b: np.ndarray = b, e: np.ndarray = e) -> bytes:
-                    return bytes(view[b[k] : e[k]])
 
-                yield Spans(view, b, e, record)
+def _spans(records: RecordIterator, batch_size: int) -> Iterator[Spans]:
+    for view, starts, lengths in records._chunks(batch_size):
+        begin = np.array(starts, dtype=np.int64)
+        end = begin + np.array(lengths, dtype=np.int64)
+        for i in range(0, len(starts), batch_size):
+            b, e = begin[i : i + batch_size], end[i : i + batch_size]
+
+            def record(k: int, view: memoryview = view, b: np.ndarray = b, e: np.ndarray = e) -> bytes:
+                return bytes(view[b[k] : e[k]])
+
+            yield Spans(view, b, e, record)

@@ -207,6 +207,16 @@ class DecodedStream:
             return data
         return self._read(size)
 
+    def peek(self, size: int) -> bytes:
+        """The next bytes of the stream, at least `size` of them unless it ends (or breaks: the next
+        read raises), without consuming them."""
+        try:
+            while len(self._pending) < size and (data := self._read(CHUNK_SIZE)):
+                self._pending += data
+        except TFRecordError:
+            pass
+        return self._pending
+
     def readinto(self, view: memoryview) -> int:
         """Fill the start of `view` with the next piece of the stream; 0 at its end. Plain files
         are read straight into it (no copy); decompressed data is copied in."""

@@ -165,7 +165,7 @@ class RemoteObject:
                 at += sum(map(len, received))
 
         self._retrying(lambda: at, rest)
-        return b"".join(parts)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
     def _retrying(self, offset: Any, call: Any) -> Any:
         """call(), tried again on transient failures; `offset()` is the byte reached, for messages

@@ -44,21 +44,11 @@ from .options import (
 
 def cmd_index(args: argparse.Namespace) -> int:
     from .._random_access import TFRecordFile
-    from .._sidecar import write_text_index
 
     paths = expand_inputs(args.inputs)
-    compressed = [p for p in paths if head_compression(p) in ("gzip", "zlib")] if len(paths) > 1 else []
-    if compressed:  # in a folder or glob, compressed files are passed over: they cannot be indexed
-        if len(compressed) == len(paths):
-            raise UsageError(
-                f"nothing to index: the {len(paths)} files are compressed (random access needs plain ones)"
-            )
-        say(
-            args,
-            f"skipped {len(compressed)} compressed files (random access needs plain ones): {first_paths(compressed)}",
-        )
-        paths = [p for p in paths if p not in compressed]
-    for folder in sorted({os.path.dirname(os.path.abspath(p)) for p in paths}):
+    text = bool(args.text or args.text_dir)
+    plain = _plain_for_text_index(args, paths) if text else set()
+    for folder in sorted({os.path.dirname(os.path.abspath(p)) for p in paths if not is_url(p)}):
         for orphan in remove_orphans(folder):
             say(args, f"removed {orphan}, a temporary file of a killed run")
     for p in progress(paths, len(paths), "index", "file", args.quiet):
@@ -67,14 +57,37 @@ def cmd_index(args: argparse.Namespace) -> int:
             line = f"{p}: {len(f)} records, index {f.index_path or '(in memory: the folder is read-only)'}"
         finally:
             f.close()
-        if args.text or args.text_dir:
-            folder = args.text_dir or os.path.dirname(p)
-            out = os.path.join(folder, os.path.basename(p) + ".idx")
-            os.makedirs(folder or ".", exist_ok=True)
-            write_text_index(p, out)
-            line += f", text index {out}"
+        if p in plain:
+            line += f", text index {_write_text_index(p, args.text_dir)}"
         print(line)
     return 0
+
+
+def _plain_for_text_index(args: argparse.Namespace, paths: list[str]) -> set[str]:
+    """The inputs that can have a DALI / `tfrecord` text index: local uncompressed files (those
+    readers take byte offsets into a plain file). One file that cannot is an error, before anything
+    is written; in a folder or glob, the others get their sidecar only, and we say so."""
+    unfit = [p for p in paths if is_url(p) or head_compression(p) != ""]
+    if unfit and len(paths) == 1:
+        where = "a URL" if is_url(paths[0]) else f"{head_compression(paths[0]).upper()}-compressed"
+        raise UsageError(
+            f"{paths[0]} is {where}, and a text index ('offset length' lines for DALI or the tfrecord "
+            "package) needs a local uncompressed file, as those readers do: `tfrecord-lite convert IN OUT` "
+            "makes one; without --text this file gets its random-access sidecar"
+        )
+    if unfit:
+        say(args, f"no text index for {len(unfit)} compressed or remote files (sidecar only): {first_paths(unfit)}")
+    return set(paths) - set(unfit)
+
+
+def _write_text_index(path: str, text_dir: str | None) -> str:
+    from .._sidecar import write_text_index
+
+    folder = text_dir or os.path.dirname(path)
+    out = os.path.join(folder, os.path.basename(path) + ".idx")
+    os.makedirs(folder or ".", exist_ok=True)
+    write_text_index(path, out)
+    return out
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
