@@ -49,6 +49,7 @@ TASKS = {
     "write": "raw write",
     "write_example": "write_example",
     "gzscan": "GZIP raw scan (TF's bytes)",
+    "gzscanidx": "GZIP raw scan, sidecar index",
     "listdecode": "decode_examples on lists",
     "decodeview": "per-record decode, copy=False",
 }
@@ -58,7 +59,8 @@ OUR_WAYS = {
     "batched": "iter_example_batches(path, spec, 1024)",
     "write": "TFRecordWriter.write",
     "write_example": "TFRecordWriter.write_example(dict)",
-    "gzscan": "iter_records on the GZIP file (inflated by ISA-L)",
+    "gzscan": "iter_records on the GZIP file (inflated by ISA-L; no sidecar next to it)",
+    "gzscanidx": "iter_records on the same bytes with a `.tfrlidx` sidecar beside them (built untimed)",
     "listdecode": "decode_examples(list of 1024 records from iter_records, spec)",
     "decodeview": "decode_example(record, spec, copy=False) over iter_records",
 }
@@ -80,6 +82,7 @@ PEER_WAYS = {
         "write": "tf.io.TFRecordWriter.write",
         "write_example": "tf.train.Example(...).SerializeToString() + write",
         "gzscan": "TFRecordDataset(path, compression_type='GZIP').batch(1024)",
+        "gzscanidx": "its GZIP raw scan again (TensorFlow reads no index)",
         "listdecode": "its batched decode (parse_example on batches of 1024)",
     },
 }
@@ -193,6 +196,22 @@ def gzipped(path: str) -> str:
         out.write(deflate.flush())
     os.replace(target + ".tmp", target)
     return target
+
+
+def indexed(path: str, python: str) -> None:
+    """Beside `path`.gz (which keeps no sidecar, so that its row reads as without one): `path`.idx.gz,
+    a hard link to the same bytes, with the `.tfrlidx` sidecar that tfrecord_lite reads in threads."""
+    gz, target = path + ".gz", path + ".idx.gz"
+    for stale in (gz + ".tfrlidx",):
+        if os.path.exists(stale):
+            os.remove(stale)
+    if os.path.exists(target) and os.path.samefile(gz, target) and os.path.exists(target + ".tfrlidx"):
+        return
+    if os.path.exists(target):
+        os.remove(target)
+    os.link(gz, target)
+    code = "import sys, tfrecord_lite as t; t.write_index(sys.argv[1])"
+    subprocess.run([python, "-c", code, target], env=ENV, check=True)
 
 
 def run_worker(system: str, python: str, args: list[str]) -> dict[str, Any]:
@@ -340,6 +359,8 @@ def main() -> None:
     entries = [ensure_workload(w, args.lite_python) for w in chosen]
     for entry in entries:
         gzipped(entry["path"])
+        if not args.tasks or "gzscanidx" in args.tasks:
+            indexed(entry["path"], pythons["tfrecord_lite"] or sys.executable)
     job = {"workloads": entries, "runs": 1, "warmup": True, "write_dir": args.write_dir or WORK, "tasks": args.tasks}
     job_path = os.path.join(WORK, "job.json")
     with open(job_path, "w") as f:

@@ -75,6 +75,12 @@ def lite_tasks(wl: W.Workload, path: str, out: str) -> dict[str, Prepare]:
             n += 1
         return n
 
+    def gzscanidx() -> int:
+        n = 0
+        for _ in tfr.iter_records(path + ".idx.gz"):
+            n += 1
+        return n
+
     def listdecode() -> int:
         n = 0
         records = tfr.iter_records(path)
@@ -111,6 +117,7 @@ def lite_tasks(wl: W.Workload, path: str, out: str) -> dict[str, Prepare]:
         "write": write,
         "write_example": write_example,
         "gzscan": lambda: gzscan,
+        "gzscanidx": lambda: gzscanidx,
         "listdecode": lambda: listdecode,
         "decodeview": lambda: decodeview,
     }
@@ -301,6 +308,7 @@ def tf_tasks(wl: W.Workload, path: str, out: str) -> dict[str, Prepare]:
         "write": write,
         "write_example": write_example,
         "gzscan": lambda: gzscan,
+        "gzscanidx": lambda: gzscan,
         "listdecode": lambda: batched,  # TensorFlow's batched parse is what the list path is held to
     }
 

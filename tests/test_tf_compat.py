@@ -935,3 +935,22 @@ def test_tf_reads_files_written_with_seek_points(tmp_path: Path, compression: st
     assert tf_read(path, compression) == records
     with tfr.TFRecordFile(path) as f:
         assert f[::-1] == records[::-1]
+
+
+def test_indexed_tf_gzip_files_read_in_threads_as_tf_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # TensorFlow writes one GZIP stream; with a sidecar of seek points beside it, iter_records
+    # inflates it in threads (_parallel_inflate.py), from points 64 KiB apart here
+    pytest.importorskip("indexed_gzip")
+    from tfrecord_lite import _gzip_index, _parallel_inflate
+
+    monkeypatch.setattr(_parallel_inflate, "SEGMENT", 128 << 10)
+    monkeypatch.setenv(_parallel_inflate.ENV_VAR, "2")
+    path = tmp_path / "tf.tfrecord.gz"
+    records = [RNG.integers(0, 9, int(n), dtype=np.uint8).tobytes() for n in RNG.integers(0, 40_000, 150)]
+    tf_write(path, records, "GZIP")
+    _gzip_index.write_gzip_index(str(path), f"{path}.tfrlidx", spacing=64 << 10)
+    with tfr.iter_records(path) as read:
+        assert read._stream._parallel is not None
+        assert list(read) == tf_read(path, "GZIP") == records

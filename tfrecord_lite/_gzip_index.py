@@ -402,7 +402,7 @@ class _Inflating:
         when the point's inflater does not read GZIP headers) after the first `skip` from
         `point`, which are dropped as they come."""
         d, lib = point.decompressor(), library()
-        feed = self._feed(point)
+        feed = self.feed(point)
         parts: list[bytes] = []
         done, goal = 0, skip + want
         pending = b""
@@ -428,17 +428,17 @@ class _Inflating:
             done += len(out)
         return b"".join(parts)
 
-    def _feed(self, point: Point) -> Iterator[bytes]:
-        """The compressed stream from `point`, in steps. A point `bits` bits before byte `cin`
+    def feed(self, point: Point, step: int = _STEP) -> Iterator[bytes]:
+        """The compressed stream from `point`, in steps of `step` bytes. A point `bits` bits before byte `cin`
         (after a block that ended mid-byte) gets empty blocks put before those bits: the
         stream then starts on a byte boundary and keeps the file's alignment, which its
         stored blocks depend on (zlib's inflatePrime does this in C; Python's APIs lack it)."""
         cin = point.cin
         if point.bits:
             last = self._pread(1, cin - 1)
-            primer = _primer(point.bits)
-            yield primer[:-1] + bytes([primer[-1] | (last[0] & (0xFF << (8 - point.bits)) & 0xFF)])
-        while chunk := self._pread(_STEP, cin):
+            head = primer(point.bits)
+            yield head[:-1] + bytes([head[-1] | (last[0] & (0xFF << (8 - point.bits)) & 0xFF)])
+        while chunk := self._pread(step, cin):
             yield chunk
             cin += len(chunk)
 
@@ -449,7 +449,7 @@ class _Inflating:
 
 
 @functools.cache
-def _primer(bits: int) -> bytes:
+def primer(bits: int) -> bytes:
     """Empty deflate blocks 8k - bits bits long (the last byte's top `bits` bits left 0): a
     fixed-Huffman one is 10 bits; an odd length takes a 99-bit dynamic one first."""
     stream = _DYNAMIC_EMPTY if bits % 2 else ""

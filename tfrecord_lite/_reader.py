@@ -25,6 +25,7 @@ from ._errors import CorruptRecordError, PathName, TFRecordError, TruncatedRecor
 from ._files import PathOrFile, StorageOptions, display_name, is_file_object, normalize_compression, open_binary
 from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, header_is_valid, masked_crc, scan
 from ._inflate import library
+from ._parallel_inflate import ParallelInflater, parallel_inflater
 from ._prefetch import PREFETCH, prefetched
 from ._repr import compression, describe, shown_paths
 from ._skipping import DamagePolicy, OnError
@@ -159,6 +160,7 @@ class DecodedStream:
         *,
         strict: bool = True,
         storage_options: StorageOptions = None,
+        parallel: bool = False,
     ) -> None:
         compression = normalize_compression(compression, allow_auto=True)
         self.path = display_name(source)
@@ -178,13 +180,20 @@ class DecodedStream:
             raise
         self.compression = compression
         self.head = head[:SNIFF_SIZE]  # the file's first bytes, for the "not a TFRecord file" error
-        if compression:
+        self._parallel: ParallelInflater | None = None
+        self._readinto: Callable[[memoryview], int | None] | None = getattr(self._file, "readinto", None)
+        if compression == "gzip" and parallel and self._owned and isinstance(source, (str, os.PathLike)):
+            self._parallel = parallel_inflater(self._file, os.fspath(source), head)
+        if self._parallel is not None:  # a big GZIP file, more than one core: inflated by threads
             self._pending = b""
-            self._read: Callable[[int], bytes] = _Inflater(self._file, compression, head).read
+            self._read: Callable[[int], bytes] = self._parallel.read
+            self._readinto = self._parallel.readinto
+        elif compression:
+            self._pending = b""
+            self._read = _Inflater(self._file, compression, head).read
         else:
             self._pending = head
             self._read = self._file.read
-        self._readinto: Callable[[memoryview], int | None] | None = getattr(self._file, "readinto", None)
 
     def _read_head(self) -> bytes:
         parts: list[bytes] = []
@@ -222,6 +231,8 @@ class DecodedStream:
         are read straight into it (no copy); decompressed data is copied in."""
         if self._pending:
             data, self._pending = self._pending[: len(view)], self._pending[len(view) :]
+        elif self._parallel is not None:
+            return self._parallel.readinto(view)
         elif self.compression or self._readinto is None:
             data = self._read(len(view))
         else:
@@ -244,7 +255,9 @@ class DecodedStream:
         return st.st_size if stat.S_ISREG(st.st_mode) else None
 
     def close(self) -> None:
-        """Close the file (only if we opened it)."""
+        """Close the file (only if we opened it), after stopping the threads that inflate it."""
+        if getattr(self, "_parallel", None) is not None:
+            self._parallel.close()  # type: ignore[union-attr]
         if self._owned and not self._file.closed:
             self._file.close()
 
@@ -507,7 +520,11 @@ class RecordIterator(Iterator[bytes]):
     def _open(self, source: PathOrFile) -> DecodedStream:
         """The stream of one source; one that is not even a TFRecord file is damage too when skipping."""
         return DecodedStream(
-            source, self._compression, strict=self._policy is None, storage_options=self._storage_options
+            source,
+            self._compression,
+            strict=self._policy is None,
+            storage_options=self._storage_options,
+            parallel=True,
         )
 
     def _chunks(self, multiple: int = 1) -> Iterator[tuple[memoryview, list[int], list[int]]]:
