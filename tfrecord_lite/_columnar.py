@@ -329,15 +329,6 @@ class _Plan(NamedTuple):
     size: int  # values per row (FixedLen) or per step (FixedLenSequence)
 
 
-def _empty_value(spec: FeatureSpec, n: int) -> Any:
-    if isinstance(spec, VarLenFeature):
-        if spec.dtype == "bytes":
-            return [[] for _ in range(n)]
-        return Ragged(np.empty(0, dtype=spec.dtype), np.zeros(n + 1, dtype=np.int64))
-    shape = (n,) + ((0,) if isinstance(spec, FixedLenSequenceFeature) else ()) + spec.shape
-    return np.empty(shape, dtype=object if spec.dtype == "bytes" else spec.dtype)
-
-
 def _as_array(values: list[Any] | npt.NDArray[Any]) -> npt.NDArray[Any]:
     """An ndarray of the values; a list of bytes becomes an object array (never a bytes_ array)."""
     if isinstance(values, list):
@@ -503,15 +494,21 @@ def decode_examples(records: Sequence[Any], features: SpecDict) -> dict[str, Any
     return _decode(records if isinstance(records, (list, tuple)) else list(records), batch_specs(features))[0]
 
 
-def _decode(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> tuple[dict[str, Any], list[int]]:
-    """decode_examples, plus the indices of the records that took the single-record path."""
+def _decode(
+    records: Sequence[Any], features: Mapping[str, FeatureSpec], assembly: Assembly | None = None
+) -> tuple[dict[str, Any], list[int]]:
+    """decode_examples (another `assembly`: its last step, e.g. decode_arrow's flat columns),
+    plus the indices of the records that took the single-record path. An assembly that takes
+    the values' spans gathers them out of the joined buffer (one copy): it needs them there,
+    so large records are joined whole for it, not sparsely."""
+    assembly = assembly or _NUMPY
     plans = _plan(features)
     if not records:
-        return {p.key: _empty_value(p.spec, 0) for p in plans}, []
-    if sum(map(len, records)) >= _SPARSE_RECORD * len(records) and _all_bytes(records):
+        return {p.key: assembly.assemble(p, 0, [], {}, memoryview(b"")) for p in plans}, []
+    if not assembly.spans and sum(map(len, records)) >= _SPARSE_RECORD * len(records) and _all_bytes(records):
         return _decode_sparse(records, plans, features)
     raw, ends = _join(records, scratch=True)
-    return _decode_buffer(raw, ends - np.diff(ends, prepend=0), ends, plans, features, records.__getitem__)
+    return _decode_buffer(raw, ends - np.diff(ends, prepend=0), ends, plans, features, records.__getitem__, assembly)
 
 
 def _decode_sparse(

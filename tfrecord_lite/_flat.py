@@ -3,8 +3,9 @@
 #
 # Strategy: the batch decoder (_columnar) does all the parsing; this module gives it another
 # last step (an Assembly) that keeps the values flat, with per-row counts and presence,
-# instead of shaping numpy arrays. A batch decoded without a spec first learns its keys and
-# kinds: records that share a layout (_columnar.match_layouts) share its keys, the map
+# instead of shaping numpy arrays; with a spec, a list of records goes in by decode_examples'
+# own entry (_columnar._decode), so both decode alike. A batch decoded without a spec first
+# learns its keys and kinds: records that share a layout (_columnar.match_layouts) share its keys, the map
 # entries of the others are walked in lockstep (as _columnar parses) and their keys told
 # apart with one numpy unique over their bytes; only records the lockstep walk does not
 # accept are decoded one by one. Each key then decodes as a VarLenFeature of its kind, and
@@ -26,6 +27,7 @@ from ._columnar import (
     Assembly,
     Match,
     Spans,
+    _decode,
     _field,
     _Found,
     _join,
@@ -55,7 +57,7 @@ from ._spec import (
 from ._validate import batch_specs, feature_specs
 from ._varint_batch import decode_varint_runs, one_varint_each
 
-__all__ = ["Binary", "Flat", "Nested", "decode_flat", "decode_sequence_flat"]
+__all__ = ["Binary", "Flat", "Nested", "decode_flat", "decode_records_flat", "decode_sequence_flat"]
 
 
 class Binary(NamedTuple):
@@ -155,6 +157,8 @@ def _joined(values: list[bytes]) -> Binary:
 
 
 def _assemble_spec(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any], view: memoryview) -> Flat:
+    if len(parts) == 1 and len(parts[0].rows) == n and plan.spec.dtype != "bytes":
+        return Flat(parts[0].values, _offsets(parts[0].counts), None)  # every record has it: the values are the column
     values, lengths, _ = _gather(plan, n, list(parts), slow, view)
     return Flat(values, _offsets(lengths), None)
 
@@ -297,6 +301,13 @@ def spans_of(records: Sequence[Any]) -> Spans:
     decode_flat returns refers to the buffer."""
     raw, ends = _join(records, scratch=True)
     return Spans(memoryview(raw), ends - np.diff(ends, prepend=0), ends, records.__getitem__)
+
+
+def decode_records_flat(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> dict[str, Flat]:
+    """A list of serialized Examples decoded per the spec as flat columns, by decode_examples'
+    own path (_columnar._decode), the last step keeping the values flat."""
+    flats: dict[str, Flat] = _decode(records, batch_specs(features), _SPEC)[0]
+    return flats
 
 
 def decode_flat(

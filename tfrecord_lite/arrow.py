@@ -17,7 +17,7 @@ from ._codec import encode_example
 from ._columnar import record_spans
 from ._errors import FeatureError
 from ._files import is_file_object, normalize_compression
-from ._flat import Binary, Flat, Nested, decode_flat, decode_sequence_flat, spans_of
+from ._flat import Binary, Flat, Nested, decode_flat, decode_records_flat, decode_sequence_flat, spans_of
 from ._reader import sources_of
 from ._remote import open_publication
 from ._skipping import DamagePolicy, OnError
@@ -77,6 +77,9 @@ def _values(flat: Flat, dtype: str) -> pa.Array:
     if isinstance(values, Binary):  # Arrow's own layout: the buffers are taken as they are
         buffers = [None, pa.py_buffer(values.offsets), pa.py_buffer(values.data)]
         return pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(values), buffers)
+    if isinstance(values, np.ndarray):  # numbers: their buffer taken as it is, as pa.array would, by a shorter road
+        values = np.ascontiguousarray(values, dtype=dtype)
+        return pa.Array.from_buffers(_ARROW_DTYPE[dtype], len(values), [None, pa.py_buffer(values)])
     return pa.array(values, type=_ARROW_DTYPE[dtype])
 
 
@@ -142,7 +145,8 @@ def decode_arrow(records: Sequence[Any], features: Mapping[str, Any] | None = No
     """
     records = records if isinstance(records, (list, tuple)) else list(records)
     specs = feature_specs(features)
-    return _record_batch(decode_flat(spans_of(records), specs), specs, len(records))
+    flats = decode_flat(spans_of(records), None) if specs is None else decode_records_flat(records, specs)
+    return _record_batch(flats, specs, len(records))
 
 
 def _nested_column(nested: Nested | Flat | None, spec: FeatureSpec | None, n: int) -> pa.Array:
