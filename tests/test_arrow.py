@@ -20,7 +20,7 @@ import tfrecord_lite as tfr
 from tests import reference
 from tests.conftest import DATA_DIR
 from tests.test_codec import entry, example, ld
-from tests.test_columnar import batches
+from tests.test_columnar import _features_of, batches
 from tfrecord_lite import arrow as tfa
 from tfrecord_lite._codec import _read_varint
 
@@ -100,6 +100,30 @@ def test_spec_types():
     assert batch.to_pydict()["grid"] == [[[1, 2], [3, 4]], [[0, 0], [0, 0]]]
     assert batch.to_pydict()["steps"] == [[[1.0, 2.0], [3.0, 4.0]], []]
     assert_rows_like_decode_example(records, spec)
+
+
+@given(batches(), st.integers(0, 3))
+def test_spec_rows_of_large_records_equal_decode_example(batch, blobs):
+    """Records with long bytes values (images), one of them requested: decode_examples joins such
+    records sparsely (the long values left out); decode_arrow gathers its bytes values from the
+    joined buffer, so it joins them whole."""
+    records, spec = batch
+    pad = [entry(b"~blob%d" % k, ld(1, ld(1, bytes([k]) * 40_000))) for k in range(blobs or 1)]
+    large = [example(_features_of(record), *pad) for record in records]
+    assert_rows_like_decode_example(large, {**spec, "~blob0": tfr.FixedLenFeature([], "bytes")})
+
+
+def test_an_empty_batch_has_the_spec_types():
+    spec = {
+        "label": tfr.FixedLenFeature([], "int64"),
+        "grid": tfr.FixedLenFeature([2, 0], "float32"),
+        "name": tfr.FixedLenFeature([], "bytes"),
+        "ids": tfr.VarLenFeature("bytes"),
+        "steps": tfr.FixedLenSequenceFeature([2], "int64", allow_missing=True),
+    }
+    batch = tfa.decode_arrow([], spec)
+    assert batch.num_rows == 0
+    assert batch.schema == pa.schema([(key, tfa.arrow_type(s)) for key, s in spec.items()])
 
 
 # ----------------------------------------------------------------- without a spec

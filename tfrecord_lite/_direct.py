@@ -147,7 +147,11 @@ class _S3Signer:
             return None
         where = self.buckets.get(bucket)
         if where is None and bucket not in self.buckets:
-            where = self.buckets[bucket] = self._bucket(bucket)
+            try:
+                where = self._bucket(bucket)
+            except Exception:  # whatever s3fs's client cannot tell us, s3fs itself will say when it reads
+                where = None
+            self.buckets[bucket] = where
         if where is None:
             return None
         from botocore.utils import percent_encode
