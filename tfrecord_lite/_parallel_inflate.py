@@ -21,6 +21,8 @@
 # already handed out dropped: errors, and the records read before them, are the
 # one-thread reader's; so does a child forked while a file was being read (the threads
 # stay in the parent). close() (and dropping the object) stops and joins the threads.
+# Threads pay only when a core is idle, so they start only then (by the load average),
+# and not for files that barely compress (inflating stored blocks is a copy).
 from __future__ import annotations
 
 import os
