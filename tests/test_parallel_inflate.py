@@ -157,6 +157,20 @@ def test_the_threads_end_when_closed_early_or_dropped(tmp_path: Path) -> None:
     assert not inflating_threads()
 
 
+def test_dropped_in_one_of_its_own_threads(tmp_path: Path) -> None:
+    # the garbage collector may finalize an inflater in any thread, its own included: it cannot wait
+    # for itself there, so its threads are told to stop and end by themselves
+    path = one_stream(tmp_path, frame_many(RECORDS))
+    records = tfr.iter_records(path)
+    next(records)
+    inflater = records._stream._parallel
+    assert inflater is not None
+    inflater._pool.submit(inflater.close).result()
+    for thread in inflating_threads():
+        thread.join()
+    records.close()
+
+
 def test_the_thread_count_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(_parallel_inflate.ENV_VAR, "many")
     with pytest.raises(ValueError, match="TFRECORD_LITE_INFLATE_THREADS"):

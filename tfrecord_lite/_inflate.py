@@ -16,7 +16,9 @@
 # 5.5 s, and longer in wall time (79 s, 56 s, against 25 s). Its second thread at best
 # halves the wall time on an idle machine, at twice the CPU, and whether a core is
 # free cannot be known from inside the process; and reading records, the framing loop
-# (22 s of CPU for that file's 20M records), not the inflate, is the bound.
+# (22 s of CPU for that file's 20M records), not the inflate, is the bound. A GZIP
+# file with a sidecar index is inflated in threads from its seek points instead
+# (_parallel_inflate.py).
 from __future__ import annotations
 
 import functools

@@ -21,6 +21,8 @@
 # already handed out dropped: errors, and the records read before them, are the
 # one-thread reader's; so does a child forked while a file was being read (the threads
 # stay in the parent). close() (and dropping the object) stops and joins the threads.
+# Threads pay only when a core is idle, so they start only then (by the load average),
+# and not for files that barely compress (inflating stored blocks is a copy).
 from __future__ import annotations
 
 import os
@@ -41,6 +43,7 @@ SEGMENT = 4 << 20  # bytes of output a worker inflates at a time (at least)
 MAX_THREADS = 4
 STORED = 0.98  # compressed / uncompressed size above which a file is read by one thread
 _STEP = 1 << 18  # compressed bytes read and fed at a time
+_THREADS = "tfrecord-lite-inflate"  # the threads' names start so
 
 
 def threads() -> int:
@@ -117,7 +120,7 @@ class ParallelInflater:
         self._lib = library()
         self._workers = workers
         self._closing = threading.Event()
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="tfrecord-lite-inflate")
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix=_THREADS)
         self._pending: deque[Future[list[bytes]]] = deque()
         self._submitted = 0
         self._pid = os.getpid()
@@ -208,6 +211,8 @@ class ParallelInflater:
 
 
 def _stop(closing: threading.Event, pool: ThreadPoolExecutor, spans: _Inflating) -> None:
+    """Stop the threads and wait for them, unless this is one of them (the garbage collector may
+    drop an inflater in any thread): they stop at their next step then, and find the file closed."""
     closing.set()
-    pool.shutdown(wait=True, cancel_futures=True)
+    pool.shutdown(wait=not threading.current_thread().name.startswith(_THREADS), cancel_futures=True)
     spans.close()
