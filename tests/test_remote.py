@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -213,6 +214,49 @@ def test_http_and_s3_ranges_are_fetched_directly(http_server: Any, s3: Any, tmp_
     assert list(tfr.iter_records(f"{s3.bucket}/{key}", storage_options=anonymous)) == records
     agents = http_server.faults.agents + s3.faults.agents
     assert len(agents) == 3 and all(direct(agents))
+
+
+@pytest.fixture
+def s3_checking_signatures(s3: Any) -> Iterator[dict[str, Any]]:
+    """moto's S3 with authentication on (it recomputes every SigV4 signature and refuses a wrong one),
+    and the storage_options of an IAM user allowed everything."""
+    import urllib.request
+
+    import botocore.session
+
+    iam = botocore.session.get_session().create_client(
+        "iam", endpoint_url=s3.endpoint, region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s"
+    )
+    user = "reader-" + s3.bucket.rpartition("-")[2]
+    iam.create_user(UserName=user)
+    allow_all = '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}'
+    iam.put_user_policy(UserName=user, PolicyName="all", PolicyDocument=allow_all)
+    key = iam.create_access_key(UserName=user)["AccessKey"]
+    options = {**s3.storage_options, "key": key["AccessKeyId"], "secret": key["SecretAccessKey"]}
+
+    def authenticate(count: str) -> None:
+        url = f"{s3.endpoint}/moto-api/reset-auth"
+        urllib.request.urlopen(urllib.request.Request(url, count.encode(), {"Content-Type": "text/plain"})).read()
+
+    authenticate("0")
+    try:
+        yield options
+    finally:
+        authenticate("inf")
+
+
+def test_s3_signatures_are_checked_and_accepted(s3: Any, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    records = make_records()
+    key = "signed/ü+x %20.tfrecord"
+    s3.fs.pipe(f"{s3.bucket}/{key}", write_local(tmp_path / "x", records))
+    options = request.getfixturevalue("s3_checking_signatures")
+    s3.faults.agents.clear()
+    assert list(tfr.iter_records(f"{s3.bucket}/{key}", storage_options=options)) == records
+    assert direct(s3.faults.agents) == [True]  # moto accepted our signature: no second try through s3fs
+    wrong = {**options, "secret": "not-the-secret", "skip_instance_cache": True}
+    with pytest.raises(RemoteError, match="signature we calculated does not match") as info:
+        list(tfr.iter_records(f"{s3.bucket}/{key}", storage_options=wrong))
+    assert "not-the-secret" not in str(info.value)
 
 
 def test_options_only_aiohttp_honours_go_through_fsspec(http_server: Any, tmp_path: Path) -> None:

@@ -1,10 +1,11 @@
 # Ranged GETs on the calling thread, for HTTP(S) URLs and S3 objects, without fsspec's
 # event loop. fsspec's stores receive a body on their asyncio loop (aiohttp), in small
-# pieces at a few Python calls each, all under the GIL beside the thread decoding records:
-# that receiving, not the network, bounded streaming. Here a request runs on the thread
-# that asks (a prefetch or range worker), over a kept-alive http.client connection, and the
-# body is received by readinto into buffers of up to PIECE bytes: the socket's recv runs
-# without the GIL, and a MiB costs a few Python calls.
+# pieces at a few Python calls each, all under the GIL beside the thread decoding records,
+# and s3fs adds aiobotocore's work per request. Here a request runs on the thread that asks
+# (a prefetch or range worker), over a kept-alive http.client connection, and the body is
+# received by readinto into buffers of up to PIECE bytes: the socket's recv runs without
+# the GIL, and a MiB costs a few Python calls. Streaming from S3 takes half the CPU it took
+# through s3fs; from HTTP a little less (benchmarks/RESULTS.md).
 #
 #   - HTTP(S): fsspec's HTTPFileSystem, when the only options it was given are headers
 #     (anything else, an aiohttp option such as a proxy, is aiohttp's to honour: fsspec
