@@ -259,6 +259,23 @@ def test_s3_signatures_are_checked_and_accepted(s3: Any, tmp_path: Path, request
     assert "not-the-secret" not in str(info.value)
 
 
+def test_the_direct_path_keeps_no_filesystem_alive(s3: Any, tmp_path: Path) -> None:
+    import gc
+    import weakref
+
+    import s3fs
+
+    records = make_records(20)
+    s3.fs.pipe(f"{s3.bucket}/alive.tfrecord", write_local(tmp_path / "x", records))
+    fs = s3fs.S3FileSystem(skip_instance_cache=True, **s3.storage_options)
+    assert list(tfr.iter_records(f"{s3.bucket}/alive.tfrecord", storage_options=fs)) == records
+    assert _direct.target(fs) is not None
+    gone = weakref.ref(fs)
+    del fs
+    gc.collect()
+    assert gone() is None
+
+
 def test_options_only_aiohttp_honours_go_through_fsspec(http_server: Any, tmp_path: Path) -> None:
     records = make_records(2000, 300)
     url = http_server.put("/via-aiohttp", write_local(tmp_path / "x", records))

@@ -51,7 +51,7 @@ def _received_directly(fs: Any, path: str, start: int, end: int, into: list[byte
     from ._remote import redact
 
     target = _direct.target(fs)
-    request = target.request(path, f"bytes={start}-{end - 1}") if target is not None else None
+    request = target.request(fs, path, f"bytes={start}-{end - 1}") if target is not None else None
     if target is None or request is None:
         return False
     url, headers = request

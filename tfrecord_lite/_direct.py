@@ -59,10 +59,11 @@ Request = tuple[str, dict[str, str]]  # (URL, headers) of one GET
 
 
 class Target:
-    """How to GET ranges of the objects of one filesystem; `request` is None when one object
-    cannot be fetched directly."""
+    """How to GET ranges of the objects of one filesystem: `request(fs, path, range_header)`, None
+    when that object cannot be fetched directly. It holds no reference to the filesystem (the
+    filesystem is the key it is kept under)."""
 
-    def __init__(self, request: Callable[[str, str], Request | None]) -> None:
+    def __init__(self, request: Callable[[Any, str, str], Request | None]) -> None:
         self.request = request
         self.enabled = True
 
@@ -88,7 +89,7 @@ def _make_target(fs: Any) -> Target | None:
     if {"http", "https"} & protocols and hasattr(fs, "encode_url"):
         return _http_target(fs)
     if {"s3", "s3a"} & protocols and hasattr(fs, "get_s3"):
-        return Target(_S3Signer(fs).request)
+        return Target(_S3Signer().request)
     return None
 
 
@@ -100,7 +101,7 @@ def _http_target(fs: Any) -> Target | None:
         return None
     base = {**fs.client_kwargs.get("headers", {}), **fs.kwargs.get("headers", {})}
 
-    def request(path: str, range_header: str) -> Request | None:
+    def request(fs: Any, path: str, range_header: str) -> Request | None:
         url = str(fs.encode_url(path))
         parts = urllib.parse.urlsplit(url)
         headers = dict(base, Range=range_header)
@@ -139,17 +140,16 @@ class _Bucket:
 class _S3Signer:
     """SigV4-signed GETs with the configuration of the client s3fs made (module comment)."""
 
-    fs: Any
     buckets: dict[str, _Bucket | None] = field(default_factory=dict)
 
-    def request(self, path: str, range_header: str) -> Request | None:
-        bucket, key, version = self.fs.split_path(path)
+    def request(self, fs: Any, path: str, range_header: str) -> Request | None:
+        bucket, key, version = fs.split_path(path)
         if version or not key or ":" in bucket:
             return None
         where = self.buckets.get(bucket)
         if where is None and bucket not in self.buckets:
             try:
-                where = self._bucket(bucket)
+                where = self._bucket(fs, bucket)
             except Exception:  # whatever s3fs's client cannot tell us, s3fs itself will say when it reads
                 where = None
             self.buckets[bucket] = where
@@ -160,20 +160,19 @@ class _S3Signer:
         url = where.base + percent_encode(key, safe="/~")
         headers = {"Range": range_header}
         if where.credentials is not None:
-            headers = self._signed(where, url, headers)
+            headers = self._signed(fs, where, url, headers)
         return url, headers
 
-    def _bucket(self, bucket: str) -> _Bucket | None:
+    def _bucket(self, fs: Any, bucket: str) -> _Bucket | None:
         import botocore
         from fsspec.asyn import sync
 
-        fs = self.fs
         if fs.req_kw or getattr(fs, "s3_additional_kwargs", None):
             return None
         config = fs.config_kwargs
         if config.get("proxies") or config.get("client_cert") or "verify" in fs.client_kwargs:
             return None
-        client = sync(fs.loop, self._client, bucket)
+        client = sync(fs.loop, _client, fs, bucket)
         signer = client._request_signer
         unsigned = signer.signature_version is botocore.UNSIGNED
         if not unsigned and signer.signature_version not in ("s3v4", "v4"):  # an older signature: s3fs's
@@ -186,21 +185,23 @@ class _S3Signer:
         credentials = None if unsigned else signer._credentials
         return _Bucket(base[: -len(probe)], signer.region_name, credentials)
 
-    async def _client(self, bucket: str) -> Any:
-        await self.fs.set_session()
-        return await self.fs.get_s3(bucket)
-
-    def _signed(self, where: _Bucket, url: str, headers: dict[str, str]) -> dict[str, str]:
+    def _signed(self, fs: Any, where: _Bucket, url: str, headers: dict[str, str]) -> dict[str, str]:
         from botocore.auth import S3SigV4Auth
         from botocore.awsrequest import AWSRequest
         from fsspec.asyn import sync
 
         credentials = where.credentials
         if where.frozen is None or getattr(credentials, "refresh_needed", lambda: False)():
-            where.frozen = sync(self.fs.loop, credentials.get_frozen_credentials)
+            where.frozen = sync(fs.loop, credentials.get_frozen_credentials)
         request = AWSRequest(method="GET", url=url, headers=headers)
         S3SigV4Auth(where.frozen, "s3", where.region).add_auth(request)
         return dict(request.headers.items())
+
+
+async def _client(fs: Any, bucket: str) -> Any:
+    """The aiobotocore client s3fs uses for `bucket`."""
+    await fs.set_session()
+    return await fs.get_s3(bucket)
 
 
 # ----------------------------------------------------------------------------- the GET
