@@ -138,7 +138,7 @@ def zygote() -> None:
     with contextlib.suppress(ImportError):
         import PIL.Image  # noqa: F401  # imported once, here, for every pack-images child
 
-    import tfrecord_lite._columnar
+    import tfrecord_lite._example_batches
     import tfrecord_lite._random_access
     import tfrecord_lite.images  # noqa: F401
     from tfrecord_lite.cli import build_parser

@@ -23,8 +23,9 @@ from ._errors import (
 
 if TYPE_CHECKING:
     from ._codec import decode_example, decode_sequence_example, encode_example, encode_sequence_example
-    from ._columnar import Ragged, decode_examples, iter_example_batches
+    from ._columnar import Ragged, decode_examples
     from ._count import count_records
+    from ._example_batches import iter_example_batches
     from ._proto import (
         BytesList,
         Example,
@@ -50,7 +51,8 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "_codec": ["decode_example", "decode_sequence_example", "encode_example", "encode_sequence_example"],
-    "_columnar": ["Ragged", "decode_examples", "iter_example_batches"],
+    "_columnar": ["Ragged", "decode_examples"],
+    "_example_batches": ["iter_example_batches"],
     "_count": ["count_records"],
     "_sources": ["resolve_inputs"],
     "_sidecar": ["IndexFallbackWarning", "StaleIndexError", "write_index", "write_text_index"],

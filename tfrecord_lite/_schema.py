@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from ._codec import decode_example, decode_sequence_example
-from ._columnar import record_spans
 from ._errors import DecodeError, FeatureError
+from ._example_batches import record_spans
 from ._files import StorageOptions
 from ._spec import BYTES, FLOAT, INT64, FeatureSpec, FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 from ._validate import as_record

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._codec import encode_example
-from ._columnar import record_spans
 from ._errors import FeatureError
+from ._example_batches import record_spans
 from ._files import is_file_object, normalize_compression
 from ._flat import Binary, Flat, Nested, decode_flat, decode_records_flat, decode_sequence_flat, spans_of
 from ._reader import sources_of

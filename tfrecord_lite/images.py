@@ -521,7 +521,7 @@ def pack_images(
 
 def _packed_filenames(prefix: str, compression: str | None, storage_options: StorageOptions) -> set[str]:
     """The image/filename values of the shards already written under `prefix`."""
-    from ._columnar import iter_example_batches
+    from ._example_batches import iter_example_batches
     from ._spec import VarLenFeature
 
     names: set[str] = set()
