@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import tfrecord_lite as tfr
+from tests._reading import read_until_error
 from tfrecord_lite import _gzip_index, _parallel_inflate
 from tfrecord_lite._framing import frame_many
 
@@ -57,15 +58,9 @@ def inflating_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("tfrecord-lite-inflate")]
 
 
-def read_all(path: Path, threads: str, monkeypatch: pytest.MonkeyPatch) -> tuple[list[bytes], tfr.TFRecordError | None]:
+def read_all(path: Path, threads: str, monkeypatch: pytest.MonkeyPatch) -> tuple[list[bytes], Exception | None]:
     monkeypatch.setenv(_parallel_inflate.ENV_VAR, threads)
-    got: list[bytes] = []
-    try:
-        for record in tfr.iter_records(path):
-            got.append(record)
-    except tfr.TFRecordError as err:
-        return got, err
-    return got, None
+    return read_until_error(path)
 
 
 def test_a_tensorflow_style_file_reads_in_threads(tmp_path: Path) -> None:
