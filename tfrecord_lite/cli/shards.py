@@ -46,8 +46,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     from .._random_access import TFRecordFile
 
     paths = expand_inputs(args.inputs)
-    text = bool(args.text or args.text_dir)
-    plain = _plain_for_text_index(args, paths) if text else set()
+    plain = _plain_for_text_index(args, paths) if args.text or args.text_dir else set()
     for folder in sorted({os.path.dirname(os.path.abspath(p)) for p in paths if not is_url(p)}):
         for orphan in remove_orphans(folder):
             say(args, f"removed {orphan}, a temporary file of a killed run")
@@ -67,9 +66,10 @@ def _plain_for_text_index(args: argparse.Namespace, paths: list[str]) -> set[str
     """The inputs that can have a DALI / `tfrecord` text index: local uncompressed files (those
     readers take byte offsets into a plain file). One file that cannot is an error, before anything
     is written; in a folder or glob, the others get their sidecar only, and we say so."""
-    unfit = [p for p in paths if is_url(p) or head_compression(p) != ""]
+    kinds = {p: "url" if is_url(p) else head_compression(p) for p in paths}
+    unfit = [p for p in paths if kinds[p]]
     if unfit and len(paths) == 1:
-        where = "a URL" if is_url(paths[0]) else f"{head_compression(paths[0]).upper()}-compressed"
+        where = "a URL" if kinds[paths[0]] == "url" else f"{kinds[paths[0]].upper()}-compressed"
         raise UsageError(
             f"{paths[0]} is {where}, and a text index ('offset length' lines for DALI or the tfrecord "
             "package) needs a local uncompressed file, as those readers do: `tfrecord-lite convert IN OUT` "
