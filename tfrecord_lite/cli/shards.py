@@ -234,8 +234,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         cmd_index,
         "Build random-access index sidecars (<file>.tfrlidx; for an object in a store, uploaded next "
         "to it) and, with --text, DALI / tfrecord text indexes (<file>.idx).",
-        f"  {PROG} index data/\n  {PROG} index data/*.tfrecord --text-dir idx/   for DALI's index_path\n"
-        f"  {PROG} index 's3://bucket/train-*.tfrecord'",
+        f"  {PROG} index data/\n  {PROG} index data/*.tfrecord --text-dir idx/   for DALI's index_path",
     )
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="TFRecord files, globs, directories or URLs")
     p.add_argument("--text", action="store_true", help="also write '<file>.idx' text indexes ('offset length' lines)")
