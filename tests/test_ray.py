@@ -272,6 +272,25 @@ def test_write_s3_shards_appear_only_complete(s3: Any, tmp_path: Path, monkeypat
     assert sorted(back) == sorted(records)  # the framing, byte for byte
 
 
+def test_an_interrupted_s3_write_task_deletes_its_uploads(s3: Any) -> None:
+    """Ray cancels a running task by raising KeyboardInterrupt in it; leaving the `with` of a stream
+    completes its upload, so the task itself must delete what it wrote."""
+    import pyarrow as pa
+    from ray.data._internal.execution.interfaces.task_context import TaskContext
+
+    from tfrecord_lite.ray import TFRecordDatasink
+
+    def blocks() -> Any:
+        yield pa.table({"id": pa.array(range(100), pa.int64())})
+        raise KeyboardInterrupt  # in the middle of the third file
+
+    sink = TFRecordDatasink(f"{s3.bucket}/out", num_rows_per_file=40, filesystem=pyarrow_s3(s3))
+    sink.on_write_start()
+    with pytest.raises(KeyboardInterrupt):
+        sink.write(blocks(), TaskContext(task_idx=3, op_name="Write"))
+    assert objects(s3, "out") == []
+
+
 def pyarrow_s3(s3: Any) -> Any:
     import pyarrow.fs as pafs
 

@@ -10,9 +10,11 @@
 # shard names and removes what failed attempts left, so a reader never meets a torn shard.
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import os
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -43,6 +45,7 @@ def __dir__() -> list[str]:  # dir() and IDEs show the API, not the imported mod
 
 
 SHARD_PREFIX = "part"
+_SETTLE_SECONDS = 1.0  # a failed write sweeps its temporary files until one sweep this long after the last finds none
 
 
 class _ArrowFS(ArrowFSWrapper):  # type: ignore[misc]
@@ -252,35 +255,54 @@ class TFRecordDatasink(Datasink):  # type: ignore[misc]
             yield from encode_arrow(table)
 
     def write(self, blocks: Iterable[Any], ctx: Any) -> list[tuple[int, int, str]]:
-        """Write this task's rows to temporary files; returns (task, file number, name) of each."""
+        """Write this task's rows to temporary files; returns (task, file number, name) of each. On
+        any exception, Ray's cancellation (KeyboardInterrupt) included, the files are deleted: closing
+        a stream on the way out completes its upload, so the object exists until deleted."""
         records = self._rows(blocks)
-        written: list[tuple[int, int, str]] = []
-        while (first := next(records, None)) is not None:
-            name = f"{self._folder}/{self._temp_prefix}{ctx.task_idx}-{len(written)}-{uuid.uuid4().hex}"
-            with self._fs.open_output_stream(name) as stream, TFRecordWriter(stream, self._compression) as writer:
-                writer.write(first)
-                for record in itertools.islice(
-                    records, None if self._rows_per_file is None else self._rows_per_file - 1
-                ):
-                    writer.write(record)
-            written.append((ctx.task_idx, len(written), name))
-        return written
+        names: list[str] = []
+        try:
+            while (first := next(records, None)) is not None:
+                names.append(f"{self._folder}/{self._temp_prefix}{ctx.task_idx}-{len(names)}-{uuid.uuid4().hex}")
+                self._write_file(names[-1], first, records)
+        except BaseException:
+            self._delete(names)
+            raise
+        return [(ctx.task_idx, number, name) for number, name in enumerate(names)]
+
+    def _write_file(self, name: str, first: bytes, records: Iterator[bytes]) -> None:
+        """`first` and at most `num_rows_per_file` - 1 more of `records` into the file `name`."""
+        more = None if self._rows_per_file is None else self._rows_per_file - 1
+        with self._fs.open_output_stream(name) as stream, TFRecordWriter(stream, self._compression) as writer:
+            writer.write(first)
+            for record in itertools.islice(records, more):
+                writer.write(record)
 
     def on_write_complete(self, write_result: Any) -> None:
         files = sorted(entry for returned in write_result.write_returns for entry in returned)
         names = [shard_name(SHARD_PREFIX, number, len(files), self._suffix) for number in range(len(files))]
         for (_, _, temp), name in zip(files, names, strict=True):
             self._fs.move(temp, f"{self._folder}/{name}")
-        self._remove_leftovers()
+        self._delete(self._leftovers())
         self.paths = [f"{self._location}/{name}" for name in names]
 
     def on_write_failed(self, error: Exception) -> None:
-        self._remove_leftovers()
+        """Delete this write's temporary files. Ray cancels the other write tasks without waiting for
+        them, and a task finishing an upload meanwhile adds a file after a sweep (then deletes it, if
+        cancelled): sweep again, _SETTLE_SECONDS after the last sweep, until one finds nothing."""
+        self._delete(self._leftovers())
+        while True:
+            time.sleep(_SETTLE_SECONDS)
+            if not (leftovers := self._leftovers()):
+                return
+            self._delete(leftovers)
 
-    def _remove_leftovers(self) -> None:
-        """Delete the temporary files of attempts that failed (a retried task's first try)."""
-        for path in self._listing():
-            if os.path.basename(path).startswith(self._temp_prefix):
+    def _leftovers(self) -> list[str]:
+        """The temporary files of this write still there (after a success: of attempts that failed)."""
+        return [path for path in self._listing() if os.path.basename(path).startswith(self._temp_prefix)]
+
+    def _delete(self, paths: Iterable[str]) -> None:
+        for path in paths:
+            with contextlib.suppress(FileNotFoundError):  # deleted by the task that wrote it, meanwhile
                 self._fs.delete_file(path)
 
 
