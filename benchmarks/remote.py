@@ -2,7 +2,7 @@
 # fixed latency added to every request (tests/_servers.py; --latency, default 20 ms):
 #
 #   python benchmarks/remote.py [--quick] [--rounds N] [--latency S] [--prefetch N] [--store s3|http]
-#                               [--streaming-only] [--out FILE.json]
+#                               [--streaming-only] [--bound] [--out FILE.json]
 #
 # Measures, each as the median (and spread: lowest..highest) of --rounds rounds, the systems
 # compared taking turns within each round (benchmarks/_rounds.py; a ratio's spread is that of
@@ -14,6 +14,12 @@
 #     gather, no decoding), and our own client fetching them with the streaming's 16 threads and
 #     decoding nothing; if that alone is slower than the local read ÷ 0.7, the server bounds us.
 #     And the CPU seconds the server process spends on one stream (it shares the 2 cores);
+#     --bound adds a native client to the rounds: curl (no Python on the client side) fetching
+#     the same first blocks of the 64 objects, --parallel-max 32 (our prefetch depth; and
+#     --parallel-immediate: without it curl waits to see whether a connection multiplexes, 1.7 s
+#     instead of 0.16 s here), over the same latency, S3 objects by presigned URLs; its wall
+#     time, its CPU and the server's. If even curl takes longer than the local read / 0.7, no
+#     client can meet the target here;
 #   - random access: 1,024 random records of one indexed object, fetched as f[[...]] in batches of
 #     256; the time of a batch over one round trip (a 1-byte ranged GET; target <= 4), and how many
 #     requests a batch made (never one per record). Beside it, the same ranges fetched by a bare
@@ -30,7 +36,10 @@ import functools
 import json
 import multiprocessing
 import os
+import resource
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -173,6 +182,46 @@ def bare_ranges(fs: Any, url: str, ranges: list[tuple[int, int]]) -> int:
     return sum(len(d) for d in data)
 
 
+def curl_config(fs: Any, urls: list[str], folder: str) -> str:
+    """A curl config file fetching each URL's first block (what fetch_head asks) into /dev/null;
+    S3 objects by presigned URLs (signed by s3fs with the same credentials)."""
+    plain = [u if fs is None else fs.sign(u, expiration=24 * 3600) for u in urls]
+    path = os.path.join(folder, "curl.conf")
+    with open(path, "w") as fh:
+        for url in plain:
+            fh.write(f'url = "{url}"\noutput = "/dev/null"\n')
+    return path
+
+
+def curl_fetch(config: str, parallel: int) -> int:
+    """The native floor: curl fetching the objects `parallel` at a time, one process, no Python."""
+    head = f"0-{_remote.HEAD_BLOCK - 1}"
+    command = [
+        "curl",
+        "--silent",
+        "--show-error",
+        "--fail",
+        "--no-progress-meter",
+        "--parallel",
+        "--parallel-immediate",
+    ]
+    command += ["--parallel-max", str(parallel)]
+    subprocess.run([*command, "--range", head, "--config", config], check=True)
+    return 0
+
+
+def curl_startup() -> float:
+    """Seconds curl takes to start and exit with nothing to fetch (part of each curl round)."""
+    return statistics.median(
+        timed(lambda: subprocess.run(["curl", "--version"], capture_output=True))[0] for _ in range(5)
+    )
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def count_all(sources: list[Any]) -> int:
     n = 0
     for source in sources:
@@ -237,6 +286,7 @@ def main() -> None:
     parser.add_argument("--prefetch", type=int, default=_prefetch.PREFETCH)
     parser.add_argument("--store", choices=["s3", "http"], default="s3", help="moto's S3, or the HTTP range server")
     parser.add_argument("--streaming-only", action="store_true", help="skip random access and memory")
+    parser.add_argument("--bound", action="store_true", help="add curl fetching the objects to the rounds")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "remote.json"))
     args = parser.parse_args()
     small = (W.QUICK if args.quick else W.FULL)[0]
@@ -269,21 +319,26 @@ def main() -> None:
             "fetch": lambda: fetch_only(urls, args.prefetch, options),
             "serial": lambda: _stream(urls, 0, options),
         }
+        if args.bound:
+            if shutil.which("curl") is None:
+                parser.error("--bound needs curl on PATH")
+            config = curl_config(fs, urls, tmp)
+            systems["curl"] = lambda: curl_fetch(config, min(args.prefetch, _prefetch.MAX_THREADS))
+            systems["curl"]()  # warm-up
         for name in ("local", "remote", "fsspec", "fetch"):  # warm-up: imports, connections, page cache
             systems[name]()
         times: dict[str, list[float]] = {name: [] for name in systems}
         cpu: dict[str, list[float]] = {name: [] for name in systems}
-        server_cpu: list[float] = []
+        server_cpu: dict[str, list[float]] = {name: [] for name in systems}
         counts = set()
         for k, name in turns(list(systems), args.rounds):
             if name == "serial" and k % 2:
                 continue
-            before, server_before = time.process_time(), server.cpu_seconds()
+            before, server_before = time.process_time() + children_cpu(), server.cpu_seconds()
             spent, got = timed(systems[name])
-            cpu[name].append(time.process_time() - before)
+            cpu[name].append(time.process_time() + children_cpu() - before)
             times[name].append(spent)
-            if name == "remote":
-                server_cpu.append(server.cpu_seconds() - server_before)
+            server_cpu[name].append(server.cpu_seconds() - server_before)
             if name in ("local", "remote", "fsspec"):
                 counts.add(got)
         assert counts == {len(rows)}
@@ -302,7 +357,7 @@ def main() -> None:
             "fetch_only_cpu_s": spread(cpu["fetch"]),
             "local_cpu_s": spread(cpu["local"]),
             "remote_cpu_s": spread(cpu["remote"]),
-            "server_cpu_per_stream_s": spread(server_cpu),
+            "server_cpu_per_stream_s": spread(server_cpu["remote"]),
             "local_records_per_s": n / statistics.median(local_times),
             "remote_records_per_s": n / statistics.median(remote_times),
             "ratio": ratio["median"],
@@ -311,6 +366,16 @@ def main() -> None:
             "remote_via_fsspec_cpu_s": spread(cpu["fsspec"]),
             "ratio_via_fsspec": compare(times["fsspec"], local_times),
         }
+        if args.bound:
+            results["streaming"]["curl"] = {
+                "parallel": min(args.prefetch, _prefetch.MAX_THREADS),
+                "wall_s": spread(times["curl"]),
+                "cpu_s": spread(cpu["curl"]),
+                "server_cpu_s": spread(server_cpu["curl"]),
+                "budget_s": statistics.median(local_times) / 0.7,
+                "startup_s": curl_startup(),
+                "fetch_only_server_cpu_s": spread(server_cpu["fetch"]),
+            }
 
         if args.streaming_only:
             server.close()
@@ -423,6 +488,20 @@ def report_streaming(r: dict[str, Any]) -> None:
         f"CPU: local {lc['median']:.3f} s, ours {rc['median']:.3f} s, "
         f"fetching only {s['fetch_only_cpu_s']['median']:.3f} s, "
         f"the server {sc['median']:.3f} s a stream ({sc['low']:.3f}..{sc['high']:.3f})"
+    )
+    if "curl" in s:
+        report_bound(s)
+
+
+def report_bound(s: dict[str, Any]) -> None:
+    c = s["curl"]
+    w, cc, sc = c["wall_s"], c["cpu_s"], c["server_cpu_s"]
+    print(
+        f"  bound: curl --parallel-max {c['parallel']} fetching the 64 first blocks {w['median']:.3f} s "
+        f"({w['low']:.3f}..{w['high']:.3f}; {c['startup_s']:.3f} s of it starting curl) against the budget "
+        f"{c['budget_s']:.3f} s; curl's CPU "
+        f"{cc['median']:.3f} s, the server's {sc['median']:.3f} s ({sc['low']:.3f}..{sc['high']:.3f}); "
+        f"the server's while our client fetches {c['fetch_only_server_cpu_s']['median']:.3f} s"
     )
 
 

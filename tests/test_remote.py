@@ -694,6 +694,91 @@ def test_gzip_object_with_a_stale_sidecar(http_server: Any, tmp_path: Path) -> N
         tfr.TFRecordFile(url, on_stale="raise")
 
 
+# ----------------------------------------------------------------------------- write_index on URLs
+
+
+def object_gets(server: Any, url: str) -> int:
+    """How many GETs the object at `url` (not its sidecar) was asked for."""
+    name = url.rsplit("/", 1)[1]
+    return len([r for r in server.faults.gets(name) if r[1].endswith(name)])
+
+
+@pytest.mark.parametrize("where", ["s3", "gcs"])
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+def test_write_index_uploads_the_sidecar_next_to_the_object(
+    where: str, compression: str, request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    store = request.getfixturevalue(where)
+    records = make_records(3000, 2000)
+    local = tmp_path / "x.tfrecord"
+    url = f"{store.bucket}/d/x.tfrecord" + {"": "", "gzip": ".gz", "zlib": ".zz"}[compression]
+    store.fs.pipe(url, write_local(local, records, compression))
+    assert tfr.write_index(url, storage_options=store.storage_options) == url + ".tfrlidx"
+    store.fs.invalidate_cache()
+    assert store.fs.exists(url + ".tfrlidx") and not (tmp_path / "cache").exists()  # uploaded, not cached
+    options = store.faulty_storage_options if where == "gcs" else store.storage_options
+    store.faults.requests.clear()
+    with tfr.TFRecordFile(url, storage_options=options, on_stale="raise") as f, tfr.TFRecordFile(local) as oracle:
+        assert f.index_path == url + ".tfrlidx" and len(f) == len(oracle) == 3000  # fresh, and used
+        picks = [2999, 0, 1234, 7]
+        assert f[picks] == oracle[picks] == [records[i] for i in picks]
+        assert object_gets(store, url) <= 8  # no pass over the object
+
+
+def test_write_index_replaces_a_stale_sidecar_and_leaves_none_on_failure(s3: Any, tmp_path: Path) -> None:
+    records = make_records(300)
+    url = f"{s3.bucket}/x.tfrecord"
+    s3.fs.pipe(url, write_local(tmp_path / "a", records[:100]))
+    tfr.write_index(url, storage_options=s3.storage_options)
+    s3.fs.pipe(url, write_local(tmp_path / "b", records))  # the object changed: its sidecar is stale
+    with pytest.raises(tfr.StaleIndexError):
+        tfr.TFRecordFile(url, storage_options=s3.storage_options, on_stale="raise")
+    tfr.write_index(url, storage_options=s3.storage_options)
+    with tfr.TFRecordFile(url, storage_options=s3.storage_options, on_stale="raise") as f:
+        assert list(f) == records
+    data = bytearray(s3.fs.cat_file(url))
+    data[-6] ^= 1  # the last record's payload: its CRC fails
+    s3.fs.pipe(f"{s3.bucket}/bad.tfrecord", bytes(data))
+    with pytest.raises(tfr.CorruptRecordError, match=r"bad\.tfrecord"):
+        tfr.write_index(f"{s3.bucket}/bad.tfrecord", storage_options=s3.storage_options)
+    s3.fs.invalidate_cache()
+    assert not s3.fs.exists(f"{s3.bucket}/bad.tfrecord.tfrlidx")  # no sidecar, not even a partial one
+
+
+def test_write_index_over_http_needs_a_place_to_write(http_server: Any, tmp_path: Path) -> None:
+    records = make_records(200)
+    url = http_server.put("/h.tfrecord", write_local(tmp_path / "x", records))
+    with pytest.raises(PermissionError, match="takes no uploads") as caught:
+        tfr.write_index(url)
+    assert url + ".tfrlidx" in str(caught.value) and http_server.faults.gets() == []  # refused before reading
+    target = tmp_path / "h.tfrlidx"
+    assert tfr.write_index(url, target) == str(target)
+    with tfr.TFRecordFile(url, index=target, on_stale="raise") as f:
+        assert f[[199, 3]] == [records[199], records[3]]
+
+
+def test_cli_index_uploads_sidecars_to_s3(s3: Any, http_server: Any, tmp_path: Path) -> None:
+    records = make_records(120)
+    for name, compression in (("a.tfrecord", ""), ("b.tfrecord.gz", "gzip")):
+        s3.fs.pipe(f"{s3.bucket}/c/{name}", write_local(tmp_path / name, records, compression))
+    out = cli("index", f"{s3.bucket}/c/*", s3=s3)
+    assert out.splitlines() == [
+        f"{s3.bucket}/c/a.tfrecord: 120 records, index {s3.bucket}/c/a.tfrecord.tfrlidx",
+        f"{s3.bucket}/c/b.tfrecord.gz: 120 records, index {s3.bucket}/c/b.tfrecord.gz.tfrlidx",
+    ]
+    s3.fs.invalidate_cache()
+    assert sorted(p.rsplit("/", 1)[1] for p in s3.fs.find(f"{s3.bucket}/c")) == [
+        "a.tfrecord",
+        "a.tfrecord.tfrlidx",
+        "b.tfrecord.gz",
+        "b.tfrecord.gz.tfrlidx",
+    ]
+    assert "120 records" in cli("index", f"{s3.bucket}/c/*", s3=s3)  # again: the sidecars are not inputs
+    url = http_server.put("/cli-index.tfrecord.gz", write_local(tmp_path / "h", records, "gzip"))
+    assert "(in memory: HTTP(S) takes no uploads)" in cli("index", url)
+
+
 # ----------------------------------------------------------------------------- storage_options everywhere
 
 

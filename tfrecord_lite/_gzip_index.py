@@ -45,7 +45,7 @@ import os
 import struct
 import zlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 from crc32c import crc32c
@@ -221,30 +221,55 @@ def parse(data: bytes, location: str) -> GzipIndex:
 def build(path: str, kind: str, *, verify: bool = True, spacing: int | None = None) -> GzipIndex:
     """Index the compressed file `path` by one pass: with indexed_gzip for GZIP when it is
     installed, else with the stdlib's zlib, keeping decompressor copies as points."""
-    spacing = spacing or SPACING
     with open(path, "rb") as fh:
         st = os.fstat(fh.fileno())
         check = edge_check(fh, st.st_size)
-    igzip = _indexed_gzip() if kind == "gzip" else None
-    found = None
-    if igzip is not None:
-        try:
-            found = _build_indexed(igzip, path, verify, spacing)
-        except TFRecordError:
-            raise
-        except Exception:  # indexed_gzip's errors say little: the stdlib pass below names the damage
-            found = None
-    if found is None:
-        with open(path, "rb") as fh:
-            inflating = _SavingInflater(fh, kind, spacing)
-            found = _scan_marks(inflating, path, verify), inflating.points, b""
-    marks, points, blob = found
+    marks, points, blob = _one_pass(path, functools.partial(open, path, "rb"), kind, path, verify, spacing or SPACING)
     return GzipIndex(kind, marks, points, blob, st.st_size, st.st_mtime_ns, check)
 
 
-def _build_indexed(igzip: Any, path: str, verify: bool, spacing: int) -> tuple[Marks, list[Point], bytes]:
-    with igzip.IndexedGzipFile(path, spacing=spacing, buffer_size=CHUNK_SIZE, drop_handles=False) as gz:
-        marks = _scan_marks(gz, path, verify)
+def build_remote(buf: Any, kind: str, *, verify: bool = True, spacing: int | None = None) -> GzipIndex:
+    """Index a compressed object (`buf` its _remote.RemoteBuffer) by one pass, as `build` indexes a
+    file: indexed_gzip reads it through a seekable file of ranged reads, the stdlib's zlib streams it.
+    Its mtime is unknown (0): an object's sidecar is checked by size and edge bytes only."""
+    from ._remote import STREAM_BLOCK, RemoteFile, RemoteStream
+
+    obj, size = buf.obj, len(buf)
+    marks, points, blob = _one_pass(
+        io.BufferedReader(RemoteFile(obj, size), STREAM_BLOCK),
+        lambda: RemoteStream(obj),
+        kind,
+        obj.name,
+        verify,
+        spacing or SPACING,
+    )
+    return GzipIndex(kind, marks, points, blob, size, 0, _edge_of(buf, size))
+
+
+def _one_pass(
+    source: str | IO[bytes], stream: Callable[[], Any], kind: str, name: str, verify: bool, spacing: int
+) -> tuple[Marks, list[Point], bytes]:
+    """(marks, points, indexed_gzip export) of a compressed file: by indexed_gzip over `source` (a
+    path or a seekable file) for GZIP when it is installed, else over `stream()` with zlib."""
+    igzip = _indexed_gzip() if kind == "gzip" else None
+    if igzip is not None:
+        try:
+            return _build_indexed(igzip, source, name, verify, spacing)
+        except TFRecordError:
+            raise
+        except Exception:  # indexed_gzip's errors say little: the stdlib pass below names the damage
+            pass
+    with stream() as fh:
+        inflating = _SavingInflater(fh, kind, spacing)
+        return _scan_marks(inflating, name, verify), inflating.points, b""
+
+
+def _build_indexed(
+    igzip: Any, source: str | IO[bytes], name: str, verify: bool, spacing: int
+) -> tuple[Marks, list[Point], bytes]:
+    where = {"filename": source} if isinstance(source, str) else {"fileobj": source}
+    with igzip.IndexedGzipFile(**where, spacing=spacing, buffer_size=CHUNK_SIZE, drop_handles=False) as gz:
+        marks = _scan_marks(gz, name, verify)
         blob = b""
         if marks.end > spacing:
             out = io.BytesIO()

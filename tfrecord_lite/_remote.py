@@ -11,7 +11,8 @@
 #     object (the first HEAD_BLOCK, then STREAM_BLOCK each) read one after the other
 #     through read_range, so a broken connection resumes at the byte reached and
 #     the GZIP / ZLIB decompressor above it never notices (its state is untouched).
-#     Its first block can be handed in already fetched (see _prefetch.py).
+#     Its first block can be handed in already fetched (see _prefetch.py). RemoteFile is
+#     the same reads behind a seekable file, for libraries that want one (indexed_gzip).
 #   - RemoteBuffer is the random-access view TFRecordFile reads from: slices served
 #     from a small LRU block cache; `prefetch(spans)` coalesces the spans of many
 #     records into few ranges (up to MAX_RANGE bytes each) and fetches them concurrently.
@@ -78,6 +79,11 @@ _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
 def is_url(target: object) -> bool:
     """Whether `target` is a URL that fsspec opens (file:// URLs are local paths)."""
     return isinstance(target, str) and "://" in target and not target.startswith("file://")
+
+
+def takes_no_uploads(url: str) -> bool:
+    """Whether `url` is one of HTTP(S)'s, whose servers are read from only."""
+    return url.partition("://")[0].lower() in ("http", "https")
 
 
 def redact(url: str) -> str:
@@ -229,6 +235,37 @@ class RemoteStream(io.RawIOBase):
     def readinto(self, view: Any) -> int:
         data = self.read(len(view))
         view[: len(data)] = data
+        return len(data)
+
+
+class RemoteFile(io.RawIOBase):
+    """The object as a seekable raw file of `size` bytes: each readinto is one ranged read (wrap it
+    in io.BufferedReader for reads of a useful size), for libraries that want a file object."""
+
+    def __init__(self, obj: RemoteObject, size: int) -> None:
+        self.obj = obj
+        self.name = obj.name
+        self._size = size
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def readinto(self, view: Any) -> int:
+        data = self.obj.read_range(self._pos, min(self._size, self._pos + len(view))) if self._pos < self._size else b""
+        view[: len(data)] = data
+        self._pos += len(data)
         return len(data)
 
 

@@ -7,19 +7,24 @@
 #      version = ETag / generation (else size + mtime), so a changed object misses the cache;
 #   4. one streaming scan of the object, saved into that cache.
 #
+# write_index(url) (write_remote_index) makes the sidecar of 2. and uploads it next to the
+# object in one PUT, for an object written by something else than ShardedWriter.
+#
 # An index is fresh when it ends at the object's size and the first and last records' headers
 # and footers still check (edge_check, read through the RemoteBuffer, whose blocks the reads
 # then reuse); the object's mtime is not compared, since an uploaded sidecar was made before it.
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 from pathlib import Path
 
 import numpy as np
 
+from ._files import StorageOptions, split_options, write_whole
 from ._framing import HEADER_SIZE, scan
-from ._remote import RemoteBuffer, RemoteObject, RemoteStream, is_url, redact
+from ._remote import RemoteBuffer, RemoteObject, RemoteStream, is_url, redact, takes_no_uploads
 from ._sidecar import (
     MAGIC,
     SIDECAR_SUFFIX,
@@ -32,8 +37,10 @@ from ._sidecar import (
     read_sidecar,
     require_uncompressed,
     save_sidecar,
+    sidecar_bytes,
     sidecar_from_buffer,
 )
+from ._sniff import sniff_compression
 
 _OFFSET_DTYPE = np.dtype("<u8")
 _NO_CHECK = -2  # a text index has no edge check: its first use computes it
@@ -89,12 +96,52 @@ def _find_index(
             raise StaleIndexError(
                 f"{where} is out of date: {reason}; open with on_stale='rebuild' to re-index", path=obj.name
             )
-    offsets = scan_object(obj, verify=verify)
-    fresh = RecordIndex(offsets, int(offsets[-1]), 0, edge_check(buf, offsets), verify)  # type: ignore[arg-type]
+    fresh = index_object(buf, verify=verify)
     if cached is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)
         save_sidecar(fresh, str(cached))
     return fresh
+
+
+def index_object(buf: RemoteBuffer, *, verify: bool) -> RecordIndex:
+    """The index of an uncompressed object (`buf` its RemoteBuffer), by one streaming scan."""
+    offsets = scan_object(buf.obj, verify=verify)
+    return RecordIndex(offsets, int(offsets[-1]), 0, edge_check(buf, offsets), verify)  # type: ignore[arg-type]
+
+
+def write_remote_index(
+    url: str, target: str | None, *, verify: bool, storage_options: StorageOptions
+) -> tuple[str, int]:
+    """(where, record count): index the object at `url` by one pass and save the sidecar at
+    `target`, by default `<url>.tfrlidx` next to it, where TFRecordFile(url) looks. A URL target is
+    uploaded by one PUT (a store shows the whole object or none; S3 and GCS have no partial
+    objects), a local one written through a temporary file and a rename."""
+    from ._gzip_index import build_remote
+
+    target = target if target is not None else url + SIDECAR_SUFFIX
+    if takes_no_uploads(target):  # refused before the pass, not after
+        raise PermissionError(
+            errno.EROFS,
+            "an HTTP(S) server takes no uploads: give index_path= a local path or a store's URL "
+            "(s3://, gs://, ...) and open the object with TFRecordFile(url, index=that)",
+            redact(target),
+        )
+    obj = RemoteObject(url, *split_options(storage_options))
+    buf = RemoteBuffer(obj, obj.size)
+    try:
+        head = buf[0:HEADER_SIZE]
+        kind = sniff_compression(head)
+        if kind in ("gzip", "zlib"):
+            gz = build_remote(buf, kind, verify=verify)
+            data, count = gz.to_bytes(), gz.count
+        else:
+            require_uncompressed(head, obj.name, "indexing")
+            index = index_object(buf, verify=verify)
+            data, count = sidecar_bytes(index), len(index)
+    finally:
+        buf.close()
+    write_whole(target, data, storage_options)
+    return target, count
 
 
 def _load(location: str, options: object, fs: object, *, required: bool) -> RecordIndex | None:

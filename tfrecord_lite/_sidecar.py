@@ -34,6 +34,7 @@ import numpy as np
 from crc32c import crc32c
 
 from ._errors import PathName, TFRecordError
+from ._files import StorageOptions
 from ._framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, header_is_valid, scan
 from ._publish import write_atomic
 from ._sniff import SNIFF_SIZE, inflates, not_a_tfrecord, sniff_compression
@@ -506,14 +507,27 @@ def map_uncompressed(path: str, action: str, damaged: bool = False) -> tuple[Buf
     return buf, st
 
 
-def write_index(tfrecord_path: PathName, index_path: PathName = None, *, verify: bool = True) -> str:
+def write_index(
+    tfrecord_path: PathName, index_path: PathName = None, *, verify: bool = True, storage_options: StorageOptions = None
+) -> str:
     """Build the binary index sidecar of a TFRecord file by one scan; return its path. A GZIP / ZLIB
     file gets the index of its compressed stream (see TFRecordFile).
 
     `index_path` defaults to the sidecar beside the file (`<file>.tfrlidx`), which
     TFRecordFile then opens in O(1).
+
+    A URL (s3://, gs://, ...) is read by one streaming pass, and its sidecar uploaded next to the
+    object (`<url>.tfrlidx`, where TFRecordFile(url) looks) in one PUT: the object appears whole
+    or not at all. An HTTP(S) server takes no uploads: give `index_path` (a local path or a
+    store's URL) and pass it as TFRecordFile(url, index=...). `storage_options`: fsspec's
+    options, or an fsspec filesystem.
     """
     path = os.fspath(tfrecord_path)  # type: ignore[arg-type]
+    if "://" in path and not path.startswith("file://"):
+        from ._remote_index import write_remote_index
+
+        target_url = os.fspath(index_path) if index_path is not None else None
+        return write_remote_index(path, target_url, verify=verify, storage_options=storage_options)[0]
     target = os.fspath(index_path) if index_path is not None else sidecar_path(path)
     from ._gzip_index import compressed_kind, write_gzip_index  # a GZIP / ZLIB file has its own index
 

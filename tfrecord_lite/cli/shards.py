@@ -15,7 +15,7 @@ import numpy as np
 
 from .._count import count_file
 from .._publish import remove_orphans
-from .._remote import is_url, open_publication
+from .._remote import is_url, open_publication, takes_no_uploads
 from .._sharded import COMPRESSION_SUFFIX, shard_suffix
 from .._tables import columnar_format
 from .._writer import TFRecordWriter
@@ -44,6 +44,7 @@ from .options import (
 
 def cmd_index(args: argparse.Namespace) -> int:
     from .._random_access import TFRecordFile
+    from .._remote_index import write_remote_index
 
     paths = expand_inputs(args.inputs)
     plain = _plain_for_text_index(args, paths) if args.text or args.text_dir else set()
@@ -51,9 +52,14 @@ def cmd_index(args: argparse.Namespace) -> int:
         for orphan in remove_orphans(folder):
             say(args, f"removed {orphan}, a temporary file of a killed run")
     for p in progress(paths, len(paths), "index", "file", args.quiet):
+        if is_url(p) and not takes_no_uploads(p):  # uploaded next to the object
+            target, count = write_remote_index(p, None, verify=not args.no_verify, storage_options=None)
+            print(f"{p}: {count} records, index {target}")
+            continue
         f = TFRecordFile(p, verify=not args.no_verify)
         try:
-            line = f"{p}: {len(f)} records, index {f.index_path or '(in memory: the folder is read-only)'}"
+            unsaved = "(in memory: HTTP(S) takes no uploads)" if is_url(p) else "(in memory: the folder is read-only)"
+            line = f"{p}: {len(f)} records, index {f.index_path or unsaved}"
         finally:
             f.close()
         if p in plain:
@@ -226,11 +232,11 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         sub,
         "index",
         cmd_index,
-        "Build random-access index sidecars (<file>.tfrlidx) and, with --text, "
-        "DALI / tfrecord text indexes (<file>.idx).",
+        "Build random-access index sidecars (<file>.tfrlidx; for an object in a store, uploaded next "
+        "to it) and, with --text, DALI / tfrecord text indexes (<file>.idx).",
         f"  {PROG} index data/\n  {PROG} index data/*.tfrecord --text-dir idx/   for DALI's index_path",
     )
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="uncompressed TFRecord files, globs or directories")
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="TFRecord files, globs, directories or URLs")
     p.add_argument("--text", action="store_true", help="also write '<file>.idx' text indexes ('offset length' lines)")
     p.add_argument("--text-dir", metavar="DIR", help="write the text indexes into DIR instead (implies --text)")
     p.add_argument("--no-verify", action="store_true", help="do not check payload CRCs while indexing")
