@@ -27,6 +27,7 @@ __all__ = [
     "Features",
     "FloatList",
     "Int64List",
+    "Int64Words",
     "SequenceExample",
 ]
 
@@ -77,6 +78,7 @@ _CLASSES = _build()
 BytesList = _CLASSES["BytesList"]
 FloatList = _CLASSES["FloatList"]
 Int64List = _CLASSES["Int64List"]
+Int64Words = _CLASSES["Int64Words"]  # internal: see _varint_words
 Feature = _CLASSES["Feature"]
 Features = _CLASSES["Features"]
 FeatureList = _CLASSES["FeatureList"]

@@ -1,11 +1,16 @@
-# Decoding many protobuf varints at once with numpy, for the batched decoders
-# (_columnar, _flat): no Python int per value. Each varint's first 8 bytes are read as
-# one little-endian word (an unaligned view, no gather where the spans allow), the bytes
-# past the varint masked off, and the 7-bit groups packed in three shift-and-mask steps;
-# bytes 9 and 10 of the longest varints (negative numbers) are added after.
+# Decoding many protobuf varints at once, for the batched decoders (_columnar,
+# _flat): no Python int per value. With protobuf >= 7.36, runs that its parser
+# takes go through it (_varint_words: 0.46 ms for the 65k ids of 1024 dense
+# records, where the numpy words below take 0.75 ms). Otherwise, and for one
+# varint a run, each varint's first 8 bytes are read as one little-endian word
+# (an unaligned view, no gather where the spans allow), the bytes past the varint
+# masked off, and the 7-bit groups packed in three shift-and-mask steps; bytes 9
+# and 10 of the longest varints (negative numbers) are added after.
 from __future__ import annotations
 
 import numpy as np
+
+from ._varint_words import WORDS, packed_varints
 
 _U64 = np.uint64
 
@@ -30,6 +35,9 @@ def decode_varint_runs(data: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarra
     bad[nonempty] = ~last[bounds[1:][nonempty] - 1]
     if len(ends) == len(data):  # every value fits in one byte
         return data.astype(np.int64), counts, bad
+    parsed = packed_varints(data.tobytes()) if WORDS and last[-1] else None
+    if parsed is not None:  # the runtime's parser took them all: none is longer than 10 bytes
+        return parsed, counts, bad
     begins = np.empty_like(ends)
     begins[:1] = 0
     begins[1:] = ends[:-1] + 1
