@@ -604,7 +604,13 @@ def decode_example(data: Any, features: SpecDict | None = None, *, copy: bool = 
         shape = spec.shape
         if len(chunks) == 1 and len(shape) <= 1:
             s, e = chunks[0]
-            if kind == INT64 and not shape:  # a scalar int64, such as a label
+            if kind == INT64 and not shape:  # a scalar int64, such as a label (its last byte ends it)
+                if e - s == 1:
+                    out[key] = np.int64(buf[s])
+                    continue
+                if e - s == 2 and buf[s] >= 0x80:
+                    out[key] = np.int64(buf[s] & 0x7F | buf[s + 1] << 7)
+                    continue
                 v, after = _read_varint(buf, s, e)
                 if after == e:
                     out[key] = np.int64(v - _UINT64_LIMIT if v >> 63 else v)
