@@ -19,7 +19,9 @@
 #     --parallel-immediate: without it curl waits to see whether a connection multiplexes, 1.7 s
 #     instead of 0.16 s here), over the same latency, S3 objects by presigned URLs; its wall
 #     time, its CPU and the server's. If even curl takes longer than the local read / 0.7, no
-#     client can meet the target here;
+#     client can meet the target here. And streaming with curl fetching (the objects fetched into
+#     tmpfs files by curl, each decoded as curl reports it complete): the ratio a client whose
+#     fetching costs this process nothing would get on this machine;
 #   - random access: 1,024 random records of one indexed object, fetched as f[[...]] in batches of
 #     256; the time of a batch over one round trip (a 1-byte ranged GET; target <= 4), and how many
 #     requests a batch made (never one per record). Beside it, the same ranges fetched by a bare
@@ -182,32 +184,44 @@ def bare_ranges(fs: Any, url: str, ranges: list[tuple[int, int]]) -> int:
     return sum(len(d) for d in data)
 
 
-def curl_config(fs: Any, urls: list[str], folder: str) -> str:
-    """A curl config file fetching each URL's first block (what fetch_head asks) into /dev/null;
-    S3 objects by presigned URLs (signed by s3fs with the same credentials)."""
+def curl_config(fs: Any, urls: list[str], outputs: list[str], folder: str) -> str:
+    """A curl config file fetching each URL into its output; S3 objects by presigned URLs (signed
+    by s3fs with the same credentials)."""
     plain = [u if fs is None else fs.sign(u, expiration=24 * 3600) for u in urls]
-    path = os.path.join(folder, "curl.conf")
+    path = os.path.join(folder, f"curl-{len(os.listdir(folder))}.conf")
     with open(path, "w") as fh:
-        for url in plain:
-            fh.write(f'url = "{url}"\noutput = "/dev/null"\n')
+        for url, output in zip(plain, outputs, strict=True):
+            fh.write(f'url = "{url}"\noutput = "{output}"\n')
     return path
 
 
+def curl(config: str, parallel: int, *more: str) -> list[str]:
+    """curl fetching each object's first block (what fetch_head asks), `parallel` at a time."""
+    command = ["curl", "--silent", "--show-error", "--fail", "--no-progress-meter", "--parallel"]
+    command += ["--parallel-immediate", "--parallel-max", str(parallel), "--range", f"0-{_remote.HEAD_BLOCK - 1}"]
+    return [*command, *more, "--config", config]
+
+
 def curl_fetch(config: str, parallel: int) -> int:
-    """The native floor: curl fetching the objects `parallel` at a time, one process, no Python."""
-    head = f"0-{_remote.HEAD_BLOCK - 1}"
-    command = [
-        "curl",
-        "--silent",
-        "--show-error",
-        "--fail",
-        "--no-progress-meter",
-        "--parallel",
-        "--parallel-immediate",
-    ]
-    command += ["--parallel-max", str(parallel)]
-    subprocess.run([*command, "--range", head, "--config", config], check=True)
+    """The native floor: curl fetching the objects, one process, no Python, nothing decoded."""
+    subprocess.run(curl(config, parallel), check=True)
     return 0
+
+
+def curl_stream(config: str, parallel: int, outputs: list[str]) -> int:
+    """Streaming with fetching that costs this process nothing: curl (another process) fetches the
+    objects into tmpfs files and names each as it completes; each is decoded, in order, when there."""
+    names = ["stdbuf", "-oL", *curl(config, parallel, "--write-out", "%{filename_effective}\n")]
+    done: set[str] = set()
+    n = k = 0
+    with subprocess.Popen(names, stdout=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            done.add(line.strip())
+            while k < len(outputs) and outputs[k] in done:
+                n += count_all([outputs[k]])
+                k += 1
+    return n
 
 
 def curl_startup() -> float:
@@ -322,9 +336,15 @@ def main() -> None:
         if args.bound:
             if shutil.which("curl") is None:
                 parser.error("--bound needs curl on PATH")
-            config = curl_config(fs, urls, tmp)
-            systems["curl"] = lambda: curl_fetch(config, min(args.prefetch, _prefetch.MAX_THREADS))
+            parallel = min(args.prefetch, _prefetch.MAX_THREADS)
+            config = curl_config(fs, urls, ["/dev/null"] * len(urls), tmp)
+            shm = tempfile.mkdtemp(dir="/dev/shm" if os.path.isdir("/dev/shm") else tmp)
+            fetched = [os.path.join(shm, f"{k}.tfrecord") for k in range(len(urls))]
+            fed = curl_config(fs, urls, fetched, tmp)
+            systems["curl"] = lambda: curl_fetch(config, parallel)
+            systems["curl_stream"] = lambda: curl_stream(fed, parallel, fetched)
             systems["curl"]()  # warm-up
+            assert systems["curl_stream"]() == len(rows)
         for name in ("local", "remote", "fsspec", "fetch"):  # warm-up: imports, connections, page cache
             systems[name]()
         times: dict[str, list[float]] = {name: [] for name in systems}
@@ -339,7 +359,7 @@ def main() -> None:
             cpu[name].append(time.process_time() + children_cpu() - before)
             times[name].append(spent)
             server_cpu[name].append(server.cpu_seconds() - server_before)
-            if name in ("local", "remote", "fsspec"):
+            if name in ("local", "remote", "fsspec", "curl_stream"):
                 counts.add(got)
         assert counts == {len(rows)}
         local_times, remote_times = times["local"], times["remote"]
@@ -375,7 +395,11 @@ def main() -> None:
                 "budget_s": statistics.median(local_times) / 0.7,
                 "startup_s": curl_startup(),
                 "fetch_only_server_cpu_s": spread(server_cpu["fetch"]),
+                "stream_s": spread(times["curl_stream"]),
+                "stream_cpu_s": spread(cpu["curl_stream"]),
+                "stream_ratio": compare(times["curl_stream"], local_times),
             }
+            shutil.rmtree(shm)
 
         if args.streaming_only:
             server.close()
@@ -502,6 +526,12 @@ def report_bound(s: dict[str, Any]) -> None:
         f"{c['budget_s']:.3f} s; curl's CPU "
         f"{cc['median']:.3f} s, the server's {sc['median']:.3f} s ({sc['low']:.3f}..{sc['high']:.3f}); "
         f"the server's while our client fetches {c['fetch_only_server_cpu_s']['median']:.3f} s"
+    )
+    r, t, cc = c["stream_ratio"], c["stream_s"], c["stream_cpu_s"]
+    print(
+        f"  streaming with curl fetching (into tmpfs, decoded as each object completes): ratio "
+        f"{r['median']:.2f} ({r['low']:.2f}..{r['high']:.2f}), {t['median']:.3f} s, CPU (ours + curl's) "
+        f"{cc['median']:.3f} s"
     )
 
 

@@ -83,6 +83,7 @@ def free_port() -> int:
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body are two writes: with Nagle, a small body waited 40 ms
     server: _HTTPServer
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet

@@ -310,6 +310,21 @@ def test_s3_errors_name_the_object_and_no_credentials(s3: Any, tmp_path: Path, s
     assert all(direct(s3.faults.agents))
 
 
+def test_s3_without_credentials_fails_at_once(s3: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    url = f"{s3.bucket}/x.tfrecord"
+    s3.fs.pipe(url, write_local(tmp_path / "x", make_records(5)))
+    options = {"client_kwargs": s3.storage_options["client_kwargs"], "skip_instance_cache": True}
+    with pytest.raises(RemoteError, match="NoCredentialsError") as info:
+        list(tfr.iter_records(url, storage_options=options))
+    assert "attempts" not in str(info.value)  # asked once: no retry finds credentials
+    assert s3.faults.gets("x.tfrecord") == []
+
+
 # ----------------------------------------------------------------------------- writing
 
 

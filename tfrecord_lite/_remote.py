@@ -118,9 +118,15 @@ def filesystem(url: str, storage_options: StorageOptions = None, fs: Any = None)
     return found, path
 
 
+# botocore's errors for a client that cannot sign at all (imported by name: botocore is an extra)
+_UNSIGNABLE = {"NoCredentialsError", "PartialCredentialsError", "NoRegionError"}
+
+
 def _is_permanent(err: BaseException) -> bool:
-    """An error that trying again will not fix: missing object, no permission, bad request."""
+    """An error that trying again will not fix: missing object, no permission or credentials, bad request."""
     if isinstance(err, (FileNotFoundError, PermissionError, IsADirectoryError, NotImplementedError, TypeError)):
+        return True
+    if any(kind.__name__ in _UNSIGNABLE for kind in type(err).__mro__):
         return True
     status = getattr(err, "status", None) or getattr(err, "code", None)
     return isinstance(status, int) and 400 <= status < 500 and status not in (408, 429)
