@@ -121,3 +121,16 @@ def _check_dense() -> None:
     for record, row in zip(records, rows, strict=True):
         np.testing.assert_array_equal(tfr.decode_example(record, spec)["ids"], row)
     assert varint(-1) == b"\xff" * 9 + b"\x01"  # the helper writes protobuf's 10-byte form
+
+
+@given(value=st.integers(-(2**63), 2**63 - 1))
+def test_a_scalar_int64_of_any_length_decodes_as_an_int64(value: int) -> None:
+    record = tfr.encode_example({"label": value})
+    got = tfr.decode_example(record, {"label": tfr.FixedLenFeature([], "int64")})["label"]
+    assert type(got) is np.int64 and int(got) == value
+
+
+def test_two_one_byte_varints_are_two_values_not_one_scalar() -> None:
+    record = example(entry(b"label", ld(3, ld(1, b"\x01\x02"))))
+    with pytest.raises(tfr.FeatureError, match="expected 1 value for shape \\[\\], found 2"):
+        tfr.decode_example(record, {"label": tfr.FixedLenFeature([], "int64")})

@@ -46,6 +46,7 @@ _V = TypeVar("_V")  # what a map parser makes of each value
 Buffer = "bytes | bytearray | memoryview"
 
 _INT64_MIN, _UINT64_LIMIT = -(1 << 63), 1 << 64
+_LE_F32, _F32 = np.dtype("<f4"), np.dtype(np.float32)  # dtype objects: numpy parses no string per call
 
 
 # --------------------------------------------------------------------------- wire reading
@@ -597,20 +598,31 @@ def decode_example(data: Any, features: SpecDict | None = None, *, copy: bool = 
             out[key] = _apply_spec(key, spec, buf, p, present=parsed, view=view)
             continue
         # The common case, without the detours: a FixedLenFeature of the right kind, one run
-        # of values; the three commonest shapes are read directly (anything else, errors
+        # of values; the four commonest shapes are read directly (anything else, errors
         # included, goes through values_of and _fixed).
         kind, chunks = p
         shape = spec.shape
         if len(chunks) == 1 and len(shape) <= 1:
             s, e = chunks[0]
-            if kind == INT64 and not shape:  # a scalar int64, such as a label
+            if kind == INT64 and not shape:  # a scalar int64, such as a label (its last byte ends it)
+                if e - s == 1:
+                    out[key] = np.int64(buf[s])
+                    continue
+                if e - s == 2 and buf[s] >= 0x80:
+                    out[key] = np.int64(buf[s] & 0x7F | buf[s + 1] << 7)
+                    continue
                 v, after = _read_varint(buf, s, e)
                 if after == e:
                     out[key] = np.int64(v - _UINT64_LIMIT if v >> 63 else v)
                     continue
             elif kind == FLOAT and shape and e - s == 4 * shape[0]:  # a vector of floats
-                out[key] = np.frombuffer(buf, "<f4", shape[0], s).astype(np.float32)
+                out[key] = np.frombuffer(buf, _LE_F32, shape[0], s).astype(_F32)
                 continue
+            elif kind == INT64 and shape:  # a vector of int64s, such as ids
+                values = decode_varints(buf[s:e])
+                if len(values) == shape[0]:
+                    out[key] = values
+                    continue
             elif kind == BYTES and not shape:  # one string
                 out[key] = buf[s:e] if view is None else view[s:e]
                 continue

@@ -43,13 +43,23 @@ _HIGH_BIT = bytes(b >> 7 for b in range(256))  # translate table: 1 for a byte w
 _TEN_HIGH = b"\x01" * 10
 
 
-def _length(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+def _head(n: int) -> bytes:
+    """The tag and length of an Int64List's packed field of n bytes (cached: records of one
+    dataset have a few lengths)."""
+    head = _HEADS.get(n)
+    if head is None:
+        out, rest = bytearray(b"\x0a"), n
+        while rest >= 0x80:
+            out.append(rest & 0x7F | 0x80)
+            rest >>= 7
+        out.append(rest)
+        if len(_HEADS) >= 4096:
+            _HEADS.clear()
+        head = _HEADS[n] = bytes(out)
+    return head
+
+
+_HEADS: dict[int, bytes] = {}
 
 
 def packed_varints(raw: bytes) -> np.ndarray | None:
@@ -59,7 +69,7 @@ def packed_varints(raw: bytes) -> np.ndarray | None:
     if len(raw) > _MAX_RUN or (_GUARDED and raw.translate(_HIGH_BIT).find(_TEN_HIGH) >= 0):
         return None
     try:
-        values = Int64List.FromString(b"\x0a" + _length(len(raw)) + raw).value
+        values = Int64List.FromString(_head(len(raw)) + raw).value
     except _ProtobufDecodeError:
         return None
     if not WORDS:
