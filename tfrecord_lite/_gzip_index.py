@@ -45,7 +45,7 @@ import os
 import struct
 import zlib
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 from crc32c import crc32c
@@ -232,11 +232,11 @@ def build_remote(buf: Any, kind: str, *, verify: bool = True, spacing: int | Non
     """Index a compressed object (`buf` its _remote.RemoteBuffer) by one pass, as `build` indexes a
     file: indexed_gzip reads it through a seekable file of ranged reads, the stdlib's zlib streams it.
     Its mtime is unknown (0): an object's sidecar is checked by size and edge bytes only."""
-    from ._remote import STREAM_BLOCK, RemoteFile, RemoteStream
+    from ._remote import STREAM_BLOCK, RemoteBuffer, RemoteFile, RemoteStream
 
     obj, size = buf.obj, len(buf)
     marks, points, blob = _one_pass(
-        io.BufferedReader(RemoteFile(obj, size), STREAM_BLOCK),
+        RemoteFile(RemoteBuffer(obj, size, STREAM_BLOCK, blocks=4)),  # 32 MiB: indexed_gzip seeks back
         lambda: RemoteStream(obj),
         kind,
         obj.name,
@@ -247,7 +247,7 @@ def build_remote(buf: Any, kind: str, *, verify: bool = True, spacing: int | Non
 
 
 def _one_pass(
-    source: str | IO[bytes], stream: Callable[[], Any], kind: str, name: str, verify: bool, spacing: int
+    source: str | io.RawIOBase, stream: Callable[[], Any], kind: str, name: str, verify: bool, spacing: int
 ) -> tuple[Marks, list[Point], bytes]:
     """(marks, points, indexed_gzip export) of a compressed file: by indexed_gzip over `source` (a
     path or a seekable file) for GZIP when it is installed, else over `stream()` with zlib."""
@@ -265,7 +265,7 @@ def _one_pass(
 
 
 def _build_indexed(
-    igzip: Any, source: str | IO[bytes], name: str, verify: bool, spacing: int
+    igzip: Any, source: str | io.RawIOBase, name: str, verify: bool, spacing: int
 ) -> tuple[Marks, list[Point], bytes]:
     where = {"filename": source} if isinstance(source, str) else {"fileobj": source}
     with igzip.IndexedGzipFile(**where, spacing=spacing, buffer_size=CHUNK_SIZE, drop_handles=False) as gz:

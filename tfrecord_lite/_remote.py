@@ -11,11 +11,11 @@
 #     object (the first HEAD_BLOCK, then STREAM_BLOCK each) read one after the other
 #     through read_range, so a broken connection resumes at the byte reached and
 #     the GZIP / ZLIB decompressor above it never notices (its state is untouched).
-#     Its first block can be handed in already fetched (see _prefetch.py). RemoteFile is
-#     the same reads behind a seekable file, for libraries that want one (indexed_gzip).
+#     Its first block can be handed in already fetched (see _prefetch.py).
 #   - RemoteBuffer is the random-access view TFRecordFile reads from: slices served
 #     from a small LRU block cache; `prefetch(spans)` coalesces the spans of many
 #     records into few ranges (up to MAX_RANGE bytes each) and fetches them concurrently.
+#     RemoteFile is a RemoteBuffer behind a seekable file, for libraries that want one.
 #   - RemoteUpload writes through fsspec's buffered file (a multipart upload on S3, a
 #     resumable one on GCS), which only makes the object appear when it is completed
 #     at close(); abort() cancels it, and a crash never completes it.
@@ -245,13 +245,13 @@ class RemoteStream(io.RawIOBase):
 
 
 class RemoteFile(io.RawIOBase):
-    """The object as a seekable raw file of `size` bytes: each readinto is one ranged read (wrap it
-    in io.BufferedReader for reads of a useful size), for libraries that want a file object."""
+    """A RemoteBuffer as a seekable raw file, for libraries that want a file object: reads come
+    from its block cache, so a library that reads ahead and seeks back (indexed_gzip does, after
+    every chunk it inflates) fetches each block once."""
 
-    def __init__(self, obj: RemoteObject, size: int) -> None:
-        self.obj = obj
-        self.name = obj.name
-        self._size = size
+    def __init__(self, buf: RemoteBuffer) -> None:
+        self.buf = buf
+        self.name = buf.obj.name
         self._pos = 0
 
     def readable(self) -> bool:
@@ -261,7 +261,7 @@ class RemoteFile(io.RawIOBase):
         return True
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: len(self.buf)}[whence]
         self._pos = max(0, base + offset)
         return self._pos
 
@@ -269,7 +269,7 @@ class RemoteFile(io.RawIOBase):
         return self._pos
 
     def readinto(self, view: Any) -> int:
-        data = self.obj.read_range(self._pos, min(self._size, self._pos + len(view))) if self._pos < self._size else b""
+        data = self.buf[self._pos : self._pos + len(view)]
         view[: len(data)] = data
         self._pos += len(data)
         return len(data)
