@@ -773,6 +773,22 @@ def test_write_index_over_http_needs_a_place_to_write(http_server: Any, tmp_path
         assert f[[199, 3]] == [records[199], records[3]]
 
 
+def test_write_index_reads_a_gzip_object_once(http_server: Any, tmp_path: Path) -> None:
+    pytest.importorskip("indexed_gzip")  # which seeks back after every chunk it inflates
+    path, records = compressed_with_sidecar(tmp_path, "gz", n=60000)
+    data = path.read_bytes()
+    url = http_server.put("/once.tfrecord.gz", data)
+    http_server.faults.requests.clear()
+    tfr.write_index(url, tmp_path / "once.tfrlidx")
+    fetched = sum(
+        min(len(data), int(r[2].split("-")[1]) + 1) - int(r[2].split("=")[1].split("-")[0])
+        for r in http_server.faults.gets("/once.tfrecord.gz")
+    )
+    assert fetched <= len(data) + 2 * _remote.CACHE_BLOCK  # each byte once, plus the blocks sniffed and checked
+    with tfr.TFRecordFile(url, index=tmp_path / "once.tfrlidx", on_stale="raise") as f:
+        assert f[[59999, 3]] == [records[59999], records[3]]
+
+
 def test_cli_index_uploads_sidecars_to_s3(s3: Any, http_server: Any, tmp_path: Path) -> None:
     records = make_records(120)
     for name, compression in (("a.tfrecord", ""), ("b.tfrecord.gz", "gzip")):
