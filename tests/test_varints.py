@@ -72,7 +72,7 @@ def _check_run(raw: bytes) -> None:
 
 
 @both_routes
-@given(pieces=st.lists(runs, min_size=1, max_size=12))
+@given(pieces=st.lists(st.one_of(runs, st.just(b"")), min_size=1, max_size=12))
 def test_batched_runs_decode_what_a_plain_reader_does(words: bool, pieces: list[bytes]) -> None:
     data = np.frombuffer(b"".join(pieces), dtype=np.uint8)
     with route(words):
@@ -80,6 +80,28 @@ def test_batched_runs_decode_what_a_plain_reader_does(words: bool, pieces: list[
     assert not bad.any()
     np.testing.assert_array_equal(counts, [len(plain_varints(p)) for p in pieces])
     np.testing.assert_array_equal(values, plain_varints(b"".join(pieces)))
+
+
+@given(pieces=st.lists(st.one_of(runs, st.just(b""), st.binary(max_size=14)), min_size=1, max_size=12))
+def test_runs_that_end_inside_a_varint_are_bad_and_counted_as_before(pieces: list[bytes]) -> None:
+    data = np.frombuffer(b"".join(pieces), dtype=np.uint8)
+    values, counts, bad = decode_varint_runs(data, np.array([len(p) for p in pieces]))
+    np.testing.assert_array_equal(counts, [sum(b < 0x80 for b in p) for p in pieces])
+    ends_inside = [bool(p) and p[-1] >= 0x80 for p in pieces]
+    assert all(bad[ends_inside])
+    if all(len(v) <= 10 for v in _varint_bytes(b"".join(pieces))):  # else a run with a long one is bad too
+        np.testing.assert_array_equal(bad, ends_inside)
+        if not bad.any():
+            np.testing.assert_array_equal(values, plain_varints(b"".join(pieces)))
+
+
+def _varint_bytes(raw: bytes) -> list[bytes]:
+    out, start = [], 0
+    for i, b in enumerate(raw):
+        if b < 0x80:
+            out.append(raw[start : i + 1])
+            start = i + 1
+    return out
 
 
 @both_routes

