@@ -47,6 +47,9 @@ def _setup():
     if atheris is not None and "--hypothesis" not in sys.argv:
         with atheris.instrument_imports():
             import tfrecord_lite as tfr
+
+            for name in tfr.__all__:  # the package loads its modules lazily: load them here, instrumented
+                getattr(tfr, name)
     else:
         import tfrecord_lite as tfr
     from google.protobuf.message import DecodeError as ProtobufDecodeError
