@@ -72,6 +72,23 @@ def test_every_library_reports_damage_as_a_record_error(tmp_path: Path, forced: 
     assert info.value.path == str(path) and info.value.offset is not None
 
 
+@pytest.mark.parametrize("member", [0, 1])
+def test_every_library_refuses_reserved_gzip_flags_as_the_stdlib_does(tmp_path: Path, forced: str, member: int) -> None:
+    # RFC 1952: a member header with a reserved FLG bit set must be refused. The stdlib's zlib (and
+    # TensorFlow, which inflates with it) does; ISA-L reads past it. Found by fuzzer/fuzz.py --target gzip.
+    first = zlib.compress(frame_many(RECORDS[:100]), wbits=31)
+    data = bytearray(first + zlib.compress(frame_many(RECORDS[100:]), wbits=31))
+    data[len(first) * member + 3] |= 0x80
+    path = tmp_path / "flags.tfrecord.gz"
+    path.write_bytes(bytes(data))
+    with tfr.iter_records(path) as records:
+        got = list(itertools.islice(records, 100 * member))
+        with pytest.raises(tfr.CorruptRecordError, match="unknown header flags set") as info:
+            next(records)
+    assert got == RECORDS[: 100 * member]
+    assert f"compressed offset {len(first) * member + 3} " in str(info.value)
+
+
 def test_an_unknown_name_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV_VAR, "brotli")
     with pytest.raises(ValueError, match="isal, zlib-ng, zlib"):

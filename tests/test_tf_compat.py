@@ -230,6 +230,19 @@ def test_records_before_compressed_damage_are_yielded_like_tf(tmp_path: Path, da
         assert err.offset == record_starts(zlib.decompress(data, wbits=31))[3]
 
 
+def test_a_gzip_header_with_reserved_flags_is_refused_by_both(tmp_path: Path) -> None:
+    good = tmp_path / "good.gz"
+    tf_write(good, PAYLOADS[:4], "GZIP")
+    data = bytearray(good.read_bytes())
+    data[3] |= 0x20  # a reserved FLG bit (RFC 1952)
+    path = tmp_path / "flags.gz"
+    path.write_bytes(bytes(data))
+    theirs, tf_err = tf_read_until_error(path, "GZIP")
+    assert isinstance(tf_err, tf.errors.DataLossError) and theirs == []
+    got, err = read_until_error(path)
+    assert isinstance(err, tfr.CorruptRecordError) and "unknown header flags set" in str(err) and got == []
+
+
 @pytest.mark.parametrize("compression", ["GZIP", "ZLIB"])
 def test_corrupt_compressed_data_raises_in_both(tmp_path: Path, compression: str) -> None:
     good = tmp_path / "good"

@@ -35,6 +35,7 @@ from ._sources import Sources, resolve_inputs
 CHUNK_SIZE = 1 << 20
 _STEP = 1 << 16  # compressed bytes fed to the decompressor at a time (the most fed again after damage)
 _WBITS = {"gzip": 31, "zlib": 15}
+_RESERVED_FLAGS = 0xE0  # bits 5-7 of a GZIP header's FLG byte (RFC 1952: a decoder must refuse them)
 _RECORD_URL = re.compile(r"[a-z][a-z0-9+.-]*://[^*?\[]*\.(tfrecords?|tfrec|tfr)(\.gz|\.zlib|\.zz)?$", re.I)
 
 
@@ -97,6 +98,7 @@ class _Inflater:
         step = self._input[:_STEP]
         saved = self._d.copy() if self._copyable else None
         try:
+            self._check_gzip_flags(step)
             out: bytes = self._d.decompress(step, size)
         except (zlib.error, self._lib.error) as err:
             self._salvage(saved if saved is not None else self._replayed(), step, err)
@@ -105,6 +107,13 @@ class _Inflater:
         self._input = self._input[used:]
         self._at += used
         return out
+
+    def _check_gzip_flags(self, step: memoryview) -> None:
+        """Raise zlib's error for a GZIP member header whose reserved flag bits are set, when `step`
+        holds its flag byte: the stdlib (and TensorFlow) refuse such a header, ISA-L reads past it."""
+        flags_at = self._member + 3 - self._at  # the flag byte's place in `step`
+        if self._wbits == _WBITS["gzip"] and 0 <= flags_at < len(step) and step[flags_at] & _RESERVED_FLAGS:
+            raise zlib.error("Error -3 while decompressing data: unknown header flags set")
 
     def _replayed(self) -> Any:
         """A stdlib decompressor in the state at the start of the failing step, made by inflating
