@@ -4,6 +4,8 @@
 # struct.error, a MemoryError from a corrupt length, or any other leak — and checks
 # what it can against an independent answer:
 #
+#   arrow    decode_arrow without a spec (its own columnar decoders) against
+#            decode_example, row by row.
 #   example  decode_example against the protobuf runtime (both accept with equal
 #            values, or both reject); decode_examples against decode_example;
 #            decode_sequence_example.
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import importlib.util
 import io
 import os
 import sys
@@ -33,6 +36,8 @@ import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -50,6 +55,10 @@ def _setup():
 
             for name in tfr.__all__:  # the package loads its modules lazily: load them here, instrumented
                 getattr(tfr, name)
+            try:
+                import tfrecord_lite.arrow
+            except ImportError:  # the arrow target needs pyarrow
+                pass
     else:
         import tfrecord_lite as tfr
     from google.protobuf.message import DecodeError as ProtobufDecodeError
@@ -110,6 +119,38 @@ def fuzz_example(data: bytes) -> None:
         tfr.decode_sequence_example(data)
     except tfr.DecodeError:
         pass
+
+
+def fuzz_arrow(data: bytes) -> None:
+    """decode_arrow without a spec (its own columnar decoders: per-layout tables, the general
+    batch decoder) against decode_example row by row: both read a batch with equal values, or
+    both raise a library error."""
+    from tfrecord_lite.arrow import decode_arrow
+
+    records = [data, b"", data, data]  # a layout repeated, beside another (an empty Example)
+    try:
+        rows: list[dict] | None = [tfr.decode_example(r) for r in records]
+    except tfr.TFRecordError:
+        rows = None
+    try:
+        batch = decode_arrow(records)
+    except tfr.TFRecordError as err:
+        if rows is not None:
+            raise AssertionError(f"decode_arrow rejects {data!r}, which decode_example reads: {err!r}") from err
+        return
+    if rows is None:
+        raise AssertionError(f"decode_arrow reads {data!r}, which decode_example rejects")
+    if batch.schema.names != sorted({key for row in rows for key in row}):
+        raise AssertionError(f"decode_arrow's columns {batch.schema.names} for {data!r}")
+    for key in batch.schema.names:
+        for row, cell in zip(rows, batch.column(key).to_pylist(), strict=True):
+            want = row.get(key)
+            if isinstance(want, list) or want is None or cell is None:
+                same = cell == want
+            else:
+                same = reference.same_value(want, np.asarray(cell, dtype=want.dtype))
+            if not same:
+                raise AssertionError(f"decode_arrow differs on {key!r} for {data!r}: {cell!r} vs {want!r}")
 
 
 def _check_stream(stream: bytes, plain: bytes | None) -> None:
@@ -209,6 +250,7 @@ def fuzz_index(data: bytes) -> None:
 
 
 TARGETS: dict[str, Callable[[bytes], None]] = {
+    "arrow": fuzz_arrow,
     "example": fuzz_example,
     "framing": fuzz_framing,
     "gzip": fuzz_gzip,
@@ -298,6 +340,9 @@ def main() -> None:
         atheris.Fuzz()
         return
     targets = [args.target] if args.target else sorted(TARGETS)
+    if "arrow" in targets and importlib.util.find_spec("pyarrow") is None:
+        print("fuzz arrow: skipped, it needs pyarrow (pip install 'tfrlite[arrow]')", flush=True)
+        targets.remove("arrow")
     for target in targets:
         started = time.monotonic()
         seconds = args.seconds / len(targets) if args.seconds is not None else None

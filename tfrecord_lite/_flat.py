@@ -234,7 +234,7 @@ def batch_kinds(spans: Spans, matches: list[Match], wanted: Collection[str] | No
     feature_start, feature_end, feature_ok = _field(buf, np.where(ok, key_end, entry_start), entry_end, 0x12)
     ok &= feature_ok & (feature_end == entry_end)
     tag = np.where(feature_start < feature_end, buf[feature_start], 0)
-    ok &= (tag == 0) | (tag == 0x0A) | (tag == 0x12) | (tag == 0x1A)
+    ok &= (feature_start == feature_end) | (tag == 0x0A) | (tag == 0x12) | (tag == 0x1A)  # kindless: empty
     bad[entry_row[~ok]] = True
     good = np.flatnonzero(~bad[entry_row])
     good = good[np.argsort(entry_row[good], kind="stable")]  # the walk interleaves records: first rows first
@@ -263,8 +263,8 @@ def _add_entries(
     rest: np.ndarray,
 ) -> None:
     """Add the keys of the map entries (rows, key spans, kinds) with one numpy unique over the
-    key bytes; an entry whose key is not UTF-8 sends its record (bad[k] for row rest[k]) to
-    the one-by-one path."""
+    key bytes; a record with a key that is not UTF-8, or with a key given twice (protobuf keeps
+    the last), goes to the one-by-one path (bad[k] for row rest[k])."""
     width = int(lengths.max()) if lengths.size else 0
     columns = np.arange(width)
     index = np.minimum(starts[:, None] + columns, len(buf) - 1)
@@ -273,7 +273,12 @@ def _add_entries(
     table = np.ascontiguousarray(table)
     rows_of = table.view(np.dtype((np.void, table.shape[1]))).ravel()
     _, first, which = np.unique(rows_of, return_index=True, return_inverse=True)
-    pairs, pair_first = np.unique(which.ravel() * 4 + kinds, return_index=True)
+    which = which.ravel()
+    _, once, count = np.unique(rows.astype(np.int64) * len(first) + which, return_index=True, return_counts=True)
+    bad[np.searchsorted(rest, rows[once[count > 1]])] = True
+    single = ~bad[np.searchsorted(rest, rows)]  # the entries of records whose keys the walk settles
+    pairs, pair_first = np.unique(which[single] * 4 + kinds[single], return_index=True)
+    pair_first = np.flatnonzero(single)[pair_first]
     names: dict[int, str | None] = {}
     for u, entry in enumerate(first.tolist()):
         raw = bytes(matrix[entry, : lengths[entry]])
@@ -281,7 +286,7 @@ def _add_entries(
             names[u] = raw.decode("utf-8")
         except UnicodeDecodeError:
             names[u] = None
-            bad[np.searchsorted(rest, rows[which.ravel() == u])] = True
+            bad[np.searchsorted(rest, rows[which == u])] = True
     for u, entry in enumerate(first.tolist()):
         name = names[u]
         if name is not None:
