@@ -16,6 +16,8 @@
 #   index    the DALI text-index parser, and TFRecordFile over a valid file with a
 #            binary sidecar or text index damaged by the input (every record read is
 #            the true one, or a library error).
+#   large    decode_examples on large records (their long values left out of the
+#            batch's join) against decode_example, the input flipping their bytes.
 #
 # Inputs start from the seed corpus in fuzzer/corpus/ (TARGET/ files), mutated.
 #
@@ -98,27 +100,51 @@ def fuzz_example(data: bytes) -> None:
         if (ours is None) != (theirs is None) or (ours is not None and not reference.same_features(ours, theirs)):
             raise AssertionError(f"decode_example and protobuf disagree on {data!r}: {ours!r} vs {theirs!r}")
 
-    try:
-        single = [tfr.decode_example(data, SPEC)] * 2
-    except tfr.TFRecordError as err:
-        single = err
-    try:
-        batch = tfr.decode_examples([data, data], SPEC)
-    except tfr.TFRecordError as err:
-        if not isinstance(single, tfr.TFRecordError) or str(err) != str(single):
-            raise AssertionError(f"decode_examples raised {err!r} where decode_example gave {single!r}") from err
-    else:
-        if isinstance(single, Exception):
-            raise AssertionError(f"decode_examples accepted {data!r} which decode_example rejects: {single!r}")
-        for key in SPEC:
-            for i in range(2):
-                got = batch[key][i] if key in ("c", "d") else batch[key].row(i)
-                if not reference.same_value(got, single[i][key]):
-                    raise AssertionError(f"decode_examples differs on {key!r} for {data!r}")
+    _check_batch([data, data])
     try:
         tfr.decode_sequence_example(data)
     except tfr.DecodeError:
         pass
+
+
+def _check_batch(records: list[bytes]) -> None:
+    """decode_examples(records, SPEC) against decode_example(record, SPEC) one by one: equal
+    values, or the error decode_example raises for one of the records."""
+    single: list[dict] = []
+    errors: list[str] = []
+    for record in records:
+        try:
+            single.append(tfr.decode_example(record, SPEC))
+        except tfr.TFRecordError as err:
+            errors.append(str(err))
+    try:
+        batch = tfr.decode_examples(records, SPEC)
+    except tfr.TFRecordError as err:
+        if str(err) not in errors:
+            raise AssertionError(f"decode_examples raised {err!r} where decode_example gave {errors!r}") from err
+        return
+    if errors:
+        raise AssertionError(f"decode_examples accepted {records!r}, which decode_example rejects: {errors!r}")
+    for key in SPEC:
+        for i in range(len(records)):
+            got = batch[key][i] if key in ("c", "d") else batch[key].row(i)
+            if not reference.same_value(got, single[i][key]):
+                raise AssertionError(f"decode_examples differs on {key!r} in record {i} of {records!r}")
+
+
+# an Example as large as an image record: decode_examples leaves its long value out of the batch's join
+_GOOD_LARGE = tfr.encode_example({"a": [1, -2], "b": [0.5, 2.0], "c": [b"x" * 40_000, b"yz"], "d": 7})
+
+
+def fuzz_large(data: bytes) -> None:
+    """decode_examples on large records (_decode_sparse: each record's layout looked up, its long
+    values left out of the join) against decode_example: `data` flips bytes of a large Example
+    around its long value (pairs: position from the start or, when odd, from the end; xor)."""
+    damaged = bytearray(_GOOD_LARGE)
+    for k in range(0, len(data) - 1, 2):
+        at = data[k] >> 1
+        damaged[at if data[k] % 2 == 0 else len(damaged) - 1 - at] ^= data[k + 1] or 1
+    _check_batch([bytes(damaged), _GOOD_LARGE, bytes(damaged)])
 
 
 def fuzz_arrow(data: bytes) -> None:
@@ -255,6 +281,7 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "framing": fuzz_framing,
     "gzip": fuzz_gzip,
     "index": fuzz_index,
+    "large": fuzz_large,
 }
 
 
