@@ -201,6 +201,11 @@ def test_wire_encodings_decode_like_protobuf(name):
     assert reference.same_features(tfr.decode_example(data), reference.decode_example(data))
 
 
+OVERLONG = b"\x81" * 10 + b"\x01"  # one varint of 11 bytes
+# key "c" twice: an int64 list with an overlong varint, then a bytes list that replaces it
+REPLACED_KEY = example(entry(b"c", ld(3, ld(1, OVERLONG))), entry(b"c", ld(1, ld(1, b"x"))))
+
+
 @pytest.mark.parametrize(
     "data",
     [
@@ -219,6 +224,12 @@ def test_wire_encodings_decode_like_protobuf(name):
         example(entry(b"a", ld(2, ld(1, b"abc")))),  # packed floats not a multiple of 4
         example(entry(b"a", ld(3, ld(1, b"\x80")))),  # packed varints end inside a varint
         b"\x0b\x08\x01",  # unterminated group
+        pytest.param(REPLACED_KEY, marks=needs_sound_protobuf, id="a replaced value with an overlong varint"),
+        pytest.param(
+            example(entry(b"c", ld(3, ld(1, OVERLONG)) + ld(1, ld(1, b"x")))),
+            marks=needs_sound_protobuf,
+            id="a replaced kind with an overlong varint",
+        ),
     ],
 )
 def test_malformed_protos_raise_decode_error_like_protobuf(data):
@@ -228,6 +239,16 @@ def test_malformed_protos_raise_decode_error_like_protobuf(data):
         tfr.decode_example(data)
     with pytest.raises(tfr.DecodeError):
         tfr.decode_sequence_example(data)
+
+
+def test_a_replaced_value_is_checked_without_a_spec_and_left_unread_with_one():
+    # without a spec decode_example parses as protobuf does (every field: found by fuzzer/fuzz.py);
+    # with one, as TensorFlow's parse_example, which reads only the last entry of a key
+    spec = {"c": tfr.VarLenFeature("bytes")}
+    assert tfr.decode_example(REPLACED_KEY, spec)["c"] == [b"x"]
+    assert tfr.decode_examples([REPLACED_KEY] * 2, spec)["c"] == [[b"x"], [b"x"]]
+    with pytest.raises(tfr.DecodeError, match="longer than 10 bytes"):
+        tfr.decode_example(REPLACED_KEY)
 
 
 def _protobuf_or_error(data):

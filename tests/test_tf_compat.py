@@ -230,6 +230,17 @@ def test_records_before_compressed_damage_are_yielded_like_tf(tmp_path: Path, da
         assert err.offset == record_starts(zlib.decompress(data, wbits=31))[3]
 
 
+def test_a_replaced_value_is_left_unread_with_a_spec_as_tf_leaves_it() -> None:
+    from tests.test_codec import REPLACED_KEY
+
+    with pytest.raises(Exception, match=r"(?i)pars|decod"):
+        T.Example.FromString(REPLACED_KEY)  # protobuf parses every field: so does decode_example without a spec
+    with pytest.raises(tfr.DecodeError):
+        tfr.decode_example(REPLACED_KEY)
+    theirs = tf.io.parse_single_example(REPLACED_KEY, {"c": tf.io.VarLenFeature(tf.string)})["c"].values.numpy()
+    assert list(theirs) == tfr.decode_example(REPLACED_KEY, {"c": tfr.VarLenFeature("bytes")})["c"] == [b"x"]
+
+
 def test_a_gzip_header_with_reserved_flags_is_refused_by_both(tmp_path: Path) -> None:
     good = tmp_path / "good.gz"
     tf_write(good, PAYLOADS[:4], "GZIP")

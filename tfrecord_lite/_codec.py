@@ -147,6 +147,7 @@ def _parse_feature(buf: bytes, start: int, end: int) -> Parsed:
         if wire != 2 or not (BYTES <= number <= INT64):
             continue  # unknown field
         if number != kind:
+            _check_dropped(buf, (kind, chunks))
             kind = number
             chunks = []
         for vnum, vwire, vs, ve in _fields(buf, s, e):
@@ -171,13 +172,26 @@ def _parse_feature(buf: bytes, start: int, end: int) -> Parsed:
     return kind, chunks
 
 
+def _check_dropped(buf: bytes, parsed: Parsed) -> None:
+    """Decode a value that a later one replaces, for its errors only: the protobuf runtime
+    parses every field, replaced or not, so a malformed varint there fails the record."""
+    if parsed[0] == INT64:
+        values_of(buf, parsed)
+
+
 def _parse_map(
-    buf: bytes, start: int, end: int, out: dict[str, _V], parse_value: Callable[[bytes, list[tuple[int, int]]], _V]
+    buf: bytes,
+    start: int,
+    end: int,
+    out: dict[str, _V],
+    parse_value: Callable[[bytes, list[tuple[int, int]]], _V],
+    check_dropped: Callable[[bytes, _V], None],
 ) -> None:
     """Parse the entries (key = field 1, value = field 2) of map field 1 in buf[start:end].
 
     A later entry with the same key replaces an earlier one. Like the protobuf runtime,
-    an entry holding any other field is parsed (so errors surface) and then dropped.
+    an entry holding any other field is parsed (so errors surface) and then dropped; so is
+    a replaced value (`check_dropped` raises the errors decoding it would).
     """
     for number, wire, s, e in _fields(buf, start, end):
         if number != 1 or wire != 2:
@@ -197,6 +211,10 @@ def _parse_map(
             else:
                 keep = False
         parsed = parse_value(buf, value)
+        if not keep:
+            check_dropped(buf, parsed)
+        elif name in out:
+            check_dropped(buf, out[name])
         if keep:
             out[name] = parsed
 
@@ -204,14 +222,21 @@ def _parse_map(
 def _feature_value(buf: bytes, ranges: list[tuple[int, int]]) -> Parsed:
     if len(ranges) == 1:
         return _parse_feature(buf, *ranges[0])
-    kind, chunks = 0, []
+    kind = 0
+    chunks: list[tuple[int, int]] = []
     for s, e in ranges:  # merged messages: a later kind replaces, the same kind extends
         k, c = _parse_feature(buf, s, e)
         if k and k != kind:
+            _check_dropped(buf, (kind, chunks))
             kind, chunks = k, c
         elif k:
             chunks.extend(c)
     return kind, chunks
+
+
+def _check_dropped_steps(buf: bytes, steps: list[Parsed]) -> None:
+    for step in steps:
+        _check_dropped(buf, step)
 
 
 def _feature_list_value(buf: bytes, ranges: list[tuple[int, int]]) -> list[Parsed]:
@@ -268,6 +293,8 @@ def _canonical_features(buf: bytes, pos: int, end: int) -> dict[str, Parsed] | N
             name = buf[key[0] : key[1]].decode()
         except UnicodeDecodeError:
             return None
+        if name in features:  # a key given twice: the general parser checks the value it replaces
+            return None
         start, stop = feature
         if start == stop:
             features[name] = (0, [])
@@ -302,13 +329,19 @@ def _canonical_example(buf: bytes) -> dict[str, Parsed] | None:
     return _canonical_features(buf, start, end) if start + n == end else None
 
 
-def _general_example(buf: bytes) -> dict[str, Parsed]:
-    """Any Example, with every protobuf rule (merged fields, unknown fields, ...)."""
+def _general_example(buf: bytes, check_dropped: Callable[[bytes, Parsed], None] = _check_dropped) -> dict[str, Parsed]:
+    """Any Example, with every protobuf rule (merged fields, unknown fields, ...). A value a
+    later entry of its key replaces is checked as protobuf checks it; with a spec, decoding
+    passes `_unchecked`: TensorFlow's parser never looks at a replaced value."""
     features: dict[str, Parsed] = {}
     for number, wire, s, e in _fields(buf, 0, len(buf)):
         if number == 1 and wire == 2:
-            _parse_map(buf, s, e, features, _feature_value)
+            _parse_map(buf, s, e, features, _feature_value, check_dropped)
     return features
+
+
+def _unchecked(buf: bytes, parsed: Parsed) -> None:
+    """A replaced value left unread, as TensorFlow's parse_example leaves it."""
 
 
 # Records of one dataset share their skeleton — every byte outside the value
@@ -403,9 +436,9 @@ def parse_sequence_example(data: Any) -> tuple[bytes, dict[str, Parsed], dict[st
         if wire != 2:
             continue
         if number == 1:
-            _parse_map(buf, s, e, context, _feature_value)
+            _parse_map(buf, s, e, context, _feature_value, _check_dropped)
         elif number == 2:
-            _parse_map(buf, s, e, lists, _feature_list_value)
+            _parse_map(buf, s, e, lists, _feature_list_value, _check_dropped_steps)
     return buf, context, lists
 
 
@@ -587,7 +620,10 @@ def decode_example(data: Any, features: SpecDict | None = None, *, copy: bool = 
     layout = _LAYOUTS.get(len(buf))  # layout_of, inlined: this is the hot path
     if layout is None or not layout.matches(buf):
         layout = _new_layout(buf)
-    parsed = layout.parsed if layout is not None else _general_example(buf)  # shared: only read
+    if layout is not None:
+        parsed = layout.parsed  # shared: only read
+    else:
+        parsed = _general_example(buf, _check_dropped if features is None else _unchecked)
     if features is None:
         return {key: values_of(buf, p, view) for key, p in parsed.items()}
     out = {}
