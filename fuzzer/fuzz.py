@@ -8,7 +8,7 @@
 #            decode_example, row by row.
 #   example  decode_example against the protobuf runtime (both accept with equal
 #            values, or both reject); decode_examples against decode_example;
-#            decode_sequence_example.
+#            decode_sequence_example against the protobuf runtime too.
 #   framing  iter_records strict and with on_error (the skip path never raises, keeps
 #            the strict records as its prefix and invents no record), verify_file.
 #   gzip     the same through the GZIP / ZLIB path: the input itself as a stream, and
@@ -101,10 +101,35 @@ def fuzz_example(data: bytes) -> None:
             raise AssertionError(f"decode_example and protobuf disagree on {data!r}: {ours!r} vs {theirs!r}")
 
     _check_batch([data, data])
+    _check_sequence(data)
+
+
+def _check_sequence(data: bytes) -> None:
+    """decode_sequence_example against the protobuf runtime: both accept with equal values, or
+    both reject."""
     try:
-        tfr.decode_sequence_example(data)
-    except tfr.DecodeError:
-        pass
+        ours = tfr.decode_sequence_example(data)
+    except tfr.DecodeError as err:
+        if "group" in str(err):
+            return  # as in fuzz_example
+        ours = None
+    if not reference.SOUND_ON_MALFORMED_INPUT:
+        return
+    try:
+        theirs = reference.decode_sequence_example(data)
+    except ProtobufDecodeError:
+        theirs = None
+    if ours is None or theirs is None:
+        same = ours is theirs
+    else:
+        (context, lists), (their_context, their_lists) = ours, theirs
+        same = reference.same_features(context, their_context) and lists.keys() == their_lists.keys()
+        same = same and all(
+            len(lists[k]) == len(their_lists[k]) and all(map(reference.same_value, lists[k], their_lists[k]))
+            for k in lists
+        )
+    if not same:
+        raise AssertionError(f"decode_sequence_example and protobuf disagree on {data!r}: {ours!r} vs {theirs!r}")
 
 
 def _check_batch(records: list[bytes]) -> None:
