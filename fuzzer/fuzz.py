@@ -14,7 +14,8 @@
 #   gzip     the same through the GZIP / ZLIB path: the input itself as a stream, and
 #            a valid compressed file damaged by the input.
 #   index    the DALI text-index parser, and TFRecordFile over a valid file with a
-#            binary sidecar or text index damaged by the input (every record read is
+#            binary sidecar or text index damaged by the input, and over a GZIP file
+#            with its sidecar of seek points and windows damaged (every record read is
 #            the true one, or a library error).
 #   large    decode_examples on large records (their long values left out of the
 #            batch's join) against decode_example, the input flipping their bytes.
@@ -164,12 +165,19 @@ _GOOD_LARGE = tfr.encode_example({"a": [1, -2], "b": [0.5, 2.0], "c": [b"x" * 40
 def fuzz_large(data: bytes) -> None:
     """decode_examples on large records (_decode_sparse: each record's layout looked up, its long
     values left out of the join) against decode_example: `data` flips bytes of a large Example
-    around its long value (pairs: position from the start or, when odd, from the end; xor)."""
-    damaged = bytearray(_GOOD_LARGE)
+    around its long value."""
+    damaged = _damage_ends(_GOOD_LARGE, data)
+    _check_batch([damaged, _GOOD_LARGE, damaged])
+
+
+def _damage_ends(good: bytes, data: bytes) -> bytes:
+    """`good` changed by `data` near its ends: pairs (position from the start or, when odd, from
+    the end, xor)."""
+    out = bytearray(good)
     for k in range(0, len(data) - 1, 2):
-        at = data[k] >> 1
-        damaged[at if data[k] % 2 == 0 else len(damaged) - 1 - at] ^= data[k + 1] or 1
-    _check_batch([bytes(damaged), _GOOD_LARGE, bytes(damaged)])
+        at = min(data[k] >> 1, len(out) - 1)
+        out[at if data[k] % 2 == 0 else len(out) - 1 - at] ^= data[k + 1] or 1
+    return bytes(out)
 
 
 def fuzz_arrow(data: bytes) -> None:
@@ -256,9 +264,14 @@ def fuzz_gzip(data: bytes) -> None:
 
 
 class _IndexFiles:
-    """A valid TFRecord file in a temporary folder, for index inputs next to it."""
+    """Valid TFRecord files in a temporary folder, for index inputs next to them: a plain one,
+    and a GZIP one whose sidecar holds seek points with their windows (indexed_gzip's)."""
 
     def __init__(self) -> None:
+        import numpy as np
+
+        from tfrecord_lite._gzip_index import write_gzip_index
+
         self.folder = tempfile.mkdtemp(prefix="tfrl-fuzz-")
         self.path = os.path.join(self.folder, "data.tfrecord")
         self.records = [bytes([i]) * (i * 5 % 40) for i in range(10)]
@@ -269,14 +282,25 @@ class _IndexFiles:
         text = os.path.join(self.folder, "good.idx")
         tfr.write_text_index(self.path, text)
         self.text = Path(text).read_bytes()
+        self.gz_path = os.path.join(self.folder, "data.tfrecord.gz")
+        rng = np.random.default_rng(0)  # 1.2 MB that compress to 60 %: seek points with windows
+        self.gz_records = [rng.integers(0, 30, int(n), np.uint8).tobytes() for n in rng.integers(0, 80_000, 30)]
+        with tfr.TFRecordWriter(self.gz_path, compression="gzip") as w:
+            for r in self.gz_records:
+                w.write(r)
+        self.gz_sidecar = Path(write_gzip_index(self.gz_path, os.path.join(self.folder, "gz.tfrlidx"), spacing=1 << 16))
+        self.gz_sidecar_bytes = self.gz_sidecar.read_bytes()
 
-    def read_with(self, index_bytes: bytes) -> None:
+    def read_with(self, index_bytes: bytes, gz: bool = False) -> None:
+        """Read the records of the file through `index_bytes` (of the GZIP one: the first, middle and
+        last, which inflate from different points): the true records, or a library error."""
+        path, records = (self.gz_path, self.gz_records) if gz else (self.path, self.records)
         location = os.path.join(self.folder, "fuzzed.idx")
         Path(location).write_bytes(index_bytes)
         try:
-            with tfr.TFRecordFile(self.path, index=location, on_stale="raise") as f:
-                for i in range(len(f)):
-                    if f[i] != self.records[i]:
+            with tfr.TFRecordFile(path, index=location, on_stale="raise") as f:
+                for i in range(len(f)) if not gz else sorted({0, len(f) // 2, len(f) - 1}):
+                    if f[i] != records[i]:
                         raise AssertionError(f"record {i} read through index {index_bytes!r} is wrong")
         except tfr.TFRecordError:
             pass
@@ -298,6 +322,8 @@ def fuzz_index(data: bytes) -> None:
     _index_files.read_with(_damage(_index_files.sidecar, data))
     _index_files.read_with(_damage(_index_files.text, data))
     _index_files.read_with(data)
+    _index_files.read_with(_damage(_index_files.gz_sidecar_bytes, data), gz=True)
+    _index_files.read_with(_damage_ends(_index_files.gz_sidecar_bytes, data), gz=True)
 
 
 TARGETS: dict[str, Callable[[bytes], None]] = {

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from crc32c import crc32c
 
 import tfrecord_lite as tfr
 from tfrecord_lite import _gzip_index
@@ -155,6 +156,35 @@ def test_a_damaged_sidecar_is_rebuilt(compressed: Path, engine: str) -> None:
     Path(str(compressed) + ".tfrlidx").write_bytes(b"TFRLGZX\0" + b"\0" * 80)
     with tfr.TFRecordFile(compressed) as f:
         assert f[7] == RECORDS[7]
+
+
+@pytest.mark.parametrize("damage", ["point wbits", "point offset", "windows", "point count"])
+def test_a_sidecar_damaged_past_its_header_is_an_index_error(compressed: Path, engine: str, damage: str) -> None:
+    # the header has a CRC, the tables after it do not: found by fuzzer/fuzz.py --target index, where a
+    # damaged seek point leaked ValueError / OverflowError from zlib and a damaged export zlib.error
+    sidecar = Path(str(compressed) + ".tfrlidx")
+    tfr.TFRecordFile(compressed).close()
+    data = bytearray(sidecar.read_bytes())
+    n_marks, _, blob_size = np.frombuffer(data, "<u4", 3, 44).tolist()
+    points = 68 + 16 * n_marks
+    if damage == "point wbits":
+        data[points + 16] ^= 0x10
+    elif damage == "point offset":
+        data[points + 7] = 0x7F
+    elif not blob_size:
+        pytest.skip("no indexed_gzip export in this sidecar")
+    elif damage == "windows":
+        data[-10] ^= 0xFF
+    else:  # a point count that the export's bytes cannot hold, in an export that inflates
+        export = bytearray(zlib.decompress(data[len(data) - blob_size :]))
+        export[_gzip_index._GZIDX.size - 4 : _gzip_index._GZIDX.size] = (1 << 30).to_bytes(4, "little")
+        blob = zlib.compress(bytes(export))
+        data = data[: len(data) - blob_size] + blob
+        data[52:56] = len(blob).to_bytes(4, "little")
+        data[64:68] = crc32c(bytes(data[:64])).to_bytes(4, "little")
+    sidecar.write_bytes(bytes(data))
+    with pytest.raises(tfr.TFRecordError, match="index"), tfr.TFRecordFile(compressed, index=str(sidecar)) as f:
+        f[len(f) - 1]
 
 
 def test_damage_inside_the_stream_is_a_record_error(tmp_path: Path, engine: str) -> None:

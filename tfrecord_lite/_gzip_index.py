@@ -209,8 +209,10 @@ def parse(data: bytes, location: str) -> GzipIndex:
     marks.count, marks.end = count, stream_size
     if table[-1].tolist() != [count, stream_size] or any(np.diff(table[:, 0].astype(np.int64)) <= 0):
         raise IndexFormatError("the index's record table is damaged", path=location)
-    points = [Point(cin, uout, wbits - 64) for cin, uout, wbits in rows]
     name = {v: k for k, v in KINDS.items()}[kind]
+    if any(wbits - 64 not in (_WBITS[name], RAW) or cin > file_size or uout > stream_size for cin, uout, wbits in rows):
+        raise IndexFormatError("the index's seek points are damaged", path=location)
+    points = [Point(cin, uout, wbits - 64) for cin, uout, wbits in rows]
     blob = data[len(data) - blob_size :] if blob_size else b""
     return GzipIndex(name, marks, points, blob, file_size, mtime_ns, check, location)
 
@@ -519,13 +521,18 @@ def window_points(blob: bytes) -> list[Point]:
     "GZIDX", version, flags, u64 compressed size, u64 uncompressed size, u32 spacing,
     u32 window size, u32 point count; per point u64 compressed offset, u64 uncompressed
     offset, u8 bits, u8 has-window; then the windows of the points that have one)."""
-    data = memoryview(zlib.decompress(blob))
-    if bytes(data[:5]) != b"GZIDX" or data[5] != 1 or len(data) < _GZIDX.size:
+    try:
+        data = memoryview(zlib.decompress(blob))
+    except zlib.error:
+        raise IndexFormatError("the index's indexed_gzip seek points are damaged (they do not inflate)") from None
+    if len(data) < _GZIDX.size or bytes(data[:5]) != b"GZIDX" or data[5] != 1:
         raise IndexFormatError("the index's indexed_gzip seek points are not in a format read here")
     *_, window, n = _GZIDX.unpack_from(data, 0)
+    if n > (len(data) - _GZIDX.size) // _GZIDX_POINT.itemsize or window > 1 << 15:
+        raise IndexFormatError("the index's indexed_gzip seek points are damaged")
     rows = np.frombuffer(data, _GZIDX_POINT, n, _GZIDX.size)
     at = _GZIDX.size + rows.nbytes
-    if len(data) != at + window * int(rows["window"].sum()):
+    if len(data) != at + window * int(rows["window"].sum()) or (rows["bits"] > 7).any() or (rows["window"] > 1).any():
         raise IndexFormatError("the index's indexed_gzip seek points are damaged")
     points = [Point(0, 0, 31)]
     for cin, uout, bits, has_window in rows.tolist():
