@@ -250,6 +250,16 @@ def test_a_key_given_twice_in_a_record_keeps_the_last_as_protobuf_does():
     ]
 
 
+def test_a_feature_with_two_lists_has_the_kind_of_the_last_as_protobuf_gives_it():
+    # oneof: the walk that learns kinds took the first list's kind, and the bytes of the last then
+    # leaked a ValueError as int64s (found by atheris on fuzzer/fuzz.py --target arrow)
+    two = example(entry(b"a", ld(3, ld(1, b"\x01")) + ld(1, ld(1, b"d"))), entry(b"n", ld(3, ld(1, b"\x05"))))
+    assert tfr.decode_example(two)["a"] == [b"d"]
+    assert tfa.decode_arrow([two, b"", two]).to_pylist() == [{"a": [b"d"], "n": [5]}, {"a": None, "n": None}] + [
+        {"a": [b"d"], "n": [5]}
+    ]
+
+
 def test_an_overlong_varint_in_a_record_of_a_shared_layout_is_named():
     good = example(entry(b"i", ld(3, ld(1, b"\x81" * 9 + b"\x01\x01"))))  # two varints: 10 bytes and 1
     bad = example(entry(b"i", ld(3, ld(1, b"\x81" * 10 + b"\x01"))))  # one varint of 11 bytes

@@ -109,8 +109,11 @@ def _varints(buf: np.ndarray, pos: np.ndarray, limit: np.ndarray) -> tuple[np.nd
     return value.astype(np.int64), after, ok
 
 
-def _field(buf: np.ndarray, pos: np.ndarray, limit: np.ndarray, tag: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A length-delimited field with one-byte `tag` at each position: (start, end, ok)."""
+def _field(
+    buf: np.ndarray, pos: np.ndarray, limit: np.ndarray, tag: int | np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A length-delimited field with one-byte `tag` (one, or one per position) at each position:
+    (start, end, ok)."""
     ok = buf[pos] == tag
     length, start, fits = _varints(buf, pos + 1, limit)
     ok &= fits

@@ -233,8 +233,11 @@ def batch_kinds(spans: Spans, matches: list[Match], wanted: Collection[str] | No
     key_start, key_end, ok = _field(buf, entry_start, entry_end, 0x0A)
     feature_start, feature_end, feature_ok = _field(buf, np.where(ok, key_end, entry_start), entry_end, 0x12)
     ok &= feature_ok & (feature_end == entry_end)
-    tag = np.where(feature_start < feature_end, buf[feature_start], 0)
-    ok &= (feature_start == feature_end) | (tag == 0x0A) | (tag == 0x12) | (tag == 0x1A)  # kindless: empty
+    listed = feature_start < feature_end  # else kindless: an empty Feature
+    tag = np.where(listed, buf[feature_start], 0)
+    _, list_end, list_ok = _field(buf, feature_start, feature_end, tag)
+    # one list field and nothing after it: with more, the last kind wins (oneof), which the parser decides
+    ok &= ~listed | (((tag == 0x0A) | (tag == 0x12) | (tag == 0x1A)) & list_ok & (list_end == feature_end))
     bad[entry_row[~ok]] = True
     good = np.flatnonzero(~bad[entry_row])
     good = good[np.argsort(entry_row[good], kind="stable")]  # the walk interleaves records: first rows first
