@@ -207,7 +207,12 @@ def parse(data: bytes, location: str) -> GzipIndex:
     marks = Marks()
     marks.records, marks.offsets = table[:-1, 0].tolist(), table[:-1, 1].tolist()
     marks.count, marks.end = count, stream_size
-    if table[-1].tolist() != [count, stream_size] or any(np.diff(table[:, 0].astype(np.int64)) <= 0):
+    rows_and_offsets = table.astype(np.int64)  # both strictly increasing, from record 0 at offset 0
+    if (
+        table[-1].tolist() != [count, stream_size]
+        or (n_marks > 1 and table[0].tolist() != [0, 0])
+        or (np.diff(rows_and_offsets, axis=0) <= 0).any()
+    ):
         raise IndexFormatError("the index's record table is damaged", path=location)
     name = {v: k for k, v in KINDS.items()}[kind]
     if any(wbits - 64 not in (_WBITS[name], RAW) or cin > file_size or uout > stream_size for cin, uout, wbits in rows):
