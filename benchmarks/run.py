@@ -52,6 +52,8 @@ TASKS = {
     "gzscanidx": "GZIP raw scan, sidecar index",
     "listdecode": "decode_examples on lists",
     "decodeview": "per-record decode, copy=False",
+    "listdecodeview": "decode_examples on lists, copy=False",
+    "batchedview": "batched decode, copy=False",
 }
 OUR_WAYS = {
     "scan": "iter_records",
@@ -63,6 +65,8 @@ OUR_WAYS = {
     "gzscanidx": "iter_records on the same bytes with a `.tfrlidx` sidecar beside them (built untimed)",
     "listdecode": "decode_examples(list of 1024 records from iter_records, spec)",
     "decodeview": "decode_example(record, spec, copy=False) over iter_records",
+    "listdecodeview": "decode_examples(list of 1024 records, spec, copy=False): bytes values as views",
+    "batchedview": "iter_example_batches(path, spec, 1024, copy=False)",
 }
 PEER_WAYS = {
     "tfrecord": {
@@ -84,6 +88,8 @@ PEER_WAYS = {
         "gzscan": "TFRecordDataset(path, compression_type='GZIP').batch(1024)",
         "gzscanidx": "its GZIP raw scan again (TensorFlow reads no index)",
         "listdecode": "its batched decode (parse_example on batches of 1024)",
+        "listdecodeview": "its batched decode again",
+        "batchedview": "its batched decode again",
     },
 }
 # (task, peer, required ratio, workloads or None for all)

@@ -81,11 +81,17 @@ def lite_tasks(wl: W.Workload, path: str, out: str) -> dict[str, Prepare]:
             n += 1
         return n
 
-    def listdecode() -> int:
+    def listdecode(copy: bool = True) -> int:
         n = 0
         records = tfr.iter_records(path)
         while batch := list(itertools.islice(records, BATCH)):
-            n += len(next(iter(tfr.decode_examples(batch, spec).values())))
+            n += len(next(iter(tfr.decode_examples(batch, spec, copy=copy).values())))
+        return n
+
+    def batchedview() -> int:
+        n = 0
+        for batch in tfr.iter_example_batches(path, spec, BATCH, copy=False):
+            n += len(next(iter(batch.values())))
         return n
 
     def write() -> Task:
@@ -120,6 +126,8 @@ def lite_tasks(wl: W.Workload, path: str, out: str) -> dict[str, Prepare]:
         "gzscanidx": lambda: gzscanidx,
         "listdecode": lambda: listdecode,
         "decodeview": lambda: decodeview,
+        "listdecodeview": lambda: lambda: listdecode(copy=False),
+        "batchedview": lambda: batchedview,
     }
 
 
@@ -310,6 +318,8 @@ def tf_tasks(wl: W.Workload, path: str, out: str) -> dict[str, Prepare]:
         "gzscan": lambda: gzscan,
         "gzscanidx": lambda: gzscan,
         "listdecode": lambda: batched,  # TensorFlow's batched parse is what the list path is held to
+        "listdecodeview": lambda: batched,
+        "batchedview": lambda: batched,
     }
 
 

@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import math
 import threading
@@ -33,7 +34,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from ._codec import _apply_spec, decode_example, layout_of
+from ._codec import _apply_spec, _as_bytes, decode_example, layout_of
 from ._spec import (
     BYTES,
     FLOAT,
@@ -332,10 +333,8 @@ class _Plan(NamedTuple):
 
 def _as_array(values: list[Any] | npt.NDArray[Any]) -> npt.NDArray[Any]:
     """An ndarray of the values; a list of bytes becomes an object array (never a bytes_ array)."""
-    if isinstance(values, list):
-        arr = np.empty(len(values), dtype=object)
-        arr[:] = values
-        return arr
+    if isinstance(values, list):  # fromiter: an assignment of memoryviews would look into each
+        return np.fromiter(values, dtype=object, count=len(values))
     return values
 
 
@@ -484,15 +483,21 @@ _SCRATCH_KEPT = 256 << 20
 _SCRATCH = _Scratch()
 
 
-def decode_examples(records: Sequence[Any], features: SpecDict) -> dict[str, Any]:
+def decode_examples(records: Sequence[Any], features: SpecDict, *, copy: bool = True) -> dict[str, Any]:
     """Decode a batch of serialized Examples into one column per feature, like tf.io.parse_example.
 
     FixedLenFeature → ndarray [batch, *shape] (defaults filled in; an object array for
     bytes); VarLenFeature → Ragged(values, row_splits), or a list of lists of bytes;
     FixedLenSequenceFeature → [batch, max steps, *shape], padded with its default_value
     (else zeros / b""). Errors are those decode_example raises for the offending record.
+
+    `copy=False` gives bytes values as read-only memoryviews, as decode_example(copy=False)
+    does, each keeping alive what it points into: its record where records are large (32 KiB
+    and more on average; a record that is not bytes is copied to bytes first), else one copy
+    of the batch's records joined.
     """
-    return _decode(records if isinstance(records, (list, tuple)) else list(records), batch_specs(features))[0]
+    records = records if isinstance(records, (list, tuple)) else list(records)
+    return _decode(records, batch_specs(features), None if copy else _VIEWS)[0]
 
 
 def _decode(
@@ -506,14 +511,18 @@ def _decode(
     plans = _plan(features)
     if not records:
         return {p.key: assembly.assemble(p, 0, [], {}, memoryview(b"")) for p in plans}, []
+    if assembly.views:
+        records = [r if type(r) is bytes else _as_bytes(r) for r in records]
     if not assembly.spans and sum(map(len, records)) >= _SPARSE_RECORD * len(records) and _all_bytes(records):
-        return _decode_sparse(records, plans, features)
-    raw, ends = _join(records, scratch=True)
-    return _decode_buffer(raw, ends - np.diff(ends, prepend=0), ends, plans, features, records.__getitem__, assembly)
+        return _decode_sparse(records, plans, features, assembly)
+    raw, ends = _join(records, scratch=not assembly.views)  # views: into this join, made afresh
+    values = memoryview(raw) if assembly.views else None
+    starts = ends - np.diff(ends, prepend=0)
+    return _decode_buffer(raw, starts, ends, plans, features, records.__getitem__, assembly, values=values)
 
 
 def _decode_sparse(
-    records: Sequence[bytes], plans: list[_Plan], features: Mapping[str, FeatureSpec]
+    records: Sequence[bytes], plans: list[_Plan], features: Mapping[str, FeatureSpec], assembly: Assembly
 ) -> tuple[dict[str, Any], list[int]]:
     """_decode for large records: each record's layout is looked up (one Python check per
     record, cached by length), its long bytes values are left out of the joined buffer, and
@@ -530,8 +539,10 @@ def _decode_sparse(
         if layout is not None:
             rows.setdefault(id(layout), []).append(i)
     matches = [Match(r, starts[r], layouts[r[0]]) for r in map(np.array, rows.values())]
-    values = _RecordSlicer(records, starts.tolist())
-    return _decode_buffer(raw, starts, ends, plans, features, records.__getitem__, matches=matches, values=values)
+    values = _RecordSlicer(records, starts.tolist(), views=assembly.views)
+    return _decode_buffer(
+        raw, starts, ends, plans, features, records.__getitem__, assembly, matches=matches, values=values
+    )
 
 
 def _long_values(layout: Any) -> tuple[tuple[int, int], ...]:
@@ -548,15 +559,16 @@ def _long_values(layout: Any) -> tuple[tuple[int, int], ...]:
 
 
 class _RecordSlicer:
-    """text[a:b] for offsets into the joined records, sliced from the record that holds them."""
+    """text[a:b] for offsets into the joined records, sliced from the record that holds them
+    (with `views`, as a memoryview into it)."""
 
     __slots__ = ("records", "starts")
 
-    def __init__(self, records: Sequence[bytes], starts: list[int]) -> None:
-        self.records = records
+    def __init__(self, records: Sequence[bytes], starts: list[int], *, views: bool = False) -> None:
+        self.records: Sequence[Any] = [memoryview(r) for r in records] if views else records
         self.starts = starts
 
-    def __getitem__(self, key: slice) -> bytes:
+    def __getitem__(self, key: slice) -> Any:
         i = bisect.bisect_right(self.starts, key.start) - 1
         at = self.starts[i]
         return self.records[i][key.start - at : key.stop - at]
@@ -810,6 +822,7 @@ class Assembly(NamedTuple):
     slow: Callable[[Any, Mapping[str, FeatureSpec]], dict[str, Any]]
     caller: str
     spans: bool = False
+    views: bool = False  # bytes values as memoryviews into the records (decode_examples(copy=False))
 
 
 def _decode_buffer(
@@ -890,6 +903,7 @@ def _decode_buffer(
 
 
 _NUMPY = Assembly(_assemble, decode_example, "decode_examples")
+_VIEWS = Assembly(_assemble, functools.partial(decode_example, copy=False), "decode_examples", views=True)
 _SPANS = _SpanSlicer()
 
 

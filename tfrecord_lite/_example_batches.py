@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ._columnar import _SPARSE_RECORD, Spans, _decode, _decode_buffer, _Plan, _plan
+from ._columnar import _SPARSE_RECORD, _VIEWS, Assembly, Spans, _decode, _decode_buffer, _plan
 from ._errors import TFRecordError
 from ._files import StorageOptions, normalize_compression
 from ._framing import HEADER_SIZE
@@ -30,6 +30,7 @@ def iter_example_batches(
     on_error: OnError = "raise",
     max_skipped: int | None = None,
     storage_options: StorageOptions = None,
+    copy: bool = True,
 ) -> Iterator[dict[str, Any]]:
     """Read TFRecord files of Examples as decoded batches of `batch_size` (the last one may be
     smaller): decode_examples over iter_records, without an object per record. `source` is what
@@ -37,36 +38,55 @@ def iter_example_batches(
     of tf.data.TFRecordDataset(path).batch(batch_size).map(tf.io.parse_example). The spec and
     arguments are checked here, before the first batch is asked for. `on_error` and
     `max_skipped` are iter_records' (with "skip", the batch before a damaged record may be smaller);
-    so is `storage_options`, for URLs."""
+    so is `storage_options`, for URLs. `copy=False` gives bytes values as read-only memoryviews,
+    as decode_examples(copy=False) does: into its record where records are large (32 KiB and
+    more), else into one copy of the batch's records; each keeps alive what it points into."""
     check_int("batch_size", batch_size, 1)
     normalize_compression(compression, allow_auto=True)
     features = batch_specs(features)
     policy = DamagePolicy(on_error, max_skipped)
-    return _batches(source, features, _plan(features), batch_size, compression, verify, policy, storage_options)
+    assembly = None if copy else _VIEWS
+    return _batches(source, features, batch_size, compression, verify, policy, storage_options, assembly)
 
 
 def _batches(
     source: Any,
     features: Mapping[str, FeatureSpec],
-    plans: list[_Plan],
     batch_size: int,
     compression: str | None,
     verify: bool,
-    policy: DamagePolicy | None = None,
-    storage_options: StorageOptions = None,
+    policy: DamagePolicy,
+    storage_options: StorageOptions,
+    assembly: Assembly | None,
 ) -> Iterator[dict[str, Any]]:
     files = sources_of(source, storage_options)
     with RecordIterator(files, compression, verify, policy, storage_options=storage_options) as records:
         head = records._stream.peek(HEADER_SIZE)
         if len(head) >= HEADER_SIZE and int.from_bytes(head[:8], "little") >= _SPARSE_RECORD:
-            yield from _record_batches(records, features, batch_size)
+            yield from _record_batches(records, features, batch_size, assembly)
             return
+        plans = _plan(features)
+        views = assembly is not None and any(p.spec.dtype == "bytes" for p in plans)
         for view, b, e, record in _spans(records, batch_size):
-            yield _decode_buffer(view, b, e, plans, features, record)[0]
+            values = _ViewsOfCopy(view, int(b[0]), int(e[-1])) if views else None
+            yield _decode_buffer(view, b, e, plans, features, record, assembly, values=values)[0]
+
+
+class _ViewsOfCopy:
+    """Slices of view[start:end] (at view's offsets), as memoryviews into one copy of it."""
+
+    __slots__ = ("copy", "start")
+
+    def __init__(self, view: memoryview, start: int, end: int) -> None:
+        self.copy = memoryview(view[start:end].tobytes())
+        self.start = start
+
+    def __getitem__(self, key: slice) -> memoryview:
+        return self.copy[key.start - self.start : key.stop - self.start]
 
 
 def _record_batches(
-    records: RecordIterator, features: Mapping[str, FeatureSpec], size: int
+    records: RecordIterator, features: Mapping[str, FeatureSpec], size: int, assembly: Assembly | None
 ) -> Iterator[dict[str, Any]]:
     """Batches of large records (the first one is): the records as bytes, decoded as decode_examples
     does (_decode_sparse: their long values copied once, from a buffer that stays in cache, where a
@@ -81,11 +101,11 @@ def _record_batches(
             del previous
         except TFRecordError:
             if batch:
-                yield _decode(batch, features)[0]
+                yield _decode(batch, features, assembly)[0]
             raise
         if not batch:
             return
-        yield _decode(batch, features)[0]
+        yield _decode(batch, features, assembly)[0]
 
 
 def record_spans(
