@@ -492,9 +492,9 @@ def decode_examples(records: Sequence[Any], features: SpecDict, *, copy: bool = 
     (else zeros / b""). Errors are those decode_example raises for the offending record.
 
     `copy=False` gives bytes values as read-only memoryviews, as decode_example(copy=False)
-    does, each keeping alive what it points into: its record where records are large (32 KiB
-    and more on average; a record that is not bytes is copied to bytes first), else one copy
-    of the batch's records joined.
+    does, each keeping alive what it points into: its record (a record that is not bytes is
+    copied to bytes first), or where records are small (under 4 KiB on average) one copy of
+    the batch's records joined.
     """
     records = records if isinstance(records, (list, tuple)) else list(records)
     return _decode(records, batch_specs(features), None if copy else _VIEWS)[0]
@@ -511,13 +511,17 @@ def _decode(
     plans = _plan(features)
     if not records:
         return {p.key: assembly.assemble(p, 0, [], {}, memoryview(b"")) for p in plans}, []
+    if assembly.views and not any(p.spec.dtype == "bytes" for p in plans):
+        assembly = _NUMPY  # nothing to view: the decode of copy=True
     if assembly.views:
         records = [r if type(r) is bytes else _as_bytes(r) for r in records]
     if not assembly.spans and sum(map(len, records)) >= _SPARSE_RECORD * len(records) and _all_bytes(records):
         return _decode_sparse(records, plans, features, assembly)
-    raw, ends = _join(records, scratch=not assembly.views)  # views: into this join, made afresh
-    values = memoryview(raw) if assembly.views else None
+    raw, ends = _join(records, scratch=True)
     starts = ends - np.diff(ends, prepend=0)
+    values = None
+    if assembly.views:  # into the join when it is new (small records), else into the records
+        values = memoryview(raw) if type(raw) is bytes else _RecordSlicer(records, starts.tolist(), views=True)
     return _decode_buffer(raw, starts, ends, plans, features, records.__getitem__, assembly, values=values)
 
 
