@@ -7,7 +7,8 @@
 #   arrow    decode_arrow without a spec (its own columnar decoders) against
 #            decode_example, row by row.
 #   example  decode_example against the protobuf runtime (both accept with equal
-#            values, or both reject); decode_examples against decode_example;
+#            values, or both reject); decode_examples against decode_example (and its
+#            copy=False views against its copies);
 #            decode_sequence_example against the protobuf runtime too.
 #   framing  iter_records strict and with on_error (the skip path never raises, keeps
 #            the strict records as its prefix and invents no record), verify_file.
@@ -156,6 +157,9 @@ def _check_batch(records: list[bytes]) -> None:
             got = batch[key][i] if key in ("c", "d") else batch[key].row(i)
             if not reference.same_value(got, single[i][key]):
                 raise AssertionError(f"decode_examples differs on {key!r} in record {i} of {records!r}")
+    views = tfr.decode_examples(records, SPEC, copy=False)["c"]
+    if [[bytes(v) for v in row] for row in views] != batch["c"]:
+        raise AssertionError(f"decode_examples(copy=False) differs from the copies on {records!r}")
 
 
 # an Example as large as an image record: decode_examples leaves its long value out of the batch's join
