@@ -24,7 +24,7 @@ import tfrecord_lite as tfr
 from tests import reference
 from tests.test_codec import WIRE_CASES, ld, varint
 from tests.test_columnar import assert_like_stacked
-from tfrecord_lite import _codec, _columnar, _reader
+from tfrecord_lite import _codec, _columnar, _joins, _reader
 from tfrecord_lite._columnar import _decode
 
 KIND_FIELD = {"bytes": 1, "float32": 2, "int64": 3}
@@ -351,4 +351,4 @@ def test_large_records_decode_alike_and_later_batches_leave_earlier_results_alon
     assert [kept["x"].values[a:b].tolist() for a, b in itertools.pairwise(kept["x"].row_splits)] == [
         w["x"].tolist() for w in want
     ]
-    assert _columnar._SCRATCH.buffer  # the batches did go through the reused buffer
+    assert _joins._SCRATCH.buffer  # the batches did go through the reused buffer

@@ -20,14 +20,12 @@
 # Of large records (images) only what lies outside their long bytes values is
 # joined; those values are sliced once out of the records themselves, where
 # joining them would copy them twice (_decode_sparse).
-# This module works on bytes only; reading batches from files is _example_batches.py.
+# This module works on bytes only; joining the records and slicing values out of the join
+# is _joins.py, reading batches from files _example_batches.py.
 from __future__ import annotations
 
-import bisect
 import functools
-import itertools
 import math
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -35,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._codec import _apply_spec, _as_bytes, decode_example, layout_of
+from ._joins import _SCRATCH, _SPARSE_RECORD, _SPARSE_VALUE, _all_bytes, _join, _RecordSlicer, _ViewSlicer
 from ._spec import (
     BYTES,
     FLOAT,
@@ -48,7 +47,6 @@ from ._spec import (
 from ._validate import batch_specs
 from ._varint_batch import decode_varint_runs
 
-_PAD = bytes(16)  # after the joined records, so that reading a varint never runs off the buffer
 _U64 = np.uint64
 _TAG_OF_KIND = {BYTES: 0x0A, FLOAT: 0x12, INT64: 0x1A}
 _SHOWN_ROWS = 3  # rows a Ragged's repr shows
@@ -417,72 +415,6 @@ def _plan(features: Mapping[str, FeatureSpec]) -> list[_Plan]:
     return plans
 
 
-def _join(records: Sequence[Any], *, scratch: bool = False) -> tuple[Any, np.ndarray]:
-    """The records joined (plus padding) and the offset of each record's end. With `scratch`,
-    large records are joined into this thread's scratch buffer (see _Scratch): the caller
-    must be done with the result before it joins again."""
-    lengths = np.fromiter(map(len, records), dtype=np.int64, count=len(records))
-    total = int(lengths.sum())
-    if scratch and total >= _LARGE_RECORD * len(records) > 0:
-        ends = np.cumsum(lengths)
-        try:
-            return _SCRATCH.join(records, ends - lengths, ends), ends
-        except ValueError:  # bytes-like objects whose len() is not their size
-            return _join([memoryview(r).cast("B") for r in records], scratch=True)
-    raw = b"".join([*records, _PAD])
-    if total != len(raw) - len(_PAD):  # bytes-like objects whose len() is not their size
-        lengths = np.fromiter((memoryview(r).nbytes for r in records), dtype=np.int64, count=len(records))
-    return raw, np.cumsum(lengths)
-
-
-def _all_bytes(records: Sequence[Any]) -> bool:
-    return set(map(type, records)) <= {bytes}
-
-
-Skip = Sequence[tuple[int, int]]  # spans of a record left out of a join
-
-
-class _Scratch(threading.local):
-    """A buffer per thread that large records are joined into. A fresh b"".join of 64 MiB of
-    images costs as much as copying them twice (the kernel zeroes each new page), and the
-    list path copies every value out of the joined buffer anyway (nothing decoded refers to
-    it), so the buffer can be used again by the next batch. Kept up to _SCRATCH_KEPT bytes."""
-
-    def __init__(self) -> None:
-        self.buffer = bytearray()
-
-    def join(
-        self, records: Sequence[Any], starts: np.ndarray, ends: np.ndarray, skips: Sequence[Skip] = ()
-    ) -> memoryview:
-        """The records at starts..ends of the buffer, then _PAD; a ValueError where a
-        record's size is not ends - starts. With `skips`, the spans skips[i] of record i are left
-        out (their bytes in the buffer are left as they were: nothing may read them)."""
-        size = int(ends[-1]) + len(_PAD)
-        buffer = self.buffer if len(self.buffer) >= size else bytearray(size)
-        if size <= _SCRATCH_KEPT:
-            self.buffer = buffer
-        view = memoryview(buffer)
-        rows = zip(records, starts.tolist(), ends.tolist(), skips or itertools.repeat(()), strict=False)
-        for record, start, end, skip in rows:
-            if skip:
-                data, pos = memoryview(record), 0
-                for s, e in skip:
-                    view[start + pos : start + s] = data[pos:s]
-                    pos = e
-                view[start + pos : end] = data[pos:]
-            else:
-                view[start:end] = record
-        view[size - len(_PAD) : size] = _PAD
-        return view[:size]
-
-
-_LARGE_RECORD = 4096  # average bytes a record from which a batch is joined into the scratch buffer
-_SPARSE_RECORD = 1 << 15  # average bytes a record from which long bytes values are not joined (_decode_sparse)
-_SPARSE_VALUE = 1 << 10  # bytes a value from which _decode_sparse leaves it out of the join
-_SCRATCH_KEPT = 256 << 20
-_SCRATCH = _Scratch()
-
-
 def decode_examples(records: Sequence[Any], features: SpecDict, *, copy: bool = True) -> dict[str, Any]:
     """Decode a batch of serialized Examples into one column per feature, like tf.io.parse_example.
 
@@ -497,7 +429,14 @@ def decode_examples(records: Sequence[Any], features: SpecDict, *, copy: bool = 
     the batch's records joined.
     """
     records = records if isinstance(records, (list, tuple)) else list(records)
-    return _decode(records, batch_specs(features), None if copy else _VIEWS)[0]
+    specs = batch_specs(features)
+    return _decode(records, specs, assembly_for(copy, specs))[0]
+
+
+def assembly_for(copy: bool, features: Mapping[str, FeatureSpec]) -> Assembly:
+    """How decode_examples(copy=) finishes: bytes values as views only when not copying and
+    there are bytes values (else the views would cost a fresh join for nothing)."""
+    return _VIEWS if not copy and any(spec.dtype == "bytes" for spec in features.values()) else _NUMPY
 
 
 def _decode(
@@ -511,10 +450,8 @@ def _decode(
     plans = _plan(features)
     if not records:
         return {p.key: assembly.assemble(p, 0, [], {}, memoryview(b"")) for p in plans}, []
-    if assembly.views and not any(p.spec.dtype == "bytes" for p in plans):
-        assembly = _NUMPY  # nothing to view: the decode of copy=True
     if assembly.views:
-        records = [r if type(r) is bytes else _as_bytes(r) for r in records]
+        records = [_as_bytes(r) for r in records]
     if not assembly.spans and sum(map(len, records)) >= _SPARSE_RECORD * len(records) and _all_bytes(records):
         return _decode_sparse(records, plans, features, assembly)
     raw, ends = _join(records, scratch=True)
@@ -562,22 +499,6 @@ def _long_values(layout: Any) -> tuple[tuple[int, int], ...]:
     )
 
 
-class _RecordSlicer:
-    """text[a:b] for offsets into the joined records, sliced from the record that holds them
-    (with `views`, as a memoryview into it)."""
-
-    __slots__ = ("records", "starts")
-
-    def __init__(self, records: Sequence[bytes], starts: list[int], *, views: bool = False) -> None:
-        self.records: Sequence[Any] = [memoryview(r) for r in records] if views else records
-        self.starts = starts
-
-    def __getitem__(self, key: slice) -> Any:
-        i = bisect.bisect_right(self.starts, key.start) - 1
-        at = self.starts[i]
-        return self.records[i][key.start - at : key.stop - at]
-
-
 def _single(
     record: Callable[[int], Any], rows: list[int], features: Mapping[str, FeatureSpec], assembly: Assembly
 ) -> dict[int, dict[str, Any]]:
@@ -590,18 +511,6 @@ def _single(
             note_record(err, i, assembly.caller)
             raise
     return decoded
-
-
-class _ViewSlicer:
-    """view[a:b] as bytes, for code written to slice a bytes object."""
-
-    __slots__ = ("view",)
-
-    def __init__(self, view: memoryview) -> None:
-        self.view = view
-
-    def __getitem__(self, key: slice) -> bytes:
-        return self.view[key].tobytes()
 
 
 class _SpanSlicer:

@@ -10,10 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from ._columnar import _SPARSE_RECORD, _VIEWS, Assembly, Spans, _decode, _decode_buffer, _plan
+from ._columnar import Assembly, Spans, _decode, _decode_buffer, _plan, assembly_for
 from ._errors import TFRecordError
 from ._files import StorageOptions, normalize_compression
 from ._framing import HEADER_SIZE
+from ._joins import _SPARSE_RECORD, _RecordSlicer
 from ._reader import RecordIterator, sources_of
 from ._skipping import DamagePolicy, OnError
 from ._spec import FeatureSpec, SpecDict
@@ -45,7 +46,7 @@ def iter_example_batches(
     normalize_compression(compression, allow_auto=True)
     features = batch_specs(features)
     policy = DamagePolicy(on_error, max_skipped)
-    assembly = None if copy else _VIEWS
+    assembly = assembly_for(copy, features)
     return _batches(source, features, batch_size, compression, verify, policy, storage_options, assembly)
 
 
@@ -57,7 +58,7 @@ def _batches(
     verify: bool,
     policy: DamagePolicy,
     storage_options: StorageOptions,
-    assembly: Assembly | None,
+    assembly: Assembly,
 ) -> Iterator[dict[str, Any]]:
     files = sources_of(source, storage_options)
     with RecordIterator(files, compression, verify, policy, storage_options=storage_options) as records:
@@ -66,27 +67,18 @@ def _batches(
             yield from _record_batches(records, features, batch_size, assembly)
             return
         plans = _plan(features)
-        views = assembly is not None and any(p.spec.dtype == "bytes" for p in plans)
         for view, b, e, record in _spans(records, batch_size):
-            values = _ViewsOfCopy(view, int(b[0]), int(e[-1])) if views else None
+            values = _views_of_copy(view, int(b[0]), int(e[-1])) if assembly.views else None
             yield _decode_buffer(view, b, e, plans, features, record, assembly, values=values)[0]
 
 
-class _ViewsOfCopy:
+def _views_of_copy(view: memoryview, start: int, end: int) -> _RecordSlicer:
     """Slices of view[start:end] (at view's offsets), as memoryviews into one copy of it."""
-
-    __slots__ = ("copy", "start")
-
-    def __init__(self, view: memoryview, start: int, end: int) -> None:
-        self.copy = memoryview(view[start:end].tobytes())
-        self.start = start
-
-    def __getitem__(self, key: slice) -> memoryview:
-        return self.copy[key.start - self.start : key.stop - self.start]
+    return _RecordSlicer([view[start:end].tobytes()], [start], views=True)
 
 
 def _record_batches(
-    records: RecordIterator, features: Mapping[str, FeatureSpec], size: int, assembly: Assembly | None
+    records: RecordIterator, features: Mapping[str, FeatureSpec], size: int, assembly: Assembly
 ) -> Iterator[dict[str, Any]]:
     """Batches of large records (the first one is): the records as bytes, decoded as decode_examples
     does (_decode_sparse: their long values copied once, from a buffer that stays in cache, where a

@@ -30,7 +30,6 @@ from ._columnar import (
     _decode,
     _field,
     _Found,
-    _join,
     _map_entries,
     _merge,
     _Plan,
@@ -42,6 +41,7 @@ from ._columnar import (
 )
 from ._columnar import _decode_buffer as decode_buffer
 from ._errors import FeatureError
+from ._joins import _join
 from ._schema import kind_of
 from ._spec import (
     BYTES,
