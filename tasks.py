@@ -114,7 +114,7 @@ REQUIRE = {
 # pytest selection per test venv (default: the whole suite): .venvs/py already runs every test that
 # needs no engine, so .venvs/engines runs only the tests marked for one.
 SELECT = {"engines": ["-m", "ray or hf or dask or grain"]}
-DEMO_MODULES = ("tfrecord_lite._demo", "tfrecord_lite.demo")
+DEMO_MODULES = ("tfrecord_lite.cli.demo", "tfrecord_lite.demo")
 FUZZ_SECONDS = 60  # the fuzzer's share of CI time, split evenly over its targets
 
 

@@ -46,7 +46,7 @@ import workloads as W
 from _rounds import compare, spread, turns
 
 import tfrecord_lite as tfr
-from tfrecord_lite._schema import features_to_json
+from tfrecord_lite._datasets.schema import features_to_json
 
 WORK = os.path.join(HERE, ".work", "arrow")
 BATCH = 2048
@@ -108,7 +108,7 @@ def _assembly_after_decoding(batches: list[list[bytes]], specs: dict[str, Any]) 
     columns again and again (the "warm" assembly) finds pyarrow's code and data in the caches,
     which decode_arrow never does: dense, ~15 µs a batch warm, ~200 µs just after a decode."""
     from tfrecord_lite import arrow
-    from tfrecord_lite._flat import decode_records_flat
+    from tfrecord_lite._example.flat import decode_records_flat
 
     wall = cpu = 0.0
     for batch in batches:
@@ -122,8 +122,8 @@ def _assembly_after_decoding(batches: list[list[bytes]], specs: dict[str, Any]) 
 
 def _decoders(decoder: Any, batches: list[list[bytes]], spec: dict[str, Any]) -> dict[str, Callable[[], Any]]:
     from tfrecord_lite import arrow
-    from tfrecord_lite._flat import decode_records_flat
-    from tfrecord_lite._validate import feature_specs
+    from tfrecord_lite._example.flat import decode_records_flat
+    from tfrecord_lite._example.validate import feature_specs
 
     specs = feature_specs(spec)
     flats = [decode_records_flat(b, specs) for b in batches]  # what the assembly starts from
@@ -190,8 +190,8 @@ import sys, time
 sys.path.insert(0, {root!r})
 import json, pyarrow as pa, tfrecord_lite as tfr
 from tfrecord_lite import arrow
-from tfrecord_lite._tables import table_writer
-from tfrecord_lite._schema import features_from_json
+from tfrecord_lite._datasets.tables import table_writer
+from tfrecord_lite._datasets.schema import features_from_json
 spec = features_from_json(json.loads({spec_json}))
 before = peak()
 t = time.perf_counter()
@@ -225,9 +225,9 @@ def _apart(src: str, out: str, spec: dict[str, Any]) -> float:
     import pyarrow as pa
 
     from tfrecord_lite import arrow
-    from tfrecord_lite._columnar import record_spans
-    from tfrecord_lite._flat import decode_flat
-    from tfrecord_lite._tables import table_writer
+    from tfrecord_lite._datasets.tables import table_writer
+    from tfrecord_lite._example.columnar import record_spans
+    from tfrecord_lite._example.flat import decode_flat
 
     schema = pa.schema([(k, arrow.arrow_type(s)) for k, s in spec.items()])
     spent = {"read": 0.0, "decode": 0.0, "write": 0.0}

@@ -33,7 +33,7 @@ import workloads as W
 from _rounds import rounds, spread
 
 import tfrecord_lite as tfr
-from tfrecord_lite._framing import frame
+from tfrecord_lite._wire.framing import frame
 
 WORK = os.path.join(HERE, ".work", "random_access")
 TARGETS = {

@@ -62,7 +62,9 @@ from _rounds import compare, spread, timed, turns
 
 import tfrecord_lite as tfr
 from tests._servers import RangeServer, S3Server
-from tfrecord_lite import _direct, _prefetch, _remote
+from tfrecord_lite._storage import direct as _direct
+from tfrecord_lite._storage import prefetch as _prefetch
+from tfrecord_lite._storage import remote as _remote
 
 SHARDS = 64
 BATCH = 256

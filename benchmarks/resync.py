@@ -31,8 +31,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 from _rounds import spread, timed
 
 import tfrecord_lite as tfr
-from tfrecord_lite._framing import frame
-from tfrecord_lite._resync import find_header
+from tfrecord_lite._wire.framing import frame
+from tfrecord_lite._wire.resync import find_header
 
 TARGET_MB_S = 200.0
 

@@ -191,7 +191,7 @@ def ensure_workload(wl: W.Workload, python: str) -> dict[str, Any]:
 
 def gzipped(path: str) -> str:
     """`path` + ".gz": the file GZIP-compressed exactly as TensorFlow's writer does it (zlib level 6,
-    memLevel 9, gzip wrapper; tests/test_tf_compat.py proves tfrecord_lite's writer byte-identical)."""
+    memLevel 9, gzip wrapper; tests/end_to_end/test_tf_compat.py proves tfrecord_lite's writer byte-identical)."""
     target = path + ".gz"
     if os.path.exists(target) and os.path.getmtime(target) >= os.path.getmtime(path):
         return target

@@ -73,8 +73,8 @@ def _setup():
 
 
 atheris, tfr, reference, ProtobufDecodeError = _setup()
-from tfrecord_lite._framing import frame  # noqa: E402
-from tfrecord_lite._verify import verify_file  # noqa: E402
+from tfrecord_lite._records.verify import verify_file  # noqa: E402
+from tfrecord_lite._wire.framing import frame  # noqa: E402
 
 SPEC = {
     "a": tfr.VarLenFeature("int64"),
@@ -274,7 +274,7 @@ class _IndexFiles:
     def __init__(self) -> None:
         import numpy as np
 
-        from tfrecord_lite._gzip_index import write_gzip_index
+        from tfrecord_lite._index.gzip_index import write_gzip_index
 
         self.folder = tempfile.mkdtemp(prefix="tfrl-fuzz-")
         self.path = os.path.join(self.folder, "data.tfrecord")
@@ -314,7 +314,7 @@ _index_files: _IndexFiles | None = None
 
 
 def fuzz_index(data: bytes) -> None:
-    from tfrecord_lite._sidecar import parse_text_index
+    from tfrecord_lite._index.sidecar import parse_text_index
 
     global _index_files
     if _index_files is None:

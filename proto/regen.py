@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-# Regenerates tfrecord_lite/_descriptor.py from proto/tfrecord_lite/*.proto.
+# Regenerates tfrecord_lite/_example/descriptor.py from proto/tfrecord_lite/*.proto.
 #
 # Strategy: compile the .proto files with grpcio-tools' bundled protoc into a
 # FileDescriptorSet (no source info, no imports beyond our own files), split
 # it into the raw serialized FileDescriptorProtos exactly as protoc wrote them,
 # and write them as bytes literals. The package builds its classes from these
-# bytes at import time (tfrecord_lite/_proto.py), which works on every protobuf
+# bytes at import time (tfrecord_lite/_example/proto.py), which works on every protobuf
 # runtime from 4.21 on, unlike generated _pb2 modules that pin a runtime range.
 #
-#   python proto/regen.py          rewrite tfrecord_lite/_descriptor.py
+#   python proto/regen.py          rewrite tfrecord_lite/_example/descriptor.py
 #   python proto/regen.py --check  exit 1 if the committed file is stale
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 PROTO_DIR = Path(__file__).resolve().parent
 ROOT = PROTO_DIR.parent
-TARGET = ROOT / "tfrecord_lite" / "_descriptor.py"
+TARGET = ROOT / "tfrecord_lite" / "_example" / "descriptor.py"
 # Dependency order: example.proto imports feature.proto.
 SOURCES = ("tfrecord_lite/feature.proto", "tfrecord_lite/example.proto", "tfrecord_lite/words.proto")
 _CHUNK = 40
@@ -66,7 +66,7 @@ def _literal(data: bytes) -> str:
 
 
 def render() -> str:
-    """The full text of tfrecord_lite/_descriptor.py for the current .proto sources."""
+    """The full text of tfrecord_lite/_example/descriptor.py for the current .proto sources."""
     files = split_files(compile_descriptor_set())
     if len(files) != len(SOURCES):
         raise ValueError(f"protoc returned {len(files)} files, expected {len(SOURCES)}")

@@ -32,7 +32,7 @@ _HOOKED = ("replace", "rename", "unlink", "mkdir", "fsync", "ftruncate", "trunca
 
 def _install_kill(kill_at: int, counter: list[int]) -> None:
     """Count the writers' file-system steps; SIGKILL this process at step `kill_at` (0: never)."""
-    from tfrecord_lite._writer import TFRecordWriter
+    from tfrecord_lite._records.writer import TFRecordWriter
 
     def step() -> bool:
         counter[0] += 1
@@ -138,8 +138,8 @@ def zygote() -> None:
     with contextlib.suppress(ImportError):
         import PIL.Image  # noqa: F401  # imported once, here, for every pack-images child
 
-    import tfrecord_lite._example_batches
-    import tfrecord_lite._random_access
+    import tfrecord_lite._records.example_batches
+    import tfrecord_lite._records.random_access
     import tfrecord_lite.images  # noqa: F401
     from tfrecord_lite.cli import build_parser
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._errors import (
+from tfrecord_lite._errors import (
     CorruptRecordError,
     DecodeError,
     FeatureError,
@@ -22,11 +22,16 @@ from ._errors import (
 )
 
 if TYPE_CHECKING:
-    from ._codec import decode_example, decode_sequence_example, encode_example, encode_sequence_example
-    from ._columnar import Ragged, decode_examples
-    from ._count import count_records
-    from ._example_batches import iter_example_batches
-    from ._proto import (
+    from tfrecord_lite._datasets.schema import infer_features
+    from tfrecord_lite._datasets.sharded import ShardedRecords, ShardedWriter
+    from tfrecord_lite._example.codec import (
+        decode_example,
+        decode_sequence_example,
+        encode_example,
+        encode_sequence_example,
+    )
+    from tfrecord_lite._example.columnar import Ragged, decode_examples
+    from tfrecord_lite._example.proto import (
         BytesList,
         Example,
         Feature,
@@ -37,27 +42,27 @@ if TYPE_CHECKING:
         Int64List,
         SequenceExample,
     )
-    from ._publish import OutputLockedError
-    from ._random_access import TFRecordFile
-    from ._raw import decode_raw
-    from ._reader import iter_records
-    from ._salvage import SalvageReport, salvage
-    from ._schema import infer_features
-    from ._sharded import ShardedRecords, ShardedWriter
-    from ._sidecar import IndexFallbackWarning, StaleIndexError, write_index, write_text_index
-    from ._sources import resolve_inputs
-    from ._spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
-    from ._writer import TFRecordWriter
+    from tfrecord_lite._example.raw import decode_raw
+    from tfrecord_lite._example.spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
+    from tfrecord_lite._index.sidecar import IndexFallbackWarning, StaleIndexError, write_index, write_text_index
+    from tfrecord_lite._records.count import count_records
+    from tfrecord_lite._records.example_batches import iter_example_batches
+    from tfrecord_lite._records.random_access import TFRecordFile
+    from tfrecord_lite._records.reader import iter_records
+    from tfrecord_lite._records.salvage import SalvageReport, salvage
+    from tfrecord_lite._records.writer import TFRecordWriter
+    from tfrecord_lite._storage.publish import OutputLockedError
+    from tfrecord_lite._storage.sources import resolve_inputs
 
 _LAZY = {
-    "_codec": ["decode_example", "decode_sequence_example", "encode_example", "encode_sequence_example"],
-    "_columnar": ["Ragged", "decode_examples"],
-    "_example_batches": ["iter_example_batches"],
-    "_count": ["count_records"],
-    "_sources": ["resolve_inputs"],
-    "_sidecar": ["IndexFallbackWarning", "StaleIndexError", "write_index", "write_text_index"],
-    "_random_access": ["TFRecordFile"],
-    "_proto": [
+    "_example.codec": ["decode_example", "decode_sequence_example", "encode_example", "encode_sequence_example"],
+    "_example.columnar": ["Ragged", "decode_examples"],
+    "_records.example_batches": ["iter_example_batches"],
+    "_records.count": ["count_records"],
+    "_storage.sources": ["resolve_inputs"],
+    "_index.sidecar": ["IndexFallbackWarning", "StaleIndexError", "write_index", "write_text_index"],
+    "_records.random_access": ["TFRecordFile"],
+    "_example.proto": [
         "BytesList",
         "Example",
         "Feature",
@@ -68,14 +73,14 @@ _LAZY = {
         "Int64List",
         "SequenceExample",
     ],
-    "_publish": ["OutputLockedError"],
-    "_raw": ["decode_raw"],
-    "_reader": ["iter_records"],
-    "_salvage": ["SalvageReport", "salvage"],
-    "_schema": ["infer_features"],
-    "_sharded": ["ShardedRecords", "ShardedWriter"],
-    "_spec": ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature"],
-    "_writer": ["TFRecordWriter"],
+    "_storage.publish": ["OutputLockedError"],
+    "_example.raw": ["decode_raw"],
+    "_records.reader": ["iter_records"],
+    "_records.salvage": ["SalvageReport", "salvage"],
+    "_datasets.schema": ["infer_features"],
+    "_datasets.sharded": ["ShardedRecords", "ShardedWriter"],
+    "_example.spec": ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature"],
+    "_records.writer": ["TFRecordWriter"],
 }
 _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
 

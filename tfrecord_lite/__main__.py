@@ -1,4 +1,4 @@
 # `python -m tfrecord_lite ...` runs the `tfrecord-lite` command line.
-from .cli import main
+from tfrecord_lite.cli import main
 
 raise SystemExit(main())

@@ -13,17 +13,25 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._codec import encode_example
-from ._errors import FeatureError
-from ._example_batches import record_spans
-from ._files import is_file_object, normalize_compression
-from ._flat import Binary, Flat, Nested, decode_flat, decode_records_flat, decode_sequence_flat, spans_of
-from ._reader import sources_of
-from ._remote import open_publication
-from ._skipping import DamagePolicy, OnError
-from ._spec import FeatureSpec, FixedLenSequenceFeature, VarLenFeature
-from ._validate import check_int, feature_specs
-from ._writer import TFRecordWriter
+from tfrecord_lite._errors import FeatureError
+from tfrecord_lite._example.codec import encode_example
+from tfrecord_lite._example.flat import (
+    Binary,
+    Flat,
+    Nested,
+    decode_flat,
+    decode_records_flat,
+    decode_sequence_flat,
+    spans_of,
+)
+from tfrecord_lite._example.spec import FeatureSpec, FixedLenSequenceFeature, VarLenFeature
+from tfrecord_lite._example.validate import check_int, feature_specs
+from tfrecord_lite._records.example_batches import record_spans
+from tfrecord_lite._records.reader import sources_of
+from tfrecord_lite._records.writer import TFRecordWriter
+from tfrecord_lite._storage.files import is_file_object, normalize_compression
+from tfrecord_lite._storage.remote import open_publication
+from tfrecord_lite._stream.damage import DamagePolicy, OnError
 
 if TYPE_CHECKING:
     import pyarrow as pa

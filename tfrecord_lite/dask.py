@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._errors import FeatureError
-from ._pieces import Piece, input_files, piece_batches, plan_pieces
-from ._sources import Sources
-from ._validate import check_int, feature_specs
+from tfrecord_lite._datasets.pieces import Piece, input_files, piece_batches, plan_pieces
+from tfrecord_lite._errors import FeatureError
+from tfrecord_lite._example.validate import check_int, feature_specs
+from tfrecord_lite._storage.sources import Sources
 
 try:
     import dask.dataframe as dd
@@ -23,7 +23,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised where Dask is missing
     raise ImportError(f"tfrecord_lite.dask needs Dask's dataframes ({exc}): pip install 'tfrlite[dask]'") from exc
 
-from .arrow import arrow_type
+from tfrecord_lite.arrow import arrow_type
 
 __all__ = ["read_tfrecords"]
 

@@ -33,12 +33,12 @@ from typing import (
 
 import numpy as np
 
-from ._codec import decode_example, encode_example
-from ._errors import FeatureError, TFRecordError
-from ._files import StorageOptions, read_whole, split_options, write_whole
-from ._remote import Store, is_url, open_publication
-from ._sharded import existing_shards, open_shard_writer, shard_suffix
-from ._sources import committed_location
+from tfrecord_lite._datasets.sharded import existing_shards, open_shard_writer, shard_suffix
+from tfrecord_lite._errors import FeatureError, TFRecordError
+from tfrecord_lite._example.codec import decode_example, encode_example
+from tfrecord_lite._storage.files import StorageOptions, read_whole, split_options, write_whole
+from tfrecord_lite._storage.remote import Store, is_url, open_publication
+from tfrecord_lite._storage.sources import committed_location
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image as PILImage
@@ -521,8 +521,8 @@ def pack_images(
 
 def _packed_filenames(prefix: str, compression: str | None, storage_options: StorageOptions) -> set[str]:
     """The image/filename values of the shards already written under `prefix`."""
-    from ._example_batches import iter_example_batches
-    from ._spec import VarLenFeature
+    from tfrecord_lite._example.spec import VarLenFeature
+    from tfrecord_lite._records.example_batches import iter_example_batches
 
     names: set[str] = set()
     for _, shard in existing_shards(prefix, shard_suffix(compression), _store(prefix, storage_options)):
@@ -586,7 +586,7 @@ def iter_image_records(
 ) -> Iterator[ImageRecord]:
     """ImageRecord for every record of one file or several (in the given order); URLs with
     `storage_options` for fsspec."""
-    from ._reader import iter_records
+    from tfrecord_lite._records.reader import iter_records
 
     for path in [paths] if isinstance(paths, (str, os.PathLike)) else paths:
         for i, record in enumerate(iter_records(path, compression=compression, storage_options=storage_options)):
@@ -729,7 +729,7 @@ def remove_images(
     `overwrite=True` replaces existing shards of `out_prefix`. Inputs and `out_prefix`
     may be URLs (`storage_options` for fsspec). Returns counts of written and removed.
     """
-    from ._reader import iter_records
+    from tfrecord_lite._records.reader import iter_records
 
     drop = set(filenames)
     prefix = os.fspath(out_prefix)

@@ -19,11 +19,11 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ._pieces import Piece, input_files, is_url, piece_batches, plan_pieces
-from ._sharded import shard_name, shard_suffix
-from ._sources import Sources
-from ._validate import check_int, feature_specs
-from ._writer import TFRecordWriter
+from tfrecord_lite._datasets.pieces import Piece, input_files, is_url, piece_batches, plan_pieces
+from tfrecord_lite._datasets.sharded import shard_name, shard_suffix
+from tfrecord_lite._example.validate import check_int, feature_specs
+from tfrecord_lite._records.writer import TFRecordWriter
+from tfrecord_lite._storage.sources import Sources
 
 try:
     import pyarrow as pa
@@ -35,7 +35,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised where Ray is missing
     raise ImportError(f"tfrecord_lite.ray needs Ray Data ({exc}): pip install 'tfrlite[ray]'") from exc
 
-from .arrow import arrow_type, encode_arrow
+from tfrecord_lite.arrow import arrow_type, encode_arrow
 
 __all__ = ["TFRecordDatasink", "TFRecordDatasource", "read_tfrecords", "write_tfrecords"]
 

@@ -37,10 +37,8 @@ except ModuleNotFoundError as exc:  # still a ModuleNotFoundError, which pytest.
         f"tfrecord_lite.torch needs PyTorch ({exc}): pip install 'tfrlite[torch]'", name=exc.name
     ) from exc
 
-from ._codec import decode_example, decode_sequence_example
-from ._collate import Collate, collate, decode_batch, to_torch
-from ._files import StorageOptions, normalize_compression
-from ._plan import (
+from tfrecord_lite._datasets.collate import Collate, collate, decode_batch, to_torch
+from tfrecord_lite._datasets.plan import (
     EVEN,
     MIXING_SALT,
     SPLITS,
@@ -54,13 +52,15 @@ from ._plan import (
     shard_order,
     shuffle_buffer,
 )
-from ._prefetch import PREFETCH
-from ._repr import compression, count, describe, shown_keys, shown_paths
-from ._segments import count_records, file_kinds, read_segments, skip_segments
-from ._sharded import ShardedRecords
-from ._skipping import DamagePolicy, OnError
-from ._sources import Sources, resolve_inputs
-from ._validate import check_callable, check_choice, check_int, feature_specs
+from tfrecord_lite._datasets.segments import count_records, file_kinds, read_segments, skip_segments
+from tfrecord_lite._datasets.sharded import ShardedRecords
+from tfrecord_lite._example.codec import decode_example, decode_sequence_example
+from tfrecord_lite._example.validate import check_callable, check_choice, check_int, feature_specs
+from tfrecord_lite._repr import compression, count, describe, shown_keys, shown_paths
+from tfrecord_lite._storage.files import StorageOptions, normalize_compression
+from tfrecord_lite._storage.prefetch import PREFETCH
+from tfrecord_lite._storage.sources import Sources, resolve_inputs
+from tfrecord_lite._stream.damage import DamagePolicy, OnError
 
 __all__ = [
     "Collate",

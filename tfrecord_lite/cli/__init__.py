@@ -19,9 +19,9 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
-from .._errors import TFRecordError
-from . import images, inspect, salvage, shards
-from .options import EXIT_DATA, EXIT_USAGE, PROG, UsageError
+from tfrecord_lite._errors import TFRecordError
+from tfrecord_lite.cli import images, inspect, salvage, shards
+from tfrecord_lite.cli.options import EXIT_DATA, EXIT_USAGE, PROG, UsageError
 
 __all__ = ["EXIT_DATA", "EXIT_USAGE", "build_parser", "main"]
 
@@ -64,7 +64,7 @@ run '{PROG} COMMAND --help' for a command's options."""
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of `tfrecord-lite` with all its sub-commands."""
-    from .. import __version__
+    from tfrecord_lite import __version__
 
     parser = _Parser(
         prog=PROG,

@@ -8,17 +8,26 @@ import json
 import os
 from typing import Any
 
-from .._errors import FeatureError
-from .._schema import features_from_json, infer_features
-from .._sharded import shard_suffix
-from .options import UsageError, check_new, check_shards_new, output_compression, progress, say, shard_writer
+from tfrecord_lite._datasets.schema import features_from_json, infer_features
+from tfrecord_lite._datasets.sharded import shard_suffix
+from tfrecord_lite._errors import FeatureError
+from tfrecord_lite.cli.options import (
+    UsageError,
+    check_new,
+    check_shards_new,
+    output_compression,
+    progress,
+    say,
+    shard_writer,
+)
 
 TABLE_FORMATS = ("parquet", "arrow", "csv")
 
 
 def _arrow() -> tuple[Any, Any]:
     try:
-        from .. import _tables, arrow
+        from tfrecord_lite import arrow
+        from tfrecord_lite._datasets import tables as _tables
     except ImportError as err:
         raise UsageError(f"converting to or from columnar files needs pyarrow: {err}") from None
     return arrow, _tables
@@ -41,7 +50,7 @@ def _features(args: argparse.Namespace, paths: list[str]) -> dict[str, Any]:
 
 
 def _records(path: str, compression: str) -> Any:
-    from .._reader import iter_records
+    from tfrecord_lite._records.reader import iter_records
 
     return iter_records(path, compression=compression)
 
@@ -97,8 +106,8 @@ def from_table(args: argparse.Namespace, paths: list[str]) -> int:
             n = _write(arrow, batches, writer, args.strict)
         say(args, f"wrote {n} records to {len(writer.paths)} shards")
         return 0
-    from .._remote import open_publication
-    from .._writer import TFRecordWriter
+    from tfrecord_lite._records.writer import TFRecordWriter
+    from tfrecord_lite._storage.remote import open_publication
 
     check_new([args.output], args.force, paths)
     with (

@@ -8,8 +8,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from .._sharded import shard_suffix
-from .options import (
+from tfrecord_lite._datasets.sharded import shard_suffix
+from tfrecord_lite.cli.options import (
     PROG,
     UsageError,
     add_command,
@@ -27,7 +27,7 @@ from .options import (
 
 
 def cmd_pack_images(args: argparse.Namespace) -> int:
-    from .. import images
+    from tfrecord_lite import images
 
     def report(path: str, err: Exception) -> None:
         print(f"{PROG}: warning: skipped {path}: {getattr(err, 'reason', err)}", file=sys.stderr)
@@ -62,7 +62,7 @@ def cmd_pack_images(args: argparse.Namespace) -> int:
 
 
 def _pack(args: argparse.Namespace, report: Callable[[str, Exception], None]) -> Any:
-    from .. import images
+    from tfrecord_lite import images
 
     return images.pack_images(
         args.source,
@@ -88,7 +88,7 @@ def _pack(args: argparse.Namespace, report: Callable[[str, Exception], None]) ->
 
 
 def cmd_unpack_images(args: argparse.Namespace) -> int:
-    from .. import images
+    from tfrecord_lite import images
 
     paths = expand_inputs(args.inputs)
     n = images.unpack_images(
@@ -102,7 +102,7 @@ def cmd_unpack_images(args: argparse.Namespace) -> int:
 
 
 def cmd_remove_images(args: argparse.Namespace) -> int:
-    from .. import images
+    from tfrecord_lite import images
 
     paths = expand_inputs(args.inputs)
     names = set(args.filename or [])

@@ -8,10 +8,17 @@ import json
 import os
 import sys
 
-from .._count import count_file
-from .._schema import Decoded, Schema, collect_schema, decode_record, features_to_json, schema_features
-from .._verify import verify_file
-from .options import (
+from tfrecord_lite._datasets.schema import (
+    Decoded,
+    Schema,
+    collect_schema,
+    decode_record,
+    features_to_json,
+    schema_features,
+)
+from tfrecord_lite._records.count import count_file
+from tfrecord_lite._records.verify import verify_file
+from tfrecord_lite.cli.options import (
     EXIT_DATA,
     PROG,
     add_command,
@@ -25,7 +32,7 @@ from .options import (
     progress_bar,
     source_of,
 )
-from .output import format_report, record_json, render_record
+from tfrecord_lite.cli.output import format_report, record_json, render_record
 
 # ---------------------------------------------------------------- schema
 

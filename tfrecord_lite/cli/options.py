@@ -14,13 +14,13 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from .._errors import NoInputsError
-from .._files import normalize_compression, size_in_bytes
-from .._framing import HEADER_SIZE
-from .._reader import iter_records
-from .._sharded import existing_shards, open_shard_writer
-from .._sniff import sniff_compression
-from .._sources import resolve_inputs
+from tfrecord_lite._datasets.sharded import existing_shards, open_shard_writer
+from tfrecord_lite._errors import NoInputsError
+from tfrecord_lite._records.reader import iter_records
+from tfrecord_lite._storage.files import normalize_compression, size_in_bytes
+from tfrecord_lite._storage.sources import resolve_inputs
+from tfrecord_lite._wire.framing import HEADER_SIZE
+from tfrecord_lite._wire.sniff import sniff_compression
 
 PROG = "tfrecord-lite"
 EXIT_DATA = 1  # the data is bad (corrupt record, undecodable image, verification failed)

@@ -11,8 +11,8 @@ import json
 import math
 from typing import Any
 
-from .._schema import Decoded, value_kind
-from .._verify import VerifyReport
+from tfrecord_lite._datasets.schema import Decoded, value_kind
+from tfrecord_lite._records.verify import VerifyReport
 
 _MAGIC = ((b"\x89PNG\r\n\x1a\n", "PNG"), (b"\xff\xd8\xff", "JPEG"), (b"GIF8", "GIF"), (b"BM", "BMP"),
           (b"RIFF", "RIFF/WebP"), (b"\x1f\x8b", "GZIP"))  # fmt: skip

@@ -5,11 +5,20 @@ from __future__ import annotations
 import argparse
 import os
 
-from .options import EXIT_DATA, PROG, UsageError, add_command, check_new, out_compression_arg, output_compression, say
+from tfrecord_lite.cli.options import (
+    EXIT_DATA,
+    PROG,
+    UsageError,
+    add_command,
+    check_new,
+    out_compression_arg,
+    output_compression,
+    say,
+)
 
 
 def cmd_salvage(args: argparse.Namespace) -> int:
-    from .._salvage import salvage
+    from tfrecord_lite._records.salvage import salvage
 
     if not os.path.isfile(args.input):
         raise UsageError(f"{args.input} is not a file")

@@ -13,14 +13,14 @@ import re
 
 import numpy as np
 
-from .._count import count_file
-from .._publish import remove_orphans
-from .._remote import is_url, open_publication, takes_no_uploads
-from .._sharded import COMPRESSION_SUFFIX, shard_suffix
-from .._tables import columnar_format
-from .._writer import TFRecordWriter
-from . import columnar
-from .options import (
+from tfrecord_lite._datasets.sharded import COMPRESSION_SUFFIX, shard_suffix
+from tfrecord_lite._datasets.tables import columnar_format
+from tfrecord_lite._records.count import count_file
+from tfrecord_lite._records.writer import TFRecordWriter
+from tfrecord_lite._storage.publish import remove_orphans
+from tfrecord_lite._storage.remote import is_url, open_publication, takes_no_uploads
+from tfrecord_lite.cli import columnar
+from tfrecord_lite.cli.options import (
     PROG,
     UsageError,
     add_command,
@@ -43,8 +43,8 @@ from .options import (
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from .._random_access import TFRecordFile
-    from .._remote_index import write_remote_index
+    from tfrecord_lite._index.remote_index import write_remote_index
+    from tfrecord_lite._records.random_access import TFRecordFile
 
     paths = expand_inputs(args.inputs)
     plain = _plain_for_text_index(args, paths) if args.text or args.text_dir else set()
@@ -87,7 +87,7 @@ def _plain_for_text_index(args: argparse.Namespace, paths: list[str]) -> set[str
 
 
 def _write_text_index(path: str, text_dir: str | None) -> str:
-    from .._sidecar import write_text_index
+    from tfrecord_lite._index.sidecar import write_text_index
 
     folder = text_dir or os.path.dirname(path)
     out = os.path.join(folder, os.path.basename(path) + ".idx")

@@ -1,0 +1,1 @@
+"""Which zlib implementation inflates and deflates GZIP / ZLIB streams."""

@@ -1,0 +1,1 @@
+"""Many files as one dataset: shards, schemas, tables, engine pieces, streaming plans, collation."""

@@ -1,0 +1,121 @@
+# Pieces: how a distributed engine (Ray Data, Dask) divides a TFRecord dataset into independent
+# read tasks, and what one task reads.
+#
+# Strategy: a piece is a whole file, or a record range of an uncompressed local file. Files are
+# split only when there are fewer of them than the tasks wanted: each gets a share of the tasks in
+# proportion to its size, cut at record boundaries found in its index (the sidecar, built and saved
+# by one scan when missing), never into ranges shorter than one batch. A range piece carries its
+# TFRecordFile, which pickles as its path (the worker maps the sidecar in O(1)) or, where no sidecar
+# could be saved, with the offsets themselves. Compressed files and URLs are streamed whole (URLs
+# through fsspec, with the caller's storage options or filesystem object). Every read goes through
+# the library's readers, so CRCs are checked and errors name the file and offset.
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tfrecord_lite._records.random_access import TFRecordFile
+from tfrecord_lite._records.reader import iter_records
+from tfrecord_lite._storage.files import StorageOptions, normalize_compression
+from tfrecord_lite._storage.sources import Sources, resolve_inputs
+from tfrecord_lite._wire.framing import HEADER_SIZE
+from tfrecord_lite._wire.sniff import sniff_compression
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+def is_url(path: str) -> bool:
+    return "://" in path and not path.startswith("file://")
+
+
+def input_files(paths: Sources, storage_options: StorageOptions = None) -> list[str]:
+    """The files named by a path, folder, glob, prefix, URL or a list of those (_sources); local
+    paths made absolute, since an engine's workers do not share the caller's directory."""
+    found = resolve_inputs(paths, storage_options=storage_options)
+    return [path if is_url(path) else os.path.abspath(path) for path in found]
+
+
+def file_kind(path: str, compression: str) -> str:
+    """'' for an uncompressed file (indexable), else its compression."""
+    if compression != "auto":
+        return compression
+    with open(path, "rb") as f:
+        head = f.read(HEADER_SIZE)
+    kind = sniff_compression(head)
+    return "" if kind == "unknown" else kind  # iter_records reports the unknown kind with its path
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Records [start, stop) of `path` through `records` (its random access), or all of `path`
+    streamed when `records` is None; `size` is the piece's share of the file's bytes."""
+
+    path: str
+    size: int
+    start: int = 0
+    stop: int | None = None
+    records: TFRecordFile | None = None
+
+    @property
+    def num_rows(self) -> int | None:
+        return None if self.stop is None else self.stop - self.start
+
+
+def plan_pieces(paths: Sequence[str], wanted: int, batch_size: int, compression: str, verify: bool) -> list[Piece]:
+    """About `wanted` pieces covering every record of `paths` once, in order."""
+    compression = normalize_compression(compression, allow_auto=True)
+    sizes = [0 if is_url(path) else os.path.getsize(path) for path in paths]
+    total = sum(sizes)
+    pieces: list[Piece] = []
+    for path, size in zip(paths, sizes, strict=True):
+        share = round(wanted * size / total) if len(paths) < wanted and total else 1
+        if share < 2 or file_kind(path, compression) != "":
+            pieces.append(Piece(path, size))
+            continue
+        records = TFRecordFile(path, verify=verify)
+        cuts = min(share, math.ceil(len(records) / batch_size)) or 1
+        bounds = [len(records) * i // cuts for i in range(cuts + 1)]
+        pieces += [Piece(path, size // cuts, a, b, records) for a, b in itertools.pairwise(bounds)]
+    return pieces
+
+
+def piece_records(
+    piece: Piece, batch_size: int, compression: str, verify: bool, storage_options: StorageOptions = None
+) -> Iterator[list[bytes]]:
+    """The piece's serialized records, `batch_size` at a time (a URL opened with `storage_options`)."""
+    if piece.records is not None:
+        stop = len(piece.records) if piece.stop is None else piece.stop
+        for lo in range(piece.start, stop, batch_size):
+            yield piece.records[lo : min(lo + batch_size, stop)]
+        return
+    records = iter_records(piece.path, compression=compression, verify=verify, storage_options=storage_options)
+    try:
+        while batch := list(itertools.islice(records, batch_size)):
+            yield batch
+    finally:
+        records.close()
+
+
+def piece_batches(
+    piece: Piece,
+    features: Mapping[str, Any] | None,
+    batch_size: int,
+    compression: str,
+    verify: bool,
+    storage_options: StorageOptions = None,
+) -> Iterator[pa.RecordBatch]:
+    """The piece's Examples as Arrow record batches of `batch_size` rows (decode_arrow's)."""
+    from tfrecord_lite.arrow import decode_arrow, iter_arrow_batches
+
+    if piece.records is None and storage_options is None:  # a whole file: the streaming decoder
+        yield from iter_arrow_batches(
+            piece.path, features, batch_size=batch_size, compression=compression, verify=verify
+        )
+        return
+    for records in piece_records(piece, batch_size, compression, verify, storage_options):
+        yield decode_arrow(records, features)

@@ -1,0 +1,263 @@
+# What a set of records holds: each record decoded without a spec (an Example, a
+# SequenceExample, or raw bytes that are neither), per key the kinds, value counts and
+# presence (collect_schema, which the CLI's `schema` prints), and from those a spec
+# (infer_features) that decodes every record seen.
+#
+# Strategy: one pass of the single-record decoder over the first records; the statistics
+# are plain counters, so inference is a pure function of them. The spec is as tight as the
+# data allows: FixedLenFeature where every record has the same number of values of one
+# kind, VarLenFeature otherwise; two kinds under one key are an error naming both records.
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tfrecord_lite._errors import DecodeError, FeatureError
+from tfrecord_lite._example.codec import decode_example, decode_sequence_example
+from tfrecord_lite._example.spec import (
+    BYTES,
+    FLOAT,
+    INT64,
+    FeatureSpec,
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    VarLenFeature,
+)
+from tfrecord_lite._example.validate import as_record
+from tfrecord_lite._records.example_batches import record_spans
+from tfrecord_lite._storage.files import StorageOptions
+
+__all__ = [
+    "Decoded",
+    "FeatureStats",
+    "Schema",
+    "collect_schema",
+    "decode_record",
+    "features_from_json",
+    "features_to_json",
+    "infer_features",
+    "kind_of",
+    "schema_features",
+]
+
+_KIND_LABELS = {BYTES: "bytes", FLOAT: "float", INT64: "int64"}
+_LABEL_DTYPES = {"bytes": "bytes", "float": "float32", "int64": "int64"}
+
+
+def kind_of(value: Any) -> int:
+    """The kind of a value decoded without a spec: BYTES, FLOAT, INT64, or 0 (no kind)."""
+    if value is None:
+        return 0
+    if isinstance(value, np.ndarray):
+        return INT64 if value.dtype.kind in "iu" else FLOAT
+    return BYTES
+
+
+def value_kind(value: Any) -> str | None:
+    """'int64' | 'float' | 'bytes' | None (a Feature with no kind) for a value decoded without spec."""
+    return _KIND_LABELS.get(kind_of(value))
+
+
+@dataclass
+class Decoded:
+    """A record decoded for display: an Example, a SequenceExample, or raw bytes that are neither."""
+
+    kind: str  # "example" | "sequence" | "raw"
+    features: dict[str, Any] = field(default_factory=dict)  # Example features or SequenceExample context
+    feature_lists: dict[str, list[Any]] = field(default_factory=dict)
+    raw: bytes = b""
+    error: str = ""
+
+
+def decode_record(record: bytes, mode: str = "auto") -> Decoded:
+    """Decode a record for display. mode 'auto' tells a SequenceExample (it has feature lists)
+    from an Example; 'example' / 'sequence' force one; 'raw' keeps the bytes."""
+    if mode == "raw":
+        return Decoded("raw", raw=record)
+    try:
+        if mode in ("auto", "sequence"):
+            context, lists = decode_sequence_example(record)
+            if lists or mode == "sequence":
+                return Decoded("sequence", context, lists)
+        return Decoded("example", decode_example(record))
+    except DecodeError as err:
+        return Decoded("raw", raw=record, error=err.reason)
+
+
+@dataclass
+class FeatureStats:
+    """What `schema` learns about one key: kinds seen, value counts, how many records have it."""
+
+    key: str
+    section: str  # "features" | "context" | "feature_lists"
+    kinds: set[str] = field(default_factory=set)
+    present: int = 0
+    min_values: int | None = None
+    max_values: int | None = None
+
+    first_record: dict[str, int] = field(default_factory=dict)  # kind -> first record with it
+
+    def add(self, value: Any, record: int = 0) -> None:
+        """Count one occurrence (in record number `record`); for a feature list, value counts are per step."""
+        steps = value if self.section == "feature_lists" else [value]
+        self.present += 1
+        for v in steps:
+            kind = value_kind(v) or "none"
+            self.kinds.add(kind)
+            self.first_record.setdefault(kind, record)
+            n = 0 if v is None else len(v)
+            self.min_values = n if self.min_values is None else min(self.min_values, n)
+            self.max_values = n if self.max_values is None else max(self.max_values, n)
+
+
+@dataclass
+class Schema:
+    """Feature statistics over the first `records` records of some files."""
+
+    records: int = 0
+    raw: int = 0  # records that are not Examples
+    first_raw: int | None = None
+    complete: bool = True  # every record was read
+    features: dict[tuple[str, str], FeatureStats] = field(default_factory=dict)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per key (section, key, kind, present %, min/max values), sorted by key."""
+        out = []
+        for (section, key), st in sorted(self.features.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+            out.append(
+                {
+                    "key": key,
+                    "section": section,
+                    "kind": "|".join(sorted(st.kinds)),
+                    "present": st.present,
+                    "present_pct": round(100.0 * st.present / self.records, 2) if self.records else 0.0,
+                    "min_values": st.min_values if st.min_values is not None else 0,
+                    "max_values": st.max_values if st.max_values is not None else 0,
+                }
+            )
+        return out
+
+
+def collect_schema(records: Iterable[bytes], limit: int | None = 1000, mode: str = "auto") -> Schema:
+    """Feature keys, kinds, min/max value counts and presence over the first `limit` records (None: all)."""
+    schema = Schema()
+    it = iter(records)
+    for record in it:
+        if limit is not None and schema.records >= limit:
+            schema.complete = False
+            break
+        schema.records += 1
+        dec = decode_record(record, mode)
+        if dec.kind == "raw":
+            schema.raw += 1
+            schema.first_raw = schema.records - 1 if schema.first_raw is None else schema.first_raw
+            continue
+        groups = [("features" if dec.kind == "example" else "context", dec.features)]
+        if dec.kind == "sequence":
+            groups.append(("feature_lists", dec.feature_lists))
+        for section, feats in groups:
+            for key, value in feats.items():
+                st = schema.features.get((section, key))
+                if st is None:
+                    st = schema.features[(section, key)] = FeatureStats(key, section)
+                st.add(value, schema.records - 1)
+    return schema
+
+
+def _spec_of(stats: FeatureStats, records: int) -> FeatureSpec | None:
+    kinds = sorted(stats.kinds - {"none"}, key=stats.first_record.__getitem__)
+    if len(kinds) > 1:
+        a, b = kinds[:2]
+        raise FeatureError(
+            stats.key,
+            f"{a} in record {stats.first_record[a]} but {b} in record {stats.first_record[b]}: "
+            "a feature must keep one kind to have a spec",
+        )
+    if not kinds:
+        return None  # never has a kind: nothing to decode
+    dtype = _LABEL_DTYPES[kinds[0]]
+    if stats.present == records and "none" not in stats.kinds and stats.min_values == stats.max_values:
+        count = stats.max_values or 0
+        return FixedLenFeature(() if count == 1 else (count,), dtype)
+    return VarLenFeature(dtype)
+
+
+def infer_features(
+    source: Any, *, max_records: int | None = None, storage_options: StorageOptions = None
+) -> dict[str, FeatureSpec]:
+    """A spec that decodes the Examples of `source` (a path, URL, glob, list of those, or an
+    iterable of serialized records), learnt from the data: FixedLenFeature([n]) (or [] for
+    one value) for a key every record has with the same number of values, VarLenFeature
+    otherwise; keys in sorted order. `max_records` looks at the first ones only. A key with
+    two kinds is a FeatureError naming the records; a record that is not an Example, a
+    DecodeError naming it. `storage_options` are fsspec's, for URLs (or an fsspec filesystem)."""
+    records: Iterator[bytes] = _records_of(source, storage_options)
+    if max_records is not None:
+        records = itertools.islice(records, max_records)
+    return schema_features(collect_schema(records, None, "example"))
+
+
+def schema_features(schema: Schema) -> dict[str, FeatureSpec]:
+    """The spec that decodes every record `schema` saw (see infer_features)."""
+    if schema.raw:
+        raise DecodeError(
+            f"{schema.raw} of {schema.records} records are not Examples (first: record {schema.first_raw})"
+        )
+    specs = {}
+    for (_, key), stats in sorted(schema.features.items(), key=lambda kv: kv[0][1]):
+        spec = _spec_of(stats, schema.records)
+        if spec is not None:
+            specs[key] = spec
+    return specs
+
+
+def _records_of(source: Any, storage_options: StorageOptions) -> Iterator[bytes]:
+    paths = isinstance(source, (str, os.PathLike)) or (
+        isinstance(source, (list, tuple)) and all(isinstance(item, (str, os.PathLike)) for item in source)
+    )
+    if not paths and isinstance(source, Iterable) and not isinstance(source, bytes):
+        yield from map(as_record, source)
+        return
+    for spans in record_spans(source, 1024, "auto", True, storage_options=storage_options):
+        yield from map(spans.record, range(len(spans.starts)))
+
+
+_SPEC_CLASSES = {cls.__name__: cls for cls in (FixedLenFeature, VarLenFeature, FixedLenSequenceFeature)}
+
+
+def features_to_json(features: Mapping[str, FeatureSpec]) -> dict[str, dict[str, Any]]:
+    """A spec as JSON-ready data: {key: {"type": class name, "dtype": ..., "shape": [...]}}."""
+    out: dict[str, dict[str, Any]] = {}
+    for key, spec in features.items():
+        entry: dict[str, Any] = {"type": type(spec).__name__, "dtype": spec.dtype}
+        if not isinstance(spec, VarLenFeature):
+            entry["shape"] = list(spec.shape)
+        if isinstance(spec, FixedLenSequenceFeature):
+            entry["allow_missing"] = spec.allow_missing
+        out[key] = entry
+    return out
+
+
+def features_from_json(data: Any, where: str = "the spec") -> dict[str, FeatureSpec]:
+    """The spec features_to_json wrote (defaults are not kept; a spec with one is written by hand)."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{where}: expected a JSON object {{key: spec}}, found {type(data).__name__}")
+    out: dict[str, FeatureSpec] = {}
+    for key, entry in data.items():
+        cls = _SPEC_CLASSES.get(str(entry.get("type"))) if isinstance(entry, Mapping) else None
+        if cls is None:
+            raise ValueError(
+                f'{where}: {key!r} needs {{"type": one of {sorted(_SPEC_CLASSES)}, "dtype": ..., "shape": [...]}}, '
+                f"found {entry!r}"
+            )
+        args = {name: value for name, value in entry.items() if name != "type"}
+        try:
+            out[key] = cls(**args)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{where}: {key!r}: {err}") from None
+    return out

@@ -1,0 +1,136 @@
+# Reading a streaming plan's segments (record ranges of shards, _plan.py), without torch.
+#
+# A segment of an uncompressed file is read through the file's index when that costs no extra
+# pass (it starts inside the file, or the sidecar exists); every other segment is streamed, and a
+# policy that skips damage always streams (an index has no place for a damaged record). A resumed
+# position skips whole segments, and into the next one, by their known lengths instead of reading
+# them. Streamed objects of a store have their first blocks fetched `prefetch` segments ahead.
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from tfrecord_lite._datasets.pieces import file_kind
+from tfrecord_lite._datasets.plan import Segment
+from tfrecord_lite._errors import TFRecordError
+from tfrecord_lite._index.sidecar import sidecar_path
+from tfrecord_lite._records.random_access import TFRecordFile
+from tfrecord_lite._records.reader import RecordIterator, iter_records
+from tfrecord_lite._storage.files import StorageOptions, split_options
+from tfrecord_lite._storage.prefetch import prefetched
+from tfrecord_lite._storage.remote import RemoteObject, is_url
+from tfrecord_lite._stream.damage import DamagePolicy
+from tfrecord_lite._wire.framing import HEADER_SIZE
+from tfrecord_lite._wire.sniff import sniff_compression
+
+
+def _file_kind(path: str, compression: str, storage_options: StorageOptions = None) -> str:
+    """'' for an uncompressed file (indexable), else its compression."""
+    if compression != "auto" or not is_url(path):
+        return file_kind(path, compression)
+    head = RemoteObject(path, *split_options(storage_options)).read_range(0, HEADER_SIZE)
+    kind = sniff_compression(head)
+    return "" if kind == "unknown" else kind  # iter_records reports the unknown kind with its path
+
+
+def file_kinds(paths: list[str], compression: str, storage_options: StorageOptions) -> list[str]:
+    """_file_kind of each file; objects in a store are asked concurrently (one round trip each)."""
+    if not any(is_url(p) for p in paths):
+        return [_file_kind(p, compression) for p in paths]
+    with ThreadPoolExecutor(8) as pool:
+        return list(pool.map(lambda p: _file_kind(p, compression, storage_options), paths))
+
+
+def count_records(
+    path: str, kind: str, skipping: bool = False, verify: bool = True, storage_options: StorageOptions = None
+) -> int:
+    """Records in one shard: from its index when uncompressed, else by one pass over the stream
+    (also when damage is skipped: then the good records, found as reading will find them)."""
+    if kind == "" and not skipping:
+        with TFRecordFile(path, storage_options=storage_options) as f:
+            return len(f)
+    policy = DamagePolicy(_ignore) if skipping else None
+    return sum(1 for _ in RecordIterator(path, kind, verify and skipping, policy, storage_options=storage_options))
+
+
+def _ignore(err: TFRecordError) -> None:
+    """The on_error of counting passes: reading reports the damage."""
+
+
+def _indexed(path: str, kind: str, seg: Segment, policy: DamagePolicy | None = None) -> bool:
+    """Whether a segment is read through the file's index: an uncompressed file whose segment starts
+    inside it, or whose index sidecar already exists; otherwise it is streamed, and no index is built
+    just for reading it. With a policy that skips damage, files are always streamed (an index has no
+    place for a damaged record)."""
+    if kind != "" or (policy is not None and not policy.raises):
+        return False
+    return seg.start > 0 or seg.stop is not None or (not is_url(path) and os.path.exists(sidecar_path(path)))
+
+
+def _read_segment(
+    path: str,
+    kind: str,
+    seg: Segment,
+    verify: bool,
+    policy: DamagePolicy | None = None,
+    storage_options: StorageOptions = None,
+    stream: Any = None,
+) -> Iterator[bytes]:
+    """The raw records of one segment (see _indexed); `stream` is the file already opened (prefetched)."""
+    source = stream if stream is not None else path
+    if policy is not None and not policy.raises:
+        records = RecordIterator(source, kind, verify, policy, storage_options=storage_options)
+        yield from itertools.islice(records, seg.start, seg.stop)
+    elif _indexed(path, kind, seg):
+        with TFRecordFile(path, verify=verify, storage_options=storage_options) as f:
+            for i in range(seg.start, len(f) if seg.stop is None else seg.stop):
+                yield f[i]
+    else:
+        records = iter_records(
+            source,
+            compression=kind or "",
+            verify=verify,
+            storage_options=storage_options,
+        )
+        yield from itertools.islice(records, seg.start, seg.stop)
+
+
+def skip_segments(
+    segments: list[Segment], skip: int, segment_len: Callable[[Segment], int | None]
+) -> tuple[list[Segment], int]:
+    """The segments left after skipping `skip` records, and what is still to skip by reading: whole
+    segments of known length are dropped and the next one starts later, without reading them."""
+    segments = list(segments)
+    while segments and skip:
+        n = segment_len(segments[0])
+        if n is None:
+            break
+        if skip >= n:
+            skip -= n
+            segments.pop(0)
+        else:
+            seg = segments[0]
+            segments[0] = Segment(seg.shard, seg.start + skip, seg.start + n)
+            skip = 0
+    return segments, skip
+
+
+def read_segments(
+    paths: list[str],
+    kinds: list[str],
+    segments: list[Segment],
+    verify: bool,
+    policy: DamagePolicy | None,
+    storage_options: StorageOptions,
+    prefetch: int,
+) -> Iterator[bytes]:
+    """The raw records of `segments` in order; streamed objects of a store are fetched `prefetch` ahead."""
+    streamed = [None if _indexed(paths[s.shard], kinds[s.shard], s, policy) else paths[s.shard] for s in segments]
+    streams = prefetched(streamed, prefetch, storage_options)
+    return itertools.chain.from_iterable(
+        _read_segment(paths[s.shard], kinds[s.shard], s, verify, policy, storage_options, stream)
+        for s, stream in zip(segments, streams, strict=True)
+    )

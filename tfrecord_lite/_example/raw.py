@@ -1,0 +1,131 @@
+# Raw tensors: tf.io.decode_raw for numpy. A bytes value holding a packed array
+# (pixels, an embedding written with .tobytes()) becomes that array. A batch of
+# values (a list, or the object array a batch decoder returns) must hold values of
+# one length and becomes one array with a trailing dimension, as in TensorFlow.
+# The values are joined once and read by one np.frombuffer in the stated byte
+# order; the result is a fresh, writable array in native byte order.
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tfrecord_lite._example.spec import DTypeLike, dtype_name
+
+# tf.io.decode_raw's out_type set (bfloat16 has no numpy dtype).
+RAW_DTYPES = (
+    "float16",
+    "float32",
+    "float64",
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "int32",
+    "int64",
+    "complex64",
+    "complex128",
+    "bool",
+)
+_BYTES_LIKE = (bytes, bytearray, memoryview)
+
+
+def raw_dtype(dtype: DTypeLike) -> np.dtype:
+    """The numpy dtype for decode_raw's `dtype` (any accepted spelling: 'float' is float32)."""
+    name = dtype_name(dtype)
+    if name in RAW_DTYPES:
+        return np.dtype(name)
+    raise ValueError(f"decode_raw cannot make {dtype!r} values: use one of {', '.join(RAW_DTYPES)}")
+
+
+def decode_raw(
+    data: Any, dtype: DTypeLike, shape: Sequence[int] | None = None, little_endian: bool = True
+) -> np.ndarray:
+    """The numbers packed in `data`, like tf.io.decode_raw, as a numpy array.
+
+    `data` is one bytes-like value (→ a 1-D array) or a batch of them — a list (nested for
+    more dimensions) or an object / bytes array — whose values all have the same length
+    (→ the batch's shape plus one dimension). Each value's length must be a multiple of
+    the dtype's size. `shape` reshapes each value's numbers (the last dimension) to it.
+    """
+    dt = raw_dtype(dtype)
+    batch_shape, values = _values(data)
+    size = _common_length(values)
+    if size % dt.itemsize:
+        raise ValueError(
+            f"decode_raw: a value of {size} bytes is not a multiple of {dt.itemsize}, the size of {dt.name}"
+        )
+    count = size // dt.itemsize
+    item_shape = (count,) if shape is None else _item_shape(shape, count, dt)
+    stored = dt.newbyteorder("<" if little_endian else ">") if dt.kind in "iufc" else dt
+    flat = np.frombuffer(b"".join(values), dtype=np.uint8 if dt.kind == "b" else stored)
+    numbers = flat != 0 if dt.kind == "b" else flat.astype(dt.newbyteorder("="))
+    return numbers.reshape(batch_shape + item_shape)
+
+
+def _values(data: Any) -> tuple[tuple[int, ...], list[bytes]]:
+    """(batch shape, the values as bytes in C order): () for one value."""
+    if isinstance(data, _BYTES_LIKE + (np.bytes_,)):
+        return (), [bytes(data)]
+    if isinstance(data, str):
+        raise TypeError("decode_raw takes bytes, found str: encode the text first (or pass the bytes value)")
+    if isinstance(data, np.ndarray) and data.dtype.kind not in "OS":
+        raise TypeError(f"decode_raw takes bytes values, found an array of {data.dtype}: use arr.tobytes()")
+    batch = np.empty(0, dtype=object) if isinstance(data, (list, tuple)) and not data else _object_array(data)
+    values = batch.ravel().tolist()
+    for i, v in enumerate(values):
+        if not isinstance(v, _BYTES_LIKE):
+            where = np.unravel_index(i, batch.shape)
+            raise TypeError(f"decode_raw: element {list(map(int, where))} is {type(v).__name__}, not bytes")
+    return batch.shape, [v if isinstance(v, bytes) else bytes(v) for v in values]
+
+
+def _object_array(data: Any) -> np.ndarray:
+    if isinstance(data, np.ndarray):
+        return data.astype(object)
+    try:
+        if not isinstance(data, (list, tuple)):
+            raise TypeError
+        batch = np.empty(_nested_shape(data), dtype=object)
+        batch[...] = data
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"decode_raw takes a bytes value or a (nested) list of them, found {type(data).__name__}"
+        ) from None
+    return batch
+
+
+def _nested_shape(data: Any) -> tuple[int, ...]:
+    """The shape of nested lists of bytes (the bytes themselves are the leaves)."""
+    shape = []
+    while isinstance(data, (list, tuple)):
+        shape.append(len(data))
+        if not data:
+            break
+        data = data[0]
+    return tuple(shape)
+
+
+def _common_length(values: list[bytes]) -> int:
+    if not values:
+        return 0
+    size = len(values[0])
+    for i, v in enumerate(values):
+        if len(v) != size:
+            raise ValueError(
+                f"decode_raw: the values of a batch must have one length, but value {i} has {len(v)} bytes "
+                f"and value 0 has {size}"
+            )
+    return size
+
+
+def _item_shape(shape: Sequence[int], count: int, dt: np.dtype) -> tuple[int, ...]:
+    dims = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    known = math.prod(d for d in dims if d != -1)
+    if dims.count(-1) == 1 and known and count % known == 0:
+        return tuple(count // known if d == -1 else d for d in dims)
+    if -1 not in dims and known == count and all(d >= 0 for d in dims):
+        return dims
+    raise ValueError(f"decode_raw: a value holds {count} {dt.name} numbers, which shape {list(dims)} cannot hold")

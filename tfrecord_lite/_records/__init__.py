@@ -1,0 +1,1 @@
+"""Records in files: the streaming reader, random access, the writer, counting, verifying, salvage."""

@@ -1,0 +1,129 @@
+# Reading Examples in batches from TFRecord files: the I/O side of _columnar's batch
+# decoder (which works on bytes only). Batches are spans of the reader's buffer, decoded
+# where they lie, no object per record; a stream whose records are large (images) is read
+# as bytes records instead, whose long values _columnar slices once.
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from tfrecord_lite._errors import TFRecordError
+from tfrecord_lite._example.columnar import Assembly, Spans, _decode, _decode_buffer, _plan, assembly_for
+from tfrecord_lite._example.joins import _SPARSE_RECORD, _RecordSlicer
+from tfrecord_lite._example.spec import FeatureSpec, SpecDict
+from tfrecord_lite._example.validate import batch_specs, check_int
+from tfrecord_lite._records.reader import RecordIterator, sources_of
+from tfrecord_lite._storage.files import StorageOptions, normalize_compression
+from tfrecord_lite._stream.damage import DamagePolicy, OnError
+from tfrecord_lite._wire.framing import HEADER_SIZE
+
+
+def iter_example_batches(
+    source: Any,
+    features: SpecDict,
+    batch_size: int = 1024,
+    *,
+    compression: str | None = "auto",
+    verify: bool = True,
+    on_error: OnError = "raise",
+    max_skipped: int | None = None,
+    storage_options: StorageOptions = None,
+    copy: bool = True,
+) -> Iterator[dict[str, Any]]:
+    """Read TFRecord files of Examples as decoded batches of `batch_size` (the last one may be
+    smaller): decode_examples over iter_records, without an object per record. `source` is what
+    iter_records takes: a file, or a list, folder, glob or prefix, whose batches span files. The counterpart
+    of tf.data.TFRecordDataset(path).batch(batch_size).map(tf.io.parse_example). The spec and
+    arguments are checked here, before the first batch is asked for. `on_error` and
+    `max_skipped` are iter_records' (with "skip", the batch before a damaged record may be smaller);
+    so is `storage_options`, for URLs. `copy=False` gives bytes values as read-only memoryviews,
+    as decode_examples(copy=False) does: into its record where records are large (32 KiB and
+    more), else into one copy of the batch's records; each keeps alive what it points into."""
+    check_int("batch_size", batch_size, 1)
+    normalize_compression(compression, allow_auto=True)
+    features = batch_specs(features)
+    policy = DamagePolicy(on_error, max_skipped)
+    assembly = assembly_for(copy, features)
+    return _batches(source, features, batch_size, compression, verify, policy, storage_options, assembly)
+
+
+def _batches(
+    source: Any,
+    features: Mapping[str, FeatureSpec],
+    batch_size: int,
+    compression: str | None,
+    verify: bool,
+    policy: DamagePolicy,
+    storage_options: StorageOptions,
+    assembly: Assembly,
+) -> Iterator[dict[str, Any]]:
+    files = sources_of(source, storage_options)
+    with RecordIterator(files, compression, verify, policy, storage_options=storage_options) as records:
+        head = records._stream.peek(HEADER_SIZE)
+        if len(head) >= HEADER_SIZE and int.from_bytes(head[:8], "little") >= _SPARSE_RECORD:
+            yield from _record_batches(records, features, batch_size, assembly)
+            return
+        plans = _plan(features)
+        for view, b, e, record in _spans(records, batch_size):
+            values = _views_of_copy(view, int(b[0]), int(e[-1])) if assembly.views else None
+            yield _decode_buffer(view, b, e, plans, features, record, assembly, values=values)[0]
+
+
+def _views_of_copy(view: memoryview, start: int, end: int) -> _RecordSlicer:
+    """Slices of view[start:end] (at view's offsets), as memoryviews into one copy of it."""
+    return _RecordSlicer([view[start:end].tobytes()], [start], views=True)
+
+
+def _record_batches(
+    records: RecordIterator, features: Mapping[str, FeatureSpec], size: int, assembly: Assembly
+) -> Iterator[dict[str, Any]]:
+    """Batches of large records (the first one is): the records as bytes, decoded as decode_examples
+    does (_decode_sparse: their long values copied once, from a buffer that stays in cache, where a
+    batch in the reader's buffer is tens of MiB). Before an error, the records before it come out."""
+    batch: list[bytes] = []
+    while True:
+        # the previous batch is dropped only once the next one is read: its memory is then reused
+        # for the values, not handed back to the system and faulted in again (for 64 MiB batches)
+        previous, batch = batch, []
+        try:
+            batch.extend(itertools.islice(records, size))
+            del previous
+        except TFRecordError:
+            if batch:
+                yield _decode(batch, features, assembly)[0]
+            raise
+        if not batch:
+            return
+        yield _decode(batch, features, assembly)[0]
+
+
+def record_spans(
+    source: Any,
+    batch_size: int,
+    compression: str | None,
+    verify: bool,
+    policy: DamagePolicy | None = None,
+    storage_options: StorageOptions = None,
+) -> Iterator[Spans]:
+    """The records of `source` (anything _sources resolves; files in order) in batches of
+    `batch_size`, as spans of the reader's buffer (valid until the next batch is asked for):
+    no object per record."""
+    files = sources_of(source, storage_options)
+    with RecordIterator(files, compression, verify, policy, storage_options=storage_options) as records:
+        yield from _spans(records, batch_size)
+
+
+def _spans(records: RecordIterator, batch_size: int) -> Iterator[Spans]:
+    for view, starts, lengths in records._chunks(batch_size):
+        begin = np.array(starts, dtype=np.int64)
+        end = begin + np.array(lengths, dtype=np.int64)
+        for i in range(0, len(starts), batch_size):
+            b, e = begin[i : i + batch_size], end[i : i + batch_size]
+
+            def record(k: int, view: memoryview = view, b: np.ndarray = b, e: np.ndarray = e) -> bytes:
+                return bytes(view[b[k] : e[k]])
+
+            yield Spans(view, b, e, record)

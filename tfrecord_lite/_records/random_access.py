@@ -1,0 +1,432 @@
+# Random access to an uncompressed TFRecord file. The file is memory-mapped and
+# its index (see _sidecar.py) gives each record's span, so f[i] is two array
+# lookups, one slice of the map and (with verify) two CRCs. Reads keep no state,
+# so threads can share one object; a forked child inherits the maps, and pickling
+# sends only the path and options (plus an in-memory index when there is no
+# sidecar), so a spawned worker reopens the file in O(1). An object in a store
+# (a URL) is read through a RemoteBuffer instead of a map (_remote_index.py finds
+# its index): slices of it are ranged reads through a block cache, and a list of
+# records is fetched first by a few coalesced, concurrent requests.
+from __future__ import annotations
+
+import functools
+import mmap
+import operator
+import os
+import struct
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+import numpy as np
+
+from tfrecord_lite._errors import CorruptRecordError, PathName
+from tfrecord_lite._example.codec import decode_example
+from tfrecord_lite._index.sidecar import Buffer, IndexArg, RecordIndex, map_uncompressed, open_index, release
+from tfrecord_lite._repr import count, describe
+from tfrecord_lite._storage.files import StorageOptions, display_name, split_options
+from tfrecord_lite._stream.damage import DamagePolicy, OnError
+from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, frame_header, masked_crc
+from tfrecord_lite._wire.sniff import SNIFF_SIZE, inflates, sniff_compression
+
+if TYPE_CHECKING:
+    from tfrecord_lite._index.gzip_index import GzipIndex
+
+_HEADER = struct.Struct("<QI")
+_U32 = struct.Struct("<I")
+_header_for = functools.lru_cache(maxsize=1 << 12)(frame_header)  # record length -> its 12-byte header
+
+
+_Self = TypeVar("_Self", bound="RecordSequence")
+
+
+class RecordSequence(Sequence[bytes]):
+    """Indexing shared by TFRecordFile and ShardedRecords: ints (negative too), slices, index lists."""
+
+    def _get(self, i: int) -> bytes:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _take(self, positions: Iterable[int]) -> list[bytes]:
+        """The records at `positions`, already checked to be in 0..len-1."""
+        return [self._get(i) for i in positions]
+
+    @overload
+    def __getitem__(self, key: int) -> bytes: ...
+
+    @overload
+    def __getitem__(self, key: slice | Sequence[int] | np.ndarray) -> list[bytes]: ...
+
+    def __getitem__(self, key: Any) -> Any:
+        """f[i] -> bytes; f[a:b:c], f[[i, j]], f[int array] or f[bool mask] -> list of bytes."""
+        if type(key) is int:  # the hot path
+            return self._get(key)
+        if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
+            return self._get(operator.index(key))
+        if isinstance(key, slice):
+            return self._take(range(*key.indices(len(self))))
+        if isinstance(key, (str, bytes, float, bool)):
+            raise TypeError(f"records are indexed by int, slice or a sequence of ints, not {type(key).__name__}")
+        picks = np.asarray(key)
+        if picks.dtype == np.bool_:
+            if picks.shape != (len(self),):
+                raise IndexError(f"a boolean mask must have shape ({len(self)},), not {picks.shape}")
+            picks = np.flatnonzero(picks)
+        elif picks.size == 0:
+            return []
+        elif picks.ndim != 1 or picks.dtype.kind not in "iu":
+            raise TypeError(
+                f"an index list must be a flat sequence of ints, not {picks.dtype} with shape {picks.shape}"
+            )
+        n = len(self)
+        outside = (picks < -n) | (picks >= n)
+        if outside.any():
+            _position(int(picks[outside][0]), n)  # raises the IndexError
+        return self._take(np.where(picks < 0, picks + n, picks).tolist())
+
+    def example(self, i: int, features: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Record `i` decoded as a tf.train.Example (with `features`, parsed like tf.io.parse_single_example)."""
+        return decode_example(self[i], features)
+
+    def __enter__(self: _Self) -> _Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def _is_compressed(path: str, damaged: bool, storage_options: StorageOptions = None) -> bool:
+    """Whether `path` (or the object at a URL) starts like a GZIP or ZLIB file rather than a
+    record (missing files: no; opening them says why); with `damaged` (damage is skipped), only
+    if it starts a stream that inflates (see require_uncompressed)."""
+    try:
+        if "://" in path and not path.startswith("file://"):
+            from tfrecord_lite._storage.remote import RemoteObject
+
+            head = RemoteObject(path, *split_options(storage_options)).read_range(0, SNIFF_SIZE)
+        else:
+            with open(path.removeprefix("file://"), "rb") as fh:
+                head = fh.read(SNIFF_SIZE)
+    except OSError:
+        return False
+    kind = sniff_compression(head)
+    return kind in ("gzip", "zlib") and (not damaged or inflates(head, kind))
+
+
+def _int_view(offsets: np.ndarray) -> memoryview:
+    """A memoryview of uint64 offsets whose items are Python ints."""
+    return np.ascontiguousarray(offsets, np.uint64).data.cast("B").cast("Q")
+
+
+def _position(i: int, n: int) -> int:
+    """`i` as a position in a sequence of `n` (negative counts from the end); IndexError if outside."""
+    if i < 0:
+        i += n
+    if not 0 <= i < n:
+        raise IndexError(f"record index {i if i >= 0 else i - n} is out of range for {n} records")
+    return i
+
+
+class TFRecordFile(RecordSequence):
+    """Random access to the records of an uncompressed TFRecord file through a memory map and an index.
+
+    `index`: None (default) uses, or builds and saves, the sidecar `<path>.tfrlidx`;
+    a path names a binary sidecar or a DALI / `tfrecord` text index (built there if
+    missing); False keeps the index in memory only. `verify` checks CRCs when the
+    index is built and on every read. `on_stale` says what to do when the file
+    changed after indexing: "rebuild" (default) or "raise" (StaleIndexError).
+    A GZIP or ZLIB file gets a CompressedRecordFile (same interface; see _compressed_file.py).
+
+    `on_error` / `max_skipped` (as iter_records'): with "skip" or a callable, a file that does
+    not index cleanly is indexed over its good records only (the damage skipped and reported
+    as iter_records does), so `len` counts them and `[i]` returns them; that index is held in
+    memory and never saved as a sidecar (docs/reliability.md). Damage that appears after a
+    file was indexed (a fresh sidecar) is found by the CRC check of `[i]`, which raises
+    CorruptRecordError naming the file and offset in every mode: `len` already counted it.
+
+    A URL (s3://, gs://, https://, ...) is read by ranged requests; its index is the sidecar
+    next to the object, `index=` (path or URL), or one scan cached locally (see docs/cloud.md);
+    a GZIP / ZLIB object is read from the seek points of its sidecar.
+    `storage_options`: fsspec's options for it, or an fsspec filesystem.
+    """
+
+    # Both kinds of file are open while they hold an index: opening (_open) sets it, _release
+    # drops what the file holds, and _forget sets the closed state (in __setstate__ too).
+    _idx: RecordIndex | GzipIndex | None
+    _buf: Buffer | None
+
+    def __new__(cls, path: PathName = None, *args: Any, **kwargs: Any) -> TFRecordFile:
+        damaged = kwargs.get("on_error", "raise") != "raise"  # damage is skipped: the first record may be
+        options = kwargs.get("storage_options")
+        if cls is TFRecordFile and path is not None and _is_compressed(os.fspath(path), damaged, options):
+            from tfrecord_lite._records.compressed_file import CompressedRecordFile
+
+            return super().__new__(CompressedRecordFile)
+        return super().__new__(cls)
+
+    def __init__(
+        self,
+        path: PathName,
+        index: IndexArg = None,
+        *,
+        verify: bool = True,
+        on_stale: str = "rebuild",
+        on_error: OnError | DamagePolicy = "raise",
+        max_skipped: int | None = None,
+        storage_options: StorageOptions = None,
+    ) -> None:
+        # ShardedRecords hands each shard its DamagePolicy, so that max_skipped counts over all of them
+        policy = on_error if isinstance(on_error, DamagePolicy) else DamagePolicy(on_error, max_skipped)
+        self._keep(path, index, verify, on_stale, None if policy.raises else policy, storage_options)
+        self._open(None)
+
+    def _keep(
+        self,
+        path: PathName,
+        index: IndexArg,
+        verify: bool,
+        on_stale: str,
+        policy: DamagePolicy | None,
+        storage_options: StorageOptions,
+    ) -> None:
+        """Hold what opens the file (here, or again in a worker: __setstate__); it starts closed."""
+        self._path = os.fspath(path)  # type: ignore[arg-type]
+        self._index_arg = os.fspath(index) if isinstance(index, (str, os.PathLike)) else index
+        self._verify = verify
+        self._on_stale = on_stale
+        self._policy = policy
+        self._storage_options = storage_options
+        self._lock = threading.Lock()
+        self._forget()
+
+    def _forget(self) -> None:
+        """The closed state: no index, no buffer, no records."""
+        self._buf, self._idx, self._offsets, self._n = None, None, np.zeros(1, np.uint64), 0
+        self._at = _int_view(self._offsets)
+        self._ends = self._at[1:]
+
+    def _open(self, prebuilt: RecordIndex | None) -> None:
+        if "://" in self._path and not self._path.startswith("file://"):
+            return self._open_remote(prebuilt)
+        buf, st = map_uncompressed(self._path, "random access", damaged=self._policy is not None)
+        try:
+            idx = open_index(
+                self._path,
+                buf,
+                st,
+                self._index_arg,
+                verify=self._verify,
+                on_stale=self._on_stale,
+                prebuilt=prebuilt,
+                policy=self._policy,
+            )
+        except BaseException:
+            release(buf)
+            raise
+        self._buf = buf
+        self._use(idx)
+
+    def _use(self, idx: RecordIndex) -> None:
+        self._idx = idx
+        self._offsets = idx.offsets
+        self._at = _int_view(idx.offsets)  # offsets as Python ints, faster to index than numpy
+        self._ends = self._at[1:] if idx.ends is None else _int_view(idx.ends)  # where record i ends
+        self._n = len(idx)
+
+    def _open_remote(self, prebuilt: RecordIndex | None) -> None:
+        from tfrecord_lite._index.remote_index import open_remote
+
+        if self._policy is not None:
+            raise ValueError(
+                f"on_error= skips damage while indexing a local file; read {self._name} with "
+                "iter_records(on_error=...) instead"
+            )
+
+        options, fs = split_options(self._storage_options)
+        buf, idx = (
+            open_remote(
+                self._path, self._index_arg, verify=self._verify, on_stale=self._on_stale, options=options, fs=fs
+            )
+            if prebuilt is None
+            else (None, prebuilt)
+        )
+        if buf is None:
+            from tfrecord_lite._storage.remote import RemoteBuffer, RemoteObject
+
+            obj = RemoteObject(self._path, options, fs)
+            buf = RemoteBuffer(obj, idx.file_size)
+        self._buf = buf  # type: ignore[assignment]
+        self._use(idx)
+        self._read = self._read_remote  # type: ignore[method-assign]
+
+    # -- reading
+
+    @property
+    def path(self) -> str:
+        """The TFRecord file."""
+        return self._path
+
+    @property
+    def index_path(self) -> str | None:
+        """The binary sidecar in use, or None when the index is held in memory."""
+        return self._idx.location if self._idx is not None else None
+
+    @property
+    def compression(self) -> str:
+        """'' (uncompressed); a CompressedRecordFile says 'gzip' or 'zlib'."""
+        return ""
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, key: Any) -> Any:
+        if type(key) is int:  # the hot path, inlined
+            n = self._n
+            i = key + n if key < 0 else key
+            if 0 <= i < n:
+                return self._read(self._at[i], self._ends[i])
+        self._check_open()
+        return super().__getitem__(key)
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise self._closed()
+
+    def _closed(self) -> ValueError:
+        return ValueError(f"I/O operation on a closed TFRecordFile ({self._name})")
+
+    def _get(self, i: int) -> bytes:
+        self._check_open()
+        i = _position(i, self._n)
+        return self._read(self._at[i], self._ends[i])
+
+    def _take(self, positions: Iterable[int]) -> list[bytes]:
+        self._check_open()
+        at, ends, read = self._at, self._ends, self._read
+        prefetch = getattr(self._buf, "prefetch", None)
+        if prefetch is not None:  # an object in a store: fetch the records' spans first, few requests
+            positions = list(positions)
+            prefetch([(at[i], ends[i]) for i in positions])
+        return [read(at[i], ends[i]) for i in positions]
+
+    def _read(self, start: int, end: int) -> bytes:
+        buf = self._buf
+        if buf is None:
+            raise self._closed()
+        length = end - start - OVERHEAD
+        # the header must be exactly the one a record of the indexed length has: this checks
+        # the length against the index and the length CRC in one comparison
+        if length < 0 or buf[start : start + HEADER_SIZE] != _header_for(length):
+            self._bad_header(buf, start, end)
+        data: bytes = buf[start + HEADER_SIZE : end - FOOTER_SIZE]
+        if self._verify and masked_crc(data) != _U32.unpack_from(buf, end - FOOTER_SIZE)[0]:
+            raise CorruptRecordError("corrupted record: the data CRC does not match", path=self._path, offset=start)
+        return data
+
+    def _read_remote(self, start: int, end: int) -> bytes:
+        """_read for an object in a store: the record comes whole from the RemoteBuffer's cache."""
+        buf = self._buf
+        if buf is None:
+            raise self._closed()
+        record = buf[start:end]
+        length = end - start - OVERHEAD
+        if length < 0 or len(record) != end - start or record[:HEADER_SIZE] != _header_for(length):
+            announced = _HEADER.unpack_from(record)[0] if len(record) >= HEADER_SIZE else None
+            reason = "corrupted record: the length CRC does not match"
+            if len(record) != end - start or length < 0:
+                reason = f"the index entry for this record is damaged (it spans {start}..{end} of {len(buf)} bytes)"
+            elif announced != length:
+                reason = (
+                    f"the record header announces {announced} bytes of data, the index {length}: "
+                    "the object was changed after indexing, or the record is damaged"
+                )
+            raise CorruptRecordError(reason, path=self._name, offset=start)
+        data = record[HEADER_SIZE:-FOOTER_SIZE]
+        if self._verify and masked_crc(data) != _U32.unpack_from(record, length + HEADER_SIZE)[0]:
+            raise CorruptRecordError("corrupted record: the data CRC does not match", path=self._name, offset=start)
+        return data
+
+    @property
+    def _name(self) -> str:
+        return display_name(self._path) or self._path
+
+    def _bad_header(self, buf: Buffer, start: int, end: int) -> None:
+        """Raise the CorruptRecordError that says what is wrong with the header at `start`."""
+        if end > len(buf) or end - start < OVERHEAD:
+            reason = f"the index entry for this record is damaged (it spans {start}..{end} of {len(buf)} bytes)"
+        elif _HEADER.unpack_from(buf, start)[0] != end - start - OVERHEAD:
+            announced = _HEADER.unpack_from(buf, start)[0]
+            reason = (
+                f"the record header announces {announced} bytes of data, the index {end - start - OVERHEAD}: "
+                "the file was changed after indexing, or the record is damaged"
+            )
+        else:
+            reason = "corrupted record: the length CRC does not match"
+        raise CorruptRecordError(reason, path=self._path, offset=start)
+
+    def __iter__(self) -> Iterator[bytes]:
+        self._check_open()
+        at, ends, read = self._at, self._ends, self._read
+        for i in range(self._n):
+            yield read(at[i], ends[i])
+
+    def offset(self, i: int) -> int:
+        """Byte offset of record `i` in the file (where its 12-byte header starts)."""
+        return self._at[_position(i, self._n)]
+
+    # -- life cycle
+
+    def close(self) -> None:
+        """Release the file (its memory maps, or what reads it); reads afterwards raise ValueError."""
+        with self._lock:
+            self._release()
+
+    def _release(self) -> None:
+        buf, idx, at, ends = self._buf, self._idx, self._at, self._ends
+        self._forget()  # first: a map cannot close while views of it are held
+        ends.release()
+        at.release()
+        if isinstance(idx, RecordIndex):
+            idx.close()
+        if isinstance(buf, (bytes, mmap.mmap)):
+            release(buf)
+        elif buf is not None:  # a RemoteBuffer
+            buf.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._idx is None
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return describe("TFRecordFile", repr(self._name), "closed")
+        index = f"index={self.index_path!r}" if self.index_path is not None else "index in memory"
+        return describe("TFRecordFile", repr(self._name), self.compression, count(self._n), index, "open")
+
+    def __getstate__(self) -> dict[str, Any]:
+        idx = self._idx
+        in_memory = None
+        if isinstance(idx, RecordIndex) and idx.location is None:  # no sidecar to reopen: send the offsets
+            in_memory = (np.asarray(idx.offsets), idx.file_size, idx.mtime_ns, idx.check, idx.verified, idx.ends)
+        return {
+            "path": self._path,
+            "index": self._index_arg,
+            "verify": self._verify,
+            "on_stale": self._on_stale,
+            "policy": self._policy,
+            "storage_options": self._storage_options,
+            "in_memory": in_memory,
+            "closed": self.closed,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        path, index, verify, on_stale = state["path"], state["index"], state["verify"], state["on_stale"]
+        self._keep(path, index, verify, on_stale, state.get("policy"), state.get("storage_options"))
+        if not state["closed"]:
+            prebuilt = None
+            if state.get("in_memory") is not None:
+                offsets, size, mtime_ns, check, verified, ends = state["in_memory"]
+                prebuilt = RecordIndex(offsets, size, mtime_ns, check, verified, ends=ends)
+            self._open(prebuilt)

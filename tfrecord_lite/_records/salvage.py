@@ -1,0 +1,124 @@
+# Getting every good record out of a damaged file: one tolerant StreamScanner pass
+# (the reader's own loop, the same skips as on_error="skip") copies the records it
+# yields into a temporary file, indexed from the offsets written; both are published
+# together by a _publish.Publication (atomic, the destination locked meanwhile) only
+# when complete. What the scan stepped over is kept as Damage spans: the report of
+# what was lost.
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tfrecord_lite._index.sidecar import SIDECAR_SUFFIX, save_offsets
+from tfrecord_lite._records.reader import Damage, DecodedStream, StreamScanner
+from tfrecord_lite._records.writer import TFRecordWriter
+from tfrecord_lite._storage.files import PathOrFile, StorageOptions, display_name
+from tfrecord_lite._storage.publish import Publication
+from tfrecord_lite._wire.framing import OVERHEAD
+
+__all__ = ["SalvageReport", "salvage"]
+
+
+@dataclass
+class SalvageReport:
+    """What `salvage` copied and what it lost. Offsets are in the uncompressed record stream
+    (= file offsets for a plain file)."""
+
+    source: str | None
+    destination: str
+    records: int = 0
+    damage: list[Damage] = field(default_factory=list)
+    stream_size: int = 0  # uncompressed bytes read from the source
+    compression: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing was lost."""
+        return not self.damage
+
+    @property
+    def lost(self) -> list[tuple[int, int]]:
+        """(start, end) of every span lost, in stream order; a span to the end of what could
+        be read ends at `stream_size`."""
+        return [(d.offset, self.stream_size if d.end is None else d.end) for d in self.damage]
+
+    @property
+    def bytes_lost(self) -> int:
+        """Stream bytes in the lost spans (for a broken GZIP / ZLIB stream, what came after the
+        break could not be decompressed and is not counted)."""
+        return sum(end - start for start, end in self.lost)
+
+    @property
+    def records_skipped(self) -> int:
+        """Damaged records skipped: one per lost span (a span after a damaged header may have
+        held more than one record, which can no longer be told apart)."""
+        return len(self.damage)
+
+    def __str__(self) -> str:
+        head = f"{self.source}: {self.records} records copied to {self.destination}"
+        if self.ok:
+            return head + ", nothing lost"
+        lines = [f"{head}; {self.records_skipped} damaged spans lost ({self.bytes_lost} bytes):"]
+        lines += [f"  bytes {start}..{end}: {d.reason}" for (start, end), d in zip(self.lost, self.damage, strict=True)]
+        return "\n".join(lines)
+
+
+def salvage(
+    source: PathOrFile,
+    destination: str | os.PathLike[str],
+    *,
+    compression: str | None = None,
+    index: bool = True,
+    storage_options: StorageOptions = None,
+) -> SalvageReport:
+    """Copy every good record of a damaged TFRecord file into a new file; report what was lost.
+
+    Records are found as `iter_records(..., on_error="skip")` finds them: a record whose payload
+    CRC is bad is skipped by its length, after a damaged header the next valid record is
+    searched for, a truncated tail or a broken GZIP / ZLIB stream ends the file. The new file
+    (`compression` None, "gzip" or "zlib") appears under its name only once complete, with an
+    index sidecar when uncompressed and `index` is true. The source is only read; it may be
+    a URL (`storage_options` for fsspec), the destination is a local file.
+    """
+    target = os.fspath(destination)
+    _check_distinct(source, target)
+    stream = DecodedStream(source, "auto", strict=False, storage_options=storage_options)
+    report = SalvageReport(display_name(source), target, compression=stream.compression)
+
+    def count(n: int) -> None:
+        report.stream_size += n
+
+    scanner = StreamScanner(stream, on_damage=report.damage.append, on_read=count)
+    lengths: list[int] = []
+    try:
+        with Publication(target) as publication:
+            temp = publication.file(target)
+            with TFRecordWriter(temp, compression, buffered=True) as writer:
+                for view, starts, sizes in scanner.chunks():
+                    for s, n in zip(starts, sizes, strict=True):
+                        writer.write(view[s : s + n].tobytes())
+                    lengths += sizes
+            if index and not writer.compression and save_offsets(temp, _offsets(lengths), verified=True):
+                publication.move(temp + SIDECAR_SUFFIX, target + SIDECAR_SUFFIX)
+            else:  # an old file's sidecar would not describe the new one
+                publication.delete(target + SIDECAR_SUFFIX)
+    finally:
+        stream.close()
+    report.records = len(lengths)
+    return report
+
+
+def _offsets(lengths: list[int]) -> np.ndarray:
+    """The record offsets (count + 1) of a file of records of these payload lengths."""
+    offsets = np.zeros(len(lengths) + 1, np.uint64)
+    np.cumsum(np.asarray(lengths, np.uint64) + np.uint64(OVERHEAD), out=offsets[1:])
+    return offsets
+
+
+def _check_distinct(source: PathOrFile, target: str) -> None:
+    """Refuse to write over the file being salvaged."""
+    name = display_name(source)
+    if name is not None and os.path.exists(name) and os.path.exists(target) and os.path.samefile(name, target):
+        raise ValueError(f"salvage would overwrite its source {name}: write to another file")

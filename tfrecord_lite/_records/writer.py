@@ -1,0 +1,331 @@
+# The writer. To a local uncompressed file, each write() hands its framed record to
+# the kernel with one os.writev (header, payload and footer, never concatenated)
+# before it returns, so a process killed at any moment (SIGKILL included) leaves every
+# record whose write() returned. Everywhere else (compressed streams, uploads, file
+# objects, and `buffered=True` for files that only appear whole, such as staged
+# shards) records are collected in memory up to a megabyte, framed together by
+# _framing.frame_many and written with one call, so a small record costs no system
+# call and little Python work. GZIP and ZLIB files are one zlib stream over
+# the whole file, as TensorFlow writes them (zlib wrapper with adler32 for ZLIB,
+# gzip wrapper for GZIP; default level, memLevel 9 like TF's ZlibOutputBuffer), so the
+# default output is TensorFlow's byte for byte; `level=` and `fast=True` (ISA-L or
+# zlib-ng, see _inflate.py) trade that identity for size or speed, and `seek_every=`
+# adds full-flush points that random access enters without stored windows.
+#
+# A file is written in place, as TensorFlow does: killed midway, it holds every record
+# handed to the OS so far (whole) and at most one torn record at its end, which
+# TFRecordWriter(append=True, truncate_partial=True) cuts off. A local path is locked
+# (_publish.OutputLock) while the writer is open, so two writers never mix their records;
+# a failed write (disk full) cuts an uncompressed file back to its last complete record.
+from __future__ import annotations
+
+import contextlib
+import errno
+import io
+import os
+import struct
+import zlib
+from collections.abc import Mapping
+from typing import IO, Any
+
+from crc32c import crc32c as _crc32c
+
+from tfrecord_lite._compression.inflate import library
+from tfrecord_lite._example.codec import encode_example
+from tfrecord_lite._example.validate import as_record
+from tfrecord_lite._index.append import finish_append, prepare_append
+from tfrecord_lite._index.gzip_index import SeekPoints
+from tfrecord_lite._repr import compression, count, describe
+from tfrecord_lite._storage.files import (
+    PathOrFile,
+    StorageOptions,
+    display_name,
+    is_file_object,
+    normalize_compression,
+    open_binary,
+    size_in_bytes,
+)
+from tfrecord_lite._storage.publish import OutputLock
+from tfrecord_lite._wire.framing import _HEADERS_BY_LENGTH, _MASK_DELTA, cached_header, frame_many
+
+_BUFFER_SIZE = 1 << 20
+_WBITS = {"gzip": 31, "zlib": 15}
+_U32 = struct.Struct("<I").pack
+
+
+def _write_rest(fd: int, parts: tuple[bytes, ...], written: int) -> None:
+    """Finish a short write of `parts` (the disk filling up), so that the error that stopped it is raised."""
+    rest = memoryview(b"".join(parts))[written:]
+    while rest:
+        rest = rest[os.write(fd, rest) :]
+
+
+def _join_and_write(fd: int, parts: tuple[bytes, ...]) -> int:
+    return os.write(fd, b"".join(parts))
+
+
+_writev = getattr(os, "writev", _join_and_write)  # Windows has no writev
+
+
+def _compressor(compression: str, level: int | None, fast: bool) -> Any:
+    """A zlib-API compressor: the stdlib with TensorFlow's settings, or the fast library."""
+    lib = library() if fast else zlib
+    if level is None:
+        level = lib.Z_DEFAULT_COMPRESSION
+    try:
+        return lib.compressobj(level, lib.DEFLATED, _WBITS[compression], 9)
+    except (ValueError, zlib.error, lib.error) as err:
+        raise ValueError(f"level={level} is not a valid deflate level for {lib.__name__} ({err})") from None
+
+
+def _lock_for(path: str) -> OutputLock | None:
+    """The lock of a local file about to be written; none where no lock file can be made (read-only folder)."""
+    try:
+        return OutputLock(path)
+    except PermissionError:
+        return None
+    except OSError as err:
+        if err.errno == errno.EROFS:
+            return None
+        raise
+
+
+class TFRecordWriter:
+    """Write records to a TFRecord file (a path, a URL, or a binary file object left open on close).
+
+    `compression`: None / "" (plain), "gzip" or "zlib", any case ("GZIP" as in TensorFlow).
+    `level`: the deflate level (default: zlib's 6, as TensorFlow); `fast=True` deflates
+    with ISA-L or zlib-ng when installed (`pip install 'tfrlite[fast]'`; ISA-L levels
+    are 0-3). Either makes the bytes differ from TensorFlow's output; any reader,
+    TensorFlow included, still reads the file.
+    `seek_every` ("4M", or bytes) makes a compressed writer full-flush at the first record
+    boundary after each that many uncompressed bytes and save where in `<path>.tfrlidx`:
+    TFRecordFile then enters the file there without stored windows (TensorFlow reads
+    the file as usual; it is a little larger, and no longer TensorFlow's bytes).
+    `append=True` adds to an existing uncompressed file after checking that it ends
+    on a complete record (`truncate_partial=True` cuts an incomplete last record
+    off instead of refusing) and extends its index sidecar.
+
+    The file is written in place. To an uncompressed local file each write() reaches the
+    OS before it returns: a killed writer (even by SIGKILL) leaves every record whose
+    write() returned, and at most one incomplete record at the end (a reader raises
+    TruncatedRecordError there; append=True, truncate_partial=True cuts it off).
+    `buffered=True` collects records in a 1 MiB buffer instead (faster for records of
+    a few hundred bytes; a killed writer loses what the buffer held): for files that
+    appear only when complete, such as staged shards. A compressed stream is always
+    buffered: what reached the file by the last `flush()` survives a kill (see
+    docs/reliability.md). A local path is locked while the writer is open
+    (`.NAME.lock` beside it; a second writer raises OutputLockedError). A write that
+    fails (disk full) raises an OSError naming the file, after cutting an uncompressed
+    file back to its last complete record.
+
+    A URL (s3://, gs://, ...) is uploaded as it is written, and the object appears only
+    when close() completes the upload: an exception inside `with`, a failed write or a
+    crash leaves no object. `storage_options`: fsspec's options, or an fsspec filesystem.
+    """
+
+    def __init__(
+        self,
+        path_or_file: PathOrFile,
+        compression: str | None = None,
+        *,
+        append: bool = False,
+        truncate_partial: bool = False,
+        level: int | None = None,
+        fast: bool = False,
+        seek_every: int | str | None = None,
+        buffered: bool = False,
+        storage_options: StorageOptions = None,
+    ) -> None:
+        self.compression = normalize_compression(compression)
+        if (level is not None or fast) and not self.compression:
+            raise ValueError("level= and fast=True apply to compressed files: pass compression='gzip' or 'zlib'")
+        self.path = display_name(path_or_file)
+        self._file: IO[bytes] | None = None
+        self._lock: OutputLock | None = None
+        if truncate_partial and not append:
+            raise ValueError("truncate_partial=True only applies with append=True")
+        if self.path is not None and not is_file_object(path_or_file) and "://" not in self.path:
+            self._lock = _lock_for(self.path)
+        try:
+            self._append = prepare_append(path_or_file, truncate_partial, self.compression) if append else None
+            self._file, self._owned = open_binary(path_or_file, "ab" if append else "wb", storage_options)
+        except BaseException:
+            self._unlock()
+            raise
+        self._start = self._append.offset if self._append is not None else 0
+        self._compressor = _compressor(self.compression, level, fast) if self.compression else None
+        local = self._owned and isinstance(self._file, io.BufferedWriter)
+        self._fd = self._file.fileno() if local else None  # written to directly, past the file object's buffer
+        self._through = local and not self.compression and not buffered
+        self._records: list[bytes] = []  # written but not yet framed
+        self._pending = 0  # their framed size
+        self._drained_records = 0
+        self._drained_bytes = 0
+        self._seek: SeekPoints | None = None
+        self._drain_at = _BUFFER_SIZE
+        if seek_every is not None:
+            if not self.compression or self.path is None or not self._owned:
+                raise ValueError("seek_every= applies to a compressed file written to a local path")
+            self._seek = SeekPoints(self.compression, size_in_bytes(seek_every))
+            self._drain_at = min(_BUFFER_SIZE, self._seek.every)
+
+    @property
+    def records_written(self) -> int:
+        """How many records were written so far."""
+        return self._drained_records + len(self._records)
+
+    @property
+    def bytes_written(self) -> int:
+        """The uncompressed size of the record stream so far."""
+        return self._drained_bytes + self._pending
+
+    def write(self, record: Any) -> None:
+        """Append one serialized record (bytes or any bytes-like object); for a dict of
+        feature values use write_example."""
+        if type(record) is not bytes or self._file is None:
+            if self._file is None:
+                raise ValueError("write to a closed TFRecordWriter")
+            record = as_record(record)
+        if self._through:  # the hot path: framing inlined (frame_header / frame_footer, cached)
+            n = len(record)
+            c = _crc32c(record)
+            footer = _U32((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF)
+            self._emit(n + 16, _HEADERS_BY_LENGTH.get(n) or cached_header(n), record, footer)
+            self._drained_records += 1
+            self._drained_bytes += n + 16
+            return
+        self._records.append(record)
+        self._pending += len(record) + 16
+        if self._pending >= self._drain_at:
+            self._drain()
+
+    def write_example(self, features: Mapping[str, Any]) -> None:
+        """Encode `features` with encode_example and write it as one record."""
+        self.write(encode_example(features))
+
+    def _drain(self) -> None:
+        data = frame_many(self._records)
+        if self._seek is not None:
+            self._seek.add(self._records)
+        records, size = len(self._records), self._pending
+        self._records = []
+        self._pending = 0
+        if self._compressor is not None:
+            data = self._compressor.compress(data)
+            if self._seek is not None:
+                data += self._seek.after(self._compressor, len(data), self._drained_bytes + size)
+        if data:
+            self._emit(len(data), data)
+        self._drained_records += records
+        self._drained_bytes += size
+
+    def _emit(self, size: int, *parts: bytes) -> None:
+        """Write `parts` (`size` bytes) and push them to the OS, so that a failure is seen here, after
+        whole records only."""
+        try:
+            if self._fd is not None:
+                written = _writev(self._fd, parts)
+                if written < size:
+                    _write_rest(self._fd, parts, written)
+            else:
+                for part in parts:
+                    self._file.write(part)  # type: ignore[union-attr]
+                self._file.flush()  # type: ignore[union-attr]
+        except OSError as err:
+            self._fail(err)
+
+    def _fail(self, err: OSError) -> None:
+        """Close after a failed write; an uncompressed file we own ends on its last complete record."""
+        complete = self._start + self._drained_bytes
+        with contextlib.suppress(OSError):
+            if self._owned:  # an upload is cancelled rather than completed with what it got
+                getattr(self._file, "abort", self._file.close)()  # type: ignore[union-attr]
+        with contextlib.suppress(OSError):
+            if self._owned and not self.compression and self.path is not None and self._lock is not None:
+                os.truncate(self.path, complete)
+        self._file = None
+        self._unlock()
+        where = self.path or "the file"
+        reason = os.strerror(err.errno) if err.errno is not None else str(err)
+        raise OSError(
+            err.errno, f"{reason}: writing {where} failed; the records before the failed write are kept"
+        ) from err
+
+    def _unlock(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def flush(self) -> None:
+        """Push everything written so far to the file (a compressed stream is sync-flushed,
+        so a reader sees every complete record)."""
+        if self._file is None:
+            return
+        self._drain()
+        if self._compressor is not None:
+            out = self._compressor.flush(zlib.Z_SYNC_FLUSH)
+            if self._seek is not None:
+                self._seek.wrote(len(out))
+            self._emit(len(out), out)
+
+    def close(self) -> None:
+        """Finish the file; closes it only if the writer opened it. Safe to call twice."""
+        if self._file is None:
+            return
+        try:
+            self._drain()
+            if self._compressor is not None:
+                out = self._compressor.flush(zlib.Z_FINISH)
+                self._emit(len(out), out)
+        finally:
+            if self._file is not None and self._owned:
+                self._file.close()
+            self._file = None
+            self._unlock()
+        if self._append is not None:
+            finish_append(self.path, self._append)  # extend the index sidecar, if there is a fresh one
+        if self._seek is not None:
+            self._seek.save(self.path)  # type: ignore[arg-type]
+
+    @property
+    def closed(self) -> bool:
+        return self._file is None
+
+    def __repr__(self) -> str:
+        where = repr(self.path) if self.path is not None else "<file object>"
+        state = "closed" if self.closed else "open"
+        written = count(self.records_written, "records written")
+        return describe("TFRecordWriter", where, compression(self.compression), written, state)
+
+    def __enter__(self) -> TFRecordWriter:
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is not None and self._owned and hasattr(self._file, "abort"):
+            self.abort()  # an upload: cancelled, so no partial object appears
+            return
+        self.close()
+
+    def abort(self) -> None:
+        """Stop writing and drop the output when it is an upload (no object appears); a local file
+        is closed as it is. Safe to call twice, and after close()."""
+        file, self._file = self._file, None
+        self._unlock()
+        if file is None:
+            return
+        if self._owned and hasattr(file, "abort"):
+            file.abort()
+        elif self._owned:
+            file.close()
+
+    def __del__(self) -> None:
+        file = getattr(self, "_file", None)
+        if file is not None and getattr(self, "_owned", False):
+            try:
+                if hasattr(file, "abort"):  # an upload never closed was not finished: it never appears
+                    self.abort()
+                else:
+                    self.close()
+            except Exception:
+                pass

@@ -1,0 +1,111 @@
+# Opening what users pass as a source or destination: a local path, a URL that
+# fsspec understands (s3://, gs://, ..., imported only then), or a binary file
+# object they already opened (which we then never close). Also the knobs that
+# every I/O module shares: the accepted compression names, and sizes written as "4M".
+# A URL is opened by _remote.py (ranged reads that resume, uploads that appear only
+# complete), with `storage_options`: fsspec options, or an fsspec filesystem object.
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import IO, Any, Union, cast
+
+PathOrFile = Union[str, "os.PathLike[str]", IO[bytes], Any]
+StorageOptions = Any  # fsspec's options (a Mapping), an fsspec filesystem object, or None
+
+COMPRESSIONS = ("", "gzip", "zlib")
+
+
+def normalize_compression(compression: str | None, *, allow_auto: bool = False) -> str:
+    """'' | 'gzip' | 'zlib' (| 'auto'), from TF-style spellings such as None, 'GZIP'."""
+    allowed = COMPRESSIONS + (("auto",) if allow_auto else ())
+    if compression is None:
+        return ""
+    if isinstance(compression, str) and compression.lower() in allowed:
+        return compression.lower()
+    shown = ", ".join(repr(c) for c in (None,) + allowed)
+    raise ValueError(f"unknown compression {compression!r}: use one of {shown} (case-insensitive)")
+
+
+def is_file_object(obj: Any) -> bool:
+    return hasattr(obj, "read") or hasattr(obj, "write")
+
+
+def display_name(obj: Any) -> str | None:
+    """A name for error messages: the path (a URL without credentials or query), or a file object's name."""
+    if isinstance(obj, (str, os.PathLike)):
+        path: str | bytes = os.fspath(obj)
+        if isinstance(path, bytes):
+            return os.fsdecode(path)
+        if "://" in path:
+            from tfrecord_lite._storage.remote import redact
+
+            return redact(path)
+        return path
+    name = getattr(obj, "name", None)
+    return name if isinstance(name, str) else None
+
+
+def split_options(storage_options: StorageOptions) -> tuple[Mapping[str, Any] | None, Any]:
+    """(fsspec options, fsspec filesystem) from what a caller passed as `storage_options`."""
+    if storage_options is None or isinstance(storage_options, Mapping):
+        return storage_options, None
+    return None, storage_options
+
+
+def open_binary(target: PathOrFile, mode: str, storage_options: StorageOptions = None) -> tuple[IO[bytes], bool]:
+    """(binary file, whether we own it) for a path, URL or open file; mode 'rb', 'wb' or 'ab'."""
+    if is_file_object(target):
+        return cast(IO[bytes], target), False
+    path = os.fspath(cast("str | os.PathLike[str]", target))
+    if isinstance(path, str) and "://" in path and not path.startswith("file://"):
+        from tfrecord_lite._storage.remote import RemoteObject, RemoteStream, RemoteUpload
+
+        options, fs = split_options(storage_options)
+        if mode == "rb":
+            return cast(IO[bytes], RemoteStream(RemoteObject(path, options, fs))), True
+        if mode == "wb":
+            return cast(IO[bytes], RemoteUpload(path, options, fs)), True
+        raise ValueError(f"objects in a store cannot be appended to: {display_name(path)}")
+    if isinstance(path, str) and path.startswith("file://"):
+        path = path[len("file://") :]
+    return open(path, mode), True
+
+
+def read_whole(target: str | os.PathLike[str], storage_options: StorageOptions = None) -> bytes:
+    """All the bytes of a small file or object (a label map, a manifest); FileNotFoundError if missing."""
+    path = os.fspath(target)
+    if "://" in path and not path.startswith("file://"):
+        from tfrecord_lite._storage.remote import RemoteObject
+
+        return RemoteObject(path, *split_options(storage_options)).read_range(0, 1 << 62)
+    with open(path.removeprefix("file://"), "rb") as fh:
+        return fh.read()
+
+
+def write_whole(target: str | os.PathLike[str], data: bytes, storage_options: StorageOptions = None) -> None:
+    """Replace a small file or object with `data`, atomically: a local file through a temporary
+    file and a rename, an object by one PUT (a store shows the old object or the new one)."""
+    path = os.fspath(target)
+    if "://" in path and not path.startswith("file://"):
+        from tfrecord_lite._storage.remote import Store
+
+        Store(path, *split_options(storage_options)).put(path, data)
+        return
+    from tfrecord_lite._storage.publish import write_atomic
+
+    write_atomic(path.removeprefix("file://"), data)
+
+
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30}
+
+
+def size_in_bytes(value: str | int) -> int:
+    """'100M', '1.5G', '64k', '4096' (or an int) -> bytes (binary units); ValueError otherwise."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", value) if isinstance(value, str) else None
+    if not m or m.group(2).lower() not in _SIZE_UNITS or float(m.group(1)) <= 0:
+        raise ValueError(f"expected a size such as 4096, 64k, 100M or 1G, got {value!r}")
+    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])

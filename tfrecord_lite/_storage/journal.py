@@ -1,0 +1,170 @@
+# The journal of a publication, one rule for a local folder and for a store. A publication
+# (_publish.Publication on disk, _remote.RemotePublication in a bucket) stages its files
+# under a hidden folder beside the output, `.NAME.publish-TOKEN/`, and commits by writing
+# `journal.json` there, in one atomic step (a rename on disk, one PUT in a store): the staged
+# name -> final name of every file, and the old files the new ones replace. The journal is
+# the commit mark of the output as a whole:
+#
+#   - writers replay it (roll_forward) until every file has its final name and every old
+#     one is gone, then drop the staging folder, journal last; the next writer of the output
+#     finishes a killed run's journal, and removes a staging folder without one when the run
+#     that made it is over (recover);
+#   - readers that list a folder (a prefix, a glob or a folder given to resolve_inputs) see
+#     it as the journals say (visible): a final name whose staged file is still there is read
+#     from there, and a file a journal deletes is not there. A reader sees the old files
+#     until the journal exists and the new ones from then on, never a mix — while the
+#     renames run, and after a crash in the middle of them.
+#
+# A Folder is the few operations this needs; LocalFolder is a directory, and
+# _remote.StoreFolder a prefix of an fsspec store.
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+from typing import Any, Protocol
+
+__all__ = ["JOURNAL", "STAGING", "Folder", "LocalFolder", "journal_of", "recover_stagings", "roll_forward", "visible"]
+
+log = logging.getLogger("tfrecord_lite")
+
+JOURNAL = "journal.json"
+STAGING = ".publish-"  # staging folders are named `.NAME.publish-TOKEN`
+
+
+class Folder(Protocol):
+    """A folder of files (or a prefix of objects), named relative to it ('a', 'staging/b')."""
+
+    def entries(self, rel: str = "") -> dict[str, bool]:
+        """Names directly inside `rel` -> whether each is a folder; {} when it does not exist."""
+
+    def path(self, rel: str) -> str:
+        """The path (or store path) of `rel`, as listings spell it."""
+
+    def read(self, rel: str) -> bytes:
+        """The bytes of a file; FileNotFoundError when missing."""
+
+    def move(self, source: str, target: str) -> None:
+        """Give `source` the name `target`; nothing when `source` is gone (moved before)."""
+
+    def remove(self, rel: str) -> None:
+        """Remove a file; nothing when it is gone."""
+
+    def drop(self, staging: str) -> None:
+        """Remove a staging folder and all inside it, its journal last."""
+
+    def abandoned(self, staging: str) -> bool:
+        """Whether the run that made `staging` is over (its files may go)."""
+
+
+def _is_staging(name: str) -> bool:
+    return name.startswith(".") and STAGING in name
+
+
+def journal_of(folder: Folder, staging: str) -> dict[str, Any] | None:
+    """The journal of a staging folder, None when it has none (its publication never committed)."""
+    try:
+        journal: dict[str, Any] = json.loads(folder.read(f"{staging}/{JOURNAL}"))
+    except FileNotFoundError:
+        return None
+    return journal
+
+
+def visible(folder: Folder) -> dict[str, str]:
+    """{path of each file in `folder`, as readers see it: path to read it from}. Files a committed
+    journal deletes are left out, and the files it publishes are in, read from their staged copy
+    while it is still there (see the module comment)."""
+    entries = folder.entries()
+    files = {name: name for name, is_folder in entries.items() if not is_folder}
+    for staging in sorted(name for name, is_folder in entries.items() if is_folder and _is_staging(name)):
+        staged = folder.entries(staging)
+        journal = journal_of(folder, staging) if JOURNAL in staged else None
+        if journal is None:
+            continue  # not committed: none of it exists yet
+        finals = {final for _, final in journal["moves"]}
+        for old in journal["deletes"]:
+            if old not in finals:
+                files.pop(old, None)
+        for temp, final in journal["moves"]:
+            if temp in staged:
+                files[final] = f"{staging}/{temp}"
+    return {folder.path(final): folder.path(rel) for final, rel in files.items()}
+
+
+def roll_forward(folder: Folder, staging: str, journal: dict[str, Any]) -> None:
+    """Apply a committed journal: every rename not done yet, every deletion, then drop the staging."""
+    for temp, final in journal["moves"]:
+        folder.move(f"{staging}/{temp}", final)
+    finals = {final for _, final in journal["moves"]}
+    for old in journal["deletes"]:
+        if old not in finals:
+            folder.remove(old)
+    folder.drop(staging)
+
+
+def recover_stagings(folder: Folder, base: str, where: str) -> list[str]:
+    """Finish or undo what killed runs left for the output whose staging folders are named
+    `.BASE.publish-*`; one line per thing done (also logged as a warning, naming `where`)."""
+    done = []
+    start = f".{base}{STAGING}"
+    for name in sorted(n for n, is_folder in folder.entries().items() if is_folder and n.startswith(start)):
+        journal = journal_of(folder, name)
+        if journal is not None:
+            roll_forward(folder, name, journal)
+            done.append(f"completed a write that was killed while publishing ({len(journal['moves'])} files)")
+        elif folder.abandoned(name):
+            folder.drop(name)
+            done.append(f"rolled back an unfinished write that was killed (removed {folder.path(name)})")
+        else:
+            done.append(
+                f"left {folder.path(name)}: staged by a run that may still be going (another machine, or a "
+                "process still alive); remove it once that run is over"
+            )
+    for line in done:
+        log.warning("%s: %s", where, line)
+    return done
+
+
+class LocalFolder:
+    """A directory as a Folder. Renames are synced to disk (the directory fsynced) one by one.
+    `abandoned` is always true: a local output is recovered under its lock (_publish.OutputLock),
+    so any staging folder found belongs to a dead run."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def entries(self, rel: str = "") -> dict[str, bool]:
+        try:
+            with os.scandir(self.path(rel) if rel else self.where or ".") as found:
+                return {entry.name: entry.is_dir() for entry in found}
+        except (FileNotFoundError, NotADirectoryError):
+            return {}
+
+    def path(self, rel: str) -> str:
+        return os.path.join(self.where, rel)
+
+    def read(self, rel: str) -> bytes:
+        with open(self.path(rel), "rb") as fh:
+            return fh.read()
+
+    def move(self, source: str, target: str) -> None:
+        from tfrecord_lite._storage.publish import fsync_folder
+
+        destination = self.path(target)
+        try:
+            os.replace(self.path(source), destination)
+        except FileNotFoundError:
+            return
+        fsync_folder(os.path.dirname(destination) or ".")
+
+    def remove(self, rel: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path(rel))
+
+    def drop(self, staging: str) -> None:
+        shutil.rmtree(self.path(staging))
+
+    def abandoned(self, staging: str) -> bool:
+        return True

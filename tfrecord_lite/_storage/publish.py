@@ -1,0 +1,358 @@
+# Writing outputs all or nothing. A command that writes several files (shards, their index
+# sidecars, a label map) writes them into a hidden staging folder beside the output,
+# `.NAME.publish-TOKEN/`, and publishes them with one atomic step: a journal listing every
+# rename (and every old file to delete) is renamed into the staging folder last. Before the
+# journal exists nothing is visible and a crash leaves only the staging folder; once it exists
+# the renames are replayed until done (the journal's rules, shared with the publications in a
+# store and with the readers that list an output, are in _journal.py). Every publication holds
+# the output's lock `.NAME.lock` (fcntl.flock, released by the kernel when its owner dies; the
+# owner's pid inside), so the next run on the same output knows that any staging folder it
+# finds belongs to a killed run: it rolls it back (no journal) or forward (journal) and says
+# so through logging.
+#
+# Single files (sidecars, label maps, text indexes) are written by `write_atomic`: a hidden
+# temporary file named with the writer's pid, renamed into place; temporaries of dead pids are
+# removed by the next write of the same file. Files are created with mode 0o666 minus the umask,
+# as open() creates them (never mkstemp's 0600).
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import logging
+import os
+import secrets
+import shutil
+from collections.abc import Callable
+from typing import IO
+
+from tfrecord_lite._errors import PathName, TFRecordError
+from tfrecord_lite._storage.journal import JOURNAL, STAGING, LocalFolder, recover_stagings, roll_forward
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: the lock file alone, its pid checked
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = [
+    "OutputLock",
+    "OutputLockedError",
+    "Publication",
+    "create_new",
+    "fsync_folder",
+    "pid_alive",
+    "recover",
+    "remove_orphans",
+    "write_atomic",
+]
+
+log = logging.getLogger("tfrecord_lite")
+
+
+class OutputLockedError(TFRecordError):
+    """Another process is writing the same output (it holds the output's lock file)."""
+
+
+def _split(target: PathName) -> tuple[str, str]:
+    """(folder, base name) of an output path or prefix. An existing folder of outputs (`split -o out/`)
+    is its own folder with base '': its lock and staging live inside it, on its file system."""
+    path = os.path.abspath(os.fspath(target))  # type: ignore[arg-type]
+    if os.path.isdir(path):
+        return path, ""
+    return os.path.dirname(path), os.path.basename(path)
+
+
+def _hidden(base: str, rest: str) -> str:
+    """The hidden name of an output's lock or staging folder: '.BASE<rest>' ('.tfrecord-lite<rest>' in a folder)."""
+    return f".{base or 'tfrecord-lite'}{rest}"
+
+
+def pid_alive(pid: int) -> bool:
+    if os.name != "posix":  # pragma: no cover - os.kill(pid, 0) would end the process on Windows
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by another user
+        return True
+    return True
+
+
+def _read_pid(fd: int) -> int | None:
+    os.lseek(fd, 0, os.SEEK_SET)
+    text = os.read(fd, 64).decode("ascii", "replace").strip()
+    return int(text) if text.isdigit() else None
+
+
+class OutputLock:
+    """The exclusive lock of an output: `.NAME.lock` beside it, holding the owner's pid.
+
+    Taken at construction; a lock held by a running process raises OutputLockedError, a
+    lock left by a dead one is taken over (`stale_pid` says whose it was). `release()`
+    removes the file."""
+
+    def __init__(self, target: PathName) -> None:
+        folder, base = _split(target)
+        self.target = os.fspath(target)  # type: ignore[arg-type]
+        self.path = os.path.join(folder, _hidden(base, ".lock"))
+        self.stale_pid: int | None = None
+        self._fd: int | None = None
+        if not os.path.isdir(folder):
+            raise FileNotFoundError(errno.ENOENT, "no such folder", folder)
+        while self._fd is None:
+            self._fd = self._try_acquire()
+        if self.stale_pid is not None:
+            log.warning("%s: took over the lock of pid %d, which is no longer running", self.target, self.stale_pid)
+
+    def _try_acquire(self) -> int | None:
+        """The locked descriptor, or None when the lock file was replaced meanwhile (try again)."""
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            owner = _read_pid(fd)
+            self._lock(fd, owner)
+            if os.fstat(fd).st_ino != os.stat(self.path).st_ino:  # released and unlinked meanwhile
+                os.close(fd)
+                return None
+        except FileNotFoundError:
+            os.close(fd)
+            return None
+        except BaseException:
+            os.close(fd)
+            raise
+        self.stale_pid = owner if owner is not None and owner != os.getpid() else None
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        return fd
+
+    def _lock(self, fd: int, owner: int | None) -> None:
+        if fcntl is None:  # pragma: no cover - no flock: a live pid in the file is the lock
+            if owner is not None and owner != os.getpid() and pid_alive(owner):
+                raise self._locked_error(owner)
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise self._locked_error(_read_pid(fd)) from None
+
+    def _locked_error(self, owner: int | None) -> OutputLockedError:
+        who = f"process {owner}" if owner is not None else "another process"
+        return OutputLockedError(
+            f"{self.target} is being written by {who} (lock file {self.path}); wait until it is done. "
+            "Two writers on one output at once would mix their files",
+            path=self.target,
+        )
+
+    def release(self) -> None:
+        """Unlock and remove the lock file. Safe to call twice."""
+        if self._fd is None:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)  # while still locked, so a waiter never locks a removed file
+        os.close(self._fd)
+        self._fd = None
+
+    def __enter__(self) -> OutputLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def fsync_folder(path: str) -> None:
+    """Make the renames inside folder `path` durable."""
+    _fsync_path(path, directory=True)
+
+
+def _fsync_path(path: str, directory: bool = False) -> None:
+    fd = os.open(path, os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if directory else 0))
+    try:
+        os.fsync(fd)
+    except OSError as err:  # some file systems cannot sync a directory
+        if not directory or err.errno not in (errno.EINVAL, errno.EBADF, errno.ENOTSUP):
+            raise
+    finally:
+        os.close(fd)
+
+
+class Publication:
+    """Files that appear together: written under temporary names, published by `commit()`.
+
+    `target` is the output (a file, a shard prefix or a folder); it is locked while the
+    publication is open (OutputLockedError if another process writes it), and what a
+    killed earlier run left is rolled back or forward first (`recovered` lists it). Use
+    `file(final)` for a temporary path that becomes `final`, `delete(path)` for an old
+    file to remove in the same step, then `commit()`; `abort()` (or an exception in a
+    `with` block) removes every temporary file and publishes nothing.
+    """
+
+    def __init__(self, target: PathName) -> None:
+        self.target = os.fspath(target)  # type: ignore[arg-type]
+        self.folder, self.base = _split(target)
+        os.makedirs(self.folder, exist_ok=True)
+        self.lock = OutputLock(target)
+        self.committed = False
+        self.closed = False
+        self._moves: list[tuple[str, str]] = []
+        self._deletes: list[str] = []
+        try:
+            self.recovered = recover(target, locked=True)
+            self.staging = os.path.join(self.folder, _hidden(self.base, STAGING + secrets.token_hex(4)))
+            os.mkdir(self.staging)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def temp(self, name: str) -> str:
+        """A temporary path in the staging folder, not published unless `move`d."""
+        if os.sep in name or (os.altsep and os.altsep in name):
+            raise ValueError(f"a temporary file name, not a path: {name!r}")
+        return os.path.join(self.staging, name)
+
+    def file(self, final: PathName) -> str:
+        """A temporary path to write; it is published as `final` by commit()."""
+        final = os.fspath(final)  # type: ignore[arg-type]
+        temp = self.temp(f"{len(self._moves)}-{os.path.basename(final)}")
+        self.move(temp, final)
+        return temp
+
+    def move(self, temp: str, final: PathName) -> None:
+        """Publish the temporary file `temp` (from `temp()`) as `final`."""
+        self._moves.append((temp, os.path.abspath(os.fspath(final))))  # type: ignore[arg-type]
+
+    def delete(self, path: PathName) -> None:
+        """Remove `path` (an old file that the new ones replace) when publishing."""
+        self._deletes.append(os.path.abspath(os.fspath(path)))  # type: ignore[arg-type]
+
+    def commit(self) -> None:
+        """Publish every file at once (the journal is the atomic step), then unlock."""
+        if self.closed:
+            raise ValueError(f"the publication of {self.target} is already closed")
+        try:
+            for temp, _ in self._moves:
+                _fsync_path(temp)  # FileNotFoundError for a file that was never written
+            finals = {final for _, final in self._moves}
+            journal = {
+                "moves": [[os.path.basename(t), os.path.relpath(f, self.folder)] for t, f in self._moves],
+                "deletes": [os.path.relpath(p, self.folder) for p in self._deletes if p not in finals],
+            }
+            write_atomic(os.path.join(self.staging, JOURNAL), json.dumps(journal).encode())
+            _fsync_path(self.staging, directory=True)
+        except BaseException:
+            self.abort()
+            raise
+        self.committed = True  # from here on the new state is the truth: roll forward
+        try:
+            roll_forward(LocalFolder(self.folder), os.path.basename(self.staging), journal)
+        finally:
+            self.closed = True
+            self.lock.release()
+
+    def abort(self) -> None:
+        """Publish nothing: remove the staging folder and unlock. Safe to call twice."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            shutil.rmtree(self.staging, ignore_errors=True)
+        finally:
+            self.lock.release()
+
+    def __enter__(self) -> Publication:
+        return self
+
+    def __del__(self) -> None:  # never committed: publish nothing, unlock
+        with contextlib.suppress(Exception):
+            if not getattr(self, "closed", True):
+                self.abort()
+
+    def __exit__(self, exc_type: object, exc: BaseException | None, traceback: object) -> None:
+        if exc is None:
+            self.commit()
+            return
+        clearer = self.abort_for(exc)
+        if clearer is not None:
+            raise clearer from exc
+
+    def abort_for(self, exc: BaseException) -> OSError | None:
+        """abort() because of `exc`; for a full disk, an OSError that says what happened to the output."""
+        self.abort()
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+            return OSError(
+                exc.errno,
+                f"{os.strerror(exc.errno or 0)}: writing {self.target} failed; nothing was published, "
+                "the previous files are unchanged and the temporary ones removed",
+            )
+        return None
+
+
+def recover(target: PathName, *, locked: bool = False) -> list[str]:
+    """Finish or undo what killed runs left for `target`; returns one line per thing done.
+
+    A staging folder with a journal is rolled forward (its files published), one without
+    is removed, as are temporary files of dead writers. Takes the output's lock unless
+    `locked` says the caller holds it."""
+    if not locked:
+        with OutputLock(target):
+            return recover(target, locked=True)
+    folder, base = _split(target)
+    if not os.path.isdir(folder):
+        return []
+    done = recover_stagings(LocalFolder(folder), base or "tfrecord-lite", os.fspath(target))  # type: ignore[arg-type]
+    for path in _orphan_temps(folder, base):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        done.append(f"removed {path}, a temporary file of a killed run")
+        log.warning("%s: %s", os.fspath(target), done[-1])  # type: ignore[arg-type]
+    return done
+
+
+def remove_orphans(folder: str) -> list[str]:
+    """Remove the hidden temporary files of dead writers in `folder` (any output); returns them."""
+    found = _orphan_temps(folder, "")
+    for path in found:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    return found
+
+
+def _orphan_temps(folder: str, base: str) -> list[str]:
+    """Temporary files `.BASE<anything>.PID-TOKEN.tmp` in `folder` whose writers are dead."""
+    found = []
+    for name in os.listdir(folder):
+        if name.startswith(f".{base}") and name.endswith(".tmp"):
+            pid = name[: -len(".tmp")].rsplit(".", 1)[-1].split("-", 1)[0]
+            if pid.isdigit() and not pid_alive(int(pid)):
+                found.append(os.path.join(folder, name))
+    return sorted(found)
+
+
+def _temp_name(target: str) -> str:
+    folder, base = os.path.split(target)
+    return os.path.join(folder, f".{base}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+
+
+def create_new(path: str) -> IO[bytes]:
+    """A new file opened for writing with open()'s permissions (0o666 minus the umask)."""
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb")
+
+
+def write_atomic(target: str, data: bytes | Callable[[IO[bytes]], None]) -> None:
+    """Replace `target` with `data` (or what `data(file)` writes) through a temporary file and
+    a rename: readers see the old file or the new one, never a part. (What a killed writer
+    leaves, `.NAME.PID-TOKEN.tmp`, is removed by `recover` / `remove_orphans`.)"""
+    tmp = _temp_name(target)
+    try:
+        with create_new(tmp) as fh:
+            if callable(data):
+                data(fh)
+            else:
+                fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,243 @@
+# One meaning for "the inputs". Every reader, dataset, adapter and CLI command turns
+# what the user passed into the list of files to read here, in resolve_inputs:
+#
+#   a path              that file (an explicitly named file that is not a TFRecord is an
+#                       error; our index sidecars, DALI text indexes and label maps, which
+#                       a shell glob like `out*` brings along, are passed over)
+#   a list / tuple      each item resolved in turn, in the given order, duplicates dropped
+#   a folder            the TFRecord files directly inside it
+#   a glob              the TFRecord files it matches (`**` descends into folders)
+#   a prefix            the ShardedWriter shards `prefix-NNNNN-of-NNNNN[.tfrecord][.gz|.zlib]`
+#   a URL               s3://, gs://, http(s)://, ... expanded through fsspec (_expand_url)
+#
+# A folder, glob or prefix is listed as the journals of committed writes say (_journal.visible):
+# the files of a write that committed and was killed while giving its files their final names
+# are there (read from their staged copies), those it replaces are not, and nothing of a write
+# that did not commit. A folder, glob or prefix means its TFRecord files of any compression, in natural
+# order (shard-10 after shard-9): a file whose name says TFRecord is taken as one, a
+# file whose name says it is something else (sidecars, JSON, text ...) is passed over,
+# and any other file is recognised by its first bytes (_sniff). What was passed over
+# is said in one log line (logger "tfrecord_lite", level INFO: the CLI shows it).
+# Nothing matching raises NoInputsError naming the pattern.
+from __future__ import annotations
+
+import fnmatch
+import glob
+import logging
+import os
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Union
+
+from tfrecord_lite._errors import NoInputsError
+from tfrecord_lite._storage.journal import LocalFolder, visible
+from tfrecord_lite._wire.sniff import holds_records, not_a_tfrecord, read_head
+
+__all__ = ["Sources", "committed_location", "natural_key", "resolve_inputs"]
+
+log = logging.getLogger("tfrecord_lite")
+
+Source = Union[str, "os.PathLike[str]"]
+Sources = Source | Sequence[Source]
+Skipped = defaultdict[str, list[str]]  # kind of file passed over -> their names
+_BY_CONTENT = "other file"
+
+_SHARD = re.compile(r"-\d{5,}-of-\d{5,}(\.tfrecords?)?(\.gz|\.zlib|\.zz)?")
+_RECORD_NAME = re.compile(rf"(\.tfrecords?|\.tfrec|\.tfr)(\.gz|\.gzip|\.zlib|\.zz)?$|{_SHARD.pattern}$", re.I)
+# names of files that travel with record files: passed over even when named explicitly
+_COMPANIONS = ((".tfrlidx", "index sidecar"), (".labels.json", "label map"), (".idx", "DALI text index"))
+# names that say "not records": passed over in folders and globs without opening them
+_OTHER = (".json", ".txt", ".md", ".csv", ".tsv", ".py", ".yaml", ".yml", ".html", ".tmp", ".lock", ".png", ".jpg")
+
+
+def natural_key(path: str) -> list[Any]:
+    """Sort key comparing digit runs as numbers, so shard-10 follows shard-9."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path)]
+
+
+def resolve_inputs(inputs: Sources, *, storage_options: Any = None) -> list[str]:
+    """The TFRecord files named by a path, a list of paths, a folder, a glob, a ShardedWriter
+    prefix or a URL (see docs/inputs.md). `storage_options` go to fsspec for URLs (or are an
+    fsspec filesystem object to use)."""
+    items = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
+    if not items:
+        raise NoInputsError("no inputs given: pass a file, a list of files, a folder, a glob or a prefix")
+    found: list[str] = []
+    skipped: Skipped = defaultdict(list)
+    try:
+        for item in items:
+            name = os.fspath(item)
+            if not isinstance(name, str):
+                raise TypeError(f"an input is a path or URL string, not {type(name).__name__}")
+            if name.startswith("file://"):
+                name = name[len("file://") :]
+            if "://" in name:
+                found += _expand_url(name, storage_options)
+            else:
+                found += _expand_local(name, skipped, alone=len(items) == 1)
+    finally:
+        if skipped:
+            where = os.fspath(items[0]) if len(items) == 1 else f"{len(items)} inputs"
+            log.info("%s: skipped %s", where, _describe(skipped))
+    if not found:
+        raise NoInputsError(f"no TFRecord files in {', '.join(os.fspath(i) for i in items)}")
+    return list(dict.fromkeys(found))
+
+
+def _describe(skipped: Skipped) -> str:
+    """'5 files that hold no TFRecords (3 index sidecars, 1 .json, 1 other file: LICENSE)'."""
+    parts = []
+    for kind, names in sorted(skipped.items()):
+        plural = "s" if len(names) > 1 and kind[0].isalpha() else ""
+        shown = f": {', '.join(names[:3])}{', ...' if len(names) > 3 else ''}" if kind == _BY_CONTENT else ""
+        parts.append(f"{len(names)} {kind}{plural}{shown}")
+    total = sum(len(names) for names in skipped.values())
+    return f"{total} file{'s' if total > 1 else ''} that hold no TFRecords ({', '.join(parts)})"
+
+
+def _expand_local(name: str, skipped: Skipped, alone: bool) -> list[str]:
+    """The TFRecord files `name` stands for on the local file system (skipped kinds counted)."""
+    if os.path.isdir(name):
+        where = visible(LocalFolder(name))
+        hits = _records_among(_unhidden(where), skipped, where)
+        if not hits:
+            raise NoInputsError(f"no TFRecord files in the folder {name!r}")
+        return [where[hit] for hit in hits]
+    if os.path.exists(name):
+        return _explicit(name, skipped, alone)
+    folder = os.path.dirname(name)
+    if glob.has_magic(name):
+        if glob.has_magic(folder) or "**" in name:  # matches in many folders: as glob lists them
+            hits = _records_among(glob.glob(name, recursive=True), skipped, {})
+            where = {hit: hit for hit in hits}
+        else:
+            where = visible(LocalFolder(folder))
+            hits = _records_among(_matching(where, name), skipped, where)
+        if not hits:
+            raise NoInputsError(f"no TFRecord files match {name!r}")
+        return [where[hit] for hit in hits]
+    where = visible(LocalFolder(folder))
+    shards = _shards_of(name, where)
+    if not shards:
+        raise NoInputsError(
+            f"no such file, folder or ShardedWriter prefix: {name!r} (no file {name}-NNNNN-of-NNNNN.tfrecord either)"
+        )
+    return [where[shard] for shard in shards]
+
+
+def _unhidden(paths: Iterable[str]) -> list[str]:
+    return [path for path in paths if not os.path.basename(path).startswith(".")]
+
+
+def _matching(paths: Iterable[str], pattern: str) -> list[str]:
+    """The `paths` (of one folder) that the glob `pattern` matches, hidden ones only when its
+    last part starts with '.', as glob.glob and fsspec's glob list them."""
+    shown = paths if os.path.basename(pattern).startswith(".") else _unhidden(paths)
+    return [path for path in shown if fnmatch.fnmatchcase(path, pattern)]
+
+
+def _explicit(path: str, skipped: Skipped, alone: bool) -> list[str]:
+    """A file named explicitly: a TFRecord file, a companion among others (as a shell glob
+    brings them) passed over, or an error."""
+    companion = _companion(path)
+    if companion is not None and not alone:
+        skipped[companion].append(os.path.basename(path))
+        return []
+    if _RECORD_NAME.search(os.path.basename(path)) or not os.path.isfile(path):
+        return [path]  # the reader checks the content when it opens it (pipes cannot be sniffed)
+    head = read_head(path)
+    if not holds_records(head):
+        raise not_a_tfrecord(path, head)
+    return [path]
+
+
+def _records_among(paths: Iterable[str], skipped: Skipped, where: Mapping[str, str]) -> list[str]:
+    """The TFRecord files among `paths` (by name, else by content), in natural order; `where`
+    says where to read a path from when not from itself (see _journal.visible)."""
+    found = []
+    for path in paths:
+        actual = where.get(path, path)
+        if not os.path.isfile(actual):
+            continue  # folders inside a folder or glob are not descended into
+        kind = _kind_by_name(path)
+        if kind == "" or (kind is None and holds_records(read_head(actual))):
+            found.append(path)
+        else:
+            skipped[kind or _BY_CONTENT].append(os.path.basename(path))
+    return sorted(found, key=natural_key)
+
+
+def _shards_of(prefix: str, candidates: Iterable[str]) -> list[str]:
+    """The ShardedWriter shards of `prefix` among `candidates` (any compression), in shard order."""
+    base = re.escape(os.path.basename(prefix))
+    pattern = re.compile(base + _SHARD.pattern)
+    shards = [p for p in candidates if pattern.fullmatch(os.path.basename(p))]
+    return sorted(shards, key=natural_key)
+
+
+def _companion(path: str) -> str | None:
+    """The kind of a file that travels with record files (a sidecar ...), else None."""
+    lower = path.lower()
+    return next((kind for suffix, kind in _COMPANIONS if lower.endswith(suffix)), None)
+
+
+def _kind_by_name(path: str) -> str | None:
+    """'' when the name says TFRecord, the kind of file when it says something else, None when
+    only the content can tell."""
+    companion = _companion(path)
+    if companion is not None:
+        return companion
+    name = os.path.basename(path)
+    suffix = os.path.splitext(name)[1].lower()
+    if suffix in _OTHER:
+        return suffix
+    return "" if _RECORD_NAME.search(name) else None
+
+
+def _expand_url(url: str, storage_options: Any) -> list[str]:
+    """The record files a URL stands for, through fsspec: a glob, a folder (prefix ending in '/'),
+    a ShardedWriter prefix or one object. Names decide (objects are not opened to sniff them).
+    HTTP(S) URLs without a pattern are taken as they are (a server lists no folders)."""
+    if url.startswith(("http://", "https://")) and not glob.has_magic(url.split("?", 1)[0]):
+        return [url]  # a query string (a signed URL's) is no pattern
+    from tfrecord_lite._storage.files import split_options
+    from tfrecord_lite._storage.remote import StoreFolder, filesystem, redact
+
+    fs, path = filesystem(url, *split_options(storage_options))
+    fs.invalidate_cache()  # list what is there now, not what a cached listing says
+    folder = path.rstrip("/").rpartition("/")[0]
+    if glob.has_magic(path) and (glob.has_magic(folder) or "**" in path or not folder):
+        infos = fs.glob(path, detail=True).items()  # matches in many folders: as fsspec lists them
+        where = {name: name for name, info in infos if info.get("type") != "directory"}
+        names = list(where)
+    elif glob.has_magic(path):
+        where = visible(StoreFolder(fs, folder))
+        names = _matching(where, path)
+    elif fs.isfile(path):
+        return [url]
+    elif fs.isdir(path):
+        where = visible(StoreFolder(fs, path))
+        names = _unhidden(where)
+    else:
+        where = visible(StoreFolder(fs, folder))
+        names = _shards_of(path, where)
+    files = [name for name in names if _kind_by_name(name) in ("", None)]
+    if not files:
+        raise NoInputsError(f"no TFRecord files at {redact(url)!r}")
+    scheme = url.split("://", 1)[0]  # kept as the user spelled it (gs:// or gcs://)
+    return [f"{scheme}://{where[f].lstrip('/')}" for f in sorted(files, key=natural_key)]
+
+
+def committed_location(path: str, storage_options: Any = None) -> str:
+    """Where readers read the file or object `path` from: its staged copy while a committed write
+    is still giving it its final name (_journal.visible), else `path` itself."""
+    if "://" not in path or path.startswith("file://"):
+        path = path.removeprefix("file://")
+        return visible(LocalFolder(os.path.dirname(path))).get(path, path)
+    from tfrecord_lite._storage.files import split_options
+    from tfrecord_lite._storage.remote import StoreFolder, filesystem
+
+    fs, name = filesystem(path, *split_options(storage_options))
+    where = visible(StoreFolder(fs, name.rpartition("/")[0]))
+    return f"{path.split('://', 1)[0]}://{where.get(name, name).lstrip('/')}"

@@ -1,0 +1,1 @@
+"""Scanning a byte stream into records, and what to do with damage."""

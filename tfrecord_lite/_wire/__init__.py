@@ -1,0 +1,1 @@
+"""The TFRecord framing on bytes: headers, masked CRCs, resynchronisation, content sniffing."""

@@ -1,0 +1,291 @@
+# Record framing, sans-I/O. A TFRecord file is a run of records, each
+#
+#     uint64 length | uint32 masked_crc32c(length) | data | uint32 masked_crc32c(data)
+#
+# all little-endian. Nothing here does I/O: `frame` builds the bytes of one
+# record, `scan` finds the complete records in a buffer (a chunk of a stream or
+# a whole memory map) and says where the first incomplete one starts. Lengths
+# read from the data are checked against what the buffer holds before anything
+# is sliced, so a corrupt length never allocates.
+#
+# For small records the per-record Python work is the cost, so `scan` first walks
+# the length fields alone (one struct call and one append a record), then checks
+# what it walked: a few records one by one, many together with numpy (the length
+# CRCs from tables; the payload CRCs of records under a KiB with one crc32c call
+# over the buffer, see _payloads_match, of larger ones a call each and the footers
+# compared at once); a mismatch is then looked up record by record, so the error
+# names the first bad record exactly as a one-at-a-time walk would.
+from __future__ import annotations
+
+import itertools
+import struct
+from collections.abc import Sequence
+from typing import Any
+
+from crc32c import crc32c as _crc32c
+
+from tfrecord_lite._errors import CorruptRecordError, PathName, TruncatedRecordError
+
+HEADER_SIZE = 12
+FOOTER_SIZE = 4
+OVERHEAD = HEADER_SIZE + FOOTER_SIZE
+_MASK_DELTA = 0xA282EAD8
+
+_U64 = struct.Struct("<Q")
+_U32 = struct.Struct("<I")
+_HEADER = struct.Struct("<QI")
+
+
+def masked_crc(data: bytes | bytearray | memoryview) -> int:
+    """TFRecord's masked CRC32C of `data` (rotated right by 15 bits plus a constant)."""
+    crc = _crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
+
+
+def frame_header(length: int) -> bytes:
+    """The 12-byte header of a record whose payload is `length` bytes."""
+    size = _U64.pack(length)
+    return size + _U32.pack(masked_crc(size))
+
+
+def frame_footer(data: bytes | bytearray | memoryview) -> bytes:
+    """The 4-byte footer (masked CRC of the payload)."""
+    return _U32.pack(masked_crc(data))
+
+
+def frame(data: bytes | bytearray | memoryview) -> bytes:
+    """One complete framed record: header, payload, footer."""
+    view = memoryview(data)
+    if view.ndim != 1 or view.itemsize != 1:
+        view = view.cast("B")
+    return b"".join((frame_header(view.nbytes), view, frame_footer(view)))
+
+
+def header_is_valid(buf: bytes | bytearray | memoryview, pos: int = 0) -> bool:
+    """True when buf[pos:pos+12] is a record header whose length CRC matches."""
+    if len(buf) - pos < HEADER_SIZE:
+        return False
+    crc: int = _HEADER.unpack_from(buf, pos)[1]
+    return masked_crc(memoryview(buf)[pos : pos + 8]) == crc
+
+
+def scan(
+    buf: bytes | bytearray | memoryview,
+    pos: int = 0,
+    *,
+    verify: bool = True,
+    final: bool = False,
+    origin: int = 0,
+    path: PathName = None,
+    max_records: int | None = None,
+) -> tuple[list[int], list[int], int]:
+    """Find the complete records in ``buf[pos:]``.
+
+    Returns ``(starts, lengths, next_pos)``: the payload of record k is
+    ``buf[starts[k] : starts[k] + lengths[k]]`` and ``next_pos`` is where the first
+    record not returned begins (the end of the buffer when all were complete).
+    The length CRC is always checked; the payload CRC when `verify` is true.
+    With `final` (no more data will come) an incomplete tail raises
+    TruncatedRecordError. `origin` is the stream offset of ``buf[0]`` and `path`
+    the file name, both only for error messages. Errors are raised for the first
+    bad record in the buffer.
+    """
+    mv = memoryview(buf)
+    end = mv.nbytes
+    heads, p = _walk(mv, pos, end, max_records)
+    if p > end:  # the last record runs past the buffer (or its length field is damaged)
+        p = heads.pop()
+    check = _check_many if len(heads) >= _MANY else _check_few
+    starts, lengths, valid, bad = check(mv, heads, p, verify)
+    if bad >= 0:  # a damaged payload before any damaged header comes first
+        raise CorruptRecordError(_BAD_DATA, path=path, offset=origin + heads[bad])
+    if valid < len(heads):
+        raise CorruptRecordError(_BAD_HEADER, path=path, offset=origin + heads[valid])
+    if len(heads) != max_records:
+        _check_tail(mv, p, end, final, origin, path)
+    return starts, lengths, p
+
+
+_MANY = 32  # records in a buffer from which numpy checks them together
+_SMALL_RECORD = 1024  # average bytes a record below which the payload CRCs are checked in one call
+_BAD_HEADER = "corrupted record: the length CRC does not match"
+_BAD_DATA = "corrupted record: the data CRC does not match"
+Checked = tuple[list[int], list[int], int, int]  # starts, lengths, valid headers, first bad payload (-1: none)
+
+
+def _walk(mv: memoryview, p: int, end: int, max_records: int | None) -> tuple[list[int], int]:
+    """The offsets of the record headers from p on, following the length fields (not yet
+    checked), and where the walk stopped: past `end` when the last record does not fit."""
+    heads: list[int] = []
+    add = heads.append
+    size = _U64.unpack_from
+    last = end - OVERHEAD  # the last offset where a whole (empty) record fits
+    for _ in itertools.repeat(None, (last - p) // OVERHEAD + 1 if max_records is None else max_records):
+        if p > last:
+            break
+        add(p)
+        p += size(mv, p)[0] + OVERHEAD  # the loop runs once per record: local names only
+    return heads, p
+
+
+def _check_few(mv: memoryview, heads: list[int], p: int, verify: bool) -> Checked:
+    """The records at `heads` (the next one at p): their starts and lengths, how many headers
+    are valid before the first damaged one, and the first bad payload among those; one at a time,
+    in one loop (the first damaged record is the one reported)."""
+    starts: list[int] = []
+    lengths: list[int] = []
+    header = _HEADER.unpack_from
+    footer = _U32.unpack_from
+    known = _VALID_HEADERS.get
+    crc = _crc32c
+    for k, head in enumerate(heads):
+        length, want = header(mv, head)
+        if known(length) != want and not _header_crc_matches(mv, head, length, want):
+            return starts, lengths, k, -1
+        start = head + HEADER_SIZE
+        stop = start + length
+        if verify:
+            c = crc(mv[start:stop])
+            if (((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF != footer(mv, stop)[0]:
+                return starts, lengths, len(heads), k
+        starts.append(start)
+        lengths.append(length)
+    return starts, lengths, len(heads), -1
+
+
+def _check_many(mv: memoryview, heads: list[int], p: int, verify: bool) -> Checked:
+    """_check_few for many records, checked together with numpy: the length CRCs from tables,
+    the payload CRCs with one crc32c call over the buffer (_payloads_match)."""
+    import numpy as np
+
+    from tfrecord_lite._wire.resync import masked_length_crcs
+
+    at = np.array(heads, dtype=np.int64)
+    lengths = np.empty_like(at)
+    np.subtract(at[1:], at[:-1], out=lengths[:-1])
+    lengths[-1] = p - heads[-1]
+    lengths -= OVERHEAD
+    wants = np.ndarray((mv.nbytes - 11,), "<u4", mv, 8, (1,))[at]  # fancy indexing: take() copies the view first
+    damaged = np.flatnonzero(masked_length_crcs(lengths) != wants)
+    valid = int(damaged[0]) if damaged.size else len(heads)
+    starts = (at + HEADER_SIZE).tolist()
+    sizes = lengths.tolist()
+    bad = -1
+    if verify and valid:
+        # records of a KiB and more: copying them would cost more than a crc32c call each saves
+        small = p - heads[0] < _SMALL_RECORD * len(heads)
+        check = _payloads_match if small else _payloads_match_each
+        if not check(mv, at[:valid], lengths[:valid]):
+            bad = _check_few(mv, heads[:valid], p, verify)[3]  # which one: record by record
+    return starts, sizes, valid, bad
+
+
+def _payloads_match(mv: memoryview, heads: Any, lengths: Any) -> bool:
+    """Whether every record at `heads` (a contiguous run, numpy arrays) has the masked CRC of its
+    payload in its footer, checked with one crc32c call over a copy of the run.
+
+    For a payload P and its plain CRC C (4 bytes, little-endian), CRC32C(P + C) is a constant,
+    so in terms of the CRC without initial value and final XOR, which is linear over XOR:
+    rawcrc(P' + C) = RESIDUE' with P' = P whose first 4 bytes are inverted (that is what the
+    initial value does). In the copy, each header is zeroed, each footer unmasked to C and
+    inverted (subtracting the zero-payload record with footer ~0, whose raw CRC is RESIDUE'
+    too), and each record's first 4 bytes are inverted: the raw CRC of the copy is the XOR of
+    each record's difference from a good one, shifted by where it lies. It is zero when every
+    record is good. One damaged record always makes it nonzero (the shift is invertible modulo
+    the polynomial); several could cancel with a chance of 2**-32, one that a damaged record
+    has of matching its own CRC too. A mismatch is then found record by record."""
+    import numpy as np
+
+    first = int(heads[0])
+    run = bytearray(mv[first : int(heads[-1] + lengths[-1]) + OVERHEAD])
+    copy = np.frombuffer(run, np.uint8)
+    words = np.ndarray((copy.size - 3,), "<u4", copy, 0, (1,))  # a little-endian uint32 at every offset
+    at = heads - first
+    np.ndarray((copy.size - 7,), "<u8", copy, 0, (1,))[at] = 0  # the length fields
+    words[at + 8] = 0  # and their CRCs
+    footers = at + HEADER_SIZE + lengths
+    masked = words[footers] - np.uint32(_MASK_DELTA)
+    words[footers] = ~((masked << np.uint32(15)) | (masked >> np.uint32(17)))
+    at += HEADER_SIZE
+    words[at] = ~words[at]
+    words[0] = ~words[0]  # CRC32C of the copy is then rawcrc ^ 0xFFFFFFFF
+    return bool(_crc32c(run) == 0xFFFFFFFF)
+
+
+def _payloads_match_each(mv: memoryview, heads: Any, lengths: Any) -> bool:
+    """_payloads_match, one crc32c call a record, the footers compared together."""
+    import numpy as np
+
+    crc = _crc32c
+    starts = (heads + HEADER_SIZE).tolist()
+    plain = np.array([crc(mv[s : s + n]) for s, n in zip(starts, lengths.tolist(), strict=True)], np.uint32)
+    footers = np.ndarray((mv.nbytes - 3,), "<u4", mv, 0, (1,))[heads + HEADER_SIZE + lengths]
+    masked = ((plain >> np.uint32(15)) | (plain << np.uint32(17))) + np.uint32(_MASK_DELTA)
+    return bool((masked == footers).all())
+
+
+def _header_crc_matches(mv: memoryview, p: int, length: int, want: int) -> bool:
+    """Whether `want` is the masked CRC of the length field at p (then remembered for this length)."""
+    if masked_crc(mv[p : p + 8]) != want:
+        return False
+    if len(_VALID_HEADERS) < 4096:
+        _VALID_HEADERS[length] = want
+    return True
+
+
+# length -> masked CRC of its 8 bytes, for lengths met in valid headers: a header whose
+# CRC field equals the cached value is valid without computing its CRC again.
+_VALID_HEADERS: dict[int, int] = {}
+
+
+def _check_tail(mv: memoryview, p: int, end: int, final: bool, origin: int, path: PathName) -> None:
+    """Raise for the incomplete data at p, the buffer's end: a damaged header, or with `final`
+    a truncated record; nothing when more data may complete it."""
+    if p + HEADER_SIZE <= end:
+        length, want = _HEADER.unpack_from(mv, p)
+        if not _header_crc_matches(mv, p, length, want):
+            raise CorruptRecordError(_BAD_HEADER, path=path, offset=origin + p)
+        if final:
+            raise TruncatedRecordError(
+                f"truncated record: its header announces {length} bytes of data, but only "
+                f"{end - p - HEADER_SIZE} of the {length + FOOTER_SIZE} bytes of data and CRC are there",
+                path=path,
+                offset=origin + p,
+            )
+    elif final and p < end:
+        raise TruncatedRecordError(
+            f"truncated record: the data ends {end - p} bytes into a 12-byte record header",
+            path=path,
+            offset=origin + p,
+        )
+
+
+def frame_many(records: Sequence[bytes]) -> bytes:
+    """The framed records, concatenated: b"".join(map(frame, records)), several times faster."""
+    import numpy as np
+
+    n = len(records)
+    lengths = list(map(len, records))
+    headers = list(map(_HEADERS_BY_LENGTH.get, lengths))
+    if None in headers:
+        headers = list(map(cached_header, lengths))
+    c = np.fromiter(map(_crc32c, records), dtype=np.uint32, count=n)
+    masked = ((c >> np.uint32(15)) | (c << np.uint32(17))) + np.uint32(_MASK_DELTA)
+    parts: list[Any] = [None] * (3 * n)
+    parts[0::3] = headers
+    parts[1::3] = records
+    parts[2::3] = map(_U32.pack, masked.tolist())
+    return b"".join(parts)
+
+
+_HEADERS_BY_LENGTH: dict[int, bytes] = {}  # the headers of the first 4096 lengths met
+
+
+def cached_header(length: int) -> bytes:
+    """frame_header(length), remembered for the lengths met most (writers frame many of one length)."""
+    header = _HEADERS_BY_LENGTH.get(length)
+    if header is None:
+        header = frame_header(length)
+        if len(_HEADERS_BY_LENGTH) < 4096:
+            _HEADERS_BY_LENGTH[length] = header
+    return header

@@ -1,0 +1,116 @@
+# Recognising what a file holds from its first bytes. A TFRecord file starts with a
+# record header whose length CRC matches (or is empty), or is GZIP / ZLIB data whose
+# first inflated bytes are such a header. Anything else gets the one "not a TFRecord
+# file" error of the package, which says in words what the file looks like instead
+# (a PNG image, JSON text, an index sidecar ...), wherever it is detected: the
+# streaming reader, random access, indexing, verify and the input resolver.
+from __future__ import annotations
+
+import zlib
+
+from tfrecord_lite._errors import NotTFRecordError, PathName
+from tfrecord_lite._wire.framing import HEADER_SIZE, header_is_valid
+
+SNIFF_SIZE = 4096  # bytes read to recognise a file
+_GZIP_MAGIC = b"\x1f\x8b"
+_WBITS = {"gzip": 31, "zlib": 15}
+_MAGICS = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"BM", "a BMP image"),
+    (b"RIFF", "a RIFF file (WebP, WAV, AVI)"),
+    (b"PK\x03\x04", "a ZIP archive"),
+    (b"%PDF", "a PDF document"),
+    (b"PAR1", "a Parquet file"),
+    (b"ARROW1", "an Arrow IPC file"),
+    (b"TFRLIDX\0", "a tfrecord_lite index sidecar (.tfrlidx)"),
+    (b"\x93NUMPY", "a NumPy .npy array"),
+    (b"\x89HDF", "an HDF5 file"),
+    (b"BZh", "bzip2 data"),
+    (b"\xfd7zXZ", "XZ data"),
+    (b"\x28\xb5\x2f\xfd", "Zstandard data"),
+)
+
+
+def sniff_compression(head: bytes) -> str:
+    """'' | 'gzip' | 'zlib' | 'unknown' from the first bytes of a file (at least 12 when there are).
+    A file of fewer than 12 bytes that is not compressed is a plain file whose first record is
+    truncated (the reader says so), not an unknown kind."""
+    if not head or header_is_valid(head):
+        return ""
+    if head[:2] == _GZIP_MAGIC:
+        return "gzip"
+    if len(head) >= 2 and head[0] & 0x0F == 8 and head[0] >> 4 <= 7 and (head[0] << 8 | head[1]) % 31 == 0:
+        return "zlib"
+    return "" if len(head) < HEADER_SIZE else "unknown"  # shorter: a truncated first record
+
+
+def inflates(head: bytes, compression: str) -> bool:
+    """Whether the first bytes of a file start a GZIP / ZLIB stream: they inflate to something
+    before any error (a stream damaged later is still a stream)."""
+    inflater = zlib.decompressobj(_WBITS[compression])
+    for at in range(0, len(head), 16):
+        try:
+            if inflater.decompress(head[at : at + 16], 1) or inflater.eof:
+                return True
+        except zlib.error:
+            return False
+    return True
+
+
+def inflated_head(head: bytes, compression: str) -> bytes | None:
+    """The first (up to 12) bytes `head` inflates to; None when it is not valid GZIP / ZLIB data."""
+    try:
+        return zlib.decompressobj(_WBITS[compression]).decompress(head, HEADER_SIZE)
+    except zlib.error:
+        return None
+
+
+def holds_records(head: bytes) -> bool:
+    """Whether a file starting with `head` (SNIFF_SIZE bytes, or all of a shorter file) is a
+    TFRecord file: plain, or GZIP / ZLIB data that inflates to a record header."""
+    kind = sniff_compression(head)
+    if kind in ("", "unknown"):
+        return not head or header_is_valid(head)  # an empty file is a TFRecord file of no records
+    inner = inflated_head(head, kind)
+    return inner is not None and (header_is_valid(inner) or (not inner and len(head) < SNIFF_SIZE))
+
+
+def looks_like(head: bytes) -> str:
+    """What a file that starts with `head` looks like, in words ('a PNG image', 'JSON text' ...)."""
+    for magic, what in _MAGICS:
+        if head.startswith(magic):
+            return what
+    kind = sniff_compression(head)
+    if kind in ("gzip", "zlib"):
+        inner = inflated_head(head, kind)
+        return f"{kind.upper()} data that does not hold TFRecords" if inner else f"damaged {kind.upper()} data"
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as err:
+        if err.start < len(head) - 3:  # not just a character cut at the end of `head`
+            return "binary data of an unknown kind (or a TFRecord file whose first record header is damaged)"
+        text = head[: err.start].decode("utf-8")
+    words = text.split()
+    if words and len(words) % 2 == 0 and all(w.isdigit() for w in words[:-1]):
+        return "a text index ('offset length' lines, as DALI writes)"
+    if text.lstrip().startswith(("{", "[")):
+        return "JSON text"
+    return "text"
+
+
+def not_a_tfrecord(path: PathName, head: bytes) -> NotTFRecordError:
+    """The error for a file that starts with `head` and holds no records."""
+    return NotTFRecordError(
+        f"not a TFRecord file: it looks like {looks_like(head)} (a TFRecord file starts with a "
+        "record header, or is GZIP / ZLIB data that does)",
+        path=path,
+        offset=0,
+    )
+
+
+def read_head(path: str) -> bytes:
+    """The first SNIFF_SIZE bytes of a local file."""
+    with open(path, "rb") as fh:
+        return fh.read(SNIFF_SIZE)
