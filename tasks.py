@@ -11,7 +11,8 @@
     python3 tasks.py docs [--serve] build the docs site into site/ (or serve it live)
     python3 tasks.py package        build the sdist and wheel, check them, smoke-test the wheel
                                     alone in a fresh venv
-    python3 tasks.py lint           ruff check, ruff format --check, mypy (all configured in pyproject.toml)
+    python3 tasks.py lint           ruff check, ruff format --check, mypy, lint-imports (the layers
+                                    contract; all configured in pyproject.toml)
     python3 tasks.py bench [args]   run benchmarks/run.py against TensorFlow and `tfrecord`
     python3 tasks.py bench-ray [args]
                                     run benchmarks/ray_read.py: our Ray reader against Ray's own
@@ -410,9 +411,11 @@ def task_package(args: list[str]) -> int:
 # ---------------------------------------------------------------- lint
 
 LINTERS = {
-    "ruff check": ["ruff", "check", "."],
-    "ruff format --check": ["ruff", "format", "--check", "."],
-    "mypy": ["mypy"],  # what and how strictly: [tool.mypy] in pyproject.toml
+    "ruff check": ["-m", "ruff", "check", "."],
+    "ruff format --check": ["-m", "ruff", "format", "--check", "."],
+    "mypy": ["-m", "mypy"],  # what and how strictly: [tool.mypy] in pyproject.toml
+    # the layers contract in [tool.importlinter] of pyproject.toml: imports run one way, down the layers
+    "lint-imports": ["-c", "import sys; from importlinter.cli import lint_imports_command as c; sys.exit(c())"],
 }
 
 
@@ -424,7 +427,7 @@ def task_lint(args: list[str]) -> int:
     results: dict[str, int] = {}
     for label, command in LINTERS.items():
         log(f"lint: {label}")
-        results[label] = run([str(python), "-m", *command])
+        results[label] = run([str(python), *command])
     return summarize("lint summary", results)
 
 

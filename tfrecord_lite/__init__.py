@@ -1,11 +1,13 @@
-# tfrecord_lite: TFRecord files and tf.train.Example protos without TensorFlow.
-# The public surface is re-exported here from private modules; everything not
-# listed in __all__ is internal. Optional dependencies (torch, Pillow, fsspec,
-# tqdm, pyarrow) are imported only by the edge modules that need them.
-#
-# The names are loaded lazily (PEP 562): `import tfrecord_lite` costs a few
-# milliseconds, and numpy / protobuf are imported when a name that needs them is
-# first used. Command-line help and freshly spawned DataLoader workers start fast.
+"""tfrecord_lite: TFRecord files and tf.train.Example protos without TensorFlow.
+The public surface is re-exported here from private modules; everything not
+listed in __all__ is internal. Optional dependencies (torch, Pillow, fsspec,
+tqdm, pyarrow) are imported only by the edge modules that need them.
+
+The names are loaded lazily (PEP 562): `import tfrecord_lite` costs a few
+milliseconds, and numpy / protobuf are imported when a name that needs them is
+first used. Command-line help and freshly spawned DataLoader workers start fast.
+"""
+
 from __future__ import annotations
 
 import importlib

@@ -1,4 +1,5 @@
-# `python -m tfrecord_lite ...` runs the `tfrecord-lite` command line.
+"""`python -m tfrecord_lite ...` runs the `tfrecord-lite` command line."""
+
 from tfrecord_lite.cli import main
 
 raise SystemExit(main())

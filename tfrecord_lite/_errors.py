@@ -1,6 +1,8 @@
-# The exception hierarchy. Every error the library raises on bad data derives
-# from TFRecordError, so `except tfr.TFRecordError` catches them all; errors
-# about values that do not fit a spec are also ValueErrors, as in TensorFlow.
+"""The exception hierarchy. Every error the library raises on bad data derives
+from TFRecordError, so `except tfr.TFRecordError` catches them all; errors
+about values that do not fit a spec are also ValueErrors, as in TensorFlow.
+"""
+
 from __future__ import annotations
 
 import os

@@ -1,7 +1,9 @@
-# How the library's objects show themselves: `ClassName(what, detail, ..., state)`,
-# with the path(s), compression, count when known, open / closed and spec keys.
-# Long lists (many shards, many keys) are shortened to their ends and a count, so a
-# repr stays one readable line in a notebook or a log.
+"""How the library's objects show themselves: `ClassName(what, detail, ..., state)`,
+with the path(s), compression, count when known, open / closed and spec keys.
+Long lists (many shards, many keys) are shortened to their ends and a count, so a
+repr stays one readable line in a notebook or a log.
+"""
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence

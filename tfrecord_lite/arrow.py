@@ -1,10 +1,12 @@
-# Apache Arrow adapter (imports pyarrow; `import tfrecord_lite` never imports this module).
-#
-# Strategy: decoding is done by the batch decoder, which hands back flat columns (_flat:
-# a flat run of values, offsets, presence); this module only wraps those buffers in Arrow
-# arrays of the types the spec asks for (tfx-bsl's types without one). Encoding goes the
-# other way: each Arrow column is flattened to numpy values plus per-row offsets, checked
-# for a type an Example can hold, and the records are encoded row by row by the codec.
+"""Apache Arrow adapter (imports pyarrow; `import tfrecord_lite` never imports this module).
+
+Strategy: decoding is done by the batch decoder, which hands back flat columns (flat:
+a flat run of values, offsets, presence); this module only wraps those buffers in Arrow
+arrays of the types the spec asks for (tfx-bsl's types without one). Encoding goes the
+other way: each Arrow column is flattened to numpy values plus per-row offsets, checked
+for a type an Example can hold, and the records are encoded row by row by the codec.
+"""
+
 from __future__ import annotations
 
 import os

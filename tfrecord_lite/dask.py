@@ -1,11 +1,13 @@
-# Dask adapter (extra [dask]; `import tfrecord_lite` never imports this module): TFRecord files read
-# into a dask.dataframe.DataFrame, with no TensorFlow.
-#
-# Strategy: dask.dataframe.from_map over the pieces of _pieces — one partition per file, or per
-# record range of an uncompressed file when more partitions than files are asked for. A partition
-# decodes its Arrow record batches (decode_arrow) and converts them to pandas. The meta (the empty
-# frame every partition matches) comes from the spec's Arrow types, or without a spec from the first
-# batch of the first file; a partition that has a key the meta lacks is an error naming the file.
+"""Dask adapter (extra [dask]; `import tfrecord_lite` never imports this module): TFRecord files read
+into a dask.dataframe.DataFrame, with no TensorFlow.
+
+Strategy: dask.dataframe.from_map over the pieces of pieces — one partition per file, or per
+record range of an uncompressed file when more partitions than files are asked for. A partition
+decodes its Arrow record batches (decode_arrow) and converts them to pandas. The meta (the empty
+frame every partition matches) comes from the spec's Arrow types, or without a spec from the first
+batch of the first file; a partition that has a key the meta lacks is an error naming the file.
+"""
+
 from __future__ import annotations
 
 from collections.abc import Mapping

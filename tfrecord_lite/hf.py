@@ -1,13 +1,15 @@
-# Hugging Face `datasets` adapter (extra [hf]; `import tfrecord_lite` never imports this module):
-# TFRecord files as a datasets.Dataset (Arrow-backed, memory-mapped from the datasets cache) or an
-# IterableDataset whose shards are the files, with no TensorFlow.
-#
-# Strategy: an ArrowBasedBuilder — the builder `datasets` itself uses for Arrow and Parquet files —
-# whose tables are the record batches of iter_arrow_batches (no per-row Python generator), cast to
-# HF Features derived from the spec (inferred from the first file when none is given). Building
-# with num_proc, streaming, split_dataset_by_node and DataLoader workers then divide the files as
-# `datasets` divides any sharded builder's. The TF image layout (image/encoded) becomes an Image()
-# column: its bytes wrapped in the struct<bytes, path> that Image() stores, decoded to PIL on access.
+"""Hugging Face `datasets` adapter (extra [hf]; `import tfrecord_lite` never imports this module):
+TFRecord files as a datasets.Dataset (Arrow-backed, memory-mapped from the datasets cache) or an
+IterableDataset whose shards are the files, with no TensorFlow.
+
+Strategy: an ArrowBasedBuilder — the builder `datasets` itself uses for Arrow and Parquet files —
+whose tables are the record batches of iter_arrow_batches (no per-row Python generator), cast to
+HF Features derived from the spec (inferred from the first file when none is given). Building
+with num_proc, streaming, split_dataset_by_node and DataLoader workers then divide the files as
+`datasets` divides any sharded builder's. The TF image layout (image/encoded) becomes an Image()
+column: its bytes wrapped in the struct<bytes, path> that Image() stores, decoded to PIL on access.
+"""
+
 from __future__ import annotations
 
 import hashlib

@@ -1,18 +1,20 @@
-# Image datasets as TFRecord shards, laid out the way TensorFlow's image
-# pipelines expect (image/encoded, image/format, image/height, image/width,
-# image/class/label, image/class/text, image/filename).
-#
-# Strategy: packing stores each file's original encoded bytes (re-encoding only
-# when a resize or a format is asked for); Pillow is used once per image to read
-# its size and to prove that it decodes, so a broken file is caught at packing
-# time, with its path, instead of in the middle of a training run. Class ids live
-# in a JSON label map beside the shards ("<prefix>.labels.json", {name: id});
-# appending reuses it, so existing ids never change and new classes get new
-# ids, and skips images whose image/filename the dataset already holds. The new
-# shards and the label map are one _publish.Publication: they appear together or
-# not at all, and the prefix is locked meanwhile (two appends never interleave).
-# Pillow (and torch, for ImageTransform) are imported lazily, inside functions, so
-# `import tfrecord_lite.images` costs nothing extra.
+"""Image datasets as TFRecord shards, laid out the way TensorFlow's image
+pipelines expect (image/encoded, image/format, image/height, image/width,
+image/class/label, image/class/text, image/filename).
+
+Strategy: packing stores each file's original encoded bytes (re-encoding only
+when a resize or a format is asked for); Pillow is used once per image to read
+its size and to prove that it decodes, so a broken file is caught at packing
+time, with its path, instead of in the middle of a training run. Class ids live
+in a JSON label map beside the shards ("<prefix>.labels.json", {name: id});
+appending reuses it, so existing ids never change and new classes get new
+ids, and skips images whose image/filename the dataset already holds. The new
+shards and the label map are one publish.Publication: they appear together or
+not at all, and the prefix is locked meanwhile (two appends never interleave).
+Pillow (and torch, for ImageTransform) are imported lazily, inside functions, so
+`import tfrecord_lite.images` costs nothing extra.
+"""
+
 from __future__ import annotations
 
 import csv

@@ -1,13 +1,15 @@
-# Ray Data adapter (extra [ray]; `import tfrecord_lite` never imports this module): TFRecord files
-# read into a ray.data.Dataset and a Dataset written out as TFRecord shards, with no TensorFlow.
-#
-# Strategy: reading is a ray.data.Datasource, Ray's public (PublicAPI) interface for custom sources,
-# not FileBasedDatasource: that one is a developer API whose hooks have changed between releases,
-# and it splits by whole files, where large files here are split by record ranges (_pieces). Each
-# read task yields decode_arrow's record batches as its blocks. Writing is a Datasink: each write
-# task writes its rows (encode_arrow) to files under temporary names of this write and returns their
-# names; on_write_complete, on the driver once every task has succeeded, renames them to TensorFlow's
-# shard names and removes what failed attempts left, so a reader never meets a torn shard.
+"""Ray Data adapter (extra [ray]; `import tfrecord_lite` never imports this module): TFRecord files
+read into a ray.data.Dataset and a Dataset written out as TFRecord shards, with no TensorFlow.
+
+Strategy: reading is a ray.data.Datasource, Ray's public (PublicAPI) interface for custom sources,
+not FileBasedDatasource: that one is a developer API whose hooks have changed between releases,
+and it splits by whole files, where large files here are split by record ranges (pieces). Each
+read task yields decode_arrow's record batches as its blocks. Writing is a Datasink: each write
+task writes its rows (encode_arrow) to files under temporary names of this write and returns their
+names; on_write_complete, on the driver once every task has succeeded, renames them to TensorFlow's
+shard names and removes what failed attempts left, so a reader never meets a torn shard.
+"""
+
 from __future__ import annotations
 
 import contextlib

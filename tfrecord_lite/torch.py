@@ -1,22 +1,24 @@
-# PyTorch adapters (imports torch; `import tfrecord_lite` never imports this module).
-#
-# Map-style: TFRecordDataset indexes its shards (ShardedRecords, memory-mapped, reopened
-# in each process) so len / [i] / DataLoader(shuffle=True) / DistributedSampler just work.
-#
-# Streaming: IterableTFRecordDataset gives every *consumer* (one DataLoader worker of one
-# torch.distributed rank; consumer = rank * num_workers + worker_id) a disjoint Share of the
-# records. The plan (_plan.py, torch-free) is a pure function of (record counts, shard order, consumers): every
-# consumer computes the same plan from the same seed and epoch, so no communication is
-# needed and the union is every record exactly once. Splits: whole shards ("shard"),
-# contiguous record ranges of the concatenated shards ("range", needs counts, i.e. the
-# index of uncompressed files), or "stride" (consumers sharing one compressed shard each
-# read it whole and keep every k-th record). Shuffling = seeded shard order + a bounded
-# per-consumer buffer. A resumable position is just (epoch, items yielded): the pipeline
-# is deterministic, so resuming replays the raw record stream (no decoding) up to the
-# position; without a shuffle buffer, indexed files skip straight to it.
-#
-# This module holds the datasets only: batching is _collate.py's (re-exported here), reading a
-# plan's segments _segments.py's, the plan itself _plan.py's.
+"""PyTorch adapters (imports torch; `import tfrecord_lite` never imports this module).
+
+Map-style: TFRecordDataset indexes its shards (ShardedRecords, memory-mapped, reopened
+in each process) so len / [i] / DataLoader(shuffle=True) / DistributedSampler just work.
+
+Streaming: IterableTFRecordDataset gives every *consumer* (one DataLoader worker of one
+torch.distributed rank; consumer = rank * num_workers + worker_id) a disjoint Share of the
+records. The plan (_datasets/plan.py, torch-free) is a pure function of (record counts, shard order, consumers): every
+consumer computes the same plan from the same seed and epoch, so no communication is
+needed and the union is every record exactly once. Splits: whole shards ("shard"),
+contiguous record ranges of the concatenated shards ("range", needs counts, i.e. the
+index of uncompressed files), or "stride" (consumers sharing one compressed shard each
+read it whole and keep every k-th record). Shuffling = seeded shard order + a bounded
+per-consumer buffer. A resumable position is just (epoch, items yielded): the pipeline
+is deterministic, so resuming replays the raw record stream (no decoding) up to the
+position; without a shuffle buffer, indexed files skip straight to it.
+
+This module holds the datasets only: batching is _datasets/collate.py's (re-exported here), reading a
+plan's segments _datasets/segments.py's, the plan itself _datasets/plan.py's.
+"""
+
 from __future__ import annotations
 
 import bisect

@@ -1,24 +1,26 @@
-# Which zlib implementation inflates (and, when asked, deflates) GZIP / ZLIB
-# streams. All three speak the stdlib `zlib` API (decompressobj / compressobj,
-# `error`), so callers take a module from `library()` and use it as zlib. The order:
-# ISA-L (`isal.isal_zlib`, extra [fast]) first, then zlib-ng (`zlib_ng.zlib_ng`),
-# then the stdlib. On a GZIP TFRecord here (a loaded 2-core VM, medians of 5) ISA-L
-# inflated at 1.9x the stdlib and zlib-ng at 1.5x; ISA-L's deflate ran 8x the
-# stdlib's level 6 at the same ratio, zlib-ng's 1.5x; and ISA-L's wheels are small
-# and self-contained. So ISA-L is the one [fast] installs, and zlib-ng is used when
-# it is the one present. TFRECORD_LITE_INFLATE=isal|zlib-ng|zlib forces one (an
-# ImportError when it is not installed). Default writes never come here: they use
-# the stdlib with TensorFlow's settings, so their bytes are TensorFlow's.
-#
-# rapidgzip's parallel inflate is not used for big single files
-# (benchmarks/gzip_parallel.py): on a 1 GiB GZIP TFRecord here (2 cores shared with
-# other jobs) it took 13.2 s of CPU with 2 threads and 5.9 s with 1, against ISA-L's
-# 5.5 s, and longer in wall time (79 s, 56 s, against 25 s). Its second thread at best
-# halves the wall time on an idle machine, at twice the CPU, and whether a core is
-# free cannot be known from inside the process; and reading records, the framing loop
-# (22 s of CPU for that file's 20M records), not the inflate, is the bound. A GZIP
-# file with a sidecar index is inflated in threads from its seek points instead
-# (_parallel_inflate.py).
+"""Which zlib implementation inflates (and, when asked, deflates) GZIP / ZLIB
+streams. All three speak the stdlib `zlib` API (decompressobj / compressobj,
+`error`), so callers take a module from `library()` and use it as zlib. The order:
+ISA-L (`isal.isal_zlib`, extra [fast]) first, then zlib-ng (`zlib_ng.zlib_ng`),
+then the stdlib. On a GZIP TFRecord here (a loaded 2-core VM, medians of 5) ISA-L
+inflated at 1.9x the stdlib and zlib-ng at 1.5x; ISA-L's deflate ran 8x the
+stdlib's level 6 at the same ratio, zlib-ng's 1.5x; and ISA-L's wheels are small
+and self-contained. So ISA-L is the one [fast] installs, and zlib-ng is used when
+it is the one present. TFRECORD_LITE_INFLATE=isal|zlib-ng|zlib forces one (an
+ImportError when it is not installed). Default writes never come here: they use
+the stdlib with TensorFlow's settings, so their bytes are TensorFlow's.
+
+rapidgzip's parallel inflate is not used for big single files
+(benchmarks/gzip_parallel.py): on a 1 GiB GZIP TFRecord here (2 cores shared with
+other jobs) it took 13.2 s of CPU with 2 threads and 5.9 s with 1, against ISA-L's
+5.5 s, and longer in wall time (79 s, 56 s, against 25 s). Its second thread at best
+halves the wall time on an idle machine, at twice the CPU, and whether a core is
+free cannot be known from inside the process; and reading records, the framing loop
+(22 s of CPU for that file's 20M records), not the inflate, is the bound. A GZIP
+file with a sidecar index is inflated in threads from its seek points instead
+(_index/parallel_inflate.py).
+"""
+
 from __future__ import annotations
 
 import functools

@@ -1,14 +1,16 @@
-# Pieces: how a distributed engine (Ray Data, Dask) divides a TFRecord dataset into independent
-# read tasks, and what one task reads.
-#
-# Strategy: a piece is a whole file, or a record range of an uncompressed local file. Files are
-# split only when there are fewer of them than the tasks wanted: each gets a share of the tasks in
-# proportion to its size, cut at record boundaries found in its index (the sidecar, built and saved
-# by one scan when missing), never into ranges shorter than one batch. A range piece carries its
-# TFRecordFile, which pickles as its path (the worker maps the sidecar in O(1)) or, where no sidecar
-# could be saved, with the offsets themselves. Compressed files and URLs are streamed whole (URLs
-# through fsspec, with the caller's storage options or filesystem object). Every read goes through
-# the library's readers, so CRCs are checked and errors name the file and offset.
+"""Pieces: how a distributed engine (Ray Data, Dask) divides a TFRecord dataset into independent
+read tasks, and what one task reads.
+
+Strategy: a piece is a whole file, or a record range of an uncompressed local file. Files are
+split only when there are fewer of them than the tasks wanted: each gets a share of the tasks in
+proportion to its size, cut at record boundaries found in its index (the sidecar, built and saved
+by one scan when missing), never into ranges shorter than one batch. A range piece carries its
+TFRecordFile, which pickles as its path (the worker maps the sidecar in O(1)) or, where no sidecar
+could be saved, with the offsets themselves. Compressed files and URLs are streamed whole (URLs
+through fsspec, with the caller's storage options or filesystem object). Every read goes through
+the library's readers, so CRCs are checked and errors name the file and offset.
+"""
+
 from __future__ import annotations
 
 import itertools

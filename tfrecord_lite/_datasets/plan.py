@@ -1,13 +1,15 @@
-# Planning who reads what in a streaming epoch, without torch: pure functions of
-# (record counts, shard order, consumers, seed, epoch), so every DataLoader worker of
-# every rank computes the same plan with no communication, and so they can be tested
-# where torch is not installed. torch.py adapts them to torch's workers and ranks.
-#
-# A consumer's Share is a list of Segments (record ranges of shards) plus a stride;
-# the splits are whole shards dealt round-robin ("shard"), contiguous ranges of the
-# concatenated shards ("range", needs the counts), or every k-th record of a shard
-# shared by k consumers ("stride"). Randomness comes from random.Random seeded by
-# mix_seed(seed, epoch, ...), so an epoch replays exactly (resumable positions).
+"""Planning who reads what in a streaming epoch, without torch: pure functions of
+(record counts, shard order, consumers, seed, epoch), so every DataLoader worker of
+every rank computes the same plan with no communication, and so they can be tested
+where torch is not installed. torch.py adapts them to torch's workers and ranks.
+
+A consumer's Share is a list of Segments (record ranges of shards) plus a stride;
+the splits are whole shards dealt round-robin ("shard"), contiguous ranges of the
+concatenated shards ("range", needs the counts), or every k-th record of a shard
+shared by k consumers ("stride"). Randomness comes from random.Random seeded by
+mix_seed(seed, epoch, ...), so an epoch replays exactly (resumable positions).
+"""
+
 from __future__ import annotations
 
 import bisect

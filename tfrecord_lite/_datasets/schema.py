@@ -1,12 +1,14 @@
-# What a set of records holds: each record decoded without a spec (an Example, a
-# SequenceExample, or raw bytes that are neither), per key the kinds, value counts and
-# presence (collect_schema, which the CLI's `schema` prints), and from those a spec
-# (infer_features) that decodes every record seen.
-#
-# Strategy: one pass of the single-record decoder over the first records; the statistics
-# are plain counters, so inference is a pure function of them. The spec is as tight as the
-# data allows: FixedLenFeature where every record has the same number of values of one
-# kind, VarLenFeature otherwise; two kinds under one key are an error naming both records.
+"""What a set of records holds: each record decoded without a spec (an Example, a
+SequenceExample, or raw bytes that are neither), per key the kinds, value counts and
+presence (collect_schema, which the CLI's `schema` prints), and from those a spec
+(infer_features) that decodes every record seen.
+
+Strategy: one pass of the single-record decoder over the first records; the statistics
+are plain counters, so inference is a pure function of them. The spec is as tight as the
+data allows: FixedLenFeature where every record has the same number of values of one
+kind, VarLenFeature otherwise; two kinds under one key are an error naming both records.
+"""
+
 from __future__ import annotations
 
 import itertools

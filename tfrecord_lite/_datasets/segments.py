@@ -1,10 +1,12 @@
-# Reading a streaming plan's segments (record ranges of shards, _plan.py), without torch.
-#
-# A segment of an uncompressed file is read through the file's index when that costs no extra
-# pass (it starts inside the file, or the sidecar exists); every other segment is streamed, and a
-# policy that skips damage always streams (an index has no place for a damaged record). A resumed
-# position skips whole segments, and into the next one, by their known lengths instead of reading
-# them. Streamed objects of a store have their first blocks fetched `prefetch` segments ahead.
+"""Reading a streaming plan's segments (record ranges of shards, _datasets/plan.py), without torch.
+
+A segment of an uncompressed file is read through the file's index when that costs no extra
+pass (it starts inside the file, or the sidecar exists); every other segment is streamed, and a
+policy that skips damage always streams (an index has no place for a damaged record). A resumed
+position skips whole segments, and into the next one, by their known lengths instead of reading
+them. Streamed objects of a store have their first blocks fetched `prefetch` segments ahead.
+"""
+
 from __future__ import annotations
 
 import itertools

@@ -1,22 +1,24 @@
-# Datasets made of many TFRecord files ("shards"). Reading: ShardedRecords opens
-# every shard as a TFRecordFile (O(1) each with a sidecar), keeps the cumulative
-# record counts, and maps a global index to (shard, local index) by bisection.
-# Writing: ShardedWriter writes TensorFlow-style names, `prefix-00003-of-00010
-# .tfrecord`, as one _publish.Publication: the shards and their index sidecars
-# (saved from the offsets written, without a second scan) are staged under
-# temporary names and appear together at close, or not at all; the prefix is
-# locked meanwhile, so two writers never number their shards from the same point.
-#
-# Growth rule: shard numbers only ever increase. Writing more shards later
-# (append=True) numbers them after the highest existing one and gives them the
-# new shard total in `-of-`; old shards keep their names. Reading in sorted name
-# order therefore keeps every old record at its global index, and readers that
-# listed the old files keep working.
-#
-# A URL prefix (s3://bucket/train) uses a _remote.RemotePublication instead: each
-# shard is an upload to a hidden staging object that appears only when complete,
-# its sidecar is uploaded from the offsets written, and close() gives them their
-# final names. An exception cancels the open uploads and removes the staged objects.
+"""Datasets made of many TFRecord files ("shards"). Reading: ShardedRecords opens
+every shard as a TFRecordFile (O(1) each with a sidecar), keeps the cumulative
+record counts, and maps a global index to (shard, local index) by bisection.
+Writing: ShardedWriter writes TensorFlow-style names, `prefix-00003-of-00010
+.tfrecord`, as one publish.Publication: the shards and their index sidecars
+(saved from the offsets written, without a second scan) are staged under
+temporary names and appear together at close, or not at all; the prefix is
+locked meanwhile, so two writers never number their shards from the same point.
+
+Growth rule: shard numbers only ever increase. Writing more shards later
+(append=True) numbers them after the highest existing one and gives them the
+new shard total in `-of-`; old shards keep their names. Reading in sorted name
+order therefore keeps every old record at its global index, and readers that
+listed the old files keep working.
+
+A URL prefix (s3://bucket/train) uses a remote.RemotePublication instead: each
+shard is an upload to a hidden staging object that appears only when complete,
+its sidecar is uploaded from the offsets written, and close() gives them their
+final names. An exception cancels the open uploads and removes the staged objects.
+"""
+
 from __future__ import annotations
 
 import bisect

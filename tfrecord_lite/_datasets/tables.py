@@ -1,14 +1,16 @@
-# Columnar files — Parquet, Arrow IPC (Feather v2) and CSV — read and written batch by
-# batch, for conversions to and from TFRecord (the CLI's `convert`).
-#
-# Strategy: the format comes from the file's extension (or is given); reading yields the
-# file's record batches of about `batch_size` rows, writing takes record batches one at a
-# time (a Parquet row group each), so a conversion holds one batch in memory, whatever the
-# file size. Writers write under a temporary name and publish the file at the end (_publish):
-# the destination holds the old file or the new one, never half of one. A writer can run in
-# a thread of its own, fed through a short queue: pyarrow encodes and writes without the GIL,
-# so a conversion reads and decodes the next batch while the last one is written.
-# pyarrow is imported inside the functions, so the CLI can ask columnar_format cheaply.
+"""Columnar files — Parquet, Arrow IPC (Feather v2) and CSV — read and written batch by
+batch, for conversions to and from TFRecord (the CLI's `convert`).
+
+Strategy: the format comes from the file's extension (or is given); reading yields the
+file's record batches of about `batch_size` rows, writing takes record batches one at a
+time (a Parquet row group each), so a conversion holds one batch in memory, whatever the
+file size. Writers write under a temporary name and publish the file at the end (publish):
+the destination holds the old file or the new one, never half of one. A writer can run in
+a thread of its own, fed through a short queue: pyarrow encodes and writes without the GIL,
+so a conversion reads and decodes the next batch while the last one is written.
+pyarrow is imported inside the functions, so the CLI can ask columnar_format cheaply.
+"""
+
 from __future__ import annotations
 
 import contextlib

@@ -1,16 +1,18 @@
-# The Example / SequenceExample codec, sans-I/O: bytes in, dicts out, and back.
-#
-# Decoding walks the protobuf wire format directly instead of building message
-# objects: a Feature is reduced to its kind plus the byte ranges that hold its
-# values, and values are materialised in one step (np.frombuffer for packed
-# floats, the protobuf runtime's packed parser or numpy for int64 lists). A
-# record whose skeleton equals the last one of its length reuses that parse. Protobuf semantics are
-# kept exactly: unknown fields are skipped, packed and unpacked encodings are
-# both read, a repeated map key keeps its last entry, a repeated oneof field
-# merges, a different one replaces. The protobuf classes in _proto serve as the
-# independent reference implementation in the tests.
-#
-# Encoding writes the wire format straight from Python values and numpy arrays.
+"""The Example / SequenceExample codec, sans-I/O: bytes in, dicts out, and back.
+
+Decoding walks the protobuf wire format directly instead of building message
+objects: a Feature is reduced to its kind plus the byte ranges that hold its
+values, and values are materialised in one step (np.frombuffer for packed
+floats, the protobuf runtime's packed parser or numpy for int64 lists). A
+record whose skeleton equals the last one of its length reuses that parse. Protobuf semantics are
+kept exactly: unknown fields are skipped, packed and unpacked encodings are
+both read, a repeated map key keeps its last entry, a repeated oneof field
+merges, a different one replaces. The protobuf classes in proto serve as the
+independent reference implementation in the tests.
+
+Encoding writes the wire format straight from Python values and numpy arrays.
+"""
+
 from __future__ import annotations
 
 import math

@@ -1,27 +1,29 @@
-# Batched, columnar Example parsing — the counterpart of tf.io.parse_example.
-#
-# Strategy: the records of a batch lie in one buffer (the reader's, or the
-# records joined). Records of one dataset mostly share their skeleton (every
-# byte outside the values): one record per length is parsed, the others of that
-# length are compared with it in one numpy operation and their values taken from
-# the same offsets. The rest are parsed in lockstep with numpy — each step
-# handles the same protobuf level of every record at once (Example -> map
-# entries -> key / Feature -> value list). Either way the Python cost is per
-# batch, not per record, and each feature's numbers are gathered and decoded
-# once: packed floats by one frombuffer, int64 varints by one packed parse.
-#
-# The lockstep parser accepts only the canonical layout that every protobuf
-# writer produces (one Features field, key before value, packed numeric lists,
-# ASCII keys). A record that deviates in any way — unpacked lists, repeated
-# oneof fields, unknown fields, malformed data — and a record that does not fit
-# its spec are decoded by the single-record decoder (_codec.decode_example),
-# which gives the answer or raises the error that record deserves. So results
-# and errors are by construction those of decode_example, record by record.
-# Of large records (images) only what lies outside their long bytes values is
-# joined; those values are sliced once out of the records themselves, where
-# joining them would copy them twice (_decode_sparse).
-# This module works on bytes only; joining the records and slicing values out of the join
-# is _joins.py, reading batches from files _example_batches.py.
+"""Batched, columnar Example parsing — the counterpart of tf.io.parse_example.
+
+Strategy: the records of a batch lie in one buffer (the reader's, or the
+records joined). Records of one dataset mostly share their skeleton (every
+byte outside the values): one record per length is parsed, the others of that
+length are compared with it in one numpy operation and their values taken from
+the same offsets. The rest are parsed in lockstep with numpy — each step
+handles the same protobuf level of every record at once (Example -> map
+entries -> key / Feature -> value list). Either way the Python cost is per
+batch, not per record, and each feature's numbers are gathered and decoded
+once: packed floats by one frombuffer, int64 varints by one packed parse.
+
+The lockstep parser accepts only the canonical layout that every protobuf
+writer produces (one Features field, key before value, packed numeric lists,
+ASCII keys). A record that deviates in any way — unpacked lists, repeated
+oneof fields, unknown fields, malformed data — and a record that does not fit
+its spec are decoded by the single-record decoder (codec.decode_example),
+which gives the answer or raises the error that record deserves. So results
+and errors are by construction those of decode_example, record by record.
+Of large records (images) only what lies outside their long bytes values is
+joined; those values are sliced once out of the records themselves, where
+joining them would copy them twice (_decode_sparse).
+This module works on bytes only; joining the records and slicing values out of the join
+is _example/joins.py, reading batches from files _records/example_batches.py.
+"""
+
 from __future__ import annotations
 
 import functools
@@ -567,7 +569,7 @@ class Match(NamedTuple):
 
     rows: np.ndarray
     base: np.ndarray
-    layout: Any  # _codec._Layout
+    layout: Any  # codec._Layout
 
 
 def match_layouts(buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: np.ndarray) -> list[Match]:

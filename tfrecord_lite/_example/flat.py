@@ -1,20 +1,22 @@
-# Flat columns: each feature of a batch as one flat run of values plus a count per row —
-# the layout of Arrow (and Parquet) columns, built without a Python object per number.
-#
-# Strategy: the batch decoder (_columnar) does all the parsing; this module gives it another
-# last step (an Assembly) that keeps the values flat, with per-row counts and presence,
-# instead of shaping numpy arrays; with a spec, a list of records goes in by decode_examples'
-# own entry (_columnar._decode), so both decode alike. A batch decoded without a spec first
-# learns its keys and kinds: records that share a layout (_columnar.match_layouts) share its keys, the map
-# entries of the others are walked in lockstep (as _columnar parses) and their keys told
-# apart with one numpy unique over their bytes; only records the lockstep walk does not
-# accept are decoded one by one. Each key then decodes as a VarLenFeature of its kind, and
-# "present" is remembered, so a missing or kindless feature is null, not empty. Columns
-# come sorted by key, as tfx-bsl orders them. When every record of the batch has a layout
-# (the common case: one dataset, one writer), the batch decoder is skipped: each feature's
-# value spans are looked up per row in a small table per layout, already in row order, and
-# gathered once (a run of one varint a row is read in place).
-# SequenceExamples have no batch parser: they are decoded record by record and flattened.
+"""Flat columns: each feature of a batch as one flat run of values plus a count per row —
+the layout of Arrow (and Parquet) columns, built without a Python object per number.
+
+Strategy: the batch decoder (columnar) does all the parsing; this module gives it another
+last step (an Assembly) that keeps the values flat, with per-row counts and presence,
+instead of shaping numpy arrays; with a spec, a list of records goes in by decode_examples'
+own entry (columnar._decode), so both decode alike. A batch decoded without a spec first
+learns its keys and kinds: records that share a layout (columnar.match_layouts) share its keys, the map
+entries of the others are walked in lockstep (as columnar parses) and their keys told
+apart with one numpy unique over their bytes; only records the lockstep walk does not
+accept are decoded one by one. Each key then decodes as a VarLenFeature of its kind, and
+"present" is remembered, so a missing or kindless feature is null, not empty. Columns
+come sorted by key, as tfx-bsl orders them. When every record of the batch has a layout
+(the common case: one dataset, one writer), the batch decoder is skipped: each feature's
+value spans are looked up per row in a small table per layout, already in row order, and
+gathered once (a run of one varint a row is read in place).
+SequenceExamples have no batch parser: they are decoded record by record and flattened.
+"""
+
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence

@@ -1,8 +1,10 @@
-# A batch's records in one buffer, and its bytes values sliced back out: the records
-# joined (small ones afresh, larger ones into a buffer reused per thread, large ones with
-# their long values left out), and the slicers that give a value at an offset into that
-# join as bytes or as a memoryview, from the join or from the record that holds it.
-# _columnar's batch decoder works on the join; this module is only where the bytes lie.
+"""A batch's records in one buffer, and its bytes values sliced back out: the records
+joined (small ones afresh, larger ones into a buffer reused per thread, large ones with
+their long values left out), and the slicers that give a value at an offset into that
+join as bytes or as a memoryview, from the join or from the record that holds it.
+columnar's batch decoder works on the join; this module is only where the bytes lie.
+"""
+
 from __future__ import annotations
 
 import bisect

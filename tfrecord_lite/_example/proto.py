@@ -1,13 +1,15 @@
-# Protobuf message classes for Example / SequenceExample and their parts.
-#
-# Strategy: no generated _pb2 modules (they pin a protobuf runtime range).
-# _descriptor.py holds the serialized FileDescriptorProtos that protoc built
-# from proto/tfrecord_lite/*.proto (package `tfrecord_lite`, so they coexist
-# with TensorFlow's `tensorflow.*` messages in one process). At import we add
-# them to the default descriptor pool and build the classes with whichever
-# factory API the installed runtime has: `message_factory.GetMessageClass`
-# (protobuf >= 4.22) or `MessageFactory(pool).GetPrototype` (4.21, removed in
-# later runtimes). Works on every protobuf from 4.21 to 7.x.
+"""Protobuf message classes for Example / SequenceExample and their parts.
+
+Strategy: no generated _pb2 modules (they pin a protobuf runtime range).
+_example/descriptor.py holds the serialized FileDescriptorProtos that protoc built
+from proto/tfrecord_lite/*.proto (package `tfrecord_lite`, so they coexist
+with TensorFlow's `tensorflow.*` messages in one process). At import we add
+them to the default descriptor pool and build the classes with whichever
+factory API the installed runtime has: `message_factory.GetMessageClass`
+(protobuf >= 4.22) or `MessageFactory(pool).GetPrototype` (4.21, removed in
+later runtimes). Works on every protobuf from 4.21 to 7.x.
+"""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -78,7 +80,7 @@ _CLASSES = _build()
 BytesList = _CLASSES["BytesList"]
 FloatList = _CLASSES["FloatList"]
 Int64List = _CLASSES["Int64List"]
-Int64Words = _CLASSES["Int64Words"]  # internal: see _varint_words
+Int64Words = _CLASSES["Int64Words"]  # internal: see varint_words
 Feature = _CLASSES["Feature"]
 Features = _CLASSES["Features"]
 FeatureList = _CLASSES["FeatureList"]

@@ -1,9 +1,11 @@
-# Raw tensors: tf.io.decode_raw for numpy. A bytes value holding a packed array
-# (pixels, an embedding written with .tobytes()) becomes that array. A batch of
-# values (a list, or the object array a batch decoder returns) must hold values of
-# one length and becomes one array with a trailing dimension, as in TensorFlow.
-# The values are joined once and read by one np.frombuffer in the stated byte
-# order; the result is a fresh, writable array in native byte order.
+"""Raw tensors: tf.io.decode_raw for numpy. A bytes value holding a packed array
+(pixels, an embedding written with .tobytes()) becomes that array. A batch of
+values (a list, or the object array a batch decoder returns) must hold values of
+one length and becomes one array with a trailing dimension, as in TensorFlow.
+The values are joined once and read by one np.frombuffer in the stated byte
+order; the result is a fresh, writable array in native byte order.
+"""
+
 from __future__ import annotations
 
 import math

@@ -1,7 +1,9 @@
-# Feature specs, named and shaped as in tf.io: FixedLenFeature, VarLenFeature
-# and FixedLenSequenceFeature. A spec is a frozen value object; its dtype is
-# normalised to one of three kinds once, at construction, and a default value
-# is converted and shape-checked then too, so decoding only compares.
+"""Feature specs, named and shaped as in tf.io: FixedLenFeature, VarLenFeature
+and FixedLenSequenceFeature. A spec is a frozen value object; its dtype is
+normalised to one of three kinds once, at construction, and a default value
+is converted and shape-checked then too, so decoding only compares.
+"""
+
 from __future__ import annotations
 
 import dataclasses

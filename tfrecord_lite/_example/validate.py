@@ -1,9 +1,11 @@
-# Checking what users pass, where they pass it: a spec mapping, a callable, a
-# record to write. Each check says what was expected and what was found, and
-# where a likely mistake has a known fix (a key typo, the `tfrecord` package's
-# {"key": "byte"} descriptions, write() given a dict) it names the fix. Datasets
-# and batch decoders call these in their constructors, so a mistake surfaces
-# where it was made, not at the first item.
+"""Checking what users pass, where they pass it: a spec mapping, a callable, a
+record to write. Each check says what was expected and what was found, and
+where a likely mistake has a known fix (a key typo, the `tfrecord` package's
+{"key": "byte"} descriptions, write() given a dict) it names the fix. Datasets
+and batch decoders call these in their constructors, so a mistake surfaces
+where it was made, not at the first item.
+"""
+
 from __future__ import annotations
 
 import difflib

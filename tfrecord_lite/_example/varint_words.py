@@ -1,15 +1,17 @@
-# Packed int64 varints decoded by the protobuf runtime's C parser, for the
-# single-record decoder (_codec) and the batch decoders (_varint_batch).
-#
-# The parser turns a packed run into an Int64List, whose values live in a C array
-# of int64. Getting them out one Python int at a time (np.fromiter) costs 40 ns a
-# value — 2.5 µs of the 64 ids of a dense record. From protobuf 7.36 on, extending
-# one repeated field with another of the same C type copies that array in C, so
-# the values are copied into an Int64Words (repeated sfixed64) and serialized:
-# out come little-endian 8-byte words, which numpy reads in one call. Older
-# runtimes box every value in that copy (35-50 ns a value, measured on 4.21 to
-# 7.35), so they keep np.fromiter. A run the runtime rejects (a varint longer
-# than 10 bytes) is left to the caller's decoder, which reports it.
+"""Packed int64 varints decoded by the protobuf runtime's C parser, for the
+single-record decoder (codec) and the batch decoders (varint_batch).
+
+The parser turns a packed run into an Int64List, whose values live in a C array
+of int64. Getting them out one Python int at a time (np.fromiter) costs 40 ns a
+value — 2.5 µs of the 64 ids of a dense record. From protobuf 7.36 on, extending
+one repeated field with another of the same C type copies that array in C, so
+the values are copied into an Int64Words (repeated sfixed64) and serialized:
+out come little-endian 8-byte words, which numpy reads in one call. Older
+runtimes box every value in that copy (35-50 ns a value, measured on 4.21 to
+7.35), so they keep np.fromiter. A run the runtime rejects (a varint longer
+than 10 bytes) is left to the caller's decoder, which reports it.
+"""
+
 from __future__ import annotations
 
 import re

@@ -1,10 +1,12 @@
-# Appending to an existing TFRecord file (TFRecordWriter(append=True)) without
-# breaking it or its index sidecar. Before writing, prepare_append proves that the
-# file ends on a complete record: O(1) with a fresh sidecar, else a walk over the
-# record headers (payloads unread) plus one CRC check of the last record, so a torn
-# write is never built upon; an incomplete tail is an error, or cut off on request.
-# After writing, finish_append extends a sidecar that was fresh before by scanning
-# only the new records, so a dataset that grows keeps O(1) opening.
+"""Appending to an existing TFRecord file (TFRecordWriter(append=True)) without
+breaking it or its index sidecar. Before writing, prepare_append proves that the
+file ends on a complete record: O(1) with a fresh sidecar, else a walk over the
+record headers (payloads unread) plus one CRC check of the last record, so a torn
+write is never built upon; an incomplete tail is an error, or cut off on request.
+After writing, finish_append extends a sidecar that was fresh before by scanning
+only the new records, so a dataset that grows keeps O(1) opening.
+"""
+
 from __future__ import annotations
 
 import os

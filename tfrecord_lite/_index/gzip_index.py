@@ -1,41 +1,43 @@
-# Random access into GZIP / ZLIB TFRecord files. A compressed stream cannot be
-# entered anywhere, so the index keeps two sparse tables, both built by one pass:
-#
-#   marks   (record k, its offset in the uncompressed stream) for every 256th record
-#           and the first record starting in each 64 KiB of the stream; f[i] inflates
-#           the span from the mark before i to the next one (<= 64 KiB + one record)
-#           and walks the record headers in it (each length CRC-checked).
-#   points  where inflating can start: the zran scheme (zlib's examples/zran.c) of a
-#           compressed offset plus the 32 KiB window before it, every `spacing` bytes
-#           of output (default 2 MiB), or a point that needs no window: the start of
-#           the file and the full-flush points that TFRecordWriter(seek_every=) writes.
-#
-# Windows are made by indexed_gzip (extra [fast]; zran in C: no threads, so fork- and
-# DataLoader-safe, and its index exports as bytes); we store that export
-# zlib-compressed in our sidecar, and read from its points ourselves with the
-# fastest inflater installed (indexed_gzip inflates with the stdlib's zlib, at a
-# third of ISA-L's speed, and starts every read() again from its point). rapidgzip was the other candidate: it
-# also reads ZLIB and decodes in parallel, but it runs its own thread pool (an
-# unclosed file aborts the interpreter at exit), caches whole decoded chunks, and
-# its wheel is 31 MB. indexed_gzip reads GZIP only (one member or several), so a
-# ZLIB file, or any file without indexed_gzip, gets points in memory instead: one
-# pass with the stdlib's zlib keeps a copy of the decompressor (its state and
-# window) every `spacing` bytes; nothing of them is saved, so each open of such a
-# file pays that pass (the sidecar still gives len() at once). All points are
-# inflated by the fastest library installed (_inflate.py).
-#
-# Sidecar `<file>.tfrlidx` (the plain files' suffix, another magic), little-endian:
-#
-#     68-byte header  magic "TFRLGZX\0" | u32 version | u32 kind (1 gzip, 2 zlib) |
-#                     u64 count | u64 file_size | i64 mtime_ns | u32 edge_check |
-#                     u32 n_marks | u32 n_points | u32 blob_size | u64 stream_size |
-#                     u32 crc32c(header[0:64])
-#     u64 marks[n_marks][2]    (record, uncompressed offset), then (count, stream_size)
-#     u64 points[n_points][3]  (compressed offset, uncompressed offset, wbits + 64)
-#     blob_size bytes          zlib-compressed indexed_gzip index (empty: none)
-#
-# Staleness is found as for plain files: size, mtime, and a CRC32C of the first and
-# last 4 KiB of the compressed file.
+"""Random access into GZIP / ZLIB TFRecord files. A compressed stream cannot be
+entered anywhere, so the index keeps two sparse tables, both built by one pass:
+
+  marks   (record k, its offset in the uncompressed stream) for every 256th record
+          and the first record starting in each 64 KiB of the stream; f[i] inflates
+          the span from the mark before i to the next one (<= 64 KiB + one record)
+          and walks the record headers in it (each length CRC-checked).
+  points  where inflating can start: the zran scheme (zlib's examples/zran.c) of a
+          compressed offset plus the 32 KiB window before it, every `spacing` bytes
+          of output (default 2 MiB), or a point that needs no window: the start of
+          the file and the full-flush points that TFRecordWriter(seek_every=) writes.
+
+Windows are made by indexed_gzip (extra [fast]; zran in C: no threads, so fork- and
+DataLoader-safe, and its index exports as bytes); we store that export
+zlib-compressed in our sidecar, and read from its points ourselves with the
+fastest inflater installed (indexed_gzip inflates with the stdlib's zlib, at a
+third of ISA-L's speed, and starts every read() again from its point). rapidgzip was the other candidate: it
+also reads ZLIB and decodes in parallel, but it runs its own thread pool (an
+unclosed file aborts the interpreter at exit), caches whole decoded chunks, and
+its wheel is 31 MB. indexed_gzip reads GZIP only (one member or several), so a
+ZLIB file, or any file without indexed_gzip, gets points in memory instead: one
+pass with the stdlib's zlib keeps a copy of the decompressor (its state and
+window) every `spacing` bytes; nothing of them is saved, so each open of such a
+file pays that pass (the sidecar still gives len() at once). All points are
+inflated by the fastest library installed (_compression/inflate.py).
+
+Sidecar `<file>.tfrlidx` (the plain files' suffix, another magic), little-endian:
+
+    68-byte header  magic "TFRLGZX\\0" | u32 version | u32 kind (1 gzip, 2 zlib) |
+                    u64 count | u64 file_size | i64 mtime_ns | u32 edge_check |
+                    u32 n_marks | u32 n_points | u32 blob_size | u64 stream_size |
+                    u32 crc32c(header[0:64])
+    u64 marks[n_marks][2]    (record, uncompressed offset), then (count, stream_size)
+    u64 points[n_points][3]  (compressed offset, uncompressed offset, wbits + 64)
+    blob_size bytes          zlib-compressed indexed_gzip index (empty: none)
+
+Staleness is found as for plain files: size, mtime, and a CRC32C of the first and
+last 4 KiB of the compressed file.
+"""
+
 from __future__ import annotations
 
 import bisect

@@ -1,28 +1,30 @@
-# Inflating a big GZIP file on several cores, from the seek points of its sidecar
-# index. Reading a GZIP TFRecord of dense records, ISA-L's inflate was 85-90 % of the
-# time, in one thread (TensorFlow inflates in one thread too). A deflate stream can
-# only be entered where the 32 KiB of output before a point are known: the points
-# (and windows) that `tfrecord-lite index` / TFRecordFile save for random access
-# (_gzip_index.py), or the full-flush points of TFRecordWriter(seek_every=).
-#
-# Without a sidecar nothing changes. Entering at guessed block starts, as pugz and
-# rapidgzip do, was tried (benchmarks/RESULTS.md): in TFRecords every record copies
-# its framing and feature keys from the record before, so output that depends on the
-# unknown window never dies out, and resolving it needs a second inflate or a decoder
-# of our own. rapidgzip (which has one) spent 2.4x ISA-L's CPU with two threads here.
-#
-# The file is cut at points into segments of at least SEGMENT bytes of output; up to
-# workers + 1 of them are inflated ahead (by _gzip_index's reader: pread, each from
-# its point with its window, ISA-L releasing the GIL) and handed out in order. The
-# member's CRC32 and length (its trailer) are checked over all of it. Only a fresh
-# sidecar of a one-member file is used (its trailer's length is the indexed length).
-# A segment that fails or comes out short, or a trailer that does not match, hands
-# the rest to the one-thread _Inflater, from the start of the file with what was
-# already handed out dropped: errors, and the records read before them, are the
-# one-thread reader's; so does a child forked while a file was being read (the threads
-# stay in the parent). close() (and dropping the object) stops and joins the threads.
-# Threads pay only when a core is idle, so they start only then (by the load average),
-# and not for files that barely compress (inflating stored blocks is a copy).
+"""Inflating a big GZIP file on several cores, from the seek points of its sidecar
+index. Reading a GZIP TFRecord of dense records, ISA-L's inflate was 85-90 % of the
+time, in one thread (TensorFlow inflates in one thread too). A deflate stream can
+only be entered where the 32 KiB of output before a point are known: the points
+(and windows) that `tfrecord-lite index` / TFRecordFile save for random access
+(_index/gzip_index.py), or the full-flush points of TFRecordWriter(seek_every=).
+
+Without a sidecar nothing changes. Entering at guessed block starts, as pugz and
+rapidgzip do, was tried (benchmarks/RESULTS.md): in TFRecords every record copies
+its framing and feature keys from the record before, so output that depends on the
+unknown window never dies out, and resolving it needs a second inflate or a decoder
+of our own. rapidgzip (which has one) spent 2.4x ISA-L's CPU with two threads here.
+
+The file is cut at points into segments of at least SEGMENT bytes of output; up to
+workers + 1 of them are inflated ahead (by gzip_index's reader: pread, each from
+its point with its window, ISA-L releasing the GIL) and handed out in order. The
+member's CRC32 and length (its trailer) are checked over all of it. Only a fresh
+sidecar of a one-member file is used (its trailer's length is the indexed length).
+A segment that fails or comes out short, or a trailer that does not match, hands
+the rest to the one-thread _Inflater, from the start of the file with what was
+already handed out dropped: errors, and the records read before them, are the
+one-thread reader's; so does a child forked while a file was being read (the threads
+stay in the parent). close() (and dropping the object) stops and joins the threads.
+Threads pay only when a core is idle, so they start only then (by the load average),
+and not for files that barely compress (inflating stored blocks is a copy).
+"""
+
 from __future__ import annotations
 
 import os

@@ -1,18 +1,20 @@
-# The record index of an object in a store, for TFRecordFile(url). Where it comes from,
-# first found wins:
-#
-#   1. `index=` a path or URL: a binary sidecar or a DALI / `tfrecord` text index;
-#   2. the sidecar next to the object, `<url>.tfrlidx` (what ShardedWriter uploads), fetched once;
-#   3. the local cache: `$XDG_CACHE_HOME/tfrecord_lite/index/<sha256 of URL + version>.tfrlidx`,
-#      version = ETag / generation (else size + mtime), so a changed object misses the cache;
-#   4. one streaming scan of the object, saved into that cache.
-#
-# write_index(url) (write_remote_index) makes the sidecar of 2. and uploads it next to the
-# object in one PUT, for an object written by something else than ShardedWriter.
-#
-# An index is fresh when it ends at the object's size and the first and last records' headers
-# and footers still check (edge_check, read through the RemoteBuffer, whose blocks the reads
-# then reuse); the object's mtime is not compared, since an uploaded sidecar was made before it.
+"""The record index of an object in a store, for TFRecordFile(url). Where it comes from,
+first found wins:
+
+  1. `index=` a path or URL: a binary sidecar or a DALI / `tfrecord` text index;
+  2. the sidecar next to the object, `<url>.tfrlidx` (what ShardedWriter uploads), fetched once;
+  3. the local cache: `$XDG_CACHE_HOME/tfrecord_lite/index/<sha256 of URL + version>.tfrlidx`,
+     version = ETag / generation (else size + mtime), so a changed object misses the cache;
+  4. one streaming scan of the object, saved into that cache.
+
+write_index(url) (write_remote_index) makes the sidecar of 2. and uploads it next to the
+object in one PUT, for an object written by something else than ShardedWriter.
+
+An index is fresh when it ends at the object's size and the first and last records' headers
+and footers still check (edge_check, read through the RemoteBuffer, whose blocks the reads
+then reuse); the object's mtime is not compared, since an uploaded sidecar was made before it.
+"""
+
 from __future__ import annotations
 
 import errno

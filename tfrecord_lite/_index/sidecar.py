@@ -1,25 +1,27 @@
-# Record indexes for random access. An index is the byte offset of every record
-# plus the end of the last one: `offsets` (uint64, count + 1 entries), so record
-# k spans offsets[k]:offsets[k + 1] and its payload length is that span minus 16.
-#
-# Binary sidecar `<file>.tfrlidx`, little-endian, 8 bytes per record:
-#
-#     64-byte header  magic "TFRLIDX\0" | u32 version | u32 flags | u64 count |
-#                     u64 file_size | i64 mtime_ns | u32 edge_check | u32 0 | 12 x 0 |
-#                     u32 crc32c(header[0:60])
-#     u64 offsets[count + 1]
-#
-# It is built by one `_framing.scan` over a memory map of the file, `max_records`
-# records at a time, each batch turned into a numpy array at once (so the index
-# costs 8 bytes a record in memory, never a Python int each), then written to a
-# temporary file renamed into place (_publish.write_atomic: never torn, created with
-# the umask's permissions; concurrent builders each rename a whole, identical file).
-# Opening it is a memory map: O(1). It is fresh when the file's size and mtime are
-# those recorded and `edge_check` (CRC32C of the header and footer bytes of the first
-# and last record) still matches. DALI / `tfrecord`
-# text indexes ("offset length" lines, length = 12 + data + 4) are read and
-# written here too. The append protocol that keeps a sidecar fresh across
-# TFRecordWriter(append=True) lives in _append.py.
+"""Record indexes for random access. An index is the byte offset of every record
+plus the end of the last one: `offsets` (uint64, count + 1 entries), so record
+k spans offsets[k]:offsets[k + 1] and its payload length is that span minus 16.
+
+Binary sidecar `<file>.tfrlidx`, little-endian, 8 bytes per record:
+
+    64-byte header  magic "TFRLIDX\\0" | u32 version | u32 flags | u64 count |
+                    u64 file_size | i64 mtime_ns | u32 edge_check | u32 0 | 12 x 0 |
+                    u32 crc32c(header[0:60])
+    u64 offsets[count + 1]
+
+It is built by one `framing.scan` over a memory map of the file, `max_records`
+records at a time, each batch turned into a numpy array at once (so the index
+costs 8 bytes a record in memory, never a Python int each), then written to a
+temporary file renamed into place (publish.write_atomic: never torn, created with
+the umask's permissions; concurrent builders each rename a whole, identical file).
+Opening it is a memory map: O(1). It is fresh when the file's size and mtime are
+those recorded and `edge_check` (CRC32C of the header and footer bytes of the first
+and last record) still matches. DALI / `tfrecord`
+text indexes ("offset length" lines, length = 12 + data + 4) are read and
+written here too. The append protocol that keeps a sidecar fresh across
+TFRecordWriter(append=True) lives in _index/append.py.
+"""
+
 from __future__ import annotations
 
 import errno

@@ -1,14 +1,16 @@
-# Indexes built past damage, for TFRecordFile(on_error="skip" or a callable) and the
-# readers on it (ShardedRecords, the map-style torch dataset). The file is read once by
-# the StreamScanner that iter_records runs, with the caller's DamagePolicy as its
-# on_damage hook, so the good records found, the spans skipped and how they are reported
-# are exactly iter_records'. A scan that meets no damage gives an ordinary index (saved
-# as a sidecar as usual). One that skipped damage gives an index of the good records
-# only, with the end of each (they no longer follow each other), which is kept in memory
-# and never saved: a sidecar promises every record of its file, and one that silently
-# left records out would be taken for the whole file by the next reader, in "raise"
-# mode too. Each open of a damaged file therefore scans it again; salvage() writes a
-# clean copy that opens in O(1).
+"""Indexes built past damage, for TFRecordFile(on_error="skip" or a callable) and the
+readers on it (ShardedRecords, the map-style torch dataset). The file is read once by
+the StreamScanner that iter_records runs, with the caller's DamagePolicy as its
+on_damage hook, so the good records found, the spans skipped and how they are reported
+are exactly iter_records'. A scan that meets no damage gives an ordinary index (saved
+as a sidecar as usual). One that skipped damage gives an index of the good records
+only, with the end of each (they no longer follow each other), which is kept in memory
+and never saved: a sidecar promises every record of its file, and one that silently
+left records out would be taken for the whole file by the next reader, in "raise"
+mode too. Each open of a damaged file therefore scans it again; salvage() writes a
+clean copy that opens in O(1).
+"""
+
 from __future__ import annotations
 
 import os

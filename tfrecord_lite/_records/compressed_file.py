@@ -1,12 +1,14 @@
-# TFRecordFile over a GZIP / ZLIB file: the same sequence (len, [i], slices, index
-# lists, example()) on an index of the compressed stream (_gzip_index.py). f[i]
-# inflates the span of records around i from the nearest seek point; a slice or
-# an index list reads each span once for all the records it holds. Reads keep no
-# state (each inflates from its point with its own inflater, reading the file by
-# pread), so threads can share one object; pickling sends the path and options, and
-# a worker reopens the file from its sidecar. An object in a store (a URL) is read
-# the same way through a _remote.RemoteBuffer (ranged reads, a block cache), its
-# index from the sidecar uploaded next to it (_gzip_index.open_remote_index).
+"""TFRecordFile over a GZIP / ZLIB file: the same sequence (len, [i], slices, index
+lists, example()) on an index of the compressed stream (_index/gzip_index.py). f[i]
+inflates the span of records around i from the nearest seek point; a slice or
+an index list reads each span once for all the records it holds. Reads keep no
+state (each inflates from its point with its own inflater, reading the file by
+pread), so threads can share one object; pickling sends the path and options, and
+a worker reopens the file from its sidecar. An object in a store (a URL) is read
+the same way through a remote.RemoteBuffer (ranged reads, a block cache), its
+index from the sidecar uploaded next to it (gzip_index.open_remote_index).
+"""
+
 from __future__ import annotations
 
 import bisect
@@ -37,7 +39,7 @@ class CompressedRecordFile(TFRecordFile):
     """What `TFRecordFile(path)` returns for a GZIP or ZLIB file: random access through an index
     of the compressed stream (see docs/random-access.md, "Compressed files")."""
 
-    _reader: Any  # what reads spans of the uncompressed stream (_gzip_index.reader)
+    _reader: Any  # what reads spans of the uncompressed stream (gzip_index.reader)
 
     def _forget(self) -> None:
         super()._forget()

@@ -1,8 +1,10 @@
-# How many records? (the question TensorFlow users ask most). Per file: through its
-# index sidecar when one is there and fresh (O(1): the count is in the sidecar's
-# header; staleness is checked as for random access), else by one streaming scan that
-# checks every length CRC (which framing needs anyway) but not the payload CRCs, unless
-# verify=True, which always scans and checks both. Counting never writes a sidecar.
+"""How many records? (the question TensorFlow users ask most). Per file: through its
+index sidecar when one is there and fresh (O(1): the count is in the sidecar's
+header; staleness is checked as for random access), else by one streaming scan that
+checks every length CRC (which framing needs anyway) but not the payload CRCs, unless
+verify=True, which always scans and checks both. Counting never writes a sidecar.
+"""
+
 from __future__ import annotations
 
 import os

@@ -1,7 +1,9 @@
-# Reading Examples in batches from TFRecord files: the I/O side of _columnar's batch
-# decoder (which works on bytes only). Batches are spans of the reader's buffer, decoded
-# where they lie, no object per record; a stream whose records are large (images) is read
-# as bytes records instead, whose long values _columnar slices once.
+"""Reading Examples in batches from TFRecord files: the I/O side of columnar's batch
+decoder (which works on bytes only). Batches are spans of the reader's buffer, decoded
+where they lie, no object per record; a stream whose records are large (images) is read
+as bytes records instead, whose long values columnar slices once.
+"""
+
 from __future__ import annotations
 
 import itertools

@@ -1,12 +1,14 @@
-# Random access to an uncompressed TFRecord file. The file is memory-mapped and
-# its index (see _sidecar.py) gives each record's span, so f[i] is two array
-# lookups, one slice of the map and (with verify) two CRCs. Reads keep no state,
-# so threads can share one object; a forked child inherits the maps, and pickling
-# sends only the path and options (plus an in-memory index when there is no
-# sidecar), so a spawned worker reopens the file in O(1). An object in a store
-# (a URL) is read through a RemoteBuffer instead of a map (_remote_index.py finds
-# its index): slices of it are ranged reads through a block cache, and a list of
-# records is fetched first by a few coalesced, concurrent requests.
+"""Random access to an uncompressed TFRecord file. The file is memory-mapped and
+its index (see _index/sidecar.py) gives each record's span, so f[i] is two array
+lookups, one slice of the map and (with verify) two CRCs. Reads keep no state,
+so threads can share one object; a forked child inherits the maps, and pickling
+sends only the path and options (plus an in-memory index when there is no
+sidecar), so a spawned worker reopens the file in O(1). An object in a store
+(a URL) is read through a RemoteBuffer instead of a map (_index/remote_index.py finds
+its index): slices of it are ranged reads through a block cache, and a list of
+records is fetched first by a few coalesced, concurrent requests.
+"""
+
 from __future__ import annotations
 
 import functools

@@ -1,14 +1,16 @@
-# The streaming reader. It reads a binary file (through a zlib decompressor for
-# GZIP / ZLIB files) into one reused buffer (readinto: no copy, no allocation per
-# chunk), hands the buffer to _framing.scan, and keeps only the incomplete tail
-# for the next round, so memory stays flat in the file size: the buffer is one
-# chunk, grown only for a record longer than it, and only as far as data has
-# actually arrived — a corrupt length never allocates. That loop is StreamScanner,
-# the only one in the package: it raises the first damage, or (for verify_file)
-# reports every damaged span and resynchronises after it. iter_records copies each
-# record out as bytes; the batched decoder reads records where they lie. Compression is recognised
-# from the content (a valid first header, the gzip magic, a zlib header), never
-# from the file name, and pipes work because nothing seeks.
+"""The streaming reader. It reads a binary file (through a zlib decompressor for
+GZIP / ZLIB files) into one reused buffer (readinto: no copy, no allocation per
+chunk), hands the buffer to framing.scan, and keeps only the incomplete tail
+for the next round, so memory stays flat in the file size: the buffer is one
+chunk, grown only for a record longer than it, and only as far as data has
+actually arrived — a corrupt length never allocates. That loop is StreamScanner,
+the only one in the package: it raises the first damage, or (for verify_file)
+reports every damaged span and resynchronises after it. iter_records copies each
+record out as bytes; the batched decoder reads records where they lie. Compression is recognised
+from the content (a valid first header, the gzip magic, a zlib header), never
+from the file name, and pipes work because nothing seeks.
+"""
+
 from __future__ import annotations
 
 import inspect

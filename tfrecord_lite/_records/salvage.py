@@ -1,9 +1,11 @@
-# Getting every good record out of a damaged file: one tolerant StreamScanner pass
-# (the reader's own loop, the same skips as on_error="skip") copies the records it
-# yields into a temporary file, indexed from the offsets written; both are published
-# together by a _publish.Publication (atomic, the destination locked meanwhile) only
-# when complete. What the scan stepped over is kept as Damage spans: the report of
-# what was lost.
+"""Getting every good record out of a damaged file: one tolerant StreamScanner pass
+(the reader's own loop, the same skips as on_error="skip") copies the records it
+yields into a temporary file, indexed from the offsets written; both are published
+together by a publish.Publication (atomic, the destination locked meanwhile) only
+when complete. What the scan stepped over is kept as Damage spans: the report of
+what was lost.
+"""
+
 from __future__ import annotations
 
 import os

@@ -1,7 +1,9 @@
-# Checking every CRC of a file and listing all of its damage, not only the first:
-# a tolerant StreamScanner pass (the reader's own scanning loop) that counts the
-# good records and collects each damaged span with its offset, so `tfrecord-lite
-# verify` and the demo can say where a file is broken and what is still readable.
+"""Checking every CRC of a file and listing all of its damage, not only the first:
+a tolerant StreamScanner pass (the reader's own scanning loop) that counts the
+good records and collects each damaged span with its offset, so `tfrecord-lite
+verify` and the demo can say where a file is broken and what is still readable.
+"""
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -1,22 +1,24 @@
-# The writer. To a local uncompressed file, each write() hands its framed record to
-# the kernel with one os.writev (header, payload and footer, never concatenated)
-# before it returns, so a process killed at any moment (SIGKILL included) leaves every
-# record whose write() returned. Everywhere else (compressed streams, uploads, file
-# objects, and `buffered=True` for files that only appear whole, such as staged
-# shards) records are collected in memory up to a megabyte, framed together by
-# _framing.frame_many and written with one call, so a small record costs no system
-# call and little Python work. GZIP and ZLIB files are one zlib stream over
-# the whole file, as TensorFlow writes them (zlib wrapper with adler32 for ZLIB,
-# gzip wrapper for GZIP; default level, memLevel 9 like TF's ZlibOutputBuffer), so the
-# default output is TensorFlow's byte for byte; `level=` and `fast=True` (ISA-L or
-# zlib-ng, see _inflate.py) trade that identity for size or speed, and `seek_every=`
-# adds full-flush points that random access enters without stored windows.
-#
-# A file is written in place, as TensorFlow does: killed midway, it holds every record
-# handed to the OS so far (whole) and at most one torn record at its end, which
-# TFRecordWriter(append=True, truncate_partial=True) cuts off. A local path is locked
-# (_publish.OutputLock) while the writer is open, so two writers never mix their records;
-# a failed write (disk full) cuts an uncompressed file back to its last complete record.
+"""The writer. To a local uncompressed file, each write() hands its framed record to
+the kernel with one os.writev (header, payload and footer, never concatenated)
+before it returns, so a process killed at any moment (SIGKILL included) leaves every
+record whose write() returned. Everywhere else (compressed streams, uploads, file
+objects, and `buffered=True` for files that only appear whole, such as staged
+shards) records are collected in memory up to a megabyte, framed together by
+framing.frame_many and written with one call, so a small record costs no system
+call and little Python work. GZIP and ZLIB files are one zlib stream over
+the whole file, as TensorFlow writes them (zlib wrapper with adler32 for ZLIB,
+gzip wrapper for GZIP; default level, memLevel 9 like TF's ZlibOutputBuffer), so the
+default output is TensorFlow's byte for byte; `level=` and `fast=True` (ISA-L or
+zlib-ng, see _compression/inflate.py) trade that identity for size or speed, and `seek_every=`
+adds full-flush points that random access enters without stored windows.
+
+A file is written in place, as TensorFlow does: killed midway, it holds every record
+handed to the OS so far (whole) and at most one torn record at its end, which
+TFRecordWriter(append=True, truncate_partial=True) cuts off. A local path is locked
+(publish.OutputLock) while the writer is open, so two writers never mix their records;
+a failed write (disk full) cuts an uncompressed file back to its last complete record.
+"""
+
 from __future__ import annotations
 
 import contextlib

@@ -1,21 +1,23 @@
-# The body of one ranged GET, received piece by piece into a list, so that a read broken
-# mid-body can ask again for exactly the bytes it still lacks (_remote.RemoteObject).
-# HTTP(S) and S3 objects are fetched on the calling thread by _direct.py when it can (no
-# event loop, the body received without the GIL). Otherwise: fsspec only returns a range
-# whole (cat_file), and s3fs even retries a broken body from its start, so the stores the
-# issue names get a chunked GET of their own, on the filesystem's own client and event loop:
-#
-#   - S3 (s3fs): botocore's get_object with a Range, its streaming Body read in chunks;
-#   - HTTP(S) (fsspec's HTTPFileSystem): aiohttp's session.get with a Range header;
-#   - GCS (gcsfs): the object's media link, GET on gcsfs's aiohttp session with its
-#     credentials' headers and a Range header, the body read as for HTTP(S).
-#
-# The whole GET runs as one coroutine on that loop (one hand-over between threads per
-# request, not one per chunk: with a thread decoding beside it, each hand-over waits for
-# the GIL, and per-chunk hand-overs more than doubled the time of a small shard's GET).
-# Any other store (memory, ...) reads the range whole through cat_file: it resumes at
-# the start of the request instead. A range starting at or past the end of the object
-# yields nothing (S3, GCS and HTTP answer 416 there).
+"""The body of one ranged GET, received piece by piece into a list, so that a read broken
+mid-body can ask again for exactly the bytes it still lacks (remote.RemoteObject).
+HTTP(S) and S3 objects are fetched on the calling thread by _storage/direct.py when it can (no
+event loop, the body received without the GIL). Otherwise: fsspec only returns a range
+whole (cat_file), and s3fs even retries a broken body from its start, so the stores the
+issue names get a chunked GET of their own, on the filesystem's own client and event loop:
+
+  - S3 (s3fs): botocore's get_object with a Range, its streaming Body read in chunks;
+  - HTTP(S) (fsspec's HTTPFileSystem): aiohttp's session.get with a Range header;
+  - GCS (gcsfs): the object's media link, GET on gcsfs's aiohttp session with its
+    credentials' headers and a Range header, the body read as for HTTP(S).
+
+The whole GET runs as one coroutine on that loop (one hand-over between threads per
+request, not one per chunk: with a thread decoding beside it, each hand-over waits for
+the GIL, and per-chunk hand-overs more than doubled the time of a small shard's GET).
+Any other store (memory, ...) reads the range whole through cat_file: it resumes at
+the start of the request instead. A range starting at or past the end of the object
+yields nothing (S3, GCS and HTTP answer 416 there).
+"""
+
 from __future__ import annotations
 
 from typing import Any

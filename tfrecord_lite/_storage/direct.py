@@ -1,27 +1,29 @@
-# Ranged GETs on the calling thread, for HTTP(S) URLs and S3 objects, without fsspec's
-# event loop. fsspec's stores receive a body on their asyncio loop (aiohttp), in small
-# pieces at a few Python calls each, all under the GIL beside the thread decoding records,
-# and s3fs adds aiobotocore's work per request. Here a request runs on the thread that asks
-# (a prefetch or range worker), over a kept-alive http.client connection, and the body is
-# received by readinto into buffers of up to PIECE bytes: the socket's recv runs without
-# the GIL, and a MiB costs a few Python calls. Streaming from S3 takes half the CPU it took
-# through s3fs; from HTTP a little less (benchmarks/RESULTS.md).
-#
-#   - HTTP(S): fsspec's HTTPFileSystem, when the only options it was given are headers
-#     (anything else, an aiohttp option such as a proxy, is aiohttp's to honour: fsspec
-#     reads); user and password in a URL become basic auth, as aiohttp makes them.
-#   - S3: s3fs, requests signed with SigV4 (botocore's signer) with the credentials, region
-#     and endpoint of the client s3fs built from the user's storage_options (keys, profile,
-#     environment, role: whatever it resolved, refreshed when they expire); the URL of a
-#     bucket (virtual-host or path style) is taken once from a URL that client presigns.
-#     Request options (requester pays, SSE-C keys), versioned paths, ARNs, proxies or
-#     custom TLS settings stay with s3fs.
-#
-# `target(fs)` is None for any other store or setting. An answer a plain GET does not
-# expect (a redirect, 400, 401, 403: another region, a signature our client got wrong) or a
-# TLS failure raises Unsupported before any byte is taken: _bodies then asks through fsspec,
-# which knows redirects and its own configuration, and stops using this path for that
-# filesystem. Errors name the URL without credentials or query (_remote.redact).
+"""Ranged GETs on the calling thread, for HTTP(S) URLs and S3 objects, without fsspec's
+event loop. fsspec's stores receive a body on their asyncio loop (aiohttp), in small
+pieces at a few Python calls each, all under the GIL beside the thread decoding records,
+and s3fs adds aiobotocore's work per request. Here a request runs on the thread that asks
+(a prefetch or range worker), over a kept-alive http.client connection, and the body is
+received by readinto into buffers of up to PIECE bytes: the socket's recv runs without
+the GIL, and a MiB costs a few Python calls. Streaming from S3 takes half the CPU it took
+through s3fs; from HTTP a little less (benchmarks/RESULTS.md).
+
+  - HTTP(S): fsspec's HTTPFileSystem, when the only options it was given are headers
+    (anything else, an aiohttp option such as a proxy, is aiohttp's to honour: fsspec
+    reads); user and password in a URL become basic auth, as aiohttp makes them.
+  - S3: s3fs, requests signed with SigV4 (botocore's signer) with the credentials, region
+    and endpoint of the client s3fs built from the user's storage_options (keys, profile,
+    environment, role: whatever it resolved, refreshed when they expire); the URL of a
+    bucket (virtual-host or path style) is taken once from a URL that client presigns.
+    Request options (requester pays, SSE-C keys), versioned paths, ARNs, proxies or
+    custom TLS settings stay with s3fs.
+
+`target(fs)` is None for any other store or setting. An answer a plain GET does not
+expect (a redirect, 400, 401, 403: another region, a signature our client got wrong) or a
+TLS failure raises Unsupported before any byte is taken: bodies then asks through fsspec,
+which knows redirects and its own configuration, and stops using this path for that
+filesystem. Errors name the URL without credentials or query (remote.redact).
+"""
+
 from __future__ import annotations
 
 import base64

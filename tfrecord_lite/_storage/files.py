@@ -1,9 +1,11 @@
-# Opening what users pass as a source or destination: a local path, a URL that
-# fsspec understands (s3://, gs://, ..., imported only then), or a binary file
-# object they already opened (which we then never close). Also the knobs that
-# every I/O module shares: the accepted compression names, and sizes written as "4M".
-# A URL is opened by _remote.py (ranged reads that resume, uploads that appear only
-# complete), with `storage_options`: fsspec options, or an fsspec filesystem object.
+"""Opening what users pass as a source or destination: a local path, a URL that
+fsspec understands (s3://, gs://, ..., imported only then), or a binary file
+object they already opened (which we then never close). Also the knobs that
+every I/O module shares: the accepted compression names, and sizes written as "4M".
+A URL is opened by _storage/remote.py (ranged reads that resume, uploads that appear only
+complete), with `storage_options`: fsspec options, or an fsspec filesystem object.
+"""
+
 from __future__ import annotations
 
 import os

@@ -1,22 +1,24 @@
-# The journal of a publication, one rule for a local folder and for a store. A publication
-# (_publish.Publication on disk, _remote.RemotePublication in a bucket) stages its files
-# under a hidden folder beside the output, `.NAME.publish-TOKEN/`, and commits by writing
-# `journal.json` there, in one atomic step (a rename on disk, one PUT in a store): the staged
-# name -> final name of every file, and the old files the new ones replace. The journal is
-# the commit mark of the output as a whole:
-#
-#   - writers replay it (roll_forward) until every file has its final name and every old
-#     one is gone, then drop the staging folder, journal last; the next writer of the output
-#     finishes a killed run's journal, and removes a staging folder without one when the run
-#     that made it is over (recover);
-#   - readers that list a folder (a prefix, a glob or a folder given to resolve_inputs) see
-#     it as the journals say (visible): a final name whose staged file is still there is read
-#     from there, and a file a journal deletes is not there. A reader sees the old files
-#     until the journal exists and the new ones from then on, never a mix — while the
-#     renames run, and after a crash in the middle of them.
-#
-# A Folder is the few operations this needs; LocalFolder is a directory, and
-# _remote.StoreFolder a prefix of an fsspec store.
+"""The journal of a publication, one rule for a local folder and for a store. A publication
+(publish.Publication on disk, remote.RemotePublication in a bucket) stages its files
+under a hidden folder beside the output, `.NAME.publish-TOKEN/`, and commits by writing
+`journal.json` there, in one atomic step (a rename on disk, one PUT in a store): the staged
+name -> final name of every file, and the old files the new ones replace. The journal is
+the commit mark of the output as a whole:
+
+  - writers replay it (roll_forward) until every file has its final name and every old
+    one is gone, then drop the staging folder, journal last; the next writer of the output
+    finishes a killed run's journal, and removes a staging folder without one when the run
+    that made it is over (recover);
+  - readers that list a folder (a prefix, a glob or a folder given to resolve_inputs) see
+    it as the journals say (visible): a final name whose staged file is still there is read
+    from there, and a file a journal deletes is not there. A reader sees the old files
+    until the journal exists and the new ones from then on, never a mix — while the
+    renames run, and after a crash in the middle of them.
+
+A Folder is the few operations this needs; LocalFolder is a directory, and
+remote.StoreFolder a prefix of an fsspec store.
+"""
+
 from __future__ import annotations
 
 import contextlib

@@ -1,10 +1,12 @@
-# Streaming many shards from a store without waiting on each one: while shard k is
-# decoded, a thread pool fetches the first block (1 MiB: all of a small shard) of shards
-# k+1 .. k+prefetch. Each shard then reads on from its prefetched block by ranged
-# requests of 8 MiB (_remote.RemoteStream), so memory stays under prefetch x 1 MiB +
-# 8 MiB, whatever the shard sizes. Local paths pass through untouched. The default
-# depth keeps 32 requests in flight: with 20 ms a request, 64 small shards (1 ms of
-# decoding each) arrive in 0.09 s with 32 threads, 0.12 s with 16 (benchmarks/RESULTS.md).
+"""Streaming many shards from a store without waiting on each one: while shard k is
+decoded, a thread pool fetches the first block (1 MiB: all of a small shard) of shards
+k+1 .. k+prefetch. Each shard then reads on from its prefetched block by ranged
+requests of 8 MiB (remote.RemoteStream), so memory stays under prefetch x 1 MiB +
+8 MiB, whatever the shard sizes. Local paths pass through untouched. The default
+depth keeps 32 requests in flight: with 20 ms a request, 64 small shards (1 ms of
+decoding each) arrive in 0.09 s with 32 threads, 0.12 s with 16 (benchmarks/RESULTS.md).
+"""
+
 from __future__ import annotations
 
 import collections

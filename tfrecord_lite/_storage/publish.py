@@ -1,19 +1,21 @@
-# Writing outputs all or nothing. A command that writes several files (shards, their index
-# sidecars, a label map) writes them into a hidden staging folder beside the output,
-# `.NAME.publish-TOKEN/`, and publishes them with one atomic step: a journal listing every
-# rename (and every old file to delete) is renamed into the staging folder last. Before the
-# journal exists nothing is visible and a crash leaves only the staging folder; once it exists
-# the renames are replayed until done (the journal's rules, shared with the publications in a
-# store and with the readers that list an output, are in _journal.py). Every publication holds
-# the output's lock `.NAME.lock` (fcntl.flock, released by the kernel when its owner dies; the
-# owner's pid inside), so the next run on the same output knows that any staging folder it
-# finds belongs to a killed run: it rolls it back (no journal) or forward (journal) and says
-# so through logging.
-#
-# Single files (sidecars, label maps, text indexes) are written by `write_atomic`: a hidden
-# temporary file named with the writer's pid, renamed into place; temporaries of dead pids are
-# removed by the next write of the same file. Files are created with mode 0o666 minus the umask,
-# as open() creates them (never mkstemp's 0600).
+"""Writing outputs all or nothing. A command that writes several files (shards, their index
+sidecars, a label map) writes them into a hidden staging folder beside the output,
+`.NAME.publish-TOKEN/`, and publishes them with one atomic step: a journal listing every
+rename (and every old file to delete) is renamed into the staging folder last. Before the
+journal exists nothing is visible and a crash leaves only the staging folder; once it exists
+the renames are replayed until done (the journal's rules, shared with the publications in a
+store and with the readers that list an output, are in _storage/journal.py). Every publication holds
+the output's lock `.NAME.lock` (fcntl.flock, released by the kernel when its owner dies; the
+owner's pid inside), so the next run on the same output knows that any staging folder it
+finds belongs to a killed run: it rolls it back (no journal) or forward (journal) and says
+so through logging.
+
+Single files (sidecars, label maps, text indexes) are written by `write_atomic`: a hidden
+temporary file named with the writer's pid, renamed into place; temporaries of dead pids are
+removed by the next write of the same file. Files are created with mode 0o666 minus the umask,
+as open() creates them (never mkstemp's 0600).
+"""
+
 from __future__ import annotations
 
 import contextlib

@@ -1,30 +1,32 @@
-# Objects in S3, GCS, HTTP(S) or any other fsspec store (fsspec and its s3fs / gcsfs
-# are imported only here, and only when a URL is used). Every byte is read by ranged
-# requests (_bodies.receive), which is what makes the rest simple:
-#
-#   - RemoteObject.read_range retries a failed request (reset, 5xx, timeout) with
-#     exponential backoff, up to RETRY.attempts, asking again only for the bytes it
-#     still lacks, from the exact byte reached (the body arrives in chunks: _bodies.py);
-#     after the limit a RemoteError names the URL (credentials and query strings cut)
-#     and the byte offset.
-#   - RemoteStream is the sequential file the streaming reader sees: blocks of the
-#     object (the first HEAD_BLOCK, then STREAM_BLOCK each) read one after the other
-#     through read_range, so a broken connection resumes at the byte reached and
-#     the GZIP / ZLIB decompressor above it never notices (its state is untouched).
-#     Its first block can be handed in already fetched (see _prefetch.py).
-#   - RemoteBuffer is the random-access view TFRecordFile reads from: slices served
-#     from a small LRU block cache; `prefetch(spans)` coalesces the spans of many
-#     records into few ranges (up to MAX_RANGE bytes each) and fetches them concurrently.
-#     RemoteFile is a RemoteBuffer behind a seekable file, for libraries that want one.
-#   - RemoteUpload writes through fsspec's buffered file (a multipart upload on S3, a
-#     resumable one on GCS), which only makes the object appear when it is completed
-#     at close(); abort() cancels it, and a crash never completes it.
-#   - RemotePublication is _publish.Publication for a store, with the same journal
-#     (_journal.py): files are uploaded under a hidden staging prefix `.NAME.publish-TOKEN/`,
-#     commit() uploads the journal (the commit point) and then gives each its final name
-#     (a server-side copy). A store has no atomic multi-object rename and no locks, so each
-#     object appears whole and readers follow the journal until the copies are done; the
-#     next run finishes a killed run's copies, or removes its staged objects.
+"""Objects in S3, GCS, HTTP(S) or any other fsspec store (fsspec and its s3fs / gcsfs
+are imported only here, and only when a URL is used). Every byte is read by ranged
+requests (bodies.receive), which is what makes the rest simple:
+
+  - RemoteObject.read_range retries a failed request (reset, 5xx, timeout) with
+    exponential backoff, up to RETRY.attempts, asking again only for the bytes it
+    still lacks, from the exact byte reached (the body arrives in chunks: _storage/bodies.py);
+    after the limit a RemoteError names the URL (credentials and query strings cut)
+    and the byte offset.
+  - RemoteStream is the sequential file the streaming reader sees: blocks of the
+    object (the first HEAD_BLOCK, then STREAM_BLOCK each) read one after the other
+    through read_range, so a broken connection resumes at the byte reached and
+    the GZIP / ZLIB decompressor above it never notices (its state is untouched).
+    Its first block can be handed in already fetched (see _storage/prefetch.py).
+  - RemoteBuffer is the random-access view TFRecordFile reads from: slices served
+    from a small LRU block cache; `prefetch(spans)` coalesces the spans of many
+    records into few ranges (up to MAX_RANGE bytes each) and fetches them concurrently.
+    RemoteFile is a RemoteBuffer behind a seekable file, for libraries that want one.
+  - RemoteUpload writes through fsspec's buffered file (a multipart upload on S3, a
+    resumable one on GCS), which only makes the object appear when it is completed
+    at close(); abort() cancels it, and a crash never completes it.
+  - RemotePublication is publish.Publication for a store, with the same journal
+    (_storage/journal.py): files are uploaded under a hidden staging prefix `.NAME.publish-TOKEN/`,
+    commit() uploads the journal (the commit point) and then gives each its final name
+    (a server-side copy). A store has no atomic multi-object rename and no locks, so each
+    object appears whole and readers follow the journal until the copies are done; the
+    next run finishes a killed run's copies, or removes its staged objects.
+"""
+
 from __future__ import annotations
 
 import bisect

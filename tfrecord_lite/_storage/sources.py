@@ -1,24 +1,26 @@
-# One meaning for "the inputs". Every reader, dataset, adapter and CLI command turns
-# what the user passed into the list of files to read here, in resolve_inputs:
-#
-#   a path              that file (an explicitly named file that is not a TFRecord is an
-#                       error; our index sidecars, DALI text indexes and label maps, which
-#                       a shell glob like `out*` brings along, are passed over)
-#   a list / tuple      each item resolved in turn, in the given order, duplicates dropped
-#   a folder            the TFRecord files directly inside it
-#   a glob              the TFRecord files it matches (`**` descends into folders)
-#   a prefix            the ShardedWriter shards `prefix-NNNNN-of-NNNNN[.tfrecord][.gz|.zlib]`
-#   a URL               s3://, gs://, http(s)://, ... expanded through fsspec (_expand_url)
-#
-# A folder, glob or prefix is listed as the journals of committed writes say (_journal.visible):
-# the files of a write that committed and was killed while giving its files their final names
-# are there (read from their staged copies), those it replaces are not, and nothing of a write
-# that did not commit. A folder, glob or prefix means its TFRecord files of any compression, in natural
-# order (shard-10 after shard-9): a file whose name says TFRecord is taken as one, a
-# file whose name says it is something else (sidecars, JSON, text ...) is passed over,
-# and any other file is recognised by its first bytes (_sniff). What was passed over
-# is said in one log line (logger "tfrecord_lite", level INFO: the CLI shows it).
-# Nothing matching raises NoInputsError naming the pattern.
+"""One meaning for "the inputs". Every reader, dataset, adapter and CLI command turns
+what the user passed into the list of files to read here, in resolve_inputs:
+
+  a path              that file (an explicitly named file that is not a TFRecord is an
+                      error; our index sidecars, DALI text indexes and label maps, which
+                      a shell glob like `out*` brings along, are passed over)
+  a list / tuple      each item resolved in turn, in the given order, duplicates dropped
+  a folder            the TFRecord files directly inside it
+  a glob              the TFRecord files it matches (`**` descends into folders)
+  a prefix            the ShardedWriter shards `prefix-NNNNN-of-NNNNN[.tfrecord][.gz|.zlib]`
+  a URL               s3://, gs://, http(s)://, ... expanded through fsspec (_expand_url)
+
+A folder, glob or prefix is listed as the journals of committed writes say (journal.visible):
+the files of a write that committed and was killed while giving its files their final names
+are there (read from their staged copies), those it replaces are not, and nothing of a write
+that did not commit. A folder, glob or prefix means its TFRecord files of any compression, in natural
+order (shard-10 after shard-9): a file whose name says TFRecord is taken as one, a
+file whose name says it is something else (sidecars, JSON, text ...) is passed over,
+and any other file is recognised by its first bytes (sniff). What was passed over
+is said in one log line (logger "tfrecord_lite", level INFO: the CLI shows it).
+Nothing matching raises NoInputsError naming the pattern.
+"""
+
 from __future__ import annotations
 
 import fnmatch

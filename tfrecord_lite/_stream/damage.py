@@ -1,10 +1,12 @@
-# What a reader does with a damaged record: the `on_error` / `max_skipped` knobs of
-# every reader, in one place. A DamagePolicy is made from them once per pass over the
-# data and handed down to the StreamScanner of each file read (its on_damage hook),
-# so iter_records, the batch decoder, the torch datasets, ShardedRecords and the
-# Arrow readers skip, report and count damage the same way. The scanner finds and
-# steps over the damage; the policy only says whether that is allowed, tells the
-# user (a logging warning or their callable) and stops after too many skips.
+"""What a reader does with a damaged record: the `on_error` / `max_skipped` knobs of
+every reader, in one place. A DamagePolicy is made from them once per pass over the
+data and handed down to the StreamScanner of each file read (its on_damage hook),
+so iter_records, the batch decoder, the torch datasets, ShardedRecords and the
+Arrow readers skip, report and count damage the same way. The scanner finds and
+steps over the damage; the policy only says whether that is allowed, tells the
+user (a logging warning or their callable) and stops after too many skips.
+"""
+
 from __future__ import annotations
 
 import functools

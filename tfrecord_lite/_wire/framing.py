@@ -1,20 +1,22 @@
-# Record framing, sans-I/O. A TFRecord file is a run of records, each
-#
-#     uint64 length | uint32 masked_crc32c(length) | data | uint32 masked_crc32c(data)
-#
-# all little-endian. Nothing here does I/O: `frame` builds the bytes of one
-# record, `scan` finds the complete records in a buffer (a chunk of a stream or
-# a whole memory map) and says where the first incomplete one starts. Lengths
-# read from the data are checked against what the buffer holds before anything
-# is sliced, so a corrupt length never allocates.
-#
-# For small records the per-record Python work is the cost, so `scan` first walks
-# the length fields alone (one struct call and one append a record), then checks
-# what it walked: a few records one by one, many together with numpy (the length
-# CRCs from tables; the payload CRCs of records under a KiB with one crc32c call
-# over the buffer, see _payloads_match, of larger ones a call each and the footers
-# compared at once); a mismatch is then looked up record by record, so the error
-# names the first bad record exactly as a one-at-a-time walk would.
+"""Record framing, sans-I/O. A TFRecord file is a run of records, each
+
+    uint64 length | uint32 masked_crc32c(length) | data | uint32 masked_crc32c(data)
+
+all little-endian. Nothing here does I/O: `frame` builds the bytes of one
+record, `scan` finds the complete records in a buffer (a chunk of a stream or
+a whole memory map) and says where the first incomplete one starts. Lengths
+read from the data are checked against what the buffer holds before anything
+is sliced, so a corrupt length never allocates.
+
+For small records the per-record Python work is the cost, so `scan` first walks
+the length fields alone (one struct call and one append a record), then checks
+what it walked: a few records one by one, many together with numpy (the length
+CRCs from tables; the payload CRCs of records under a KiB with one crc32c call
+over the buffer, see _payloads_match, of larger ones a call each and the footers
+compared at once); a mismatch is then looked up record by record, so the error
+names the first bad record exactly as a one-at-a-time walk would.
+"""
+
 from __future__ import annotations
 
 import itertools

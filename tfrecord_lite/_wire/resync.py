@@ -1,21 +1,23 @@
-# Finding the next valid record header in damaged data, sans-I/O and fast. A header
-# is valid when its 4-byte CRC field holds the masked CRC32C of its 8-byte length.
-# Checking that at every byte offset with one crc32c call each would crawl (a few
-# MB/s), so a block of 64 Ki offsets is checked at once with numpy (a block's
-# temporaries stay in the CPU cache):
-#
-# 1. Offsets that cannot start a header are dropped with whole-block operations on a
-#    mask of zero bytes: a real length is below 2**40 (a TiB), so bytes 5..7 are zero
-#    (in random garbage that leaves one offset in ~16 million); where many remain
-#    (zero pages, arrays of small numbers), offsets whose 12 bytes are all zero go (a
-#    zero length has a nonzero CRC); and when the caller knows where the stream ends,
-#    offsets whose bytes 3..4 announce a record longer than what is left.
-# 2. The lengths and CRC fields at the remaining offsets are gathered (np.take through
-#    overlapping strided views; 3x faster than fancy indexing) and their masked CRCs
-#    computed together from tables: CRC32C is affine over XOR, so the CRC of 8 bytes is
-#    CRC(0) ^ T0[b0] ^ ... ^ T7[b7], with T5..T7 of the zero bytes 5..7 zero; pairs of
-#    bytes share one table, and the tables hold their entries already rotated (the
-#    mask's rotation is linear over XOR too).
+"""Finding the next valid record header in damaged data, sans-I/O and fast. A header
+is valid when its 4-byte CRC field holds the masked CRC32C of its 8-byte length.
+Checking that at every byte offset with one crc32c call each would crawl (a few
+MB/s), so a block of 64 Ki offsets is checked at once with numpy (a block's
+temporaries stay in the CPU cache):
+
+1. Offsets that cannot start a header are dropped with whole-block operations on a
+   mask of zero bytes: a real length is below 2**40 (a TiB), so bytes 5..7 are zero
+   (in random garbage that leaves one offset in ~16 million); where many remain
+   (zero pages, arrays of small numbers), offsets whose 12 bytes are all zero go (a
+   zero length has a nonzero CRC); and when the caller knows where the stream ends,
+   offsets whose bytes 3..4 announce a record longer than what is left.
+2. The lengths and CRC fields at the remaining offsets are gathered (np.take through
+   overlapping strided views; 3x faster than fancy indexing) and their masked CRCs
+   computed together from tables: CRC32C is affine over XOR, so the CRC of 8 bytes is
+   CRC(0) ^ T0[b0] ^ ... ^ T7[b7], with T5..T7 of the zero bytes 5..7 zero; pairs of
+   bytes share one table, and the tables hold their entries already rotated (the
+   mask's rotation is linear over XOR too).
+"""
+
 from __future__ import annotations
 
 import functools

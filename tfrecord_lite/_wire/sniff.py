@@ -1,9 +1,11 @@
-# Recognising what a file holds from its first bytes. A TFRecord file starts with a
-# record header whose length CRC matches (or is empty), or is GZIP / ZLIB data whose
-# first inflated bytes are such a header. Anything else gets the one "not a TFRecord
-# file" error of the package, which says in words what the file looks like instead
-# (a PNG image, JSON text, an index sidecar ...), wherever it is detected: the
-# streaming reader, random access, indexing, verify and the input resolver.
+"""Recognising what a file holds from its first bytes. A TFRecord file starts with a
+record header whose length CRC matches (or is empty), or is GZIP / ZLIB data whose
+first inflated bytes are such a header. Anything else gets the one "not a TFRecord
+file" error of the package, which says in words what the file looks like instead
+(a PNG image, JSON text, an index sidecar ...), wherever it is detected: the
+streaming reader, random access, indexing, verify and the input resolver.
+"""
+
 from __future__ import annotations
 
 import zlib

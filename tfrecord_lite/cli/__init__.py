@@ -1,14 +1,16 @@
-# The `tfrecord-lite` command line (also `python -m tfrecord_lite`).
-#
-# Strategy: argparse sub-commands, one module per group of commands (inspect: count,
-# head, cat, schema, verify; shards: index, merge, reshard, split, convert; images:
-# pack-images, unpack-images, remove-images; salvage), each adding its own sub-parsers and
-# holding thin `cmd_*` functions that parse arguments, call the library and print
-# (options.py: what they share; output.py: how records and reports look). Inputs are
-# files, globs or directories, compression is recognised from the content. Expected
-# failures (missing files, corrupt data, bad options) end as one line
-# `tfrecord-lite: error: ...` with exit status 1 (data) or 2 (usage); a traceback
-# means a bug.
+"""The `tfrecord-lite` command line (also `python -m tfrecord_lite`).
+
+Strategy: argparse sub-commands, one module per group of commands (inspect: count,
+head, cat, schema, verify; shards: index, merge, reshard, split, convert; images:
+pack-images, unpack-images, remove-images; salvage), each adding its own sub-parsers and
+holding thin `cmd_*` functions that parse arguments, call the library and print
+(options.py: what they share; output.py: how records and reports look). Inputs are
+files, globs or directories, compression is recognised from the content. Expected
+failures (missing files, corrupt data, bad options) end as one line
+`tfrecord-lite: error: ...` with exit status 1 (data) or 2 (usage); a traceback
+means a bug.
+"""
+
 from __future__ import annotations
 
 import argparse

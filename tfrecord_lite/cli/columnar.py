@@ -1,6 +1,8 @@
-# `convert` between TFRecord and columnar files (Parquet, Arrow IPC, CSV), both ways: the
-# arguments and messages only; reading, decoding and writing batch by batch are the
-# library's (tfrecord_lite.arrow, _tables, _schema).
+"""`convert` between TFRecord and columnar files (Parquet, Arrow IPC, CSV), both ways: the
+arguments and messages only; reading, decoding and writing batch by batch are the
+library's (tfrecord_lite.arrow, tables, schema).
+"""
+
 from __future__ import annotations
 
 import argparse

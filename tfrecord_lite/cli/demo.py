@@ -1,12 +1,14 @@
-# The one-command demo: `python -m tfrecord_lite.cli.demo` (or `python3 tasks.py demo`).
-#
-# It runs the job this library exists for on a small real image set that ships
-# inside scikit-learn (the 8x8 handwritten digits, no network needed): image
-# files in class folders -> sharded TFRecords with a label map -> verify and
-# inspect (with the functions behind `tfrecord-lite verify / schema / head`) ->
-# a PyTorch DataLoader over the shards (tfrecord_lite.torch) feeding a small
-# CNN for a few epochs, printing accuracy and read throughput. Every step is a
-# public API call, so the file doubles as an end-to-end example.
+"""The one-command demo: `python -m tfrecord_lite.cli.demo` (or `python3 tasks.py demo`).
+
+It runs the job this library exists for on a small real image set that ships
+inside scikit-learn (the 8x8 handwritten digits, no network needed): image
+files in class folders -> sharded TFRecords with a label map -> verify and
+inspect (with the functions behind `tfrecord-lite verify / schema / head`) ->
+a PyTorch DataLoader over the shards (tfrecord_lite.torch) feeding a small
+CNN for a few epochs, printing accuracy and read throughput. Every step is a
+public API call, so the file doubles as an end-to-end example.
+"""
+
 from __future__ import annotations
 
 import argparse

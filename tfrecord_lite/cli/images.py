@@ -1,5 +1,7 @@
-# Commands for image datasets: pack-images, unpack-images, remove-images, over
-# tfrecord_lite.images (Pillow is imported only when one of them runs).
+"""Commands for image datasets: pack-images, unpack-images, remove-images, over
+tfrecord_lite.images (Pillow is imported only when one of them runs).
+"""
+
 from __future__ import annotations
 
 import argparse

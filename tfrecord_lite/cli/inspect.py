@@ -1,6 +1,8 @@
-# Commands that read and look: count, head / cat, schema, verify. The schema statistics
-# and the spec inference live in the library (_schema.py); here only their table
-# (format_schema, also printed by the demo).
+"""Commands that read and look: count, head / cat, schema, verify. The schema statistics
+and the spec inference live in the library (_datasets/schema.py); here only their table
+(format_schema, also printed by the demo).
+"""
+
 from __future__ import annotations
 
 import argparse

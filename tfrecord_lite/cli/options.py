@@ -1,9 +1,11 @@
-# What the command modules share: exit statuses and usage errors, expanding the
-# inputs (files, globs, directories, '-'), argparse value types and the option groups
-# several commands take, reading many files, progress bars and the summary lines on
-# stderr. Progress bars come from tqdm, only when stderr is a terminal, only for jobs
-# that run longer than a second, and only if tqdm is installed (imported lazily;
-# without it the command runs the same, silently).
+"""What the command modules share: exit statuses and usage errors, expanding the
+inputs (files, globs, directories, '-'), argparse value types and the option groups
+several commands take, reading many files, progress bars and the summary lines on
+stderr. Progress bars come from tqdm, only when stderr is a terminal, only for jobs
+that run longer than a second, and only if tqdm is installed (imported lazily;
+without it the command runs the same, silently).
+"""
+
 from __future__ import annotations
 
 import argparse

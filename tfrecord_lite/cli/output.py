@@ -1,9 +1,11 @@
-# How records and reports look on the terminal and as JSON lines: a record decoded for
-# display (Example, SequenceExample or raw bytes), each feature's values shortened to
-# a readable line (text quoted, binary as size + hex with the image format named,
-# floats to 7 digits), the JSON form of the same (bytes as text or base64, NaN and
-# infinities as strings), and `verify`'s lines. Presentation only: the commands and
-# the demo call these.
+"""How records and reports look on the terminal and as JSON lines: a record decoded for
+display (Example, SequenceExample or raw bytes), each feature's values shortened to
+a readable line (text quoted, binary as size + hex with the image format named,
+floats to 7 digits), the JSON form of the same (bytes as text or base64, NaN and
+infinities as strings), and `verify`'s lines. Presentation only: the commands and
+the demo call these.
+"""
+
 from __future__ import annotations
 
 import base64

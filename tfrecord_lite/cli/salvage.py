@@ -1,5 +1,7 @@
-# The salvage command: copy every good record of damaged files into new ones and say
-# what was lost. The work is tfrecord_lite.salvage; this module parses and prints.
+"""The salvage command: copy every good record of damaged files into new ones and say
+what was lost. The work is tfrecord_lite.salvage; this module parses and prints.
+"""
+
 from __future__ import annotations
 
 import argparse

@@ -1,8 +1,10 @@
-# Commands that index and reshape record files: index, merge, reshard, split, convert.
-# Records are copied unchanged; outputs are checked before anything is written
-# (never over an input, never over an existing file without --force), and every output
-# is one _publish.Publication: new files appear (and replace old ones) together, once
-# complete, or not at all.
+"""Commands that index and reshape record files: index, merge, reshard, split, convert.
+Records are copied unchanged; outputs are checked before anything is written
+(never over an input, never over an existing file without --force), and every output
+is one publish.Publication: new files appear (and replace old ones) together, once
+complete, or not at all.
+"""
+
 from __future__ import annotations
 
 import argparse
