@@ -14,6 +14,9 @@
     python3 tasks.py lint           ruff check, ruff format --check, mypy, lint-imports (the layers
                                     contract; all configured in pyproject.toml)
     python3 tasks.py bench [args]   run benchmarks/run.py against TensorFlow and `tfrecord`
+    python3 tasks.py bench-compare --before PATH [args]
+                                    run benchmarks/compare.py: tfrecord_lite of the checkout at PATH
+                                    against this one's, taking turns in the same rounds
     python3 tasks.py bench-ray [args]
                                     run benchmarks/ray_read.py: our Ray reader against Ray's own
     python3 tasks.py pins [NAME ...]
@@ -293,6 +296,12 @@ def task_bench(args: list[str]) -> int:
     return run([*cmd, *args])
 
 
+def task_bench_compare(args: list[str]) -> int:
+    """Run benchmarks/compare.py (another checkout's tfrecord_lite against this one) in .venvs/bench."""
+    python = ensure("bench")  # where `bench` measures tfrecord_lite
+    return run([str(python), str(ROOT / "benchmarks" / "compare.py"), "--python", str(python), *args])
+
+
 # ---------------------------------------------------------------- package: the distribution as users get it
 # `package` builds the sdist and the wheel into a temporary directory as a release is built
 # (`python -m build`: the wheel from the unpacked sdist, each in an isolated build env), lets
@@ -440,6 +449,7 @@ TASKS = {
     "test": task_test,
     "demo": task_demo,
     "bench": task_bench,
+    "bench-compare": task_bench_compare,
     "bench-ray": task_bench_ray,
     "pins": task_pins,
     "docs": task_docs,

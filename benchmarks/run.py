@@ -12,6 +12,7 @@
 # processes streaming a large and a small file; the import time in fresh
 # interpreters. The table goes to stdout (markdown), everything to
 # benchmarks/results/<time>.json. Benchmarks are not tests: nothing here asserts.
+# compare.py runs the same job (prepare_job, take_turns) for tfrecord_lite from two checkouts.
 from __future__ import annotations
 
 import argparse
@@ -112,7 +113,14 @@ IMPORTED_MODULE = {
     "tfrecords": "tfrecords",
     "tensorflow": "tensorflow",
 }
-ENV = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), TF_CPP_MIN_LOG_LEVEL="3")
+
+
+def child_env(pythonpath: str) -> dict[str, str]:
+    """The environment of a child process: this one's, with `pythonpath` as PYTHONPATH."""
+    return dict(os.environ, PYTHONPATH=pythonpath, TF_CPP_MIN_LOG_LEVEL="3")
+
+
+ENV = child_env(ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 
 def log(message: str) -> None:
@@ -167,7 +175,7 @@ def workload_entry(wl: W.Workload) -> dict[str, Any]:
     }
 
 
-def ensure_workload(wl: W.Workload, python: str) -> dict[str, Any]:
+def ensure_workload(wl: W.Workload, python: str, env: dict[str, str]) -> dict[str, Any]:
     """Generate the workload file unless an identical one is already in .work/."""
     os.makedirs(WORK, exist_ok=True)
     entry = workload_entry(wl)
@@ -181,7 +189,8 @@ def ensure_workload(wl: W.Workload, python: str) -> dict[str, Any]:
             return dict(entry, path=path, bytes=have["bytes"])
     log(f"generating {wl.name} ({wl.count} Examples) -> {os.path.relpath(path, ROOT)}")
     tmp = path + ".tmp"
-    subprocess.run([python, "-c", _GENERATE.format(here=HERE), json.dumps(entry), tmp], env=ENV, check=True)
+    generate = [python, "-c", _GENERATE.format(here=HERE), json.dumps(entry), tmp]
+    subprocess.run(generate, env=env, cwd=WORK, check=True)  # in .work: no checkout there to shadow PYTHONPATH
     os.replace(tmp, path)
     size = os.path.getsize(path)
     with open(manifest, "w") as f:
@@ -204,7 +213,7 @@ def gzipped(path: str) -> str:
     return target
 
 
-def indexed(path: str, python: str) -> None:
+def indexed(path: str, python: str, env: dict[str, str]) -> None:
     """Beside `path`.gz (which keeps no sidecar, so that its row reads as without one): `path`.idx.gz,
     a hard link to the same bytes, with the `.tfrlidx` sidecar that tfrecord_lite reads in threads."""
     gz, target = path + ".gz", path + ".idx.gz"
@@ -217,16 +226,51 @@ def indexed(path: str, python: str) -> None:
         os.remove(target)
     os.link(gz, target)
     code = "import sys, tfrecord_lite as t; t.write_index(sys.argv[1])"
-    subprocess.run([python, "-c", code, target], env=ENV, check=True)
+    subprocess.run([python, "-c", code, target], env=env, cwd=WORK, check=True)
 
 
-def run_worker(system: str, python: str, args: list[str]) -> dict[str, Any]:
+def run_worker(system: str, python: str, args: list[str], env: dict[str, str] = ENV) -> dict[str, Any]:
     proc = subprocess.run(
-        [python, os.path.join(HERE, "worker.py"), system, *args], env=ENV, stdout=subprocess.PIPE, text=True
+        [python, os.path.join(HERE, "worker.py"), system, *args], env=env, stdout=subprocess.PIPE, text=True
     )
     if proc.returncode != 0:
         raise SystemExit(f"the {system} worker failed (exit {proc.returncode})")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def prepare_job(args: argparse.Namespace, python: str, env: dict[str, str]) -> tuple[list[dict[str, Any]], str]:
+    """Generate (or reuse) the chosen workloads, their GZIP copies and sidecars with `python` in `env`,
+    and write the job that every worker runs: (the workloads' entries, the job file)."""
+    chosen = [w for w in (W.QUICK if args.quick else W.FULL) if not args.only or w.name in args.only]
+    entries = [ensure_workload(w, python, env) for w in chosen]
+    for entry in entries:
+        gzipped(entry["path"])
+        if not args.tasks or "gzscanidx" in args.tasks:
+            indexed(entry["path"], python, env)
+    job = {"workloads": entries, "runs": 1, "warmup": True, "write_dir": args.write_dir or WORK, "tasks": args.tasks}
+    job_path = os.path.join(WORK, "job.json")
+    with open(job_path, "w") as f:
+        json.dump(job, f)
+    return entries, job_path
+
+
+Runner = tuple[str, str, dict[str, str]]  # (system, interpreter, environment) of one worker
+
+
+def take_turns(runners: dict[str, Runner], job_path: str, rounds: int) -> dict[str, Any]:
+    """Run the job once a round with each runner, the runners taking turns in a rotating order
+    (_rounds.turns): name -> its worker's report, holding the times of every round."""
+    raw: dict[str, Any] = {}
+    for round_, name in turns(list(runners), rounds):
+        system, python, env = runners[name]
+        log(f"round {round_ + 1}/{rounds}: {name} ({python})")
+        report = run_worker(system, python, [job_path], env)
+        if name not in raw:
+            raw[name] = report
+        else:
+            for mine, more in zip(raw[name]["results"], report["results"], strict=False):
+                mine["times"] += more["times"]
+    return raw
 
 
 def import_time(python: str, module: str, runs: int) -> float | None:
@@ -275,7 +319,7 @@ def summarize(raw: dict[str, Any], sizes: dict[str, tuple[int, int]]) -> dict[tu
     return out
 
 
-def _rate(v: float) -> str:
+def rate(v: float) -> str:
     return f"{v / 1e6:.2f}M" if v >= 1e6 else f"{v / 1e3:.1f}k"
 
 
@@ -296,7 +340,7 @@ def table(summary: dict[tuple[str, str, str], dict[str, Any]], names: list[str])
             mine = summary.get(("tfrecord_lite", wl, task))
             if mine is None:
                 continue
-            cells = [wl, label, _rate(mine["records_per_s"]), f"{mine['mb_per_s']:.0f}"]
+            cells = [wl, label, rate(mine["records_per_s"]), f"{mine['mb_per_s']:.0f}"]
             for peer in PEERS:
                 theirs = summary.get((peer, wl, task))
                 if theirs is None:
@@ -322,13 +366,27 @@ def table(summary: dict[tuple[str, str, str], dict[str, Any]], names: list[str])
                             }
                         )
                 spread = f" ({low:.2f}–{high:.2f})" if len(per_round) > 1 else ""
-                cells += [_rate(theirs["records_per_s"]), f"{ratio:.2f}×{spread}{mark}"]
+                cells += [rate(theirs["records_per_s"]), f"{ratio:.2f}×{spread}{mark}"]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines), checks
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+def save_results(name: str, payload: dict[str, Any]) -> str:
+    """Write `payload` to benchmarks/results/`name`.json; its path."""
+    os.makedirs(RESULTS, exist_ok=True)
+    out = os.path.join(RESULTS, f"{name}.json")
+    with open(out, "w") as f:
+        json.dump(payload, f, indent=1)
+    log(f"wrote {os.path.relpath(out, ROOT)}")
+    return out
+
+
+def utc_stamp() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def add_job_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options that choose what a job measures, and how often."""
     parser.add_argument("--quick", action="store_true", help="workloads a tenth of the size (about a minute)")
     parser.add_argument(
         "--rounds",
@@ -339,21 +397,26 @@ def main() -> None:
         help="rounds, one run of each system per measurement in each; the median is reported, and "
         "each ratio's spread over the rounds (default 3)",
     )
-    parser.add_argument(
-        "--lite-python", default=sys.executable, help="interpreter with tfrecord_lite (default: this one)"
-    )
-    parser.add_argument("--tf-python", help="interpreter of a venv with tensorflow-cpu")
-    parser.add_argument("--tfrecord-python", help="interpreter of a venv with the `tfrecord` package")
     parser.add_argument("--only", nargs="*", choices=[w.name for w in W.FULL], help="run only these workloads")
     parser.add_argument("--tasks", nargs="*", choices=list(TASKS), help="run only these measurements")
-    parser.add_argument(
-        "--skip", nargs="*", default=[], choices=["rss", "import"] + list(SYSTEMS), help="leave these out"
-    )
     parser.add_argument(
         "--write-dir",
         default="/dev/shm" if os.path.isdir("/dev/shm") else None,
         help="where the write measurements write (default /dev/shm, a tmpfs, so that the disk does "
         "not set the pace; else benchmarks/.work)",
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    add_job_arguments(parser)
+    parser.add_argument(
+        "--lite-python", default=sys.executable, help="interpreter with tfrecord_lite (default: this one)"
+    )
+    parser.add_argument("--tf-python", help="interpreter of a venv with tensorflow-cpu")
+    parser.add_argument("--tfrecord-python", help="interpreter of a venv with the `tfrecord` package")
+    parser.add_argument(
+        "--skip", nargs="*", default=[], choices=["rss", "import"] + list(SYSTEMS), help="leave these out"
     )
     parser.add_argument("--markdown", help="also write the report (machine, command, table) to this file")
     args = parser.parse_args()
@@ -361,28 +424,10 @@ def main() -> None:
         parser.error("--rounds must be at least 1")
 
     pythons = interpreters(args)
-    chosen = [w for w in (W.QUICK if args.quick else W.FULL) if not args.only or w.name in args.only]
-    entries = [ensure_workload(w, args.lite_python) for w in chosen]
-    for entry in entries:
-        gzipped(entry["path"])
-        if not args.tasks or "gzscanidx" in args.tasks:
-            indexed(entry["path"], pythons["tfrecord_lite"] or sys.executable)
-    job = {"workloads": entries, "runs": 1, "warmup": True, "write_dir": args.write_dir or WORK, "tasks": args.tasks}
-    job_path = os.path.join(WORK, "job.json")
-    with open(job_path, "w") as f:
-        json.dump(job, f)
-
+    entries, job_path = prepare_job(args, args.lite_python, ENV)
     # One run per round, the systems taking turns in a rotating order (_rounds.turns)
-    raw: dict[str, Any] = {}
-    systems = [s for s in SYSTEMS if pythons[s] and s not in args.skip]
-    for round_, system in turns(systems, args.runs):
-        log(f"round {round_ + 1}/{args.runs}: {system} ({pythons[system]})")
-        report = run_worker(system, pythons[system], [job_path])  # type: ignore[arg-type]
-        if system not in raw:
-            raw[system] = report
-        else:
-            for mine, more in zip(raw[system]["results"], report["results"], strict=False):
-                mine["times"] += more["times"]
+    runners = {s: (s, python, ENV) for s, python in pythons.items() if python and s not in args.skip}
+    raw = take_turns(runners, job_path, args.runs)
 
     rss: list[dict[str, Any]] = []
     if "rss" not in args.skip:
@@ -469,29 +514,24 @@ def main() -> None:
     text = "\n".join(report)
     print(text)
 
-    os.makedirs(RESULTS, exist_ok=True)
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out = os.path.join(RESULTS, f"{stamp}{'-quick' if args.quick else ''}.json")
-    with open(out, "w") as f:
-        json.dump(
-            {
-                "command": command,
-                "quick": args.quick,
-                "runs": args.runs,
-                "machine": info,
-                "workloads": entries,
-                "versions": {s: r["versions"] for s, r in raw.items()},
-                "raw": raw,
-                "summary": [dict(system=s, workload=w, task=t, **v) for (s, w, t), v in summary.items()],
-                "targets": checks,
-                "rss": rss,
-                "import_seconds": imports,
-                "markdown": text,
-            },
-            f,
-            indent=1,
-        )
-    log(f"wrote {os.path.relpath(out, ROOT)}")
+    stamp = utc_stamp()
+    save_results(
+        f"{stamp}{'-quick' if args.quick else ''}",
+        {
+            "command": command,
+            "quick": args.quick,
+            "runs": args.runs,
+            "machine": info,
+            "workloads": entries,
+            "versions": {s: r["versions"] for s, r in raw.items()},
+            "raw": raw,
+            "summary": [dict(system=s, workload=w, task=t, **v) for (s, w, t), v in summary.items()],
+            "targets": checks,
+            "rss": rss,
+            "import_seconds": imports,
+            "markdown": text,
+        },
+    )
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(f"# Benchmark results\n\n`{command}` (what `python3 tasks.py bench` runs), {stamp}.\n\n{text}\n")

@@ -7,10 +7,13 @@
 # what it needs in memory (the records or dicts a write writes) is prepared,
 # untimed, just before its runs and dropped after them, so that no measurement
 # pays the garbage collector for another's data. It is timed `runs` times
-# (after a gc.collect) and the raw times are reported.
+# (after a gc.collect) and the raw times are reported. It measures tfrecord_lite through its public
+# names only, so that compare.py runs the same code in two checkouts, and reports where it was
+# imported from.
 #
 #   python benchmarks/worker.py SYSTEM JOB.json        -> timings as JSON on stdout
 #   python benchmarks/worker.py SYSTEM --rss FILE      -> peak RSS of streaming FILE
+#   python benchmarks/worker.py tfrecord_lite --origin -> where tfrecord_lite is imported from
 from __future__ import annotations
 
 import gc
@@ -371,6 +374,22 @@ def _versions(system: str) -> dict[str, str | None]:
     return out
 
 
+def lite_origin() -> dict[str, Any]:
+    """Where tfrecord_lite was imported from: its `__file__`, and the modules of it (none, unless the
+    import system was misled) that were loaded from outside its folder."""
+    import tfrecord_lite
+
+    home = os.path.dirname(os.path.realpath(tfrecord_lite.__file__)) + os.sep
+    elsewhere = sorted(
+        name
+        for name, module in list(sys.modules.items())
+        if name.startswith("tfrecord_lite.")
+        and getattr(module, "__file__", None)
+        and not os.path.realpath(module.__file__).startswith(home)
+    )
+    return {"file": tfrecord_lite.__file__, "elsewhere": elsewhere}
+
+
 def run_job(system: str, job: dict[str, Any]) -> dict[str, Any]:
     make_tasks = SYSTEMS[system][0]
     results: list[dict[str, Any]] = []
@@ -409,7 +428,10 @@ def run_job(system: str, job: dict[str, Any]) -> dict[str, Any]:
         if os.path.exists(out):
             os.remove(out)
         gc.collect()
-    return {"system": system, "versions": _versions(system), "results": results}
+    report = {"system": system, "versions": _versions(system), "results": results}
+    if system == "tfrecord_lite":
+        report["tfrecord_lite"] = lite_origin()  # after the runs: the modules they imported lazily too
+    return report
 
 
 def peak_rss(system: str, path: str) -> dict[str, Any]:
@@ -435,6 +457,9 @@ def main(argv: list[str]) -> None:
     system = argv[0]
     if argv[1] == "--rss":
         print(json.dumps(peak_rss(system, argv[2])))
+        return
+    if argv[1:] == ["--origin"] and system == "tfrecord_lite":
+        print(json.dumps(lite_origin()))
         return
     with open(argv[1]) as f:
         job = json.load(f)
