@@ -95,7 +95,7 @@ def write_whole(target: str | os.PathLike[str], data: bytes, storage_options: St
 
         Store(path, *split_options(storage_options)).put(path, data)
         return
-    from tfrecord_lite._storage.publish import write_atomic
+    from tfrecord_lite._storage.atomic import write_atomic
 
     write_atomic(path.removeprefix("file://"), data)
 

@@ -28,6 +28,8 @@ import os
 import shutil
 from typing import Any, Protocol
 
+from tfrecord_lite._storage.atomic import fsync_folder
+
 __all__ = ["JOURNAL", "STAGING", "Folder", "LocalFolder", "journal_of", "recover_stagings", "roll_forward", "visible"]
 
 log = logging.getLogger("tfrecord_lite")
@@ -131,7 +133,7 @@ def recover_stagings(folder: Folder, base: str, where: str) -> list[str]:
 
 class LocalFolder:
     """A directory as a Folder. Renames are synced to disk (the directory fsynced) one by one.
-    `abandoned` is always true: a local output is recovered under its lock (_publish.OutputLock),
+    `abandoned` is always true: a local output is recovered under its lock (publish.OutputLock),
     so any staging folder found belongs to a dead run."""
 
     def __init__(self, where: str) -> None:
@@ -152,8 +154,6 @@ class LocalFolder:
             return fh.read()
 
     def move(self, source: str, target: str) -> None:
-        from tfrecord_lite._storage.publish import fsync_folder
-
         destination = self.path(target)
         try:
             os.replace(self.path(source), destination)

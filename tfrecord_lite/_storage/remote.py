@@ -46,9 +46,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfrecord_lite._errors import RemoteError
+from tfrecord_lite._storage.atomic import pid_alive
 from tfrecord_lite._storage.bodies import receive
 from tfrecord_lite._storage.journal import JOURNAL, recover_stagings, roll_forward
-from tfrecord_lite._storage.publish import pid_alive
 
 StorageOptions = Mapping[str, Any] | None
 
