@@ -21,10 +21,11 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from tfrecord_lite._datasets.pieces import Piece, input_files, is_url, piece_batches, plan_pieces
+from tfrecord_lite._datasets.pieces import Piece, input_files, piece_batches, plan_pieces
 from tfrecord_lite._datasets.sharded import shard_name, shard_suffix
 from tfrecord_lite._example.validate import check_int, feature_specs
 from tfrecord_lite._records.writer import TFRecordWriter
+from tfrecord_lite._storage.locations import is_url
 from tfrecord_lite._storage.sources import Sources
 
 try:

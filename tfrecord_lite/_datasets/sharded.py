@@ -43,9 +43,10 @@ from tfrecord_lite._records.random_access import RecordSequence, TFRecordFile, _
 from tfrecord_lite._records.reader import RecordIterator, iter_records
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._repr import compression, count, describe, shown_paths
-from tfrecord_lite._storage.files import StorageOptions, normalize_compression, split_options
+from tfrecord_lite._storage.files import normalize_compression
+from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
 from tfrecord_lite._storage.publish import Publication
-from tfrecord_lite._storage.remote import RemotePublication, Store, is_url
+from tfrecord_lite._storage.remote import RemotePublication, Store
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
 from tfrecord_lite._stream.damage import DamagePolicy, OnError
 from tfrecord_lite._wire.framing import frame_header, masked_crc

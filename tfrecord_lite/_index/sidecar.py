@@ -37,7 +37,7 @@ from crc32c import crc32c
 
 from tfrecord_lite._errors import PathName, TFRecordError
 from tfrecord_lite._storage.atomic import write_atomic
-from tfrecord_lite._storage.files import StorageOptions
+from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, header_is_valid, scan
 from tfrecord_lite._wire.sniff import SNIFF_SIZE, inflates, not_a_tfrecord, sniff_compression
 

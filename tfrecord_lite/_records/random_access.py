@@ -26,7 +26,8 @@ from tfrecord_lite._errors import CorruptRecordError, PathName
 from tfrecord_lite._example.codec import decode_example
 from tfrecord_lite._index.sidecar import Buffer, IndexArg, RecordIndex, map_uncompressed, open_index, release
 from tfrecord_lite._repr import count, describe
-from tfrecord_lite._storage.files import StorageOptions, display_name, split_options
+from tfrecord_lite._storage.files import display_name
+from tfrecord_lite._storage.locations import StorageOptions, split_options
 from tfrecord_lite._stream.damage import DamagePolicy, OnError
 from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, frame_header, masked_crc
 from tfrecord_lite._wire.sniff import SNIFF_SIZE, inflates, sniff_compression

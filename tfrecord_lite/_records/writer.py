@@ -40,13 +40,13 @@ from tfrecord_lite._index.gzip_index import SeekPoints
 from tfrecord_lite._repr import compression, count, describe
 from tfrecord_lite._storage.files import (
     PathOrFile,
-    StorageOptions,
     display_name,
     is_file_object,
     normalize_compression,
     open_binary,
     size_in_bytes,
 )
+from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._storage.publish import OutputLock
 from tfrecord_lite._wire.framing import _HEADERS_BY_LENGTH, _MASK_DELTA, cached_header, frame_many
 

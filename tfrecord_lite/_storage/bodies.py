@@ -50,7 +50,7 @@ def receive(fs: Any, path: str, start: int, end: int, into: list[bytes]) -> None
 def _received_directly(fs: Any, path: str, start: int, end: int, into: list[bytes]) -> bool:
     """Whether _direct.py fetched the range (False: fsspec's turn, nothing was received)."""
     from tfrecord_lite._storage import direct as _direct
-    from tfrecord_lite._storage.remote import redact
+    from tfrecord_lite._storage.locations import redact
 
     target = _direct.target(fs)
     request = target.request(fs, path, f"bytes={start}-{end - 1}") if target is not None else None

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
 from typing import IO, Any, Union, cast
 
+from tfrecord_lite._storage.locations import StorageOptions, redact, split_options
+
 PathOrFile = Union[str, "os.PathLike[str]", IO[bytes], Any]
-StorageOptions = Any  # fsspec's options (a Mapping), an fsspec filesystem object, or None
 
 COMPRESSIONS = ("", "gzip", "zlib")
 
@@ -41,19 +41,10 @@ def display_name(obj: Any) -> str | None:
         if isinstance(path, bytes):
             return os.fsdecode(path)
         if "://" in path:
-            from tfrecord_lite._storage.remote import redact
-
             return redact(path)
         return path
     name = getattr(obj, "name", None)
     return name if isinstance(name, str) else None
-
-
-def split_options(storage_options: StorageOptions) -> tuple[Mapping[str, Any] | None, Any]:
-    """(fsspec options, fsspec filesystem) from what a caller passed as `storage_options`."""
-    if storage_options is None or isinstance(storage_options, Mapping):
-        return storage_options, None
-    return None, storage_options
 
 
 def open_binary(target: PathOrFile, mode: str, storage_options: StorageOptions = None) -> tuple[IO[bytes], bool]:

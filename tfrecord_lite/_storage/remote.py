@@ -34,13 +34,11 @@ import collections
 import io
 import json
 import os
-import re
 import secrets
 import socket
 import threading
 import time
-import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -49,8 +47,15 @@ from tfrecord_lite._errors import RemoteError
 from tfrecord_lite._storage.atomic import pid_alive
 from tfrecord_lite._storage.bodies import receive
 from tfrecord_lite._storage.journal import JOURNAL, recover_stagings, roll_forward
-
-StorageOptions = Mapping[str, Any] | None
+from tfrecord_lite._storage.locations import (
+    FsspecOptions,
+    StorageOptions,
+    filesystem,
+    is_url,
+    redact,
+    scrub,
+    split_options,
+)
 
 STREAM_BLOCK = 8 << 20  # bytes per ranged request while streaming...
 HEAD_BLOCK = 1 << 20  # ...but the first request of an object (what a prefetch holds) asks for this many
@@ -75,51 +80,6 @@ class Retry:
 
 RETRY = Retry()
 
-_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
-
-
-def is_url(target: object) -> bool:
-    """Whether `target` is a URL that fsspec opens (file:// URLs are local paths)."""
-    return isinstance(target, str) and "://" in target and not target.startswith("file://")
-
-
-def takes_no_uploads(url: str) -> bool:
-    """Whether `url` is one of HTTP(S)'s, whose servers are read from only."""
-    return url.partition("://")[0].lower() in ("http", "https")
-
-
-def redact(url: str) -> str:
-    """`url` fit for a message: no user or password, no query string or fragment (signed URLs)."""
-    parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host += f":{parts.port}"
-    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
-def scrub(text: str) -> str:
-    """`text` with every URL in it redacted (error messages of HTTP libraries quote full URLs)."""
-    return _URL.sub(lambda m: redact(m.group(0)), text)
-
-
-def filesystem(url: str, storage_options: StorageOptions = None, fs: Any = None) -> tuple[Any, str]:
-    """(fsspec filesystem, path in it) of `url`; `fs` is used as given when passed."""
-    try:
-        import fsspec.core
-    except ImportError:
-        raise ImportError(f"reading {redact(url)!r} needs fsspec: pip install 'tfrlite[remote]'") from None
-    if fs is not None:
-        return fs, fs._strip_protocol(url)
-    try:
-        found, path = fsspec.core.url_to_fs(url, **dict(storage_options or {}))
-    except ImportError as err:
-        extra = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs"}.get(url.split("://", 1)[0], "remote")
-        raise ImportError(
-            f"{redact(url)!r} needs {err.name or 'a filesystem'}: pip install 'tfrlite[{extra}]'"
-        ) from None
-    return found, path
-
-
 # botocore's errors for a client that cannot sign at all (imported by name: botocore is an extra)
 _UNSIGNABLE = {"NoCredentialsError", "PartialCredentialsError", "NoRegionError"}
 
@@ -137,7 +97,7 @@ def _is_permanent(err: BaseException) -> bool:
 class RemoteObject:
     """One object of a store: ranged reads with retries, its size and version (for caches)."""
 
-    def __init__(self, url: str, storage_options: StorageOptions = None, fs: Any = None) -> None:
+    def __init__(self, url: str, storage_options: FsspecOptions = None, fs: Any = None) -> None:
         self.url = url
         self.name = redact(url)
         self.fs, self.path = filesystem(url, storage_options, fs)
@@ -369,7 +329,7 @@ class RemoteBuffer:
 class RemoteUpload(io.RawIOBase):
     """A new object written through fsspec; it appears only when close() completes the upload."""
 
-    def __init__(self, url: str, storage_options: StorageOptions = None, fs: Any = None) -> None:
+    def __init__(self, url: str, storage_options: FsspecOptions = None, fs: Any = None) -> None:
         self.name = redact(url)
         self.fs, self.path = filesystem(url, storage_options, fs)
         self._file = self.fs.open(self.path, "wb")
@@ -412,7 +372,7 @@ class RemoteUpload(io.RawIOBase):
 class Store:
     """The few whole-object operations writers need, on the filesystem of one URL prefix."""
 
-    def __init__(self, url: str, storage_options: StorageOptions = None, fs: Any = None) -> None:
+    def __init__(self, url: str, storage_options: FsspecOptions = None, fs: Any = None) -> None:
         self.fs, _ = filesystem(url, storage_options, fs)
         self._options = storage_options
 
@@ -502,7 +462,7 @@ class RemotePublication:
     finished (journal) or removed (no journal, its process dead on this machine) when the
     publication opens, or reported (`recovered`) when that run may still be going."""
 
-    def __init__(self, target: str, storage_options: StorageOptions = None, fs: Any = None) -> None:
+    def __init__(self, target: str, storage_options: FsspecOptions = None, fs: Any = None) -> None:
         self.target = target
         self.store = Store(target, storage_options, fs)
         folder, _, base = target.rstrip("/").rpartition("/")
@@ -588,8 +548,6 @@ class RemotePublication:
 def open_publication(target: str, storage_options: StorageOptions = None) -> Any:
     """A Publication for `target`: _publish.Publication for a local path, RemotePublication for a URL."""
     if is_url(target):
-        from tfrecord_lite._storage.files import split_options
-
         return RemotePublication(target, *split_options(storage_options))
     from tfrecord_lite._storage.publish import Publication
 

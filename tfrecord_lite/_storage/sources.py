@@ -203,8 +203,8 @@ def _expand_url(url: str, storage_options: Any) -> list[str]:
     HTTP(S) URLs without a pattern are taken as they are (a server lists no folders)."""
     if url.startswith(("http://", "https://")) and not glob.has_magic(url.split("?", 1)[0]):
         return [url]  # a query string (a signed URL's) is no pattern
-    from tfrecord_lite._storage.files import split_options
-    from tfrecord_lite._storage.remote import StoreFolder, filesystem, redact
+    from tfrecord_lite._storage.locations import filesystem, redact, split_options
+    from tfrecord_lite._storage.remote import StoreFolder
 
     fs, path = filesystem(url, *split_options(storage_options))
     fs.invalidate_cache()  # list what is there now, not what a cached listing says
@@ -237,8 +237,8 @@ def committed_location(path: str, storage_options: Any = None) -> str:
     if "://" not in path or path.startswith("file://"):
         path = path.removeprefix("file://")
         return visible(LocalFolder(os.path.dirname(path))).get(path, path)
-    from tfrecord_lite._storage.files import split_options
-    from tfrecord_lite._storage.remote import StoreFolder, filesystem
+    from tfrecord_lite._storage.locations import filesystem, split_options
+    from tfrecord_lite._storage.remote import StoreFolder
 
     fs, name = filesystem(path, *split_options(storage_options))
     where = visible(StoreFolder(fs, name.rpartition("/")[0]))
