@@ -40,8 +40,9 @@ from tfrecord_lite._errors import FeatureError, TFRecordError
 from tfrecord_lite._example.codec import decode_example, encode_example
 from tfrecord_lite._storage.files import read_whole, write_whole
 from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
-from tfrecord_lite._storage.remote import Store, open_publication
+from tfrecord_lite._storage.publish import open_publication
 from tfrecord_lite._storage.sources import committed_location
+from tfrecord_lite._storage.uploads import Store
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image as PILImage

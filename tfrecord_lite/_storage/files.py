@@ -2,8 +2,9 @@
 fsspec understands (s3://, gs://, ..., imported only then), or a binary file
 object they already opened (which we then never close). Also the knobs that
 every I/O module shares: the accepted compression names, and sizes written as "4M".
-A URL is opened by _storage/remote.py (ranged reads that resume, uploads that appear only
-complete), with `storage_options`: fsspec options, or an fsspec filesystem object.
+A URL is read by _storage/remote.py (ranged reads that resume) and written by
+_storage/uploads.py (objects that appear only complete), with `storage_options`:
+fsspec options, or an fsspec filesystem object (_storage/locations.py).
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ import os
 import re
 from typing import IO, Any, Union, cast
 
-from tfrecord_lite._storage.locations import StorageOptions, redact, split_options
+from tfrecord_lite._storage.atomic import write_atomic
+from tfrecord_lite._storage.locations import StorageOptions, has_scheme, is_url, redact, split_options
+from tfrecord_lite._storage.remote import RemoteObject, RemoteStream
+from tfrecord_lite._storage.uploads import RemoteUpload, Store
 
 PathOrFile = Union[str, "os.PathLike[str]", IO[bytes], Any]
 
@@ -40,7 +44,7 @@ def display_name(obj: Any) -> str | None:
         path: str | bytes = os.fspath(obj)
         if isinstance(path, bytes):
             return os.fsdecode(path)
-        if "://" in path:
+        if has_scheme(path):
             return redact(path)
         return path
     name = getattr(obj, "name", None)
@@ -52,9 +56,7 @@ def open_binary(target: PathOrFile, mode: str, storage_options: StorageOptions =
     if is_file_object(target):
         return cast(IO[bytes], target), False
     path = os.fspath(cast("str | os.PathLike[str]", target))
-    if isinstance(path, str) and "://" in path and not path.startswith("file://"):
-        from tfrecord_lite._storage.remote import RemoteObject, RemoteStream, RemoteUpload
-
+    if is_url(path):
         options, fs = split_options(storage_options)
         if mode == "rb":
             return cast(IO[bytes], RemoteStream(RemoteObject(path, options, fs))), True
@@ -69,9 +71,7 @@ def open_binary(target: PathOrFile, mode: str, storage_options: StorageOptions =
 def read_whole(target: str | os.PathLike[str], storage_options: StorageOptions = None) -> bytes:
     """All the bytes of a small file or object (a label map, a manifest); FileNotFoundError if missing."""
     path = os.fspath(target)
-    if "://" in path and not path.startswith("file://"):
-        from tfrecord_lite._storage.remote import RemoteObject
-
+    if is_url(path):
         return RemoteObject(path, *split_options(storage_options)).read_range(0, 1 << 62)
     with open(path.removeprefix("file://"), "rb") as fh:
         return fh.read()
@@ -81,13 +81,9 @@ def write_whole(target: str | os.PathLike[str], data: bytes, storage_options: St
     """Replace a small file or object with `data`, atomically: a local file through a temporary
     file and a rename, an object by one PUT (a store shows the old object or the new one)."""
     path = os.fspath(target)
-    if "://" in path and not path.startswith("file://"):
-        from tfrecord_lite._storage.remote import Store
-
+    if is_url(path):
         Store(path, *split_options(storage_options)).put(path, data)
         return
-    from tfrecord_lite._storage.atomic import write_atomic
-
     write_atomic(path.removeprefix("file://"), data)
 
 

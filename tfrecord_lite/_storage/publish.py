@@ -10,6 +10,9 @@ owner's pid inside), so the next run on the same output knows that any staging f
 finds belongs to a killed run: it rolls it back (no journal) or forward (journal) and says
 so through logging; it also removes the temporary files that killed single-file writes of
 the output left (_storage/atomic.py).
+
+open_publication is where writers get a publication: Publication for a local path, and for a
+URL uploads.RemotePublication, which has the same interface (and no lock: a store has none).
 """
 
 from __future__ import annotations
@@ -25,13 +28,15 @@ import shutil
 from tfrecord_lite._errors import PathName, TFRecordError
 from tfrecord_lite._storage.atomic import fsync_file, fsync_folder, orphan_temps, pid_alive, write_atomic
 from tfrecord_lite._storage.journal import JOURNAL, STAGING, LocalFolder, recover_stagings, roll_forward
+from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
+from tfrecord_lite._storage.uploads import RemotePublication
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: the lock file alone, its pid checked
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["OutputLock", "OutputLockedError", "Publication", "recover"]
+__all__ = ["OutputLock", "OutputLockedError", "Publication", "open_publication", "recover"]
 
 log = logging.getLogger("tfrecord_lite")
 
@@ -265,3 +270,11 @@ def recover(target: PathName, *, locked: bool = False) -> list[str]:
         done.append(f"removed {path}, a temporary file of a killed run")
         log.warning("%s: %s", os.fspath(target), done[-1])  # type: ignore[arg-type]
     return done
+
+
+def open_publication(target: str, storage_options: StorageOptions = None) -> Publication | RemotePublication:
+    """A publication of `target`: a Publication for a local path, a RemotePublication (the same
+    interface, uploads.py) for a URL."""
+    if is_url(target):
+        return RemotePublication(target, *split_options(storage_options))
+    return Publication(target)
