@@ -37,7 +37,7 @@ from crc32c import crc32c
 
 from tfrecord_lite._errors import PathName, TFRecordError
 from tfrecord_lite._storage.atomic import write_atomic
-from tfrecord_lite._storage.locations import StorageOptions
+from tfrecord_lite._storage.locations import StorageOptions, is_url
 from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, header_is_valid, scan
 from tfrecord_lite._wire.sniff import SNIFF_SIZE, inflates, not_a_tfrecord, sniff_compression
 
@@ -525,7 +525,7 @@ def write_index(
     options, or an fsspec filesystem.
     """
     path = os.fspath(tfrecord_path)  # type: ignore[arg-type]
-    if "://" in path and not path.startswith("file://"):
+    if is_url(path):
         from tfrecord_lite._index.remote_index import write_remote_index
 
         target_url = os.fspath(index_path) if index_path is not None else None

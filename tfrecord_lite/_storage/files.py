@@ -14,7 +14,7 @@ import re
 from typing import IO, Any, Union, cast
 
 from tfrecord_lite._storage.atomic import write_atomic
-from tfrecord_lite._storage.locations import StorageOptions, has_scheme, is_url, redact, split_options
+from tfrecord_lite._storage.locations import StorageOptions, has_scheme, is_url, local_path, redact, split_options
 from tfrecord_lite._storage.remote import RemoteObject, RemoteStream
 from tfrecord_lite._storage.uploads import RemoteUpload, Store
 
@@ -63,9 +63,7 @@ def open_binary(target: PathOrFile, mode: str, storage_options: StorageOptions =
         if mode == "wb":
             return cast(IO[bytes], RemoteUpload(path, options, fs)), True
         raise ValueError(f"objects in a store cannot be appended to: {display_name(path)}")
-    if isinstance(path, str) and path.startswith("file://"):
-        path = path[len("file://") :]
-    return open(path, mode), True
+    return open(local_path(path) if isinstance(path, str) else path, mode), True
 
 
 def read_whole(target: str | os.PathLike[str], storage_options: StorageOptions = None) -> bytes:
@@ -73,7 +71,7 @@ def read_whole(target: str | os.PathLike[str], storage_options: StorageOptions =
     path = os.fspath(target)
     if is_url(path):
         return RemoteObject(path, *split_options(storage_options)).read_range(0, 1 << 62)
-    with open(path.removeprefix("file://"), "rb") as fh:
+    with open(local_path(path), "rb") as fh:
         return fh.read()
 
 
@@ -84,7 +82,7 @@ def write_whole(target: str | os.PathLike[str], data: bytes, storage_options: St
     if is_url(path):
         Store(path, *split_options(storage_options)).put(path, data)
         return
-    write_atomic(path.removeprefix("file://"), data)
+    write_atomic(local_path(path), data)
 
 
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30}

@@ -30,6 +30,11 @@ def is_url(target: object) -> bool:
     return isinstance(target, str) and "://" in target and not target.startswith("file://")
 
 
+def local_path(path: str) -> str:
+    """The path a local location names (a file:// URL's path, any other path as it is)."""
+    return path.removeprefix("file://")
+
+
 def scheme(url: str) -> str:
     """The scheme of `url` as it is spelled ('s3', 'gcs', 'https')."""
     return url.partition("://")[0]

@@ -40,6 +40,8 @@ __all__ = ["OutputLock", "OutputLockedError", "Publication", "open_publication",
 
 log = logging.getLogger("tfrecord_lite")
 
+FOLDER_BASE = "tfrecord-lite"  # the base name of the lock and staging folders of a folder of outputs
+
 
 class OutputLockedError(TFRecordError):
     """Another process is writing the same output (it holds the output's lock file)."""
@@ -56,7 +58,7 @@ def _split(target: PathName) -> tuple[str, str]:
 
 def _hidden(base: str, rest: str) -> str:
     """The hidden name of an output's lock or staging folder: '.BASE<rest>' ('.tfrecord-lite<rest>' in a folder)."""
-    return f".{base or 'tfrecord-lite'}{rest}"
+    return f".{base or FOLDER_BASE}{rest}"
 
 
 def _read_pid(fd: int) -> int | None:
@@ -263,7 +265,7 @@ def recover(target: PathName, *, locked: bool = False) -> list[str]:
     folder, base = _split(target)
     if not os.path.isdir(folder):
         return []
-    done = recover_stagings(LocalFolder(folder), base or "tfrecord-lite", os.fspath(target))  # type: ignore[arg-type]
+    done = recover_stagings(LocalFolder(folder), base or FOLDER_BASE, os.fspath(target))  # type: ignore[arg-type]
     for path in orphan_temps(folder, base):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)

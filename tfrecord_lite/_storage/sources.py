@@ -34,7 +34,15 @@ from typing import Any, Union
 
 from tfrecord_lite._errors import NoInputsError
 from tfrecord_lite._storage.journal import LocalFolder, StoreFolder, visible
-from tfrecord_lite._storage.locations import StorageOptions, filesystem, is_url, redact, scheme, split_options
+from tfrecord_lite._storage.locations import (
+    StorageOptions,
+    filesystem,
+    is_url,
+    local_path,
+    redact,
+    scheme,
+    split_options,
+)
 from tfrecord_lite._wire.sniff import holds_records, not_a_tfrecord, read_head
 
 __all__ = ["Sources", "committed_location", "natural_key", "resolve_inputs"]
@@ -73,8 +81,7 @@ def resolve_inputs(inputs: Sources, *, storage_options: StorageOptions = None) -
             name = os.fspath(item)
             if not isinstance(name, str):
                 raise TypeError(f"an input is a path or URL string, not {type(name).__name__}")
-            if name.startswith("file://"):
-                name = name[len("file://") :]
+            name = local_path(name)
             if is_url(name):
                 found += _expand_url(name, storage_options)
             else:
@@ -233,7 +240,7 @@ def committed_location(path: str, storage_options: StorageOptions = None) -> str
     """Where readers read the file or object `path` from: its staged copy while a committed write
     is still giving it its final name (journal.visible), else `path` itself."""
     if not is_url(path):
-        path = path.removeprefix("file://")
+        path = local_path(path)
         return visible(LocalFolder(os.path.dirname(path))).get(path, path)
     fs, name = filesystem(path, *split_options(storage_options))
     where = visible(StoreFolder(fs, name.rpartition("/")[0]))

@@ -24,7 +24,7 @@ import socket
 import time
 from typing import Any
 
-from tfrecord_lite._storage.journal import JOURNAL, OWNER, StoreFolder, recover_stagings, roll_forward
+from tfrecord_lite._storage.journal import JOURNAL, OWNER, STAGING, StoreFolder, recover_stagings, roll_forward
 from tfrecord_lite._storage.locations import FsspecOptions, filesystem, redact
 
 
@@ -104,7 +104,7 @@ class RemotePublication:
         self.store = Store(target, storage_options, fs)
         folder, _, base = target.rstrip("/").rpartition("/")
         self.folder = StoreFolder(self.store.fs, self.store.fs._strip_protocol(folder))
-        self.staging_name = f".{base}.publish-{secrets.token_hex(4)}"
+        self.staging_name = f".{base}{STAGING}{secrets.token_hex(4)}"
         self.staging = f"{folder}/{self.staging_name}"
         self.recovered = recover_stagings(self.folder, base, redact(target))
         self.committed = False
