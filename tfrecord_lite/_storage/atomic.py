@@ -1,9 +1,10 @@
 """Single local files replaced all at once, and what makes a rename durable. `write_atomic`
 writes a hidden temporary file named with the writer's pid (`.NAME.PID-TOKEN.tmp`), syncs
 it and renames it into place: readers see the old file or the new one, never a part. A
-temporary file whose writer is dead (pid_alive) is an orphan: `orphan_temps` finds them for
-the next write of the same output, `remove_orphans` for a whole folder. Files are created
-with mode 0o666 minus the umask, as open() creates them (never mkstemp's 0600).
+temporary file whose writer is dead (pid_alive) is an orphan: `orphan_temps` finds those of
+one output (publish.recover removes them before the output is written again),
+`remove_orphans` those of a whole folder. Files are created with mode 0o666 minus the
+umask, as open() creates them (never mkstemp's 0600).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ __all__ = ["fsync_file", "fsync_folder", "orphan_temps", "pid_alive", "remove_or
 
 
 def pid_alive(pid: int) -> bool:
+    """Whether process `pid` of this machine runs (True where that cannot be told)."""
     if os.name != "posix":  # pragma: no cover - os.kill(pid, 0) would end the process on Windows
         return True
     try:
