@@ -3,7 +3,7 @@
 # (resolve_inputs and all built on it: iter_records, ShardedRecords, the CLI) must see the
 # previous dataset when the kill came before the commit point (the journal) and the new one
 # when it came after, never a mix; the next write of the output finishes or removes what the
-# killed run left (_journal.py). The oracle is the same write run to the end elsewhere.
+# killed run left (_storage/journal.py). The oracle is the same write run to the end elsewhere.
 from __future__ import annotations
 
 import logging
