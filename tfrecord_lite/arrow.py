@@ -32,7 +32,7 @@ from tfrecord_lite._records.example_batches import record_spans
 from tfrecord_lite._records.reader import sources_of
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._storage.files import is_file_object, normalize_compression
-from tfrecord_lite._storage.remote import open_publication
+from tfrecord_lite._storage.publish import open_publication
 from tfrecord_lite._stream.damage import DamagePolicy, OnError
 
 if TYPE_CHECKING:

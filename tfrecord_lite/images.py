@@ -38,9 +38,11 @@ import numpy as np
 from tfrecord_lite._datasets.sharded import existing_shards, open_shard_writer, shard_suffix
 from tfrecord_lite._errors import FeatureError, TFRecordError
 from tfrecord_lite._example.codec import decode_example, encode_example
-from tfrecord_lite._storage.files import StorageOptions, read_whole, split_options, write_whole
-from tfrecord_lite._storage.remote import Store, is_url, open_publication
+from tfrecord_lite._storage.files import read_whole, write_whole
+from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
+from tfrecord_lite._storage.publish import open_publication
 from tfrecord_lite._storage.sources import committed_location
+from tfrecord_lite._storage.uploads import Store
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image as PILImage

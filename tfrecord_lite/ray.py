@@ -21,10 +21,11 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from tfrecord_lite._datasets.pieces import Piece, input_files, is_url, piece_batches, plan_pieces
+from tfrecord_lite._datasets.pieces import Piece, input_files, piece_batches, plan_pieces
 from tfrecord_lite._datasets.sharded import shard_name, shard_suffix
 from tfrecord_lite._example.validate import check_int, feature_specs
 from tfrecord_lite._records.writer import TFRecordWriter
+from tfrecord_lite._storage.locations import has_scheme, is_url
 from tfrecord_lite._storage.sources import Sources
 
 try:
@@ -66,7 +67,7 @@ def _as_fsspec(filesystem: Any) -> Any:
 
 def _as_url(path: str, fs: Any) -> str:
     """`path` as a URL of `fs`: "bucket/key" in an S3 filesystem is s3://bucket/key."""
-    if "://" in path:
+    if has_scheme(path):
         return path
     protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
     return f"{protocol}://{path}"
@@ -180,7 +181,7 @@ def _target(location: str, filesystem: Any) -> tuple[pafs.FileSystem, str]:
     fsspec's (wrapped), or None for the one the URL names (local paths made absolute)."""
     if filesystem is None:
         found: tuple[pafs.FileSystem, str] = pafs.FileSystem.from_uri(
-            location if "://" in location else os.path.abspath(location)
+            location if has_scheme(location) else os.path.abspath(location)
         )
         return found
     if not isinstance(filesystem, pafs.FileSystem):

@@ -59,7 +59,8 @@ from tfrecord_lite._datasets.sharded import ShardedRecords
 from tfrecord_lite._example.codec import decode_example, decode_sequence_example
 from tfrecord_lite._example.validate import check_callable, check_choice, check_int, feature_specs
 from tfrecord_lite._repr import compression, count, describe, shown_keys, shown_paths
-from tfrecord_lite._storage.files import StorageOptions, normalize_compression
+from tfrecord_lite._storage.files import normalize_compression
+from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._storage.prefetch import PREFETCH
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
 from tfrecord_lite._stream.damage import DamagePolicy, OnError

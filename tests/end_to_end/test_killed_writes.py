@@ -3,7 +3,7 @@
 # (resolve_inputs and all built on it: iter_records, ShardedRecords, the CLI) must see the
 # previous dataset when the kill came before the commit point (the journal) and the new one
 # when it came after, never a mix; the next write of the output finishes or removes what the
-# killed run left (_journal.py). The oracle is the same write run to the end elsewhere.
+# killed run left (_storage/journal.py). The oracle is the same write run to the end elsewhere.
 from __future__ import annotations
 
 import logging
@@ -148,7 +148,7 @@ def test_a_pack_killed_before_its_commit_shows_the_previous_dataset(
     more = image_tree(tmp_path / "b", ["4.png", "5.png"])
     (more / "dog").rename(more / "ant")
     code = pack_code(more, prefix, append=True, num_shards=2)
-    run_killed(code, "tfrecord_lite._storage.remote:RemotePublication.commit", at=1, **s3_env(s3))
+    run_killed(code, "tfrecord_lite._storage.uploads:RemotePublication.commit", at=1, **s3_env(s3))
     assert staged(s3)  # the killed run's shards are uploaded, under the staging prefix
     assert tfr.resolve_inputs(prefix, storage_options=options) == before.paths
     assert seen(f"{prefix}-*-of-*.tfrecord", options) == seen(before.paths, options)
@@ -168,7 +168,7 @@ def test_a_pack_killed_before_its_commit_shows_the_previous_dataset(
 @pytest.mark.parametrize("mode", ["append", "overwrite"])
 def test_a_pack_killed_while_publishing_shows_the_new_dataset(s3: Any, tmp_path: Path, mode: str) -> None:
     from tfrecord_lite import images
-    from tfrecord_lite._storage.remote import open_publication
+    from tfrecord_lite._storage.publish import open_publication
 
     options = s3.storage_options
     first = image_tree(tmp_path / "a", [f"{k}.png" for k in range(6)])
@@ -182,7 +182,7 @@ def test_a_pack_killed_while_publishing_shows_the_new_dataset(s3: Any, tmp_path:
 
     prefix = f"{s3.bucket}/ds/pets"
     images.pack_images(first, prefix, num_shards=3, storage_options=options)
-    run_killed(pack_code(more, prefix, **kw), "tfrecord_lite._storage.remote:StoreFolder.move", at=2, **s3_env(s3))
+    run_killed(pack_code(more, prefix, **kw), "tfrecord_lite._storage.journal:StoreFolder.move", at=2, **s3_env(s3))
     assert staged(s3)  # killed after the journal, one object given its final name
     paths = tfr.resolve_inputs(prefix, storage_options=options)
     assert any(".publish-" in p for p in paths)  # read from their staged copies, for now
@@ -208,7 +208,7 @@ def test_a_pack_killed_while_publishing_shows_the_new_dataset(s3: Any, tmp_path:
 
 @pytest.mark.object_store
 def test_staged_objects_of_a_live_run_are_reported_not_removed(s3: Any, caplog: pytest.LogCaptureFixture) -> None:
-    from tfrecord_lite._storage.remote import RemotePublication
+    from tfrecord_lite._storage.uploads import RemotePublication
 
     running = RemotePublication(f"{s3.bucket}/ds/x", s3.storage_options)  # this process: alive
     with tfr.TFRecordWriter(
@@ -226,7 +226,7 @@ def test_staged_objects_of_a_live_run_are_reported_not_removed(s3: Any, caplog: 
 
 @pytest.mark.object_store
 def test_the_next_run_aborts_the_multipart_uploads_of_a_killed_one(s3: Any) -> None:
-    from tfrecord_lite._storage.remote import RemotePublication
+    from tfrecord_lite._storage.uploads import RemotePublication
 
     options = {**s3.storage_options, "default_block_size": 5 << 20}  # a multipart upload from 5 MiB on
     prefix = f"{s3.bucket}/ds/big"
@@ -236,7 +236,7 @@ with tfr.ShardedWriter({prefix!r}, storage_options={options!r}) as w:
     for i in range(100):
         w.write(bytes([i]) * (64 << 10))
 """
-    run_killed(code, "tfrecord_lite._storage.remote:RemoteUpload.close", at=1, **s3_env(s3))
+    run_killed(code, "tfrecord_lite._storage.uploads:RemoteUpload.close", at=1, **s3_env(s3))
     bucket = s3.bucket[len("s3://") :]
     assert s3.fs.call_s3("list_multipart_uploads", Bucket=bucket).get("Uploads")  # its parts are kept
     assert staged(s3)  # owner.json

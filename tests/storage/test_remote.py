@@ -386,15 +386,6 @@ def test_gcs_write_and_interrupted_write(gcs: Any) -> None:
 # ----------------------------------------------------------------------------- messages and helpers
 
 
-def test_redact_cuts_credentials_and_query() -> None:
-    assert (
-        _remote.redact("https://u:p@host:8080/a/b.tfrecord?X-Amz-Signature=abc#f") == "https://host:8080/a/b.tfrecord"
-    )
-    assert _remote.redact("s3://bucket/key.tfrecord") == "s3://bucket/key.tfrecord"
-    text = "GET https://u:p@h/x?sig=1 failed; see s3://b/k?versionId=2"
-    assert _remote.scrub(text) == "GET https://h/x failed; see s3://b/k"
-
-
 def test_coalesce_joins_nearby_spans() -> None:
     assert _remote.coalesce([(50, 60), (0, 10), (12, 20)], gap=5) == [(0, 20), (50, 60)]
     assert _remote.coalesce([(0, 10), (5, 8), (100, 200)], gap=0) == [(0, 10), (100, 200)]

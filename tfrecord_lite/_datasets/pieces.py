@@ -22,17 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._records.reader import iter_records
-from tfrecord_lite._storage.files import StorageOptions, normalize_compression
+from tfrecord_lite._storage.files import normalize_compression
+from tfrecord_lite._storage.locations import StorageOptions, is_url
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
 from tfrecord_lite._wire.framing import HEADER_SIZE
 from tfrecord_lite._wire.sniff import sniff_compression
 
 if TYPE_CHECKING:
     import pyarrow as pa
-
-
-def is_url(path: str) -> bool:
-    return "://" in path and not path.startswith("file://")
 
 
 def input_files(paths: Sources, storage_options: StorageOptions = None) -> list[str]:

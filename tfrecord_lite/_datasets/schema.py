@@ -32,7 +32,7 @@ from tfrecord_lite._example.spec import (
 )
 from tfrecord_lite._example.validate import as_record
 from tfrecord_lite._records.example_batches import record_spans
-from tfrecord_lite._storage.files import StorageOptions
+from tfrecord_lite._storage.locations import StorageOptions
 
 __all__ = [
     "Decoded",

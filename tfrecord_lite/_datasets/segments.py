@@ -21,9 +21,9 @@ from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._index.sidecar import sidecar_path
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._records.reader import RecordIterator, iter_records
-from tfrecord_lite._storage.files import StorageOptions, split_options
+from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
 from tfrecord_lite._storage.prefetch import prefetched
-from tfrecord_lite._storage.remote import RemoteObject, is_url
+from tfrecord_lite._storage.remote import RemoteObject
 from tfrecord_lite._stream.damage import DamagePolicy
 from tfrecord_lite._wire.framing import HEADER_SIZE
 from tfrecord_lite._wire.sniff import sniff_compression

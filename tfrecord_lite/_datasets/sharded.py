@@ -13,7 +13,7 @@ new shard total in `-of-`; old shards keep their names. Reading in sorted name
 order therefore keeps every old record at its global index, and readers that
 listed the old files keep working.
 
-A URL prefix (s3://bucket/train) uses a remote.RemotePublication instead: each
+A URL prefix (s3://bucket/train) uses an uploads.RemotePublication instead: each
 shard is an upload to a hidden staging object that appears only when complete,
 its sidecar is uploaded from the offsets written, and close() gives them their
 final names. An exception cancels the open uploads and removes the staged objects.
@@ -43,10 +43,11 @@ from tfrecord_lite._records.random_access import RecordSequence, TFRecordFile, _
 from tfrecord_lite._records.reader import RecordIterator, iter_records
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._repr import compression, count, describe, shown_paths
-from tfrecord_lite._storage.files import StorageOptions, normalize_compression, split_options
+from tfrecord_lite._storage.files import normalize_compression
+from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
 from tfrecord_lite._storage.publish import Publication
-from tfrecord_lite._storage.remote import RemotePublication, Store, is_url
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
+from tfrecord_lite._storage.uploads import RemotePublication, Store
 from tfrecord_lite._stream.damage import DamagePolicy, OnError
 from tfrecord_lite._wire.framing import frame_header, masked_crc
 
@@ -71,7 +72,7 @@ def _shard_pattern(prefix: str, suffix: str) -> re.Pattern[str]:
 
 def existing_shards(prefix: str, suffix: str = ".tfrecord", store: Any = None) -> list[tuple[int, str]]:
     """(shard number, path) of the shards named `prefix-NNNNN-of-MMMMM<suffix>`, by number
-    (objects of a store when `store`, a _remote.Store, is given)."""
+    (objects of a store when `store`, an uploads.Store, is given)."""
     pattern = _shard_pattern(prefix, suffix)
     found = []
     listed = store.glob(prefix + "-*-of-*" + suffix) if store is not None else None

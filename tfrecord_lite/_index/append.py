@@ -27,6 +27,7 @@ from tfrecord_lite._index.sidecar import (
     staleness,
     try_read_index,
 )
+from tfrecord_lite._storage.locations import has_scheme
 from tfrecord_lite._wire.framing import scan
 
 
@@ -50,7 +51,7 @@ def prepare_append(target: object, truncate_partial: bool = False, compression: 
             "append=True needs an uncompressed file (compression=None): a GZIP / ZLIB stream cannot be "
             "checked or extended in place; write the new records to a new file (e.g. a new shard)"
         )
-    if not isinstance(target, (str, os.PathLike)) or "://" in os.fspath(target):
+    if not isinstance(target, (str, os.PathLike)) or has_scheme(os.fspath(target)):
         raise ValueError(
             "append=True needs a local file path (to append to a file object, open it in 'ab' mode yourself)"
         )

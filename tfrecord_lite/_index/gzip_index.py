@@ -622,7 +622,8 @@ def open_remote_index(
     last 4 KiB (an uploaded sidecar's mtime is not the object's); else one streaming pass over the
     object, whose points stay in memory (nothing is written next to an object)."""
     from tfrecord_lite._storage.files import read_whole
-    from tfrecord_lite._storage.remote import RemoteStream, redact
+    from tfrecord_lite._storage.locations import redact
+    from tfrecord_lite._storage.remote import RemoteStream
 
     explicit = isinstance(index, (str, os.PathLike))
     location = os.fspath(index) if explicit else None if index is False else url + SIDECAR_SUFFIX  # type: ignore[arg-type]

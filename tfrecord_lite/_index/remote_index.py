@@ -39,8 +39,9 @@ from tfrecord_lite._index.sidecar import (
     sidecar_bytes,
     sidecar_from_buffer,
 )
-from tfrecord_lite._storage.files import StorageOptions, split_options, write_whole
-from tfrecord_lite._storage.remote import RemoteBuffer, RemoteObject, RemoteStream, is_url, redact, takes_no_uploads
+from tfrecord_lite._storage.files import write_whole
+from tfrecord_lite._storage.locations import StorageOptions, is_url, redact, split_options, takes_no_uploads
+from tfrecord_lite._storage.remote import RemoteBuffer, RemoteObject, RemoteStream
 from tfrecord_lite._wire.framing import HEADER_SIZE, scan
 from tfrecord_lite._wire.sniff import sniff_compression
 

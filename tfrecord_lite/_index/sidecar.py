@@ -12,7 +12,7 @@ Binary sidecar `<file>.tfrlidx`, little-endian, 8 bytes per record:
 It is built by one `framing.scan` over a memory map of the file, `max_records`
 records at a time, each batch turned into a numpy array at once (so the index
 costs 8 bytes a record in memory, never a Python int each), then written to a
-temporary file renamed into place (publish.write_atomic: never torn, created with
+temporary file renamed into place (atomic.write_atomic: never torn, created with
 the umask's permissions; concurrent builders each rename a whole, identical file).
 Opening it is a memory map: O(1). It is fresh when the file's size and mtime are
 those recorded and `edge_check` (CRC32C of the header and footer bytes of the first
@@ -36,8 +36,8 @@ import numpy as np
 from crc32c import crc32c
 
 from tfrecord_lite._errors import PathName, TFRecordError
-from tfrecord_lite._storage.files import StorageOptions
-from tfrecord_lite._storage.publish import write_atomic
+from tfrecord_lite._storage.atomic import write_atomic
+from tfrecord_lite._storage.locations import StorageOptions, is_url
 from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, header_is_valid, scan
 from tfrecord_lite._wire.sniff import SNIFF_SIZE, inflates, not_a_tfrecord, sniff_compression
 
@@ -525,7 +525,7 @@ def write_index(
     options, or an fsspec filesystem.
     """
     path = os.fspath(tfrecord_path)  # type: ignore[arg-type]
-    if "://" in path and not path.startswith("file://"):
+    if is_url(path):
         from tfrecord_lite._index.remote_index import write_remote_index
 
         target_url = os.fspath(index_path) if index_path is not None else None

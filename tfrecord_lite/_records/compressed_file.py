@@ -29,8 +29,8 @@ from tfrecord_lite._index.gzip_index import (
 from tfrecord_lite._index.sidecar import IndexFormatError, RecordIndex
 from tfrecord_lite._records.random_access import TFRecordFile, _position
 from tfrecord_lite._records.reader import iter_records
-from tfrecord_lite._storage.files import split_options
-from tfrecord_lite._storage.remote import RemoteBuffer, RemoteObject, is_url
+from tfrecord_lite._storage.locations import is_url, split_options
+from tfrecord_lite._storage.remote import RemoteBuffer, RemoteObject
 from tfrecord_lite._wire.framing import HEADER_SIZE
 from tfrecord_lite._wire.sniff import sniff_compression
 

@@ -12,7 +12,8 @@ import os
 from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._index.sidecar import map_file, read_sidecar, release, sidecar_path, staleness
 from tfrecord_lite._records.reader import DecodedStream, StreamScanner, sources_of
-from tfrecord_lite._storage.files import PathOrFile, StorageOptions
+from tfrecord_lite._storage.files import PathOrFile
+from tfrecord_lite._storage.locations import StorageOptions, has_scheme
 from tfrecord_lite._storage.sources import Sources
 
 __all__ = ["count_file", "count_records"]
@@ -43,7 +44,7 @@ def count_file(
     source: PathOrFile, *, compression: str = "auto", verify: bool = False, storage_options: StorageOptions = None
 ) -> int:
     """The number of records in one file or file object (see count_records)."""
-    if not verify and isinstance(source, str) and "://" not in source and compression in ("auto", "", None):
+    if not verify and isinstance(source, str) and not has_scheme(source) and compression in ("auto", "", None):
         indexed = _indexed_count(source)
         if indexed is not None:
             return indexed

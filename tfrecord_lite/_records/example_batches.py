@@ -18,7 +18,8 @@ from tfrecord_lite._example.joins import _SPARSE_RECORD, _RecordSlicer
 from tfrecord_lite._example.spec import FeatureSpec, SpecDict
 from tfrecord_lite._example.validate import batch_specs, check_int
 from tfrecord_lite._records.reader import RecordIterator, sources_of
-from tfrecord_lite._storage.files import StorageOptions, normalize_compression
+from tfrecord_lite._storage.files import normalize_compression
+from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._stream.damage import DamagePolicy, OnError
 from tfrecord_lite._wire.framing import HEADER_SIZE
 

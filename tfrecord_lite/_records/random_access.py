@@ -26,7 +26,8 @@ from tfrecord_lite._errors import CorruptRecordError, PathName
 from tfrecord_lite._example.codec import decode_example
 from tfrecord_lite._index.sidecar import Buffer, IndexArg, RecordIndex, map_uncompressed, open_index, release
 from tfrecord_lite._repr import count, describe
-from tfrecord_lite._storage.files import StorageOptions, display_name, split_options
+from tfrecord_lite._storage.files import display_name
+from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
 from tfrecord_lite._stream.damage import DamagePolicy, OnError
 from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, frame_header, masked_crc
 from tfrecord_lite._wire.sniff import SNIFF_SIZE, inflates, sniff_compression
@@ -104,7 +105,7 @@ def _is_compressed(path: str, damaged: bool, storage_options: StorageOptions = N
     record (missing files: no; opening them says why); with `damaged` (damage is skipped), only
     if it starts a stream that inflates (see require_uncompressed)."""
     try:
-        if "://" in path and not path.startswith("file://"):
+        if is_url(path):
             from tfrecord_lite._storage.remote import RemoteObject
 
             head = RemoteObject(path, *split_options(storage_options)).read_range(0, SNIFF_SIZE)
@@ -210,7 +211,7 @@ class TFRecordFile(RecordSequence):
         self._ends = self._at[1:]
 
     def _open(self, prebuilt: RecordIndex | None) -> None:
-        if "://" in self._path and not self._path.startswith("file://"):
+        if is_url(self._path):
             return self._open_remote(prebuilt)
         buf, st = map_uncompressed(self._path, "random access", damaged=self._policy is not None)
         try:

@@ -29,12 +29,12 @@ from tfrecord_lite._index.parallel_inflate import ParallelInflater, parallel_inf
 from tfrecord_lite._repr import compression, describe, shown_paths
 from tfrecord_lite._storage.files import (
     PathOrFile,
-    StorageOptions,
     display_name,
     is_file_object,
     normalize_compression,
     open_binary,
 )
+from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._storage.prefetch import PREFETCH, prefetched
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
 from tfrecord_lite._stream.damage import DamagePolicy, OnError

@@ -10,7 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tfrecord_lite._records.reader import Damage, DecodedStream, StreamScanner
-from tfrecord_lite._storage.files import PathOrFile, StorageOptions, display_name
+from tfrecord_lite._storage.files import PathOrFile, display_name
+from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._wire.sniff import holds_records, not_a_tfrecord
 
 

@@ -40,13 +40,13 @@ from tfrecord_lite._index.gzip_index import SeekPoints
 from tfrecord_lite._repr import compression, count, describe
 from tfrecord_lite._storage.files import (
     PathOrFile,
-    StorageOptions,
     display_name,
     is_file_object,
     normalize_compression,
     open_binary,
     size_in_bytes,
 )
+from tfrecord_lite._storage.locations import StorageOptions, has_scheme
 from tfrecord_lite._storage.publish import OutputLock
 from tfrecord_lite._wire.framing import _HEADERS_BY_LENGTH, _MASK_DELTA, cached_header, frame_many
 
@@ -147,7 +147,7 @@ class TFRecordWriter:
         self._lock: OutputLock | None = None
         if truncate_partial and not append:
             raise ValueError("truncate_partial=True only applies with append=True")
-        if self.path is not None and not is_file_object(path_or_file) and "://" not in self.path:
+        if self.path is not None and not is_file_object(path_or_file) and not has_scheme(self.path):
             self._lock = _lock_for(self.path)
         try:
             self._append = prepare_append(path_or_file, truncate_partial, self.compression) if append else None

@@ -2,8 +2,8 @@
 mid-body can ask again for exactly the bytes it still lacks (remote.RemoteObject).
 HTTP(S) and S3 objects are fetched on the calling thread by _storage/direct.py when it can (no
 event loop, the body received without the GIL). Otherwise: fsspec only returns a range
-whole (cat_file), and s3fs even retries a broken body from its start, so the stores the
-issue names get a chunked GET of their own, on the filesystem's own client and event loop:
+whole (cat_file), and s3fs even retries a broken body from its start, so S3, HTTP(S) and
+GCS get a chunked GET of their own, on the filesystem's own client and event loop:
 
   - S3 (s3fs): botocore's get_object with a Range, its streaming Body read in chunks;
   - HTTP(S) (fsspec's HTTPFileSystem): aiohttp's session.get with a Range header;
@@ -21,6 +21,8 @@ yields nothing (S3, GCS and HTTP answer 416 there).
 from __future__ import annotations
 
 from typing import Any
+
+from tfrecord_lite._storage.locations import redact
 
 CHUNK = 256 << 10  # bytes asked of a body at a time
 
@@ -48,18 +50,17 @@ def receive(fs: Any, path: str, start: int, end: int, into: list[bytes]) -> None
 
 
 def _received_directly(fs: Any, path: str, start: int, end: int, into: list[bytes]) -> bool:
-    """Whether _direct.py fetched the range (False: fsspec's turn, nothing was received)."""
-    from tfrecord_lite._storage import direct as _direct
-    from tfrecord_lite._storage.remote import redact
+    """Whether direct.py fetched the range (False: fsspec's turn, nothing was received)."""
+    from tfrecord_lite._storage import direct  # http.client and ssl: imported when a URL is read
 
-    target = _direct.target(fs)
+    target = direct.target(fs)
     request = target.request(fs, path, f"bytes={start}-{end - 1}") if target is not None else None
     if target is None or request is None:
         return False
     url, headers = request
     try:
-        _direct.get(url, headers, start, end, into, redact(url))
-    except _direct.Unsupported:
+        direct.get(url, headers, start, end, into, redact(url))
+    except direct.Unsupported:
         target.enabled = False  # fsspec knows what this server wants: ask it from now on
         return False
     return True

@@ -21,7 +21,7 @@ through s3fs; from HTTP a little less (benchmarks/RESULTS.md).
 expect (a redirect, 400, 401, 403: another region, a signature our client got wrong) or a
 TLS failure raises Unsupported before any byte is taken: bodies then asks through fsspec,
 which knows redirects and its own configuration, and stops using this path for that
-filesystem. Errors name the URL without credentials or query (remote.redact).
+filesystem. Errors name the URL without credentials or query (locations.redact).
 """
 
 from __future__ import annotations

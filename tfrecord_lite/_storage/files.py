@@ -2,19 +2,23 @@
 fsspec understands (s3://, gs://, ..., imported only then), or a binary file
 object they already opened (which we then never close). Also the knobs that
 every I/O module shares: the accepted compression names, and sizes written as "4M".
-A URL is opened by _storage/remote.py (ranged reads that resume, uploads that appear only
-complete), with `storage_options`: fsspec options, or an fsspec filesystem object.
+A URL is read by _storage/remote.py (ranged reads that resume) and written by
+_storage/uploads.py (objects that appear only complete), with `storage_options`:
+fsspec options, or an fsspec filesystem object (_storage/locations.py).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
 from typing import IO, Any, Union, cast
 
+from tfrecord_lite._storage.atomic import write_atomic
+from tfrecord_lite._storage.locations import StorageOptions, has_scheme, is_url, local_path, redact, split_options
+from tfrecord_lite._storage.remote import RemoteObject, RemoteStream
+from tfrecord_lite._storage.uploads import RemoteUpload, Store
+
 PathOrFile = Union[str, "os.PathLike[str]", IO[bytes], Any]
-StorageOptions = Any  # fsspec's options (a Mapping), an fsspec filesystem object, or None
 
 COMPRESSIONS = ("", "gzip", "zlib")
 
@@ -40,20 +44,11 @@ def display_name(obj: Any) -> str | None:
         path: str | bytes = os.fspath(obj)
         if isinstance(path, bytes):
             return os.fsdecode(path)
-        if "://" in path:
-            from tfrecord_lite._storage.remote import redact
-
+        if has_scheme(path):
             return redact(path)
         return path
     name = getattr(obj, "name", None)
     return name if isinstance(name, str) else None
-
-
-def split_options(storage_options: StorageOptions) -> tuple[Mapping[str, Any] | None, Any]:
-    """(fsspec options, fsspec filesystem) from what a caller passed as `storage_options`."""
-    if storage_options is None or isinstance(storage_options, Mapping):
-        return storage_options, None
-    return None, storage_options
 
 
 def open_binary(target: PathOrFile, mode: str, storage_options: StorageOptions = None) -> tuple[IO[bytes], bool]:
@@ -61,28 +56,22 @@ def open_binary(target: PathOrFile, mode: str, storage_options: StorageOptions =
     if is_file_object(target):
         return cast(IO[bytes], target), False
     path = os.fspath(cast("str | os.PathLike[str]", target))
-    if isinstance(path, str) and "://" in path and not path.startswith("file://"):
-        from tfrecord_lite._storage.remote import RemoteObject, RemoteStream, RemoteUpload
-
+    if is_url(path):
         options, fs = split_options(storage_options)
         if mode == "rb":
             return cast(IO[bytes], RemoteStream(RemoteObject(path, options, fs))), True
         if mode == "wb":
             return cast(IO[bytes], RemoteUpload(path, options, fs)), True
         raise ValueError(f"objects in a store cannot be appended to: {display_name(path)}")
-    if isinstance(path, str) and path.startswith("file://"):
-        path = path[len("file://") :]
-    return open(path, mode), True
+    return open(local_path(path) if isinstance(path, str) else path, mode), True
 
 
 def read_whole(target: str | os.PathLike[str], storage_options: StorageOptions = None) -> bytes:
     """All the bytes of a small file or object (a label map, a manifest); FileNotFoundError if missing."""
     path = os.fspath(target)
-    if "://" in path and not path.startswith("file://"):
-        from tfrecord_lite._storage.remote import RemoteObject
-
+    if is_url(path):
         return RemoteObject(path, *split_options(storage_options)).read_range(0, 1 << 62)
-    with open(path.removeprefix("file://"), "rb") as fh:
+    with open(local_path(path), "rb") as fh:
         return fh.read()
 
 
@@ -90,14 +79,10 @@ def write_whole(target: str | os.PathLike[str], data: bytes, storage_options: St
     """Replace a small file or object with `data`, atomically: a local file through a temporary
     file and a rename, an object by one PUT (a store shows the old object or the new one)."""
     path = os.fspath(target)
-    if "://" in path and not path.startswith("file://"):
-        from tfrecord_lite._storage.remote import Store
-
+    if is_url(path):
         Store(path, *split_options(storage_options)).put(path, data)
         return
-    from tfrecord_lite._storage.publish import write_atomic
-
-    write_atomic(path.removeprefix("file://"), data)
+    write_atomic(local_path(path), data)
 
 
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30}

@@ -1,5 +1,5 @@
 """The journal of a publication, one rule for a local folder and for a store. A publication
-(publish.Publication on disk, remote.RemotePublication in a bucket) stages its files
+(publish.Publication on disk, uploads.RemotePublication in a bucket) stages its files
 under a hidden folder beside the output, `.NAME.publish-TOKEN/`, and commits by writing
 `journal.json` there, in one atomic step (a rename on disk, one PUT in a store): the staged
 name -> final name of every file, and the old files the new ones replace. The journal is
@@ -15,8 +15,9 @@ the commit mark of the output as a whole:
     until the journal exists and the new ones from then on, never a mix — while the
     renames run, and after a crash in the middle of them.
 
-A Folder is the few operations this needs; LocalFolder is a directory, and
-remote.StoreFolder a prefix of an fsspec store.
+A Folder is the few operations this needs; LocalFolder is a directory, and StoreFolder a
+prefix of an fsspec store. A store has no locks: its staging prefix holds OWNER, the host and
+pid of the run that staged it, so that only a killed run of this machine is rolled back.
 """
 
 from __future__ import annotations
@@ -26,14 +27,29 @@ import json
 import logging
 import os
 import shutil
+import socket
 from typing import Any, Protocol
 
-__all__ = ["JOURNAL", "STAGING", "Folder", "LocalFolder", "journal_of", "recover_stagings", "roll_forward", "visible"]
+from tfrecord_lite._storage.atomic import fsync_folder, pid_alive
+
+__all__ = [
+    "JOURNAL",
+    "OWNER",
+    "STAGING",
+    "Folder",
+    "LocalFolder",
+    "StoreFolder",
+    "journal_of",
+    "recover_stagings",
+    "roll_forward",
+    "visible",
+]
 
 log = logging.getLogger("tfrecord_lite")
 
 JOURNAL = "journal.json"
 STAGING = ".publish-"  # staging folders are named `.NAME.publish-TOKEN`
+OWNER = "owner.json"  # in a store's staging prefix: {"host", "pid", "started"} of the run that staged it
 
 
 class Folder(Protocol):
@@ -131,7 +147,7 @@ def recover_stagings(folder: Folder, base: str, where: str) -> list[str]:
 
 class LocalFolder:
     """A directory as a Folder. Renames are synced to disk (the directory fsynced) one by one.
-    `abandoned` is always true: a local output is recovered under its lock (_publish.OutputLock),
+    `abandoned` is always true: a local output is recovered under its lock (publish.OutputLock),
     so any staging folder found belongs to a dead run."""
 
     def __init__(self, where: str) -> None:
@@ -152,8 +168,6 @@ class LocalFolder:
             return fh.read()
 
     def move(self, source: str, target: str) -> None:
-        from tfrecord_lite._storage.publish import fsync_folder
-
         destination = self.path(target)
         try:
             os.replace(self.path(source), destination)
@@ -170,3 +184,65 @@ class LocalFolder:
 
     def abandoned(self, staging: str) -> bool:
         return True
+
+
+class StoreFolder:
+    """A prefix of an fsspec store as a Folder (paths as the store spells them, no
+    protocol). A staging prefix holds OWNER (host and pid of the run that made it), so
+    `abandoned` can tell a killed run of this machine from a run that may still be going."""
+
+    def __init__(self, fs: Any, where: str) -> None:
+        self.fs = fs
+        self.where = where.rstrip("/")
+
+    def entries(self, rel: str = "") -> dict[str, bool]:
+        where = self.path(rel) if rel else self.where
+        self.fs.invalidate_cache(where)  # what is there now, not what a cached listing says
+        try:
+            found = self.fs.ls(where, detail=True)
+        except FileNotFoundError:
+            return {}
+        return {str(i["name"]).rstrip("/").rpartition("/")[2]: i.get("type") == "directory" for i in found}
+
+    def path(self, rel: str) -> str:
+        return f"{self.where}/{rel}"
+
+    def read(self, rel: str) -> bytes:
+        return bytes(self.fs.cat_file(self.path(rel)))
+
+    def move(self, source: str, target: str) -> None:
+        try:
+            self.fs.copy(self.path(source), self.path(target))  # a server-side copy: the object appears whole
+        except FileNotFoundError:
+            return  # moved before
+        self.remove(source)
+
+    def remove(self, rel: str) -> None:
+        try:
+            self.fs.rm_file(self.path(rel))
+        except FileNotFoundError:
+            pass
+
+    def drop(self, staging: str) -> None:
+        names = self.entries(staging)
+        last = [name for name in (JOURNAL, OWNER) if name in names]  # never a staging prefix without them
+        for name in [name for name in names if name not in last] + last:
+            self.remove(f"{staging}/{name}")
+        self._abort_uploads(staging)
+
+    def _abort_uploads(self, staging: str) -> None:
+        """Cancel the multipart uploads a killed run left under `staging` (S3: their parts are kept,
+        invisible, until aborted). Other stores expire theirs (GCS: a week)."""
+        call = getattr(self.fs, "call_s3", None)
+        if call is None:
+            return
+        bucket, _, key = self.path(staging).partition("/")
+        for upload in call("list_multipart_uploads", Bucket=bucket, Prefix=key + "/").get("Uploads", []):
+            call("abort_multipart_upload", Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"])
+
+    def abandoned(self, staging: str) -> bool:
+        try:
+            owner = json.loads(self.read(f"{staging}/{OWNER}"))
+        except (FileNotFoundError, ValueError):
+            return False
+        return bool(owner.get("host") == socket.gethostname() and not pid_alive(int(owner.get("pid", 0))))

@@ -14,8 +14,8 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from tfrecord_lite._storage.files import StorageOptions, split_options
-from tfrecord_lite._storage.remote import RemoteObject, RemoteStream, fetch_head, is_url
+from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
+from tfrecord_lite._storage.remote import RemoteObject, RemoteStream, fetch_head
 
 PREFETCH = 32  # shards fetched ahead by default
 MAX_THREADS = 32

@@ -8,12 +8,11 @@ store and with the readers that list an output, are in _storage/journal.py). Eve
 the output's lock `.NAME.lock` (fcntl.flock, released by the kernel when its owner dies; the
 owner's pid inside), so the next run on the same output knows that any staging folder it
 finds belongs to a killed run: it rolls it back (no journal) or forward (journal) and says
-so through logging.
+so through logging; it also removes the temporary files that killed single-file writes of
+the output left (_storage/atomic.py).
 
-Single files (sidecars, label maps, text indexes) are written by `write_atomic`: a hidden
-temporary file named with the writer's pid, renamed into place; temporaries of dead pids are
-removed by the next write of the same file. Files are created with mode 0o666 minus the umask,
-as open() creates them (never mkstemp's 0600).
+open_publication is where writers get a publication: Publication for a local path, and for a
+URL uploads.RemotePublication, which has the same interface (and no lock: a store has none).
 """
 
 from __future__ import annotations
@@ -25,30 +24,23 @@ import logging
 import os
 import secrets
 import shutil
-from collections.abc import Callable
-from typing import IO
 
 from tfrecord_lite._errors import PathName, TFRecordError
+from tfrecord_lite._storage.atomic import fsync_file, fsync_folder, orphan_temps, pid_alive, write_atomic
 from tfrecord_lite._storage.journal import JOURNAL, STAGING, LocalFolder, recover_stagings, roll_forward
+from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
+from tfrecord_lite._storage.uploads import RemotePublication
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: the lock file alone, its pid checked
     fcntl = None  # type: ignore[assignment]
 
-__all__ = [
-    "OutputLock",
-    "OutputLockedError",
-    "Publication",
-    "create_new",
-    "fsync_folder",
-    "pid_alive",
-    "recover",
-    "remove_orphans",
-    "write_atomic",
-]
+__all__ = ["OutputLock", "OutputLockedError", "Publication", "open_publication", "recover"]
 
 log = logging.getLogger("tfrecord_lite")
+
+FOLDER_BASE = "tfrecord-lite"  # the base name of the lock and staging folders of a folder of outputs
 
 
 class OutputLockedError(TFRecordError):
@@ -66,19 +58,7 @@ def _split(target: PathName) -> tuple[str, str]:
 
 def _hidden(base: str, rest: str) -> str:
     """The hidden name of an output's lock or staging folder: '.BASE<rest>' ('.tfrecord-lite<rest>' in a folder)."""
-    return f".{base or 'tfrecord-lite'}{rest}"
-
-
-def pid_alive(pid: int) -> bool:
-    if os.name != "posix":  # pragma: no cover - os.kill(pid, 0) would end the process on Windows
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, owned by another user
-        return True
-    return True
+    return f".{base or FOLDER_BASE}{rest}"
 
 
 def _read_pid(fd: int) -> int | None:
@@ -162,22 +142,6 @@ class OutputLock:
         self.release()
 
 
-def fsync_folder(path: str) -> None:
-    """Make the renames inside folder `path` durable."""
-    _fsync_path(path, directory=True)
-
-
-def _fsync_path(path: str, directory: bool = False) -> None:
-    fd = os.open(path, os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if directory else 0))
-    try:
-        os.fsync(fd)
-    except OSError as err:  # some file systems cannot sync a directory
-        if not directory or err.errno not in (errno.EINVAL, errno.EBADF, errno.ENOTSUP):
-            raise
-    finally:
-        os.close(fd)
-
-
 class Publication:
     """Files that appear together: written under temporary names, published by `commit()`.
 
@@ -233,14 +197,14 @@ class Publication:
             raise ValueError(f"the publication of {self.target} is already closed")
         try:
             for temp, _ in self._moves:
-                _fsync_path(temp)  # FileNotFoundError for a file that was never written
+                fsync_file(temp)  # FileNotFoundError for a file that was never written
             finals = {final for _, final in self._moves}
             journal = {
                 "moves": [[os.path.basename(t), os.path.relpath(f, self.folder)] for t, f in self._moves],
                 "deletes": [os.path.relpath(p, self.folder) for p in self._deletes if p not in finals],
             }
             write_atomic(os.path.join(self.staging, JOURNAL), json.dumps(journal).encode())
-            _fsync_path(self.staging, directory=True)
+            fsync_folder(self.staging)
         except BaseException:
             self.abort()
             raise
@@ -301,8 +265,8 @@ def recover(target: PathName, *, locked: bool = False) -> list[str]:
     folder, base = _split(target)
     if not os.path.isdir(folder):
         return []
-    done = recover_stagings(LocalFolder(folder), base or "tfrecord-lite", os.fspath(target))  # type: ignore[arg-type]
-    for path in _orphan_temps(folder, base):
+    done = recover_stagings(LocalFolder(folder), base or FOLDER_BASE, os.fspath(target))  # type: ignore[arg-type]
+    for path in orphan_temps(folder, base):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
         done.append(f"removed {path}, a temporary file of a killed run")
@@ -310,51 +274,9 @@ def recover(target: PathName, *, locked: bool = False) -> list[str]:
     return done
 
 
-def remove_orphans(folder: str) -> list[str]:
-    """Remove the hidden temporary files of dead writers in `folder` (any output); returns them."""
-    found = _orphan_temps(folder, "")
-    for path in found:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-    return found
-
-
-def _orphan_temps(folder: str, base: str) -> list[str]:
-    """Temporary files `.BASE<anything>.PID-TOKEN.tmp` in `folder` whose writers are dead."""
-    found = []
-    for name in os.listdir(folder):
-        if name.startswith(f".{base}") and name.endswith(".tmp"):
-            pid = name[: -len(".tmp")].rsplit(".", 1)[-1].split("-", 1)[0]
-            if pid.isdigit() and not pid_alive(int(pid)):
-                found.append(os.path.join(folder, name))
-    return sorted(found)
-
-
-def _temp_name(target: str) -> str:
-    folder, base = os.path.split(target)
-    return os.path.join(folder, f".{base}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
-
-
-def create_new(path: str) -> IO[bytes]:
-    """A new file opened for writing with open()'s permissions (0o666 minus the umask)."""
-    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb")
-
-
-def write_atomic(target: str, data: bytes | Callable[[IO[bytes]], None]) -> None:
-    """Replace `target` with `data` (or what `data(file)` writes) through a temporary file and
-    a rename: readers see the old file or the new one, never a part. (What a killed writer
-    leaves, `.NAME.PID-TOKEN.tmp`, is removed by `recover` / `remove_orphans`.)"""
-    tmp = _temp_name(target)
-    try:
-        with create_new(tmp) as fh:
-            if callable(data):
-                data(fh)
-            else:
-                fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+def open_publication(target: str, storage_options: StorageOptions = None) -> Publication | RemotePublication:
+    """A publication of `target`: a Publication for a local path, a RemotePublication (the same
+    interface, uploads.py) for a URL."""
+    if is_url(target):
+        return RemotePublication(target, *split_options(storage_options))
+    return Publication(target)

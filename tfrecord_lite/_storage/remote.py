@@ -1,6 +1,6 @@
-"""Objects in S3, GCS, HTTP(S) or any other fsspec store (fsspec and its s3fs / gcsfs
-are imported only here, and only when a URL is used). Every byte is read by ranged
-requests (bodies.receive), which is what makes the rest simple:
+"""Reading objects in S3, GCS, HTTP(S) or any other fsspec store (fsspec and its s3fs / gcsfs
+are imported only when a URL is used). Every byte is read by ranged requests
+(bodies.receive), which is what makes the rest simple:
 
   - RemoteObject.read_range retries a failed request (reset, 5xx, timeout) with
     exponential backoff, up to RETRY.attempts, asking again only for the bytes it
@@ -16,15 +16,8 @@ requests (bodies.receive), which is what makes the rest simple:
     from a small LRU block cache; `prefetch(spans)` coalesces the spans of many
     records into few ranges (up to MAX_RANGE bytes each) and fetches them concurrently.
     RemoteFile is a RemoteBuffer behind a seekable file, for libraries that want one.
-  - RemoteUpload writes through fsspec's buffered file (a multipart upload on S3, a
-    resumable one on GCS), which only makes the object appear when it is completed
-    at close(); abort() cancels it, and a crash never completes it.
-  - RemotePublication is publish.Publication for a store, with the same journal
-    (_storage/journal.py): files are uploaded under a hidden staging prefix `.NAME.publish-TOKEN/`,
-    commit() uploads the journal (the commit point) and then gives each its final name
-    (a server-side copy). A store has no atomic multi-object rename and no locks, so each
-    object appears whole and readers follow the journal until the copies are done; the
-    next run finishes a killed run's copies, or removes its staged objects.
+
+Writing to a store is _storage/uploads.py.
 """
 
 from __future__ import annotations
@@ -32,25 +25,16 @@ from __future__ import annotations
 import bisect
 import collections
 import io
-import json
-import os
-import re
-import secrets
-import socket
 import threading
 import time
-import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from tfrecord_lite._errors import RemoteError
 from tfrecord_lite._storage.bodies import receive
-from tfrecord_lite._storage.journal import JOURNAL, recover_stagings, roll_forward
-from tfrecord_lite._storage.publish import pid_alive
-
-StorageOptions = Mapping[str, Any] | None
+from tfrecord_lite._storage.locations import FsspecOptions, filesystem, redact, scrub
 
 STREAM_BLOCK = 8 << 20  # bytes per ranged request while streaming...
 HEAD_BLOCK = 1 << 20  # ...but the first request of an object (what a prefetch holds) asks for this many
@@ -75,51 +59,6 @@ class Retry:
 
 RETRY = Retry()
 
-_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
-
-
-def is_url(target: object) -> bool:
-    """Whether `target` is a URL that fsspec opens (file:// URLs are local paths)."""
-    return isinstance(target, str) and "://" in target and not target.startswith("file://")
-
-
-def takes_no_uploads(url: str) -> bool:
-    """Whether `url` is one of HTTP(S)'s, whose servers are read from only."""
-    return url.partition("://")[0].lower() in ("http", "https")
-
-
-def redact(url: str) -> str:
-    """`url` fit for a message: no user or password, no query string or fragment (signed URLs)."""
-    parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host += f":{parts.port}"
-    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
-def scrub(text: str) -> str:
-    """`text` with every URL in it redacted (error messages of HTTP libraries quote full URLs)."""
-    return _URL.sub(lambda m: redact(m.group(0)), text)
-
-
-def filesystem(url: str, storage_options: StorageOptions = None, fs: Any = None) -> tuple[Any, str]:
-    """(fsspec filesystem, path in it) of `url`; `fs` is used as given when passed."""
-    try:
-        import fsspec.core
-    except ImportError:
-        raise ImportError(f"reading {redact(url)!r} needs fsspec: pip install 'tfrlite[remote]'") from None
-    if fs is not None:
-        return fs, fs._strip_protocol(url)
-    try:
-        found, path = fsspec.core.url_to_fs(url, **dict(storage_options or {}))
-    except ImportError as err:
-        extra = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs"}.get(url.split("://", 1)[0], "remote")
-        raise ImportError(
-            f"{redact(url)!r} needs {err.name or 'a filesystem'}: pip install 'tfrlite[{extra}]'"
-        ) from None
-    return found, path
-
-
 # botocore's errors for a client that cannot sign at all (imported by name: botocore is an extra)
 _UNSIGNABLE = {"NoCredentialsError", "PartialCredentialsError", "NoRegionError"}
 
@@ -137,7 +76,7 @@ def _is_permanent(err: BaseException) -> bool:
 class RemoteObject:
     """One object of a store: ranged reads with retries, its size and version (for caches)."""
 
-    def __init__(self, url: str, storage_options: StorageOptions = None, fs: Any = None) -> None:
+    def __init__(self, url: str, storage_options: FsspecOptions = None, fs: Any = None) -> None:
         self.url = url
         self.name = redact(url)
         self.fs, self.path = filesystem(url, storage_options, fs)
@@ -364,233 +303,3 @@ class RemoteBuffer:
         if self._pool is not None:
             self._pool.shutdown(wait=False)
             self._pool = None
-
-
-class RemoteUpload(io.RawIOBase):
-    """A new object written through fsspec; it appears only when close() completes the upload."""
-
-    def __init__(self, url: str, storage_options: StorageOptions = None, fs: Any = None) -> None:
-        self.name = redact(url)
-        self.fs, self.path = filesystem(url, storage_options, fs)
-        self._file = self.fs.open(self.path, "wb")
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data: Any) -> int:
-        return int(self._file.write(data))
-
-    def flush(self) -> None:  # data goes out in parts as it fills them; completing is close()'s job
-        pass
-
-    def close(self) -> None:
-        if not self.closed:
-            try:
-                self._file.close()
-            finally:
-                super().close()
-
-    def abort(self) -> None:
-        """Cancel the upload: a multipart / resumable upload is aborted, no object appears."""
-        if self.closed:
-            return
-        f = self._file
-        try:
-            discard = getattr(f, "discard", None)
-            if discard is not None:
-                discard()
-        finally:
-            try:
-                f.closed = True  # fsspec's close() (and __del__) would otherwise complete the upload
-            except AttributeError:  # an io object (fsspec's memory store), which completes nothing
-                pass
-            if hasattr(f, "buffer"):
-                f.buffer = io.BytesIO()
-            super().close()
-
-
-class Store:
-    """The few whole-object operations writers need, on the filesystem of one URL prefix."""
-
-    def __init__(self, url: str, storage_options: StorageOptions = None, fs: Any = None) -> None:
-        self.fs, _ = filesystem(url, storage_options, fs)
-        self._options = storage_options
-
-    def url(self, path: str) -> str:
-        return str(self.fs.unstrip_protocol(path))
-
-    def glob(self, pattern_url: str) -> list[str]:
-        """URLs of the objects matching `pattern_url` (fresh: no listing cache)."""
-        self.fs.invalidate_cache()
-        return sorted(self.url(p) for p in self.fs.glob(self.fs._strip_protocol(pattern_url)))
-
-    def put(self, url: str, data: bytes) -> None:
-        self.fs.pipe_file(self.fs._strip_protocol(url), data)
-
-
-class StoreFolder:
-    """A prefix of an fsspec store as a _journal.Folder (paths as the store spells them, no
-    protocol). A staging prefix holds `owner.json` (host and pid of the run that made it), so
-    `abandoned` can tell a killed run of this machine from a run that may still be going."""
-
-    def __init__(self, fs: Any, where: str) -> None:
-        self.fs = fs
-        self.where = where.rstrip("/")
-
-    def entries(self, rel: str = "") -> dict[str, bool]:
-        where = self.path(rel) if rel else self.where
-        self.fs.invalidate_cache(where)  # what is there now, not what a cached listing says
-        try:
-            found = self.fs.ls(where, detail=True)
-        except FileNotFoundError:
-            return {}
-        return {str(i["name"]).rstrip("/").rpartition("/")[2]: i.get("type") == "directory" for i in found}
-
-    def path(self, rel: str) -> str:
-        return f"{self.where}/{rel}"
-
-    def read(self, rel: str) -> bytes:
-        return bytes(self.fs.cat_file(self.path(rel)))
-
-    def move(self, source: str, target: str) -> None:
-        try:
-            self.fs.copy(self.path(source), self.path(target))  # a server-side copy: the object appears whole
-        except FileNotFoundError:
-            return  # moved before
-        self.remove(source)
-
-    def remove(self, rel: str) -> None:
-        try:
-            self.fs.rm_file(self.path(rel))
-        except FileNotFoundError:
-            pass
-
-    def drop(self, staging: str) -> None:
-        names = self.entries(staging)
-        last = [name for name in (JOURNAL, OWNER) if name in names]  # never a staging prefix without them
-        for name in [name for name in names if name not in last] + last:
-            self.remove(f"{staging}/{name}")
-        self._abort_uploads(staging)
-
-    def _abort_uploads(self, staging: str) -> None:
-        """Cancel the multipart uploads a killed run left under `staging` (S3: their parts are kept,
-        invisible, until aborted). Other stores expire theirs (GCS: a week)."""
-        call = getattr(self.fs, "call_s3", None)
-        if call is None:
-            return
-        bucket, _, key = self.path(staging).partition("/")
-        for upload in call("list_multipart_uploads", Bucket=bucket, Prefix=key + "/").get("Uploads", []):
-            call("abort_multipart_upload", Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"])
-
-    def abandoned(self, staging: str) -> bool:
-        try:
-            owner = json.loads(self.read(f"{staging}/{OWNER}"))
-        except (FileNotFoundError, ValueError):
-            return False
-        return bool(owner.get("host") == socket.gethostname() and not pid_alive(int(owner.get("pid", 0))))
-
-
-OWNER = "owner.json"
-
-
-class RemotePublication:
-    """Objects that are published together by commit(): Publication's interface for a URL prefix.
-
-    The journal rules of _journal.py, in a store: files are uploaded under `.NAME.publish-TOKEN/`
-    (with `owner.json` saying which run stages them), commit() uploads `journal.json` there (one
-    PUT: the commit point) and then gives each object its final name. What a killed run left is
-    finished (journal) or removed (no journal, its process dead on this machine) when the
-    publication opens, or reported (`recovered`) when that run may still be going."""
-
-    def __init__(self, target: str, storage_options: StorageOptions = None, fs: Any = None) -> None:
-        self.target = target
-        self.store = Store(target, storage_options, fs)
-        folder, _, base = target.rstrip("/").rpartition("/")
-        self.folder = StoreFolder(self.store.fs, self.store.fs._strip_protocol(folder))
-        self.staging_name = f".{base}.publish-{secrets.token_hex(4)}"
-        self.staging = f"{folder}/{self.staging_name}"
-        self.recovered = recover_stagings(self.folder, base, redact(target))
-        self.committed = False
-        self.closed = False
-        self._moves: list[tuple[str, str]] = []
-        self._deletes: list[str] = []
-        owner = {"host": socket.gethostname(), "pid": os.getpid(), "started": time.time()}
-        self.store.put(self.temp(OWNER), json.dumps(owner).encode())
-
-    def temp(self, name: str) -> str:
-        """A temporary object URL under the staging prefix, not published unless `move`d."""
-        if "/" in name:
-            raise ValueError(f"a temporary object name, not a path: {name!r}")
-        return f"{self.staging}/{name}"
-
-    def file(self, final: str) -> str:
-        """A temporary object URL to write; commit() publishes it as `final`."""
-        temp = self.temp(f"{len(self._moves)}-{final.rpartition('/')[2]}")
-        self.move(temp, final)
-        return temp
-
-    def move(self, temp: str, final: str) -> None:
-        self._moves.append((temp, final))
-
-    def delete(self, url: str) -> None:
-        self._deletes.append(url)
-
-    def _relative(self, url: str) -> str:
-        """`url` named relative to the output's folder, as a journal names it."""
-        path: str = self.store.fs._strip_protocol(url)
-        if not path.startswith(self.folder.where + "/"):
-            raise ValueError(f"{redact(url)} is not beside {redact(self.target)}")
-        return path[len(self.folder.where) + 1 :]
-
-    def commit(self) -> None:
-        """Upload the journal (the commit point), then give every staged object its final name,
-        remove the replaced ones and drop the staging prefix (_journal.roll_forward)."""
-        if self.closed:
-            raise ValueError(f"the publication of {redact(self.target)} is already closed")
-        try:
-            staged = self.folder.entries(self.staging_name)
-            missing = [temp for temp, _ in self._moves if temp.rpartition("/")[2] not in staged]
-            if missing:
-                raise FileNotFoundError(f"staged object never written: {redact(missing[0])}")
-            journal = {
-                "moves": [[temp.rpartition("/")[2], self._relative(final)] for temp, final in self._moves],
-                "deletes": [self._relative(url) for url in self._deletes],
-            }
-            self.store.put(self.temp(JOURNAL), json.dumps(journal).encode())
-        except BaseException:
-            self.abort()
-            raise
-        self.committed = self.closed = True  # from here on the new state is the truth: roll forward
-        roll_forward(self.folder, self.staging_name, journal)
-
-    def abort(self) -> None:
-        """Publish nothing: remove the staged objects. Safe to call twice."""
-        if self.closed:
-            return
-        self.closed = True
-        self.folder.drop(self.staging_name)
-
-    def abort_for(self, exc: BaseException) -> OSError | None:
-        """abort() because of `exc` (Publication's interface; no clearer error to give for a store)."""
-        self.abort()
-        return None
-
-    def __enter__(self) -> RemotePublication:
-        return self
-
-    def __exit__(self, exc_type: object, *exc: object) -> None:
-        if exc_type is None:
-            self.commit()
-        else:
-            self.abort()
-
-
-def open_publication(target: str, storage_options: StorageOptions = None) -> Any:
-    """A Publication for `target`: _publish.Publication for a local path, RemotePublication for a URL."""
-    if is_url(target):
-        from tfrecord_lite._storage.files import split_options
-
-        return RemotePublication(target, *split_options(storage_options))
-    from tfrecord_lite._storage.publish import Publication
-
-    return Publication(target)

@@ -33,7 +33,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
 from tfrecord_lite._errors import NoInputsError
-from tfrecord_lite._storage.journal import LocalFolder, visible
+from tfrecord_lite._storage.journal import LocalFolder, StoreFolder, visible
+from tfrecord_lite._storage.locations import (
+    StorageOptions,
+    filesystem,
+    is_url,
+    local_path,
+    redact,
+    scheme,
+    split_options,
+)
 from tfrecord_lite._wire.sniff import holds_records, not_a_tfrecord, read_head
 
 __all__ = ["Sources", "committed_location", "natural_key", "resolve_inputs"]
@@ -58,7 +67,7 @@ def natural_key(path: str) -> list[Any]:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path)]
 
 
-def resolve_inputs(inputs: Sources, *, storage_options: Any = None) -> list[str]:
+def resolve_inputs(inputs: Sources, *, storage_options: StorageOptions = None) -> list[str]:
     """The TFRecord files named by a path, a list of paths, a folder, a glob, a ShardedWriter
     prefix or a URL (see docs/inputs.md). `storage_options` go to fsspec for URLs (or are an
     fsspec filesystem object to use)."""
@@ -72,9 +81,8 @@ def resolve_inputs(inputs: Sources, *, storage_options: Any = None) -> list[str]
             name = os.fspath(item)
             if not isinstance(name, str):
                 raise TypeError(f"an input is a path or URL string, not {type(name).__name__}")
-            if name.startswith("file://"):
-                name = name[len("file://") :]
-            if "://" in name:
+            name = local_path(name)
+            if is_url(name):
                 found += _expand_url(name, storage_options)
             else:
                 found += _expand_local(name, skipped, alone=len(items) == 1)
@@ -156,7 +164,7 @@ def _explicit(path: str, skipped: Skipped, alone: bool) -> list[str]:
 
 def _records_among(paths: Iterable[str], skipped: Skipped, where: Mapping[str, str]) -> list[str]:
     """The TFRecord files among `paths` (by name, else by content), in natural order; `where`
-    says where to read a path from when not from itself (see _journal.visible)."""
+    says where to read a path from when not from itself (see journal.visible)."""
     found = []
     for path in paths:
         actual = where.get(path, path)
@@ -197,15 +205,12 @@ def _kind_by_name(path: str) -> str | None:
     return "" if _RECORD_NAME.search(name) else None
 
 
-def _expand_url(url: str, storage_options: Any) -> list[str]:
+def _expand_url(url: str, storage_options: StorageOptions) -> list[str]:
     """The record files a URL stands for, through fsspec: a glob, a folder (prefix ending in '/'),
     a ShardedWriter prefix or one object. Names decide (objects are not opened to sniff them).
     HTTP(S) URLs without a pattern are taken as they are (a server lists no folders)."""
     if url.startswith(("http://", "https://")) and not glob.has_magic(url.split("?", 1)[0]):
         return [url]  # a query string (a signed URL's) is no pattern
-    from tfrecord_lite._storage.files import split_options
-    from tfrecord_lite._storage.remote import StoreFolder, filesystem, redact
-
     fs, path = filesystem(url, *split_options(storage_options))
     fs.invalidate_cache()  # list what is there now, not what a cached listing says
     folder = path.rstrip("/").rpartition("/")[0]
@@ -227,19 +232,16 @@ def _expand_url(url: str, storage_options: Any) -> list[str]:
     files = [name for name in names if _kind_by_name(name) in ("", None)]
     if not files:
         raise NoInputsError(f"no TFRecord files at {redact(url)!r}")
-    scheme = url.split("://", 1)[0]  # kept as the user spelled it (gs:// or gcs://)
-    return [f"{scheme}://{where[f].lstrip('/')}" for f in sorted(files, key=natural_key)]
+    spelled = scheme(url)  # kept as the user spelled it (gs:// or gcs://)
+    return [f"{spelled}://{where[f].lstrip('/')}" for f in sorted(files, key=natural_key)]
 
 
-def committed_location(path: str, storage_options: Any = None) -> str:
+def committed_location(path: str, storage_options: StorageOptions = None) -> str:
     """Where readers read the file or object `path` from: its staged copy while a committed write
-    is still giving it its final name (_journal.visible), else `path` itself."""
-    if "://" not in path or path.startswith("file://"):
-        path = path.removeprefix("file://")
+    is still giving it its final name (journal.visible), else `path` itself."""
+    if not is_url(path):
+        path = local_path(path)
         return visible(LocalFolder(os.path.dirname(path))).get(path, path)
-    from tfrecord_lite._storage.files import split_options
-    from tfrecord_lite._storage.remote import StoreFolder, filesystem
-
     fs, name = filesystem(path, *split_options(storage_options))
     where = visible(StoreFolder(fs, name.rpartition("/")[0]))
-    return f"{path.split('://', 1)[0]}://{where.get(name, name).lstrip('/')}"
+    return f"{scheme(path)}://{where.get(name, name).lstrip('/')}"

@@ -109,7 +109,7 @@ def from_table(args: argparse.Namespace, paths: list[str]) -> int:
         say(args, f"wrote {n} records to {len(writer.paths)} shards")
         return 0
     from tfrecord_lite._records.writer import TFRecordWriter
-    from tfrecord_lite._storage.remote import open_publication
+    from tfrecord_lite._storage.publish import open_publication
 
     check_new([args.output], args.force, paths)
     with (

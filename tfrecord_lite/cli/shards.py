@@ -19,8 +19,9 @@ from tfrecord_lite._datasets.sharded import COMPRESSION_SUFFIX, shard_suffix
 from tfrecord_lite._datasets.tables import columnar_format
 from tfrecord_lite._records.count import count_file
 from tfrecord_lite._records.writer import TFRecordWriter
-from tfrecord_lite._storage.publish import remove_orphans
-from tfrecord_lite._storage.remote import is_url, open_publication, takes_no_uploads
+from tfrecord_lite._storage.atomic import remove_orphans
+from tfrecord_lite._storage.locations import is_url, takes_no_uploads
+from tfrecord_lite._storage.publish import open_publication
 from tfrecord_lite.cli import columnar
 from tfrecord_lite.cli.options import (
     PROG,

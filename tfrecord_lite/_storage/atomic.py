@@ -1,0 +1,103 @@
+"""Single local files replaced all at once, and what makes a rename durable. `write_atomic`
+writes a hidden temporary file named with the writer's pid (`.NAME.PID-TOKEN.tmp`), syncs
+it and renames it into place: readers see the old file or the new one, never a part. A
+temporary file whose writer is dead (pid_alive) is an orphan: `orphan_temps` finds those of
+one output (publish.recover removes them before the output is written again),
+`remove_orphans` those of a whole folder. Files are created with mode 0o666 minus the
+umask, as open() creates them (never mkstemp's 0600).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+from collections.abc import Callable
+from typing import IO
+
+__all__ = ["fsync_file", "fsync_folder", "orphan_temps", "pid_alive", "remove_orphans", "write_atomic"]
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process `pid` of this machine runs (True where that cannot be told)."""
+    if os.name != "posix":  # pragma: no cover - os.kill(pid, 0) would end the process on Windows
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by another user
+        return True
+    return True
+
+
+def fsync_file(path: str) -> None:
+    """Make the bytes of the file `path` durable (FileNotFoundError if it was never written)."""
+    _fsync_path(path)
+
+
+def fsync_folder(path: str) -> None:
+    """Make the renames inside folder `path` durable."""
+    _fsync_path(path, directory=True)
+
+
+def _fsync_path(path: str, directory: bool = False) -> None:
+    fd = os.open(path, os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if directory else 0))
+    try:
+        os.fsync(fd)
+    except OSError as err:  # some file systems cannot sync a directory
+        if not directory or err.errno not in (errno.EINVAL, errno.EBADF, errno.ENOTSUP):
+            raise
+    finally:
+        os.close(fd)
+
+
+def remove_orphans(folder: str) -> list[str]:
+    """Remove the hidden temporary files of dead writers in `folder` (any output); returns them."""
+    found = orphan_temps(folder, "")
+    for path in found:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    return found
+
+
+def orphan_temps(folder: str, base: str) -> list[str]:
+    """Temporary files `.BASE<anything>.PID-TOKEN.tmp` in `folder` whose writers are dead."""
+    found = []
+    for name in os.listdir(folder):
+        if name.startswith(f".{base}") and name.endswith(".tmp"):
+            pid = name[: -len(".tmp")].rsplit(".", 1)[-1].split("-", 1)[0]
+            if pid.isdigit() and not pid_alive(int(pid)):
+                found.append(os.path.join(folder, name))
+    return sorted(found)
+
+
+def _temp_name(target: str) -> str:
+    folder, base = os.path.split(target)
+    return os.path.join(folder, f".{base}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+
+
+def _create_new(path: str) -> IO[bytes]:
+    """A new file opened for writing with open()'s permissions (0o666 minus the umask)."""
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb")
+
+
+def write_atomic(target: str, data: bytes | Callable[[IO[bytes]], None]) -> None:
+    """Replace `target` with `data` (or what `data(file)` writes) through a temporary file and
+    a rename: readers see the old file or the new one, never a part. (What a killed writer
+    leaves, `.NAME.PID-TOKEN.tmp`, is removed by `publish.recover` / `remove_orphans`.)"""
+    tmp = _temp_name(target)
+    try:
+        with _create_new(tmp) as fh:
+            if callable(data):
+                data(fh)
+            else:
+                fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
