@@ -26,7 +26,7 @@ from tfrecord_lite._errors import (
 if TYPE_CHECKING:
     from tfrecord_lite._datasets.schema import infer_features
     from tfrecord_lite._datasets.sharded import ShardedRecords, ShardedWriter
-    from tfrecord_lite._example.codec import (
+    from tfrecord_lite._example.wire import (
         decode_example,
         decode_sequence_example,
         encode_example,
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from tfrecord_lite._storage.sources import resolve_inputs
 
 _LAZY = {
-    "_example.codec": ["decode_example", "decode_sequence_example", "encode_example", "encode_sequence_example"],
+    "_example.wire": ["decode_example", "decode_sequence_example", "encode_example", "encode_sequence_example"],
     "_example.columnar": ["Ragged", "decode_examples"],
     "_records.example_batches": ["iter_example_batches"],
     "_records.count": ["count_records"],

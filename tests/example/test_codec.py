@@ -65,7 +65,7 @@ def test_example_round_trip_and_agreement_with_protobuf(pairs):
 
 @given(features)
 def test_canonical_encodings_take_the_fast_path_and_agree_with_the_general_parser(pairs):
-    from tfrecord_lite._example import codec as _codec
+    from tfrecord_lite._example import wire as _codec
 
     for data in (
         tfr.encode_example(split(pairs)[0]),
@@ -191,7 +191,7 @@ NON_CANONICAL = set(WIRE_CASES) - {
 
 @pytest.mark.parametrize("name", sorted(NON_CANONICAL))
 def test_odd_encodings_leave_the_fast_path(name):
-    from tfrecord_lite._example import codec as _codec
+    from tfrecord_lite._example import wire as _codec
 
     assert _codec._canonical_example(WIRE_CASES[name]) is None
 

@@ -24,7 +24,7 @@ import tfrecord_lite as tfr
 from tests import reference
 from tests.example.test_codec import WIRE_CASES, ld, varint
 from tests.example.test_columnar import assert_like_stacked
-from tfrecord_lite._example import codec as _codec
+from tfrecord_lite._example import wire as _codec
 from tfrecord_lite._example import columnar as _columnar
 from tfrecord_lite._example import joins as _joins
 from tfrecord_lite._example.columnar import _decode

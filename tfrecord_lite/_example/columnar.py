@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from tfrecord_lite._example.codec import _apply_spec, _as_bytes, decode_example, layout_of
+from tfrecord_lite._example.wire import _apply_spec, _as_bytes, decode_example, layout_of
 from tfrecord_lite._example.joins import (
     _SCRATCH,
     _SPARSE_RECORD,

@@ -26,7 +26,7 @@ import numpy as np
 
 from tfrecord_lite._datasets.schema import kind_of
 from tfrecord_lite._errors import FeatureError
-from tfrecord_lite._example.codec import decode_example, decode_sequence_example, parse_example, values_of
+from tfrecord_lite._example.wire import decode_example, decode_sequence_example, parse_example, values_of
 from tfrecord_lite._example.columnar import (
     Assembly,
     Match,
