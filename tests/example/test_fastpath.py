@@ -24,9 +24,9 @@ import tfrecord_lite as tfr
 from tests import reference
 from tests.example.test_codec import WIRE_CASES, ld, varint
 from tests.example.test_columnar import assert_like_stacked
-from tfrecord_lite._example import wire as _codec
 from tfrecord_lite._example import columnar as _columnar
 from tfrecord_lite._example import joins as _joins
+from tfrecord_lite._example import wire as _wire
 from tfrecord_lite._example.columnar import _decode
 from tfrecord_lite._records import reader as _reader
 
@@ -258,7 +258,7 @@ def same_layout_batches(draw: Any) -> list[bytes]:
     template = tfr.encode_example(
         {"i": np.array([300, 5], np.int64), "f": np.zeros(3, np.float32), "s": [b"abcd", b"xy"], "one": 7, "z": None}
     )
-    layout = _codec.layout_of(template)
+    layout = _wire.layout_of(template)
     assert layout is not None
     regions = [chunk for _, chunks in layout.parsed.values() for chunk in chunks]
     records = []

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from tfrecord_lite._errors import DecodeError, FeatureError
-from tfrecord_lite._example.wire import decode_example, decode_sequence_example
+from tfrecord_lite._example.decode import decode_example, decode_sequence_example
 from tfrecord_lite._example.spec import (
     BYTES,
     FLOAT,

@@ -14,7 +14,7 @@ The lockstep parser accepts only the canonical layout that every protobuf
 writer produces (one Features field, key before value, packed numeric lists,
 ASCII keys). A record that deviates in any way — unpacked lists, repeated
 oneof fields, unknown fields, malformed data — and a record that does not fit
-its spec are decoded by the single-record decoder (codec.decode_example),
+its spec are decoded by the single-record decoder (decode.decode_example),
 which gives the answer or raises the error that record deserves. So results
 and errors are by construction those of decode_example, record by record.
 Of large records (images) only what lies outside their long bytes values is
@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from tfrecord_lite._example.wire import _apply_spec, _as_bytes, decode_example, layout_of
+from tfrecord_lite._example.decode import apply_spec, decode_example
 from tfrecord_lite._example.joins import (
     _SCRATCH,
     _SPARSE_RECORD,
@@ -56,6 +56,7 @@ from tfrecord_lite._example.spec import (
 )
 from tfrecord_lite._example.validate import batch_specs
 from tfrecord_lite._example.varint_batch import decode_varint_runs
+from tfrecord_lite._example.wire import as_bytes, layout_of
 
 _U64 = np.uint64
 _TAG_OF_KIND = {BYTES: 0x0A, FLOAT: 0x12, INT64: 0x1A}
@@ -419,7 +420,7 @@ def _plan(features: Mapping[str, FeatureSpec]) -> list[_Plan]:
     plans = []
     for key, spec in features.items():
         if not isinstance(spec, (FixedLenFeature, VarLenFeature)):
-            _apply_spec(key, spec, b"", None)  # raises for specs an Example cannot take, as decode_example does
+            apply_spec(key, spec, b"", None)  # raises for specs an Example cannot take, as decode_example does
         size = math.prod(spec.shape) if not isinstance(spec, VarLenFeature) else 0
         plans.append(_Plan(key, spec, size))
     return plans
@@ -461,7 +462,7 @@ def _decode(
     if not records:
         return {p.key: assembly.assemble(p, 0, [], {}, memoryview(b"")) for p in plans}, []
     if assembly.views:
-        records = [_as_bytes(r) for r in records]
+        records = [as_bytes(r) for r in records]
     if not assembly.spans and sum(map(len, records)) >= _SPARSE_RECORD * len(records) and _all_bytes(records):
         return _decode_sparse(records, plans, features, assembly)
     raw, ends = _join(records, scratch=True)
@@ -569,14 +570,14 @@ class Match(NamedTuple):
 
     rows: np.ndarray
     base: np.ndarray
-    layout: Any  # codec._Layout
+    layout: Any  # wire.Layout
 
 
 def match_layouts(buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: np.ndarray) -> list[Match]:
     """Group the records that share a canonical layout.
 
     Records of one dataset mostly share their skeleton (the bytes outside the values):
-    one record of each length is parsed (_codec._Layout), the others of that length are
+    one record of each length is parsed (wire.Layout), the others of that length are
     compared with it in one numpy operation. Lengths of fewer than 4 records are left to
     the lockstep parser, unless few records are left (at most a 16th of the batch, as when
     a few varints are longer): then those are matched one length at a time too, which

@@ -26,7 +26,6 @@ import numpy as np
 
 from tfrecord_lite._datasets.schema import kind_of
 from tfrecord_lite._errors import FeatureError
-from tfrecord_lite._example.wire import decode_example, decode_sequence_example, parse_example, values_of
 from tfrecord_lite._example.columnar import (
     Assembly,
     Match,
@@ -44,6 +43,7 @@ from tfrecord_lite._example.columnar import (
     note_record,
 )
 from tfrecord_lite._example.columnar import _decode_buffer as decode_buffer
+from tfrecord_lite._example.decode import decode_example, decode_sequence_example, values_of
 from tfrecord_lite._example.joins import _join
 from tfrecord_lite._example.spec import (
     BYTES,
@@ -58,6 +58,7 @@ from tfrecord_lite._example.spec import (
 )
 from tfrecord_lite._example.validate import batch_specs, feature_specs
 from tfrecord_lite._example.varint_batch import decode_varint_runs, one_varint_each
+from tfrecord_lite._example.wire import parse_example
 
 __all__ = ["Binary", "Flat", "Nested", "decode_flat", "decode_records_flat", "decode_sequence_flat"]
 
