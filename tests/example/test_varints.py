@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
 from tests.example.test_codec import entry, example, ld, varint
-from tfrecord_lite._example import varint_batch as _varint_batch
 from tfrecord_lite._example import varint_words as _varint_words
-from tfrecord_lite._example.varint_batch import decode_varint_runs
+from tfrecord_lite._example import varints as _varint_batch
+from tfrecord_lite._example.varints import decode_varint_runs
 from tfrecord_lite._example.wire import decode_varints
 
 

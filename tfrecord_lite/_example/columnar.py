@@ -55,7 +55,7 @@ from tfrecord_lite._example.spec import (
     VarLenFeature,
 )
 from tfrecord_lite._example.validate import batch_specs
-from tfrecord_lite._example.varint_batch import decode_varint_runs
+from tfrecord_lite._example.varints import decode_varint_runs
 from tfrecord_lite._example.wire import as_bytes, layout_of
 
 _U64 = np.uint64

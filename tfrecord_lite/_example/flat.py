@@ -57,7 +57,7 @@ from tfrecord_lite._example.spec import (
     VarLenFeature,
 )
 from tfrecord_lite._example.validate import batch_specs, feature_specs
-from tfrecord_lite._example.varint_batch import decode_varint_runs, one_varint_each
+from tfrecord_lite._example.varints import decode_varint_runs, one_varint_each
 from tfrecord_lite._example.wire import parse_example
 
 __all__ = ["Binary", "Flat", "Nested", "decode_flat", "decode_records_flat", "decode_sequence_flat"]

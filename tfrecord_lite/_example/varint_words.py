@@ -1,5 +1,5 @@
 """Packed int64 varints decoded by the protobuf runtime's C parser, for the
-single-record decoder (wire) and the batch decoders (varint_batch).
+single-record decoder (wire) and the batch decoders (varints).
 
 The parser turns a packed run into an Int64List, whose values live in a C array
 of int64. Getting them out one Python int at a time (np.fromiter) costs 40 ns a
