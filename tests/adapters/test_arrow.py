@@ -22,7 +22,7 @@ from tests.conftest import DATA_DIR
 from tests.example.test_codec import entry, example, ld
 from tests.example.test_columnar import _features_of, batches
 from tfrecord_lite import arrow as tfa
-from tfrecord_lite._example.wire import read_varint
+from tfrecord_lite._example.varints import read_varint
 
 
 def _row_like(cell: Any, value: Any) -> bool:

@@ -35,18 +35,16 @@ from tfrecord_lite._example.spec import (
     shape_values,
 )
 from tfrecord_lite._example.validate import as_spec, feature_specs, missing_feature
+from tfrecord_lite._example.varints import UINT64_LIMIT, decode_varints, read_varint
 from tfrecord_lite._example.wire import (
     LAYOUTS,
-    UINT64_LIMIT,
     Parsed,
     as_bytes,
     check_dropped,
-    decode_varints,
     general_example,
     leave_unchecked,
     new_layout,
     parse_sequence_example,
-    read_varint,
 )
 
 _LE_F32, _F32 = np.dtype("<f4"), np.dtype(np.float32)  # dtype objects: numpy parses no string per call

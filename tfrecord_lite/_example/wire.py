@@ -23,7 +23,7 @@ import numpy as np
 
 from tfrecord_lite._errors import DecodeError
 from tfrecord_lite._example.spec import BYTES, FLOAT, INT64
-from tfrecord_lite._example.varint_words import packed_varints
+from tfrecord_lite._example.varints import decode_varints, read_varint
 
 # A parsed Feature: (kind, [(start, end), ...]) — kind 0 when no kind is set.
 # float chunks hold raw little-endian float32 bytes, int64 chunks hold whole
@@ -31,24 +31,6 @@ from tfrecord_lite._example.varint_words import packed_varints
 # parsing, so a malformed value errors even in an entry that a later one replaces.
 Parsed = tuple[int, list[tuple[int, int]]]
 _V = TypeVar("_V")  # what a map parser makes of each value
-
-UINT64_LIMIT = 1 << 64
-
-
-def read_varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
-    """Decode the varint at `pos`; returns (value, next_pos)."""
-    result = 0
-    shift = 0
-    while pos < end:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result & 0xFFFFFFFFFFFFFFFF, pos
-        shift += 7
-        if shift >= 70:
-            raise DecodeError("malformed protobuf: varint longer than 10 bytes")
-    raise DecodeError("malformed protobuf: truncated varint")
 
 
 def _read_varint32(buf: bytes, pos: int, end: int) -> tuple[int, int]:
@@ -424,40 +406,6 @@ def parse_sequence_example(data: Any) -> tuple[bytes, dict[str, Parsed], dict[st
         elif number == 2:
             _parse_map(buf, s, e, lists, _feature_list_value, _check_dropped_steps)
     return buf, context, lists
-
-
-def decode_varints(raw: bytes) -> np.ndarray:
-    """Decode a run of complete varints to int64 (two's complement): a Python loop for a few,
-    the protobuf runtime's packed-field parser (C) for more, numpy for long runs and errors."""
-    n = len(raw)
-    if not n:
-        return np.empty(0, dtype=np.int64)
-    if n <= 24:
-        v, pos = read_varint(raw, 0, n)
-        if pos == n:  # one number, the most common list
-            return np.array([v - UINT64_LIMIT if v >> 63 else v], dtype=np.int64)
-        out = [v - UINT64_LIMIT if v >> 63 else v]
-        while pos < n:
-            v, pos = read_varint(raw, pos, n)
-            out.append(v - UINT64_LIMIT if v >> 63 else v)
-        return np.array(out, dtype=np.int64)
-    values = packed_varints(raw)
-    if values is not None:
-        return values
-    a = np.frombuffer(raw, dtype=np.uint8)
-    high = a >= 0x80
-    if not high.any():
-        return a.astype(np.int64)
-    ends = np.flatnonzero(~high)
-    starts = np.empty_like(ends)
-    starts[0] = 0
-    starts[1:] = ends[:-1] + 1
-    lengths = ends - starts + 1
-    if lengths.max() > 10:
-        raise DecodeError("malformed protobuf: varint longer than 10 bytes")
-    pos_in = np.arange(n) - np.repeat(starts, lengths)
-    parts = (a & 0x7F).astype(np.uint64) << (pos_in.astype(np.uint64) * np.uint64(7))
-    return np.add.reduceat(parts, starts).view(np.int64)
 
 
 def parse_example(data: Any) -> tuple[bytes, dict[str, Parsed]]:
