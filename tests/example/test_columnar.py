@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import tfrecord_lite as tfr
 from tests import reference
 from tests.example.test_codec import entry, example, ld, varint
-from tfrecord_lite._example.columnar import _decode
+from tfrecord_lite._example.lockstep import _decode
 
 DTYPES = {"int64": np.int64, "float32": np.float32}
 

@@ -24,10 +24,10 @@ import tfrecord_lite as tfr
 from tests import reference
 from tests.example.test_codec import WIRE_CASES, ld, varint
 from tests.example.test_columnar import assert_like_stacked
-from tfrecord_lite._example import columnar as _columnar
 from tfrecord_lite._example import joins as _joins
+from tfrecord_lite._example import lockstep as _columnar
 from tfrecord_lite._example import wire as _wire
-from tfrecord_lite._example.columnar import _decode
+from tfrecord_lite._example.lockstep import _decode
 from tfrecord_lite._records import reader as _reader
 
 KIND_FIELD = {"bytes": 1, "float32": 2, "int64": 3}

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import tfrecord_lite as tfr
 from tests.example.test_codec import entry, example, ld
 from tests.example.test_columnar import _features_of, batches
-from tfrecord_lite._example.columnar import _VIEWS, _decode
+from tfrecord_lite._example.lockstep import _VIEWS, _decode
 
 IMAGE = bytes(range(256)) * 256
 FEATURES = {"image": IMAGE, "tags": [b"a", b"", b"ccc"], "label": 7, "x": np.arange(3, dtype=np.float32)}

@@ -26,7 +26,9 @@ import numpy as np
 
 from tfrecord_lite._datasets.schema import kind_of
 from tfrecord_lite._errors import FeatureError
-from tfrecord_lite._example.columnar import (
+from tfrecord_lite._example.decode import decode_example, decode_sequence_example, values_of
+from tfrecord_lite._example.joins import _join
+from tfrecord_lite._example.lockstep import (
     Assembly,
     Match,
     Spans,
@@ -42,9 +44,7 @@ from tfrecord_lite._example.columnar import (
     match_layouts,
     note_record,
 )
-from tfrecord_lite._example.columnar import _decode_buffer as decode_buffer
-from tfrecord_lite._example.decode import decode_example, decode_sequence_example, values_of
-from tfrecord_lite._example.joins import _join
+from tfrecord_lite._example.lockstep import _decode_buffer as decode_buffer
 from tfrecord_lite._example.spec import (
     BYTES,
     DTYPE_KIND,

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from tfrecord_lite._errors import TFRecordError
-from tfrecord_lite._example.columnar import Assembly, Spans, _decode, _decode_buffer, _plan, assembly_for
 from tfrecord_lite._example.joins import _SPARSE_RECORD, _RecordSlicer
+from tfrecord_lite._example.lockstep import Assembly, Spans, _decode, _decode_buffer, _plan, assembly_for
 from tfrecord_lite._example.spec import FeatureSpec, SpecDict
 from tfrecord_lite._example.validate import batch_specs, check_int
 from tfrecord_lite._records.reader import RecordIterator, sources_of
