@@ -26,9 +26,9 @@ from tfrecord_lite._errors import (
 if TYPE_CHECKING:
     from tfrecord_lite._datasets.schema import infer_features
     from tfrecord_lite._datasets.sharded import ShardedRecords, ShardedWriter
+    from tfrecord_lite._example.columnar import Ragged, decode_examples
     from tfrecord_lite._example.decode import decode_example, decode_sequence_example
     from tfrecord_lite._example.encode import encode_example, encode_sequence_example
-    from tfrecord_lite._example.lockstep import Ragged, decode_examples
     from tfrecord_lite._example.proto import (
         BytesList,
         Example,
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "_example.decode": ["decode_example", "decode_sequence_example"],
     "_example.encode": ["encode_example", "encode_sequence_example"],
-    "_example.lockstep": ["Ragged", "decode_examples"],
+    "_example.columnar": ["Ragged", "decode_examples"],
     "_records.example_batches": ["iter_example_batches"],
     "_records.count": ["count_records"],
     "_storage.sources": ["resolve_inputs"],

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from tfrecord_lite._errors import TFRecordError
+from tfrecord_lite._example.columnar import Assembly, Spans, assembly_for, decode_buffer, decode_records, plan_features
 from tfrecord_lite._example.joins import _SPARSE_RECORD, _RecordSlicer
-from tfrecord_lite._example.lockstep import Assembly, Spans, _decode, _decode_buffer, _plan, assembly_for
 from tfrecord_lite._example.spec import FeatureSpec, SpecDict
 from tfrecord_lite._example.validate import batch_specs, check_int
 from tfrecord_lite._records.reader import RecordIterator, sources_of
@@ -68,10 +68,10 @@ def _batches(
         if len(head) >= HEADER_SIZE and int.from_bytes(head[:8], "little") >= _SPARSE_RECORD:
             yield from _record_batches(records, features, batch_size, assembly)
             return
-        plans = _plan(features)
+        plans = plan_features(features)
         for view, b, e, record in _spans(records, batch_size):
             values = _views_of_copy(view, int(b[0]), int(e[-1])) if assembly.views else None
-            yield _decode_buffer(view, b, e, plans, features, record, assembly, values=values)[0]
+            yield decode_buffer(view, b, e, plans, features, record, assembly, values=values)[0]
 
 
 def _views_of_copy(view: memoryview, start: int, end: int) -> _RecordSlicer:
@@ -95,11 +95,11 @@ def _record_batches(
             del previous
         except TFRecordError:
             if batch:
-                yield _decode(batch, features, assembly)[0]
+                yield decode_records(batch, features, assembly)[0]
             raise
         if not batch:
             return
-        yield _decode(batch, features, assembly)[0]
+        yield decode_records(batch, features, assembly)[0]
 
 
 def record_spans(
