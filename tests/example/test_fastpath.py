@@ -354,4 +354,4 @@ def test_large_records_decode_alike_and_later_batches_leave_earlier_results_alon
     assert [kept["x"].values[a:b].tolist() for a, b in itertools.pairwise(kept["x"].row_splits)] == [
         w["x"].tolist() for w in want
     ]
-    assert _joins._SCRATCH.buffer  # the batches did go through the reused buffer
+    assert _joins.SCRATCH.buffer  # the batches did go through the reused buffer

@@ -26,13 +26,13 @@ import numpy.typing as npt
 
 from tfrecord_lite._example.decode import apply_spec, decode_example
 from tfrecord_lite._example.joins import (
-    _SCRATCH,
-    _SPARSE_RECORD,
-    _SPARSE_VALUE,
-    _all_bytes,
-    _join,
-    _RecordSlicer,
-    _ViewSlicer,
+    SCRATCH,
+    SPARSE_RECORD,
+    SPARSE_VALUE,
+    RecordSlicer,
+    ViewSlicer,
+    all_bytes,
+    join_records,
 )
 from tfrecord_lite._example.lockstep import (
     SPANS,
@@ -208,13 +208,13 @@ def decode_records(
         return {p.key: assembly.assemble(p, 0, [], {}, memoryview(b"")) for p in plans}, []
     if assembly.views:
         records = [as_bytes(r) for r in records]
-    if not assembly.spans and sum(map(len, records)) >= _SPARSE_RECORD * len(records) and _all_bytes(records):
+    if not assembly.spans and sum(map(len, records)) >= SPARSE_RECORD * len(records) and all_bytes(records):
         return _decode_sparse(records, plans, features, assembly)
-    raw, ends = _join(records, scratch=True)
+    raw, ends = join_records(records, scratch=True)
     starts = ends - np.diff(ends, prepend=0)
     values = None
     if assembly.views:  # into the join when it is new (small records), else into the records
-        values = memoryview(raw) if type(raw) is bytes else _RecordSlicer(records, starts.tolist(), views=True)
+        values = memoryview(raw) if type(raw) is bytes else RecordSlicer(records, starts.tolist(), views=True)
     return decode_buffer(raw, starts, ends, plans, features, records.__getitem__, assembly, values=values)
 
 
@@ -230,27 +230,27 @@ def _decode_sparse(
     lengths = np.fromiter(map(len, records), dtype=np.int64, count=len(records))
     ends = np.cumsum(lengths)
     starts = ends - lengths
-    raw = _SCRATCH.join(records, starts, ends, [skips.get(id(layout), ()) for layout in layouts])
+    raw = SCRATCH.join(records, starts, ends, [skips.get(id(layout), ()) for layout in layouts])
     rows: dict[int, list[int]] = {}
     for i, layout in enumerate(layouts):
         if layout is not None:
             rows.setdefault(id(layout), []).append(i)
     matches = [Match(r, starts[r], layouts[r[0]]) for r in map(np.array, rows.values())]
-    values = _RecordSlicer(records, starts.tolist(), views=assembly.views)
+    values = RecordSlicer(records, starts.tolist(), views=assembly.views)
     return decode_buffer(
         raw, starts, ends, plans, features, records.__getitem__, assembly, matches=matches, values=values
     )
 
 
 def _long_values(layout: Layout) -> tuple[tuple[int, int], ...]:
-    """The spans of a layout's bytes values of at least _SPARSE_VALUE bytes, in order."""
+    """The spans of a layout's bytes values of at least SPARSE_VALUE bytes, in order."""
     return tuple(
         sorted(
             (s, e)
             for kind, chunks in layout.parsed.values()
             if kind == BYTES
             for s, e in chunks
-            if e - s >= _SPARSE_VALUE
+            if e - s >= SPARSE_VALUE
         )
     )
 
@@ -340,7 +340,7 @@ def decode_buffer(
             return values
         if not cache:
             large = int(ends[-1] - starts[0]) > 4096 * n
-            cache.append(_ViewSlicer(view) if large else view[: int(ends.max())].tobytes())
+            cache.append(ViewSlicer(view) if large else view[: int(ends.max())].tobytes())
         return cache[0]
 
     if matches is None:

@@ -37,7 +37,7 @@ from tfrecord_lite._example.columnar import (
     plan_features,
 )
 from tfrecord_lite._example.decode import decode_example, decode_sequence_example, values_of
-from tfrecord_lite._example.joins import _join
+from tfrecord_lite._example.joins import join_records
 from tfrecord_lite._example.lockstep import (
     Found,
     Match,
@@ -313,7 +313,7 @@ def spans_of(records: Sequence[Any]) -> Spans:
     """A list of serialized records as spans of one joined buffer: large records go into this
     thread's reused scratch buffer (no fresh pages per batch), which is safe because nothing
     decode_flat returns refers to the buffer."""
-    raw, ends = _join(records, scratch=True)
+    raw, ends = join_records(records, scratch=True)
     return Spans(memoryview(raw), ends - np.diff(ends, prepend=0), ends, records.__getitem__)
 
 
