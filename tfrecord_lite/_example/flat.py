@@ -25,7 +25,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tfrecord_lite._datasets.schema import kind_of
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.columnar import (
     Assembly,
@@ -58,6 +57,7 @@ from tfrecord_lite._example.spec import (
     FeatureSpec,
     FixedLenFeature,
     VarLenFeature,
+    kind_of,
 )
 from tfrecord_lite._example.validate import batch_specs, feature_specs
 from tfrecord_lite._example.varints import decode_varint_runs, one_varint_each
