@@ -410,7 +410,7 @@ def parse_sequence_example(data: Any) -> tuple[bytes, dict[str, Parsed], dict[st
 
 def parse_example(data: Any) -> tuple[bytes, dict[str, Parsed]]:
     """A serialized Example parsed but not decoded: its bytes and {key: (kind, value spans)}
-    (values_of decodes one); a DecodeError where the record is not an Example."""
+    (decode.values_of decodes one); a DecodeError where the record is not an Example."""
     buf = data if type(data) is bytes else as_bytes(data)
     layout = layout_of(buf)
     return buf, layout.parsed if layout is not None else general_example(buf)
