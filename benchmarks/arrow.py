@@ -226,8 +226,8 @@ def _apart(src: str, out: str, spec: dict[str, Any]) -> float:
 
     from tfrecord_lite import arrow
     from tfrecord_lite._datasets.tables import table_writer
-    from tfrecord_lite._example.columnar import record_spans
     from tfrecord_lite._example.flat import decode_flat
+    from tfrecord_lite._records.example_batches import record_spans
 
     schema = pa.schema([(k, arrow.arrow_type(s)) for k, s in spec.items()])
     spent = {"read": 0.0, "decode": 0.0, "write": 0.0}

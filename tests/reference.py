@@ -1,7 +1,8 @@
 # An independent reference decoder for the tests: it parses with the protobuf
 # runtime (tfr.Example.FromString, upb or python) and converts the messages to
-# the same plain form as tfr.decode_example without a spec. The wire decoder
-# in tfrecord_lite._example.codec must agree with it on every input.
+# the same plain form as tfr.decode_example without a spec. The decoder in
+# tfrecord_lite._example (wire.py parses, decode.py materialises) must agree
+# with it on every input.
 from __future__ import annotations
 
 from typing import Any

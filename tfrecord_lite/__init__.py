@@ -26,13 +26,9 @@ from tfrecord_lite._errors import (
 if TYPE_CHECKING:
     from tfrecord_lite._datasets.schema import infer_features
     from tfrecord_lite._datasets.sharded import ShardedRecords, ShardedWriter
-    from tfrecord_lite._example.codec import (
-        decode_example,
-        decode_sequence_example,
-        encode_example,
-        encode_sequence_example,
-    )
     from tfrecord_lite._example.columnar import Ragged, decode_examples
+    from tfrecord_lite._example.decode import decode_example, decode_sequence_example
+    from tfrecord_lite._example.encode import encode_example, encode_sequence_example
     from tfrecord_lite._example.proto import (
         BytesList,
         Example,
@@ -57,7 +53,8 @@ if TYPE_CHECKING:
     from tfrecord_lite._storage.sources import resolve_inputs
 
 _LAZY = {
-    "_example.codec": ["decode_example", "decode_sequence_example", "encode_example", "encode_sequence_example"],
+    "_example.decode": ["decode_example", "decode_sequence_example"],
+    "_example.encode": ["encode_example", "encode_sequence_example"],
     "_example.columnar": ["Ragged", "decode_examples"],
     "_records.example_batches": ["iter_example_batches"],
     "_records.count": ["count_records"],

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tfrecord_lite._errors import FeatureError
-from tfrecord_lite._example.codec import encode_example
+from tfrecord_lite._example.encode import encode_example
 from tfrecord_lite._example.flat import (
     Binary,
     Flat,

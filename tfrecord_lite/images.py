@@ -37,7 +37,8 @@ import numpy as np
 
 from tfrecord_lite._datasets.sharded import existing_shards, open_shard_writer, shard_suffix
 from tfrecord_lite._errors import FeatureError, TFRecordError
-from tfrecord_lite._example.codec import decode_example, encode_example
+from tfrecord_lite._example.decode import decode_example
+from tfrecord_lite._example.encode import encode_example
 from tfrecord_lite._storage.files import read_whole, write_whole
 from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
 from tfrecord_lite._storage.publish import open_publication

@@ -56,7 +56,7 @@ from tfrecord_lite._datasets.plan import (
 )
 from tfrecord_lite._datasets.segments import count_records, file_kinds, read_segments, skip_segments
 from tfrecord_lite._datasets.sharded import ShardedRecords
-from tfrecord_lite._example.codec import decode_example, decode_sequence_example
+from tfrecord_lite._example.decode import decode_example, decode_sequence_example
 from tfrecord_lite._example.validate import check_callable, check_choice, check_int, feature_specs
 from tfrecord_lite._repr import compression, count, describe, shown_keys, shown_paths
 from tfrecord_lite._storage.files import normalize_compression

@@ -22,7 +22,7 @@ from tests.conftest import DATA_DIR
 from tests.example.test_codec import entry, example, ld
 from tests.example.test_columnar import _features_of, batches
 from tfrecord_lite import arrow as tfa
-from tfrecord_lite._example.codec import _read_varint
+from tfrecord_lite._example.varints import read_varint
 
 
 def _row_like(cell: Any, value: Any) -> bool:
@@ -434,7 +434,7 @@ def _with_odd_features(good: list[dict[str, Any]]) -> list[bytes]:
     out = []
     for i, features in enumerate(good):
         record = tfr.encode_example({**features, "kinds": [i] if i % 2 else [b"x"]})
-        _, start = _read_varint(record, 1, len(record))
+        _, start = read_varint(record, 1, len(record))
         out.append(example(record[start:], overlong))  # the same map entries, and one more
     return out
 

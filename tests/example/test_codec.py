@@ -65,18 +65,19 @@ def test_example_round_trip_and_agreement_with_protobuf(pairs):
 
 @given(features)
 def test_canonical_encodings_take_the_fast_path_and_agree_with_the_general_parser(pairs):
-    from tfrecord_lite._example import codec as _codec
+    from tfrecord_lite._example import wire as _wire
+    from tfrecord_lite._example.decode import values_of
 
     for data in (
         tfr.encode_example(split(pairs)[0]),
         tfr.Example.FromString(tfr.encode_example(split(pairs)[0])).SerializeToString(),
     ):
-        fast = _codec._canonical_example(data)
+        fast = _wire._canonical_example(data)
         assert fast is not None
-        general = _codec._general_example(data)
-        assert {k: _codec.values_of(data, p) for k, p in fast.items()}.keys() == general.keys()
+        general = _wire.general_example(data)
+        assert {k: values_of(data, p) for k, p in fast.items()}.keys() == general.keys()
         for key in fast:
-            assert reference.same_value(_codec.values_of(data, fast[key]), _codec.values_of(data, general[key]))
+            assert reference.same_value(values_of(data, fast[key]), values_of(data, general[key]))
 
 
 @given(features)
@@ -191,9 +192,9 @@ NON_CANONICAL = set(WIRE_CASES) - {
 
 @pytest.mark.parametrize("name", sorted(NON_CANONICAL))
 def test_odd_encodings_leave_the_fast_path(name):
-    from tfrecord_lite._example import codec as _codec
+    from tfrecord_lite._example import wire as _wire
 
-    assert _codec._canonical_example(WIRE_CASES[name]) is None
+    assert _wire._canonical_example(WIRE_CASES[name]) is None
 
 
 @pytest.mark.parametrize("name", sorted(WIRE_CASES))

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import tfrecord_lite as tfr
 from tests import reference
 from tests.example.test_codec import entry, example, ld, varint
-from tfrecord_lite._example.columnar import _decode
+from tfrecord_lite._example.columnar import decode_records
 
 DTYPES = {"int64": np.int64, "float32": np.float32}
 
@@ -60,7 +60,7 @@ def assert_like_stacked(records: list[Any], spec: dict[str, Any], *, fast: bool 
         return {}
     got = tfr.decode_examples(records, spec)
     if fast:
-        assert _decode(records, spec)[1] == []
+        assert decode_records(records, spec)[1] == []
     assert list(got) == list(spec)
     n = len(records)
     for key, s in spec.items():

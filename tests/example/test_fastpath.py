@@ -24,10 +24,10 @@ import tfrecord_lite as tfr
 from tests import reference
 from tests.example.test_codec import WIRE_CASES, ld, varint
 from tests.example.test_columnar import assert_like_stacked
-from tfrecord_lite._example import codec as _codec
-from tfrecord_lite._example import columnar as _columnar
 from tfrecord_lite._example import joins as _joins
-from tfrecord_lite._example.columnar import _decode
+from tfrecord_lite._example import lockstep as _lockstep
+from tfrecord_lite._example import wire as _wire
+from tfrecord_lite._example.columnar import decode_records, plan_features
 from tfrecord_lite._records import reader as _reader
 
 KIND_FIELD = {"bytes": 1, "float32": 2, "int64": 3}
@@ -165,7 +165,7 @@ def test_canonical_records_take_the_batched_path_and_the_rest_the_single_record_
     canonical = tfr.encode_example({"a": [1, 2], "b": [3], "c": [b"x"], "d": [0.5]})
     spec = {"a": tfr.VarLenFeature("int64"), "b": tfr.VarLenFeature("int64"), "c": tfr.VarLenFeature("bytes")}
     records = [canonical, WIRE_CASES["unpacked int64"], canonical, WIRE_CASES["features twice merges the maps"]]
-    _, slow = _decode(records, spec)
+    _, slow = decode_records(records, spec)
     assert slow == [1, 3]
 
 
@@ -258,7 +258,7 @@ def same_layout_batches(draw: Any) -> list[bytes]:
     template = tfr.encode_example(
         {"i": np.array([300, 5], np.int64), "f": np.zeros(3, np.float32), "s": [b"abcd", b"xy"], "one": 7, "z": None}
     )
-    layout = _codec.layout_of(template)
+    layout = _wire.layout_of(template)
     assert layout is not None
     regions = [chunk for _, chunks in layout.parsed.values() for chunk in chunks]
     records = []
@@ -303,8 +303,8 @@ def test_a_batch_of_one_layout_takes_the_layout_path():
     ends = np.cumsum([len(r) for r in records])
     starts = ends - [len(r) for r in records]
     buf = np.frombuffer(view, np.uint8)
-    matches = _columnar.match_layouts(buf, view, starts, ends)
-    handled, _, _ = _columnar._by_layout(buf, view.tobytes, 100, matches, _columnar._plan(spec), np.zeros(100, bool))
+    matches = _lockstep.match_layouts(buf, view, starts, ends)
+    handled, _, _ = _lockstep.by_layout(buf, view.tobytes, 100, matches, plan_features(spec), np.zeros(100, bool))
     assert handled.all()
     got = assert_like_stacked(records, spec, fast=True)
     assert got["a"].tolist() == list(range(100)) and got["c"][42] == b"042"
@@ -354,4 +354,4 @@ def test_large_records_decode_alike_and_later_batches_leave_earlier_results_alon
     assert [kept["x"].values[a:b].tolist() for a, b in itertools.pairwise(kept["x"].row_splits)] == [
         w["x"].tolist() for w in want
     ]
-    assert _joins._SCRATCH.buffer  # the batches did go through the reused buffer
+    assert _joins.SCRATCH.buffer  # the batches did go through the reused buffer

@@ -75,7 +75,7 @@ def test_regenerating_gives_committed_descriptors() -> None:
     assert spec is not None and spec.loader is not None
     regen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(regen)
-    committed = (ROOT / "tfrecord_lite" / "_descriptor.py").read_text(encoding="utf-8")
+    committed = regen.TARGET.read_text(encoding="utf-8")
     assert regen.render() == committed, "tfrecord_lite/_example/descriptor.py is stale: run python proto/regen.py"
 
 

@@ -1,4 +1,4 @@
-"""Packed int64 varints: the protobuf runtime's route (_varint_words), on any runtime and with
+"""Packed int64 varints: the protobuf runtime's route (packed_varints), on any runtime and with
 either way out of it (8-byte words, or np.fromiter), decodes exactly what a plain varint
 reader does, and a run it rejects (a varint longer than 10 bytes) still raises the clear
 error, from decode_example and decode_examples alike."""
@@ -15,10 +15,8 @@ from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
 from tests.example.test_codec import entry, example, ld, varint
-from tfrecord_lite._example import varint_batch as _varint_batch
-from tfrecord_lite._example import varint_words as _varint_words
-from tfrecord_lite._example.codec import decode_varints
-from tfrecord_lite._example.varint_batch import decode_varint_runs
+from tfrecord_lite._example import varints as _varints
+from tfrecord_lite._example.varints import decode_varint_runs, decode_varints
 
 
 def plain_varints(raw: bytes) -> list[int]:
@@ -46,12 +44,12 @@ runs = st.lists(one_varint, min_size=1, max_size=80).map(b"".join)
 def route(words: bool) -> Iterator[None]:
     """One of the ways out of the runtime: the 8-byte words of protobuf >= 7.36 or np.fromiter
     of older runtimes (the words route works on every runtime, only slower where it boxes)."""
-    saved = _varint_words.WORDS
-    _varint_words.WORDS = _varint_batch.WORDS = words
+    saved = _varints.WORDS
+    _varints.WORDS = words
     try:
         yield
     finally:
-        _varint_words.WORDS = _varint_batch.WORDS = saved
+        _varints.WORDS = saved
 
 
 both_routes = pytest.mark.parametrize("words", [True, False], ids=["words", "fromiter"])
@@ -66,7 +64,7 @@ def test_the_runtimes_route_decodes_what_a_plain_reader_does(words: bool, raw: b
 
 def _check_run(raw: bytes) -> None:
     want = np.array(plain_varints(raw), dtype=np.int64)
-    got = _varint_words.packed_varints(raw)
+    got = _varints.packed_varints(raw)
     assert got is not None and got.dtype == np.int64 and got.flags.writeable
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(decode_varints(raw), want)
@@ -114,7 +112,7 @@ def test_an_overlong_varint_is_rejected_by_the_runtime_and_reported(words: bool,
 
 def _check_overlong(before: bytes, after: bytes) -> None:
     raw = before + b"\x80" * 10 + b"\x01" + after  # one varint of 11 bytes
-    assert _varint_words.packed_varints(raw) is None
+    assert _varints.packed_varints(raw) is None
     with pytest.raises(tfr.DecodeError, match="longer than 10 bytes"):
         decode_varints(raw)
     record = example(entry(b"ids", ld(3, ld(1, raw))))

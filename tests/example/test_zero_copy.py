@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import tfrecord_lite as tfr
 from tests.example.test_codec import entry, example, ld
 from tests.example.test_columnar import _features_of, batches
-from tfrecord_lite._example.columnar import _VIEWS, _decode
+from tfrecord_lite._example.columnar import _VIEWS, decode_records
 
 IMAGE = bytes(range(256)) * 256
 FEATURES = {"image": IMAGE, "tags": [b"a", b"", b"ccc"], "label": 7, "x": np.arange(3, dtype=np.float32)}
@@ -159,7 +159,7 @@ def test_records_decoded_one_by_one_give_views_too() -> None:
     records = [tfr.encode_example(row) for row in _rows(4, 100)]
     odd = example(entry(b"image", ld(1, ld(1, b"odd"))), entry(b"label", ld(3, b"\x08\x05")))
     spec = {"image": BATCH_SPEC["image"], "label": BATCH_SPEC["label"]}
-    assert _decode([*records, odd], spec, _VIEWS)[1] == [4]  # the rows decode_example decoded
+    assert decode_records([*records, odd], spec, _VIEWS)[1] == [4]  # the rows decode_example decoded
     got = tfr.decode_examples([*records, odd], spec, copy=False)
     assert [bytes(v) for v in views(got["image"])][-1] == b"odd" and got["label"][-1] == 5
     assert len(views(got["image"])) == 5

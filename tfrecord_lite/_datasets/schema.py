@@ -17,10 +17,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from tfrecord_lite._errors import DecodeError, FeatureError
-from tfrecord_lite._example.codec import decode_example, decode_sequence_example
+from tfrecord_lite._example.decode import decode_example, decode_sequence_example
 from tfrecord_lite._example.spec import (
     BYTES,
     FLOAT,
@@ -29,6 +27,7 @@ from tfrecord_lite._example.spec import (
     FixedLenFeature,
     FixedLenSequenceFeature,
     VarLenFeature,
+    kind_of,
 )
 from tfrecord_lite._example.validate import as_record
 from tfrecord_lite._records.example_batches import record_spans
@@ -43,21 +42,11 @@ __all__ = [
     "features_from_json",
     "features_to_json",
     "infer_features",
-    "kind_of",
     "schema_features",
 ]
 
 _KIND_LABELS = {BYTES: "bytes", FLOAT: "float", INT64: "int64"}
 _LABEL_DTYPES = {"bytes": "bytes", "float": "float32", "int64": "int64"}
-
-
-def kind_of(value: Any) -> int:
-    """The kind of a value decoded without a spec: BYTES, FLOAT, INT64, or 0 (no kind)."""
-    if value is None:
-        return 0
-    if isinstance(value, np.ndarray):
-        return INT64 if value.dtype.kind in "iu" else FLOAT
-    return BYTES
 
 
 def value_kind(value: Any) -> str | None:

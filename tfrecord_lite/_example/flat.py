@@ -1,19 +1,20 @@
 """Flat columns: each feature of a batch as one flat run of values plus a count per row —
 the layout of Arrow (and Parquet) columns, built without a Python object per number.
 
-Strategy: the batch decoder (columnar) does all the parsing; this module gives it another
-last step (an Assembly) that keeps the values flat, with per-row counts and presence,
-instead of shaping numpy arrays; with a spec, a list of records goes in by decode_examples'
-own entry (columnar._decode), so both decode alike. A batch decoded without a spec first
-learns its keys and kinds: records that share a layout (columnar.match_layouts) share its keys, the map
-entries of the others are walked in lockstep (as columnar parses) and their keys told
-apart with one numpy unique over their bytes; only records the lockstep walk does not
-accept are decoded one by one. Each key then decodes as a VarLenFeature of its kind, and
-"present" is remembered, so a missing or kindless feature is null, not empty. Columns
-come sorted by key, as tfx-bsl orders them. When every record of the batch has a layout
-(the common case: one dataset, one writer), the batch decoder is skipped: each feature's
-value spans are looked up per row in a small table per layout, already in row order, and
-gathered once (a run of one varint a row is read in place).
+Strategy: the batch decoder (columnar, on lockstep's parser) does all the parsing; this
+module gives it another last step (an Assembly) that keeps the values flat, with per-row
+counts and presence, instead of shaping numpy arrays; with a spec, a list of records goes
+in by decode_examples' own entry (columnar.decode_records), so both decode alike. A batch
+decoded without a spec first learns its keys and kinds: records that share a layout
+(lockstep.match_layouts) share its keys, the map entries of the others are walked in
+lockstep (as lockstep parses) and their keys told apart with one numpy unique over their
+bytes; only records the lockstep walk does not accept are decoded one by one. Each key
+then decodes as a VarLenFeature of its kind, and "present" is remembered, so a missing
+or kindless feature is null, not empty. Columns come sorted by key, as tfx-bsl orders
+them. When every record of the batch has a layout (the common case: one dataset, one
+writer), the batch decoder is skipped: each feature's value spans are looked up per row
+in a small table per layout, already in row order, and gathered once (a run of one
+varint a row is read in place).
 SequenceExamples have no batch parser: they are decoded record by record and flattened.
 """
 
@@ -24,27 +25,28 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tfrecord_lite._datasets.schema import kind_of
 from tfrecord_lite._errors import FeatureError
-from tfrecord_lite._example.codec import decode_example, decode_sequence_example, parse_example, values_of
 from tfrecord_lite._example.columnar import (
     Assembly,
-    Match,
     Spans,
-    _decode,
-    _field,
-    _Found,
-    _map_entries,
-    _merge,
-    _Plan,
-    _plan,
-    _ragged_gather,
-    _ranges,
-    match_layouts,
+    decode_buffer,
+    decode_records,
+    merge_found,
     note_record,
+    plan_features,
 )
-from tfrecord_lite._example.columnar import _decode_buffer as decode_buffer
-from tfrecord_lite._example.joins import _join
+from tfrecord_lite._example.decode import decode_example, decode_sequence_example, values_of
+from tfrecord_lite._example.joins import join_records
+from tfrecord_lite._example.lockstep import (
+    Found,
+    Match,
+    Plan,
+    delimited_fields,
+    index_ranges,
+    map_entries,
+    match_layouts,
+    ragged_gather,
+)
 from tfrecord_lite._example.spec import (
     BYTES,
     DTYPE_KIND,
@@ -55,9 +57,11 @@ from tfrecord_lite._example.spec import (
     FeatureSpec,
     FixedLenFeature,
     VarLenFeature,
+    kind_of,
 )
 from tfrecord_lite._example.validate import batch_specs, feature_specs
-from tfrecord_lite._example.varint_batch import decode_varint_runs, one_varint_each
+from tfrecord_lite._example.varints import decode_varint_runs, one_varint_each
+from tfrecord_lite._example.wire import parse_example
 
 __all__ = ["Binary", "Flat", "Nested", "decode_flat", "decode_records_flat", "decode_sequence_flat"]
 
@@ -113,28 +117,28 @@ def _repeat(dtype: str, flat: Any, times: int) -> Any:
 
 
 def _gather(
-    plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any], view: memoryview
+    plan: Plan, n: int, parts: list[Found], slow: dict[int, Any], view: memoryview
 ) -> tuple[Any, np.ndarray, np.ndarray]:
     """(values, lengths, present) of one feature: the fast paths' parts, the slow rows' values
     (None: absent) and a FixedLenFeature's default where a record lacks it. Bytes values
     come as Binary, gathered from the buffer where the fast paths left their spans."""
     spec, dtype = plan.spec, plan.spec.dtype
-    extra = [_Found(np.array([i]), np.array([len(f)]), f) for i, f in _flat_values(dtype, slow)]
+    extra = [Found(np.array([i]), np.array([len(f)]), f) for i, f in _flat_values(dtype, slow)]
     present = np.zeros(n, dtype=bool)
     for part in parts + extra:
         present[part.rows] = True
     if isinstance(spec, FixedLenFeature) and spec.default_value is not None and not present.all():
         missing = np.flatnonzero(~present)
         default = _flatten(dtype, spec.default_value)
-        extra.append(_Found(missing, np.full(len(missing), plan.size), _repeat(dtype, default, len(missing))))
+        extra.append(Found(missing, np.full(len(missing), plan.size), _repeat(dtype, default, len(missing))))
     if dtype != "bytes":
-        rows, counts, values = _merge(parts + extra, dtype)
+        rows, counts, values = merge_found(parts + extra, dtype)
     elif not extra:  # the common case: only spans, merged as numbers are
-        rows, counts, spans = _merge(parts, "int64") if parts else (np.empty(0, np.int64),) * 2 + (None,)
+        rows, counts, spans = merge_found(parts, "int64") if parts else (np.empty(0, np.int64),) * 2 + (None,)
         values = _gathered(view, spans)
     else:  # some values decoded one by one: bytes objects for all
-        as_bytes = [_Found(p.rows, p.counts, [bytes(view[a:b]) for a, b in p.values.tolist()]) for p in parts]
-        rows, counts, objects = _merge(as_bytes + extra, dtype)
+        as_bytes = [Found(p.rows, p.counts, [bytes(view[a:b]) for a, b in p.values.tolist()]) for p in parts]
+        rows, counts, objects = merge_found(as_bytes + extra, dtype)
         values = _joined(objects)
     lengths = np.zeros(n, dtype=np.int64)
     lengths[rows] = counts
@@ -149,7 +153,7 @@ def _gathered(view: memoryview, spans: np.ndarray | None) -> Binary:
     """The bytes values at `spans` ((start, end) rows) in `view`, end to end."""
     if spans is None or not len(spans):
         return Binary(np.empty(0, dtype=np.uint8), np.zeros(1, dtype=np.int64))
-    data = _ragged_gather(np.frombuffer(view, dtype=np.uint8), view, spans[:, 0], spans[:, 1])
+    data = ragged_gather(np.frombuffer(view, dtype=np.uint8), view, spans[:, 0], spans[:, 1])
     return Binary(data, _offsets(spans[:, 1] - spans[:, 0]))
 
 
@@ -158,14 +162,14 @@ def _joined(values: list[bytes]) -> Binary:
     return Binary(np.frombuffer(b"".join(values), dtype=np.uint8), _offsets(lengths))
 
 
-def _assemble_spec(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any], view: memoryview) -> Flat:
+def _assemble_spec(plan: Plan, n: int, parts: list[Found], slow: dict[int, Any], view: memoryview) -> Flat:
     if len(parts) == 1 and len(parts[0].rows) == n and plan.spec.dtype != "bytes":
         return Flat(parts[0].values, _offsets(parts[0].counts), None)  # every record has it: the values are the column
     values, lengths, _ = _gather(plan, n, list(parts), slow, view)
     return Flat(values, _offsets(lengths), None)
 
 
-def _assemble_present(plan: _Plan, n: int, parts: list[_Found], slow: dict[int, Any], view: memoryview) -> Flat:
+def _assemble_present(plan: Plan, n: int, parts: list[Found], slow: dict[int, Any], view: memoryview) -> Flat:
     values, lengths, present = _gather(plan, n, list(parts), slow, view)
     return Flat(values, _offsets(lengths), present)
 
@@ -231,13 +235,13 @@ def batch_kinds(spans: Spans, matches: list[Match], wanted: Collection[str] | No
         return keys.ordered()
     buf = np.frombuffer(view, dtype=np.uint8)
     bad = np.zeros(len(rest), dtype=bool)
-    entry_row, entry_start, entry_end = _map_entries(buf, starts[rest], ends[rest], bad)
-    key_start, key_end, ok = _field(buf, entry_start, entry_end, 0x0A)
-    feature_start, feature_end, feature_ok = _field(buf, np.where(ok, key_end, entry_start), entry_end, 0x12)
+    entry_row, entry_start, entry_end = map_entries(buf, starts[rest], ends[rest], bad)
+    key_start, key_end, ok = delimited_fields(buf, entry_start, entry_end, 0x0A)
+    feature_start, feature_end, feature_ok = delimited_fields(buf, np.where(ok, key_end, entry_start), entry_end, 0x12)
     ok &= feature_ok & (feature_end == entry_end)
     listed = feature_start < feature_end  # else kindless: an empty Feature
     tag = np.where(listed, buf[feature_start], 0)
-    _, list_end, list_ok = _field(buf, feature_start, feature_end, tag)
+    _, list_end, list_ok = delimited_fields(buf, feature_start, feature_end, tag)
     # one list field and nothing after it: with more, the last kind wins (oneof), which the parser decides
     ok &= ~listed | (((tag == 0x0A) | (tag == 0x12) | (tag == 0x1A)) & list_ok & (list_end == feature_end))
     bad[entry_row[~ok]] = True
@@ -309,14 +313,14 @@ def spans_of(records: Sequence[Any]) -> Spans:
     """A list of serialized records as spans of one joined buffer: large records go into this
     thread's reused scratch buffer (no fresh pages per batch), which is safe because nothing
     decode_flat returns refers to the buffer."""
-    raw, ends = _join(records, scratch=True)
+    raw, ends = join_records(records, scratch=True)
     return Spans(memoryview(raw), ends - np.diff(ends, prepend=0), ends, records.__getitem__)
 
 
 def decode_records_flat(records: Sequence[Any], features: Mapping[str, FeatureSpec]) -> dict[str, Flat]:
     """A list of serialized Examples decoded per the spec as flat columns, by decode_examples'
-    own path (_columnar._decode), the last step keeping the values flat."""
-    flats: dict[str, Flat] = _decode(records, batch_specs(features), _SPEC)[0]
+    own path (columnar.decode_records), the last step keeping the values flat."""
+    flats: dict[str, Flat] = decode_records(records, batch_specs(features), _SPEC)[0]
     return flats
 
 
@@ -330,7 +334,7 @@ def decode_flat(
         return {}
     if features is not None:
         features = batch_specs(features)
-        return decode_buffer(*spans[:3], _plan(features), features, spans.record, _SPEC)[0]
+        return decode_buffer(*spans[:3], plan_features(features), features, spans.record, _SPEC)[0]
     matches = match_layouts(np.frombuffer(spans.view, dtype=np.uint8), *spans[:3])
     kinds = batch_kinds(spans, matches, wanted)
     if sum(len(m.rows) for m in matches) == len(spans.starts):
@@ -338,7 +342,7 @@ def decode_flat(
         if by_rows is not None:
             return by_rows
     specs: dict[str, FeatureSpec] = {key: _VAR_LEN[k] for key, k in kinds.items() if k}
-    found = decode_buffer(*spans[:3], _plan(specs), specs, spans.record, _PRESENT, matches)[0] if specs else {}
+    found = decode_buffer(*spans[:3], plan_features(specs), specs, spans.record, _PRESENT, matches)[0] if specs else {}
     return {key: found.get(key) for key in kinds}
 
 
@@ -394,7 +398,7 @@ def _row_spans(
     else:
         spans_in = np.array(per_layout, dtype=np.int64)
         counts = spans_in[layout_of_row]
-        picks = _ranges((np.cumsum(spans_in) - spans_in)[layout_of_row], counts)
+        picks = index_ranges((np.cumsum(spans_in) - spans_in)[layout_of_row], counts)
         base = np.repeat(starts, counts)
     return _RowSpans(base + table[picks, 0], base + table[picks, 1], counts, valid, one_each)
 
@@ -407,7 +411,7 @@ def _row_column(buf: np.ndarray, view: memoryview, spans: _RowSpans, kind: int) 
         single = one_varint_each(buf, spans.starts, lengths)
         if single is not None:
             return Flat(single, _offsets(counts), spans.valid)
-    data = _ragged_gather(buf, view, spans.starts, spans.ends)
+    data = ragged_gather(buf, view, spans.starts, spans.ends)
     if kind == BYTES:
         return Flat(Binary(data, _offsets(lengths)), _offsets(counts), spans.valid)
     if kind == FLOAT:  # one packed run per row that has values (canonical layouts)

@@ -18,7 +18,7 @@ import numpy as np
 _PAD = bytes(16)  # after the joined records, so that reading a varint never runs off the buffer
 
 
-def _join(records: Sequence[Any], *, scratch: bool = False) -> tuple[Any, np.ndarray]:
+def join_records(records: Sequence[Any], *, scratch: bool = False) -> tuple[Any, np.ndarray]:
     """The records joined (plus padding) and the offset of each record's end. With `scratch`,
     large records are joined into this thread's scratch buffer (see _Scratch): the caller
     must be done with the result before it joins again."""
@@ -27,16 +27,16 @@ def _join(records: Sequence[Any], *, scratch: bool = False) -> tuple[Any, np.nda
     if scratch and total >= _LARGE_RECORD * len(records) > 0:
         ends = np.cumsum(lengths)
         try:
-            return _SCRATCH.join(records, ends - lengths, ends), ends
+            return SCRATCH.join(records, ends - lengths, ends), ends
         except ValueError:  # bytes-like objects whose len() is not their size
-            return _join([memoryview(r).cast("B") for r in records], scratch=True)
+            return join_records([memoryview(r).cast("B") for r in records], scratch=True)
     raw = b"".join([*records, _PAD])
     if total != len(raw) - len(_PAD):  # bytes-like objects whose len() is not their size
         lengths = np.fromiter((memoryview(r).nbytes for r in records), dtype=np.int64, count=len(records))
     return raw, np.cumsum(lengths)
 
 
-def _all_bytes(records: Sequence[Any]) -> bool:
+def all_bytes(records: Sequence[Any]) -> bool:
     return set(map(type, records)) <= {bytes}
 
 
@@ -78,13 +78,13 @@ class _Scratch(threading.local):
 
 
 _LARGE_RECORD = 4096  # average bytes a record from which a batch is joined into the scratch buffer
-_SPARSE_RECORD = 1 << 15  # average bytes a record from which long bytes values are not joined (_decode_sparse)
-_SPARSE_VALUE = 1 << 10  # bytes a value from which _decode_sparse leaves it out of the join
+SPARSE_RECORD = 1 << 15  # average bytes a record from which long bytes values are not joined (columnar._decode_sparse)
+SPARSE_VALUE = 1 << 10  # bytes a value from which columnar._decode_sparse leaves it out of the join
 _SCRATCH_KEPT = 256 << 20
-_SCRATCH = _Scratch()
+SCRATCH = _Scratch()
 
 
-class _RecordSlicer:
+class RecordSlicer:
     """text[a:b] for offsets into the joined records, sliced from the record that holds them
     (with `views`, as a memoryview into it)."""
 
@@ -100,7 +100,7 @@ class _RecordSlicer:
         return self.records[i][key.start - at : key.stop - at]
 
 
-class _ViewSlicer:
+class ViewSlicer:
     """view[a:b] as bytes, for code written to slice a bytes object."""
 
     __slots__ = ("view",)

@@ -1,7 +1,8 @@
 """Feature specs, named and shaped as in tf.io: FixedLenFeature, VarLenFeature
-and FixedLenSequenceFeature. A spec is a frozen value object; its dtype is
-normalised to one of three kinds once, at construction, and a default value
-is converted and shape-checked then too, so decoding only compares.
+and FixedLenSequenceFeature, and the three kinds of a Feature they refer to. A
+spec is a frozen value object; its dtype is normalised to one of three kinds
+once, at construction, and a default value is converted and shape-checked then
+too, so decoding only compares.
 """
 
 from __future__ import annotations
@@ -84,6 +85,15 @@ def _normalize_shape(shape: ShapeLike) -> Shape:
         if not isinstance(d, (int, np.integer)) or d < 0:
             raise ValueError(f"shape {shape!r} must be a sequence of non-negative integers")
     return tuple(int(d) for d in dims)
+
+
+def kind_of(value: Any) -> int:
+    """The kind of a value decoded without a spec: BYTES, FLOAT, INT64, or 0 (no kind)."""
+    if value is None:
+        return 0
+    if isinstance(value, np.ndarray):
+        return INT64 if value.dtype.kind in "iu" else FLOAT
+    return BYTES
 
 
 def empty_values(dtype: str) -> Any:

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from tfrecord_lite._errors import TFRecordError
-from tfrecord_lite._example.columnar import Assembly, Spans, _decode, _decode_buffer, _plan, assembly_for
-from tfrecord_lite._example.joins import _SPARSE_RECORD, _RecordSlicer
+from tfrecord_lite._example.columnar import Assembly, Spans, assembly_for, decode_buffer, decode_records, plan_features
+from tfrecord_lite._example.joins import SPARSE_RECORD, RecordSlicer
 from tfrecord_lite._example.spec import FeatureSpec, SpecDict
 from tfrecord_lite._example.validate import batch_specs, check_int
 from tfrecord_lite._records.reader import RecordIterator, sources_of
@@ -66,18 +66,18 @@ def _batches(
     files = sources_of(source, storage_options)
     with RecordIterator(files, compression, verify, policy, storage_options=storage_options) as records:
         head = records._stream.peek(HEADER_SIZE)
-        if len(head) >= HEADER_SIZE and int.from_bytes(head[:8], "little") >= _SPARSE_RECORD:
+        if len(head) >= HEADER_SIZE and int.from_bytes(head[:8], "little") >= SPARSE_RECORD:
             yield from _record_batches(records, features, batch_size, assembly)
             return
-        plans = _plan(features)
+        plans = plan_features(features)
         for view, b, e, record in _spans(records, batch_size):
             values = _views_of_copy(view, int(b[0]), int(e[-1])) if assembly.views else None
-            yield _decode_buffer(view, b, e, plans, features, record, assembly, values=values)[0]
+            yield decode_buffer(view, b, e, plans, features, record, assembly, values=values)[0]
 
 
-def _views_of_copy(view: memoryview, start: int, end: int) -> _RecordSlicer:
+def _views_of_copy(view: memoryview, start: int, end: int) -> RecordSlicer:
     """Slices of view[start:end] (at view's offsets), as memoryviews into one copy of it."""
-    return _RecordSlicer([view[start:end].tobytes()], [start], views=True)
+    return RecordSlicer([view[start:end].tobytes()], [start], views=True)
 
 
 def _record_batches(
@@ -96,11 +96,11 @@ def _record_batches(
             del previous
         except TFRecordError:
             if batch:
-                yield _decode(batch, features, assembly)[0]
+                yield decode_records(batch, features, assembly)[0]
             raise
         if not batch:
             return
-        yield _decode(batch, features, assembly)[0]
+        yield decode_records(batch, features, assembly)[0]
 
 
 def record_spans(

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 import numpy as np
 
 from tfrecord_lite._errors import CorruptRecordError, PathName
-from tfrecord_lite._example.codec import decode_example
+from tfrecord_lite._example.decode import decode_example
 from tfrecord_lite._index.sidecar import Buffer, IndexArg, RecordIndex, map_uncompressed, open_index, release
 from tfrecord_lite._repr import count, describe
 from tfrecord_lite._storage.files import display_name

@@ -33,7 +33,7 @@ from typing import IO, Any
 from crc32c import crc32c as _crc32c
 
 from tfrecord_lite._compression.inflate import library
-from tfrecord_lite._example.codec import encode_example
+from tfrecord_lite._example.encode import encode_example
 from tfrecord_lite._example.validate import as_record
 from tfrecord_lite._index.append import finish_append, prepare_append
 from tfrecord_lite._index.gzip_index import SeekPoints
