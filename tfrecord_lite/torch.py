@@ -40,6 +40,7 @@ except ModuleNotFoundError as exc:  # still a ModuleNotFoundError, which pytest.
     ) from exc
 
 from tfrecord_lite._datasets.collate import Collate, collate, decode_batch, to_torch
+from tfrecord_lite._datasets.file_kinds import file_kinds
 from tfrecord_lite._datasets.plan import (
     EVEN,
     MIXING_SALT,
@@ -54,7 +55,7 @@ from tfrecord_lite._datasets.plan import (
     shard_order,
     shuffle_buffer,
 )
-from tfrecord_lite._datasets.segments import count_records, file_kinds, read_segments, skip_segments
+from tfrecord_lite._datasets.segments import count_records, read_segments, skip_segments
 from tfrecord_lite._datasets.sharded import ShardedRecords
 from tfrecord_lite._example.codec import decode_example, decode_sequence_example
 from tfrecord_lite._example.validate import check_callable, check_choice, check_int, feature_specs

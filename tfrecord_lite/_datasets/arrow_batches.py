@@ -1,4 +1,5 @@
-"""Apache Arrow adapter (imports pyarrow; `import tfrecord_lite` never imports this module).
+"""Examples as Apache Arrow record batches, and Arrow data as Examples (imports pyarrow, so
+only what converts to or from Arrow imports this module; tfrecord_lite.arrow is its public face).
 
 Strategy: decoding is done by the batch decoder, which hands back flat columns (flat:
 a flat run of values, offsets, presence); this module only wraps those buffers in Arrow
@@ -44,21 +45,6 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised where pyarrow is missing
     raise ImportError("tfrecord_lite.arrow needs pyarrow: pip install 'tfrlite[arrow]'") from exc
 
-__all__ = [
-    "arrow_type",
-    "decode_arrow",
-    "decode_sequence_arrow",
-    "encode_arrow",
-    "iter_arrow_batches",
-    "read_arrow",
-    "write_arrow",
-]
-
-
-def __dir__() -> list[str]:  # dir() and IDEs show the API, not the imported modules
-    return sorted(__all__)
-
-
 _ARROW_DTYPE = {"int64": pa.int64(), "float32": pa.float32(), "bytes": pa.large_binary()}
 
 # --------------------------------------------------------------------------- decoding
@@ -80,6 +66,11 @@ def arrow_type(spec: FeatureSpec) -> pa.DataType:
     if isinstance(spec, FixedLenSequenceFeature):
         return pa.large_list(_shaped_type(spec.dtype, spec.shape))
     return _shaped_type(spec.dtype, spec.shape)
+
+
+def arrow_schema(specs: Mapping[str, FeatureSpec]) -> pa.Schema:
+    """The Arrow schema of the record batches decoded with `specs`: a field of arrow_type per key."""
+    return pa.schema([(key, arrow_type(spec)) for key, spec in specs.items()])
 
 
 def _values(flat: Flat, dtype: str) -> pa.Array:
@@ -276,8 +267,7 @@ def read_arrow(
     )
     specs = _selected(feature_specs(features), columns)
     if specs is not None:
-        schema = pa.schema([(key, arrow_type(spec)) for key, spec in specs.items()])
-        return pa.Table.from_batches(batches, schema=schema)
+        return pa.Table.from_batches(batches, schema=arrow_schema(specs))
     if not batches:
         return pa.table({key: pa.nulls(0) for key in columns or ()})
     return pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="default")
@@ -380,7 +370,8 @@ def _rows(batch: pa.RecordBatch, strict: bool) -> Iterator[dict[str, Any]]:
         yield {name: values[offsets[i] : offsets[i + 1]] for name, values, offsets, valid in columns if valid[i]}
 
 
-def _iter_encoded(data: Any, strict: bool) -> Iterator[bytes]:
+def iter_encoded(data: Any, strict: bool = False) -> Iterator[bytes]:
+    """encode_arrow's Examples one at a time, a batch of `data` decoded at a time (memory stays flat)."""
     for batch in _batches_of(data):
         for row in _rows(batch, strict):
             yield encode_example(row)
@@ -392,7 +383,7 @@ def encode_arrow(data: Any, *, strict: bool = False) -> list[bytes]:
     flattened) become lists; integers and bools → int64, floats → float32, strings and
     binary → bytes; a null leaves the feature out. Other types are an error naming the
     column, as is a float64 not exact as float32 when `strict`."""
-    return list(_iter_encoded(data, strict))
+    return list(iter_encoded(data, strict))
 
 
 def write_arrow(
@@ -404,10 +395,10 @@ def write_arrow(
     (as every command's output): a failure or a kill leaves the old file, never part of one.
     `storage_options` are fsspec's, for a URL (or an fsspec filesystem object)."""
     if is_file_object(dest):
-        return _write(_iter_encoded(data, strict), dest, compression, None)
+        return _write(iter_encoded(data, strict), dest, compression, None)
     with open_publication(os.fspath(dest), storage_options) as publication:
         temp = publication.file(os.fspath(dest))
-        return _write(_iter_encoded(data, strict), temp, compression, storage_options)
+        return _write(iter_encoded(data, strict), temp, compression, storage_options)
 
 
 def _write(records: Iterable[bytes], dest: Any, compression: str | None, storage_options: Any) -> int:
