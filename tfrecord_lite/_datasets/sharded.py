@@ -52,6 +52,18 @@ from tfrecord_lite._wire.framing import frame_header, masked_crc
 
 _SHARD_DIGITS = 5
 COMPRESSION_SUFFIX = {"": "", "gzip": ".gz", "zlib": ".zlib"}  # file name ending per compression
+_COMPRESSED_ENDING = re.compile(r"(\.gz|\.zz|\.zlib)$", re.IGNORECASE)  # what names of compressed files end in
+
+
+def compression_by_name(path: str) -> str:
+    """The compression a file's name asks for: .gz -> gzip, .zz / .zlib -> zlib, else none ('')."""
+    ending = _COMPRESSED_ENDING.search(path)
+    return "" if ending is None else "gzip" if ending.group().lower() == ".gz" else "zlib"
+
+
+def renamed_for(path: str, compression: str) -> str:
+    """The file name of `path` with its compression ending (if any) replaced by that of `compression`."""
+    return _COMPRESSED_ENDING.sub("", os.path.basename(path)) + COMPRESSION_SUFFIX[compression]
 
 
 def shard_suffix(compression: str | None) -> str:
