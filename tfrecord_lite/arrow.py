@@ -1,8 +1,12 @@
-"""Apache Arrow adapter (imports pyarrow; `import tfrecord_lite` never imports this module):
-Examples decoded into Arrow record batches and tables, Arrow data written as Examples.
+"""Apache Arrow adapter (imports pyarrow; `import tfrecord_lite` never imports this module).
 
-Strategy: the work is the library's (_datasets/arrow_batches.py, which the engine adapters and
-the command line use too); this module is its public face and adds nothing to it.
+Strategy: decoding is done by the batch decoder, which hands back flat columns (flat:
+a flat run of values, offsets, presence); this module only wraps those buffers in Arrow
+arrays of the types the spec asks for (tfx-bsl's types without one). Encoding goes the
+other way: each Arrow column is flattened to numpy values plus per-row offsets, checked
+for a type an Example can hold, and the records are encoded row by row by the codec.
+The code is _datasets/arrow_batches.py's, where the engine adapters and the command line
+use it too; this module is its public face.
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
-"""Examples as Apache Arrow record batches, and Arrow data as Examples (imports pyarrow, so
-only what converts to or from Arrow imports this module; tfrecord_lite.arrow is its public face).
+"""Examples as Apache Arrow record batches and Arrow data as Examples: the code behind
+tfrecord_lite.arrow, which the engine adapters (Ray, Dask, HF), the engine pieces and the CLI's
+`convert` use from here. It imports pyarrow, so only what converts to or from Arrow imports it.
 
-Strategy: decoding is done by the batch decoder, which hands back flat columns (flat:
-a flat run of values, offsets, presence); this module only wraps those buffers in Arrow
-arrays of the types the spec asks for (tfx-bsl's types without one). Encoding goes the
-other way: each Arrow column is flattened to numpy values plus per-row offsets, checked
-for a type an Example can hold, and the records are encoded row by row by the codec.
+Strategy: the batch decoder (_example/flat.py) hands back flat columns (a flat run of values,
+offsets, presence); here those buffers are only wrapped in Arrow arrays of the types the spec
+asks for (tfx-bsl's types without one), whose layout they already have. Encoding goes the other way: each
+Arrow column is flattened to numpy values plus per-row offsets, checked for a type an Example
+can hold, and the rows are encoded one by one by the codec, a batch at a time.
 """
 
 from __future__ import annotations

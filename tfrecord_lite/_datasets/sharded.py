@@ -81,6 +81,11 @@ def _shard_pattern(prefix: str, suffix: str) -> re.Pattern[str]:
     return re.compile(rf"{base}-(\d{{{_SHARD_DIGITS},}})-of-(\d{{{_SHARD_DIGITS},}}){re.escape(suffix)}")
 
 
+def prefix_store(prefix: str, storage_options: StorageOptions = None) -> Store | None:
+    """The store of a URL prefix (None for a local one): where its existing shards are listed."""
+    return Store(prefix, *split_options(storage_options)) if is_url(prefix) else None
+
+
 def existing_shards(prefix: str, suffix: str = ".tfrecord", store: Any = None) -> list[tuple[int, str]]:
     """(shard number, path) of the shards named `prefix-NNNNN-of-MMMMM<suffix>`, by number
     (objects of a store when `store`, a _remote.Store, is given)."""
@@ -280,9 +285,7 @@ class ShardedWriter:
         self.prefix = os.fspath(prefix)  # type: ignore[arg-type]
         self.suffix = suffix
         self._storage_options = storage_options
-        self._store: Store | None = None
-        if is_url(self.prefix):
-            self._store = Store(self.prefix, *split_options(storage_options))
+        self._store = prefix_store(self.prefix, storage_options)
         self.compression = compression
         self._track = index and not compression
         self._max_records = max_records
