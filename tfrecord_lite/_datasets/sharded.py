@@ -39,7 +39,7 @@ from tfrecord_lite._errors import PathName
 from tfrecord_lite._example.codec import encode_example
 from tfrecord_lite._example.validate import as_record
 from tfrecord_lite._index.sidecar import SIDECAR_SUFFIX, IndexFallbackWarning, RecordIndex, save_offsets, sidecar_bytes
-from tfrecord_lite._records.random_access import RecordSequence, TFRecordFile, _position
+from tfrecord_lite._records.random_access import RecordSequence, TFRecordFile, checked_position
 from tfrecord_lite._records.reader import RecordIterator, iter_records
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._repr import compression, count, describe, shown_paths
@@ -158,7 +158,7 @@ class ShardedRecords(RecordSequence):
 
     def locate(self, i: int) -> tuple[int, int]:
         """(shard number, index within that shard) of global record `i`."""
-        i = _position(i, len(self))
+        i = checked_position(i, len(self))
         k = bisect.bisect_right(self._ends, i)
         return k, i - (self._ends[k - 1] if k else 0)
 
