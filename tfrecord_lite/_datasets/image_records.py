@@ -3,9 +3,9 @@ image/height, image/width, image/class/label, image/class/text, image/filename),
 object-detection and slim datasets lay them out, and their fields read back as an ImageRecord.
 
 Strategy: a record holds the image's encoded bytes and what describes them; parsing takes each
-field's first value and fills what is absent with -1 (label) or empty text, so records written by
-other tools read too. Only the encoded bytes are required. Pixels are decoded on demand
-(image_codec), never while records are read.
+field's first value and fills what is absent with 0 (size), -1 (label) or empty text, so records
+written by other tools read too: only the encoded bytes are required. Pixels are decoded on
+demand (image_codec), never while records are read.
 """
 
 from __future__ import annotations
