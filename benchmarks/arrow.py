@@ -107,14 +107,14 @@ def _assembly_after_decoding(batches: list[list[bytes]], specs: dict[str, Any]) 
     then assembled (timed), with the caches as decoding leaves them. Assembling the same
     columns again and again (the "warm" assembly) finds pyarrow's code and data in the caches,
     which decode_arrow never does: dense, ~15 µs a batch warm, ~200 µs just after a decode."""
-    from tfrecord_lite import arrow
+    from tfrecord_lite._datasets import arrow_batches
     from tfrecord_lite._example.flat import decode_records_flat
 
     wall = cpu = 0.0
     for batch in batches:
         flats = decode_records_flat(batch, specs)
         t, c = time.perf_counter(), time.process_time()
-        arrow._record_batch(flats, specs, len(batch))
+        arrow_batches._record_batch(flats, specs, len(batch))
         wall += time.perf_counter() - t
         cpu += time.process_time() - c
     return Own(wall, cpu)
@@ -122,6 +122,7 @@ def _assembly_after_decoding(batches: list[list[bytes]], specs: dict[str, Any]) 
 
 def _decoders(decoder: Any, batches: list[list[bytes]], spec: dict[str, Any]) -> dict[str, Callable[[], Any]]:
     from tfrecord_lite import arrow
+    from tfrecord_lite._datasets import arrow_batches
     from tfrecord_lite._example.flat import decode_records_flat
     from tfrecord_lite._example.validate import feature_specs
 
@@ -133,7 +134,9 @@ def _decoders(decoder: Any, batches: list[list[bytes]], spec: dict[str, Any]) ->
         "lite_spec": lambda: [arrow.decode_arrow(b, spec) for b in batches],
         "decode_examples": lambda: [tfr.decode_examples(b, spec) for b in batches],
         "assembly": lambda: _assembly_after_decoding(batches, specs),
-        "assembly_warm": lambda: [arrow._record_batch(f, specs, len(b)) for f, b in zip(flats, batches, strict=True)],
+        "assembly_warm": lambda: [
+            arrow_batches._record_batch(f, specs, len(b)) for f, b in zip(flats, batches, strict=True)
+        ],
     }
 
 

@@ -25,7 +25,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised where Dask is missing
     raise ImportError(f"tfrecord_lite.dask needs Dask's dataframes ({exc}): pip install 'tfrlite[dask]'") from exc
 
-from tfrecord_lite.arrow import arrow_type
+from tfrecord_lite._datasets.arrow_batches import arrow_schema
 
 __all__ = ["read_tfrecords"]
 
@@ -97,7 +97,7 @@ def read_tfrecords(
         "storage_options": storage_options,
     }
     if specs is not None:
-        schema = pa.schema([(key, arrow_type(spec)) for key, spec in specs.items()])
+        schema = arrow_schema(specs)
     else:
         first = next(piece_batches(Piece(files[0], 0), **options), pa.record_batch([]))
         schema = first.schema

@@ -18,12 +18,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tfrecord_lite._datasets.image_records import ENCODED
 from tfrecord_lite._datasets.pieces import Piece, input_files, piece_batches
 from tfrecord_lite._datasets.schema import infer_features
 from tfrecord_lite._example.spec import FeatureSpec, FixedLenFeature
 from tfrecord_lite._example.validate import check_int, feature_specs
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._storage.locations import is_url, split_options
+from tfrecord_lite._storage.remote import RemoteObject
 from tfrecord_lite._storage.sources import Sources
 
 try:
@@ -32,8 +34,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised where datasets is missing
     raise ImportError(f"tfrecord_lite.hf needs Hugging Face datasets ({exc}): pip install 'tfrlite[hf]'") from exc
 
-from tfrecord_lite.arrow import arrow_type
-from tfrecord_lite.images import ENCODED
+from tfrecord_lite._datasets.arrow_batches import arrow_type
 
 __all__ = ["hf_features", "to_hf_dataset"]
 
@@ -125,8 +126,6 @@ class TFRecordBuilder(datasets.ArrowBasedBuilder):  # type: ignore[misc]
     def _version(self, path: str) -> tuple[Any, ...]:
         if not is_url(path):
             return os.stat(path).st_size, os.stat(path).st_mtime_ns
-        from tfrecord_lite._storage.remote import RemoteObject
-
         options, fs = split_options(self._storage_options)
         return (RemoteObject(path, options, fs).version(),)
 

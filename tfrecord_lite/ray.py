@@ -38,7 +38,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised where Ray is missing
     raise ImportError(f"tfrecord_lite.ray needs Ray Data ({exc}): pip install 'tfrlite[ray]'") from exc
 
-from tfrecord_lite.arrow import arrow_type, encode_arrow
+from tfrecord_lite._datasets.arrow_batches import arrow_schema, encode_arrow
 
 __all__ = ["TFRecordDatasink", "TFRecordDatasource", "read_tfrecords", "write_tfrecords"]
 
@@ -253,8 +253,7 @@ class TFRecordDatasink(Datasink):  # type: ignore[misc]
                 missing = [key for key in self._specs if key not in table.column_names]
                 if missing:
                     raise KeyError(f"columns {missing} of the spec are not in the dataset ({table.column_names})")
-                schema = pa.schema([(key, arrow_type(spec)) for key, spec in self._specs.items()])
-                table = table.select(list(self._specs)).cast(schema)
+                table = table.select(list(self._specs)).cast(arrow_schema(self._specs))
             yield from encode_arrow(table)
 
     def write(self, blocks: Iterable[Any], ctx: Any) -> list[tuple[int, int, str]]:

@@ -15,16 +15,16 @@ per-consumer buffer. A resumable position is just (epoch, items yielded): the pi
 is deterministic, so resuming replays the raw record stream (no decoding) up to the
 position; without a shuffle buffer, indexed files skip straight to it.
 
-This module holds the datasets only: batching is _datasets/collate.py's (re-exported here), reading a
-plan's segments _datasets/segments.py's, the plan itself _datasets/plan.py's.
+This module holds what is torch's only: the Dataset classes, who the calling consumer is
+(DataLoader worker and rank), and the state_dict protocol. The rest is torch-free, in
+_datasets: the records a consumer streams (streaming.py, over plan.py and segments.py), what
+an item is (items.py), batching (collate.py, re-exported here) and weighted mixing (mixing.py).
 """
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import os
-import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -40,30 +40,17 @@ except ModuleNotFoundError as exc:  # still a ModuleNotFoundError, which pytest.
     ) from exc
 
 from tfrecord_lite._datasets.collate import Collate, collate, decode_batch, to_torch
-from tfrecord_lite._datasets.plan import (
-    EVEN,
-    MIXING_SALT,
-    SPLITS,
-    Segment,
-    Share,
-    choose_split,
-    even_target,
-    mix_seed,
-    padded_positions,
-    plan_shares,
-    shard_order,
-    shuffle_buffer,
-)
-from tfrecord_lite._datasets.segments import count_records, file_kinds, read_segments, skip_segments
+from tfrecord_lite._datasets.items import ItemDecoder, collate_for
+from tfrecord_lite._datasets.mixing import copy_state, mixed_items, start_state
+from tfrecord_lite._datasets.plan import Segment, Share, plan_shares, shard_order
 from tfrecord_lite._datasets.sharded import ShardedRecords
-from tfrecord_lite._example.decode import decode_example, decode_sequence_example
-from tfrecord_lite._example.validate import check_callable, check_choice, check_int, feature_specs
-from tfrecord_lite._repr import compression, count, describe, shown_keys, shown_paths
-from tfrecord_lite._storage.files import normalize_compression
+from tfrecord_lite._datasets.streaming import ShardStream
+from tfrecord_lite._example.validate import check_choice, check_int
+from tfrecord_lite._repr import compression, count, describe, shown_paths
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._storage.prefetch import PREFETCH
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
-from tfrecord_lite._stream.damage import DamagePolicy, OnError
+from tfrecord_lite._stream.damage import OnError
 
 __all__ = [
     "Collate",
@@ -84,11 +71,7 @@ def __dir__() -> list[str]:  # dir() and IDEs show the API, not the imported mod
 
 
 Paths = Sources  # a file, a list of files, a folder, a glob, a ShardedWriter prefix (docs/inputs.md)
-RECORD_TYPES = ("example", "sequence_example", "raw")
 _SHOWN_SOURCES = 3  # sources a MixedTFRecordDataset's repr shows
-
-
-# --------------------------------------------------------------------------- small helpers
 
 
 def _distributed() -> tuple[int, int] | None:
@@ -96,82 +79,6 @@ def _distributed() -> tuple[int, int] | None:
     if dist.is_available() and dist.is_initialized():
         return dist.get_rank(), dist.get_world_size()
     return None
-
-
-# --------------------------------------------------------------------------- items and collation
-
-
-def _steps_array(steps: Any) -> Any:
-    """A feature list decoded without a spec ([1-D array per step]) as one [steps, n] array when every
-    step has the same number of numeric values; otherwise unchanged."""
-    regular = isinstance(steps, list) and steps and all(isinstance(s, np.ndarray) for s in steps)
-    if regular and len({s.shape for s in steps}) == 1 and steps[0].dtype.kind in "iuf":
-        return np.stack(steps)
-    return steps
-
-
-class _Decoder:
-    """Turns one serialized record into a dataset item: decode, optional tensors, then the user transform."""
-
-    def __init__(
-        self,
-        record_type: str | None,
-        features: Mapping[str, Any] | None,
-        context_features: Mapping[str, Any] | None,
-        sequence_features: Mapping[str, Any] | None,
-        output: str,
-        transform: Callable[[Any], Any] | None,
-    ) -> None:
-        if record_type is None:
-            record_type = "sequence_example" if (context_features or sequence_features) else "example"
-        self.record_type = check_choice("record_type", record_type, RECORD_TYPES)
-        if features is not None and record_type != "example":
-            raise ValueError("features= is the spec of an Example; for SequenceExamples use context_features=")
-        self.features = feature_specs(features)
-        self.context_features = feature_specs(context_features, "context_features")
-        self.sequence_features = feature_specs(sequence_features, "sequence_features")
-        self.output = check_choice("output", output, ("numpy", "torch"))
-        check_callable("transform", transform, "applied to each decoded item")
-        self.transform = transform
-
-    def spec_parts(self) -> list[str | None]:
-        """The repr parts of a dataset's decoding: record type, spec keys, output, transform."""
-        specs = {"features": self.features, "context_features": self.context_features}
-        specs["sequence_features"] = self.sequence_features
-        parts: list[str | None] = [f"record_type={self.record_type!r}"]
-        parts += [f"{name}={shown_keys(spec)}" for name, spec in specs.items() if spec is not None]
-        parts.append(f"output={self.output!r}" if self.output != "numpy" else None)
-        parts.append(f"transform={getattr(self.transform, '__name__', self.transform)!r}" if self.transform else None)
-        return parts
-
-    def __call__(self, data: bytes) -> Any:
-        item: Any
-        if self.record_type == "example":
-            item = decode_example(data, self.features)
-        elif self.record_type == "sequence_example":
-            context, lists = decode_sequence_example(data, self.context_features, self.sequence_features)
-            clash = context.keys() & lists.keys()
-            if clash:
-                raise ValueError(f"keys {sorted(clash)} are both context features and feature lists")
-            item = dict(context)
-            if self.sequence_features is None:  # with a spec the layout is the spec's
-                lists = {k: _steps_array(v) for k, v in lists.items()}
-            item.update(lists)
-        else:
-            item = data
-        if self.output == "torch":
-            item = to_torch(item)
-        return self.transform(item) if self.transform is not None else item
-
-
-def _collate_for(collate_fn: Any, decode: _Decoder) -> Collate:
-    """A dataset's collate_fn: the given Collate (or the default) with the spec's ragged keys."""
-    if collate_fn is not None and not isinstance(collate_fn, Collate):
-        raise TypeError(
-            f"collate_fn must be a tfrecord_lite.torch.Collate, found {type(collate_fn).__name__}: "
-            "pass your own function to DataLoader(collate_fn=...) instead"
-        )
-    return (collate_fn or collate).for_spec(decode.features, decode.sequence_features)
 
 
 # --------------------------------------------------------------------------- map-style
@@ -200,8 +107,8 @@ class TFRecordDataset(Dataset[Any]):
         max_skipped: int | None = None,
         storage_options: StorageOptions = None,
     ) -> None:
-        self._decode = _Decoder(record_type, features, context_features, sequence_features, output, transform)
-        self.collate_fn = _collate_for(collate_fn, self._decode)
+        self._decode = ItemDecoder(record_type, features, context_features, sequence_features, output, transform)
+        self.collate_fn = collate_for(collate_fn, self._decode)
         self.paths = resolve_inputs(paths, storage_options=storage_options)
         self.verify = verify
         self.on_error, self.max_skipped = on_error, max_skipped
@@ -293,65 +200,55 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         on_error: OnError = "raise",
         max_skipped: int | None = None,
     ) -> None:
-        self._decode = _Decoder(record_type, features, context_features, sequence_features, output, transform)
-        self._skipping = not DamagePolicy(on_error, max_skipped).raises  # checks them
-        self.on_error, self.max_skipped = on_error, max_skipped
+        self._decode = ItemDecoder(record_type, features, context_features, sequence_features, output, transform)
         if batch_size is not None:
             check_int("batch_size", batch_size, 1)
             if features is None or self._decode.record_type != "example":
                 raise ValueError("batch_size= decodes Examples by columns: it needs features= (a spec)")
         self.batch_size = batch_size
         self.drop_last = drop_last
-        self.collate_fn = _collate_for(collate_fn, self._decode)
-        self.shuffle = bool(shuffle)
-        self.shuffle_buffer = check_int("shuffle_buffer", shuffle_buffer, 0) if shuffle else 0
-        self.seed = check_int("seed", seed)
-        self.paths = resolve_inputs(paths, storage_options=storage_options)
-        self.storage_options = storage_options
-        self.prefetch = check_int("prefetch", prefetch, 0)
-        self.split = check_choice("split", split, SPLITS)
-        self.even = check_choice("even", even, EVEN)
+        self.collate_fn = collate_for(collate_fn, self._decode)
         if (rank is None) != (world_size is None):
             raise ValueError("give both rank and world_size, or neither (then torch.distributed decides)")
         if world_size is not None and not 0 <= rank < world_size:  # type: ignore[operator]
             raise ValueError(f"rank {rank} is not in range(world_size={world_size})")
         self._dist = (rank, world_size) if world_size is not None else _distributed()
-        self.verify = verify
-        comp = normalize_compression(compression, allow_auto=True)
-        self._kinds = file_kinds(self.paths, comp, storage_options)
-        self._counts: list[int | None] = [None] * len(self.paths)
-        if self.split == "range" or self.even is not None:
-            self._count_all()  # once, here in the main process: workers get the counts with the dataset
+        self._stream = ShardStream(  # made here, in the main process: workers get the record counts with it
+            paths,
+            shuffle=shuffle,
+            shuffle_buffer=shuffle_buffer,
+            seed=seed,
+            split=split,
+            even=even,
+            compression=compression,
+            verify=verify,
+            storage_options=storage_options,
+            prefetch=prefetch,
+            on_error=on_error,
+            max_skipped=max_skipped,
+        )
         self._epoch = 0
         self._resume: dict[str, int] | None = None
         self._position: dict[str, int] = {"epoch": 0, "yielded": 0}
 
-    # -- counts and plan
-
-    def _count_all(self) -> list[int]:
-        for i, path in enumerate(self.paths):
-            if self._counts[i] is None:
-                self._counts[i] = count_records(path, self._kinds[i], self._skipping, self.verify, self.storage_options)
-        return self._counts  # type: ignore[return-value]
-
     def __repr__(self) -> str:
-        kinds = sorted(set(self._kinds))
-        known = None if None in self._counts else sum(self._counts)  # type: ignore[arg-type]
+        stream = self._stream
+        kinds = sorted(set(stream.kinds))
         return describe(
             "IterableTFRecordDataset",
-            shown_paths(self.paths),
+            shown_paths(stream.paths),
             compression("/".join(k or "none" for k in kinds) if kinds != [""] else None),
-            count(known),
+            count(stream.known_count()),
             *self._decode.spec_parts(),
             f"batch_size={self.batch_size}" if self.batch_size is not None else None,
-            f"shuffle_buffer={self.shuffle_buffer}, seed={self.seed}" if self.shuffle else None,
-            f"split={self.split!r}" if self.split != "auto" else None,
-            f"even={self.even!r}" if self.even else None,
+            f"shuffle_buffer={stream.shuffle_buffer}, seed={stream.seed}" if stream.shuffle else None,
+            f"split={stream.split!r}" if stream.split != "auto" else None,
+            f"even={stream.even!r}" if stream.even else None,
         )
 
     def num_records(self) -> int:
         """Records in all shards (indexes uncompressed files; one pass over each compressed one)."""
-        return sum(self._count_all())
+        return sum(self._stream.count_all())
 
     def _consumer(self) -> tuple[int, int]:
         """(consumer index, number of consumers) of the calling process: rank x DataLoader worker."""
@@ -363,63 +260,12 @@ class IterableTFRecordDataset(IterableDataset[Any]):
 
     def plan(self, epoch: int, consumers: int) -> list[Share]:
         """Every consumer's Share of the records for `epoch` (the same on every rank and worker)."""
-        all_indexed = not self._skipping and all(k == "" for k in self._kinds)
-        split = choose_split(self.split, all_indexed, len(self.paths), consumers, self.even)
-        if split == "range":
-            self._count_all()
-        order = shard_order(len(self.paths), self.seed, epoch, self.shuffle)
-        return plan_shares(self._counts, consumers, split, order)
-
-    # -- the record pipeline
-
-    def _segment_len(self, seg: Segment) -> int | None:
-        n = self._counts[seg.shard]
-        if n is None and self._kinds[seg.shard] == "":
-            n = self._counts[seg.shard] = count_records(
-                self.paths[seg.shard], "", self._skipping, self.verify, self.storage_options
-            )
-        if n is None:
-            return None
-        return (n if seg.stop is None else seg.stop) - seg.start
-
-    def _share_records(self, share: Share, skip: int, policy: DamagePolicy | None) -> Iterator[bytes]:
-        """The share's raw records from its position `skip` on; indexed segments are skipped, not read."""
-        segments = list(share.segments)
-        if share.step == 1:
-            segments, skip = skip_segments(segments, skip, self._segment_len)
-        records: Iterator[bytes] = read_segments(
-            self.paths, self._kinds, segments, self.verify, policy, self.storage_options, self.prefetch
-        )
-        if share.step > 1:
-            records = itertools.islice(records, share.offset, None, share.step)
-        return itertools.islice(records, skip, None) if skip else records
-
-    def _raw(self, epoch: int, consumer: int, consumers: int, skip: int) -> Iterator[bytes]:
-        """This consumer's raw records for `epoch` in yield order, from position `skip` on."""
-        shares = self.plan(epoch, consumers)
-        share = shares[consumer]
-        target = even_target(shares, self.even)
-        buffered = self.shuffle_buffer > 1
-        pre_skip = 0 if buffered else skip
-        policy = DamagePolicy(self.on_error, self.max_skipped) if self._skipping else None  # one per pass
-        if target is None:
-            records = self._share_records(share, pre_skip, policy)
-        else:
-            runs = padded_positions(share.count or 0, target, pre_skip)
-            records = itertools.chain.from_iterable(
-                itertools.islice(self._share_records(share, start, policy), take) for start, take in runs
-            )
-        if buffered:
-            rng = random.Random(mix_seed(self.seed, epoch, consumer, consumers))
-            records = shuffle_buffer(records, self.shuffle_buffer, rng)
-            if skip:
-                records = itertools.islice(records, skip, None)
-        return records
+        return self._stream.plan(epoch, consumers)
 
     def _items(self, epoch: int, consumer: int, consumers: int, skip: int) -> Iterator[tuple[int, Any]]:
         """(records, item) pairs of this consumer for `epoch` from record position `skip` on: one decoded
         record each, or with batch_size a collated batch (decoded by columns unless its records are large)."""
-        raw = self._raw(epoch, consumer, consumers, skip)
+        raw = self._stream.records(epoch, consumer, consumers, skip)
         if self.batch_size is None:
             decode = self._decode
             for data in raw:
@@ -469,16 +315,17 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         state = dict(self._position)
         if "consumer" not in state:
             state["consumer"], state["consumers"] = self._consumer()
-        state["seed"] = self.seed
+        state["seed"] = self._stream.seed
         return state
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Make the next iteration continue right after the position that `state` records."""
-        if state.get("seed", self.seed) != self.seed:
-            raise ValueError(f"this state was saved with seed {state['seed']}, the dataset has seed {self.seed}")
+        seed = self._stream.seed
+        if state.get("seed", seed) != seed:
+            raise ValueError(f"this state was saved with seed {state['seed']}, the dataset has seed {seed}")
         self._epoch = int(state["epoch"])
         self._resume = {k: int(state[k]) for k in ("epoch", "yielded", "consumer", "consumers")}
-        self._resume["seed"] = self.seed
+        self._resume["seed"] = seed
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -555,71 +402,25 @@ class MixedTFRecordDataset(IterableDataset[Any]):
 
     def _start(self, consumer: int, consumers: int) -> dict[str, Any]:
         """The state at the start of the current epoch."""
-        return {
-            "epoch": self._epoch,
-            "rng": random.Random(mix_seed(self.seed, self._epoch, consumer, consumers, MIXING_SALT)).getstate(),
-            "sources": [{"epoch": self._epoch, "yielded": 0, "active": w > 0} for w in self.weights],
-            "consumer": consumer,
-            "consumers": consumers,
-        }
+        return start_state(self.seed, self._epoch, self.weights, consumer, consumers)
 
     def _generate(self, state: dict[str, Any]) -> Iterator[Any]:
-        rng = random.Random()
-        rng.setstate(_as_rng_state(state["rng"]))
-        srcs = state["sources"]
         consumer, consumers = state["consumer"], state["consumers"]
-        iters: list[Iterator[Any] | None] = [None] * len(srcs)
-        fresh = [False] * len(srcs)
-        while True:
-            active = [i for i, s in enumerate(srcs) if s["active"]]
-            if not active:
-                return
-            cum = list(itertools.accumulate(self.weights[i] for i in active))
-            i = active[bisect.bisect_right(cum, rng.random() * cum[-1])]
-            src = srcs[i]
-            if iters[i] is None:
-                iters[i] = self.sources[i]._items(src["epoch"], consumer, consumers, src["yielded"])
-                fresh[i] = src["yielded"] == 0
-            try:
-                _, item = next(iters[i])  # type: ignore[arg-type]
-            except StopIteration:
-                iters[i] = None
-                if self.infinite and not fresh[i]:
-                    src["epoch"] += 1
-                    src["yielded"] = 0
-                elif self.stop == "first" and not self.infinite:
-                    state["rng"] = rng.getstate()
-                    return
-                else:
-                    src["active"] = False  # finite "all", or a source with nothing for this consumer
-                state["rng"] = rng.getstate()
-                continue
-            fresh[i] = False
-            src["yielded"] += 1
-            state["rng"] = rng.getstate()
-            yield item
+
+        def open_source(i: int, epoch: int, skip: int) -> Iterator[tuple[int, Any]]:
+            return self.sources[i]._items(epoch, consumer, consumers, skip)
+
+        return mixed_items(state, self.weights, open_source, stop=self.stop, infinite=self.infinite)
 
     def state_dict(self) -> dict[str, Any]:
         """The mixing position: RNG state and each source's epoch and items yielded."""
         if self._resume is not None:
-            return _copy_state(self._resume)
-        return _copy_state(self._state or self._start(*self.sources[0]._consumer()))
+            return copy_state(self._resume)
+        return copy_state(self._state or self._start(*self.sources[0]._consumer()))
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Make the next iteration continue right after the position that `state` records."""
         if len(state["sources"]) != len(self.sources):
             raise ValueError(f"this state mixes {len(state['sources'])} sources, the dataset {len(self.sources)}")
         self._epoch = int(state["epoch"])
-        self._resume = _copy_state(state)
-
-
-def _copy_state(state: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(state)
-    out["sources"] = [dict(s) for s in state["sources"]]
-    return out
-
-
-def _as_rng_state(state: Any) -> tuple[Any, ...]:
-    """random.Random state back from a checkpoint (which may have turned its tuples into lists)."""
-    version, internal, gauss = state
-    return (version, tuple(internal), gauss)
+        self._resume = copy_state(state)

@@ -81,8 +81,8 @@ def test_tf_image_layout_becomes_an_image_column(tmp_path: Path) -> None:
     import datasets
     from PIL import Image
 
+    from tfrecord_lite._datasets.image_records import image_example
     from tfrecord_lite.hf import to_hf_dataset
-    from tfrecord_lite.images import image_example
 
     path = tmp_path / "images.tfrecord"
     with tfr.TFRecordWriter(path) as writer:

@@ -18,6 +18,7 @@ from PIL import Image
 
 import tfrecord_lite as tfr
 from tfrecord_lite import images
+from tfrecord_lite._datasets.image_records import image_example
 from tfrecord_lite._datasets.sharded import ShardedRecords
 
 
@@ -232,8 +233,8 @@ def test_unpack_restores_the_tree_and_stays_inside(folder: Path, tmp_path: Path)
     src = images.pack_images(folder, tmp_path / "out" / "pets")
     evil = tmp_path / "evil.tfrecord"
     with tfr.TFRecordWriter(str(evil)) as w:
-        w.write(images.image_example(b"x", "png", 1, 1, 0, "../..", "../../../escape.png"))
-        w.write(images.image_example(b"y", "png", 1, 1, 0, "cat", "a.png"))  # clashes with cat/a.png
+        w.write(image_example(b"x", "png", 1, 1, 0, "../..", "../../../escape.png"))
+        w.write(image_example(b"y", "png", 1, 1, 0, "cat", "a.png"))  # clashes with cat/a.png
     n = images.unpack_images(list(src.paths) + [str(evil)], tmp_path / "restored")
     assert n == 6
     restored = tmp_path / "restored"

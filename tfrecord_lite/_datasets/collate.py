@@ -4,7 +4,7 @@ imported inside the functions that use it, so importing this module never import
 Collate turns a list of dict items into one dict of tensors: equal shapes are stacked, ragged
 first dimensions padded (with a lengths tensor) or kept as lists, bytes and strings stay lists.
 The same layout is built two ways: from decoded items (__call__), and from decode_examples'
-columns (columns()), which is faster for small records; _decode_batch picks one by record size.
+columns (columns()), which is faster for small records; decode_batch picks one by record size.
 In a DataLoader worker a batch's tensors are made views of one storage, so the batch crosses to
 the main process in one shared-memory segment.
 """

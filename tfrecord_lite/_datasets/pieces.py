@@ -20,13 +20,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tfrecord_lite._datasets.file_kinds import file_kind
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._storage.files import normalize_compression
 from tfrecord_lite._storage.locations import StorageOptions, is_url
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
-from tfrecord_lite._wire.framing import HEADER_SIZE
-from tfrecord_lite._wire.sniff import sniff_compression
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -37,16 +36,6 @@ def input_files(paths: Sources, storage_options: StorageOptions = None) -> list[
     paths made absolute, since an engine's workers do not share the caller's directory."""
     found = resolve_inputs(paths, storage_options=storage_options)
     return [path if is_url(path) else os.path.abspath(path) for path in found]
-
-
-def file_kind(path: str, compression: str) -> str:
-    """'' for an uncompressed file (indexable), else its compression."""
-    if compression != "auto":
-        return compression
-    with open(path, "rb") as f:
-        head = f.read(HEADER_SIZE)
-    kind = sniff_compression(head)
-    return "" if kind == "unknown" else kind  # iter_records reports the unknown kind with its path
 
 
 @dataclass(frozen=True)
@@ -109,7 +98,7 @@ def piece_batches(
     storage_options: StorageOptions = None,
 ) -> Iterator[pa.RecordBatch]:
     """The piece's Examples as Arrow record batches of `batch_size` rows (decode_arrow's)."""
-    from tfrecord_lite.arrow import decode_arrow, iter_arrow_batches
+    from tfrecord_lite._datasets.arrow_batches import decode_arrow, iter_arrow_batches
 
     if piece.records is None and storage_options is None:  # a whole file: the streaming decoder
         yield from iter_arrow_batches(

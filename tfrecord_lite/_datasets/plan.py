@@ -1,7 +1,8 @@
 """Planning who reads what in a streaming epoch, without torch: pure functions of
 (record counts, shard order, consumers, seed, epoch), so every DataLoader worker of
 every rank computes the same plan with no communication, and so they can be tested
-where torch is not installed. torch.py adapts them to torch's workers and ranks.
+where torch is not installed. streaming.py reads a consumer's share; torch.py tells
+which consumer (DataLoader worker of a rank) the calling process is.
 
 A consumer's Share is a list of Segments (record ranges of shards) plus a stride;
 the splits are whole shards dealt round-robin ("shard"), contiguous ranges of the

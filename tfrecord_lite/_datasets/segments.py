@@ -12,38 +12,16 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from tfrecord_lite._datasets.pieces import file_kind
 from tfrecord_lite._datasets.plan import Segment
 from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._index.sidecar import sidecar_path
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._records.reader import RecordIterator, iter_records
-from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
+from tfrecord_lite._storage.locations import StorageOptions, is_url
 from tfrecord_lite._storage.prefetch import prefetched
-from tfrecord_lite._storage.remote import RemoteObject
 from tfrecord_lite._stream.damage import DamagePolicy
-from tfrecord_lite._wire.framing import HEADER_SIZE
-from tfrecord_lite._wire.sniff import sniff_compression
-
-
-def _file_kind(path: str, compression: str, storage_options: StorageOptions = None) -> str:
-    """'' for an uncompressed file (indexable), else its compression."""
-    if compression != "auto" or not is_url(path):
-        return file_kind(path, compression)
-    head = RemoteObject(path, *split_options(storage_options)).read_range(0, HEADER_SIZE)
-    kind = sniff_compression(head)
-    return "" if kind == "unknown" else kind  # iter_records reports the unknown kind with its path
-
-
-def file_kinds(paths: list[str], compression: str, storage_options: StorageOptions) -> list[str]:
-    """_file_kind of each file; objects in a store are asked concurrently (one round trip each)."""
-    if not any(is_url(p) for p in paths):
-        return [_file_kind(p, compression) for p in paths]
-    with ThreadPoolExecutor(8) as pool:
-        return list(pool.map(lambda p: _file_kind(p, compression, storage_options), paths))
 
 
 def count_records(

@@ -39,7 +39,7 @@ from tfrecord_lite._errors import PathName
 from tfrecord_lite._example.encode import encode_example
 from tfrecord_lite._example.validate import as_record
 from tfrecord_lite._index.sidecar import SIDECAR_SUFFIX, IndexFallbackWarning, RecordIndex, save_offsets, sidecar_bytes
-from tfrecord_lite._records.random_access import RecordSequence, TFRecordFile, _position
+from tfrecord_lite._records.random_access import RecordSequence, TFRecordFile, checked_position
 from tfrecord_lite._records.reader import RecordIterator, iter_records
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._repr import compression, count, describe, shown_paths
@@ -53,6 +53,18 @@ from tfrecord_lite._wire.framing import frame_header, masked_crc
 
 _SHARD_DIGITS = 5
 COMPRESSION_SUFFIX = {"": "", "gzip": ".gz", "zlib": ".zlib"}  # file name ending per compression
+_COMPRESSED_ENDING = re.compile(r"(\.gz|\.zz|\.zlib)$", re.IGNORECASE)  # what names of compressed files end in
+
+
+def compression_by_name(path: str) -> str:
+    """The compression a file's name asks for: .gz -> gzip, .zz / .zlib -> zlib, else none ('')."""
+    ending = _COMPRESSED_ENDING.search(path)
+    return "" if ending is None else "gzip" if ending.group().lower() == ".gz" else "zlib"
+
+
+def renamed_for(path: str, compression: str) -> str:
+    """The file name of `path` with its compression ending (if any) replaced by that of `compression`."""
+    return _COMPRESSED_ENDING.sub("", os.path.basename(path)) + COMPRESSION_SUFFIX[compression]
 
 
 def shard_suffix(compression: str | None) -> str:
@@ -68,6 +80,11 @@ def shard_name(prefix: str, number: int, total: int, suffix: str = ".tfrecord") 
 def _shard_pattern(prefix: str, suffix: str) -> re.Pattern[str]:
     base = re.escape(os.path.basename(prefix))
     return re.compile(rf"{base}-(\d{{{_SHARD_DIGITS},}})-of-(\d{{{_SHARD_DIGITS},}}){re.escape(suffix)}")
+
+
+def prefix_store(prefix: str, storage_options: StorageOptions = None) -> Store | None:
+    """The store of a URL prefix (None for a local one): where its existing shards are listed."""
+    return Store(prefix, *split_options(storage_options)) if is_url(prefix) else None
 
 
 def existing_shards(prefix: str, suffix: str = ".tfrecord", store: Any = None) -> list[tuple[int, str]]:
@@ -142,7 +159,7 @@ class ShardedRecords(RecordSequence):
 
     def locate(self, i: int) -> tuple[int, int]:
         """(shard number, index within that shard) of global record `i`."""
-        i = _position(i, len(self))
+        i = checked_position(i, len(self))
         k = bisect.bisect_right(self._ends, i)
         return k, i - (self._ends[k - 1] if k else 0)
 
@@ -269,9 +286,7 @@ class ShardedWriter:
         self.prefix = os.fspath(prefix)  # type: ignore[arg-type]
         self.suffix = suffix
         self._storage_options = storage_options
-        self._store: Store | None = None
-        if is_url(self.prefix):
-            self._store = Store(self.prefix, *split_options(storage_options))
+        self._store = prefix_store(self.prefix, storage_options)
         self.compression = compression
         self._track = index and not compression
         self._max_records = max_records

@@ -7,7 +7,8 @@ time (a Parquet row group each), so a conversion holds one batch in memory, what
 file size. Writers write under a temporary name and publish the file at the end (publish):
 the destination holds the old file or the new one, never half of one. A writer can run in
 a thread of its own, fed through a short queue: pyarrow encodes and writes without the GIL,
-so a conversion reads and decodes the next batch while the last one is written.
+so a conversion reads and decodes the next batch while the last one is written: from
+TFRecord, write_examples_table decodes the Examples batch by batch (arrow_batches) into one.
 pyarrow is imported inside the functions, so the CLI can ask columnar_format cheaply.
 """
 
@@ -17,7 +18,7 @@ import contextlib
 import os
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from tfrecord_lite._errors import FeatureError
@@ -26,7 +27,11 @@ from tfrecord_lite._storage.publish import Publication
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["FORMATS", "columnar_format", "iter_table_batches", "table_writer"]
+    from tfrecord_lite._example.spec import FeatureSpec
+
+__all__ = ["FORMATS", "columnar_format", "iter_table_batches", "table_writer", "write_examples_table"]
+
+Progress = Callable[[Iterable[Any], int | None], Iterable[Any]]  # progress(batches, total) wraps a loop (tqdm)
 
 # extension -> format
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow",
@@ -178,3 +183,28 @@ def table_writer(path: str, fmt: str, schema: pa.Schema, *, in_thread: bool = Fa
             yield piped
         finally:
             piped.close()
+
+
+def write_examples_table(
+    source: Any,
+    path: str,
+    fmt: str,
+    features: Mapping[str, FeatureSpec],
+    *,
+    batch_size: int = 2048,
+    compression: str | None = "auto",
+    progress: Progress | None = None,
+) -> int:
+    """Decode the Examples of `source` (files, globs, folders, as iter_arrow_batches takes them) with
+    `features` into the columnar file `path` of format `fmt`, `batch_size` rows at a time (a Parquet
+    row group each), written by a thread of its own while the next batch is decoded; returns the
+    number of rows. `progress(batches, None)` may wrap the loop over the batches."""
+    from tfrecord_lite._datasets.arrow_batches import arrow_schema, iter_arrow_batches
+
+    batches: Iterable[pa.RecordBatch] = iter_arrow_batches(
+        source, features, batch_size=batch_size, compression=compression
+    )
+    with table_writer(path, fmt, arrow_schema(features), in_thread=True) as writer:
+        for batch in batches if progress is None else progress(batches, None):
+            writer.write(batch)
+    return writer.rows

@@ -27,7 +27,7 @@ from tfrecord_lite._index.gzip_index import (
     records_in_span,
 )
 from tfrecord_lite._index.sidecar import IndexFormatError, RecordIndex
-from tfrecord_lite._records.random_access import TFRecordFile, _position
+from tfrecord_lite._records.random_access import TFRecordFile, checked_position
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._storage.locations import is_url, split_options
 from tfrecord_lite._storage.remote import RemoteBuffer, RemoteObject
@@ -108,7 +108,7 @@ class CompressedRecordFile(TFRecordFile):
 
     def _get(self, i: int) -> bytes:
         idx = self._index()
-        return record_at(self._reader.read, idx, _position(i, self._n), self._verify, self._path)
+        return record_at(self._reader.read, idx, checked_position(i, self._n), self._verify, self._path)
 
     def _take(self, positions: Iterable[int]) -> list[bytes]:
         idx = self._index()
@@ -133,7 +133,7 @@ class CompressedRecordFile(TFRecordFile):
 
     def offset(self, i: int) -> int:
         """Offset of record `i` in the uncompressed stream (where its 12-byte header starts)."""
-        return record_offset(self._reader.read, self._index(), _position(i, self._n), self._path)
+        return record_offset(self._reader.read, self._index(), checked_position(i, self._n), self._path)
 
 
 def _mark_of(marks: list[int], i: int) -> int:

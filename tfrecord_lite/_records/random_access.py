@@ -83,7 +83,7 @@ class RecordSequence(Sequence[bytes]):
         n = len(self)
         outside = (picks < -n) | (picks >= n)
         if outside.any():
-            _position(int(picks[outside][0]), n)  # raises the IndexError
+            checked_position(int(picks[outside][0]), n)  # raises the IndexError
         return self._take(np.where(picks < 0, picks + n, picks).tolist())
 
     def example(self, i: int, features: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -123,7 +123,7 @@ def _int_view(offsets: np.ndarray) -> memoryview:
     return np.ascontiguousarray(offsets, np.uint64).data.cast("B").cast("Q")
 
 
-def _position(i: int, n: int) -> int:
+def checked_position(i: int, n: int) -> int:
     """`i` as a position in a sequence of `n` (negative counts from the end); IndexError if outside."""
     if i < 0:
         i += n
@@ -302,7 +302,7 @@ class TFRecordFile(RecordSequence):
 
     def _get(self, i: int) -> bytes:
         self._check_open()
-        i = _position(i, self._n)
+        i = checked_position(i, self._n)
         return self._read(self._at[i], self._ends[i])
 
     def _take(self, positions: Iterable[int]) -> list[bytes]:
@@ -377,7 +377,7 @@ class TFRecordFile(RecordSequence):
 
     def offset(self, i: int) -> int:
         """Byte offset of record `i` in the file (where its 12-byte header starts)."""
-        return self._at[_position(i, self._n)]
+        return self._at[checked_position(i, self._n)]
 
     # -- life cycle
 

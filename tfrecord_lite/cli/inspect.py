@@ -10,6 +10,7 @@ import json
 import os
 import sys
 
+from tfrecord_lite._datasets.file_kinds import sniffed_compression
 from tfrecord_lite._datasets.schema import (
     Decoded,
     Schema,
@@ -27,7 +28,6 @@ from tfrecord_lite.cli.options import (
     add_inputs,
     add_mode,
     expand_inputs,
-    head_compression,
     iter_file_records,
     positive_int,
     progress,
@@ -132,7 +132,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     paths = expand_inputs(args.inputs, stdin=True)
-    plain = all(os.path.isfile(p) and head_compression(p) == "" for p in paths)
+    plain = all(os.path.isfile(p) and sniffed_compression(p) == "" for p in paths)
     total = sum(os.path.getsize(p) for p in paths) if plain else None  # the bar counts uncompressed bytes
     bar = progress_bar(total, "verify", quiet=args.quiet)
     bad_files = 0

@@ -16,13 +16,11 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from tfrecord_lite._datasets.sharded import existing_shards, open_shard_writer
+from tfrecord_lite._datasets.sharded import compression_by_name, existing_shards, open_shard_writer
 from tfrecord_lite._errors import NoInputsError
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._storage.files import normalize_compression, size_in_bytes
 from tfrecord_lite._storage.sources import resolve_inputs
-from tfrecord_lite._wire.framing import HEADER_SIZE
-from tfrecord_lite._wire.sniff import sniff_compression
 
 PROG = "tfrecord-lite"
 EXIT_DATA = 1  # the data is bad (corrupt record, undecodable image, verification failed)
@@ -73,12 +71,6 @@ def iter_file_records(
                 yield path, i, record
 
 
-def head_compression(path: str) -> str:
-    """'' | 'gzip' | 'zlib' | 'unknown', from the first bytes of a local file."""
-    with open(path, "rb") as f:
-        return sniff_compression(f.read(HEADER_SIZE))
-
-
 def input_records(args: argparse.Namespace, paths: Sequence[str], desc: str) -> Iterator[bytes]:
     """The records of all inputs, with a progress bar on long jobs."""
     for _, _, record in progress(iter_file_records(paths, args.compression), None, desc, "rec", args.quiet):
@@ -100,10 +92,7 @@ def compression_arg(value: str) -> str:
 
 def output_compression(to: str | None, path: str) -> str:
     """--to if given, else from the output's extension (.gz -> gzip, .zz / .zlib -> zlib, else none)."""
-    if to is not None:
-        return to
-    lower = path.lower()
-    return "gzip" if lower.endswith(".gz") else "zlib" if lower.endswith((".zz", ".zlib")) else ""
+    return to if to is not None else compression_by_name(path)
 
 
 def out_compression_arg(value: str) -> str:

@@ -8,14 +8,12 @@ complete, or not at all.
 from __future__ import annotations
 
 import argparse
-import itertools
 import math
 import os
-import re
 
-import numpy as np
-
-from tfrecord_lite._datasets.sharded import COMPRESSION_SUFFIX, shard_suffix
+from tfrecord_lite._datasets.file_kinds import sniffed_compression
+from tfrecord_lite._datasets.sharded import renamed_for, shard_suffix
+from tfrecord_lite._datasets.splits import ratio_sizes, record_parts
 from tfrecord_lite._datasets.tables import columnar_format
 from tfrecord_lite._records.count import count_file
 from tfrecord_lite._records.writer import TFRecordWriter
@@ -35,7 +33,6 @@ from tfrecord_lite.cli.options import (
     convert_target_arg,
     expand_inputs,
     first_paths,
-    head_compression,
     input_records,
     output_compression,
     positive_int,
@@ -75,7 +72,7 @@ def _plain_for_text_index(args: argparse.Namespace, paths: list[str]) -> set[str
     """The inputs that can have a DALI / `tfrecord` text index: local uncompressed files (those
     readers take byte offsets into a plain file). One file that cannot is an error, before anything
     is written; in a folder or glob, the others get their sidecar only, and we say so."""
-    kinds = {p: "url" if is_url(p) else head_compression(p) for p in paths}
+    kinds = {p: "url" if is_url(p) else sniffed_compression(p) for p in paths}
     unfit = [p for p in paths if kinds[p]]
     if unfit and len(paths) == 1:
         where = "a URL" if kinds[paths[0]] == "url" else f"{kinds[paths[0]].upper()}-compressed"
@@ -145,10 +142,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
             raise UsageError("converting several files into a folder needs --to none|gzip|zlib")
         if not is_url(args.output):
             os.makedirs(args.output, exist_ok=True)
-        stem = re.compile(r"(\.gz|\.zz|\.zlib)$", re.IGNORECASE)
-        targets = [
-            os.path.join(args.output, stem.sub("", os.path.basename(p)) + COMPRESSION_SUFFIX[args.to]) for p in paths
-        ]
+        targets = [os.path.join(args.output, renamed_for(p, args.to)) for p in paths]
     else:
         targets = [args.output]
     check_new(targets, args.force, paths)
@@ -175,13 +169,9 @@ def parse_parts(text: str, what: str) -> list[float]:
 
 def split_sizes(total: int, ratio: list[float] | None, counts: list[float] | None) -> list[int]:
     """Records per part: ratios are rounded so the parts add up to `total`; counts are taken
-    in order, and one count more than given parts ... the last part gets the rest."""
+    in order, and those beyond their sum are left out."""
     if ratio is not None:
-        cum, acc, bounds = sum(ratio), 0.0, [0]
-        for r in ratio:
-            acc += r
-            bounds.append(round(total * acc / cum))
-        return [b - a for a, b in itertools.pairwise(bounds)]
+        return ratio_sizes(total, ratio)
     assert counts is not None
     sizes = [int(c) for c in counts]
     if sum(sizes) > total:
@@ -209,10 +199,7 @@ def cmd_split(args: argparse.Namespace) -> int:
     ext = shard_suffix(args.to)
     targets = [os.path.join(args.output, n + ext) if folder else f"{args.output}-{n}{ext}" for n in names]
     check_new(targets, args.force, paths)
-    part = np.repeat(np.arange(n_parts), sizes)
-    part = np.concatenate([part, np.full(total - len(part), -1)])  # --count may leave records out
-    if args.shuffle:
-        np.random.default_rng(args.seed).shuffle(part)
+    part = record_parts(total, sizes, args.seed if args.shuffle else None)  # -1: left out by --count
     if folder and not is_url(args.output):
         os.makedirs(args.output, exist_ok=True)
     with open_publication(args.output) as publication:

@@ -1,0 +1,409 @@
+"""Examples as Apache Arrow record batches and Arrow data as Examples: the code behind
+tfrecord_lite.arrow, which the engine adapters (Ray, Dask, HF), the engine pieces and the CLI's
+`convert` use from here. It imports pyarrow, so only what converts to or from Arrow imports it.
+
+Strategy: the batch decoder (_example/flat.py) hands back flat columns (a flat run of values,
+offsets, presence); here those buffers are only wrapped in Arrow arrays of the types the spec
+asks for (tfx-bsl's types without one), whose layout they already have. Encoding goes the other way: each
+Arrow column is flattened to numpy values plus per-row offsets, checked for a type an Example
+can hold, and the rows are encoded one by one by the codec, a batch at a time.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from tfrecord_lite._errors import FeatureError
+from tfrecord_lite._example.encode import encode_example
+from tfrecord_lite._example.flat import (
+    Binary,
+    Flat,
+    Nested,
+    decode_flat,
+    decode_records_flat,
+    decode_sequence_flat,
+    spans_of,
+)
+from tfrecord_lite._example.spec import FeatureSpec, FixedLenSequenceFeature, VarLenFeature
+from tfrecord_lite._example.validate import check_int, feature_specs
+from tfrecord_lite._records.example_batches import record_spans
+from tfrecord_lite._records.reader import sources_of
+from tfrecord_lite._records.writer import TFRecordWriter
+from tfrecord_lite._storage.files import is_file_object, normalize_compression
+from tfrecord_lite._storage.publish import open_publication
+from tfrecord_lite._stream.damage import DamagePolicy, OnError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+try:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+except ImportError as exc:  # pragma: no cover - exercised where pyarrow is missing
+    raise ImportError("tfrecord_lite.arrow needs pyarrow: pip install 'tfrlite[arrow]'") from exc
+
+_ARROW_DTYPE = {"int64": pa.int64(), "float32": pa.float32(), "bytes": pa.large_binary()}
+
+# --------------------------------------------------------------------------- decoding
+
+
+def _shaped_type(dtype: str, shape: tuple[int, ...]) -> pa.DataType:
+    value_type = _ARROW_DTYPE[dtype]
+    for size in reversed(shape):  # Arrow has no fixed_size_list of 0: an (always empty) large_list
+        value_type = pa.list_(value_type, size) if size else pa.large_list(value_type)
+    return value_type
+
+
+def arrow_type(spec: FeatureSpec) -> pa.DataType:
+    """The Arrow type of a feature decoded with `spec`: FixedLenFeature([]) → the value type,
+    [k] → fixed_size_list<k> (nested for more dimensions), VarLenFeature → large_list,
+    FixedLenSequenceFeature → large_list of the step's type."""
+    if isinstance(spec, VarLenFeature):
+        return pa.large_list(_ARROW_DTYPE[spec.dtype])
+    if isinstance(spec, FixedLenSequenceFeature):
+        return pa.large_list(_shaped_type(spec.dtype, spec.shape))
+    return _shaped_type(spec.dtype, spec.shape)
+
+
+def arrow_schema(specs: Mapping[str, FeatureSpec]) -> pa.Schema:
+    """The Arrow schema of the record batches decoded with `specs`: a field of arrow_type per key."""
+    return pa.schema([(key, arrow_type(spec)) for key, spec in specs.items()])
+
+
+def _values(flat: Flat, dtype: str) -> pa.Array:
+    values = flat.values
+    if isinstance(values, Binary):  # Arrow's own layout: the buffers are taken as they are
+        buffers = [None, pa.py_buffer(values.offsets), pa.py_buffer(values.data)]
+        return pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(values), buffers)
+    if isinstance(values, np.ndarray):  # numbers: their buffer taken as it is, as pa.array would, by a shorter road
+        values = np.ascontiguousarray(values, dtype=dtype)
+        return pa.Array.from_buffers(_ARROW_DTYPE[dtype], len(values), [None, pa.py_buffer(values)])
+    return pa.array(values, type=_ARROW_DTYPE[dtype])
+
+
+def _mask(valid: np.ndarray | None) -> pa.Array | None:
+    return None if valid is None or valid.all() else pa.array(~valid)
+
+
+def _list(offsets: np.ndarray, values: pa.Array, valid: np.ndarray | None) -> pa.Array:
+    return pa.LargeListArray.from_arrays(pa.array(offsets), values, mask=_mask(valid))
+
+
+def _fixed(values: pa.Array, shape: tuple[int, ...], rows: int) -> pa.Array:
+    """`rows` values of `shape` from their flat values (see _shaped_type)."""
+    for depth in range(len(shape) - 1, -1, -1):
+        size = shape[depth]
+        if size:
+            values = pa.FixedSizeListArray.from_arrays(values, size)
+        else:
+            length = rows * int(np.prod(shape[:depth]))
+            values = pa.LargeListArray.from_arrays(pa.array(np.zeros(length + 1, np.int64)), values)
+    return values
+
+
+def _column(flat: Flat | None, spec: FeatureSpec | None, n: int) -> pa.Array:
+    """The Arrow column of one flat feature (spec None: a large_list of the values' kind)."""
+    if flat is None:
+        return pa.nulls(n)
+    if spec is None:
+        dtype = "bytes" if isinstance(flat.values, (list, Binary)) else str(flat.values.dtype)
+        return _list(flat.offsets, _values(flat, dtype), flat.valid)
+    values = _values(flat, spec.dtype)
+    if isinstance(spec, VarLenFeature):
+        return _list(flat.offsets, values, flat.valid)
+    if isinstance(spec, FixedLenSequenceFeature):
+        size = int(np.prod(spec.shape))
+        steps = flat.offsets // size if size else np.zeros_like(flat.offsets)
+        return _list(steps, _fixed(values, spec.shape, int(steps[-1])), None)
+    return _fixed(values, spec.shape, n)
+
+
+def _batch(columns: Mapping[str, pa.Array], n: int) -> pa.RecordBatch:
+    if not columns:  # no features: still one row per record, as tfx-bsl gives
+        return pa.RecordBatch.from_struct_array(pa.array([{}] * n, type=pa.struct([])))
+    return pa.RecordBatch.from_arrays(list(columns.values()), names=list(columns))
+
+
+def _record_batch(flats: Mapping[str, Flat | None], specs: Mapping[str, FeatureSpec] | None, n: int) -> pa.RecordBatch:
+    if specs is not None and not flats:
+        return pa.RecordBatch.from_arrays(
+            [pa.array([], type=arrow_type(spec)) for spec in specs.values()], names=list(specs)
+        )
+    return _batch({key: _column(flat, specs[key] if specs else None, n) for key, flat in flats.items()}, n)
+
+
+def decode_arrow(records: Sequence[Any], features: Mapping[str, Any] | None = None) -> pa.RecordBatch:
+    """Decode a batch of serialized Examples into an Arrow record batch.
+
+    Without `features`: one large_list column per key (int64, float32 or large_binary), in
+    order of their keys (as tfx-bsl); null where a record lacks the feature or it has no kind; a
+    column of type null for a key that never has a kind — what tfx-bsl's schema-less
+    ExamplesToRecordBatchDecoder gives. With a spec: TensorFlow's semantics (as
+    decode_examples) in the types of `arrow_type`. Errors name the record of the batch.
+    """
+    records = records if isinstance(records, (list, tuple)) else list(records)
+    specs = feature_specs(features)
+    flats = decode_flat(spans_of(records), None) if specs is None else decode_records_flat(records, specs)
+    return _record_batch(flats, specs, len(records))
+
+
+def _nested_column(nested: Nested | Flat | None, spec: FeatureSpec | None, n: int) -> pa.Array:
+    if not isinstance(nested, Nested):
+        return _column(nested, spec, n)
+    dtype = spec.dtype if spec is not None else ("bytes" if isinstance(nested.inner.values, list) else "")
+    inner = _column(nested.inner, VarLenFeature(dtype or str(nested.inner.values.dtype)), 0)
+    return _list(nested.steps, inner, nested.valid)
+
+
+def decode_sequence_arrow(
+    records: Sequence[Any],
+    context_features: Mapping[str, Any] | None = None,
+    sequence_features: Mapping[str, Any] | None = None,
+) -> pa.RecordBatch:
+    """Decode a batch of serialized SequenceExamples into one record batch: the context
+    features as decode_arrow gives them, then each feature list as a large_list of steps
+    (without a spec or for a VarLenFeature, each step a large_list of values; for a
+    FixedLenSequenceFeature, each step the spec's shape). A key that is both a context
+    feature and a feature list is an error."""
+    records = records if isinstance(records, (list, tuple)) else list(records)
+    context_specs = feature_specs(context_features, "context_features")
+    list_specs = feature_specs(sequence_features, "sequence_features")
+    context, lists = decode_sequence_flat(records, context_specs, list_specs)
+    n = len(records)
+    columns = {key: _column(flat, context_specs[key] if context_specs else None, n) for key, flat in context.items()}
+    for key, nested in lists.items():
+        if key in columns:
+            raise FeatureError(key, "is both a context feature and a feature list; decode them apart")
+        columns[key] = _nested_column(nested, list_specs[key] if list_specs else None, n)
+    return _batch(columns, n)
+
+
+def iter_arrow_batches(
+    source: Any,
+    features: Mapping[str, Any] | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+    batch_size: int = 2048,
+    compression: str | None = "auto",
+    verify: bool = True,
+    on_error: OnError = "raise",
+    max_skipped: int | None = None,
+    storage_options: Any = None,
+) -> Iterator[pa.RecordBatch]:
+    """Record batches of `batch_size` Examples (the last one may be smaller) from a path, a
+    URL, a glob or a list of those (shards in order), decoded as decode_arrow does; memory
+    stays flat whatever the size of the files. Without a spec each batch has the columns of
+    its own records. `columns` keeps those (in that order), and only those are decoded: what
+    the other features hold does not matter; without a spec, a named key that no record of
+    a batch has is a column of nulls there. `on_error` and `max_skipped` are iter_records'
+    (with "skip", the batch before a damaged record may be smaller). `storage_options` are
+    fsspec's, for URLs."""
+    check_int("batch_size", batch_size, 1)
+    normalize_compression(compression, allow_auto=True)
+    specs = _selected(feature_specs(features), columns)
+    policy = DamagePolicy(on_error, max_skipped)
+    files = sources_of(source, storage_options)  # inputs that name no file fail here, not at the first batch
+    return _arrow_batches(files, specs, columns, batch_size, compression, verify, policy, storage_options)
+
+
+def _selected(specs: dict[str, FeatureSpec] | None, columns: Sequence[str] | None) -> dict[str, FeatureSpec] | None:
+    """The spec of `columns` (in that order); all of it when columns is None."""
+    if columns is None or specs is None:
+        return specs
+    missing = [key for key in columns if key not in specs]
+    if missing:
+        raise KeyError(f"columns {missing} are not in the spec (keys: {sorted(specs)})")
+    return {key: specs[key] for key in columns}
+
+
+def _arrow_batches(
+    source: Any,
+    specs: dict[str, FeatureSpec] | None,
+    columns: Sequence[str] | None,
+    batch_size: int,
+    compression: str | None,
+    verify: bool,
+    policy: DamagePolicy,
+    storage_options: Any = None,
+) -> Iterator[pa.RecordBatch]:
+    """iter_arrow_batches' batches; without a spec, only the keys of `columns` (None: all) are
+    decoded, in that order (a key no record has: a null column)."""
+    wanted = None if columns is None else frozenset(columns)
+    for spans in record_spans(source, batch_size, compression, verify, policy, storage_options):
+        flats = decode_flat(spans, specs, wanted)
+        if columns is not None and specs is None:
+            flats = {key: flats.get(key) for key in columns}
+        yield _record_batch(flats, specs, len(spans.starts))
+
+
+def read_arrow(
+    source: Any,
+    features: Mapping[str, Any] | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+    compression: str | None = "auto",
+    verify: bool = True,
+    on_error: OnError = "raise",
+    max_skipped: int | None = None,
+    storage_options: Any = None,
+) -> pa.Table:
+    """All the Examples of `source` (as iter_arrow_batches takes it) as one Arrow table;
+    `columns` as iter_arrow_batches takes it. Without a spec, batches that lack a key get
+    nulls there. `on_error` and `max_skipped` are iter_records'."""
+    batches = list(
+        iter_arrow_batches(
+            source,
+            features,
+            columns=columns,
+            compression=compression,
+            verify=verify,
+            on_error=on_error,
+            max_skipped=max_skipped,
+            storage_options=storage_options,
+        )
+    )
+    specs = _selected(feature_specs(features), columns)
+    if specs is not None:
+        return pa.Table.from_batches(batches, schema=arrow_schema(specs))
+    if not batches:
+        return pa.table({key: pa.nulls(0) for key in columns or ()})
+    return pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="default")
+
+
+# --------------------------------------------------------------------------- encoding
+
+
+def _batches_of(data: Any) -> Iterator[pa.RecordBatch]:
+    if isinstance(data, pa.RecordBatch):
+        yield data
+    elif isinstance(data, pa.Table):
+        yield from data.to_batches()
+    elif type(data).__name__ == "DataFrame" and hasattr(data, "columns"):  # pandas, without importing it
+        yield from pa.Table.from_pandas(data, preserve_index=False).to_batches()
+    elif isinstance(data, Iterable) and not isinstance(data, (str, bytes)):
+        for item in data:
+            if not isinstance(item, pa.RecordBatch):
+                raise TypeError(f"expected pyarrow RecordBatches, found {type(item).__name__} in the iterable")
+            yield item
+    else:
+        raise TypeError(
+            f"expected a pyarrow RecordBatch, Table, an iterable of RecordBatches or a pandas DataFrame, "
+            f"found {type(data).__name__}"
+        )
+
+
+def _leaf_values(name: str, array: pa.Array, strict: bool) -> Any:
+    """The flat values of a leaf column as an int64 / float32 ndarray or a list of bytes."""
+    kind = array.type
+    if pa.types.is_dictionary(kind):
+        return _leaf_values(name, array.dictionary_decode(), strict)
+    if array.null_count:
+        raise FeatureError(name, "has a null inside a list: an Example list cannot hold nulls")
+    if pa.types.is_boolean(kind) or pa.types.is_integer(kind):
+        if pa.types.is_uint64(kind) and len(array) and pc.max(array).as_py() > np.iinfo(np.int64).max:
+            raise FeatureError(name, f"uint64 value {pc.max(array).as_py()} does not fit int64")
+        return np.asarray(array.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+    if pa.types.is_floating(kind):
+        wide = np.asarray(array.to_numpy(zero_copy_only=False))
+        narrow = wide.astype(np.float32)
+        if strict and pa.types.is_float64(kind):
+            inexact = (narrow.astype(wide.dtype) != wide) & ~np.isnan(wide)
+            if inexact.any():
+                value = wide[np.flatnonzero(inexact)[0]]
+                raise FeatureError(name, f"float64 value {value!r} is not exact as float32 (strict=True)")
+        return narrow
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or _is_view(kind, "string_view"):
+        return _objects(array.cast(pa.large_binary()).to_pylist())
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind):
+        return _objects(array.to_pylist())
+    if _is_view(kind, "binary_view"):
+        return _objects(array.to_pylist())
+    raise FeatureError(
+        name,
+        f"has Arrow type {kind}, which an Example cannot hold (integers, bools, floats, strings, binary, "
+        "and lists of them)",
+    )
+
+
+def _objects(items: list[bytes]) -> np.ndarray:
+    """bytes values as an object array: a slice of it (a row) encodes as bytes, even empty."""
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+def _is_view(kind: pa.DataType, name: str) -> bool:
+    check = getattr(pa.types, f"is_{name}", None)
+    return bool(check and check(kind))
+
+
+def _is_list(kind: pa.DataType) -> bool:
+    return bool(pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind))
+
+
+def _flatten_column(name: str, array: pa.Array, strict: bool) -> tuple[Any, np.ndarray, np.ndarray]:
+    """(flat values, offsets per row, valid rows) of a column: nested lists flattened."""
+    n = len(array)
+    valid = np.asarray(array.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    row_of = np.flatnonzero(valid)
+    if not valid.all():
+        array = array.filter(pa.array(valid))
+    while _is_list(array.type):
+        row_of = row_of[np.asarray(pc.list_parent_indices(array).to_numpy(), dtype=np.int64)]
+        array = array.flatten()
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row_of, minlength=n), out=offsets[1:])
+    return _leaf_values(name, array, strict), offsets, valid
+
+
+def _rows(batch: pa.RecordBatch, strict: bool) -> Iterator[dict[str, Any]]:
+    columns = []
+    for name, array in zip(batch.schema.names, batch.columns, strict=True):
+        if pa.types.is_null(array.type):
+            continue
+        values, offsets, valid = _flatten_column(name, array, strict)
+        columns.append((name, values, offsets.tolist(), valid.tolist()))
+    for i in range(batch.num_rows):
+        yield {name: values[offsets[i] : offsets[i + 1]] for name, values, offsets, valid in columns if valid[i]}
+
+
+def iter_encoded(data: Any, strict: bool = False) -> Iterator[bytes]:
+    """encode_arrow's Examples one at a time, a batch of `data` decoded at a time (memory stays flat)."""
+    for batch in _batches_of(data):
+        for row in _rows(batch, strict):
+            yield encode_example(row)
+
+
+def encode_arrow(data: Any, *, strict: bool = False) -> list[bytes]:
+    """Serialized Examples, one per row of `data` (a RecordBatch, a Table, an iterable of
+    RecordBatches or a pandas DataFrame). Scalars become one-value lists; lists (nested:
+    flattened) become lists; integers and bools → int64, floats → float32, strings and
+    binary → bytes; a null leaves the feature out. Other types are an error naming the
+    column, as is a float64 not exact as float32 when `strict`."""
+    return list(iter_encoded(data, strict))
+
+
+def write_arrow(
+    data: Any, dest: Any, *, compression: str | None = None, strict: bool = False, storage_options: Any = None
+) -> int:
+    """Write the rows of `data` (as encode_arrow takes it) as Examples to the TFRecord file
+    `dest` (a path, a URL or a file object), batch by batch; returns the number of records
+    written. A path or URL is written under a temporary name and published whole once done
+    (as every command's output): a failure or a kill leaves the old file, never part of one.
+    `storage_options` are fsspec's, for a URL (or an fsspec filesystem object)."""
+    if is_file_object(dest):
+        return _write(iter_encoded(data, strict), dest, compression, None)
+    with open_publication(os.fspath(dest), storage_options) as publication:
+        temp = publication.file(os.fspath(dest))
+        return _write(iter_encoded(data, strict), temp, compression, storage_options)
+
+
+def _write(records: Iterable[bytes], dest: Any, compression: str | None, storage_options: Any) -> int:
+    with TFRecordWriter(dest, compression, storage_options=storage_options) as writer:
+        for record in records:
+            writer.write(record)
+        return writer.records_written

@@ -1,0 +1,143 @@
+"""Streaming shards to several consumers, without torch: the raw records one consumer (one
+DataLoader worker of one rank, for tfrecord_lite.torch) reads in an epoch, from a position on.
+
+Strategy: the consumer's Share comes from the epoch's plan (plan.py), which every consumer
+computes alike from the seed and the epoch. Its segments are read in order (segments.py); a
+stride keeps every k-th record; equal counts pad a share by starting it over, or cut it; a
+shuffle buffer seeded by (seed, epoch, consumer) mixes what comes out. The pipeline is
+deterministic, so a position is a number of records: resuming replays the raw records (no
+decoding) up to it, and without a shuffle buffer skips whole indexed segments unread. Record
+counts are learnt once (an uncompressed file's index, or one pass over a compressed one) and
+kept: they travel with the object when it is pickled to the consumers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Iterator
+
+from tfrecord_lite._datasets.file_kinds import file_kinds
+from tfrecord_lite._datasets.plan import (
+    EVEN,
+    SPLITS,
+    Segment,
+    Share,
+    choose_split,
+    even_target,
+    mix_seed,
+    padded_positions,
+    plan_shares,
+    shard_order,
+    shuffle_buffer,
+)
+from tfrecord_lite._datasets.segments import count_records, read_segments, skip_segments
+from tfrecord_lite._example.validate import check_choice, check_int
+from tfrecord_lite._storage.files import normalize_compression
+from tfrecord_lite._storage.locations import StorageOptions
+from tfrecord_lite._storage.sources import Sources, resolve_inputs
+from tfrecord_lite._stream.damage import DamagePolicy, OnError
+
+
+class ShardStream:
+    """The records of TFRecord shards dealt out to consumers epoch by epoch: who reads what
+    (`split`, `even`), in which order (`shuffle`: seeded shard order and a buffer of
+    `shuffle_buffer` records), and how (`verify`, `on_error` / `max_skipped`, `prefetch`,
+    `storage_options`). The arguments are tfrecord_lite.torch.IterableTFRecordDataset's."""
+
+    def __init__(
+        self,
+        paths: Sources,
+        *,
+        shuffle: bool,
+        shuffle_buffer: int,
+        seed: int,
+        split: str,
+        even: str | None,
+        compression: str | None,
+        verify: bool,
+        storage_options: StorageOptions,
+        prefetch: int,
+        on_error: OnError,
+        max_skipped: int | None,
+    ) -> None:
+        self.skipping = not DamagePolicy(on_error, max_skipped).raises  # checks them
+        self.on_error, self.max_skipped = on_error, max_skipped
+        self.shuffle = bool(shuffle)
+        self.shuffle_buffer = check_int("shuffle_buffer", shuffle_buffer, 0) if shuffle else 0
+        self.seed = check_int("seed", seed)
+        self.paths = resolve_inputs(paths, storage_options=storage_options)
+        self.storage_options = storage_options
+        self.prefetch = check_int("prefetch", prefetch, 0)
+        self.split = check_choice("split", split, SPLITS)
+        self.even = check_choice("even", even, EVEN)
+        self.verify = verify
+        self.kinds = file_kinds(self.paths, normalize_compression(compression, allow_auto=True), storage_options)
+        self.counts: list[int | None] = [None] * len(self.paths)
+        if self.split == "range" or self.even is not None:
+            self.count_all()  # once, where the object is made: consumers get the counts with it
+
+    def count_all(self) -> list[int]:
+        """The record count of every shard, learnt once."""
+        for i, path in enumerate(self.paths):
+            if self.counts[i] is None:
+                self.counts[i] = count_records(path, self.kinds[i], self.skipping, self.verify, self.storage_options)
+        return self.counts  # type: ignore[return-value]
+
+    def known_count(self) -> int | None:
+        """The records of all shards, if every count is known yet."""
+        return None if None in self.counts else sum(self.counts)  # type: ignore[arg-type]
+
+    def plan(self, epoch: int, consumers: int) -> list[Share]:
+        """Every consumer's Share of the records for `epoch` (the same for every consumer)."""
+        all_indexed = not self.skipping and all(k == "" for k in self.kinds)
+        split = choose_split(self.split, all_indexed, len(self.paths), consumers, self.even)
+        if split == "range":
+            self.count_all()
+        order = shard_order(len(self.paths), self.seed, epoch, self.shuffle)
+        return plan_shares(self.counts, consumers, split, order)
+
+    def records(self, epoch: int, consumer: int, consumers: int, skip: int) -> Iterator[bytes]:
+        """The raw records of `consumer` (of `consumers`) for `epoch` in yield order, from position `skip` on."""
+        shares = self.plan(epoch, consumers)
+        share = shares[consumer]
+        target = even_target(shares, self.even)
+        buffered = self.shuffle_buffer > 1
+        pre_skip = 0 if buffered else skip
+        policy = DamagePolicy(self.on_error, self.max_skipped) if self.skipping else None  # one per pass
+        if target is None:
+            records = self._share_records(share, pre_skip, policy)
+        else:
+            runs = padded_positions(share.count or 0, target, pre_skip)
+            records = itertools.chain.from_iterable(
+                itertools.islice(self._share_records(share, start, policy), take) for start, take in runs
+            )
+        if buffered:
+            rng = random.Random(mix_seed(self.seed, epoch, consumer, consumers))
+            records = shuffle_buffer(records, self.shuffle_buffer, rng)
+            if skip:
+                records = itertools.islice(records, skip, None)
+        return records
+
+    def _segment_len(self, seg: Segment) -> int | None:
+        """The records of `seg`, where its shard's count is known or costs no pass (an index); else None."""
+        n = self.counts[seg.shard]
+        if n is None and self.kinds[seg.shard] == "":
+            n = self.counts[seg.shard] = count_records(
+                self.paths[seg.shard], "", self.skipping, self.verify, self.storage_options
+            )
+        if n is None:
+            return None
+        return (n if seg.stop is None else seg.stop) - seg.start
+
+    def _share_records(self, share: Share, skip: int, policy: DamagePolicy | None) -> Iterator[bytes]:
+        """The share's raw records from its position `skip` on; indexed segments are skipped, not read."""
+        segments = list(share.segments)
+        if share.step == 1:
+            segments, skip = skip_segments(segments, skip, self._segment_len)
+        records: Iterator[bytes] = read_segments(
+            self.paths, self.kinds, segments, self.verify, policy, self.storage_options, self.prefetch
+        )
+        if share.step > 1:
+            records = itertools.islice(records, share.offset, None, share.step)
+        return itertools.islice(records, skip, None) if skip else records
