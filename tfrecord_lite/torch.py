@@ -164,6 +164,11 @@ class TFRecordDataset(Dataset[Any]):
 # --------------------------------------------------------------------------- streaming
 
 
+def _of_stream(name: str, doc: str) -> Any:
+    """A read-only attribute of the dataset that its ShardStream holds."""
+    return property(lambda self: getattr(self._stream, name), doc=doc)
+
+
 class IterableTFRecordDataset(IterableDataset[Any]):
     """Streaming dataset over TFRecord shards (compressed or not). Across DataLoader workers and
     torch.distributed ranks every record is yielded exactly once per epoch; seeded shuffling (shard
@@ -230,6 +235,18 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         self._epoch = 0
         self._resume: dict[str, int] | None = None
         self._position: dict[str, int] = {"epoch": 0, "yielded": 0}
+
+    paths = _of_stream("paths", "The input files, as resolve_inputs gave them.")
+    shuffle = _of_stream("shuffle", "Whether shard order and records are shuffled.")
+    shuffle_buffer = _of_stream("shuffle_buffer", "Records in the shuffle buffer (0 without shuffle).")
+    seed = _of_stream("seed", "The seed of every epoch's shuffle (with the epoch).")
+    split = _of_stream("split", "How records are split among consumers.")
+    even = _of_stream("even", "How consumers get equal counts (None: as they come).")
+    verify = _of_stream("verify", "Whether payload CRCs are checked.")
+    storage_options = _of_stream("storage_options", "fsspec options, or a filesystem, for URLs.")
+    prefetch = _of_stream("prefetch", "Shards fetched ahead from a store.")
+    on_error = _of_stream("on_error", "What a damaged record does: iter_records' on_error.")
+    max_skipped = _of_stream("max_skipped", "How many damaged spans a pass may skip.")
 
     def __repr__(self) -> str:
         stream = self._stream

@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import itertools
 import math
+import pickle
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -542,3 +543,17 @@ def test_sequence_examples_pad_with_lengths(tmp_path: Path) -> None:
     assert [[t.tolist() for t in steps] for steps in batch["tokens"]][2] == [[0], [1, 1], [2, 2, 2]]
     plain = TFRecordDataset([path], record_type="sequence_example")  # no spec: steps stacked when regular
     assert plain[2]["frames"].shape == (3, 2) and int(plain[2]["id"][0]) == 2
+
+
+def test_the_streaming_dataset_shows_its_settings(tmp_path: Path) -> None:
+    """The settings given to IterableTFRecordDataset read back as attributes, also after pickling."""
+    paths = write_shards(tmp_path, [3, 2])
+    ds = IterableTFRecordDataset(
+        tmp_path, SPEC, shuffle=True, shuffle_buffer=8, seed=7, split="stride", even="drop", verify=False,
+        prefetch=4, on_error="skip", max_skipped=2, batch_size=2,
+    )  # fmt: skip
+    for shown in (ds, pickle.loads(pickle.dumps(ds))):
+        assert shown.paths == paths
+        assert (shown.shuffle, shown.shuffle_buffer, shown.seed) == (True, 8, 7)
+        assert (shown.split, shown.even, shown.verify, shown.prefetch) == ("stride", "drop", False, 4)
+        assert (shown.on_error, shown.max_skipped, shown.batch_size, shown.storage_options) == ("skip", 2, 2, None)
