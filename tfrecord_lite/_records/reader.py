@@ -1,0 +1,235 @@
+"""iter_records and RecordIterator: the records of one or more files, one after the
+other, as bytes. Each file is a DecodedStream scanned by StreamScanner (the one
+scanning loop, _stream/scanner.py); a record is copied out of the scan buffer as
+bytes, the many small records of a chunk by slicing one copy of it. A local GZIP file
+with a fresh sidecar index is inflated by threads from its seek points when a core is
+idle (_index/parallel_inflate.py), any other compressed file by the streaming
+Inflater. Over many objects in a store, the first blocks of the next ones are fetched
+while one is read. Damage is raised, or skipped as the DamagePolicy says.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import itertools
+import os
+import re
+from collections.abc import Callable, Generator, Iterator
+from typing import IO, cast
+
+from tfrecord_lite._compression.inflater import Inflater
+from tfrecord_lite._errors import TFRecordError
+from tfrecord_lite._index.parallel_inflate import parallel_inflater
+from tfrecord_lite._repr import compression, describe, shown_paths
+from tfrecord_lite._storage.files import PathOrFile, StorageOptions, display_name, is_file_object
+from tfrecord_lite._storage.prefetch import PREFETCH, prefetched
+from tfrecord_lite._storage.sources import Sources, resolve_inputs
+from tfrecord_lite._stream.damage import Damage, DamagePolicy, OnError
+from tfrecord_lite._stream.scanner import DecodedStream, StreamInflater, StreamScanner
+
+_RECORD_URL = re.compile(r"[a-z][a-z0-9+.-]*://[^*?\[]*\.(tfrecords?|tfrec|tfr)(\.gz|\.zlib|\.zz)?$", re.I)
+
+
+class RecordIterator(Iterator[bytes]):
+    """Iterator over the records of one or more TFRecord streams, one after the other; also a
+    context manager that closes them. `path` is the file being read."""
+
+    def __init__(
+        self,
+        source: PathOrFile | list[PathOrFile],
+        compression: str | None = "auto",
+        verify: bool = True,
+        policy: DamagePolicy | None = None,
+        storage_options: StorageOptions = None,
+        prefetch: int = PREFETCH,
+    ) -> None:
+        self._sources = source if isinstance(source, list) else [source]
+        self._compression = compression
+        self._policy = policy if policy is not None and not policy.raises else None
+        self._storage_options = storage_options
+        # URLs: the next `prefetch` objects' first blocks are fetched while one is read
+        self._inputs = prefetched(self._sources, prefetch, storage_options) if len(self._sources) > 1 else None
+        first = next(self._inputs) if self._inputs is not None else self._sources[0]
+        self._stream = self._open(first)  # the first file's errors come now
+        self.path = self._stream.path
+        self._verify = verify
+        self._records: Generator[bytes, None, None] = self._iter_records()
+
+    def _streams(self) -> Iterator[DecodedStream]:
+        """The stream of each source in turn, the previous one closed before the next opens."""
+        yield self._stream
+        for source in self._inputs or ():
+            self._stream.close()
+            self._stream = self._open(source)
+            self.path = self._stream.path
+            yield self._stream
+
+    def _open(self, source: PathOrFile) -> DecodedStream:
+        """The stream of one source; one that is not even a TFRecord file is damage too when skipping."""
+        return DecodedStream(
+            source,
+            self._compression,
+            strict=self._policy is None,
+            storage_options=self._storage_options,
+            make_inflater=functools.partial(_inflater, source),
+        )
+
+    def _chunks(self, multiple: int = 1) -> Iterator[tuple[memoryview, list[int], list[int]]]:
+        """The records a buffer at a time, file after file (see StreamScanner.chunks); with
+        `multiple`, every chunk but the last holds a multiple of that many records across files."""
+        chunks = (
+            chunk
+            for stream in self._streams()
+            for chunk in StreamScanner(stream, verify=self._verify, on_damage=self._on_damage(stream)).chunks(multiple)
+        )
+        return chunks if multiple == 1 or len(self._sources) == 1 else _whole_multiples(chunks, multiple)
+
+    def _on_damage(self, stream: DecodedStream) -> Callable[[Damage], None] | None:
+        """What the error policy does with a damaged span of `stream` (None: raise)."""
+        return self._policy.handler(stream.path) if self._policy is not None else None
+
+    def _iter_records(self) -> Generator[bytes, None, None]:
+        try:
+            for view, starts, lengths in self._chunks():
+                size = starts[-1] + lengths[-1]
+                if len(starts) > 64 and size < 1024 * len(starts):  # many small records: slicing
+                    chunk = view[:size].tobytes()  # bytes is cheaper than slicing views
+                    records = [chunk[s : s + n] for s, n in zip(starts, lengths, strict=False)]
+                    del chunk  # freed before the next chunk's copy, which then reuses its pages
+                    yield from records
+                else:
+                    for s, n in zip(starts, lengths, strict=False):
+                        yield view[s : s + n].tobytes()
+        finally:  # at the end, on an error, or when dropped: the file is closed
+            self._stream.close()
+
+    def __iter__(self) -> Iterator[bytes]:
+        """The records: the generator itself, so that a for loop runs at generator speed."""
+        return self._records
+
+    def __next__(self) -> bytes:
+        try:
+            return next(self._records)
+        except StopIteration:
+            self.close()
+            raise
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Close the file (only if we opened it)."""
+        self._records.close()
+        self._stream.close()
+
+    @property
+    def closed(self) -> bool:
+        """Whether the records are used up or the iterator was closed."""
+        return inspect.getgeneratorstate(self._records) == "GEN_CLOSED"
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        where = repr(self.path) if self.path is not None else "<file object>"
+        if len(self._sources) > 1:
+            where = shown_paths([display_name(s) for s in self._sources])
+        return describe("RecordIterator", where, compression(self._stream.compression), state)
+
+    def __enter__(self) -> RecordIterator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _inflater(source: PathOrFile, raw: IO[bytes], compression: str, head: bytes) -> StreamInflater:
+    """What inflates `source` (open as `raw`, `head` read): threads from its sidecar's seek points
+    for a big indexed GZIP file while a core is idle (parallel_inflater), else one Inflater."""
+    if compression == "gzip" and isinstance(source, (str, os.PathLike)):
+        threads = parallel_inflater(raw, os.fspath(source), head)
+        if threads is not None:
+            return threads
+    return Inflater(raw, compression, head)
+
+
+Chunk = tuple[memoryview, list[int], list[int]]
+
+
+def _whole_multiples(chunks: Iterator[Chunk], multiple: int) -> Iterator[Chunk]:
+    """`chunks` of several files regrouped so that each holds a multiple of `multiple` records
+    (but the last): the records left at a file's end are copied and joined to the next ones, so a
+    batch spans files as in tf.data. Before an error, the records held back come out first."""
+    carry: list[bytes] = []
+    try:
+        for view, starts, lengths in chunks:
+            if carry:
+                need = multiple - len(carry)
+                carry += [view[s : s + n].tobytes() for s, n in zip(starts[:need], lengths[:need], strict=False)]
+                starts, lengths = starts[need:], lengths[need:]
+                if len(carry) < multiple:
+                    continue
+                yield _joined(carry)
+                carry = []
+            whole = len(starts) - len(starts) % multiple
+            if whole:
+                yield view, starts[:whole], lengths[:whole]
+            carry = [view[s : s + n].tobytes() for s, n in zip(starts[whole:], lengths[whole:], strict=False)]
+    except TFRecordError:
+        if carry:
+            yield _joined(carry)
+        raise
+    if carry:
+        yield _joined(carry)
+
+
+def _joined(records: list[bytes]) -> Chunk:
+    """One chunk holding `records` (payloads only: a chunk's consumers read starts and lengths)."""
+    lengths = [len(r) for r in records]
+    starts = list(itertools.accumulate([0, *lengths[:-1]]))
+    return memoryview(b"".join(records)), starts, lengths
+
+
+def iter_records(
+    source: PathOrFile | Sources,
+    *,
+    compression: str = "auto",
+    verify: bool = True,
+    on_error: OnError = "raise",
+    max_skipped: int | None = None,
+    storage_options: StorageOptions = None,
+    prefetch: int = PREFETCH,
+) -> RecordIterator:
+    """Iterate the records (payload bytes) of TFRecord files, one after the other.
+
+    `source`: a path, URL or binary file object, or several files: a list, a folder, a glob
+    or a ShardedWriter prefix (see docs/inputs.md). `compression`: "auto" (recognised from
+    the content), None / "", "gzip" or "zlib". Both CRCs are checked; `verify=False` skips
+    the payload CRC. Errors name the file and the byte offset of the bad record (in the
+    uncompressed stream).
+
+    `on_error="skip"` reads on past damage: a record with a bad payload CRC is skipped,
+    after a damaged header the next valid record is searched for, and each skip is logged
+    as a warning (a callable `on_error(err)` is given the error instead); a truncated tail
+    or a broken GZIP / ZLIB stream ends the file. More than `max_skipped` skips (over all
+    the files) raise.
+
+    URLs (s3://, gs://, https://, any fsspec protocol, globs too) are read by ranged requests
+    that resume where a broken connection stopped; `storage_options` are fsspec's options
+    (or an fsspec filesystem object), and over many objects the first blocks of the next
+    `prefetch` ones are fetched while one is read (see docs/cloud.md).
+    """
+    policy = DamagePolicy(on_error, max_skipped)
+    sources = sources_of(source, storage_options)
+    return RecordIterator(sources, compression, verify, policy, storage_options=storage_options, prefetch=prefetch)
+
+
+def sources_of(source: PathOrFile | Sources, storage_options: StorageOptions = None) -> list[PathOrFile]:
+    """What to read, one item per file: a file object or an existing file as it is (the
+    single-file fast path), anything else through resolve_inputs."""
+    if is_file_object(source):
+        return [source]
+    if isinstance(source, (str, os.PathLike)):
+        name = os.fspath(source)
+        if isinstance(name, str) and (os.path.isfile(name) or _RECORD_URL.match(name)):
+            return [name]
+    return list(resolve_inputs(cast(Sources, source), storage_options=storage_options))
