@@ -48,7 +48,7 @@ class Inflater:
 
     def read(self, size: int) -> bytes:
         """Up to `size` decompressed bytes; b'' at the clean end of the stream. Errors carry
-        no record offset: the reader knows which record they cut and adds it."""
+        no record offset: the scanner knows which record they cut and adds it."""
         while True:
             if self._salvaged:
                 out, self._salvaged = self._salvaged[:size], self._salvaged[size:]
