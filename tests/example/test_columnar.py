@@ -421,12 +421,10 @@ def test_iter_example_batches_equals_decode_examples_over_batches(tmp_path, batc
 
 
 def test_iter_example_batches_with_records_larger_than_the_buffer_and_compression(tmp_path):
-    from tfrecord_lite._records import reader as _reader
+    from tfrecord_lite._stream.scanner import CHUNK_SIZE
 
     rng = np.random.default_rng(4)
-    rows = [
-        {"blob": rng.bytes(int(n)), "k": int(n)} for n in [10, _reader.CHUNK_SIZE + 3, 5, 3 * _reader.CHUNK_SIZE, 0, 77]
-    ]
+    rows = [{"blob": rng.bytes(int(n)), "k": int(n)} for n in [10, CHUNK_SIZE + 3, 5, 3 * CHUNK_SIZE, 0, 77]]
     spec = {"blob": tfr.FixedLenFeature([], "bytes"), "k": tfr.FixedLenFeature([], "int64")}
     for compression in (None, "gzip"):
         path = str(tmp_path / f"big-{compression}.tfrecord")

@@ -28,7 +28,7 @@ from tfrecord_lite._example import joins as _joins
 from tfrecord_lite._example import lockstep as _lockstep
 from tfrecord_lite._example import wire as _wire
 from tfrecord_lite._example.columnar import decode_records, plan_features
-from tfrecord_lite._records import reader as _reader
+from tfrecord_lite._stream.scanner import CHUNK_SIZE
 
 KIND_FIELD = {"bytes": 1, "float32": 2, "int64": 3}
 
@@ -189,7 +189,7 @@ def test_every_hand_made_layout_decodes_the_same_in_a_batch(name):
 @pytest.fixture
 def big_file(tmp_path) -> tuple[str, list[bytes]]:
     """Records of every size class around the reader's chunk size, in one file."""
-    chunk = _reader.CHUNK_SIZE
+    chunk = CHUNK_SIZE
     rng = np.random.default_rng(7)
     sizes = [0, 1, 100, chunk - 16, chunk, chunk + 5, 3 * chunk + 1, 10, 2 * chunk, 7]
     records = [rng.bytes(n) for n in sizes]

@@ -52,7 +52,7 @@ def one_stream(tmp_path: Path, data: bytes, name: str = "tf.tfrecord.gz") -> Pat
 
 def threaded(path: Path) -> bool:
     with tfr.iter_records(path) as records:
-        return records._stream._parallel is not None
+        return isinstance(records._stream.inflater, _parallel_inflate.ParallelInflater)
 
 
 def inflating_threads() -> list[threading.Thread]:
@@ -159,8 +159,8 @@ def test_dropped_in_one_of_its_own_threads(tmp_path: Path) -> None:
     path = one_stream(tmp_path, frame_many(RECORDS))
     records = tfr.iter_records(path)
     next(records)
-    inflater = records._stream._parallel
-    assert inflater is not None
+    inflater = records._stream.inflater
+    assert isinstance(inflater, _parallel_inflate.ParallelInflater)
     inflater._pool.submit(inflater.close).result()
     for thread in inflating_threads():
         thread.join()

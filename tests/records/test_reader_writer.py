@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
 from tests._records import write_records
-from tfrecord_lite._records.reader import CHUNK_SIZE
+from tfrecord_lite._stream.scanner import CHUNK_SIZE
 from tfrecord_lite._wire import framing
+from tfrecord_lite._wire.crc import masked_crc
 
 COMPRESSIONS = [None, "gzip", "zlib"]
 RECORDS = [b"", b"a", b"hello world" * 10, bytes(range(256)) * 40, b"\x00" * 5]
@@ -171,7 +172,7 @@ def test_truncated_gzip_raises_a_tfrecord_error(tmp_path):
 
 def test_a_length_of_2_63_in_a_20_byte_file_raises_at_once(tmp_path):
     length = struct.pack("<Q", 2**63 - 1)
-    blob = length + struct.pack("<I", framing.masked_crc(length)) + b"12345678"
+    blob = length + struct.pack("<I", masked_crc(length)) + b"12345678"
     assert len(blob) == 20
     path = tmp_path / "huge.tfrecord"
     path.write_bytes(blob)

@@ -13,8 +13,9 @@ import pytest
 
 import tfrecord_lite as tfr
 from tests._records import record_starts
-from tfrecord_lite._records.reader import CHUNK_SIZE, Damage, DecodedStream, StreamScanner
 from tfrecord_lite._records.verify import verify_file
+from tfrecord_lite._stream.damage import Damage
+from tfrecord_lite._stream.scanner import CHUNK_SIZE, DecodedStream, StreamScanner
 
 SIZES = [10, 300_000, 5, 700_000, 0, 64, 900_000, 450_000, 33, 1_200_000, 7, 20]
 

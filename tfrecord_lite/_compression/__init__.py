@@ -1,1 +1,1 @@
-"""Which zlib implementation inflates and deflates GZIP / ZLIB streams."""
+"""GZIP / ZLIB: which zlib implementation inflates and deflates, and the streaming inflater."""

@@ -8,7 +8,8 @@ stdlib's level 6 at the same ratio, zlib-ng's 1.5x; and ISA-L's wheels are small
 and self-contained. So ISA-L is the one [fast] installs, and zlib-ng is used when
 it is the one present. TFRECORD_LITE_INFLATE=isal|zlib-ng|zlib forces one (an
 ImportError when it is not installed). Default writes never come here: they use
-the stdlib with TensorFlow's settings, so their bytes are TensorFlow's.
+the stdlib with TensorFlow's settings, so their bytes are TensorFlow's. WBITS is the
+`wbits` argument of that API for each format, for every library and the stdlib.
 
 rapidgzip's parallel inflate is not used for big single files
 (benchmarks/gzip_parallel.py): on a 1 GiB GZIP TFRecord here (2 cores shared with
@@ -31,6 +32,8 @@ from types import ModuleType
 ENV_VAR = "TFRECORD_LITE_INFLATE"
 # name -> module that provides the zlib API, best first
 LIBRARIES = {"isal": "isal.isal_zlib", "zlib-ng": "zlib_ng.zlib_ng", "zlib": "zlib"}
+# format -> wbits: a 32 KiB window in a GZIP wrapper (16 + 15) or a ZLIB one (15)
+WBITS = {"gzip": 31, "zlib": 15}
 
 
 def library(name: str | None = None) -> ModuleType:

@@ -49,7 +49,8 @@ from tfrecord_lite._storage.publish import Publication
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
 from tfrecord_lite._storage.uploads import RemotePublication, Store
 from tfrecord_lite._stream.damage import DamagePolicy, OnError
-from tfrecord_lite._wire.framing import frame_header, masked_crc
+from tfrecord_lite._wire.crc import masked_crc
+from tfrecord_lite._wire.framing import frame_header
 
 _SHARD_DIGITS = 5
 COMPRESSION_SUFFIX = {"": "", "gzip": ".gz", "zlib": ".zlib"}  # file name ending per compression

@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 from crc32c import crc32c
 
+from tfrecord_lite._compression.inflate import WBITS as _WBITS
 from tfrecord_lite._compression.inflate import library
 from tfrecord_lite._errors import CorruptRecordError, PathName, TFRecordError, TruncatedRecordError
 from tfrecord_lite._index.sidecar import (
@@ -62,8 +63,9 @@ from tfrecord_lite._index.sidecar import (
     save_bytes,
     sidecar_path,
 )
-from tfrecord_lite._records.reader import CHUNK_SIZE, DecodedStream, StreamScanner
-from tfrecord_lite._wire.framing import HEADER_SIZE, OVERHEAD, header_is_valid, masked_crc
+from tfrecord_lite._stream.scanner import CHUNK_SIZE, DecodedStream, StreamScanner
+from tfrecord_lite._wire.crc import masked_crc
+from tfrecord_lite._wire.framing import HEADER_SIZE, OVERHEAD, header_is_valid
 from tfrecord_lite._wire.sniff import sniff_compression
 
 MAGIC = b"TFRLGZX\0"
@@ -81,7 +83,6 @@ _FEED = 1 << 18  # compressed bytes fed per step when building in-memory points
 _STEP = 1 << 16  # compressed bytes fed per step when inflating from a point
 _GZIDX = struct.Struct("<5sBBQQIII")
 _GZIDX_POINT = np.dtype([("cin", "<u8"), ("uout", "<u8"), ("bits", "u1"), ("window", "u1")])
-_WBITS = {"gzip": 31, "zlib": 15}
 RAW = -15  # wbits of a point inside a deflate stream (after a full flush)
 
 

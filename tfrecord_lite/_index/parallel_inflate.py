@@ -17,7 +17,7 @@ its point with its window, ISA-L releasing the GIL) and handed out in order. The
 member's CRC32 and length (its trailer) are checked over all of it. Only a fresh
 sidecar of a one-member file is used (its trailer's length is the indexed length).
 A segment that fails or comes out short, or a trailer that does not match, hands
-the rest to the one-thread _Inflater, from the start of the file with what was
+the rest to the one-thread Inflater, from the start of the file with what was
 already handed out dropped: errors, and the records read before them, are the
 one-thread reader's; so does a child forked while a file was being read (the threads
 stay in the parent). close() (and dropping the object) stops and joins the threads.
@@ -34,6 +34,9 @@ import zlib
 from collections import deque
 from collections.abc import Generator, Iterator
 from typing import IO, TYPE_CHECKING
+
+from tfrecord_lite._compression.inflater import Inflater
+from tfrecord_lite._stream.scanner import CHUNK_SIZE
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
@@ -112,7 +115,7 @@ def _segments(points: list[Point], end: int) -> list[tuple[Point, int]]:
 
 class ParallelInflater:
     """The decompressed stream of an indexed GZIP file, inflated by `workers` threads; `read` and
-    `readinto` as _Inflater's. Errors come from the one-thread _Inflater it falls back on."""
+    `read` as Inflater's, and `readinto`. Errors come from the one-thread Inflater it falls back on."""
 
     def __init__(
         self, raw: IO[bytes], spans: _Inflating, index: GzipIndex, segments: list[tuple[Point, int]], workers: int
@@ -201,11 +204,9 @@ class ParallelInflater:
 
     def _fallback(self, drop: int) -> Iterator[bytes]:
         """The one-thread inflater from the start of the file, its first `drop` bytes dropped."""
-        from tfrecord_lite._records.reader import CHUNK_SIZE, _Inflater
-
         _stop(self._closing, self._pool, self._spans)
         self._raw.seek(0)
-        inflater = _Inflater(self._raw, "gzip", b"")
+        inflater = Inflater(self._raw, "gzip", b"")
         while drop:
             dropped = len(inflater.read(min(drop, CHUNK_SIZE)))
             if not dropped:

@@ -11,10 +11,11 @@ import os
 
 from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._index.sidecar import map_file, read_sidecar, release, sidecar_path, staleness
-from tfrecord_lite._records.reader import DecodedStream, StreamScanner, sources_of
+from tfrecord_lite._records.reader import sources_of
 from tfrecord_lite._storage.files import PathOrFile
 from tfrecord_lite._storage.locations import StorageOptions, has_scheme
 from tfrecord_lite._storage.sources import Sources
+from tfrecord_lite._stream.scanner import DecodedStream, StreamScanner
 
 __all__ = ["count_file", "count_records"]
 

@@ -29,7 +29,8 @@ from tfrecord_lite._repr import count, describe
 from tfrecord_lite._storage.files import display_name
 from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
 from tfrecord_lite._stream.damage import DamagePolicy, OnError
-from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, frame_header, masked_crc
+from tfrecord_lite._wire.crc import masked_crc
+from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, frame_header
 from tfrecord_lite._wire.sniff import SNIFF_SIZE, inflates, sniff_compression
 
 if TYPE_CHECKING:

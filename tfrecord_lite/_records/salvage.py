@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tfrecord_lite._index.sidecar import SIDECAR_SUFFIX, save_offsets
-from tfrecord_lite._records.reader import Damage, DecodedStream, StreamScanner
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._storage.files import PathOrFile, display_name
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._storage.publish import Publication
+from tfrecord_lite._stream.damage import Damage
+from tfrecord_lite._stream.scanner import DecodedStream, StreamScanner
 from tfrecord_lite._wire.framing import OVERHEAD
 
 __all__ = ["SalvageReport", "salvage"]

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tfrecord_lite._records.reader import Damage, DecodedStream, StreamScanner
 from tfrecord_lite._storage.files import PathOrFile, display_name
 from tfrecord_lite._storage.locations import StorageOptions
+from tfrecord_lite._stream.damage import Damage
+from tfrecord_lite._stream.scanner import DecodedStream, StreamScanner
 from tfrecord_lite._wire.sniff import holds_records, not_a_tfrecord
 
 

@@ -32,7 +32,7 @@ from typing import IO, Any
 
 from crc32c import crc32c as _crc32c
 
-from tfrecord_lite._compression.inflate import library
+from tfrecord_lite._compression.inflate import WBITS, library
 from tfrecord_lite._example.encode import encode_example
 from tfrecord_lite._example.validate import as_record
 from tfrecord_lite._index.append import finish_append, prepare_append
@@ -48,10 +48,10 @@ from tfrecord_lite._storage.files import (
 )
 from tfrecord_lite._storage.locations import StorageOptions, has_scheme
 from tfrecord_lite._storage.publish import OutputLock
-from tfrecord_lite._wire.framing import _HEADERS_BY_LENGTH, _MASK_DELTA, cached_header, frame_many
+from tfrecord_lite._wire.crc import MASK_DELTA
+from tfrecord_lite._wire.framing import HEADERS_BY_LENGTH, cached_header, frame_many
 
 _BUFFER_SIZE = 1 << 20
-_WBITS = {"gzip": 31, "zlib": 15}
 _U32 = struct.Struct("<I").pack
 
 
@@ -75,7 +75,7 @@ def _compressor(compression: str, level: int | None, fast: bool) -> Any:
     if level is None:
         level = lib.Z_DEFAULT_COMPRESSION
     try:
-        return lib.compressobj(level, lib.DEFLATED, _WBITS[compression], 9)
+        return lib.compressobj(level, lib.DEFLATED, WBITS[compression], 9)
     except (ValueError, zlib.error, lib.error) as err:
         raise ValueError(f"level={level} is not a valid deflate level for {lib.__name__} ({err})") from None
 
@@ -192,8 +192,8 @@ class TFRecordWriter:
         if self._through:  # the hot path: framing inlined (frame_header / frame_footer, cached)
             n = len(record)
             c = _crc32c(record)
-            footer = _U32((((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF)
-            self._emit(n + 16, _HEADERS_BY_LENGTH.get(n) or cached_header(n), record, footer)
+            footer = _U32((((c >> 15) | (c << 17)) + MASK_DELTA) & 0xFFFFFFFF)
+            self._emit(n + 16, HEADERS_BY_LENGTH.get(n) or cached_header(n), record, footer)
             self._drained_records += 1
             self._drained_bytes += n + 16
             return

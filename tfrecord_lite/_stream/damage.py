@@ -4,7 +4,8 @@ data and handed down to the StreamScanner of each file read (its on_damage hook)
 so iter_records, the batch decoder, the torch datasets, ShardedRecords and the
 Arrow readers skip, report and count damage the same way. The scanner finds and
 steps over the damage; the policy only says whether that is allowed, tells the
-user (a logging warning or their callable) and stops after too many skips.
+user (a logging warning or their callable) and stops after too many skips. A
+Damage is what the scanner reports: one damaged span, and the error it makes.
 """
 
 from __future__ import annotations
@@ -12,15 +13,36 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
-from tfrecord_lite._errors import PathName, TFRecordError
-
-if TYPE_CHECKING:
-    from tfrecord_lite._records.reader import Damage
+from tfrecord_lite._errors import CorruptRecordError, PathName, TFRecordError
 
 OnError = str | Callable[[TFRecordError], object]
 logger = logging.getLogger("tfrecord_lite")
+
+
+@dataclass(frozen=True)
+class Damage:
+    """A damaged span of a record stream, found by a tolerant scan (StreamScanner with on_damage).
+
+    `offset`: where it starts in the uncompressed stream (the file offset of a plain file);
+    `end`: where intact records resume, None when nothing after it can be read;
+    `reason`: what is wrong, in words; `kind`: the error it raises when not skipped."""
+
+    offset: int
+    end: int | None
+    reason: str
+    kind: type[TFRecordError] = field(default=CorruptRecordError, compare=False, repr=False)
+
+    @property
+    def skipped(self) -> int | None:
+        """How many stream bytes the span covers; None when it runs to the end of the stream."""
+        return None if self.end is None else self.end - self.offset
+
+    def error(self, path: PathName) -> TFRecordError:
+        """The error naming this span in `path`, with what skipping it loses."""
+        lost = "the rest of the stream" if self.end is None else f"{self.skipped} bytes, to offset {self.end}"
+        return self.kind(f"{self.reason}; skipped {lost}", path=path, offset=self.offset)
 
 
 class DamagePolicy:

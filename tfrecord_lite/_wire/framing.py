@@ -11,7 +11,7 @@ is sliced, so a corrupt length never allocates.
 For small records the per-record Python work is the cost, so `scan` first walks
 the length fields alone (one struct call and one append a record), then checks
 what it walked: a few records one by one, many together with numpy (the length
-CRCs from tables; the payload CRCs of records under a KiB with one crc32c call
+CRCs from tables, crc.masked_length_crcs; the payload CRCs of records under a KiB with one crc32c call
 over the buffer, see _payloads_match, of larger ones a call each and the footers
 compared at once); a mismatch is then looked up record by record, so the error
 names the first bad record exactly as a one-at-a-time walk would.
@@ -27,21 +27,15 @@ from typing import Any
 from crc32c import crc32c as _crc32c
 
 from tfrecord_lite._errors import CorruptRecordError, PathName, TruncatedRecordError
+from tfrecord_lite._wire.crc import MASK_DELTA, masked_crc, masked_length_crcs
 
 HEADER_SIZE = 12
 FOOTER_SIZE = 4
 OVERHEAD = HEADER_SIZE + FOOTER_SIZE
-_MASK_DELTA = 0xA282EAD8
 
 _U64 = struct.Struct("<Q")
 _U32 = struct.Struct("<I")
 _HEADER = struct.Struct("<QI")
-
-
-def masked_crc(data: bytes | bytearray | memoryview) -> int:
-    """TFRecord's masked CRC32C of `data` (rotated right by 15 bits plus a constant)."""
-    crc = _crc32c(data)
-    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
 
 
 def frame_header(length: int) -> bytes:
@@ -148,7 +142,7 @@ def _check_few(mv: memoryview, heads: list[int], p: int, verify: bool) -> Checke
         stop = start + length
         if verify:
             c = crc(mv[start:stop])
-            if (((c >> 15) | (c << 17)) + _MASK_DELTA) & 0xFFFFFFFF != footer(mv, stop)[0]:
+            if (((c >> 15) | (c << 17)) + MASK_DELTA) & 0xFFFFFFFF != footer(mv, stop)[0]:
                 return starts, lengths, len(heads), k
         starts.append(start)
         lengths.append(length)
@@ -159,8 +153,6 @@ def _check_many(mv: memoryview, heads: list[int], p: int, verify: bool) -> Check
     """_check_few for many records, checked together with numpy: the length CRCs from tables,
     the payload CRCs with one crc32c call over the buffer (_payloads_match)."""
     import numpy as np
-
-    from tfrecord_lite._wire.resync import masked_length_crcs
 
     at = np.array(heads, dtype=np.int64)
     lengths = np.empty_like(at)
@@ -206,7 +198,7 @@ def _payloads_match(mv: memoryview, heads: Any, lengths: Any) -> bool:
     np.ndarray((copy.size - 7,), "<u8", copy, 0, (1,))[at] = 0  # the length fields
     words[at + 8] = 0  # and their CRCs
     footers = at + HEADER_SIZE + lengths
-    masked = words[footers] - np.uint32(_MASK_DELTA)
+    masked = words[footers] - np.uint32(MASK_DELTA)
     words[footers] = ~((masked << np.uint32(15)) | (masked >> np.uint32(17)))
     at += HEADER_SIZE
     words[at] = ~words[at]
@@ -222,7 +214,7 @@ def _payloads_match_each(mv: memoryview, heads: Any, lengths: Any) -> bool:
     starts = (heads + HEADER_SIZE).tolist()
     plain = np.array([crc(mv[s : s + n]) for s, n in zip(starts, lengths.tolist(), strict=True)], np.uint32)
     footers = np.ndarray((mv.nbytes - 3,), "<u4", mv, 0, (1,))[heads + HEADER_SIZE + lengths]
-    masked = ((plain >> np.uint32(15)) | (plain << np.uint32(17))) + np.uint32(_MASK_DELTA)
+    masked = ((plain >> np.uint32(15)) | (plain << np.uint32(17))) + np.uint32(MASK_DELTA)
     return bool((masked == footers).all())
 
 
@@ -268,11 +260,11 @@ def frame_many(records: Sequence[bytes]) -> bytes:
 
     n = len(records)
     lengths = list(map(len, records))
-    headers = list(map(_HEADERS_BY_LENGTH.get, lengths))
+    headers = list(map(HEADERS_BY_LENGTH.get, lengths))
     if None in headers:
         headers = list(map(cached_header, lengths))
     c = np.fromiter(map(_crc32c, records), dtype=np.uint32, count=n)
-    masked = ((c >> np.uint32(15)) | (c << np.uint32(17))) + np.uint32(_MASK_DELTA)
+    masked = ((c >> np.uint32(15)) | (c << np.uint32(17))) + np.uint32(MASK_DELTA)
     parts: list[Any] = [None] * (3 * n)
     parts[0::3] = headers
     parts[1::3] = records
@@ -280,14 +272,15 @@ def frame_many(records: Sequence[bytes]) -> bytes:
     return b"".join(parts)
 
 
-_HEADERS_BY_LENGTH: dict[int, bytes] = {}  # the headers of the first 4096 lengths met
+# length -> its header, for the first 4096 lengths met (cached_header fills it; loops look it up first)
+HEADERS_BY_LENGTH: dict[int, bytes] = {}
 
 
 def cached_header(length: int) -> bytes:
     """frame_header(length), remembered for the lengths met most (writers frame many of one length)."""
-    header = _HEADERS_BY_LENGTH.get(length)
+    header = HEADERS_BY_LENGTH.get(length)
     if header is None:
         header = frame_header(length)
-        if len(_HEADERS_BY_LENGTH) < 4096:
-            _HEADERS_BY_LENGTH[length] = header
+        if len(HEADERS_BY_LENGTH) < 4096:
+            HEADERS_BY_LENGTH[length] = header
     return header

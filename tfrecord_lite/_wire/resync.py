@@ -12,19 +12,15 @@ temporaries stay in the CPU cache):
    offsets whose bytes 3..4 announce a record longer than what is left.
 2. The lengths and CRC fields at the remaining offsets are gathered (np.take through
    overlapping strided views; 3x faster than fancy indexing) and their masked CRCs
-   computed together from tables: CRC32C is affine over XOR, so the CRC of 8 bytes is
-   CRC(0) ^ T0[b0] ^ ... ^ T7[b7], with T5..T7 of the zero bytes 5..7 zero; pairs of
-   bytes share one table, and the tables hold their entries already rotated (the
-   mask's rotation is linear over XOR too).
+   computed together from tables (crc.masked_length_crcs).
 """
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
-from tfrecord_lite._wire.framing import _MASK_DELTA, HEADER_SIZE, OVERHEAD
+from tfrecord_lite._wire.crc import masked_length_crcs
+from tfrecord_lite._wire.framing import HEADER_SIZE, OVERHEAD
 
 _BLOCK = 1 << 16  # offsets checked per numpy round
 _Buffer = bytes | bytearray | memoryview
@@ -70,17 +66,6 @@ def _check_block(data: _Buffer, start: int, stop: int, end: int | None) -> int:
     return -1
 
 
-def masked_length_crcs(lengths: np.ndarray) -> np.ndarray:
-    """The masked CRCs of record lengths below 2**40, as their headers hold them. As int64, the
-    table indices need no conversion to intp inside take(): 2x faster than as uint64."""
-    low, mid, high = _tables()
-    rotated: np.ndarray = low.take(lengths & 0xFFFF)
-    rotated ^= mid.take((lengths >> 16) & 0xFFFF)
-    rotated ^= high.take(lengths >> 32)
-    rotated += np.uint32(_MASK_DELTA)
-    return rotated
-
-
 def _drop_too_long(possible: np.ndarray, zero: np.ndarray, block: np.ndarray, n: int, room: int) -> None:
     """Clear the offsets whose length's bytes 3..4 alone exceed `room` (the most any record
     starting in this block can hold): a cheap first cut, the exact check is on the hits."""
@@ -89,26 +74,3 @@ def _drop_too_long(possible: np.ndarray, zero: np.ndarray, block: np.ndarray, n:
     elif room < 1 << 32:
         possible &= zero[4 : 4 + n]
         possible &= block[3 : 3 + n] <= room >> 24
-
-
-@functools.cache
-def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rotated CRC32C tables of the length's bytes 0-1, 2-3 and 4 (bytes 5-7 are zero): the
-    masked CRC of the 8 bytes is (low[b0 b1] ^ mid[b2 b3] ^ high[b4]) + the mask's constant,
-    CRC32C and the rotation being affine / linear over XOR."""
-    from crc32c import crc32c
-
-    base = crc32c(bytes(8))
-    places = [
-        np.array([crc32c(bytes(k) + bytes([b]) + bytes(7 - k)) ^ base for b in range(256)], np.uint32) for k in range(5)
-    ]
-    pairs = np.arange(1 << 16)
-    low = places[0][pairs & 0xFF] ^ places[1][pairs >> 8] ^ np.uint32(base)
-    mid = places[2][pairs & 0xFF] ^ places[3][pairs >> 8]
-    return _rotated(low), _rotated(mid), _rotated(places[4])
-
-
-def _rotated(crcs: np.ndarray) -> np.ndarray:
-    """Each CRC rotated right by 15 bits, as TFRecord's mask does."""
-    rotated: np.ndarray = (crcs >> np.uint32(15)) | (crcs << np.uint32(17))
-    return rotated

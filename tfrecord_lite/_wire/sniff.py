@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import zlib
 
+from tfrecord_lite._compression.inflate import WBITS
 from tfrecord_lite._errors import NotTFRecordError, PathName
 from tfrecord_lite._wire.framing import HEADER_SIZE, header_is_valid
 
 SNIFF_SIZE = 4096  # bytes read to recognise a file
 _GZIP_MAGIC = b"\x1f\x8b"
-_WBITS = {"gzip": 31, "zlib": 15}
 _MAGICS = (
     (b"\x89PNG\r\n\x1a\n", "a PNG image"),
     (b"\xff\xd8\xff", "a JPEG image"),
@@ -51,7 +51,7 @@ def sniff_compression(head: bytes) -> str:
 def inflates(head: bytes, compression: str) -> bool:
     """Whether the first bytes of a file start a GZIP / ZLIB stream: they inflate to something
     before any error (a stream damaged later is still a stream)."""
-    inflater = zlib.decompressobj(_WBITS[compression])
+    inflater = zlib.decompressobj(WBITS[compression])
     for at in range(0, len(head), 16):
         try:
             if inflater.decompress(head[at : at + 16], 1) or inflater.eof:
@@ -64,7 +64,7 @@ def inflates(head: bytes, compression: str) -> bool:
 def inflated_head(head: bytes, compression: str) -> bytes | None:
     """The first (up to 12) bytes `head` inflates to; None when it is not valid GZIP / ZLIB data."""
     try:
-        return zlib.decompressobj(_WBITS[compression]).decompress(head, HEADER_SIZE)
+        return zlib.decompressobj(WBITS[compression]).decompress(head, HEADER_SIZE)
     except zlib.error:
         return None
 

@@ -1,0 +1,352 @@
+"""The scanning loop of the package, over the uncompressed stream of a file.
+DecodedStream opens a path, URL or binary file object, recognises its compression from
+the content (a valid first header, the gzip magic, a zlib header), never from the file
+name, and inflates GZIP / ZLIB through the inflater its caller chooses (the streaming
+Inflater by default); pipes work because nothing seeks. StreamScanner reads that stream
+into one reused buffer (readinto: no copy, no allocation per chunk), hands the buffer
+to framing.scan, and keeps only the incomplete tail for the next round, so memory
+stays flat in the file size: the buffer is one chunk, grown only for a record longer
+than it, and only as far as data has actually arrived — a corrupt length never
+allocates. It is the only such loop: iter_records, the batched decoder, verify_file,
+salvage, count_records and the index builders all run on it. It raises the first
+damage, or (with an on_damage hook) reports every damaged span as a Damage and
+resynchronises after it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Iterator
+from typing import IO, Protocol
+
+from tfrecord_lite._compression.inflate import WBITS
+from tfrecord_lite._compression.inflater import Inflater
+from tfrecord_lite._errors import CorruptRecordError, TFRecordError
+from tfrecord_lite._storage.files import PathOrFile, display_name, normalize_compression, open_binary
+from tfrecord_lite._storage.locations import StorageOptions
+from tfrecord_lite._stream.damage import Damage
+from tfrecord_lite._wire.crc import masked_crc
+from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, header_is_valid, scan
+from tfrecord_lite._wire.sniff import SNIFF_SIZE, inflates, not_a_tfrecord, sniff_compression
+
+CHUNK_SIZE = 1 << 20  # the scan buffer, and the most a read of the stream asks for
+
+
+class StreamInflater(Protocol):
+    """What inflates the file of a DecodedStream: Inflater, or what its `make_inflater` makes
+    instead (one with a `readinto` method fills the scan buffer itself)."""
+
+    def read(self, size: int) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
+# (file positioned after `head`, "gzip" | "zlib", the first bytes already read from it) -> its inflater
+InflaterFactory = Callable[[IO[bytes], str, bytes], StreamInflater]
+
+
+class DecodedStream:
+    """The uncompressed record stream of a source: opened, its compression recognised
+    from the first bytes, and inflated chunk by chunk when it is GZIP / ZLIB by `inflater`,
+    which `make_inflater` makes (Inflater, unless the caller has a faster one for the file)."""
+
+    def __init__(
+        self,
+        source: PathOrFile,
+        compression: str | None = "auto",
+        *,
+        strict: bool = True,
+        storage_options: StorageOptions = None,
+        make_inflater: InflaterFactory = Inflater,
+    ) -> None:
+        compression = normalize_compression(compression, allow_auto=True)
+        self.path = display_name(source)
+        self._file, self._owned = open_binary(source, "rb", storage_options)
+        try:
+            head = self._read_head()
+            if compression == "auto":
+                compression = sniff_compression(head)
+                if not strict and compression in WBITS and not inflates(head, compression):
+                    compression = "unknown"  # a damaged first header that looks like a zlib / gzip header
+            if compression == "unknown":
+                if strict:
+                    raise not_a_tfrecord(self.path, head[:SNIFF_SIZE])
+                compression = ""  # read it as plain data, whose first record is damaged
+        except BaseException:
+            self.close()
+            raise
+        self.compression = compression
+        self.head = head[:SNIFF_SIZE]  # the file's first bytes, for the "not a TFRecord file" error
+        self.inflater: StreamInflater | None = None  # None: a plain file
+        self._readinto: Callable[[memoryview], int | None] | None = getattr(self._file, "readinto", None)
+        if compression:
+            self.inflater = make_inflater(self._file, compression, head)
+            self._pending = b""
+            self._read: Callable[[int], bytes] = self.inflater.read
+            self._readinto = getattr(self.inflater, "readinto", None)  # None: read, then copied in
+        else:
+            self._pending = head
+            self._read = self._file.read
+
+    def _read_head(self) -> bytes:
+        parts: list[bytes] = []
+        size = 0
+        while size < HEADER_SIZE:
+            data = self._file.read(CHUNK_SIZE)
+            if not isinstance(data, (bytes, bytearray)):
+                raise TypeError(f"{self.path or 'the file object'} must be opened in binary mode")
+            if not data:
+                break
+            parts.append(bytes(data))
+            size += len(data)
+        return b"".join(parts)
+
+    def read(self, size: int = CHUNK_SIZE) -> bytes:
+        """The next piece of the stream (at most about `size` bytes); b'' at its end. A damaged
+        compressed stream raises CorruptRecordError / TruncatedRecordError without an offset."""
+        if self._pending:
+            data, self._pending = self._pending, b""
+            return data
+        return self._read(size)
+
+    def peek(self, size: int) -> bytes:
+        """The next bytes of the stream, at least `size` of them unless it ends (or breaks: the next
+        read raises), without consuming them."""
+        try:
+            while len(self._pending) < size and (data := self._read(CHUNK_SIZE)):
+                self._pending += data
+        except TFRecordError:
+            pass
+        return self._pending
+
+    def readinto(self, view: memoryview) -> int:
+        """Fill the start of `view` with the next piece of the stream; 0 at its end. Plain files
+        are read straight into it (no copy); decompressed data is copied in (by the inflater's
+        own readinto when it has one)."""
+        if self._pending:
+            data, self._pending = self._pending[: len(view)], self._pending[len(view) :]
+        elif self._readinto is None:
+            data = self._read(len(view))
+        else:
+            try:
+                return self._readinto(view) or 0
+            except NotImplementedError:  # io.RawIOBase subclasses that define only read()
+                self._readinto = None
+                data = self._read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+    def size(self) -> int | None:
+        """The length of the stream now, when known (an uncompressed file's size); else None."""
+        if self.compression:
+            return None
+        try:
+            st = os.fstat(self._file.fileno())
+        except (AttributeError, OSError, ValueError):  # a file object without a descriptor
+            return None
+        return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+    def close(self) -> None:
+        """Close the file (only if we opened it), after its inflater (which may run threads)."""
+        if getattr(self, "inflater", None) is not None:
+            self.inflater.close()  # type: ignore[union-attr]
+        if self._owned and not self._file.closed:
+            self._file.close()
+
+
+class StreamScanner:
+    """The one scanning loop over a DecodedStream: iter_records, the batched decoder and
+    verify_file all run on it.
+
+    `chunks()` scans the stream a buffer at a time and yields (view, starts, lengths), the
+    payload of record k being view[starts[k] : starts[k] + lengths[k]]. The buffer is reused:
+    a view is valid only until the next chunk is asked for. It holds a chunk plus what is left
+    of a record, and grows (as data actually arrives) only for a record longer than it.
+
+    Damage raises the error of the first bad record, after the good records before it (as
+    TensorFlow does). With `on_damage`, the scan goes on instead: a record with a bad payload
+    CRC is skipped by its (CRC-checked) length, after a bad header the next valid header is
+    looked for, and each damaged span is passed to `on_damage`; a truncated tail or a broken
+    compressed stream ends the scan. `on_read` is told how many stream bytes each read brought.
+    """
+
+    def __init__(
+        self,
+        stream: DecodedStream,
+        *,
+        verify: bool = True,
+        on_damage: Callable[[Damage], None] | None = None,
+        on_read: Callable[[int], None] | None = None,
+    ) -> None:
+        self._stream = stream
+        self.path = stream.path
+        self._verify = verify
+        self._on_damage = on_damage
+        self._on_read = on_read
+        self._view = memoryview(bytearray(CHUNK_SIZE))
+        self._have = 0  # bytes in the buffer
+        self._origin = 0  # stream offset of the buffer's first byte
+        self._eof = False
+        self._failure: TFRecordError | None = None  # a broken compressed stream: after the records before it
+        self.records = 0  # records yielded so far
+
+    @property
+    def origin(self) -> int:
+        """The stream offset of the buffer's first byte (of the view the last chunk gave)."""
+        return self._origin
+
+    def chunks(self, multiple: int = 1) -> Iterator[tuple[memoryview, list[int], list[int]]]:
+        """(view, starts, lengths) of the records, a buffer at a time.
+
+        With `multiple`, every chunk but the last (and one cut short by damage) holds a
+        multiple of that many records (for batches): the records after the last whole
+        multiple stay in the buffer, already checked, and the buffer grows until it holds
+        `multiple` records.
+        """
+        pos = 0  # where scanning resumes in the buffer (the records before it are kept_*)
+        kept_starts: list[int] = []
+        kept_lengths: list[int] = []
+        while True:
+            data = self._fill()
+            damage: TFRecordError | None = None
+            try:
+                final = self._eof and self._failure is None
+                starts, lengths, end = scan(
+                    data, pos, verify=self._verify, final=final, origin=self._origin, path=self.path
+                )
+            except TFRecordError as err:
+                if err.offset is None:  # pragma: no cover - scan always names the offset
+                    raise
+                starts, lengths, end = scan(data[: err.offset - self._origin], pos, verify=self._verify)
+                damage = err
+            if kept_starts:
+                starts, lengths = kept_starts + starts, kept_lengths + lengths
+                kept_starts, kept_lengths = [], []
+            done = end  # the buffer's bytes that are finished with
+            if multiple > 1 and not self._eof and damage is None:
+                whole = len(starts) - len(starts) % multiple
+                if whole < len(starts):
+                    done = starts[whole] - HEADER_SIZE
+                    kept_starts = [s - done for s in starts[whole:]]
+                    kept_lengths = lengths[whole:]
+                    del starts[whole:], lengths[whole:]
+            if starts:
+                self.records += len(starts)
+                yield self._view, starts, lengths
+            if damage is not None:
+                resume = self._skip(damage)
+                if resume is None:
+                    end = self._have
+                    break
+                pos = resume - self._origin
+                continue
+            if self._eof:
+                break
+            pos = end - done
+            self._advance(done, len(kept_starts), multiple)
+        self._end_of_stream(end)
+
+    def _fill(self) -> memoryview:
+        """Read until the buffer is full or the stream ends (or breaks); the buffer's data."""
+        view, have = self._view, self._have
+        while have < len(view) and not self._eof:
+            try:
+                got = self._stream.readinto(view[have:])
+            except TFRecordError as err:
+                self._failure, got = err, 0
+            if not got:
+                self._eof = True
+            elif self._on_read is not None:
+                self._on_read(got)
+            have += got
+        self._have = have
+        return view[:have]
+
+    def _advance(self, done: int, kept: int = 0, multiple: int = 1) -> None:
+        """Drop the first `done` bytes of the buffer; when there are none to drop, the buffer is too
+        small for one record (or `multiple` records, `kept` of them in it): a bigger one."""
+        data = self._view[: self._have]
+        self._origin += done
+        self._have -= done
+        if done:
+            self._view[: self._have] = data[done:]
+            return
+        size = len(self._view) * 2
+        if kept:  # room for `multiple` records of the size seen so far, in one step
+            size = max(size, self._have // kept * multiple * 9 // 8)
+        grown = memoryview(bytearray(size))
+        grown[: self._have] = data
+        self._view = grown
+
+    def _skip(self, err: TFRecordError) -> int | None:
+        """Raise `err`, or (with on_damage) report the damaged span; the stream offset where
+        scanning resumes, None when nothing after it can be read."""
+        at = err.offset or 0
+        if self._on_damage is None:
+            if at == 0 and isinstance(err, CorruptRecordError) and not header_is_valid(self._view[: self._have]):
+                raise not_a_tfrecord(self.path, self._stream.head) from None
+            raise err
+        header_ok = header_is_valid(self._view[: self._have], at - self._origin)
+        if isinstance(err, CorruptRecordError) and header_ok:  # the length is trustworthy: skip the record
+            start = at - self._origin
+            end = at + OVERHEAD + int.from_bytes(self._view[start : start + 8], "little")
+            self._on_damage(Damage(at, end, "payload CRC mismatch"))
+            return end
+        if isinstance(err, CorruptRecordError):
+            resume = self._next_header(at + 1)
+            where = "no valid record header follows"
+            if resume is not None:
+                where = f"the next valid record header is at offset {resume}"
+            self._on_damage(Damage(at, resume, f"length CRC mismatch (damaged record header); {where}"))
+            return resume
+        self._on_damage(Damage(at, None, err.reason, type(err)))
+        return None
+
+    def _next_header(self, offset: int) -> int | None:
+        """The stream offset of the first record at or after `offset` whose length CRC and payload
+        CRC are both good (or whose record runs past the end of the stream, which the scan then
+        reports), reading on as needed; None when the stream ends first."""
+        from tfrecord_lite._wire.resync import find_header  # numpy: only once damage is met
+
+        pos = offset - self._origin
+        while True:
+            size = self._have if self._eof else self._stream.size()
+            end = None if size is None else size if self._eof else size - self._origin
+            hit = find_header(self._view.obj, pos, self._have - HEADER_SIZE + 1, end=end)  # type: ignore[arg-type]
+            if hit >= 0:
+                end = hit + OVERHEAD + int.from_bytes(self._view[hit : hit + 8], "little")
+                if end > self._have and not self._eof:
+                    pos = hit  # read on until the record is whole
+                elif end > self._have or self._payload_is_valid(hit, end):
+                    return self._origin + hit
+                else:
+                    pos = hit + 1
+                    continue
+            elif self._eof:
+                return None
+            else:
+                pos = max(min(pos, self._have), self._have - HEADER_SIZE + 1)
+            self._advance(pos)
+            pos = 0
+            self._fill()
+
+    def _payload_is_valid(self, start: int, end: int) -> bool:
+        """Whether the record at buffer offsets start..end has a good payload CRC."""
+        footer = int.from_bytes(self._view[end - FOOTER_SIZE : end], "little")
+        return masked_crc(self._view[start + HEADER_SIZE : end - FOOTER_SIZE]) == footer
+
+    def _end_of_stream(self, end: int) -> None:
+        """After the last record (which ends at buffer offset `end`): a broken compressed stream is
+        raised, or reported with the decompressed bytes it cut off."""
+        failure = self._failure
+        if failure is None:
+            return
+        if self._on_damage is None:
+            if failure.offset is None:  # from the decompressor: name the record it cut
+                raise type(failure)(failure.reason, path=self.path, offset=self._origin + end)
+            raise failure
+        reason = failure.reason + f"; nothing after this point can be read ({self.records} records were)"
+        if end < self._have:
+            reason += f"; {self._have - end} decompressed bytes after the last complete record were lost"
+        self._on_damage(Damage(self._origin + self._have, None, reason, type(failure)))
