@@ -53,15 +53,15 @@ import numpy as np
 from crc32c import crc32c
 
 from tfrecord_lite._compression.inflate import library
-from tfrecord_lite._errors import CorruptRecordError, PathName, TFRecordError, TruncatedRecordError
-from tfrecord_lite._index.sidecar import (
-    SIDECAR_SUFFIX,
-    IndexArg,
+from tfrecord_lite._errors import (
+    CorruptRecordError,
     IndexFormatError,
+    PathName,
     StaleIndexError,
-    save_bytes,
-    sidecar_path,
+    TFRecordError,
+    TruncatedRecordError,
 )
+from tfrecord_lite._index.sidecar import SIDECAR_SUFFIX, IndexArg, save_bytes, sidecar_path
 from tfrecord_lite._records.reader import CHUNK_SIZE, DecodedStream, StreamScanner
 from tfrecord_lite._wire.framing import HEADER_SIZE, OVERHEAD, header_is_valid, masked_crc
 from tfrecord_lite._wire.sniff import sniff_compression

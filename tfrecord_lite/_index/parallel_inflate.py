@@ -71,8 +71,9 @@ def parallel_inflater(raw: IO[bytes], path: str, head: bytes) -> ParallelInflate
     """A ParallelInflater for the GZIP file `path` (open as `raw`, positioned after `head`, its
     first bytes), or None when it is read by one thread: no idle core, no fresh sidecar with points
     (or a file too small to cut), a file of several members, a file that barely compresses."""
+    from tfrecord_lite._errors import IndexFormatError
     from tfrecord_lite._index.gzip_index import _Inflating, read_sidecar, staleness, window_points
-    from tfrecord_lite._index.sidecar import IndexFormatError, sidecar_path
+    from tfrecord_lite._index.sidecar import sidecar_path
 
     try:
         fd = raw.fileno()

@@ -24,13 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
+from tfrecord_lite._errors import IndexFormatError, StaleIndexError
 from tfrecord_lite._index.sidecar import (
     MAGIC,
     SIDECAR_SUFFIX,
     IndexArg,
-    IndexFormatError,
     RecordIndex,
-    StaleIndexError,
     edge_check,
     parse_text_index,
     read_sidecar,

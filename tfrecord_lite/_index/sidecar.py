@@ -35,7 +35,7 @@ from typing import IO, TYPE_CHECKING, BinaryIO, Union
 import numpy as np
 from crc32c import crc32c
 
-from tfrecord_lite._errors import PathName, TFRecordError
+from tfrecord_lite._errors import IndexFallbackWarning, IndexFormatError, PathName, StaleIndexError, TFRecordError
 from tfrecord_lite._storage.files import StorageOptions
 from tfrecord_lite._storage.publish import write_atomic
 from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, header_is_valid, scan
@@ -58,19 +58,6 @@ _LARGEST = 1 << 62  # bound on a text index's numbers: their sums stay within in
 
 Buffer = bytes | mmap.mmap  # a mapped file, or b"" for an empty one
 IndexArg = Union[str, "os.PathLike[str]", bool, None]
-
-
-class StaleIndexError(TFRecordError):
-    """An index no longer describes its TFRecord file (the file was appended to or rewritten)."""
-
-
-class IndexFallbackWarning(UserWarning):
-    """A file's index sidecar exists but cannot be read (another user's 0600 file, a folder in its
-    place): the file is opened with an in-memory index instead."""
-
-
-class IndexFormatError(TFRecordError, ValueError):
-    """A file given as an index is not a valid binary sidecar or text index."""
 
 
 class RecordIndex:
