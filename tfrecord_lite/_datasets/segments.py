@@ -18,7 +18,7 @@ from typing import Any
 from tfrecord_lite._datasets.pieces import file_kind
 from tfrecord_lite._datasets.plan import Segment
 from tfrecord_lite._errors import TFRecordError
-from tfrecord_lite._index.sidecar import sidecar_path
+from tfrecord_lite._index.record_index import sidecar_path
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._records.reader import RecordIterator, iter_records
 from tfrecord_lite._storage.files import StorageOptions, split_options

@@ -38,7 +38,7 @@ from crc32c import crc32c
 from tfrecord_lite._errors import IndexFallbackWarning, PathName
 from tfrecord_lite._example.codec import encode_example
 from tfrecord_lite._example.validate import as_record
-from tfrecord_lite._index.sidecar import SIDECAR_SUFFIX, RecordIndex, save_offsets, sidecar_bytes
+from tfrecord_lite._index.record_index import SIDECAR_SUFFIX, RecordIndex, save_offsets, sidecar_bytes
 from tfrecord_lite._records.random_access import RecordSequence, TFRecordFile, _position
 from tfrecord_lite._records.reader import RecordIterator, iter_records
 from tfrecord_lite._records.writer import TFRecordWriter

@@ -13,7 +13,7 @@ import os
 from typing import NamedTuple
 
 from tfrecord_lite._errors import PathName, TruncatedRecordError
-from tfrecord_lite._index.sidecar import (
+from tfrecord_lite._index.record_index import (
     Buffer,
     build_index,
     grown_from,

@@ -61,7 +61,7 @@ from tfrecord_lite._errors import (
     TFRecordError,
     TruncatedRecordError,
 )
-from tfrecord_lite._index.sidecar import SIDECAR_SUFFIX, IndexArg, save_bytes, sidecar_path
+from tfrecord_lite._index.record_index import SIDECAR_SUFFIX, IndexArg, save_bytes, sidecar_path
 from tfrecord_lite._records.reader import CHUNK_SIZE, DecodedStream, StreamScanner
 from tfrecord_lite._wire.framing import HEADER_SIZE, OVERHEAD, header_is_valid, masked_crc
 from tfrecord_lite._wire.sniff import sniff_compression

@@ -73,7 +73,7 @@ def parallel_inflater(raw: IO[bytes], path: str, head: bytes) -> ParallelInflate
     (or a file too small to cut), a file of several members, a file that barely compresses."""
     from tfrecord_lite._errors import IndexFormatError
     from tfrecord_lite._index.gzip_index import _Inflating, read_sidecar, staleness, window_points
-    from tfrecord_lite._index.sidecar import sidecar_path
+    from tfrecord_lite._index.record_index import sidecar_path
 
     try:
         fd = raw.fileno()

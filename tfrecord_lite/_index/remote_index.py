@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from tfrecord_lite._errors import IndexFormatError, StaleIndexError
-from tfrecord_lite._index.sidecar import (
+from tfrecord_lite._index.record_index import (
     MAGIC,
     SIDECAR_SUFFIX,
     IndexArg,

@@ -17,7 +17,7 @@ import os
 
 import numpy as np
 
-from tfrecord_lite._index.sidecar import Buffer, RecordIndex, edge_check
+from tfrecord_lite._index.record_index import Buffer, RecordIndex, edge_check
 from tfrecord_lite._records.reader import DecodedStream, StreamScanner
 from tfrecord_lite._stream.damage import DamagePolicy
 from tfrecord_lite._wire.framing import HEADER_SIZE, OVERHEAD

@@ -27,7 +27,7 @@ from tfrecord_lite._index.gzip_index import (
     record_offset,
     records_in_span,
 )
-from tfrecord_lite._index.sidecar import RecordIndex
+from tfrecord_lite._index.record_index import RecordIndex
 from tfrecord_lite._records.random_access import TFRecordFile, _position
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._storage.files import split_options

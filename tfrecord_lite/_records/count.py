@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from tfrecord_lite._errors import TFRecordError
-from tfrecord_lite._index.sidecar import map_file, read_sidecar, release, sidecar_path, staleness
+from tfrecord_lite._index.record_index import map_file, read_sidecar, release, sidecar_path, staleness
 from tfrecord_lite._records.reader import DecodedStream, StreamScanner, sources_of
 from tfrecord_lite._storage.files import PathOrFile, StorageOptions
 from tfrecord_lite._storage.sources import Sources

@@ -24,7 +24,7 @@ import numpy as np
 
 from tfrecord_lite._errors import CorruptRecordError, PathName
 from tfrecord_lite._example.codec import decode_example
-from tfrecord_lite._index.sidecar import Buffer, IndexArg, RecordIndex, map_uncompressed, open_index, release
+from tfrecord_lite._index.record_index import Buffer, IndexArg, RecordIndex, map_uncompressed, open_index, release
 from tfrecord_lite._repr import count, describe
 from tfrecord_lite._storage.files import StorageOptions, display_name, split_options
 from tfrecord_lite._stream.damage import DamagePolicy, OnError

@@ -89,7 +89,7 @@ def _plain_for_text_index(args: argparse.Namespace, paths: list[str]) -> set[str
 
 
 def _write_text_index(path: str, text_dir: str | None) -> str:
-    from tfrecord_lite._index.sidecar import write_text_index
+    from tfrecord_lite._index.record_index import write_text_index
 
     folder = text_dir or os.path.dirname(path)
     out = os.path.join(folder, os.path.basename(path) + ".idx")
