@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     )
     from tfrecord_lite._example.raw import decode_raw
     from tfrecord_lite._example.spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
-    from tfrecord_lite._index.record_index import write_index, write_text_index
+    from tfrecord_lite._index.write import write_index, write_text_index
     from tfrecord_lite._records.count import count_records
     from tfrecord_lite._records.example_batches import iter_example_batches
     from tfrecord_lite._records.random_access import TFRecordFile
@@ -64,7 +64,7 @@ _LAZY = {
     "_records.example_batches": ["iter_example_batches"],
     "_records.count": ["count_records"],
     "_storage.sources": ["resolve_inputs"],
-    "_index.record_index": ["write_index", "write_text_index"],
+    "_index.write": ["write_index", "write_text_index"],
     "_records.random_access": ["TFRecordFile"],
     "_example.proto": [
         "BytesList",

@@ -54,7 +54,7 @@ from tfrecord_lite._datasets.plan import (
     shard_order,
     shuffle_buffer,
 )
-from tfrecord_lite._datasets.segments import count_records, file_kinds, read_segments, skip_segments
+from tfrecord_lite._datasets.segments import count_shard, file_kinds, read_segments, skip_segments
 from tfrecord_lite._datasets.sharded import ShardedRecords
 from tfrecord_lite._example.codec import decode_example, decode_sequence_example
 from tfrecord_lite._example.validate import check_callable, check_choice, check_int, feature_specs
@@ -330,7 +330,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
     def _count_all(self) -> list[int]:
         for i, path in enumerate(self.paths):
             if self._counts[i] is None:
-                self._counts[i] = count_records(path, self._kinds[i], self._skipping, self.verify, self.storage_options)
+                self._counts[i] = count_shard(path, self._kinds[i], self._skipping, self.verify, self.storage_options)
         return self._counts  # type: ignore[return-value]
 
     def __repr__(self) -> str:
@@ -374,7 +374,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
     def _segment_len(self, seg: Segment) -> int | None:
         n = self._counts[seg.shard]
         if n is None and self._kinds[seg.shard] == "":
-            n = self._counts[seg.shard] = count_records(
+            n = self._counts[seg.shard] = count_shard(
                 self.paths[seg.shard], "", self._skipping, self.verify, self.storage_options
             )
         if n is None:

@@ -38,8 +38,9 @@ from crc32c import crc32c
 from tfrecord_lite._errors import IndexFallbackWarning, PathName
 from tfrecord_lite._example.codec import encode_example
 from tfrecord_lite._example.validate import as_record
-from tfrecord_lite._index.record_index import SIDECAR_SUFFIX, RecordIndex, save_offsets, sidecar_bytes
-from tfrecord_lite._records.random_access import RecordSequence, TFRecordFile, _position
+from tfrecord_lite._index.record_index import RecordIndex, record_index_bytes, save_offsets
+from tfrecord_lite._index.sidecar_file import SIDECAR_SUFFIX
+from tfrecord_lite._records.random_access import RecordSequence, TFRecordFile, position
 from tfrecord_lite._records.reader import RecordIterator, iter_records
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._repr import compression, count, describe, shown_paths
@@ -141,7 +142,7 @@ class ShardedRecords(RecordSequence):
 
     def locate(self, i: int) -> tuple[int, int]:
         """(shard number, index within that shard) of global record `i`."""
-        i = _position(i, len(self))
+        i = position(i, len(self))
         k = bisect.bisect_right(self._ends, i)
         return k, i - (self._ends[k - 1] if k else 0)
 
@@ -222,7 +223,7 @@ class _Shard:
         edges = b"".join(frame_header(len(r)) + masked_crc(r).to_bytes(4, "little") for r in (self.first, self.last))
         offsets = np.frombuffer(self.offsets, np.uint64)
         check = crc32c(edges) if self.records else 0
-        return sidecar_bytes(RecordIndex(offsets, self.bytes, 0, check, True))
+        return record_index_bytes(RecordIndex(offsets, self.bytes, 0, check, True))
 
 
 class ShardedWriter:

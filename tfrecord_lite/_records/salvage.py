@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tfrecord_lite._index.record_index import SIDECAR_SUFFIX, save_offsets
+from tfrecord_lite._index.record_index import save_offsets
+from tfrecord_lite._index.sidecar_file import SIDECAR_SUFFIX
 from tfrecord_lite._records.reader import Damage, DecodedStream, StreamScanner
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._storage.files import PathOrFile, StorageOptions, display_name
