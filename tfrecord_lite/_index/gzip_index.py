@@ -277,9 +277,11 @@ def open_remote_gzip_index(
     location = index_location(url, index)
     if location is not None:
         shown, named = redact(location), names_a_file(index)
-        found = read_existing(
-            lambda where: parse_gzip_index(read_whole(where, storage_options), shown), location, named, not named
-        )
+
+        def read(where: str) -> GzipIndex:
+            return parse_gzip_index(read_whole(where, storage_options), shown)
+
+        found = read_existing(read, location, named, missing_ok=not named)
         if found is not None:
             reason = size_change(len(buf), found.file_size, "object")
             if reason is None and _object_edge_check(buf) != found.check:

@@ -143,7 +143,7 @@ def position(i: int, n: int) -> int:
     return i
 
 
-def closed_error(name: str) -> ValueError:
+def _closed_error(name: str) -> ValueError:
     """The error of a read from a closed TFRecordFile."""
     return ValueError(f"I/O operation on a closed TFRecordFile ({name})")
 
@@ -201,7 +201,7 @@ class MappedRecords:
     def _read_mapped(self, start: int, end: int) -> bytes:
         buf = self._buf
         if buf is None:
-            raise closed_error(self._name)
+            raise _closed_error(self._name)
         length = end - start - OVERHEAD
         # the header must be exactly the one a record of the indexed length has: this checks
         # the length against the index and the length CRC in one comparison
@@ -216,7 +216,7 @@ class MappedRecords:
         """_read_mapped for an object in a store: the record comes whole from the RemoteBuffer's cache."""
         buf = self._buf
         if buf is None:
-            raise closed_error(self._name)
+            raise _closed_error(self._name)
         record = buf[start:end]
         length = end - start - OVERHEAD
         if length < 0 or len(record) != end - start or record[:HEADER_SIZE] != _header_for(length):
@@ -446,12 +446,12 @@ class TFRecordFile(RecordSequence):
 
     def _check_open(self) -> None:
         if self.closed:
-            raise closed_error(self._name)
+            raise _closed_error(self._name)
 
     def _open_records(self) -> MappedRecords | CompressedRecords:
         records = self._records
         if records is None:
-            raise closed_error(self._name)
+            raise _closed_error(self._name)
         return records
 
     @property
