@@ -314,7 +314,7 @@ _index_files: _IndexFiles | None = None
 
 
 def fuzz_index(data: bytes) -> None:
-    from tfrecord_lite._index.sidecar import parse_text_index
+    from tfrecord_lite._index.record_index import parse_text_index
 
     global _index_files
     if _index_files is None:

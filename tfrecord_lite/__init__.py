@@ -17,8 +17,10 @@ from tfrecord_lite._errors import (
     CorruptRecordError,
     DecodeError,
     FeatureError,
+    IndexFallbackWarning,
     NoInputsError,
     NotTFRecordError,
+    StaleIndexError,
     TFRecordError,
     TruncatedRecordError,
 )
@@ -42,7 +44,7 @@ if TYPE_CHECKING:
     )
     from tfrecord_lite._example.raw import decode_raw
     from tfrecord_lite._example.spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
-    from tfrecord_lite._index.sidecar import IndexFallbackWarning, StaleIndexError, write_index, write_text_index
+    from tfrecord_lite._index.write import write_index, write_text_index
     from tfrecord_lite._records.count import count_records
     from tfrecord_lite._records.example_batches import iter_example_batches
     from tfrecord_lite._records.random_access import TFRecordFile
@@ -59,7 +61,7 @@ _LAZY = {
     "_records.example_batches": ["iter_example_batches"],
     "_records.count": ["count_records"],
     "_storage.sources": ["resolve_inputs"],
-    "_index.sidecar": ["IndexFallbackWarning", "StaleIndexError", "write_index", "write_text_index"],
+    "_index.write": ["write_index", "write_text_index"],
     "_records.random_access": ["TFRecordFile"],
     "_example.proto": [
         "BytesList",

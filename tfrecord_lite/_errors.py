@@ -1,6 +1,8 @@
 """The exception hierarchy. Every error the library raises on bad data derives
 from TFRecordError, so `except tfr.TFRecordError` catches them all; errors
 about values that do not fit a spec are also ValueErrors, as in TensorFlow.
+IndexFallbackWarning, the one warning of its own, says that an index sidecar
+could not be used.
 """
 
 from __future__ import annotations
@@ -64,6 +66,19 @@ class FeatureError(TFRecordError, ValueError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.key, self.detail))
+
+
+class StaleIndexError(TFRecordError):
+    """An index no longer describes its TFRecord file (the file was appended to or rewritten)."""
+
+
+class IndexFormatError(TFRecordError, ValueError):
+    """A file given as an index is not a valid binary sidecar or text index."""
+
+
+class IndexFallbackWarning(UserWarning):
+    """A file's index sidecar exists but cannot be read (another user's 0600 file, a folder in its
+    place): the file is opened with an in-memory index instead."""
 
 
 class RemoteError(OSError):

@@ -175,7 +175,7 @@ def test_empty_file(tmp_path: Path) -> None:
     assert len(tfr_offsets(path)) == 1
 
 
-@pytest.mark.parametrize("compression", [None, "gzip"])  # a TFRecordFile, a CompressedRecordFile
+@pytest.mark.parametrize("compression", [None, "gzip"])  # mapped records, compressed ones
 def test_close_and_context_manager(tmp_path: Path, compression: str | None) -> None:
     records = payloads(50)
     path = write_records(tmp_path / "small.tfrecord", records, compression)

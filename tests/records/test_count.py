@@ -13,7 +13,7 @@ import pytest
 import tfrecord_lite as tfr
 from tests._cli import run_cli
 from tests.conftest import DATA_DIR
-from tfrecord_lite._index.sidecar import sidecar_path
+from tfrecord_lite._index.sidecar_file import sidecar_path
 
 TFX = DATA_DIR / "tfx"
 CORPUS = sorted(p for p in TFX.glob("*.tfrecord*") if not p.name.endswith(".json"))

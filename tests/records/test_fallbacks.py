@@ -17,7 +17,7 @@ import pytest
 
 import tfrecord_lite as tfr
 from tests._records import write_records
-from tfrecord_lite._index.sidecar import sidecar_path
+from tfrecord_lite._index.sidecar_file import sidecar_path
 
 RECORDS = [b"r%d" % k * (k + 1) for k in range(20)]
 

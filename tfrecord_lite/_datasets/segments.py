@@ -16,7 +16,7 @@ from typing import Any
 
 from tfrecord_lite._datasets.plan import Segment
 from tfrecord_lite._errors import TFRecordError
-from tfrecord_lite._index.sidecar import sidecar_path
+from tfrecord_lite._index.sidecar_file import sidecar_path
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._records.reader import RecordIterator, iter_records
 from tfrecord_lite._storage.locations import StorageOptions, is_url
@@ -24,11 +24,12 @@ from tfrecord_lite._storage.prefetch import prefetched
 from tfrecord_lite._stream.damage import DamagePolicy
 
 
-def count_records(
+def count_shard(
     path: str, kind: str, skipping: bool = False, verify: bool = True, storage_options: StorageOptions = None
 ) -> int:
-    """Records in one shard: from its index when uncompressed, else by one pass over the stream
-    (also when damage is skipped: then the good records, found as reading will find them)."""
+    """Records in one shard as the streaming dataset reads them: from its index when uncompressed
+    (built and saved now if need be: reading uses it), else by one pass over the stream (also
+    when damage is skipped: then the good records, found as reading will find them)."""
     if kind == "" and not skipping:
         with TFRecordFile(path, storage_options=storage_options) as f:
             return len(f)

@@ -35,10 +35,11 @@ from typing import Any, TypeVar
 import numpy as np
 from crc32c import crc32c
 
-from tfrecord_lite._errors import PathName
+from tfrecord_lite._errors import IndexFallbackWarning, PathName
 from tfrecord_lite._example.encode import encode_example
 from tfrecord_lite._example.validate import as_record
-from tfrecord_lite._index.sidecar import SIDECAR_SUFFIX, IndexFallbackWarning, RecordIndex, save_offsets, sidecar_bytes
+from tfrecord_lite._index.record_index import RecordIndex, record_index_bytes, save_offsets
+from tfrecord_lite._index.sidecar_file import SIDECAR_SUFFIX
 from tfrecord_lite._records.random_access import RecordSequence, TFRecordFile, checked_position
 from tfrecord_lite._records.reader import RecordIterator, iter_records
 from tfrecord_lite._records.writer import TFRecordWriter
@@ -241,7 +242,7 @@ class _Shard:
         edges = b"".join(frame_header(len(r)) + masked_crc(r).to_bytes(4, "little") for r in (self.first, self.last))
         offsets = np.frombuffer(self.offsets, np.uint64)
         check = crc32c(edges) if self.records else 0
-        return sidecar_bytes(RecordIndex(offsets, self.bytes, 0, check, True))
+        return record_index_bytes(RecordIndex(offsets, self.bytes, 0, check, True))
 
 
 class ShardedWriter:

@@ -31,7 +31,7 @@ from tfrecord_lite._datasets.plan import (
     shard_order,
     shuffle_buffer,
 )
-from tfrecord_lite._datasets.segments import count_records, read_segments, skip_segments
+from tfrecord_lite._datasets.segments import count_shard, read_segments, skip_segments
 from tfrecord_lite._example.validate import check_choice, check_int
 from tfrecord_lite._storage.files import normalize_compression
 from tfrecord_lite._storage.locations import StorageOptions
@@ -81,7 +81,7 @@ class ShardStream:
         """The record count of every shard, learnt once."""
         for i, path in enumerate(self.paths):
             if self.counts[i] is None:
-                self.counts[i] = count_records(path, self.kinds[i], self.skipping, self.verify, self.storage_options)
+                self.counts[i] = count_shard(path, self.kinds[i], self.skipping, self.verify, self.storage_options)
         return self.counts  # type: ignore[return-value]
 
     def known_count(self) -> int | None:
@@ -123,7 +123,7 @@ class ShardStream:
         """The records of `seg`, where its shard's count is known or costs no pass (an index); else None."""
         n = self.counts[seg.shard]
         if n is None and self.kinds[seg.shard] == "":
-            n = self.counts[seg.shard] = count_records(
+            n = self.counts[seg.shard] = count_shard(
                 self.paths[seg.shard], "", self.skipping, self.verify, self.storage_options
             )
         if n is None:

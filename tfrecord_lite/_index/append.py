@@ -13,20 +13,20 @@ import os
 from typing import NamedTuple
 
 from tfrecord_lite._errors import PathName, TruncatedRecordError
-from tfrecord_lite._index.sidecar import (
+from tfrecord_lite._index.record_index import (
     Buffer,
-    build_index,
+    build_record_index,
     grown_from,
     map_file,
     map_uncompressed,
+    read_existing_index,
+    record_index_staleness,
     release,
     require_uncompressed,
-    save_sidecar,
+    save_record_index,
     scan_offsets,
-    sidecar_path,
-    staleness,
-    try_read_index,
 )
+from tfrecord_lite._index.sidecar_file import sidecar_path
 from tfrecord_lite._storage.locations import has_scheme
 from tfrecord_lite._wire.framing import scan
 
@@ -83,10 +83,10 @@ def prepare_append(target: object, truncate_partial: bool = False, compression: 
 
 def _complete_end(path: str, buf: Buffer, st: os.stat_result) -> tuple[int, bool]:
     """Where the last complete record of the file ends, and whether the sidecar is fresh up to there."""
-    idx = try_read_index(sidecar_path(path), buf, st, explicit=False)
+    idx = read_existing_index(sidecar_path(path), buf, st, named=False)
     start = 0
     if idx is not None:
-        if staleness(idx, buf, st) is None:
+        if record_index_staleness(idx, buf, st) is None:
             idx.close()
             return st.st_size, True
         if grown_from(idx, buf):
@@ -109,14 +109,14 @@ def finish_append(path: PathName, point: AppendPoint) -> None:
     location = sidecar_path(name)
     buf, st = map_uncompressed(name, "indexing")
     try:
-        old = try_read_index(location, buf, st, explicit=False)
+        old = read_existing_index(location, buf, st, named=False)
         if old is None:
             return
         if old.file_size == point.offset and (len(buf) == point.offset or grown_from(old, buf)):
-            new = build_index(buf, st, path=name, verify=False, start=old)
+            new = build_record_index(buf, st, path=name, verify=False, start=old)
             new.verified = old.verified
             old.close()
-            save_sidecar(new, location)
+            save_record_index(new, location)
         else:
             old.close()
     finally:

@@ -3,7 +3,7 @@ index. Reading a GZIP TFRecord of dense records, ISA-L's inflate was 85-90 % of 
 time, in one thread (TensorFlow inflates in one thread too). A deflate stream can
 only be entered where the 32 KiB of output before a point are known: the points
 (and windows) that `tfrecord-lite index` / TFRecordFile save for random access
-(_index/gzip_index.py), or the full-flush points of TFRecordWriter(seek_every=).
+(_index/gzip_sidecar.py), or the full-flush points of TFRecordWriter(seek_every=).
 
 Without a sidecar nothing changes. Entering at guessed block starts, as pugz and
 rapidgzip do, was tried (benchmarks/RESULTS.md): in TFRecords every record copies
@@ -12,7 +12,7 @@ unknown window never dies out, and resolving it needs a second inflate or a deco
 of our own. rapidgzip (which has one) spent 2.4x ISA-L's CPU with two threads here.
 
 The file is cut at points into segments of at least SEGMENT bytes of output; up to
-workers + 1 of them are inflated ahead (by gzip_index's reader: pread, each from
+workers + 1 of them are inflated ahead (by gzip_seek's SpanInflater: pread, each from
 its point with its window, ISA-L releasing the GIL) and handed out in order. The
 member's CRC32 and length (its trailer) are checked over all of it. Only a fresh
 sidecar of a one-member file is used (its trailer's length is the indexed length).
@@ -41,7 +41,8 @@ from tfrecord_lite._stream.scanner import CHUNK_SIZE
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
-    from tfrecord_lite._index.gzip_index import GzipIndex, Point, _Inflating
+    from tfrecord_lite._index.gzip_seek import SpanInflater
+    from tfrecord_lite._index.gzip_sidecar import GzipIndex, Point
 
 ENV_VAR = "TFRECORD_LITE_INFLATE_THREADS"
 SEGMENT = 4 << 20  # bytes of output a worker inflates at a time (at least)
@@ -74,8 +75,11 @@ def parallel_inflater(raw: IO[bytes], path: str, head: bytes) -> ParallelInflate
     """A ParallelInflater for the GZIP file `path` (open as `raw`, positioned after `head`, its
     first bytes), or None when it is read by one thread: no idle core, no fresh sidecar with points
     (or a file too small to cut), a file of several members, a file that barely compresses."""
-    from tfrecord_lite._index.gzip_index import _Inflating, read_sidecar, staleness, window_points
-    from tfrecord_lite._index.sidecar import IndexFormatError, sidecar_path
+    from tfrecord_lite._errors import IndexFormatError
+    from tfrecord_lite._index.gzip_index import needs_pass
+    from tfrecord_lite._index.gzip_seek import SpanInflater
+    from tfrecord_lite._index.gzip_sidecar import gzip_index_staleness, read_gzip_index, seek_points
+    from tfrecord_lite._index.sidecar_file import sidecar_path
 
     try:
         fd = raw.fileno()
@@ -86,8 +90,8 @@ def parallel_inflater(raw: IO[bytes], path: str, head: bytes) -> ParallelInflate
         workers = threads()
         if size > STORED * isize or workers < 2:  # (the length mod 2**32: checked again below)
             return None
-        index = read_sidecar(sidecar_path(path))
-        if index.kind != "gzip" or index.needs_pass or staleness(index, path) is not None:
+        index = read_gzip_index(sidecar_path(path))
+        if index.kind != "gzip" or needs_pass(index) or gzip_index_staleness(index, path) is not None:
             return None
     except (OSError, IndexFormatError):
         return None
@@ -95,11 +99,11 @@ def parallel_inflater(raw: IO[bytes], path: str, head: bytes) -> ParallelInflate
         return None  # several members: the last one's length is in the trailer
     if index.file_size > STORED * index.stream_size:
         return None  # stored blocks, mostly: inflating is a copy, cheaper than handing it over
-    points = window_points(index.blob) if index.blob else index.points
+    points = seek_points(index)
     segments = _segments(points, index.stream_size)
     if len(segments) < 2 or segments[0][0].uout != 0:
         return None
-    return ParallelInflater(raw, _Inflating(path, "gzip", points), index, segments, workers)
+    return ParallelInflater(raw, SpanInflater(path, "gzip", points), index, segments, workers)
 
 
 def _segments(points: list[Point], end: int) -> list[tuple[Point, int]]:
@@ -118,7 +122,7 @@ class ParallelInflater:
     `read` as Inflater's, and `readinto`. Errors come from the one-thread Inflater it falls back on."""
 
     def __init__(
-        self, raw: IO[bytes], spans: _Inflating, index: GzipIndex, segments: list[tuple[Point, int]], workers: int
+        self, raw: IO[bytes], spans: SpanInflater, index: GzipIndex, segments: list[tuple[Point, int]], workers: int
     ) -> None:
         from concurrent.futures import ThreadPoolExecutor
 
@@ -216,7 +220,7 @@ class ParallelInflater:
             yield data
 
 
-def _stop(closing: threading.Event, pool: ThreadPoolExecutor, spans: _Inflating) -> None:
+def _stop(closing: threading.Event, pool: ThreadPoolExecutor, spans: SpanInflater) -> None:
     """Stop the threads and wait for them, unless this is one of them (the garbage collector may
     drop an inflater in any thread): they stop at their next step then, and find the file closed."""
     closing.set()

@@ -7,8 +7,8 @@ first found wins:
      version = ETag / generation (else size + mtime), so a changed object misses the cache;
   4. one streaming scan of the object, saved into that cache.
 
-write_index(url) (write_remote_index) makes the sidecar of 2. and uploads it next to the
-object in one PUT, for an object written by something else than ShardedWriter.
+write_index(url) (write.py) makes the sidecar of 2. and uploads it next to the object in
+one PUT, for an object written by something else than ShardedWriter.
 
 An index is fresh when it ends at the object's size and the first and last records' headers
 and footers still check (edge_check, read through the RemoteBuffer, whose blocks the reads
@@ -17,35 +17,38 @@ then reuse); the object's mtime is not compared, since an uploaded sidecar was m
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 from pathlib import Path
 
 import numpy as np
 
-from tfrecord_lite._index.sidecar import (
-    MAGIC,
+from tfrecord_lite._index.record_index import (
+    OFFSET_DTYPE,
+    RECORD_INDEX_MAGIC,
+    RecordIndex,
+    edge_check,
+    is_record_index,
+    offsets_ending_at,
+    parse_text_index,
+    read_record_index,
+    record_index_from_buffer,
+    require_uncompressed,
+    save_record_index,
+)
+from tfrecord_lite._index.sidecar_file import (
     SIDECAR_SUFFIX,
     IndexArg,
-    IndexFormatError,
-    RecordIndex,
-    StaleIndexError,
-    edge_check,
-    parse_text_index,
-    read_sidecar,
-    require_uncompressed,
-    save_sidecar,
-    sidecar_bytes,
-    sidecar_from_buffer,
+    names_a_file,
+    read_existing,
+    sidecar_path,
+    size_change,
+    stale_error,
 )
-from tfrecord_lite._storage.files import write_whole
-from tfrecord_lite._storage.locations import StorageOptions, is_url, redact, split_options, takes_no_uploads
+from tfrecord_lite._storage.locations import is_url, redact
 from tfrecord_lite._storage.remote import RemoteBuffer, RemoteObject, RemoteStream
 from tfrecord_lite._wire.framing import HEADER_SIZE, scan
-from tfrecord_lite._wire.sniff import sniff_compression
 
-_OFFSET_DTYPE = np.dtype("<u8")
 _NO_CHECK = -2  # a text index has no edge check: its first use computes it
 
 
@@ -78,16 +81,15 @@ def open_remote(
 def _find_index(
     obj: RemoteObject, buf: RemoteBuffer, index: IndexArg, *, verify: bool, on_stale: str, options: object, fs: object
 ) -> RecordIndex:
-    explicit = isinstance(index, (str, os.PathLike))
     candidates: list[tuple[str, RecordIndex | None]] = []
-    if explicit:
+    if names_a_file(index):
         location = os.fspath(index)  # type: ignore[arg-type]
-        candidates.append((redact(location), _load(location, options, fs, required=True)))
+        candidates.append((redact(location), _load(location, options, fs, named=True)))
     elif index is not False:
-        candidates.append((obj.name + SIDECAR_SUFFIX, _load(obj.url + SIDECAR_SUFFIX, options, fs, required=False)))
+        candidates.append((sidecar_path(obj.name), _load(sidecar_path(obj.url), options, fs, named=False)))
     cached = cache_path(obj) if index is not False else None
     if cached is not None and cached.exists():
-        candidates.append((str(cached), _load(str(cached), None, None, required=False)))
+        candidates.append((str(cached), _load(str(cached), None, None, named=False)))
     for where, found in candidates:
         if found is None:
             continue
@@ -96,13 +98,11 @@ def _find_index(
             return found
         found.close()
         if on_stale == "raise":
-            raise StaleIndexError(
-                f"{where} is out of date: {reason}; open with on_stale='rebuild' to re-index", path=obj.name
-            )
+            raise stale_error(where, reason, obj.name)
     fresh = index_object(buf, verify=verify)
     if cached is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)
-        save_sidecar(fresh, str(cached))
+        save_record_index(fresh, str(cached))
     return fresh
 
 
@@ -112,70 +112,32 @@ def index_object(buf: RemoteBuffer, *, verify: bool) -> RecordIndex:
     return RecordIndex(offsets, int(offsets[-1]), 0, edge_check(buf, offsets), verify)  # type: ignore[arg-type]
 
 
-def write_remote_index(
-    url: str, target: str | None, *, verify: bool, storage_options: StorageOptions
-) -> tuple[str, int]:
-    """(where, record count): index the object at `url` by one pass and save the sidecar at
-    `target`, by default `<url>.tfrlidx` next to it, where TFRecordFile(url) looks. A URL target is
-    uploaded by one PUT (a store shows the whole object or none; S3 and GCS have no partial
-    objects), a local one written through a temporary file and a rename."""
-    from tfrecord_lite._index.gzip_index import build_remote
-
-    target = target if target is not None else url + SIDECAR_SUFFIX
-    if takes_no_uploads(target):  # refused before the pass, not after
-        raise PermissionError(
-            errno.EROFS,
-            "an HTTP(S) server takes no uploads: give index_path= a local path or a store's URL "
-            "(s3://, gs://, ...) and open the object with TFRecordFile(url, index=that)",
-            redact(target),
-        )
-    obj = RemoteObject(url, *split_options(storage_options))
-    buf = RemoteBuffer(obj, obj.size)
-    try:
-        head = buf[0:HEADER_SIZE]
-        kind = sniff_compression(head)
-        if kind in ("gzip", "zlib"):
-            gz = build_remote(buf, kind, verify=verify)
-            data, count = gz.to_bytes(), gz.count
-        else:
-            require_uncompressed(head, obj.name, "indexing")
-            index = index_object(buf, verify=verify)
-            data, count = sidecar_bytes(index), len(index)
-    finally:
-        buf.close()
-    write_whole(target, data, storage_options)
-    return target, count
+def _load(location: str, options: object, fs: object, *, named: bool) -> RecordIndex | None:
+    """The index at a local path or URL; None when it is missing (or damaged) and not `named` by the caller."""
+    return read_existing(lambda where: _read(where, options, fs), location, named, missing_ok=not named)
 
 
-def _load(location: str, options: object, fs: object, *, required: bool) -> RecordIndex | None:
-    """The index at a local path or URL; None when it is missing (or damaged) and not `required`."""
-    try:
-        if not is_url(location):
-            with open(location, "rb") as fh:
-                if fh.read(len(MAGIC)) == MAGIC:
-                    return read_sidecar(location)
-                fh.seek(0)
-                data = fh.read()
-        else:
-            data = RemoteObject(location, options, fs).read_range(0, 1 << 62)  # type: ignore[arg-type]
-            if data[: len(MAGIC)] == MAGIC:
-                return sidecar_from_buffer(data, redact(location))
-        offsets = parse_text_index(data, redact(location))
-        return RecordIndex(offsets, int(offsets[-1]), 0, _NO_CHECK, False)
-    except FileNotFoundError:
-        if required:
-            raise
-        return None
-    except IndexFormatError:
-        if required:
-            raise
-        return None
+def _read(location: str, options: object, fs: object) -> RecordIndex:
+    """The binary sidecar or text index at a local path or URL."""
+    if not is_url(location):
+        with open(location, "rb") as fh:
+            if is_record_index(fh.read(len(RECORD_INDEX_MAGIC))):
+                return read_record_index(location)
+            fh.seek(0)
+            data = fh.read()
+    else:
+        data = RemoteObject(location, options, fs).read_range(0, 1 << 62)  # type: ignore[arg-type]
+        if is_record_index(data):
+            return record_index_from_buffer(data, redact(location))
+    offsets = parse_text_index(data, redact(location))
+    return RecordIndex(offsets, int(offsets[-1]), 0, _NO_CHECK, False)
 
 
 def _staleness(index: RecordIndex, buf: RemoteBuffer) -> str | None:
     """Why `index` does not describe the object (None when it does)."""
-    if index.file_size != len(buf):
-        return f"the object is {len(buf)} bytes now, {index.file_size} when indexed"
+    changed = size_change(len(buf), index.file_size, "object")
+    if changed is not None:
+        return changed
     check = edge_check(buf, index.offsets)  # type: ignore[arg-type]
     if index.check == _NO_CHECK:
         index.check = check
@@ -196,13 +158,9 @@ def scan_object(obj: RemoteObject, *, verify: bool) -> np.ndarray:
         buf = pending + data
         starts, _, end = scan(buf, 0, verify=verify, final=final, origin=origin, path=obj.name)
         if starts:
-            parts.append((np.array(starts, np.int64) + (origin - HEADER_SIZE)).astype(_OFFSET_DTYPE))
+            parts.append((np.array(starts, np.int64) + (origin - HEADER_SIZE)).astype(OFFSET_DTYPE))
         origin += end
         pending = buf[end:]
         if final:
             break
-    found = np.concatenate(parts) if parts else np.zeros(0, _OFFSET_DTYPE)
-    out = np.empty(len(found) + 1, _OFFSET_DTYPE)
-    out[:-1] = found
-    out[-1] = origin
-    return out
+    return offsets_ending_at(np.concatenate(parts) if parts else np.zeros(0, OFFSET_DTYPE), origin)

@@ -17,12 +17,10 @@ import os
 
 import numpy as np
 
-from tfrecord_lite._index.sidecar import Buffer, RecordIndex, edge_check
+from tfrecord_lite._index.record_index import OFFSET_DTYPE, Buffer, RecordIndex, edge_check, offsets_ending_at
 from tfrecord_lite._stream.damage import DamagePolicy
 from tfrecord_lite._stream.scanner import DecodedStream, StreamScanner
 from tfrecord_lite._wire.framing import HEADER_SIZE, OVERHEAD
-
-_OFFSETS = np.dtype("<u8")
 
 
 def build_past_damage(path: str, buf: Buffer, st: os.stat_result, policy: DamagePolicy, verify: bool) -> RecordIndex:
@@ -36,13 +34,13 @@ def build_past_damage(path: str, buf: Buffer, st: os.stat_result, policy: Damage
         scanner = StreamScanner(stream, verify=verify, on_damage=policy.handler(path))
         for _, found, lengths in scanner.chunks():
             first = np.array(found, np.int64) + (scanner.origin - HEADER_SIZE)
-            starts.append(first.astype(_OFFSETS))
-            ends.append((first + np.array(lengths, np.int64) + OVERHEAD).astype(_OFFSETS))
+            starts.append(first.astype(OFFSET_DTYPE))
+            ends.append((first + np.array(lengths, np.int64) + OVERHEAD).astype(OFFSET_DTYPE))
     finally:
         stream.close()
-    begin = np.concatenate(starts) if starts else np.zeros(0, _OFFSETS)
-    end = np.concatenate(ends) if ends else np.zeros(0, _OFFSETS)
-    offsets = np.append(begin, end[-1:] if len(end) else np.zeros(1, _OFFSETS)).astype(_OFFSETS)
+    begin = np.concatenate(starts) if starts else np.zeros(0, OFFSET_DTYPE)
+    end = np.concatenate(ends) if ends else np.zeros(0, OFFSET_DTYPE)
+    offsets = offsets_ending_at(begin, int(end[-1]) if len(end) else 0)
     if policy.skipped == skipped:
         return RecordIndex(offsets, st.st_size, st.st_mtime_ns, edge_check(buf, offsets), verify)
     check = edge_check(buf, offsets, end)

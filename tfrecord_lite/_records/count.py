@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 
 from tfrecord_lite._errors import TFRecordError
-from tfrecord_lite._index.sidecar import map_file, read_sidecar, release, sidecar_path, staleness
+from tfrecord_lite._index.record_index import map_file, read_record_index, record_index_staleness, release
+from tfrecord_lite._index.sidecar_file import sidecar_path
 from tfrecord_lite._records.reader import sources_of
 from tfrecord_lite._storage.files import PathOrFile
 from tfrecord_lite._storage.locations import StorageOptions, has_scheme
@@ -62,7 +63,7 @@ def _indexed_count(path: str) -> int | None:
     if not os.path.isfile(location):
         return None
     try:
-        index = read_sidecar(location)
+        index = read_record_index(location)
     except (OSError, TFRecordError):
         return None  # unreadable or damaged: the scan answers
     try:
@@ -70,7 +71,7 @@ def _indexed_count(path: str) -> int | None:
             st = os.fstat(fh.fileno())
             buf = map_file(fh)
         try:
-            return len(index) if staleness(index, buf, st) is None else None
+            return len(index) if record_index_staleness(index, buf, st) is None else None
         finally:
             release(buf)
     finally:

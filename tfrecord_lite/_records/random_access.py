@@ -1,12 +1,16 @@
-"""Random access to an uncompressed TFRecord file. The file is memory-mapped and
-its index (see _index/sidecar.py) gives each record's span, so f[i] is two array
-lookups, one slice of the map and (with verify) two CRCs. Reads keep no state,
-so threads can share one object; a forked child inherits the maps, and pickling
-sends only the path and options (plus an in-memory index when there is no
-sidecar), so a spawned worker reopens the file in O(1). An object in a store
-(a URL) is read through a RemoteBuffer instead of a map (_index/remote_index.py finds
-its index): slices of it are ranged reads through a block cache, and a list of
-records is fetched first by a few coalesced, concurrent requests.
+"""Random access to a TFRecord file: TFRecordFile. An uncompressed file is
+memory-mapped and its index (see _index/record_index.py) gives each record's span, so
+f[i] is two array lookups, one slice of the map and (with verify) two CRCs, inlined in
+TFRecordFile.__getitem__. TFRecordFile holds its file's records as one of two backends
+and hands them len, [i], slices, iteration, offsets and close: MappedRecords here for an
+uncompressed file, CompressedRecords (_records/compressed_file.py) for a GZIP / ZLIB one.
+Reads keep no state, so threads can share one object; a forked child inherits the maps,
+and pickling sends only the path and options (plus an in-memory index when there is no
+sidecar), so a spawned worker reopens the file in O(1). An object in a store (a URL) is
+read through a RemoteBuffer instead of a map (_index/remote_index.py finds its index):
+slices of it are ranged reads through a block cache, and a list of records is fetched
+first by a few coalesced, concurrent requests. With an on_error that skips damage, a
+file that does not index cleanly is indexed over its good records (_index/tolerant.py).
 """
 
 from __future__ import annotations
@@ -17,14 +21,22 @@ import operator
 import os
 import struct
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import numpy as np
 
-from tfrecord_lite._errors import CorruptRecordError, PathName
+from tfrecord_lite._errors import CorruptRecordError, PathName, TFRecordError
 from tfrecord_lite._example.decode import decode_example
-from tfrecord_lite._index.sidecar import Buffer, IndexArg, RecordIndex, map_uncompressed, open_index, release
+from tfrecord_lite._index.record_index import (
+    Buffer,
+    RecordIndex,
+    build_record_index,
+    map_uncompressed,
+    open_record_index,
+    release,
+)
+from tfrecord_lite._index.sidecar_file import IndexArg
 from tfrecord_lite._repr import count, describe
 from tfrecord_lite._storage.files import display_name
 from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
@@ -34,7 +46,7 @@ from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, fram
 from tfrecord_lite._wire.sniff import SNIFF_SIZE, inflates, sniff_compression
 
 if TYPE_CHECKING:
-    from tfrecord_lite._index.gzip_index import GzipIndex
+    from tfrecord_lite._records.compressed_file import CompressedRecords
 
 _HEADER = struct.Struct("<QI")
 _U32 = struct.Struct("<I")
@@ -133,15 +145,134 @@ def checked_position(i: int, n: int) -> int:
     return i
 
 
+def _closed_error(name: str) -> ValueError:
+    """The error of a read from a closed TFRecordFile."""
+    return ValueError(f"I/O operation on a closed TFRecordFile ({name})")
+
+
+_NO_OFFSETS = _int_view(np.zeros(1, np.uint64))  # what a closed TFRecordFile indexes
+
+
+class MappedRecords:
+    """The records of an uncompressed file through its memory map (or of an object through its
+    RemoteBuffer), at the spans its index gives: how TFRecordFile reads an uncompressed file.
+    `at` / `ends` (where record i starts / ends) and `read(start, end)` make TFRecordFile's f[i]."""
+
+    compression = ""
+
+    def __init__(self, buf: Buffer, index: RecordIndex, path: str, verify: bool, *, remote: bool = False) -> None:
+        self._buf: Buffer | None = buf
+        self.index = index
+        self._path = path
+        self._name = display_name(path) or path
+        self._verify = verify
+        self.at = _int_view(index.offsets)  # offsets as Python ints, faster to index than numpy
+        self.ends = self.at[1:] if index.ends is None else _int_view(index.ends)  # where record i ends
+        self.read: Callable[[int, int], bytes] = self._read_remote if remote else self._read_mapped
+
+    @property
+    def location(self) -> str | None:
+        """The binary sidecar of the index, or None when it is held in memory."""
+        return self.index.location
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def get(self, i: int) -> bytes:
+        """Record `i` (in range)."""
+        return self.read(self.at[i], self.ends[i])
+
+    def take(self, positions: Iterable[int]) -> list[bytes]:
+        """The records at `positions` (in range)."""
+        at, ends, read = self.at, self.ends, self.read
+        prefetch = getattr(self._buf, "prefetch", None)
+        if prefetch is not None:  # an object in a store: fetch the records' spans first, few requests
+            positions = list(positions)
+            prefetch([(at[i], ends[i]) for i in positions])
+        return [read(at[i], ends[i]) for i in positions]
+
+    def __iter__(self) -> Iterator[bytes]:
+        at, ends, read = self.at, self.ends, self.read
+        for i in range(len(self.index)):
+            yield read(at[i], ends[i])
+
+    def offset(self, i: int) -> int:
+        """Byte offset of record `i` (in range) in the file."""
+        return self.at[i]
+
+    def _read_mapped(self, start: int, end: int) -> bytes:
+        buf = self._buf
+        if buf is None:
+            raise _closed_error(self._name)
+        length = end - start - OVERHEAD
+        # the header must be exactly the one a record of the indexed length has: this checks
+        # the length against the index and the length CRC in one comparison
+        if length < 0 or buf[start : start + HEADER_SIZE] != _header_for(length):
+            self._bad_header(buf, start, end)
+        data: bytes = buf[start + HEADER_SIZE : end - FOOTER_SIZE]
+        if self._verify and masked_crc(data) != _U32.unpack_from(buf, end - FOOTER_SIZE)[0]:
+            raise CorruptRecordError("corrupted record: the data CRC does not match", path=self._path, offset=start)
+        return data
+
+    def _read_remote(self, start: int, end: int) -> bytes:
+        """_read_mapped for an object in a store: the record comes whole from the RemoteBuffer's cache."""
+        buf = self._buf
+        if buf is None:
+            raise _closed_error(self._name)
+        record = buf[start:end]
+        length = end - start - OVERHEAD
+        if length < 0 or len(record) != end - start or record[:HEADER_SIZE] != _header_for(length):
+            announced = _HEADER.unpack_from(record)[0] if len(record) >= HEADER_SIZE else None
+            reason = "corrupted record: the length CRC does not match"
+            if len(record) != end - start or length < 0:
+                reason = f"the index entry for this record is damaged (it spans {start}..{end} of {len(buf)} bytes)"
+            elif announced != length:
+                reason = (
+                    f"the record header announces {announced} bytes of data, the index {length}: "
+                    "the object was changed after indexing, or the record is damaged"
+                )
+            raise CorruptRecordError(reason, path=self._name, offset=start)
+        data = record[HEADER_SIZE:-FOOTER_SIZE]
+        if self._verify and masked_crc(data) != _U32.unpack_from(record, length + HEADER_SIZE)[0]:
+            raise CorruptRecordError("corrupted record: the data CRC does not match", path=self._name, offset=start)
+        return data
+
+    def _bad_header(self, buf: Buffer, start: int, end: int) -> None:
+        """Raise the CorruptRecordError that says what is wrong with the header at `start`."""
+        if end > len(buf) or end - start < OVERHEAD:
+            reason = f"the index entry for this record is damaged (it spans {start}..{end} of {len(buf)} bytes)"
+        elif _HEADER.unpack_from(buf, start)[0] != end - start - OVERHEAD:
+            announced = _HEADER.unpack_from(buf, start)[0]
+            reason = (
+                f"the record header announces {announced} bytes of data, the index {end - start - OVERHEAD}: "
+                "the file was changed after indexing, or the record is damaged"
+            )
+        else:
+            reason = "corrupted record: the length CRC does not match"
+        raise CorruptRecordError(reason, path=self._path, offset=start)
+
+    def close(self) -> None:
+        """Release the views, the index and the map (or what reads the object)."""
+        buf, self._buf = self._buf, None
+        self.ends.release()  # first: a map cannot close while views of it are held
+        self.at.release()
+        self.index.close()
+        if isinstance(buf, (bytes, mmap.mmap)):
+            release(buf)
+        elif buf is not None:  # a RemoteBuffer
+            buf.close()
+
+
 class TFRecordFile(RecordSequence):
-    """Random access to the records of an uncompressed TFRecord file through a memory map and an index.
+    """Random access to the records of a TFRecord file through a memory map and an index.
 
     `index`: None (default) uses, or builds and saves, the sidecar `<path>.tfrlidx`;
     a path names a binary sidecar or a DALI / `tfrecord` text index (built there if
     missing); False keeps the index in memory only. `verify` checks CRCs when the
     index is built and on every read. `on_stale` says what to do when the file
     changed after indexing: "rebuild" (default) or "raise" (StaleIndexError).
-    A GZIP or ZLIB file gets a CompressedRecordFile (same interface; see _compressed_file.py).
+    A GZIP or ZLIB file is read through an index of its compressed stream (same interface;
+    see _records/compressed_file.py).
 
     `on_error` / `max_skipped` (as iter_records'): with "skip" or a callable, a file that does
     not index cleanly is indexed over its good records only (the damage skipped and reported
@@ -156,19 +287,14 @@ class TFRecordFile(RecordSequence):
     `storage_options`: fsspec's options for it, or an fsspec filesystem.
     """
 
-    # Both kinds of file are open while they hold an index: opening (_open) sets it, _release
-    # drops what the file holds, and _forget sets the closed state (in __setstate__ too).
-    _idx: RecordIndex | GzipIndex | None
-    _buf: Buffer | None
-
-    def __new__(cls, path: PathName = None, *args: Any, **kwargs: Any) -> TFRecordFile:
-        damaged = kwargs.get("on_error", "raise") != "raise"  # damage is skipped: the first record may be
-        options = kwargs.get("storage_options")
-        if cls is TFRecordFile and path is not None and _is_compressed(os.fspath(path), damaged, options):
-            from tfrecord_lite._records.compressed_file import CompressedRecordFile
-
-            return super().__new__(CompressedRecordFile)
-        return super().__new__(cls)
+    # The hot path of f[i], inlined in __getitem__: the index tables and read function of an
+    # uncompressed file's MappedRecords, and `_mapped`, the records they reach (0 for a
+    # compressed file, which is read through _get, and when closed).
+    _at: memoryview
+    _ends: memoryview
+    _read: Callable[[int, int], bytes]
+    _mapped: int
+    _records: MappedRecords | CompressedRecords | None
 
     def __init__(
         self,
@@ -184,6 +310,8 @@ class TFRecordFile(RecordSequence):
         # ShardedRecords hands each shard its DamagePolicy, so that max_skipped counts over all of them
         policy = on_error if isinstance(on_error, DamagePolicy) else DamagePolicy(on_error, max_skipped)
         self._keep(path, index, verify, on_stale, None if policy.raises else policy, storage_options)
+        damaged = on_error != "raise"  # damage is skipped: the first record may be
+        self._compressed = _is_compressed(self._path, damaged, storage_options)
         self._open(None)
 
     def _keep(
@@ -206,17 +334,38 @@ class TFRecordFile(RecordSequence):
         self._forget()
 
     def _forget(self) -> None:
-        """The closed state: no index, no buffer, no records."""
-        self._buf, self._idx, self._offsets, self._n = None, None, np.zeros(1, np.uint64), 0
-        self._at = _int_view(self._offsets)
-        self._ends = self._at[1:]
+        """The closed state: no records."""
+        self._records = None
+        self._n = self._mapped = 0
+        self._at = self._ends = _NO_OFFSETS
 
     def _open(self, prebuilt: RecordIndex | None) -> None:
-        if is_url(self._path):
-            return self._open_remote(prebuilt)
+        """Open the file's records (`prebuilt`: the in-memory index an uncompressed file pickles)."""
+        records: MappedRecords | CompressedRecords
+        if self._compressed:
+            from tfrecord_lite._records.compressed_file import open_compressed
+
+            records = open_compressed(
+                self._path,
+                self._index_arg,
+                verify=self._verify,
+                on_stale=self._on_stale,
+                policy=self._policy,
+                storage_options=self._storage_options,
+            )
+        elif is_url(self._path):
+            records = self._open_remote(prebuilt)
+        else:
+            records = self._open_mapped(prebuilt)
+        self._records = records
+        self._n = len(records)
+        if isinstance(records, MappedRecords):
+            self._at, self._ends, self._read, self._mapped = records.at, records.ends, records.read, self._n
+
+    def _open_mapped(self, prebuilt: RecordIndex | None) -> MappedRecords:
         buf, st = map_uncompressed(self._path, "random access", damaged=self._policy is not None)
         try:
-            idx = open_index(
+            idx = open_record_index(
                 self._path,
                 buf,
                 st,
@@ -224,22 +373,27 @@ class TFRecordFile(RecordSequence):
                 verify=self._verify,
                 on_stale=self._on_stale,
                 prebuilt=prebuilt,
-                policy=self._policy,
+                build=functools.partial(self._index_records, buf, st),
             )
         except BaseException:
             release(buf)
             raise
-        self._buf = buf
-        self._use(idx)
+        return MappedRecords(buf, idx, self._path, self._verify)
 
-    def _use(self, idx: RecordIndex) -> None:
-        self._idx = idx
-        self._offsets = idx.offsets
-        self._at = _int_view(idx.offsets)  # offsets as Python ints, faster to index than numpy
-        self._ends = self._at[1:] if idx.ends is None else _int_view(idx.ends)  # where record i ends
-        self._n = len(idx)
+    def _index_records(self, buf: Buffer, st: os.stat_result, start: RecordIndex | None) -> RecordIndex:
+        """Index the file by one scan (going on after `start`, when the file grew from it). With an
+        on_error that skips damage, a file that does not index cleanly gets an index of its good
+        records, the damage reported as iter_records reports it."""
+        try:
+            return build_record_index(buf, st, path=self._path, verify=self._verify, start=start)
+        except TFRecordError:
+            if self._policy is None:
+                raise
+            from tfrecord_lite._index.tolerant import build_past_damage
 
-    def _open_remote(self, prebuilt: RecordIndex | None) -> None:
+            return build_past_damage(self._path, buf, st, self._policy, self._verify)
+
+    def _open_remote(self, prebuilt: RecordIndex | None) -> MappedRecords:
         from tfrecord_lite._index.remote_index import open_remote
 
         if self._policy is not None:
@@ -261,9 +415,7 @@ class TFRecordFile(RecordSequence):
 
             obj = RemoteObject(self._path, options, fs)
             buf = RemoteBuffer(obj, idx.file_size)
-        self._buf = buf  # type: ignore[assignment]
-        self._use(idx)
-        self._read = self._read_remote  # type: ignore[method-assign]
+        return MappedRecords(buf, idx, self._path, self._verify, remote=True)  # type: ignore[arg-type]
 
     # -- reading
 
@@ -275,19 +427,19 @@ class TFRecordFile(RecordSequence):
     @property
     def index_path(self) -> str | None:
         """The binary sidecar in use, or None when the index is held in memory."""
-        return self._idx.location if self._idx is not None else None
+        return self._records.location if self._records is not None else None
 
     @property
     def compression(self) -> str:
-        """'' (uncompressed); a CompressedRecordFile says 'gzip' or 'zlib'."""
-        return ""
+        """'' (uncompressed), 'gzip' or 'zlib'."""
+        return self._records.compression if self._records is not None else ""
 
     def __len__(self) -> int:
         return self._n
 
     def __getitem__(self, key: Any) -> Any:
-        if type(key) is int:  # the hot path, inlined
-            n = self._n
+        if type(key) is int:  # the hot path of an uncompressed file, inlined
+            n = self._mapped
             i = key + n if key < 0 else key
             if 0 <= i < n:
                 return self._read(self._at[i], self._ends[i])
@@ -296,112 +448,47 @@ class TFRecordFile(RecordSequence):
 
     def _check_open(self) -> None:
         if self.closed:
-            raise self._closed()
+            raise _closed_error(self._name)
 
-    def _closed(self) -> ValueError:
-        return ValueError(f"I/O operation on a closed TFRecordFile ({self._name})")
-
-    def _get(self, i: int) -> bytes:
-        self._check_open()
-        i = checked_position(i, self._n)
-        return self._read(self._at[i], self._ends[i])
-
-    def _take(self, positions: Iterable[int]) -> list[bytes]:
-        self._check_open()
-        at, ends, read = self._at, self._ends, self._read
-        prefetch = getattr(self._buf, "prefetch", None)
-        if prefetch is not None:  # an object in a store: fetch the records' spans first, few requests
-            positions = list(positions)
-            prefetch([(at[i], ends[i]) for i in positions])
-        return [read(at[i], ends[i]) for i in positions]
-
-    def _read(self, start: int, end: int) -> bytes:
-        buf = self._buf
-        if buf is None:
-            raise self._closed()
-        length = end - start - OVERHEAD
-        # the header must be exactly the one a record of the indexed length has: this checks
-        # the length against the index and the length CRC in one comparison
-        if length < 0 or buf[start : start + HEADER_SIZE] != _header_for(length):
-            self._bad_header(buf, start, end)
-        data: bytes = buf[start + HEADER_SIZE : end - FOOTER_SIZE]
-        if self._verify and masked_crc(data) != _U32.unpack_from(buf, end - FOOTER_SIZE)[0]:
-            raise CorruptRecordError("corrupted record: the data CRC does not match", path=self._path, offset=start)
-        return data
-
-    def _read_remote(self, start: int, end: int) -> bytes:
-        """_read for an object in a store: the record comes whole from the RemoteBuffer's cache."""
-        buf = self._buf
-        if buf is None:
-            raise self._closed()
-        record = buf[start:end]
-        length = end - start - OVERHEAD
-        if length < 0 or len(record) != end - start or record[:HEADER_SIZE] != _header_for(length):
-            announced = _HEADER.unpack_from(record)[0] if len(record) >= HEADER_SIZE else None
-            reason = "corrupted record: the length CRC does not match"
-            if len(record) != end - start or length < 0:
-                reason = f"the index entry for this record is damaged (it spans {start}..{end} of {len(buf)} bytes)"
-            elif announced != length:
-                reason = (
-                    f"the record header announces {announced} bytes of data, the index {length}: "
-                    "the object was changed after indexing, or the record is damaged"
-                )
-            raise CorruptRecordError(reason, path=self._name, offset=start)
-        data = record[HEADER_SIZE:-FOOTER_SIZE]
-        if self._verify and masked_crc(data) != _U32.unpack_from(record, length + HEADER_SIZE)[0]:
-            raise CorruptRecordError("corrupted record: the data CRC does not match", path=self._name, offset=start)
-        return data
+    def _open_records(self) -> MappedRecords | CompressedRecords:
+        records = self._records
+        if records is None:
+            raise _closed_error(self._name)
+        return records
 
     @property
     def _name(self) -> str:
         return display_name(self._path) or self._path
 
-    def _bad_header(self, buf: Buffer, start: int, end: int) -> None:
-        """Raise the CorruptRecordError that says what is wrong with the header at `start`."""
-        if end > len(buf) or end - start < OVERHEAD:
-            reason = f"the index entry for this record is damaged (it spans {start}..{end} of {len(buf)} bytes)"
-        elif _HEADER.unpack_from(buf, start)[0] != end - start - OVERHEAD:
-            announced = _HEADER.unpack_from(buf, start)[0]
-            reason = (
-                f"the record header announces {announced} bytes of data, the index {end - start - OVERHEAD}: "
-                "the file was changed after indexing, or the record is damaged"
-            )
-        else:
-            reason = "corrupted record: the length CRC does not match"
-        raise CorruptRecordError(reason, path=self._path, offset=start)
+    def _get(self, i: int) -> bytes:
+        records = self._open_records()
+        return records.get(checked_position(i, self._n))
+
+    def _take(self, positions: Iterable[int]) -> list[bytes]:
+        return self._open_records().take(positions)
 
     def __iter__(self) -> Iterator[bytes]:
-        self._check_open()
-        at, ends, read = self._at, self._ends, self._read
-        for i in range(self._n):
-            yield read(at[i], ends[i])
+        return iter(self._open_records())
 
     def offset(self, i: int) -> int:
-        """Byte offset of record `i` in the file (where its 12-byte header starts)."""
-        return self._at[checked_position(i, self._n)]
+        """Byte offset of record `i` in the file (where its 12-byte header starts); in a compressed
+        file, its offset in the uncompressed stream."""
+        i = checked_position(i, self._n)
+        return self._open_records().offset(i)
 
     # -- life cycle
 
     def close(self) -> None:
         """Release the file (its memory maps, or what reads it); reads afterwards raise ValueError."""
         with self._lock:
-            self._release()
-
-    def _release(self) -> None:
-        buf, idx, at, ends = self._buf, self._idx, self._at, self._ends
-        self._forget()  # first: a map cannot close while views of it are held
-        ends.release()
-        at.release()
-        if isinstance(idx, RecordIndex):
-            idx.close()
-        if isinstance(buf, (bytes, mmap.mmap)):
-            release(buf)
-        elif buf is not None:  # a RemoteBuffer
-            buf.close()
+            records = self._records
+            self._forget()  # first: a map cannot close while views of it are held
+            if records is not None:
+                records.close()
 
     @property
     def closed(self) -> bool:
-        return self._idx is None
+        return self._records is None
 
     def __repr__(self) -> str:
         if self.closed:
@@ -410,9 +497,10 @@ class TFRecordFile(RecordSequence):
         return describe("TFRecordFile", repr(self._name), self.compression, count(self._n), index, "open")
 
     def __getstate__(self) -> dict[str, Any]:
-        idx = self._idx
+        records = self._records
         in_memory = None
-        if isinstance(idx, RecordIndex) and idx.location is None:  # no sidecar to reopen: send the offsets
+        if isinstance(records, MappedRecords) and records.location is None:  # no sidecar to reopen: send the offsets
+            idx = records.index
             in_memory = (np.asarray(idx.offsets), idx.file_size, idx.mtime_ns, idx.check, idx.verified, idx.ends)
         return {
             "path": self._path,
@@ -421,6 +509,7 @@ class TFRecordFile(RecordSequence):
             "on_stale": self._on_stale,
             "policy": self._policy,
             "storage_options": self._storage_options,
+            "compressed": self._compressed,
             "in_memory": in_memory,
             "closed": self.closed,
         }
@@ -428,6 +517,7 @@ class TFRecordFile(RecordSequence):
     def __setstate__(self, state: dict[str, Any]) -> None:
         path, index, verify, on_stale = state["path"], state["index"], state["verify"], state["on_stale"]
         self._keep(path, index, verify, on_stale, state.get("policy"), state.get("storage_options"))
+        self._compressed = state.get("compressed", False)
         if not state["closed"]:
             prebuilt = None
             if state.get("in_memory") is not None:

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tfrecord_lite._index.sidecar import SIDECAR_SUFFIX, save_offsets
+from tfrecord_lite._index.record_index import save_offsets
+from tfrecord_lite._index.sidecar_file import SIDECAR_SUFFIX
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._storage.files import PathOrFile, display_name
 from tfrecord_lite._storage.locations import StorageOptions

@@ -43,7 +43,7 @@ from tfrecord_lite.cli.options import (
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from tfrecord_lite._index.remote_index import write_remote_index
+    from tfrecord_lite._index.write import write_remote_index
     from tfrecord_lite._records.random_access import TFRecordFile
 
     paths = expand_inputs(args.inputs)
@@ -87,7 +87,7 @@ def _plain_for_text_index(args: argparse.Namespace, paths: list[str]) -> set[str
 
 
 def _write_text_index(path: str, text_dir: str | None) -> str:
-    from tfrecord_lite._index.sidecar import write_text_index
+    from tfrecord_lite._index.write import write_text_index
 
     folder = text_dir or os.path.dirname(path)
     out = os.path.join(folder, os.path.basename(path) + ".idx")
