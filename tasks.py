@@ -68,7 +68,7 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
     "py": (
         f"no TensorFlow, protobuf {OLDEST_PROTOBUF} (oldest supported), torch",
         # pip 22.3 has --python, with which `package` installs into a venv that has no pip
-        # zlib-ng: the second fast inflate library, so both of _inflate.py's choices are tested
+        # zlib-ng: the second fast inflate library, so both of _compression/inflate.py's choices are tested
         [
             f"protobuf=={OLDEST_PROTOBUF}",
             TORCH,

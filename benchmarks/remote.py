@@ -9,7 +9,7 @@
 # single rounds):
 #   - streaming: the small workload in 64 shards, every record through iter_records, from local
 #     disk and from s3:// with prefetch; records/s and the ratio remote / local (target >= 0.7);
-#     the same with the bodies received on fsspec's event loop instead (_direct.py switched off);
+#     the same with the bodies received on fsspec's event loop instead (_storage/direct.py switched off);
 #     Beside it, the floors the server sets: s3fs fetching the same 64 objects all at once (one
 #     gather, no decoding), and our own client fetching them with the streaming's 16 threads and
 #     decoding nothing; if that alone is slower than the local read ÷ 0.7, the server bounds us.
@@ -255,7 +255,7 @@ def _stream(urls: list[str], prefetch: int, options: Any) -> int:
 
 
 def _stream_via_fsspec(urls: list[str], prefetch: int, options: Any) -> int:
-    """_stream with every body received on fsspec's event loop (aiohttp), as before _direct.py."""
+    """_stream with every body received on fsspec's event loop (aiohttp), as before _storage/direct.py."""
     saved = _direct.target
     _direct.target = lambda fs: None  # type: ignore[assignment]
     try:

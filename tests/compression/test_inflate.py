@@ -1,4 +1,4 @@
-"""The inflate / deflate library choice (_inflate.py): every installed library reads GZIP and ZLIB
+"""The inflate / deflate library choice (_compression/inflate.py): every installed library reads GZIP and ZLIB
 files (one stream, several members, damaged) exactly as the stdlib does; the writer's default bytes
 stay the stdlib's with TensorFlow's settings, and `level=` / `fast=True` files read back everywhere.
 TensorFlow's side of both claims is in tests/end_to_end/test_tf_compat.py."""

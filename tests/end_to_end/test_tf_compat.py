@@ -965,7 +965,7 @@ def test_indexed_tf_gzip_files_read_in_threads_as_tf_reads_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # TensorFlow writes one GZIP stream; with a sidecar of seek points beside it, iter_records
-    # inflates it in threads (_parallel_inflate.py), from points 64 KiB apart here
+    # inflates it in threads (_index/parallel_inflate.py), from points 64 KiB apart here
     pytest.importorskip("indexed_gzip")
     from tfrecord_lite._index import gzip_index as _gzip_index
     from tfrecord_lite._index import parallel_inflate as _parallel_inflate

@@ -1,4 +1,4 @@
-"""Reading indexed GZIP files with threads (_parallel_inflate.py): the records, the errors and what is
+"""Reading indexed GZIP files with threads (_index/parallel_inflate.py): the records, the errors and what is
 read before them are those of the one-thread reader, on files as TensorFlow writes them (one stream,
 indexed by indexed_gzip's windows) and as TFRecordWriter(seek_every=) writes them; files it must not
 take (several members, ZLIB, stale or missing sidecars, mostly stored data) read as before; and its

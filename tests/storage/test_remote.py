@@ -192,7 +192,7 @@ def test_missing_object(http_server: Any, s3: Any) -> None:
 
 
 # ----------------------------------------------------------------------------- the direct path
-# HTTP(S) and S3 ranges are fetched by _direct.py (http.client on the asking thread, signed by
+# HTTP(S) and S3 ranges are fetched by _storage/direct.py (http.client on the asking thread, signed by
 # botocore for S3), everything else and any setting it does not honour by fsspec: the servers'
 # logs of User-Agents tell which client asked.
 
