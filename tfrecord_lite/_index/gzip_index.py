@@ -42,7 +42,6 @@ from tfrecord_lite._index.gzip_sidecar import (
     Marks,
     Point,
     compressed_edge_check,
-    compressed_kind,
     file_edge_check,
     gzip_index_staleness,
     parse_gzip_index,
@@ -59,6 +58,7 @@ from tfrecord_lite._index.sidecar_file import (
     size_change,
     stale_error,
 )
+from tfrecord_lite._storage.files import sniff_file
 from tfrecord_lite._stream.scanner import CHUNK_SIZE, DecodedStream, StreamScanner
 
 SPACING = 2 << 20  # bytes of output between points with windows
@@ -309,5 +309,5 @@ def _object_edge_check(buf: Any) -> int:
 
 def write_gzip_index(path: str, target: str, *, verify: bool = True, spacing: int | None = None) -> str:
     """Build and save the index of a compressed file (for `write_index` / CLI `index`)."""
-    fresh = build_gzip_index(path, compressed_kind(path), verify=verify, spacing=spacing)
+    fresh = build_gzip_index(path, sniff_file(path), verify=verify, spacing=spacing)
     return save_or_raise(fresh.to_bytes(), target)

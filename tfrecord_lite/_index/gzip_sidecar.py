@@ -42,8 +42,7 @@ from crc32c import crc32c
 from tfrecord_lite._compression.inflate import WBITS, library
 from tfrecord_lite._errors import IndexFormatError
 from tfrecord_lite._index.sidecar_file import file_change, header_size, pack_header, unpack_header
-from tfrecord_lite._wire.framing import HEADER_SIZE, OVERHEAD
-from tfrecord_lite._wire.sniff import sniff_compression
+from tfrecord_lite._wire.framing import OVERHEAD
 
 GZIP_INDEX_MAGIC = b"TFRLGZX\0"
 GZIP_INDEX_VERSION = 1
@@ -57,12 +56,6 @@ _GZIDX = struct.Struct("<5sBBQQIII")
 _GZIDX_POINT = np.dtype([("cin", "<u8"), ("uout", "<u8"), ("bits", "u1"), ("window", "u1")])
 
 RAW = -15  # wbits of a point inside a deflate stream (after a full flush)
-
-
-def compressed_kind(path: str) -> str:
-    """'' (plain), 'gzip' or 'zlib', from the first bytes of `path`; 'unknown' otherwise."""
-    with open(path, "rb") as fh:
-        return sniff_compression(fh.read(HEADER_SIZE))
 
 
 def compressed_edge_check(pread: Callable[[int, int], bytes], size: int) -> int:

@@ -16,7 +16,6 @@ import numpy as np
 
 from tfrecord_lite._errors import PathName
 from tfrecord_lite._index.gzip_index import build_remote_gzip_index, write_gzip_index
-from tfrecord_lite._index.gzip_sidecar import compressed_kind
 from tfrecord_lite._index.record_index import (
     build_record_index,
     map_uncompressed,
@@ -28,7 +27,7 @@ from tfrecord_lite._index.record_index import (
 from tfrecord_lite._index.remote_index import index_object
 from tfrecord_lite._index.sidecar_file import save_or_raise, sidecar_path
 from tfrecord_lite._storage.atomic import write_atomic
-from tfrecord_lite._storage.files import write_whole
+from tfrecord_lite._storage.files import sniff_file, write_whole
 from tfrecord_lite._storage.locations import StorageOptions, is_url, redact, split_options, takes_no_uploads
 from tfrecord_lite._storage.remote import RemoteBuffer, RemoteObject
 from tfrecord_lite._wire.framing import HEADER_SIZE
@@ -55,7 +54,7 @@ def write_index(
         target_url = os.fspath(index_path) if index_path is not None else None
         return write_remote_index(path, target_url, verify=verify, storage_options=storage_options)[0]
     target = os.fspath(index_path) if index_path is not None else sidecar_path(path)
-    if compressed_kind(path) in ("gzip", "zlib"):
+    if sniff_file(path) in ("gzip", "zlib"):
         return write_gzip_index(path, target, verify=verify)
     buf, st = map_uncompressed(path, "indexing")
     try:

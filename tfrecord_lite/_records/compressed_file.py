@@ -22,9 +22,10 @@ from tfrecord_lite._index.gzip_index import (
     open_remote_gzip_index,
 )
 from tfrecord_lite._index.gzip_seek import SpanInflater, record_at, record_offset, records_in_span, span_inflater
-from tfrecord_lite._index.gzip_sidecar import GzipIndex, compressed_kind
+from tfrecord_lite._index.gzip_sidecar import GzipIndex
 from tfrecord_lite._index.sidecar_file import IndexArg
 from tfrecord_lite._records.reader import iter_records
+from tfrecord_lite._storage.files import sniff_file
 from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
 from tfrecord_lite._storage.remote import RemoteBuffer, RemoteObject
 from tfrecord_lite._stream.damage import DamagePolicy
@@ -109,7 +110,7 @@ def open_compressed(
         )
     if is_url(path):
         return _open_object(path, index, verify=verify, on_stale=on_stale, storage_options=storage_options)
-    kind = compressed_kind(path)
+    kind = sniff_file(path)
     if kind not in ("gzip", "zlib"):  # pragma: no cover - TFRecordFile sends only compressed files here
         raise IndexFormatError("not a GZIP or ZLIB file", path=path)
     idx = open_gzip_index(path, kind, index, verify=verify, on_stale=on_stale)

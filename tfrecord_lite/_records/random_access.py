@@ -38,7 +38,7 @@ from tfrecord_lite._index.record_index import (
 )
 from tfrecord_lite._index.sidecar_file import IndexArg
 from tfrecord_lite._repr import count, describe
-from tfrecord_lite._storage.files import display_name
+from tfrecord_lite._storage.files import display_name, read_head
 from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
 from tfrecord_lite._stream.damage import DamagePolicy, OnError
 from tfrecord_lite._wire.crc import masked_crc
@@ -118,13 +118,7 @@ def _is_compressed(path: str, damaged: bool, storage_options: StorageOptions = N
     record (missing files: no; opening them says why); with `damaged` (damage is skipped), only
     if it starts a stream that inflates (see require_uncompressed)."""
     try:
-        if is_url(path):
-            from tfrecord_lite._storage.remote import RemoteObject
-
-            head = RemoteObject(path, *split_options(storage_options)).read_range(0, SNIFF_SIZE)
-        else:
-            with open(path.removeprefix("file://"), "rb") as fh:
-                head = fh.read(SNIFF_SIZE)
+        head = read_head(path, SNIFF_SIZE, storage_options)
     except OSError:
         return False
     kind = sniff_compression(head)

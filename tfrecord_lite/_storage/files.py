@@ -1,7 +1,8 @@
 """Opening what users pass as a source or destination: a local path, a URL that
 fsspec understands (s3://, gs://, ..., imported only then), or a binary file
-object they already opened (which we then never close). Also the knobs that
-every I/O module shares: the accepted compression names, and sizes written as "4M".
+object they already opened (which we then never close). Also what a file holds,
+from its first bytes (sniff_file), and the knobs that every I/O module shares:
+the accepted compression names, and sizes written as "4M".
 A URL is read by _storage/remote.py (ranged reads that resume) and written by
 _storage/uploads.py (objects that appear only complete), with `storage_options`:
 fsspec options, or an fsspec filesystem object (_storage/locations.py).
@@ -17,6 +18,8 @@ from tfrecord_lite._storage.atomic import write_atomic
 from tfrecord_lite._storage.locations import StorageOptions, has_scheme, is_url, local_path, redact, split_options
 from tfrecord_lite._storage.remote import RemoteObject, RemoteStream
 from tfrecord_lite._storage.uploads import RemoteUpload, Store
+from tfrecord_lite._wire.framing import HEADER_SIZE
+from tfrecord_lite._wire.sniff import sniff_compression
 
 PathOrFile = Union[str, "os.PathLike[str]", IO[bytes], Any]
 
@@ -64,6 +67,21 @@ def open_binary(target: PathOrFile, mode: str, storage_options: StorageOptions =
             return cast(IO[bytes], RemoteUpload(path, options, fs)), True
         raise ValueError(f"objects in a store cannot be appended to: {display_name(path)}")
     return open(local_path(path) if isinstance(path, str) else path, mode), True
+
+
+def read_head(target: str | os.PathLike[str], size: int, storage_options: StorageOptions = None) -> bytes:
+    """The first `size` bytes of a file or object (all of it when shorter), by one read or one
+    ranged request; FileNotFoundError if missing."""
+    path = os.fspath(target)
+    if is_url(path):
+        return RemoteObject(path, *split_options(storage_options)).read_range(0, size)
+    with open(local_path(path), "rb") as fh:
+        return fh.read(size)
+
+
+def sniff_file(target: str | os.PathLike[str], storage_options: StorageOptions = None) -> str:
+    """'' | 'gzip' | 'zlib' | 'unknown': what the first bytes of a file (or object) say it holds."""
+    return sniff_compression(read_head(target, HEADER_SIZE, storage_options))
 
 
 def read_whole(target: str | os.PathLike[str], storage_options: StorageOptions = None) -> bytes:

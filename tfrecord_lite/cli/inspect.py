@@ -10,7 +10,6 @@ import json
 import os
 import sys
 
-from tfrecord_lite._datasets.file_kinds import sniffed_compression
 from tfrecord_lite._datasets.schema import (
     Decoded,
     Schema,
@@ -21,6 +20,7 @@ from tfrecord_lite._datasets.schema import (
 )
 from tfrecord_lite._records.count import count_file
 from tfrecord_lite._records.verify import verify_file
+from tfrecord_lite._storage.files import sniff_file
 from tfrecord_lite.cli.options import (
     EXIT_DATA,
     PROG,
@@ -132,7 +132,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     paths = expand_inputs(args.inputs, stdin=True)
-    plain = all(os.path.isfile(p) and sniffed_compression(p) == "" for p in paths)
+    plain = all(os.path.isfile(p) and sniff_file(p) == "" for p in paths)
     total = sum(os.path.getsize(p) for p in paths) if plain else None  # the bar counts uncompressed bytes
     bar = progress_bar(total, "verify", quiet=args.quiet)
     bad_files = 0

@@ -11,13 +11,13 @@ import argparse
 import math
 import os
 
-from tfrecord_lite._datasets.file_kinds import sniffed_compression
 from tfrecord_lite._datasets.sharded import renamed_for, shard_suffix
 from tfrecord_lite._datasets.splits import ratio_sizes, record_parts
 from tfrecord_lite._datasets.tables import columnar_format
 from tfrecord_lite._records.count import count_file
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._storage.atomic import remove_orphans
+from tfrecord_lite._storage.files import sniff_file
 from tfrecord_lite._storage.locations import is_url, takes_no_uploads
 from tfrecord_lite._storage.publish import open_publication
 from tfrecord_lite.cli import columnar
@@ -72,7 +72,7 @@ def _plain_for_text_index(args: argparse.Namespace, paths: list[str]) -> set[str
     """The inputs that can have a DALI / `tfrecord` text index: local uncompressed files (those
     readers take byte offsets into a plain file). One file that cannot is an error, before anything
     is written; in a folder or glob, the others get their sidecar only, and we say so."""
-    kinds = {p: "url" if is_url(p) else sniffed_compression(p) for p in paths}
+    kinds = {p: "url" if is_url(p) else sniff_file(p) for p in paths}
     unfit = [p for p in paths if kinds[p]]
     if unfit and len(paths) == 1:
         where = "a URL" if kinds[paths[0]] == "url" else f"{kinds[paths[0]].upper()}-compressed"
