@@ -19,7 +19,8 @@ import numpy as np
 if TYPE_CHECKING:
     import torch
 
-from tfrecord_lite._example.columnar import Ragged, decode_examples
+from tfrecord_lite._example.columnar import decode_examples
+from tfrecord_lite._example.ragged import Ragged
 from tfrecord_lite._example.decode import decode_example
 from tfrecord_lite._example.spec import FixedLenSequenceFeature, VarLenFeature
 from tfrecord_lite._example.validate import check_choice
