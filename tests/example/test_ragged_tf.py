@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 tf = pytest.importorskip("tensorflow")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-import tfrecord_lite as tfr  # noqa: E402
+import tfrecord_lite as tfr
 
 KINDS = ("splits", "lengths", "starts", "limits", "rowids", "uniform")
 DTYPES = {"int64": tf.int64, "float32": tf.float32, "bytes": tf.string}
@@ -133,5 +133,5 @@ def test_documented_example_and_inconsistent_partitions_as_tensorflow() -> None:
     checked = {"x": tf.io.RaggedFeature(tf.int64, "v", [tf.io.RaggedFeature.RowSplits("s1")], validate=True)}
     with pytest.raises(tf.errors.InvalidArgumentError):
         tf.io.parse_single_example(short, checked)
-    with pytest.raises(tfr.FeatureError, match="'x'.*end at 2, but there are 3 values"):
+    with pytest.raises(tfr.FeatureError, match=r"'x'.*end at 2, but there are 3 values"):
         tfr.decode_example(short, checked)

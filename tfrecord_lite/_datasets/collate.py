@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     import torch
 
 from tfrecord_lite._example.columnar import decode_examples
-from tfrecord_lite._example.ragged import Ragged
 from tfrecord_lite._example.decode import decode_example
+from tfrecord_lite._example.ragged import Ragged
 from tfrecord_lite._example.spec import FixedLenSequenceFeature, VarLenFeature
 from tfrecord_lite._example.validate import check_choice
 from tfrecord_lite._repr import describe

@@ -61,6 +61,7 @@ from tfrecord_lite._example.spec import (
 from tfrecord_lite._example.validate import batch_specs
 from tfrecord_lite._example.wire import Layout, as_bytes, layout_of
 
+
 def _as_array(values: list[Any] | npt.NDArray[Any]) -> npt.NDArray[Any]:
     """An ndarray of the values; a list of bytes becomes an object array (never a bytes_ array)."""
     if isinstance(values, list):  # fromiter: an assignment of memoryviews would look into each
@@ -118,6 +119,7 @@ def _assemble(plan: Plan, n: int, parts: list[Found], slow: dict[int, Any], _vie
         return Ragged(out, splits)
     dtype = object if is_bytes else spec.dtype
     # FixedLenSequenceFeature: [n, steps, *shape], padded with the default (or zeros / b"").
+    assert isinstance(spec, FixedLenSequenceFeature)  # a RaggedFeature is planned as its components
     steps = np.zeros(n, dtype=np.int64)
     if plan.size:
         steps[rows] = counts // plan.size
@@ -145,7 +147,7 @@ def plan_features(features: Mapping[str, FeatureSpec]) -> list[Plan]:
     for key, spec in features.items():
         if not isinstance(spec, (FixedLenFeature, VarLenFeature)):
             apply_spec(key, spec, b"", None)  # raises for specs an Example cannot take, as decode_example does
-        size = math.prod(spec.shape) if not isinstance(spec, VarLenFeature) else 0
+        size = math.prod(spec.shape) if isinstance(spec, (FixedLenFeature, FixedLenSequenceFeature)) else 0
         plans.append(Plan(key, spec, size))
     return plans
 

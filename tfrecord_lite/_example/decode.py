@@ -249,7 +249,7 @@ def _other_spec(key: str, spec: Any, buf: bytes, parsed: dict[str, Parsed], view
         part: single_column(apply_spec(part, var_len, buf, parsed.get(part), view=view))
         for part, var_len in spec.keys(key).items()
     }
-    return build(key, spec, read, 1, batch=False)
+    return build(key, spec, read[spec.value_key or key], read, 1, batch=False)
 
 
 def _apply_sequence_spec(

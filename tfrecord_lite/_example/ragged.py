@@ -11,6 +11,7 @@ splitting the flat values' Python list once per level (innermost first), padding
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -71,7 +72,7 @@ class Ragged(NamedTuple):
         out: list[Any] = self.flat_values.tolist()
         for splits in reversed(self.nested_row_splits):
             bounds = splits.tolist()
-            out = [out[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=False)]
+            out = [out[a:b] for a, b in itertools.pairwise(bounds)]
         return out
 
     def __repr__(self) -> str:

@@ -102,10 +102,16 @@ def _lengths(
         total = np.zeros(len(p) + 1, dtype=np.int64)
         np.cumsum(p, out=total[1:])
         sums = total[seg.first + seg.counts] - total[seg.first]
-        checks.records(sums != nvals, lambda i: f"row lengths sum to {int(sums[i])}, but there are {int(nvals[i])} values")
+        checks.records(
+            sums != nvals, lambda i: f"row lengths sum to {int(sums[i])}, but there are {int(nvals[i])} values"
+        )
         return p, seg.counts
-    checks.values((p < 0) | (p > limit), seg.owner, lambda i: f"{values_of(i)} are outside 0..{int(nvals[i])} (the values)")
-    checks.values(np.concatenate([(np.diff(p) < 0) & seg.same, [False]]), seg.owner, lambda i: f"{values_of(i)} must not decrease")
+    checks.values(
+        (p < 0) | (p > limit), seg.owner, lambda i: f"{values_of(i)} are outside 0..{int(nvals[i])} (the values)"
+    )
+    checks.values(
+        np.concatenate([(np.diff(p) < 0) & seg.same, [False]]), seg.owner, lambda i: f"{values_of(i)} must not decrease"
+    )
     has = seg.counts > 0
     checks.records(~has & (nvals > 0), lambda i: f"no {_NAMES[type(partition)]} given for {int(nvals[i])} values")
     last = np.where(has, p[np.maximum(seg.first + seg.counts - 1, 0)] if len(p) else 0, 0)
@@ -113,7 +119,10 @@ def _lengths(
     if isinstance(partition, (RowSplits, RowStarts)):
         checks.records(has & (head != 0), lambda i: f"{values_of(i)} must start at 0")
     if isinstance(partition, (RowSplits, RowLimits)):
-        checks.records(has & (last != nvals), lambda i: f"{values_of(i)} end at {int(last[i])}, but there are {int(nvals[i])} values")
+        checks.records(
+            has & (last != nvals),
+            lambda i: f"{values_of(i)} end at {int(last[i])}, but there are {int(nvals[i])} values",
+        )
     if isinstance(partition, RowSplits):
         return np.diff(p)[seg.same], np.maximum(seg.counts - 1, 0)
     if isinstance(partition, RowLimits):
@@ -129,14 +138,20 @@ def _lengths(
 _NAMES = {RowSplits: "row splits", RowLimits: "row limits", RowStarts: "row starts"}
 
 
-def _row_ids(
-    p: np.ndarray, seg: _Segments, nvals: np.ndarray, checks: _Checks
-) -> tuple[np.ndarray, np.ndarray]:
+def _row_ids(p: np.ndarray, seg: _Segments, nvals: np.ndarray, checks: _Checks) -> tuple[np.ndarray, np.ndarray]:
     values_of = _describe(p, seg)
     checks.records(seg.counts != nvals, lambda i: f"{int(seg.counts[i])} row ids for {int(nvals[i])} values")
     limit = nvals[seg.owner] + MAX_EMPTY_ROWS
-    checks.values((p < 0) | (p >= limit), seg.owner, lambda i: f"row ids {values_of(i)} must be in 0..{int(nvals[i]) + MAX_EMPTY_ROWS - 1}")
-    checks.values(np.concatenate([(np.diff(p) < 0) & seg.same, [False]]), seg.owner, lambda i: f"row ids {values_of(i)} must not decrease")
+    checks.values(
+        (p < 0) | (p >= limit),
+        seg.owner,
+        lambda i: f"row ids {values_of(i)} must be in 0..{int(nvals[i]) + MAX_EMPTY_ROWS - 1}",
+    )
+    checks.values(
+        np.concatenate([(np.diff(p) < 0) & seg.same, [False]]),
+        seg.owner,
+        lambda i: f"row ids {values_of(i)} must not decrease",
+    )
     has = seg.counts > 0
     rows = np.zeros(len(nvals), dtype=np.int64)
     rows[has] = p[seg.first[has] + seg.counts[has] - 1] + 1
@@ -155,19 +170,26 @@ def _describe(p: np.ndarray, seg: _Segments) -> Callable[[int], str]:
     return text
 
 
-def build(key: str, spec: RaggedFeature, columns: Mapping[str, Column], n: int, batch: bool) -> Any:
+def build(
+    key: str,
+    spec: RaggedFeature,
+    base: Column,
+    columns: Mapping[str, Column],
+    n: int,
+    batch: bool,
+    dense: bool = True,
+) -> Any:
     """The value of RaggedFeature `key` for `n` records from the columns it reads (spec.keys):
-    batched, a Ragged with the records outermost; else record 0's value (its values array, or
-    a list for bytes, when nothing is ragged)."""
-    base = columns[spec.value_key or key]
+    its values `base` and its partitions' `columns`. Batched, a Ragged with the records
+    outermost; else record 0's value (its values array, or a list for bytes, when nothing is
+    ragged). `dense=False`: innermost uniform lengths become splits too."""
     values, nvals = base.values, base.counts
     splits: list[np.ndarray] = []
-    dense = True  # the trailing uniform partitions reshape the values
     for partition in reversed(spec.partitions):
         checks = _Checks(key, partition, n, batch)
         column = None if isinstance(partition, UniformRowLength) else columns[partition.key]
         lengths, rows = _lengths(partition, column, nvals, checks)
-        if dense and isinstance(partition, UniformRowLength):
+        if dense and isinstance(partition, UniformRowLength):  # trailing uniform lengths reshape the values
             values = values.reshape((-1, partition.length) + values.shape[1:])
         else:
             dense = False
@@ -213,7 +235,31 @@ def finish_batch(columns: Mapping[str, Any], specs: Mapping[str, Any], n: int) -
     for key, spec in specs.items():
         if isinstance(spec, RaggedFeature):
             read = {part: ragged_column(columns[part]) for part in spec.keys(key)}
-            out[key] = build(key, spec, read, n, batch=True)
+            out[key] = build(key, spec, read[spec.value_key or key], read, n, batch=True)
         else:
             out[key] = columns[key]
+    return out
+
+
+class FlatRagged(NamedTuple):
+    """A RaggedFeature's column in Arrow's layout: its values' flat column, and the offsets of
+    every level of lists, the records' first."""
+
+    values: Any  # the values feature's flat.Flat
+    nested_splits: tuple[np.ndarray, ...]
+
+
+def finish_flat(columns: Mapping[str, Any], specs: Mapping[str, Any], n: int) -> dict[str, Any]:
+    """finish_batch for flat columns (flat.Flat: values and offsets): a RaggedFeature's column is a
+    FlatRagged, its partitions computed over the positions of its values."""
+    out: dict[str, Any] = {}
+    for key, spec in specs.items():
+        if not isinstance(spec, RaggedFeature):
+            out[key] = columns[key]
+            continue
+        read = {part: Column(columns[part].values, np.diff(columns[part].offsets)) for part in spec.keys(key)}
+        flat = columns[spec.value_key or key]
+        positions = Column(np.arange(int(flat.offsets[-1])), np.diff(flat.offsets))
+        ragged = build(key, spec, positions, read, n, batch=True, dense=False)
+        out[key] = FlatRagged(flat, tuple(s.astype(np.int64) for s in ragged.nested_row_splits))
     return out

@@ -100,7 +100,7 @@ def _partition(value: Any) -> Partition:
     if cls is UniformRowLength and hasattr(value, "length"):
         return UniformRowLength(int(value.length))
     if cls is not None and cls is not UniformRowLength and hasattr(value, "key"):
-        return cls(value.key)  # type: ignore[call-arg]
+        return cls(value.key)
     names = ", ".join(f"RaggedFeature.{name}" for name in _BY_NAME)
     raise TypeError(f"RaggedFeature partitions must each be one of {names}; found {value!r}")
 
@@ -172,6 +172,28 @@ def from_tf(spec: Any) -> RaggedFeature | None:
     if type(spec).__name__ != "RaggedFeature" or not all(hasattr(spec, f) for f in fields):
         return None
     return RaggedFeature(spec.dtype, spec.value_key, tuple(spec.partitions), spec.row_splits_dtype, spec.validate)
+
+
+def ragged_to_json(spec: RaggedFeature) -> dict[str, Any]:
+    """The fields of a RaggedFeature but its dtype as JSON-ready data (partitions as [name, key])."""
+    partitions = [[type(p).__name__, p.length if isinstance(p, UniformRowLength) else p.key] for p in spec.partitions]
+    return {
+        "value_key": spec.value_key,
+        "partitions": partitions,
+        "row_splits_dtype": spec.row_splits_dtype,
+        "validate": spec.validate,
+    }
+
+
+def partitions_from_json(pairs: list[Any]) -> tuple[Partition, ...]:
+    """The partitions ragged_to_json wrote."""
+    out = []
+    for pair in pairs:
+        cls = _BY_NAME.get(pair[0]) if isinstance(pair, list) and len(pair) == 2 else None
+        if cls is None:
+            raise ValueError(f"a partition is [name, key or length] with a name of {sorted(_BY_NAME)}, found {pair!r}")
+        out.append(cls(pair[1]))
+    return tuple(out)
 
 
 def components(specs: Mapping[str, Any]) -> dict[str, Any]:

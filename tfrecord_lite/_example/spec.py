@@ -202,4 +202,4 @@ class FixedLenSequenceFeature:
 
 
 # A RaggedFeature (ragged_spec.py, which builds on this module) is a spec too.
-FeatureSpec = Union[FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, "RaggedFeature"]  # noqa: UP007
+FeatureSpec = Union[FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, "RaggedFeature"]
