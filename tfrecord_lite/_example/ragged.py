@@ -110,7 +110,7 @@ def stack(items: Sequence[Any], splits_dtype: Any = np.int64) -> Ragged:
     first = items[0] if items else None
     depth = first.ragged_rank if isinstance(first, Ragged) else 0
     flat = [item.flat_values if isinstance(item, Ragged) else _array(item) for item in items]
-    lengths = [np.array([len(v) for v in items], dtype=np.int64)]
+    lengths = [np.array([v.nrows if isinstance(v, Ragged) else len(v) for v in items], dtype=np.int64)]
     for level in range(depth):
         per = [item.nested_row_splits[level] for item in items]
         lengths.append(np.concatenate([np.diff(s) for s in per]) if per else np.empty(0, np.int64))
