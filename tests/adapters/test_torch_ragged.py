@@ -15,7 +15,7 @@ import tfrecord_lite as tfr
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
-from tfrecord_lite.torch import Collate, TFRecordDataset  # noqa: E402
+from tfrecord_lite.torch import Collate, TFRecordDataset
 
 R = tfr.RaggedFeature
 SPEC = {

@@ -6,6 +6,7 @@ are FeatureErrors naming the feature; the spec objects and TensorFlow-shaped loo
 from __future__ import annotations
 
 import collections
+import itertools
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,7 @@ def nested(draw: Any, parts: list[tuple[str, int]], dtype: str) -> tuple[Any, di
     out: Any = flat
     for lengths in reversed(levels):
         bounds = np.cumsum([0, *lengths]).tolist()
-        out = [out[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        out = [out[a:b] for a, b in itertools.pairwise(bounds)]
     return out, features
 
 
@@ -180,9 +181,9 @@ def _fitting(partition: Any) -> list[int]:
 
 def test_partition_of_the_wrong_kind_names_its_key() -> None:
     record = tfr.encode_example({"v": np.array([1, 2]), "p": np.array([0.0, 2.0], np.float32)})
-    with pytest.raises(tfr.FeatureError, match="'p'.*int64_list"):
+    with pytest.raises(tfr.FeatureError, match=r"'p'.*int64_list"):
         tfr.decode_example(record, {"x": R("int64", "v", [R.RowSplits("p")])})
-    with pytest.raises(tfr.FeatureError, match="'p'.*int64_list"):
+    with pytest.raises(tfr.FeatureError, match=r"'p'.*int64_list"):
         tfr.decode_examples([record] * 3, {"x": R("int64", "v", [R.RowSplits("p")])})
 
 
