@@ -277,3 +277,35 @@ def test_spec_json_round_trip_and_arrow_columns() -> None:
         == pa.large_list(pa.large_list(pa.large_list(pa.float32())))
     )
     assert table.column("x").to_pylist() == tfr.decode_examples(records, spec)["x"].to_list()
+
+
+def test_records_the_batch_parser_leaves_to_decode_example() -> None:
+    records = [tfr.encode_example({"v": np.arange(i), "s": np.array([0, 1, i])}) for i in range(1, 40)]
+    records[7] += b"\x10\x01"  # an unknown field: this record takes the single-record path
+    spec = {"x": R("int64", "v", [R.RowSplits("s")])}
+    expected = [tfr.decode_example(r, spec)["x"].to_list() for r in records]
+    assert tfr.decode_examples(records, spec)["x"].to_list() == expected
+    assert expected[7] == [[0], list(range(1, 8))]
+
+
+def test_batches_read_from_a_file_and_large_records(tmp_path: Any) -> None:
+    spec = {"x": R("bytes", "b", [R.RowLengths("n")]), "y": R("int64", "v", [R.UniformRowLength(2)])}
+    records = [
+        tfr.encode_example(
+            {
+                "b": np.array([bytes([i]) * 9000, b"s"], dtype=object),  # large: the sparse join path
+                "n": np.array([1, 0, 1]),
+                "v": np.arange(2 * (i % 3)),
+            }
+        )
+        for i in range(10)
+    ]
+    path = str(tmp_path / "r.tfrecord")
+    with tfr.TFRecordWriter(path) as writer:
+        for record in records:
+            writer.write(record)
+    expected = {key: [tfr.decode_example(r, spec)[key] for r in records] for key in spec}
+    for got in (tfr.decode_examples(records, spec), next(tfr.iter_example_batches(path, spec, batch_size=10))):
+        assert got["x"].to_list() == [v.to_list() for v in expected["x"]]
+        assert got["y"].to_list() == [v.tolist() for v in expected["y"]]
+        assert got["y"].flat_values.shape[1:] == (2,)
