@@ -98,7 +98,11 @@ def _lengths(
         return _row_ids(p, seg, nvals, checks)
     values_of = _describe(p, seg)
     if isinstance(partition, RowLengths):
-        checks.values((p < 0) | (p > limit), seg.owner, lambda i: f"row lengths {values_of(i)} must be >= 0")
+        checks.values(
+            (p < 0) | (p > limit),
+            seg.owner,
+            lambda i: f"row lengths {values_of(i)} must be in 0..{int(nvals[i])} (the values)",
+        )
         total = np.zeros(len(p) + 1, dtype=np.int64)
         np.cumsum(p, out=total[1:])
         sums = total[seg.first + seg.counts] - total[seg.first]
