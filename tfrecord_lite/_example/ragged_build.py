@@ -110,22 +110,27 @@ def _lengths(
             sums != nvals, lambda i: f"row lengths sum to {int(sums[i])}, but there are {int(nvals[i])} values"
         )
         return p, seg.counts
+    name = _NAMES[type(partition)]
     checks.values(
-        (p < 0) | (p > limit), seg.owner, lambda i: f"{values_of(i)} are outside 0..{int(nvals[i])} (the values)"
+        (p < 0) | (p > limit),
+        seg.owner,
+        lambda i: f"{name} {values_of(i)} must be in 0..{int(nvals[i])} (there are {int(nvals[i])} values)",
     )
     checks.values(
-        np.concatenate([(np.diff(p) < 0) & seg.same, [False]]), seg.owner, lambda i: f"{values_of(i)} must not decrease"
+        np.concatenate([(np.diff(p) < 0) & seg.same, [False]]),
+        seg.owner,
+        lambda i: f"{name} {values_of(i)} must not decrease",
     )
     has = seg.counts > 0
-    checks.records(~has & (nvals > 0), lambda i: f"no {_NAMES[type(partition)]} given for {int(nvals[i])} values")
+    checks.records(~has & (nvals > 0), lambda i: f"no {name} given for {int(nvals[i])} values")
     last = np.where(has, p[np.maximum(seg.first + seg.counts - 1, 0)] if len(p) else 0, 0)
     head = np.where(has, p[np.minimum(seg.first, max(len(p) - 1, 0))] if len(p) else 0, 0)
     if isinstance(partition, (RowSplits, RowStarts)):
-        checks.records(has & (head != 0), lambda i: f"{values_of(i)} must start at 0")
+        checks.records(has & (head != 0), lambda i: f"{name} {values_of(i)} must start at 0")
     if isinstance(partition, (RowSplits, RowLimits)):
         checks.records(
             has & (last != nvals),
-            lambda i: f"{values_of(i)} end at {int(last[i])}, but there are {int(nvals[i])} values",
+            lambda i: f"{name} {values_of(i)} end at {int(last[i])}, but there are {int(nvals[i])} values",
         )
     if isinstance(partition, RowSplits):
         return np.diff(p)[seg.same], np.maximum(seg.counts - 1, 0)
