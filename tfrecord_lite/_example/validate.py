@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from tfrecord_lite._errors import FeatureError
-from tfrecord_lite._example.ragged_spec import RaggedFeature, components, from_tf
+from tfrecord_lite._example.ragged_spec import RaggedFeature, components, from_tf, has_ragged
 from tfrecord_lite._example.spec import FeatureSpec, FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, dtype_name
 
 # The `tfrecord` package's description names and the specs that give its users the same
@@ -75,7 +75,8 @@ def feature_specs(features: Any, name: str = "features") -> dict[str, FeatureSpe
         if not isinstance(key, str):
             raise TypeError(f"{name} keys must be str, found {_found(key)}")
         out[key] = as_spec(key, spec)
-    components(out)  # a key read two ways by RaggedFeatures and other specs is a ValueError
+    if has_ragged(out):
+        components(out)  # a key read two ways by RaggedFeatures and other specs is a ValueError
     return out
 
 
