@@ -125,6 +125,7 @@ class RaggedFeature:
     partitions: tuple[Partition, ...] = ()
     row_splits_dtype: str = "int64"
     validate: bool = False
+    _values: VarLenFeature = dataclasses.field(default=_INT64, repr=False, compare=False)  # set by __init__
 
     RowSplits = RowSplits
     RowLengths = RowLengths
@@ -152,6 +153,7 @@ class RaggedFeature:
         object.__setattr__(self, "partitions", tuple(_partition(p) for p in partitions))
         object.__setattr__(self, "row_splits_dtype", _splits_dtype(row_splits_dtype))
         object.__setattr__(self, "validate", validate)
+        object.__setattr__(self, "_values", VarLenFeature(self.dtype))  # what keys() hands out, made once
 
     @property
     def kind(self) -> int:
@@ -159,7 +161,7 @@ class RaggedFeature:
 
     def keys(self, key: str) -> dict[str, VarLenFeature]:
         """The features this spec reads when it is `key`'s: its values, then each partition's."""
-        out = {self.value_key or key: VarLenFeature(self.dtype)}
+        out: dict[str, VarLenFeature] = {self.value_key or key: self._values}
         for p in self.partitions:
             if not isinstance(p, UniformRowLength):
                 out.setdefault(p.key, _INT64)
