@@ -28,7 +28,7 @@ from tfrecord_lite._errors import (
 if TYPE_CHECKING:
     from tfrecord_lite._datasets.schema import infer_features
     from tfrecord_lite._datasets.sharded import ShardedRecords, ShardedWriter
-    from tfrecord_lite._example.columnar import Ragged, decode_examples
+    from tfrecord_lite._example.columnar import decode_examples
     from tfrecord_lite._example.decode import decode_example, decode_sequence_example
     from tfrecord_lite._example.encode import encode_example, encode_sequence_example
     from tfrecord_lite._example.proto import (
@@ -42,6 +42,8 @@ if TYPE_CHECKING:
         Int64List,
         SequenceExample,
     )
+    from tfrecord_lite._example.ragged import Ragged
+    from tfrecord_lite._example.ragged_spec import RaggedFeature
     from tfrecord_lite._example.raw import decode_raw
     from tfrecord_lite._example.spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
     from tfrecord_lite._index.write import write_index, write_text_index
@@ -57,7 +59,9 @@ if TYPE_CHECKING:
 _LAZY = {
     "_example.decode": ["decode_example", "decode_sequence_example"],
     "_example.encode": ["encode_example", "encode_sequence_example"],
-    "_example.columnar": ["Ragged", "decode_examples"],
+    "_example.columnar": ["decode_examples"],
+    "_example.ragged": ["Ragged"],
+    "_example.ragged_spec": ["RaggedFeature"],
     "_records.example_batches": ["iter_example_batches"],
     "_records.count": ["count_records"],
     "_storage.sources": ["resolve_inputs"],
@@ -120,6 +124,7 @@ __all__ = [
     "NotTFRecordError",
     "OutputLockedError",
     "Ragged",
+    "RaggedFeature",
     "SalvageReport",
     "SequenceExample",
     "ShardedRecords",

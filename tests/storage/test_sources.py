@@ -204,7 +204,7 @@ def test_example_batches_span_files(tmp_path: Path) -> None:
     for i, batch in enumerate(batches):
         expected = tfr.decode_examples(records[4 * i : 4 * i + 4], spec)
         assert batch["k"].tolist() == expected["k"].tolist()
-        assert [r.tolist() for r in batch["tags"].to_list()] == [r.tolist() for r in expected["tags"].to_list()]
+        assert batch["tags"].to_list() == expected["tags"].to_list()
 
 
 def test_example_batches_across_files_yield_what_precedes_damage(tmp_path: Path) -> None:

@@ -28,6 +28,8 @@ from tfrecord_lite._example.flat import (
     decode_sequence_flat,
     spans_of,
 )
+from tfrecord_lite._example.ragged_build import FlatRagged
+from tfrecord_lite._example.ragged_spec import RaggedFeature
 from tfrecord_lite._example.spec import FeatureSpec, FixedLenSequenceFeature, VarLenFeature
 from tfrecord_lite._example.validate import check_int, feature_specs
 from tfrecord_lite._records.example_batches import record_spans
@@ -61,7 +63,13 @@ def _shaped_type(dtype: str, shape: tuple[int, ...]) -> pa.DataType:
 def arrow_type(spec: FeatureSpec) -> pa.DataType:
     """The Arrow type of a feature decoded with `spec`: FixedLenFeature([]) → the value type,
     [k] → fixed_size_list<k> (nested for more dimensions), VarLenFeature → large_list,
-    FixedLenSequenceFeature → large_list of the step's type."""
+    FixedLenSequenceFeature → large_list of the step's type, RaggedFeature → large_list nested
+    once more per partition."""
+    if isinstance(spec, RaggedFeature):
+        out = pa.large_list(_ARROW_DTYPE[spec.dtype])
+        for _ in spec.partitions:
+            out = pa.large_list(out)
+        return out
     if isinstance(spec, VarLenFeature):
         return pa.large_list(_ARROW_DTYPE[spec.dtype])
     if isinstance(spec, FixedLenSequenceFeature):
@@ -112,6 +120,12 @@ def _column(flat: Flat | None, spec: FeatureSpec | None, n: int) -> pa.Array:
     if spec is None:
         dtype = "bytes" if isinstance(flat.values, (list, Binary)) else str(flat.values.dtype)
         return _list(flat.offsets, _values(flat, dtype), flat.valid)
+    if isinstance(spec, RaggedFeature):
+        ragged: FlatRagged = flat  # type: ignore[assignment]
+        values = _values(ragged.values, spec.dtype)
+        for splits in reversed(ragged.nested_splits):
+            values = _list(splits, values, None)
+        return values
     values = _values(flat, spec.dtype)
     if isinstance(spec, VarLenFeature):
         return _list(flat.offsets, values, flat.valid)

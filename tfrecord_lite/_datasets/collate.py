@@ -2,7 +2,10 @@
 imported inside the functions that use it, so importing this module never imports torch).
 
 Collate turns a list of dict items into one dict of tensors: equal shapes are stacked, ragged
-first dimensions padded (with a lengths tensor) or kept as lists, bytes and strings stay lists.
+first dimensions padded (with a lengths tensor), kept as lists or made torch.nested (jagged)
+tensors, bytes and strings stay lists. A RaggedFeature's nested rows (Ragged) are stacked into one
+Ragged of the batch first, then padded in every ragged dimension at once (a lengths tensor per
+dimension) or made nested tensors the same way.
 The same layout is built two ways: from decoded items (__call__), and from decode_examples'
 columns (columns()), which is faster for small records; decode_batch picks one by record size.
 In a DataLoader worker a batch's tensors are made views of one storage, so the batch crosses to
@@ -19,8 +22,10 @@ import numpy as np
 if TYPE_CHECKING:
     import torch
 
-from tfrecord_lite._example.columnar import Ragged, decode_examples
+from tfrecord_lite._example.columnar import decode_examples
 from tfrecord_lite._example.decode import decode_example
+from tfrecord_lite._example.ragged import Ragged, padded, stack
+from tfrecord_lite._example.ragged_spec import RaggedFeature
 from tfrecord_lite._example.spec import FixedLenSequenceFeature, VarLenFeature
 from tfrecord_lite._example.validate import check_choice
 from tfrecord_lite._repr import describe
@@ -54,8 +59,12 @@ def _numeric_tensor(value: Any) -> torch.Tensor | None:
 
 class Collate:
     """Batches dict items: equal-shape numbers are stacked; numbers whose first dimension differs
-    (VarLenFeature, feature lists) are padded with `pad_value` plus a `<key>_length` tensor, or kept
-    as a list of tensors with varlen="list"; bytes, strings, None and object arrays become lists.
+    (VarLenFeature, RaggedFeature, feature lists) are padded with `pad_value` plus a `<key>_length`
+    tensor (varlen="pad", the default), kept as a list of tensors (varlen="list"), or made one
+    torch.nested tensor of jagged layout (varlen="nested"); bytes, strings, None and object arrays
+    become lists. A RaggedFeature with partitions has more ragged dimensions: padded, each gets a
+    lengths tensor, `<key>_length` for the batch's rows, then `<key>_length_1` (shape [batch, rows])
+    and so on inwards; "list" nests lists of tensors; "nested" takes one ragged dimension only.
     Keys in `ragged` are always padded with lengths, even when a batch happens to be regular (a
     dataset's `collate_fn` knows them from its spec). Items that are not dicts go to torch's
     default_collate; a single dict (batch_size=None) is converted with to_torch."""
@@ -68,7 +77,7 @@ class Collate:
         length_key: str = "{}_length",
         ragged: Iterable[str] = (),
     ) -> None:
-        self.varlen = check_choice("varlen", varlen, ("pad", "list"))
+        self.varlen = check_choice("varlen", varlen, ("pad", "list", "nested"))
         self.pad_value = pad_value
         self.length_key = length_key
         self.ragged = frozenset(ragged)
@@ -86,9 +95,9 @@ class Collate:
     def for_spec(
         self, features: Mapping[str, Any] | None = None, sequence_features: Mapping[str, Any] | None = None
     ) -> Collate:
-        """This collation with the ragged keys of a spec: VarLenFeatures of an Example and
-        FixedLenSequenceFeatures of a SequenceExample."""
-        keys = {k for k, spec in (features or {}).items() if isinstance(spec, VarLenFeature)}
+        """This collation with the ragged keys of a spec: VarLenFeatures and RaggedFeatures of an
+        Example and FixedLenSequenceFeatures of a SequenceExample."""
+        keys = {k for k, spec in (features or {}).items() if isinstance(spec, (VarLenFeature, RaggedFeature))}
         keys |= {k for k, spec in (sequence_features or {}).items() if isinstance(spec, FixedLenSequenceFeature)}
         return Collate(
             varlen=self.varlen, pad_value=self.pad_value, length_key=self.length_key, ragged=self.ragged | keys
@@ -110,45 +119,60 @@ class Collate:
         out: dict[str, tuple[Any, torch.Tensor | None]] = {}
         for key, col in columns.items():
             if isinstance(col, Ragged):
-                out[key] = self._ragged(col)
+                out[key] = self._ragged(col, key)
             elif isinstance(col, np.ndarray):
                 out[key] = (torch.from_numpy(col) if col.dtype.kind in "biuf" else col.tolist(), None)
             else:
                 out[key] = (col, None)
         return self._assemble(out)
 
-    def _assemble(self, columns: Mapping[str, tuple[Any, torch.Tensor | None]]) -> dict[str, Any]:
-        """The batch dict: each key's value, followed by its lengths when it was padded."""
+    def _assemble(self, columns: Mapping[str, tuple[Any, Any]]) -> dict[str, Any]:
+        """The batch dict: each key's value, followed by its lengths (a tensor, or a list of them
+        for more ragged dimensions) when it was padded."""
         from torch.utils.data import get_worker_info
 
         out: dict[str, Any] = {}
         for key, (value, lengths) in columns.items():
             out[key] = value
-            if lengths is not None:
-                name = self.length_key.format(key)
+            if lengths is None:
+                continue
+            for depth, tensor in enumerate(lengths if isinstance(lengths, list) else [lengths]):
+                name = self.length_key.format(key) + (f"_{depth}" if depth else "")
                 if name in columns or name in out:
                     raise ValueError(f"cannot add the lengths of {key!r} as {name!r}: the items already have that key")
-                out[name] = lengths
+                out[name] = tensor
         if get_worker_info() is not None:
             _one_storage(out)
         return out
 
-    def _ragged(self, col: Ragged) -> tuple[Any, torch.Tensor | None]:
+    def _ragged(self, col: Ragged, key: str = "") -> tuple[Any, Any]:
+        """A batch's Ragged column in this collation's layout (bytes stay nested lists)."""
         import torch
 
-        lengths = col.row_lengths()
+        flat = col.flat_values
+        if flat.dtype.kind not in "biuf":
+            return col.to_list(), None
         if self.varlen == "list":
-            return [torch.from_numpy(v) for v in np.split(col.values, col.row_splits[1:-1])], None
-        width = int(lengths.max()) if len(lengths) else 0
-        padded = np.full((len(lengths), width), self.pad_value, dtype=col.values.dtype)
-        padded[np.arange(width) < lengths[:, None]] = col.values
-        return torch.from_numpy(padded), torch.from_numpy(lengths.astype(np.int64))
+            return _tensor_rows(col), None
+        if self.varlen == "nested":
+            if col.ragged_rank > 1:
+                raise ValueError(
+                    f"{key!r} has {col.ragged_rank} ragged dimensions; torch.nested tensors (jagged layout) "
+                    "have one: use Collate(varlen='pad') or varlen='list'"
+                )
+            offsets = torch.from_numpy(col.row_splits.astype(np.int64))
+            return torch.nested.nested_tensor_from_jagged(torch.from_numpy(flat), offsets), None
+        dense, lengths = padded(col, self.pad_value)
+        tensors = [torch.from_numpy(length) for length in lengths]
+        return torch.from_numpy(dense), tensors[0] if len(tensors) == 1 else tensors
 
     def _column(self, key: str, values: list[Any]) -> tuple[Any, torch.Tensor | None]:
         """One key's batch, and the lengths tensor when it was padded."""
         import torch
 
         ragged = key in self.ragged
+        if any(isinstance(v, Ragged) for v in values) or (ragged and self.varlen == "nested" and _arrays(values)):
+            return self._ragged(stack(values), key)
         if not ragged and all(isinstance(v, (np.ndarray, np.generic)) and v.dtype.kind in "biuf" for v in values):
             shape = values[0].shape
             if all(v.shape == shape for v in values):
@@ -173,6 +197,19 @@ class Collate:
         return padded, torch.tensor(lengths, dtype=torch.int64)
 
 
+def _arrays(values: list[Any]) -> bool:
+    """Whether every value is a numeric array of at least one dimension."""
+    return all(isinstance(v, np.ndarray) and v.ndim and v.dtype.kind in "biuf" for v in values)
+
+
+def _tensor_rows(col: Ragged) -> list[Any]:
+    """The rows of a Ragged as tensors, nested in lists as deep as its ragged dimensions."""
+    import torch
+
+    rows = [col.row(i) for i in range(col.nrows)]
+    return [_tensor_rows(r) if isinstance(r, Ragged) else torch.from_numpy(r) for r in rows]
+
+
 # Mean record size above which a batch is decoded record by record: the columnar decoder's fixed
 # per-batch cost (~1 ms of numpy calls) outweighs per-record parsing for few, large records
 # (measured on 64 KiB Examples, batch 32: 10 us per record vs 37 us by columns).
@@ -194,7 +231,7 @@ def _one_storage(batch: dict[str, Any]) -> None:
     numbers once more (measured: ~250 us per extra tensor, per batch)."""
     import torch
 
-    keys = [k for k, v in batch.items() if isinstance(v, torch.Tensor)]
+    keys = [k for k, v in batch.items() if isinstance(v, torch.Tensor) and not v.is_nested]
     if len(keys) < 2:
         return
     offsets = []

@@ -19,6 +19,7 @@ from typing import Any
 
 from tfrecord_lite._errors import DecodeError, FeatureError
 from tfrecord_lite._example.decode import decode_example, decode_sequence_example
+from tfrecord_lite._example.ragged_spec import RaggedFeature, partitions_from_json, ragged_to_json
 from tfrecord_lite._example.spec import (
     BYTES,
     FLOAT,
@@ -218,7 +219,7 @@ def _records_of(source: Any, storage_options: StorageOptions) -> Iterator[bytes]
         yield from map(spans.record, range(len(spans.starts)))
 
 
-_SPEC_CLASSES = {cls.__name__: cls for cls in (FixedLenFeature, VarLenFeature, FixedLenSequenceFeature)}
+_SPEC_CLASSES = {cls.__name__: cls for cls in (FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, RaggedFeature)}
 
 
 def features_to_json(features: Mapping[str, FeatureSpec]) -> dict[str, dict[str, Any]]:
@@ -226,7 +227,9 @@ def features_to_json(features: Mapping[str, FeatureSpec]) -> dict[str, dict[str,
     out: dict[str, dict[str, Any]] = {}
     for key, spec in features.items():
         entry: dict[str, Any] = {"type": type(spec).__name__, "dtype": spec.dtype}
-        if not isinstance(spec, VarLenFeature):
+        if isinstance(spec, RaggedFeature):
+            entry.update(ragged_to_json(spec))
+        elif not isinstance(spec, VarLenFeature):
             entry["shape"] = list(spec.shape)
         if isinstance(spec, FixedLenSequenceFeature):
             entry["allow_missing"] = spec.allow_missing
@@ -247,6 +250,8 @@ def features_from_json(data: Any, where: str = "the spec") -> dict[str, FeatureS
                 f"found {entry!r}"
             )
         args = {name: value for name, value in entry.items() if name != "type"}
+        if cls is RaggedFeature and isinstance(args.get("partitions"), list):
+            args["partitions"] = partitions_from_json(args["partitions"])
         try:
             out[key] = cls(**args)
         except (TypeError, ValueError) as err:

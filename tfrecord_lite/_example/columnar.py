@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.decode import apply_spec, decode_example
 from tfrecord_lite._example.joins import (
     SCRATCH,
@@ -46,6 +47,9 @@ from tfrecord_lite._example.lockstep import (
     index_ranges,
     match_layouts,
 )
+from tfrecord_lite._example.ragged import Ragged
+from tfrecord_lite._example.ragged_build import finish_batch
+from tfrecord_lite._example.ragged_spec import components, has_ragged
 from tfrecord_lite._example.spec import (
     BYTES,
     FeatureSpec,
@@ -56,33 +60,6 @@ from tfrecord_lite._example.spec import (
 )
 from tfrecord_lite._example.validate import batch_specs
 from tfrecord_lite._example.wire import Layout, as_bytes, layout_of
-
-_SHOWN_ROWS = 3  # rows a Ragged's repr shows
-
-
-class Ragged(NamedTuple):
-    """Variable-length values of a batch: row i is ``values[row_splits[i]:row_splits[i + 1]]``."""
-
-    values: np.ndarray
-    row_splits: np.ndarray
-
-    def row_lengths(self) -> np.ndarray:
-        """The number of values in each row."""
-        return np.diff(self.row_splits)
-
-    def row(self, i: int) -> np.ndarray:
-        """The values of row `i`."""
-        return self.values[self.row_splits[i] : self.row_splits[i + 1]]
-
-    def to_list(self) -> list[np.ndarray]:
-        """One array per row."""
-        return np.split(self.values, self.row_splits[1:-1])
-
-    def __repr__(self) -> str:
-        rows = len(self.row_splits) - 1
-        shown = ", ".join(str(self.row(i).tolist()) for i in range(min(rows, _SHOWN_ROWS)))
-        more = ", ..." if rows > _SHOWN_ROWS else ""
-        return f"Ragged(shape=[{rows}, None], dtype={self.values.dtype}, rows=[{shown}{more}])"
 
 
 def _as_array(values: list[Any] | npt.NDArray[Any]) -> npt.NDArray[Any]:
@@ -142,6 +119,7 @@ def _assemble(plan: Plan, n: int, parts: list[Found], slow: dict[int, Any], _vie
         return Ragged(out, splits)
     dtype = object if is_bytes else spec.dtype
     # FixedLenSequenceFeature: [n, steps, *shape], padded with the default (or zeros / b"").
+    assert isinstance(spec, FixedLenSequenceFeature)  # a RaggedFeature is planned as its components
     steps = np.zeros(n, dtype=np.int64)
     if plan.size:
         steps[rows] = counts // plan.size
@@ -162,11 +140,14 @@ def _assemble(plan: Plan, n: int, parts: list[Found], slow: dict[int, Any], _vie
 
 
 def plan_features(features: Mapping[str, FeatureSpec]) -> list[Plan]:
+    """The features a batch decode reads: a RaggedFeature's are its components."""
+    if has_ragged(features):
+        features = components(features)
     plans = []
     for key, spec in features.items():
         if not isinstance(spec, (FixedLenFeature, VarLenFeature)):
             apply_spec(key, spec, b"", None)  # raises for specs an Example cannot take, as decode_example does
-        size = math.prod(spec.shape) if not isinstance(spec, VarLenFeature) else 0
+        size = math.prod(spec.shape) if isinstance(spec, (FixedLenFeature, FixedLenSequenceFeature)) else 0
         plans.append(Plan(key, spec, size))
     return plans
 
@@ -177,7 +158,9 @@ def decode_examples(records: Sequence[Any], features: SpecDict, *, copy: bool = 
     FixedLenFeature → ndarray [batch, *shape] (defaults filled in; an object array for
     bytes); VarLenFeature → Ragged(values, row_splits), or a list of lists of bytes;
     FixedLenSequenceFeature → [batch, max steps, *shape], padded with its default_value
-    (else zeros / b""). Errors are those decode_example raises for the offending record.
+    (else zeros / b""); RaggedFeature → a Ragged with the batch outermost, nested once more
+    per partition, as tf.io.parse_example gives it. Errors are those decode_example raises
+    for the offending record.
 
     `copy=False` gives bytes values as read-only memoryviews, as decode_example(copy=False)
     does, each keeping alive what it points into: its record (a record that is not bytes is
@@ -205,7 +188,8 @@ def decode_records(
     assembly = assembly or _NUMPY
     plans = plan_features(features)
     if not records:
-        return {p.key: assembly.assemble(p, 0, [], {}, memoryview(b"")) for p in plans}, []
+        empty = {p.key: assembly.assemble(p, 0, [], {}, memoryview(b"")) for p in plans}
+        return _finish(empty, features, 0, assembly), []
     if assembly.views:
         records = [as_bytes(r) for r in records]
     if not assembly.spans and sum(map(len, records)) >= SPARSE_RECORD * len(records) and all_bytes(records):
@@ -306,6 +290,8 @@ class Assembly(NamedTuple):
     caller: str
     spans: bool = False
     views: bool = False  # bytes values as memoryviews into the records (decode_examples(copy=False))
+    # RaggedFeature columns from their components' columns (None: this assembly takes none)
+    ragged: Callable[[dict[str, Any], Mapping[str, FeatureSpec], int], dict[str, Any]] | None = None
 
 
 def decode_buffer(
@@ -325,6 +311,7 @@ def decode_buffer(
     values of the matched records). Nothing returned refers to `raw`, which the caller may
     then reuse."""
     assembly = assembly or _NUMPY
+    asked, features = features, components(features) if has_ragged(features) else features
     n = len(starts)
     view = memoryview(raw)
     buf = np.frombuffer(view, dtype=np.uint8)
@@ -382,11 +369,26 @@ def decode_buffer(
         if slow_rows:
             part = [_without(f, ~bad[f.rows]) for f in part]
         out[plan.key] = assembly.assemble(plan, n, part, {i: d.get(plan.key) for i, d in slow.items()}, view)
-    return out, slow_rows
+    return _finish(out, asked, n, assembly), slow_rows
 
 
-_NUMPY = Assembly(_assemble, decode_example, "decode_examples")
-_VIEWS = Assembly(_assemble, functools.partial(decode_example, copy=False), "decode_examples", views=True)
+_PLAIN = (FixedLenFeature, VarLenFeature, FixedLenSequenceFeature)
+
+
+def _finish(columns: dict[str, Any], features: Mapping[str, FeatureSpec], n: int, assembly: Assembly) -> dict[str, Any]:
+    """The columns asked for, each RaggedFeature's built from its components' columns."""
+    if not has_ragged(features):
+        return columns
+    if assembly.ragged is None:
+        key = next(k for k, s in features.items() if not isinstance(s, _PLAIN))
+        raise FeatureError(key, f"{assembly.caller} does not take a RaggedFeature; decode_examples does")
+    return assembly.ragged(columns, features, n)
+
+
+_NUMPY = Assembly(_assemble, decode_example, "decode_examples", ragged=finish_batch)
+_VIEWS = Assembly(
+    _assemble, functools.partial(decode_example, copy=False), "decode_examples", views=True, ragged=finish_batch
+)
 
 
 def _without(f: Found, keep: np.ndarray) -> Found:

@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 
 from tfrecord_lite._errors import FeatureError
+from tfrecord_lite._example.ragged_build import build, single_column
+from tfrecord_lite._example.ragged_spec import RaggedFeature
 from tfrecord_lite._example.spec import (
     BYTES,
     DTYPE_KIND,
@@ -122,6 +124,8 @@ def apply_spec(
         if (inner == 0 and len(values)) or (inner and len(values) % inner):
             raise FeatureError(key, f"found {len(values)} values, not a multiple of {inner} (shape {list(spec.shape)})")
         return _stack(spec, values, len(values) // inner if inner else 0)
+    if isinstance(spec, RaggedFeature):
+        raise FeatureError(key, "a RaggedFeature reads several features of an Example: decode_example takes it")
     return apply_spec(key, as_spec(key, spec), buf, parsed, kindless_is_missing, present, view)  # or a FeatureError
 
 
@@ -169,7 +173,8 @@ def decode_example(data: Any, features: SpecDict | None = None, *, copy: bool = 
 
     Without `features`: every feature, int64 → int64 ndarray, float → float32 ndarray,
     bytes → list of bytes, a Feature with no kind → None. With a spec dict: only those
-    keys, shaped and checked like tf.io.parse_single_example.
+    keys, shaped and checked like tf.io.parse_single_example (a RaggedFeature gives a
+    Ragged, or an array when nothing is ragged).
 
     `copy=False` gives bytes values as read-only memoryviews into the record instead of
     copies (no copy of a large image or blob). They stay valid as long as they exist: each
@@ -194,7 +199,10 @@ def decode_example(data: Any, features: SpecDict | None = None, *, copy: bool = 
     for key, spec in features.items():
         p = get(key)
         if p is None or type(spec) is not FixedLenFeature or p[0] != DTYPE_KIND[spec.dtype]:
-            out[key] = apply_spec(key, spec, buf, p, present=parsed, view=view)
+            if type(spec) in _PLAIN:
+                out[key] = apply_spec(key, spec, buf, p, present=parsed, view=view)
+            else:
+                out[key] = _other_spec(key, spec, buf, parsed, view)
             continue
         # The common case, without the detours: a FixedLenFeature of the right kind, one run
         # of values; the four commonest shapes are read directly (anything else, errors
@@ -227,6 +235,22 @@ def decode_example(data: Any, features: SpecDict | None = None, *, copy: bool = 
                 continue
         out[key] = _fixed(key, spec, values_of(buf, p, view))
     return out
+
+
+_PLAIN = frozenset((FixedLenFeature, VarLenFeature, FixedLenSequenceFeature))
+
+
+def _other_spec(key: str, spec: Any, buf: bytes, parsed: dict[str, Parsed], view: memoryview | None) -> Any:
+    """decode_example's value of a spec that is not one of the plain three: a RaggedFeature
+    (ours or TensorFlow's), built from the features it reads; or what apply_spec says."""
+    spec = as_spec(key, spec)
+    if not isinstance(spec, RaggedFeature):
+        return apply_spec(key, spec, buf, parsed.get(key), present=parsed, view=view)
+    read = {
+        part: single_column(apply_spec(part, var_len, buf, parsed.get(part), view=view))
+        for part, var_len in spec.keys(key).items()
+    }
+    return build(key, spec, read[spec.value_key or key], read, 1, batch=False)
 
 
 def _apply_sequence_spec(

@@ -47,6 +47,7 @@ from tfrecord_lite._example.lockstep import (
     match_layouts,
     ragged_gather,
 )
+from tfrecord_lite._example.ragged_build import finish_flat
 from tfrecord_lite._example.spec import (
     BYTES,
     DTYPE_KIND,
@@ -181,7 +182,7 @@ def _present_values(record: Any, features: Mapping[str, FeatureSpec]) -> dict[st
     return {key: values_of(buf, parsed[key]) if key in parsed else None for key in features}
 
 
-_SPEC = Assembly(_assemble_spec, decode_example, "decode_arrow", spans=True)
+_SPEC = Assembly(_assemble_spec, decode_example, "decode_arrow", spans=True, ragged=finish_flat)
 _PRESENT = Assembly(_assemble_present, _present_values, "decode_arrow", spans=True)
 
 

@@ -320,12 +320,14 @@ def match_layouts(buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: n
 
     Records of one dataset mostly share their skeleton (the bytes outside the values):
     one record of each length is parsed (wire.Layout), the others of that length are
-    compared with it in one numpy operation. Lengths of fewer than 4 records are left to
-    the lockstep parser, unless few records are left (at most a 16th of the batch, as when
+    compared with it in one numpy operation. Lengths of fewer than 16 records are left to
+    the lockstep parser (a length costs about as much Python as the lockstep parser spends
+    on 30 records: records of many lengths, as variable-length features give, parse faster
+    in lockstep), unless few records are left (at most a 16th of the batch, as when
     a few varints are longer): then those are matched one length at a time too, which
     costs less than the lockstep parser's pass.
     """
-    matches = _match_lengths(buf, view, starts, ends, least=4)
+    matches = _match_lengths(buf, view, starts, ends, least=16)
     handled = np.zeros(len(starts), dtype=bool)
     for match in matches:
         handled[match.rows] = True

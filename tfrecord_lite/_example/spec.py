@@ -10,9 +10,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, Union, cast
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from tfrecord_lite._example.ragged_spec import RaggedFeature
 
 # Field numbers of the `kind` oneof in the Feature message.
 BYTES, FLOAT, INT64 = 1, 2, 3
@@ -198,4 +201,5 @@ class FixedLenSequenceFeature:
         return DTYPE_KIND[self.dtype]
 
 
-FeatureSpec = FixedLenFeature | VarLenFeature | FixedLenSequenceFeature
+# A RaggedFeature (ragged_spec.py, which builds on this module) is a spec too.
+FeatureSpec = Union[FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, "RaggedFeature"]

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from tfrecord_lite._errors import FeatureError
+from tfrecord_lite._example.ragged_spec import RaggedFeature, components, from_tf, has_ragged
 from tfrecord_lite._example.spec import FeatureSpec, FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, dtype_name
 
 # The `tfrecord` package's description names and the specs that give its users the same
@@ -27,8 +28,10 @@ TFRECORD_DESCRIPTIONS: dict[str, FeatureSpec] = {
     "int": VarLenFeature("int64"),
     "float": VarLenFeature("float32"),
 }
-_SPEC_TYPES = (FixedLenFeature, VarLenFeature, FixedLenSequenceFeature)
-_EXPECTED_SPEC = "a FixedLenFeature, VarLenFeature or FixedLenSequenceFeature (or 'byte' / 'int' / 'float')"
+_SPEC_TYPES = (FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, RaggedFeature)
+_EXPECTED_SPEC = (
+    "a FixedLenFeature, VarLenFeature, FixedLenSequenceFeature or RaggedFeature (or 'byte' / 'int' / 'float')"
+)
 
 
 def _found(value: Any) -> str:
@@ -45,6 +48,9 @@ def as_spec(key: str, spec: Any) -> FeatureSpec:
         return spec
     if isinstance(spec, str) and spec in TFRECORD_DESCRIPTIONS:
         return TFRECORD_DESCRIPTIONS[spec]
+    ragged = from_tf(spec)
+    if ragged is not None:
+        return ragged
     hint = ""
     if dtype_name(spec) is not None:
         hint = f"; for a dtype alone write tfr.VarLenFeature({spec!r}) or tfr.FixedLenFeature([], {spec!r})"
@@ -69,6 +75,8 @@ def feature_specs(features: Any, name: str = "features") -> dict[str, FeatureSpe
         if not isinstance(key, str):
             raise TypeError(f"{name} keys must be str, found {_found(key)}")
         out[key] = as_spec(key, spec)
+    if has_ragged(out):
+        components(out)  # a key read two ways by RaggedFeatures and other specs is a ValueError
     return out
 
 
