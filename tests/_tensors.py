@@ -8,6 +8,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from tests._tensor_reference import FIELD
 from tfrecord_lite._example.tensor import TENSOR_DTYPES
 
 NUMERIC = [name for name in TENSOR_DTYPES if name != "bytes"]
@@ -50,21 +51,10 @@ def typed_values(name: str, count: int) -> st.SearchStrategy[np.ndarray]:
 
 def typed_field(name: str, values: np.ndarray) -> dict[str, Any]:
     """{field: values} for the typed field of dtype `name`, as a writer of typed fields fills it."""
+    field, held = FIELD[name]
     if name == "float16":
-        return {"half_val": values.view(np.uint16).tolist()}
-    if name.startswith("complex"):
-        field = "scomplex_val" if name == "complex64" else "dcomplex_val"
-        return {field: values.view(values.real.dtype).tolist()}
-    fields = {"bool": "bool_val", "int64": "int64_val", "uint32": "uint32_val", "uint64": "uint64_val"}
-    fields |= {"float32": "float_val", "float64": "double_val", "bytes": "string_val"}
-    return {fields.get(name, "int_val"): values.tolist()}
-
-
-def repeat_last(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """`values` repeated to fill `shape`: the last one again and again, or zeros if none."""
-    count = int(np.prod(shape))
-    fill = values[-1:] if len(values) else np.array([b"" if values.dtype == object else 0], values.dtype)
-    return np.concatenate([values, np.repeat(fill, count - len(values))]).reshape(shape)
+        return {field: values.view(np.uint16).tolist()}
+    return {field: values.view(held).tolist() if name.startswith("complex") else values.tolist()}
 
 
 def fill_proto(message: Any, shape: list[int] | tuple[int, ...], fields: dict[str, Any]) -> bytes:

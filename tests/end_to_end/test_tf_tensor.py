@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 tf = pytest.importorskip("tensorflow")
 
 import tfrecord_lite as tfr
+from tests._tensor_reference import repeat_last
 from tests._tensors import (
     SHAPES,
     byte_arrays,
     enum_name,
     fill_proto,
     numeric_arrays,
-    repeat_last,
     typed_field,
     typed_values,
 )

@@ -9,8 +9,9 @@ tensor_content; strings, which have no fixed size, go one string_val each. The m
 class serializes, so field order and encoding are the protobuf runtime's, as in
 TensorFlow.
 
-parse_tensor reads both encodings: tensor_content (for strings, TensorFlow's varint
-lengths then the bytes), or the dtype's own typed field, where fewer values than the
+parse_tensor walks the bytes without a message object (tensor_wire.py) and reads both
+encodings: tensor_content (for strings, TensorFlow's varint lengths then the bytes), or
+the dtype's own typed field, where fewer values than the
 shape holds repeat the last one (no values at all: zeros), as tf.make_tensor_proto's
 output relies on. Nothing is allocated from the declared shape before the shape is
 checked against the data: tensor_content must hold exactly the bytes the shape needs,
@@ -26,11 +27,11 @@ import math
 from typing import Any, NamedTuple
 
 import numpy as np
-from google.protobuf.message import DecodeError as _ProtobufDecodeError
 
 from tfrecord_lite._errors import DecodeError
 from tfrecord_lite._example.proto import TensorProto
 from tfrecord_lite._example.spec import DTypeLike, dtype_name
+from tfrecord_lite._example.tensor_wire import LocatedTensor, field_values, holds_values, locate
 from tfrecord_lite._example.varints import read_varint
 
 # The most bytes a tensor is filled to by repeating a typed field's last value: TensorFlow
@@ -43,31 +44,29 @@ _MAX_DIMS = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
 class _Layout(NamedTuple):
     enum: str  # the DataType value
     field: str  # the repeated field that holds its values when tensor_content does not
-    field_dtype: str  # what numpy reads that field's values as
 
 
 _LAYOUTS = {
-    "bool": _Layout("DT_BOOL", "bool_val", "bool"),
-    "int8": _Layout("DT_INT8", "int_val", "int64"),
-    "int16": _Layout("DT_INT16", "int_val", "int64"),
-    "int32": _Layout("DT_INT32", "int_val", "int64"),
-    "int64": _Layout("DT_INT64", "int64_val", "int64"),
-    "uint8": _Layout("DT_UINT8", "int_val", "int64"),
-    "uint16": _Layout("DT_UINT16", "int_val", "int64"),
-    "uint32": _Layout("DT_UINT32", "uint32_val", "uint64"),
-    "uint64": _Layout("DT_UINT64", "uint64_val", "uint64"),
-    "float16": _Layout("DT_HALF", "half_val", "int64"),  # the bits of each value
-    "float32": _Layout("DT_FLOAT", "float_val", "float32"),
-    "float64": _Layout("DT_DOUBLE", "double_val", "float64"),
-    "complex64": _Layout("DT_COMPLEX64", "scomplex_val", "float32"),  # (real, imag) pairs
-    "complex128": _Layout("DT_COMPLEX128", "dcomplex_val", "float64"),
-    "bytes": _Layout("DT_STRING", "string_val", "object"),
+    "bool": _Layout("DT_BOOL", "bool_val"),
+    "int8": _Layout("DT_INT8", "int_val"),
+    "int16": _Layout("DT_INT16", "int_val"),
+    "int32": _Layout("DT_INT32", "int_val"),
+    "int64": _Layout("DT_INT64", "int64_val"),
+    "uint8": _Layout("DT_UINT8", "int_val"),
+    "uint16": _Layout("DT_UINT16", "int_val"),
+    "uint32": _Layout("DT_UINT32", "uint32_val"),
+    "uint64": _Layout("DT_UINT64", "uint64_val"),
+    "float16": _Layout("DT_HALF", "half_val"),  # the bits of each value
+    "float32": _Layout("DT_FLOAT", "float_val"),
+    "float64": _Layout("DT_DOUBLE", "double_val"),
+    "complex64": _Layout("DT_COMPLEX64", "scomplex_val"),  # (real, imag) pairs
+    "complex128": _Layout("DT_COMPLEX128", "dcomplex_val"),
+    "bytes": _Layout("DT_STRING", "string_val"),
 }
 TENSOR_DTYPES = tuple(_LAYOUTS)
 _DATA_TYPE = TensorProto.DESCRIPTOR.fields_by_name["dtype"].enum_type
 _NUMBER = {name: _DATA_TYPE.values_by_name[layout.enum].number for name, layout in _LAYOUTS.items()}
 _NAME = {number: name for name, number in _NUMBER.items()}
-_VALUE_FIELDS = sorted({layout.field for layout in _LAYOUTS.values()} | {"float8_val"})
 _TEXT = (bytes, str, bytearray)
 
 
@@ -167,25 +166,24 @@ def parse_tensor(data: Any, dtype: DTypeLike) -> np.ndarray:
     writable array in native byte order; strings come back as an object array of bytes.
     """
     name = tensor_dtype(dtype)
-    proto = _message(data)
-    if proto.dtype != _NUMBER[name]:
-        raise DecodeError(f"parse_tensor: expected dtype {_label(_NUMBER[name])}, found {_label(proto.dtype)}")
-    shape = _shape(proto, name)
-    _check_fields(proto, name)
-    content = proto.tensor_content
-    flat = _from_content(content, name, shape) if content else _from_field(proto, name, shape)
+    buf = _buffer(data)
+    tensor = locate(buf)
+    if tensor.dtype != _NUMBER[name]:
+        raise DecodeError(f"parse_tensor: expected dtype {_label(_NUMBER[name])}, found {_label(tensor.dtype)}")
+    shape = _shape(tensor.dims, name)
+    _check_fields(tensor, name)
+    start, stop = tensor.content
+    flat = _from_content(buf, start, stop, name, shape) if stop > start else _from_field(buf, tensor, name, shape)
     return flat.reshape(shape)
 
 
-def _message(data: Any) -> Any:
-    if isinstance(data, str):
-        raise TypeError("parse_tensor takes bytes, found str: pass the serialized bytes")
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError(f"parse_tensor takes bytes, found {type(data).__name__}")
-    try:
-        return TensorProto.FromString(bytes(data))
-    except _ProtobufDecodeError as err:
-        raise DecodeError(f"parse_tensor: the data is not a serialized TensorProto ({err})") from None
+def _buffer(data: Any) -> bytes:
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    found = "str: pass the serialized bytes" if isinstance(data, str) else type(data).__name__
+    raise TypeError(f"parse_tensor takes bytes, found {found}")
 
 
 def _label(number: int) -> str:
@@ -195,86 +193,84 @@ def _label(number: int) -> str:
     return f"{_NAME[number]} ({enum})" if number in _NAME else enum
 
 
-def _shape(proto: Any, name: str) -> tuple[int, ...]:
-    dims = tuple(int(dim.size) for dim in proto.tensor_shape.dim)
+def _shape(dims: list[int], name: str) -> tuple[int, ...]:
     if len(dims) > _MAX_DIMS:
         raise DecodeError(f"parse_tensor: the tensor has {len(dims)} dimensions, numpy at most {_MAX_DIMS}")
     if any(d < 0 for d in dims):
-        raise DecodeError(f"parse_tensor: shape {list(dims)} has a negative dimension")
+        raise DecodeError(f"parse_tensor: shape {dims} has a negative dimension")
     if math.prod(max(d, 1) for d in dims) * _numpy_dtype(name).itemsize >= _SIZE_LIMIT:
-        raise DecodeError(f"parse_tensor: shape {list(dims)} of {name} is larger than any array can be")
-    return dims
+        raise DecodeError(f"parse_tensor: shape {dims} of {name} is larger than any array can be")
+    return tuple(dims)
 
 
-def _check_fields(proto: Any, name: str) -> None:
+def _check_fields(tensor: LocatedTensor, name: str) -> None:
     own = _LAYOUTS[name].field
-    for field in _VALUE_FIELDS:
-        if field != own and len(getattr(proto, field)):
+    for field, spans in tensor.values.items():
+        if field != own and holds_values(field, spans):
             raise DecodeError(
                 f"parse_tensor: a {name} tensor keeps its values in tensor_content or {own}, "
                 f"but this one has values in {field}"
             )
-    if proto.tensor_content and len(getattr(proto, own)):
+    start, stop = tensor.content
+    if stop > start and holds_values(own, tensor.values.get(own, [])):
         raise DecodeError(f"parse_tensor: the tensor has values both in tensor_content and in {own}")
 
 
-def _from_content(content: bytes, name: str, shape: tuple[int, ...]) -> np.ndarray:
+def _from_content(buf: bytes, start: int, stop: int, name: str, shape: tuple[int, ...]) -> np.ndarray:
     count = math.prod(shape)
     if name == "bytes":
-        return _strings_from_content(content, count)
+        return _strings_from_content(buf, start, stop, count)
     dt = np.dtype(name)
-    if len(content) != count * dt.itemsize:
+    if stop - start != count * dt.itemsize:
         raise DecodeError(
-            f"parse_tensor: tensor_content holds {len(content)} bytes, "
+            f"parse_tensor: tensor_content holds {stop - start} bytes, "
             f"but shape {list(shape)} of {name} takes {count * dt.itemsize}"
         )
     if name == "bool":
-        raw = np.frombuffer(content, dtype=np.uint8)
+        raw = np.frombuffer(buf, dtype=np.uint8, count=count, offset=start)
         if raw.max(initial=0) > 1:
             raise DecodeError("parse_tensor: the tensor_content of a bool tensor holds a byte other than 0 and 1")
         return raw.astype(bool)
-    return np.frombuffer(content, dtype=dt.newbyteorder("<")).astype(dt)
+    return np.frombuffer(buf, dtype=dt.newbyteorder("<"), count=count, offset=start).astype(dt)
 
 
-def _strings_from_content(content: bytes, count: int) -> np.ndarray:
+def _strings_from_content(buf: bytes, start: int, stop: int, count: int) -> np.ndarray:
     """TensorFlow's string encoding in tensor_content: `count` varint lengths, then the bytes."""
-    end = len(content)
-    if count > end:  # every length takes a byte at least
-        raise DecodeError(f"parse_tensor: tensor_content holds {end} bytes, too few for {count} strings")
-    lengths, pos = [], 0
+    size = stop - start
+    if count > size:  # every length takes a byte at least
+        raise DecodeError(f"parse_tensor: tensor_content holds {size} bytes, too few for {count} strings")
+    lengths, pos = [], start
     for _ in range(count):
-        length, pos = read_varint(content, pos, end)
+        length, pos = read_varint(buf, pos, stop)
         lengths.append(length)
-    if pos + sum(lengths) != end:
+    if pos + sum(lengths) != stop:
         raise DecodeError(
-            f"parse_tensor: tensor_content holds {end} bytes, but the lengths of its {count} strings "
-            f"add up to {pos + sum(lengths)}"
+            f"parse_tensor: tensor_content holds {size} bytes, but the lengths of its {count} strings "
+            f"add up to {pos - start + sum(lengths)}"
         )
     out = np.empty(count, dtype=object)
     for i, length in enumerate(lengths):
-        out[i] = content[pos : pos + length]
+        out[i] = buf[pos : pos + length]
         pos += length
     return out
 
 
-def _from_field(proto: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
-    layout = _LAYOUTS[name]
-    values = getattr(proto, layout.field)
+def _from_field(buf: bytes, tensor: LocatedTensor, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    field = _LAYOUTS[name].field
+    raw = field_values(buf, field, tensor.values.get(field, []))
     per_value = 2 if name.startswith("complex") else 1
-    if len(values) % per_value:
-        raise DecodeError(f"parse_tensor: {layout.field} holds {len(values)} numbers, not (real, imag) pairs")
-    given, count = len(values) // per_value, math.prod(shape)
+    if len(raw) % per_value:
+        raise DecodeError(f"parse_tensor: {field} holds {len(raw)} numbers, not (real, imag) pairs")
+    given, count = len(raw) // per_value, math.prod(shape)
     if given > count:
-        raise DecodeError(
-            f"parse_tensor: {layout.field} holds {given} values, more than the {count} of shape {list(shape)}"
-        )
+        raise DecodeError(f"parse_tensor: {field} holds {given} values, more than the {count} of shape {list(shape)}")
     dt = _numpy_dtype(name)
     if given < count and count * dt.itemsize > FILL_LIMIT:
         raise DecodeError(
-            f"parse_tensor: shape {list(shape)} of {name} takes {count * dt.itemsize} bytes, but {layout.field} "
+            f"parse_tensor: shape {list(shape)} of {name} takes {count * dt.itemsize} bytes, but {field} "
             f"holds {given} of its values; repeating the last is refused past {FILL_LIMIT} bytes"
         )
-    flat = _typed_values(values, name)
+    flat = _typed_values(raw, name)
     if given == count:
         return flat
     out = np.full(count, b"" if name == "bytes" else 0, dtype=dt)
@@ -284,10 +280,10 @@ def _from_field(proto: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
     return out
 
 
-def _typed_values(values: Any, name: str) -> np.ndarray:
-    raw = np.fromiter(values, dtype=_LAYOUTS[name].field_dtype, count=len(values))
+def _typed_values(raw: np.ndarray, name: str) -> np.ndarray:
+    """A typed field's numbers (int64 from varints, floats, or bytes objects) as dtype `name`."""
     if name == "float16":
-        return raw.astype(np.uint16).view(np.float16)
+        return raw.astype(np.uint16).view(np.float16)  # the low 16 bits, as TensorFlow reads them
     if name.startswith("complex"):
-        return raw.view(name)
-    return raw.astype(_numpy_dtype(name), copy=False)
+        return raw.astype(raw.dtype.newbyteorder("=")).view(name)
+    return raw.astype(_numpy_dtype(name))
