@@ -6,19 +6,20 @@ and the repeated field that can hold its values. serialize_tensor writes what
 TensorFlow's SerializeTensor op writes, byte for byte (checked against TensorFlow): the
 dtype, the shape (present even for a scalar), and the values packed little-endian in
 tensor_content; strings, which have no fixed size, go one string_val each. The message
-class serializes, so field order and encoding are the protobuf runtime's, as in
-TensorFlow.
+class serializes the dtype, shape and strings, so their encoding is the protobuf
+runtime's, as in TensorFlow; tensor_content, the field that follows them, is joined on
+from the array's own memory, one copy in all.
 
 parse_tensor walks the bytes without a message object (tensor_wire.py) and reads both
 encodings: tensor_content (for strings, TensorFlow's varint lengths then the bytes), or
-the dtype's own typed field, where fewer values than the
-shape holds repeat the last one (no values at all: zeros), as tf.make_tensor_proto's
-output relies on. Nothing is allocated from the declared shape before the shape is
-checked against the data: tensor_content must hold exactly the bytes the shape needs,
-and a typed field's values are repeated only up to FILL_LIMIT bytes, the most a
-TensorProto could have held written out in full. Where TensorFlow silently ignores part
-of a malformed proto (values in another dtype's field, more values than the shape
-holds, typed values beside tensor_content), parse_tensor raises instead.
+the dtype's own typed field, where fewer values than the shape holds repeat the last one
+(no values at all: zeros), as tf.make_tensor_proto's output relies on. Nothing is
+allocated from the declared shape before the shape is checked against the data:
+tensor_content must hold exactly the bytes the shape needs, and a typed field's values
+are repeated only up to FILL_LIMIT bytes, the most a TensorProto could have held written
+out in full. Where TensorFlow silently ignores part of a malformed proto (values in
+another dtype's field, more values than the shape holds, typed values beside
+tensor_content), parse_tensor raises instead.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tfrecord_lite._errors import DecodeError
+from tfrecord_lite._example.encode import _varint
 from tfrecord_lite._example.proto import TensorProto
 from tfrecord_lite._example.spec import DTypeLike, dtype_name
 from tfrecord_lite._example.tensor_wire import LocatedTensor, field_values, holds_values, locate
@@ -68,6 +70,7 @@ _DATA_TYPE = TensorProto.DESCRIPTOR.fields_by_name["dtype"].enum_type
 _NUMBER = {name: _DATA_TYPE.values_by_name[layout.enum].number for name, layout in _LAYOUTS.items()}
 _NAME = {number: name for name, number in _NUMBER.items()}
 _TEXT = (bytes, str, bytearray)
+_CONTENT_TAG = bytes([TensorProto.DESCRIPTOR.fields_by_name["tensor_content"].number << 3 | 2])
 
 
 def tensor_dtype(dtype: DTypeLike) -> str:
@@ -102,12 +105,21 @@ def serialize_tensor(array: Any) -> bytes:
         proto.tensor_shape.dim.add(size=size)
     if name == "bytes":
         proto.string_val.extend(_strings(arr))
-    elif name == "bool":
-        proto.tensor_content = (np.ascontiguousarray(arr).view(np.uint8) != 0).tobytes()
-    else:
-        proto.tensor_content = arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
-    result: bytes = proto.SerializeToString()
-    return result
+    head: bytes = proto.SerializeToString()
+    if name == "bytes" or not arr.size:
+        return head
+    # tensor_content, the field after the head's, joined on without a copy in between.
+    content = _little_endian_bytes(arr)
+    return b"".join([head, _CONTENT_TAG, _varint(content.nbytes), content.data])
+
+
+def _little_endian_bytes(arr: np.ndarray) -> np.ndarray:
+    """The values in C order as little-endian bytes (bools as 0 / 1): a uint8 view where it can be."""
+    if arr.dtype.kind == "b":
+        ones: np.ndarray = np.ascontiguousarray(arr).view(np.uint8).reshape(-1) != 0
+        return ones.view(np.uint8)
+    little = np.ascontiguousarray(arr.astype(arr.dtype.newbyteorder("<"), copy=False))
+    return little.reshape(-1).view(np.uint8)
 
 
 def _as_array(array: Any) -> np.ndarray:
