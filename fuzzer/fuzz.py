@@ -20,6 +20,8 @@
 #            the true one, or a library error).
 #   large    decode_examples on large records (their long values left out of the
 #            batch's join) against decode_example, the input flipping their bytes.
+#   tensor   parse_tensor as every dtype against the protobuf runtime's TensorProto
+#            (both reject, or the same shape and values, by TensorFlow's rules).
 #
 # Inputs start from the seed corpus in fuzzer/corpus/ (TARGET/ files), mutated.
 #
@@ -73,6 +75,7 @@ def _setup():
 
 
 atheris, tfr, reference, ProtobufDecodeError = _setup()
+from tests._tensor_reference import check_parse  # noqa: E402
 from tfrecord_lite._records.verify import verify_file  # noqa: E402
 from tfrecord_lite._wire.framing import frame  # noqa: E402
 
@@ -330,6 +333,10 @@ def fuzz_index(data: bytes) -> None:
     _index_files.read_with(_damage_ends(_index_files.gz_sidecar_bytes, data), gz=True)
 
 
+def fuzz_tensor(data: bytes) -> None:
+    check_parse(data, runtime=reference.SOUND_ON_MALFORMED_INPUT)
+
+
 TARGETS: dict[str, Callable[[bytes], None]] = {
     "arrow": fuzz_arrow,
     "example": fuzz_example,
@@ -337,6 +344,7 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "gzip": fuzz_gzip,
     "index": fuzz_index,
     "large": fuzz_large,
+    "tensor": fuzz_tensor,
 }
 
 

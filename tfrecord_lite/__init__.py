@@ -41,11 +41,13 @@ if TYPE_CHECKING:
         FloatList,
         Int64List,
         SequenceExample,
+        TensorProto,
     )
     from tfrecord_lite._example.ragged import Ragged
     from tfrecord_lite._example.ragged_spec import RaggedFeature
     from tfrecord_lite._example.raw import decode_raw
     from tfrecord_lite._example.spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
+    from tfrecord_lite._example.tensor import parse_tensor, serialize_tensor
     from tfrecord_lite._index.write import write_index, write_text_index
     from tfrecord_lite._records.count import count_records
     from tfrecord_lite._records.example_batches import iter_example_batches
@@ -77,7 +79,9 @@ _LAZY = {
         "FloatList",
         "Int64List",
         "SequenceExample",
+        "TensorProto",
     ],
+    "_example.tensor": ["parse_tensor", "serialize_tensor"],
     "_storage.publish": ["OutputLockedError"],
     "_example.raw": ["decode_raw"],
     "_records.reader": ["iter_records"],
@@ -133,6 +137,7 @@ __all__ = [
     "TFRecordError",
     "TFRecordFile",
     "TFRecordWriter",
+    "TensorProto",
     "TruncatedRecordError",
     "VarLenFeature",
     "count_records",
@@ -145,8 +150,10 @@ __all__ = [
     "infer_features",
     "iter_example_batches",
     "iter_records",
+    "parse_tensor",
     "resolve_inputs",
     "salvage",
+    "serialize_tensor",
     "write_index",
     "write_text_index",
 ]

@@ -53,7 +53,8 @@ class NoInputsError(TFRecordError, FileNotFoundError):
 
 
 class DecodeError(TFRecordError, ValueError):
-    """A record's payload is not a valid Example / SequenceExample protobuf."""
+    """A record's payload is not a valid Example / SequenceExample protobuf (for `parse_tensor`: not a
+    valid TensorProto of the dtype asked for)."""
 
 
 class FeatureError(TFRecordError, ValueError):

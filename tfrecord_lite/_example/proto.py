@@ -1,4 +1,4 @@
-"""Protobuf message classes for Example / SequenceExample and their parts.
+"""Protobuf message classes for Example / SequenceExample and their parts, and TensorProto.
 
 Strategy: no generated _pb2 modules (they pin a protobuf runtime range).
 _example/descriptor.py holds the serialized FileDescriptorProtos that protoc built
@@ -31,6 +31,8 @@ __all__ = [
     "Int64List",
     "Int64Words",
     "SequenceExample",
+    "TensorProto",
+    "TensorShapeProto",
 ]
 
 _POOL = descriptor_pool.Default()
@@ -87,3 +89,5 @@ FeatureList = _CLASSES["FeatureList"]
 FeatureLists = _CLASSES["FeatureLists"]
 Example = _CLASSES["Example"]
 SequenceExample = _CLASSES["SequenceExample"]
+TensorProto = _CLASSES["TensorProto"]
+TensorShapeProto = _CLASSES["TensorShapeProto"]
