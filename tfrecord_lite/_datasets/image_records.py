@@ -10,8 +10,8 @@ first value and fills what is absent with 0 (size), -1 (label) or empty text, so
 by other tools read too: only the image bytes are required, and their absence is an error that
 lists the keys the record has. The bytes are raw pixels when image/format says "raw", or when the
 shape keys give exactly their byte count, or when the record has a shape but no image/format and
-the bytes start like no image format; else they are an encoded image. Pixels are decoded on demand (image_codec), never while
-records are read.
+the bytes start like no image format; else they are an encoded image. Pixels are decoded on
+demand (image_codec), never while records are read.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def _number(fields: Mapping[str, Any], keys: Sequence[str], default: int) -> int
 
 
 def _image_format(fields: Mapping[str, Any], data: bytes, shape: tuple[int, int, int], itemsize: int) -> str:
-    """"raw" when the bytes are pixels (see the module's docstring), else the stated or sniffed format."""
+    """ "raw" when the bytes are pixels (see the module's docstring), else the stated or sniffed format."""
     stated = _text(fields, FORMAT).lower()
     height, width, channels = shape
     if stated == RAW or (channels > 0 and height * width * channels * itemsize == len(data) > 0):

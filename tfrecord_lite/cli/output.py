@@ -18,7 +18,6 @@ from tfrecord_lite._datasets.schema import Decoded, value_kind
 from tfrecord_lite._records.verify import VerifyReport
 
 
-
 def _kind(value: bytes) -> str:
     """The format a binary value starts like, as a prefix of its view ("PNG "), or ""."""
     if value.startswith(b"\x1f\x8b"):
