@@ -252,3 +252,29 @@ def test_raw_images_with_other_keys_through_a_dataloader(tmp_path: Path) -> None
     assert x.shape == (5, 1, 4, 4) and y.tolist() == [0, 1, 2, 0, 1]
     for image, array in zip(x, arrays, strict=True):
         np.testing.assert_array_equal(image[0].numpy(), np.array(Image.fromarray(array).convert("L")))
+
+
+@given(
+    data=st.binary(max_size=64),
+    height=st.integers(-2, 9),
+    width=st.integers(-2, 9),
+    channels=st.one_of(st.none(), st.integers(-1, 5)),
+    dtype=st.sampled_from([None, b"uint8", b"float32", b"int16", b"object", b"V0", b"nonsense", b"S3"]),
+    mode=st.sampled_from([None, "RGB", "L"]),
+)
+def test_any_bytes_and_shape_decode_or_raise_a_clear_error(
+    data: bytes, height: int, width: int, channels: int | None, dtype: bytes | None, mode: str | None
+) -> None:
+    row: dict = {"image_raw": [data], "height": [height], "width": [width]}
+    if channels is not None:
+        row["depth"] = [channels]
+    if dtype is not None:
+        row["dtype"] = [dtype]
+    try:
+        got, message = images.decode_image(tfr.encode_example(row), mode=mode, image_key="image_raw"), ""
+    except images.ImageDecodeError as error:  # the only error: nothing else escapes
+        got, message = None, str(error)
+    if got is None:
+        assert "image_raw" in message or "cannot decode image" in message or "channels" in message
+    else:
+        assert got.ndim == 3 and got.shape[:2] == (height, width)

@@ -87,7 +87,7 @@ def raw_pixels(data: bytes, shape: tuple[int, int, int], dtype: str, *, key: str
     height, width, channels = shape
     try:
         kind = np.dtype(dtype).newbyteorder("<")
-    except TypeError:
+    except (TypeError, ValueError):
         raise ImageDecodeError(f"raw pixels under {key!r}: unknown dtype {dtype!r}", path=path) from None
     if kind.kind not in "biuf":
         raise ImageDecodeError(f"raw pixels under {key!r}: dtype {dtype!r} is not a number type", path=path)

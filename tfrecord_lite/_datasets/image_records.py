@@ -160,7 +160,7 @@ def parse_image_record(
     dtype = next((_text(fields, key) for key in DTYPE_KEYS if _first(fields.get(key), None) is not None), "uint8")
     try:
         itemsize = np.dtype(dtype).itemsize
-    except TypeError:
+    except (TypeError, ValueError):
         itemsize = 0  # raw_pixels names the bad dtype when the pixels are decoded
     label = _first(fields.get(label_key), None)
     text = _text(fields, TEXT) or (_text(fields, label_key) if isinstance(label, (bytes, bytearray)) else "")
