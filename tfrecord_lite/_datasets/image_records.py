@@ -136,7 +136,7 @@ def _number(fields: Mapping[str, Any], keys: Sequence[str], default: int) -> int
 
 
 def _image_format(fields: Mapping[str, Any], data: bytes, shape: tuple[int, int, int], itemsize: int) -> str:
-    """ "raw" when the bytes are pixels (see the module's docstring), else the stated or sniffed format."""
+    """The format of the bytes: "raw" for pixels (see the module's docstring), else the stated or sniffed one."""
     stated = _text(fields, FORMAT).lower()
     height, width, channels = shape
     if stated == RAW or (channels > 0 and height * width * channels * itemsize == len(data) > 0):
