@@ -84,7 +84,7 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
     "tf": (
         f"{TENSORFLOW}, newest protobuf it allows, tfx-bsl",
         [TENSORFLOW, "protobuf<8", "grpcio-tools", "pandas"],
-        "test,arrow,fast",
+        "test,arrow,fast,images",  # images: Pillow, for tests/end_to_end/test_tf_images.py
     ),
     "engines": (
         "Ray Data, Hugging Face datasets, Dask with distributed, Grain (the distributed engines)",

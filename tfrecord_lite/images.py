@@ -1,6 +1,8 @@
 """Image datasets as TFRecord shards, laid out the way TensorFlow's image
 pipelines expect (image/encoded, image/format, image/height, image/width,
-image/class/label, image/class/text, image/filename).
+image/class/label, image/class/text, image/filename), or read with the keys
+other writers use (image_key=, label_key=: "image_raw", "label"); the image is
+encoded bytes or raw pixels (format "raw": np.asarray(image).tobytes()).
 
 Strategy: packing stores each file's original encoded bytes (re-encoding only
 when a resize or a format is asked for); Pillow is used once per image to read
@@ -22,7 +24,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tfrecord_lite._datasets.image_codec import ImageDecodeError, decode_image_bytes, image_array, open_image
+from tfrecord_lite._datasets.image_codec import (
+    ImageDecodeError,
+    array_image,
+    decode_image_bytes,
+    image_array,
+    padded,
+    resized,
+    sniff_image_format,
+)
 from tfrecord_lite._datasets.image_packing import (
     IMAGE_EXTENSIONS,
     PackResult,
@@ -32,7 +42,16 @@ from tfrecord_lite._datasets.image_packing import (
     scan_image_folder,
     unpack_images,
 )
-from tfrecord_lite._datasets.image_records import ImageRecord, decode_image, iter_image_records, parse_image_record
+from tfrecord_lite._datasets.image_records import (
+    ENCODED,
+    LABEL,
+    ImageRecord,
+    decode_image,
+    iter_image_records,
+    parse_image_record,
+    record_fields,
+    record_label,
+)
 from tfrecord_lite._datasets.label_maps import label_map_path, load_label_map, save_label_map
 
 __all__ = [
@@ -52,6 +71,7 @@ __all__ = [
     "remove_images",
     "save_label_map",
     "scan_image_folder",
+    "sniff_image_format",
     "unpack_images",
 ]
 
@@ -60,35 +80,68 @@ def __dir__() -> list[str]:  # dir() and IDEs show the API, not the imported mod
     return sorted(__all__)
 
 
+def _size(name: str, size: tuple[int, int] | None) -> tuple[int, int] | None:
+    if size is None:
+        return None
+    if len(size) != 2 or not all(isinstance(n, int) and n > 0 for n in size):
+        raise ValueError(f"{name} must be (height, width), two positive ints, found {size!r}")
+    return (int(size[0]), int(size[1]))
+
+
 class ImageTransform:
     """A `transform=` for tfrecord_lite.torch datasets: record -> (CHW image tensor, label).
 
-    The image is decoded with Pillow and converted to `mode`; `augment` (e.g. a
-    torchvision transform) is applied to the PIL image if given. Without an
-    augment returning a tensor, the result is a uint8 CHW tensor, or float32 in
-    [0, 1] with `scale=True`. Picklable, so it works in spawned DataLoader workers.
+    The image (under `image_key`: encoded bytes, or raw pixels) is decoded and converted to
+    `mode`; `resize=(height, width)` scales it to that size (Pillow, bilinear), or
+    `pad_to=(height, width)` places it unscaled at the top left of an image of that size filled
+    with `fill` (an image larger than it is an error); then `augment` (e.g. a torchvision
+    transform) is applied to the PIL image if given. The label is the integer under `label_key`
+    (missing: an error listing the record's keys). Without an augment returning a tensor, the
+    result is a uint8 CHW tensor (raw pixels keep their dtype), or float32 with `scale=True`
+    (uint8 divided by 255). Picklable, so it works in spawned DataLoader workers.
     """
 
     def __init__(
-        self, mode: str | None = "RGB", *, scale: bool = False, augment: Callable[[Any], Any] | None = None
+        self,
+        mode: str | None = "RGB",
+        *,
+        scale: bool = False,
+        augment: Callable[[Any], Any] | None = None,
+        image_key: str = ENCODED,
+        label_key: str = LABEL,
+        resize: tuple[int, int] | None = None,
+        pad_to: tuple[int, int] | None = None,
+        fill: float = 0,
     ) -> None:
+        if resize is not None and pad_to is not None:
+            raise ValueError("give resize= (scale every image to one size) or pad_to= (pad it unscaled), not both")
         self.mode = mode
         self.scale = scale
         self.augment = augment
+        self.image_key, self.label_key = image_key, label_key
+        self.resize, self.pad_to = _size("resize", resize), _size("pad_to", pad_to)
+        self.fill = fill
 
     def __call__(self, record: bytes | Mapping[str, Any]) -> tuple[Any, int]:
         import torch
 
-        rec = parse_image_record(record)
-        if self.augment is None:
-            image = torch.from_numpy(rec.decode(self.mode)).permute(2, 0, 1).contiguous()
-        else:
-            with open_image(rec.encoded, rec.filename or None) as im:
-                converted = im.convert(self.mode) if self.mode is not None and im.mode != self.mode else im
-                out = self.augment(converted)
+        fields = record_fields(record)
+        rec = parse_image_record(fields, image_key=self.image_key, label_key=self.label_key)
+        label = record_label(fields, self.label_key)
+        path = rec.filename or None
+        pixels = rec.decode(self.mode)
+        if self.resize is not None:
+            pixels = resized(pixels, self.resize, path)
+        elif self.pad_to is not None:
+            pixels = padded(pixels, self.pad_to, self.fill, path)
+        if self.augment is not None:
+            out = self.augment(array_image(pixels, path))
             if isinstance(out, torch.Tensor):
-                return out, rec.label
-            image = torch.from_numpy(image_array(out, None)).permute(2, 0, 1).contiguous()
+                return out, label
+            pixels = image_array(out, None)
+        image = torch.from_numpy(pixels).permute(2, 0, 1).contiguous()
         if self.scale:
-            image = image.to(torch.float32).div_(255.0)
-        return image, rec.label
+            image = image.to(torch.float32)
+            if pixels.dtype == "uint8":
+                image = image.div_(255.0)
+        return image, label

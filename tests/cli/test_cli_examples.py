@@ -69,6 +69,9 @@ def make_world(root: Path) -> None:
     with open(root / "list.csv", "w", newline="") as fh:
         csv.writer(fh).writerows([("path", "label"), ("photos/cat/001.jpg", "cat"), ("photos/dog/002.jpg", "dog")])
     (root / "bad.txt").write_text("cat/003.jpg\n")
+    with tfr.TFRecordWriter(root / "mnist.tfrecord") as w:  # raw pixels under the TF tutorials' keys
+        for i in range(3):
+            w.write_example({"image_raw": [bytes(range(i, i + 16))], "label": [i], "height": [4], "width": [4]})
 
 
 @pytest.fixture(scope="module")

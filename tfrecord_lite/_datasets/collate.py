@@ -5,7 +5,9 @@ Collate turns a list of dict items into one dict of tensors: equal shapes are st
 first dimensions padded (with a lengths tensor), kept as lists or made torch.nested (jagged)
 tensors, bytes and strings stay lists. A RaggedFeature's nested rows (Ragged) are stacked into one
 Ragged of the batch first, then padded in every ragged dimension at once (a lengths tensor per
-dimension) or made nested tensors the same way.
+dimension) or made nested tensors the same way. Items that are not dicts (an ImageTransform's
+(image, label) tuples) go to torch's default_collate, after a check that gives tensors of
+different sizes a clear error instead of torch's.
 The same layout is built two ways: from decoded items (__call__), and from decode_examples'
 columns (columns()), which is faster for small records; decode_batch picks one by record size.
 In a DataLoader worker a batch's tensors are made views of one storage, so the batch crosses to
@@ -109,6 +111,7 @@ class Collate:
         if isinstance(batch, Mapping):  # one item (DataLoader with batch_size=None)
             return to_torch(dict(batch))
         if not batch or not isinstance(batch[0], Mapping):
+            check_same_sizes(batch)
             return default_collate(list(batch))
         return self._assemble({key: self._column(key, [item[key] for item in batch]) for key in batch[0]})
 
@@ -208,6 +211,32 @@ def _tensor_rows(col: Ragged) -> list[Any]:
 
     rows = [col.row(i) for i in range(col.nrows)]
     return [_tensor_rows(r) if isinstance(r, Ragged) else torch.from_numpy(r) for r in rows]
+
+
+def _shape_text(shape: tuple[int, ...]) -> str:
+    return "x".join(map(str, shape)) or "scalar"
+
+
+def check_same_sizes(batch: Sequence[Any]) -> None:
+    """Raise a ValueError naming the sizes seen when the arrays or tensors that one position of the
+    items holds (each item itself, or each element of tuple items) differ in shape, which
+    default_collate cannot stack (in a DataLoader worker it says only "Trying to resize storage
+    that is not resizable")."""
+    first = batch[0]
+    if isinstance(first, (tuple, list)):
+        width = min(len(item) if isinstance(item, (tuple, list)) else 0 for item in batch)
+        columns = [(f"element {i} of the items", [item[i] for item in batch]) for i in range(width)]
+    else:
+        columns = [("the items", list(batch))]
+    for where, values in columns:
+        shapes = [tuple(v.shape) for v in values if hasattr(v, "shape") and hasattr(v, "dtype")]
+        if len(shapes) == len(values) and len(set(shapes)) > 1:
+            seen = ", ".join(_shape_text(s) for s in dict.fromkeys(shapes))
+            raise ValueError(
+                f"cannot stack {where} into one batch: their sizes differ ({seen}), as images of different "
+                "sizes do; give them one size first, e.g. images.ImageTransform(resize=(h, w)) or "
+                "ImageTransform(pad_to=(h, w)), or pack the images with resize="
+            )
 
 
 # Mean record size above which a batch is decoded record by record: the columnar decoder's fixed

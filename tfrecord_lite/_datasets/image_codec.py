@@ -1,11 +1,15 @@
 """Pillow's part in image datasets: encoded image bytes opened and fully decoded (so a broken
 file or record is an ImageDecodeError naming it), re-encoded when a pack asks for another size or
-format, and turned into HWC uint8 arrays.
+format, and turned into HWC arrays; raw pixel bytes (`np.asarray(image).tobytes()`) made arrays
+after their length is checked against their shape; an image's format told from its first bytes;
+arrays resized and padded to one size.
 
 Strategy: Pillow is imported inside the functions that use it (so importing the image modules
 costs nothing extra), and each image is decoded whole before anything is taken from it: its
 header alone does not prove that its pixels decode. Pillow's decompression-bomb guard stays on.
-Format names are stored as Pillow's, lower case, with jpg / tif spelt jpeg / tiff.
+Raw pixels are never copied before height x width x channels x itemsize is proven to be their
+byte count. Format names are stored as Pillow's, lower case, with jpg / tif spelt jpeg / tiff;
+"raw" names pixel bytes.
 """
 
 from __future__ import annotations
@@ -22,7 +26,16 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # Pillow's name for a format -> the spelling stored in image/format and used for file extensions.
 FORMAT_NAMES = {"jpeg": "jpeg", "jpg": "jpeg", "png": "png", "webp": "webp", "bmp": "bmp", "gif": "gif",
-                "tiff": "tiff", "tif": "tiff", "ppm": "ppm"}  # fmt: skip
+                "tiff": "tiff", "tif": "tiff", "ppm": "ppm", "raw": "raw"}  # fmt: skip
+RAW = "raw"  # the format of pixel bytes: np.asarray(image).tobytes(), HWC, little-endian
+# The file name extensions of each format, the first one written by unpacking.
+EXTENSIONS = {"jpeg": (".jpg", ".jpeg"), "png": (".png",), "gif": (".gif",), "bmp": (".bmp",), "webp": (".webp",),
+              "tiff": (".tif", ".tiff"), "ppm": (".ppm", ".pgm", ".pbm", ".pnm")}  # fmt: skip
+_MAGIC = ((b"\x89PNG\r\n\x1a\n", "png"), (b"\xff\xd8\xff", "jpeg"), (b"GIF87a", "gif"), (b"GIF89a", "gif"),
+          (b"II*\x00", "tiff"), (b"MM\x00*", "tiff"))  # fmt: skip
+_BMP_HEADER_SIZES = (12, 40, 52, 56, 64, 108, 124)  # the DIB header sizes of BMP versions
+# Pillow modes of 1 to 4 uint8 channels, by channel count.
+_MODES = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}
 
 
 class ImageDecodeError(TFRecordError, ValueError):
@@ -50,6 +63,108 @@ def open_image(data: bytes, path: str | None) -> PILImage.Image:
     return im
 
 
+def sniff_image_format(data: bytes) -> str | None:
+    """The format of encoded image bytes from their first bytes ("png", "jpeg", "gif", "bmp",
+    "webp", "tiff", "ppm"), or None when they start like none of them."""
+    head = bytes(data[:16])
+    found = next((name for magic, name in _MAGIC if head.startswith(magic)), None)
+    if found is not None:
+        return found
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "webp"
+    if head[:2] == b"BM" and len(head) >= 16 and int.from_bytes(head[14:16], "little") in _BMP_HEADER_SIZES:
+        return "bmp"
+    if len(head) >= 3 and head[0:1] == b"P" and head[1:2] in b"123456" and head[2:3].isspace():
+        return "ppm"
+    return None
+
+
+def raw_pixels(data: bytes, shape: tuple[int, int, int], dtype: str, *, key: str, path: str | None) -> np.ndarray:
+    """Raw pixel bytes as an HWC array of `dtype` (little-endian, as x86 and TensorFlow's
+    decode_raw write them). `shape` is (height, width, channels), channels 0 when the record does
+    not say: then 1 to 4 channels are inferred from the byte count. The byte count is checked
+    against the shape before any array is made; an error names `key` and `path`."""
+    height, width, channels = shape
+    try:
+        kind = np.dtype(dtype).newbyteorder("<")
+    except (TypeError, ValueError):
+        raise ImageDecodeError(f"raw pixels under {key!r}: unknown dtype {dtype!r}", path=path) from None
+    if kind.kind not in "biuf":
+        raise ImageDecodeError(f"raw pixels under {key!r}: dtype {dtype!r} is not a number type", path=path)
+    if height <= 0 or width <= 0 or channels < 0:
+        raise ImageDecodeError(f"raw pixels under {key!r}: bad shape {height}x{width}x{channels}", path=path)
+    if channels == 0:
+        per_pixel, rest = divmod(len(data), height * width * kind.itemsize)
+        channels = per_pixel if rest == 0 and per_pixel in _MODES else 0
+        if channels == 0:
+            raise ImageDecodeError(
+                f"raw pixels under {key!r}: {len(data)} bytes are not {height} x {width} pixels of 1 to 4 "
+                f"{kind.name} channels; the record has no channels key (image/channels, depth, ...)",
+                path=path,
+            )
+    expected = height * width * channels * kind.itemsize
+    if expected != len(data):
+        raise ImageDecodeError(
+            f"raw pixels under {key!r}: height {height} x width {width} x channels {channels} x "
+            f"{kind.itemsize} bytes ({kind.name}) = {expected} bytes expected, found {len(data)}",
+            path=path,
+        )
+    pixels = np.frombuffer(data, dtype=kind).reshape(height, width, channels)
+    return pixels.astype(kind.newbyteorder("="))  # a writable copy in native order
+
+
+def array_image(pixels: np.ndarray, path: str | None = None) -> PILImage.Image:
+    """An HWC uint8 array of 1 to 4 channels as a Pillow image (L, LA, RGB, RGBA)."""
+    mode = _MODES.get(pixels.shape[2]) if pixels.dtype == np.uint8 else None
+    if mode is None:
+        raise ImageDecodeError(
+            f"raw pixels of {pixels.shape[2]} {pixels.dtype} channels are no Pillow image (uint8, 1 to 4 channels "
+            "are): use mode=None to take the array as it is",
+            path=path,
+        )
+    return _pil().fromarray(pixels[:, :, 0] if mode == "L" else pixels, mode=mode)  # type: ignore[no-any-return]
+
+
+def pixels_in_mode(pixels: np.ndarray, mode: str | None, path: str | None = None) -> np.ndarray:
+    """Raw pixels converted to a Pillow `mode` as decode_image_bytes does; None keeps them as they are."""
+    if mode is None or _MODES.get(pixels.shape[2]) == mode:
+        return pixels
+    return image_array(array_image(pixels, path), mode)
+
+
+def resized(pixels: np.ndarray, size: tuple[int, int], path: str | None = None) -> np.ndarray:
+    """An HWC uint8 array scaled to `size` = (height, width) by Pillow, bilinear."""
+    if pixels.shape[:2] == size:
+        return pixels
+    image = array_image(pixels, path).resize((size[1], size[0]), _pil().Resampling.BILINEAR)
+    out = np.array(image, dtype=np.uint8)
+    return out[:, :, None] if out.ndim == 2 else out
+
+
+def padded(pixels: np.ndarray, size: tuple[int, int], fill: float, path: str | None = None) -> np.ndarray:
+    """An HWC array placed at the top left of a `size` = (height, width) one filled with `fill`."""
+    height, width = pixels.shape[:2]
+    if height > size[0] or width > size[1]:
+        raise ImageDecodeError(
+            f"an image of {height}x{width} pixels does not fit pad_to={size} (height, width): "
+            "pad to a larger size, or resize= instead",
+            path=path,
+        )
+    out = np.full((size[0], size[1], pixels.shape[2]), fill, dtype=pixels.dtype)
+    out[:height, :width] = pixels
+    return out
+
+
+def pixel_file(pixels: np.ndarray) -> tuple[bytes, str]:
+    """(file bytes, extension) that hold raw pixels: a PNG for uint8 images, else a .npy file."""
+    buf = io.BytesIO()
+    if pixels.dtype == np.uint8 and pixels.shape[2] in _MODES:
+        array_image(pixels).save(buf, format="PNG")
+        return buf.getvalue(), ".png"
+    np.save(buf, pixels, allow_pickle=False)
+    return buf.getvalue(), ".npy"
+
+
 def _format_name(pillow_format: str | None) -> str:
     name = (pillow_format or "").lower()
     return FORMAT_NAMES.get(name, name or "unknown")
@@ -61,8 +176,9 @@ def stored_image(
     size: tuple[int, int] | None,
     fmt: str | None,
     quality: int,
-) -> tuple[bytes, str, int, int]:
-    """(bytes to store, format, height, width): the original bytes unless a resize/format asks otherwise."""
+) -> tuple[bytes, str, int, int, int]:
+    """(bytes to store, format, height, width, channels): the original bytes unless a resize or a
+    format asks otherwise; channels is 0 except for raw pixels, whose count it gives."""
     with open_image(data, path) as im:
         src_fmt = _format_name(im.format)
         width, height = im.size
@@ -76,14 +192,18 @@ def stored_image(
                 target = size
         out_fmt = src_fmt if fmt is None else fmt
         if target == (width, height) and out_fmt == src_fmt:
-            return data, src_fmt, height, width
+            return data, src_fmt, height, width, 0
         out = im.resize(target, _pil().Resampling.BICUBIC) if target != (width, height) else im.copy()
+    if out_fmt == RAW:
+        own = out.mode if out.mode in _MODES.values() else "RGBA" if "A" in out.getbands() else "RGB"
+        pixels = image_array(out, own)
+        return pixels.tobytes(), RAW, target[1], target[0], pixels.shape[2]
     if out_fmt == "jpeg" and out.mode not in ("RGB", "L", "CMYK"):
         out = out.convert("RGB")
     buf = io.BytesIO()
     options: dict[str, Any] = {"quality": quality} if out_fmt in ("jpeg", "webp") else {}
     out.save(buf, format=out_fmt.upper(), **options)
-    return buf.getvalue(), out_fmt, target[1], target[0]
+    return buf.getvalue(), out_fmt, target[1], target[0], 0
 
 
 def image_array(im: PILImage.Image, mode: str | None) -> np.ndarray:

@@ -8,7 +8,8 @@ to prove that it decodes, so a broken file is caught at packing time, with its p
 in the middle of a training run. Appending extends the label map (label_maps) and skips images
 whose image/filename the dataset already holds. The new shards and the label map are one
 publish.Publication: they appear together or not at all, and the prefix is locked meanwhile
-(two appends never interleave). Unpacking and removing copy the stored bytes unchanged.
+(two appends never interleave). Removing copies the stored bytes unchanged; unpacking too, into
+a file named for the format the bytes start like (raw pixels become a PNG file).
 """
 
 from __future__ import annotations
@@ -23,9 +24,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfrecord_lite._datasets.image_codec import FORMAT_NAMES, ImageDecodeError, stored_image
+from tfrecord_lite._datasets.image_codec import (
+    EXTENSIONS,
+    FORMAT_NAMES,
+    RAW,
+    ImageDecodeError,
+    pixel_file,
+    sniff_image_format,
+    stored_image,
+)
 from tfrecord_lite._datasets.image_records import (
+    ENCODED,
     FILENAME,
+    LABEL,
     ImageRecord,
     PathLike,
     image_example,
@@ -51,7 +62,6 @@ IMAGE_EXTENSIONS = (
     ".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff", ".ppm", ".pgm", ".pbm", ".pnm",
 )  # fmt: skip
 DEFAULT_SHARD_BYTES = 128 << 20  # a new shard every 128 MiB unless told otherwise
-_EXTENSIONS = {"jpeg": ".jpg", "tiff": ".tif"}  # file name extension of a stored format, where not its name
 
 OnError = str | Callable[[str, ImageDecodeError], None]
 Source = PathLike | Iterable[tuple[PathLike, Any]]
@@ -148,7 +158,7 @@ def _parse_size(resize: int | tuple[int, int] | None) -> tuple[int, int] | None:
 
 def _load_image(
     path: str, *, size: tuple[int, int] | None, fmt: str | None, quality: int
-) -> tuple[bytes, str, int, int] | ImageDecodeError:
+) -> tuple[bytes, str, int, int, int] | ImageDecodeError:
     """Read and check one image file: stored_image's result, or the error that stops it."""
     try:
         with open(path, "rb") as f:
@@ -211,7 +221,8 @@ def pack_images(
     `source` is an ImageFolder root, a CSV of `path,label`, or an iterable of
     (path, label). Shards: `num_shards`, `max_records` or `max_bytes` (default
     128 MiB each). The original encoded bytes are stored unless `resize` (longest
-    side, or (width, height)) or `format` ('jpeg', 'png', 'webp') asks otherwise.
+    side, or (width, height)) or `format` ('jpeg', 'png', 'webp', or 'raw': the pixels, as
+    np.asarray(image).tobytes() gives them, with image/channels and image/dtype) asks otherwise.
     Order: sorted, then shuffled with `seed` (reproducible). An image that does
     not decode raises ImageDecodeError (on_error='raise'), or is skipped and
     listed in the result ('skip', or a callable(path, error) told about each).
@@ -234,7 +245,7 @@ def pack_images(
     size = _parse_size(resize)
     fmt = None if format is None else FORMAT_NAMES.get(format.lower())
     if format is not None and fmt is None:
-        raise ValueError(f"unknown image format {format!r}: use one of jpeg, png, webp, bmp, gif, tiff")
+        raise ValueError(f"unknown image format {format!r}: use one of jpeg, png, webp, bmp, gif, tiff, raw")
     if on_error not in ("raise", "skip") and not callable(on_error):
         raise ValueError(f"on_error must be 'raise', 'skip' or a callable, got {on_error!r}")
 
@@ -277,8 +288,9 @@ def pack_images(
                 if isinstance(loaded, ImageDecodeError):
                     _report(on_error, loaded, skipped)
                     continue
-                data, fmt_name, height, width = loaded
-                record = image_example(data, fmt_name, height, width, labels[name], name, _stored_filename(path, root))
+                data, fmt_name, height, width, channels = loaded
+                stored = _stored_filename(path, root)
+                record = image_example(data, fmt_name, height, width, labels[name], name, stored, channels)
                 writer.write(record)
                 written += 1
         map_path = label_map_path(prefix)
@@ -316,6 +328,25 @@ def _safe_part(name: str, fallback: str) -> str:
     return fallback if cleaned in ("", ".", "..") else cleaned
 
 
+def _file_contents(rec: ImageRecord) -> tuple[bytes, str]:
+    """(bytes to write, extension) for one image: the stored bytes named for the format they start
+    like (the record's image/format, else .img, when they start like none), raw pixels as a PNG."""
+    if rec.format == RAW:
+        return pixel_file(rec.decode(mode=None))
+    sniffed = sniff_image_format(rec.encoded) or rec.format
+    return rec.encoded, EXTENSIONS.get(sniffed, ("." + sniffed if sniffed else ".img",))[0]
+
+
+def _file_name(filename: str, ext: str, fallback: str) -> str:
+    """The last part of image/filename, made safe, with `ext` where its extension names another format."""
+    base = _safe_part(filename.replace("\\", "/").rsplit("/", 1)[-1], fallback)
+    stem, suffix = os.path.splitext(base)
+    same = next((exts for exts in EXTENSIONS.values() if ext in exts), (ext,))
+    if suffix.lower() in same:
+        return base
+    return (stem if suffix.lower() in IMAGE_EXTENSIONS or suffix.lower() == ".img" else base) + ext
+
+
 def unpack_images(
     paths: PathLike | Sequence[PathLike],
     out_dir: PathLike,
@@ -323,24 +354,31 @@ def unpack_images(
     compression: str = "auto",
     progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
     storage_options: StorageOptions = None,
+    image_key: str = ENCODED,
+    label_key: str = LABEL,
 ) -> int:
     """Write every image back to `out_dir/<class>/<file name>` (an ImageFolder tree); returns the count.
-    `paths` may be URLs (`storage_options` for fsspec); `out_dir` is a local folder.
+    `paths` may be URLs (`storage_options` for fsspec); `out_dir` is a local folder. The image is
+    read from `image_key`, the class id from `label_key` (the class name is image/class/text).
 
-    The stored bytes are written unchanged. Names come from image/class/text and
-    image/filename, sanitised so nothing lands outside `out_dir`; clashes get
-    '-1', '-2', ... suffixes. Records without a name become <class>/<n>.<format>.
+    The stored bytes are written unchanged, named for the format they start like (PNG bytes in a
+    record named x.jpg become x.png); raw pixels are written as a PNG file (uint8, 1 to 4 channels)
+    or a .npy file. Names come from image/class/text (else the label) and image/filename,
+    sanitised so nothing lands outside `out_dir`; clashes get '-1', '-2', ... suffixes. Records
+    without a name become <class>/<n>.<format>.
     """
     out_dir = os.fspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     count = 0
-    records: Iterable[ImageRecord] = iter_image_records(paths, compression=compression, storage_options=storage_options)
+    records: Iterable[ImageRecord] = iter_image_records(
+        paths, compression=compression, storage_options=storage_options, image_key=image_key, label_key=label_key
+    )
     if progress is not None:
         records = progress(records, 0)
     for rec in records:
         cls = _safe_part(rec.text or (str(rec.label) if rec.label >= 0 else ""), "unlabelled")
-        ext = _EXTENSIONS.get(rec.format, "." + rec.format if rec.format else ".img")
-        base = _safe_part(rec.filename.replace("\\", "/").rsplit("/", 1)[-1], f"{count:08d}{ext}")
+        data, ext = _file_contents(rec)
+        base = _file_name(rec.filename, ext, f"{count:08d}{ext}")
         folder = os.path.join(out_dir, cls)
         os.makedirs(folder, exist_ok=True)
         stem, suffix = os.path.splitext(base)
@@ -348,7 +386,7 @@ def unpack_images(
         while True:
             try:
                 with open(target, "xb") as f:
-                    f.write(rec.encoded)
+                    f.write(data)
                 break
             except FileExistsError:
                 n += 1
@@ -371,6 +409,8 @@ def remove_images(
     index: bool = True,
     overwrite: bool = False,
     storage_options: StorageOptions = None,
+    image_key: str = ENCODED,
+    label_key: str = LABEL,
 ) -> PackResult:
     """Copy image records into new shards under `out_prefix`, leaving some out.
 
@@ -379,7 +419,8 @@ def remove_images(
     one beside the first input shard's prefix) is copied beside the new shards
     unchanged, so label ids stay valid; both appear together, or not at all.
     `overwrite=True` replaces existing shards of `out_prefix`. Inputs and `out_prefix`
-    may be URLs (`storage_options` for fsspec). Returns counts of written and removed.
+    may be URLs (`storage_options` for fsspec); `keep` sees the image under `image_key` and the
+    class id under `label_key`. Returns counts of written and removed.
     """
     drop = set(filenames)
     prefix = os.fspath(out_prefix)
@@ -406,7 +447,7 @@ def remove_images(
         with shards as writer:
             for path in sources:
                 for record in iter_records(path, storage_options=storage_options):
-                    rec = parse_image_record(record)
+                    rec = parse_image_record(record, image_key=image_key, label_key=label_key)
                     if rec.filename in drop or (keep is not None and not keep(rec)):
                         removed += 1
                         continue

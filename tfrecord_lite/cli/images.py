@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from tfrecord_lite._datasets.image_records import ENCODED, LABEL
 from tfrecord_lite._datasets.sharded import shard_suffix
 from tfrecord_lite.cli.options import (
     PROG,
@@ -98,6 +99,8 @@ def cmd_unpack_images(args: argparse.Namespace) -> int:
         args.output,
         compression=args.compression,
         progress=lambda it, total: progress(it, total, "unpack", "img", args.quiet),
+        image_key=args.image_key,
+        label_key=args.label_key,
     )
     say(args, f"wrote {n} images under {args.output}")
     return 0
@@ -128,6 +131,8 @@ def cmd_remove_images(args: argparse.Namespace) -> int:
             compression=args.to or None,
             index=not args.no_index,
             overwrite=args.force,
+            image_key=args.image_key,
+            label_key=args.label_key,
         )
     say(args, f"kept {result.written} images, removed {result.removed}; new shards under {args.output}")
     return 0
@@ -156,7 +161,11 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument(
         "--resize", type=resize_arg, metavar="N|WxH", help="re-encode: longest side at most N, or exactly WxH"
     )
-    p.add_argument("--format", choices=("jpeg", "png", "webp"), help="re-encode into this format")
+    p.add_argument(
+        "--format",
+        choices=("jpeg", "png", "webp", "raw"),
+        help="re-encode into this format; raw: the pixels as np.asarray(image).tobytes(), with image/channels",
+    )
     p.add_argument("--quality", type=int, default=95, help="JPEG / WebP quality when re-encoding (default 95)")
     p.add_argument(
         "--skip-bad", action="store_true", help="skip (and report) images that cannot be decoded instead of stopping"
@@ -182,11 +191,14 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         sub,
         "unpack-images",
         cmd_unpack_images,
-        "Write the images of image records back to files: OUT_DIR/<class>/<file name>.",
-        f"  {PROG} unpack-images out/photos-*.tfrecord -o restored/",
+        "Write the images of image records back to files: OUT_DIR/<class>/<file name>, named for the "
+        "format the bytes hold (raw pixels become PNG files).",
+        f"  {PROG} unpack-images out/photos-*.tfrecord -o restored/\n"
+        f"  {PROG} unpack-images mnist.tfrecord -o digits/ --image-key image_raw --label-key label",
     )
     add_inputs(p)
     p.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="folder to write into")
+    _add_key_options(p)
 
     p = add_command(
         sub,
@@ -208,4 +220,18 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="remove every image of this class (repeatable)",
     )
     p.add_argument("--label-map", metavar="FILE", help="label map to copy beside the new shards (default: the inputs')")
+    _add_key_options(p)
     add_output_options(p)
+
+
+def _add_key_options(p: argparse.ArgumentParser) -> None:
+    """--image-key and --label-key: the features an image and its class id are read from."""
+    p.add_argument(
+        "--image-key",
+        default=ENCODED,
+        metavar="KEY",
+        help=f"feature holding the image: encoded bytes or raw pixels (default {ENCODED})",
+    )
+    p.add_argument(
+        "--label-key", default=LABEL, metavar="KEY", help=f"feature holding the integer class id (default {LABEL})"
+    )

@@ -13,11 +13,17 @@ import json
 import math
 from typing import Any
 
+from tfrecord_lite._datasets.image_codec import sniff_image_format
 from tfrecord_lite._datasets.schema import Decoded, value_kind
 from tfrecord_lite._records.verify import VerifyReport
 
-_MAGIC = ((b"\x89PNG\r\n\x1a\n", "PNG"), (b"\xff\xd8\xff", "JPEG"), (b"GIF8", "GIF"), (b"BM", "BMP"),
-          (b"RIFF", "RIFF/WebP"), (b"\x1f\x8b", "GZIP"))  # fmt: skip
+
+def _kind(value: bytes) -> str:
+    """The format a binary value starts like, as a prefix of its view ("PNG "), or ""."""
+    if value.startswith(b"\x1f\x8b"):
+        return "GZIP "
+    image = sniff_image_format(value)
+    return f"{image.upper()} " if image else ""
 
 
 def describe_bytes(value: bytes, max_chars: int = 60) -> str:
@@ -29,7 +35,7 @@ def describe_bytes(value: bytes, max_chars: int = 60) -> str:
     if text is not None and all(c.isprintable() or c in "\t\n\r" for c in text):  # no terminal escapes
         shown = json.dumps(text if max_chars <= 0 or len(text) <= max_chars else text[:max_chars], ensure_ascii=False)
         return shown if max_chars <= 0 or len(text) <= max_chars else f"{shown}… ({len(text)} chars)"
-    kind = next((name + " " for magic, name in _MAGIC if value.startswith(magic)), "")
+    kind = _kind(value)
     n = len(value) if max_chars <= 0 else min(len(value), max(8, max_chars // 4))
     more = "…" if n < len(value) else ""
     return f"<{kind}{len(value)} bytes: {value[:n].hex()}{more}>"
