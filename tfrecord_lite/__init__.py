@@ -43,7 +43,8 @@ if TYPE_CHECKING:
         SequenceExample,
     )
     from tfrecord_lite._example.raw import decode_raw
-    from tfrecord_lite._example.spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
+    from tfrecord_lite._example.sparse import Sparse
+    from tfrecord_lite._example.spec import FixedLenFeature, FixedLenSequenceFeature, SparseFeature, VarLenFeature
     from tfrecord_lite._index.write import write_index, write_text_index
     from tfrecord_lite._records.count import count_records
     from tfrecord_lite._records.example_batches import iter_example_batches
@@ -80,7 +81,8 @@ _LAZY = {
     "_records.salvage": ["SalvageReport", "salvage"],
     "_datasets.schema": ["infer_features"],
     "_datasets.sharded": ["ShardedRecords", "ShardedWriter"],
-    "_example.spec": ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature"],
+    "_example.spec": ["FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "VarLenFeature"],
+    "_example.sparse": ["Sparse"],
     "_records.writer": ["TFRecordWriter"],
 }
 _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
@@ -124,6 +126,8 @@ __all__ = [
     "SequenceExample",
     "ShardedRecords",
     "ShardedWriter",
+    "Sparse",
+    "SparseFeature",
     "StaleIndexError",
     "TFRecordError",
     "TFRecordFile",

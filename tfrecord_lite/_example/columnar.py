@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.decode import apply_spec, decode_example
 from tfrecord_lite._example.joins import (
     SCRATCH,
@@ -46,11 +47,13 @@ from tfrecord_lite._example.lockstep import (
     index_ranges,
     match_layouts,
 )
+from tfrecord_lite._example.sparse import batch_rows, components, first_mismatch, sparse_batch
 from tfrecord_lite._example.spec import (
     BYTES,
     FeatureSpec,
     FixedLenFeature,
     FixedLenSequenceFeature,
+    SparseFeature,
     SpecDict,
     VarLenFeature,
 )
@@ -149,6 +152,7 @@ def _assemble(plan: Plan, n: int, parts: list[Found], slow: dict[int, Any], _vie
         steps[i] = len(v)
     width = int(steps.max()) if n else 0
     out = np.empty((n, width) + spec.shape, dtype=dtype)
+    assert isinstance(spec, FixedLenSequenceFeature)  # plan_features reads a SparseFeature's keys instead
     fill = spec.default_value if spec.default_value is not None else (b"" if is_bytes else 0)
     out[...] = fill
     flat = out.reshape(n, width * plan.size)
@@ -162,8 +166,9 @@ def _assemble(plan: Plan, n: int, parts: list[Found], slow: dict[int, Any], _vie
 
 
 def plan_features(features: Mapping[str, FeatureSpec]) -> list[Plan]:
+    """The features a batch reads: those asked for, a SparseFeature's keys in its place."""
     plans = []
-    for key, spec in features.items():
+    for key, spec in components(features).items():
         if not isinstance(spec, (FixedLenFeature, VarLenFeature)):
             apply_spec(key, spec, b"", None)  # raises for specs an Example cannot take, as decode_example does
         size = math.prod(spec.shape) if not isinstance(spec, VarLenFeature) else 0
@@ -205,7 +210,10 @@ def decode_records(
     assembly = assembly or _NUMPY
     plans = plan_features(features)
     if not records:
-        return {p.key: assembly.assemble(p, 0, [], {}, memoryview(b"")) for p in plans}, []
+        columns = {p.key: assembly.assemble(p, 0, [], {}, memoryview(b"")) for p in plans}
+        if components(features) is not features:
+            columns = _with_sparse(columns, features, records.__getitem__, assembly)
+        return columns, []
     if assembly.views:
         records = [as_bytes(r) for r in records]
     if not assembly.spans and sum(map(len, records)) >= SPARSE_RECORD * len(records) and all_bytes(records):
@@ -323,8 +331,12 @@ def decode_buffer(
     last one); `record(i)` gives record i to the single-record path. `values`, when given,
     is sliced for the bytes values instead of `raw` (with `matches`, raw need not hold the
     values of the matched records). Nothing returned refers to `raw`, which the caller may
-    then reuse."""
+    then reuse. `plans` are plan_features(features)."""
     assembly = assembly or _NUMPY
+    read = components(features)
+    if read is not features and assembly.assemble is not _assemble:
+        key = next(k for k, spec in features.items() if isinstance(spec, SparseFeature))
+        raise FeatureError(key, "a SparseFeature decodes to a Sparse, which Arrow columns have no layout for")
     n = len(starts)
     view = memoryview(raw)
     buf = np.frombuffer(view, dtype=np.uint8)
@@ -375,14 +387,36 @@ def decode_buffer(
                 bad[f.rows[(f.counts % plan.size != 0) if plan.size else (f.counts != 0)]] = True
 
     slow_rows = np.flatnonzero(bad).tolist()
-    slow = _single(record, slow_rows, features, assembly)
+    slow = _single(record, slow_rows, read, assembly)
 
     out: dict[str, Any] = {}
     for plan, part in zip(plans, parts, strict=False):
         if slow_rows:
             part = [_without(f, ~bad[f.rows]) for f in part]
         out[plan.key] = assembly.assemble(plan, n, part, {i: d.get(plan.key) for i, d in slow.items()}, view)
+    if read is not features:
+        out = _with_sparse(out, features, record, assembly)
     return out, slow_rows
+
+
+def _with_sparse(
+    columns: dict[str, Any], features: Mapping[str, FeatureSpec], record: Callable[[int], Any], assembly: Assembly
+) -> dict[str, Any]:
+    """The columns asked for, each SparseFeature's put together from its keys' columns; a record
+    whose index and value counts differ is decoded alone, for the error decode_example raises."""
+    out = {}
+    for key, spec in features.items():
+        if not isinstance(spec, SparseFeature):
+            out[key] = columns[key]
+            continue
+        ids = [batch_rows(columns[k]) for k in spec.index_keys]
+        values = batch_rows(columns[spec.value_key])
+        bad = first_mismatch(ids, values)
+        if bad is not None:
+            _single(record, [bad], features, assembly)
+            raise AssertionError(f"record {bad} has mismatched counts for {key!r}, but decodes alone")
+        out[key] = sparse_batch(spec, ids, values)
+    return out
 
 
 _NUMPY = Assembly(_assemble, decode_example, "decode_examples")

@@ -14,12 +14,13 @@ and every error goes through the general apply_spec.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import numpy as np
 
 from tfrecord_lite._errors import FeatureError
+from tfrecord_lite._example.sparse import Sparse, sparse_value
 from tfrecord_lite._example.spec import (
     BYTES,
     DTYPE_KIND,
@@ -29,12 +30,13 @@ from tfrecord_lite._example.spec import (
     FeatureSpec,
     FixedLenFeature,
     FixedLenSequenceFeature,
+    SparseFeature,
     SpecDict,
     VarLenFeature,
     empty_values,
     shape_values,
 )
-from tfrecord_lite._example.validate import as_spec, feature_specs, missing_feature
+from tfrecord_lite._example.validate import as_spec, check_sparse_keys, feature_specs, missing_feature
 from tfrecord_lite._example.varints import UINT64_LIMIT, decode_varints, read_varint
 from tfrecord_lite._example.wire import (
     LAYOUTS,
@@ -90,12 +92,14 @@ def apply_spec(
     kindless_is_missing: bool = True,
     present: Collection[str] = (),
     view: memoryview | None = None,
+    specs: Mapping[str, object] | None = None,
 ) -> Any:
     """Decode one Example feature per its spec, as tf.io.parse_single_example does.
 
     A Feature with no kind counts as missing, except in a SequenceExample's context,
     where TensorFlow takes it as present with no values (`kindless_is_missing=False`).
-    `present`: the record's keys, for the error about a missing one.
+    `present`: the record's keys, for the error about a missing one (a SparseFeature needs
+    them parsed, {key: Parsed}); `specs`: the whole spec, whose keys a SparseFeature checks.
     """
     kind = parsed[0] if parsed is not None else 0
     if isinstance(spec, VarLenFeature):
@@ -122,7 +126,37 @@ def apply_spec(
         if (inner == 0 and len(values)) or (inner and len(values) % inner):
             raise FeatureError(key, f"found {len(values)} values, not a multiple of {inner} (shape {list(spec.shape)})")
         return _stack(spec, values, len(values) // inner if inner else 0)
-    return apply_spec(key, as_spec(key, spec), buf, parsed, kindless_is_missing, present, view)  # or a FeatureError
+    if isinstance(spec, SparseFeature):
+        if not isinstance(present, Mapping):
+            raise FeatureError(
+                key, "a SparseFeature is read from an Example's features (decode_example / decode_examples)"
+            )
+        return _sparse(key, spec, buf, present, view, specs)
+    return apply_spec(key, as_spec(key, spec), buf, parsed, kindless_is_missing, present, view, specs)
+
+
+def _sparse(
+    key: str,
+    spec: SparseFeature,
+    buf: bytes,
+    parsed: Mapping[str, Parsed],
+    view: memoryview | None,
+    specs: Mapping[str, object] | None,
+) -> Sparse:
+    """A SparseFeature: its keys read as VarLenFeatures, put together as TensorFlow does."""
+    if specs is not None:
+        check_sparse_keys({k: as_spec(k, s) for k, s in specs.items()})
+    parts = [(k, _INDEX) for k in spec.index_keys] + [(spec.value_key, VarLenFeature(spec.dtype))]
+    decoded = []
+    for part_key, part in parts:
+        try:
+            decoded.append(apply_spec(part_key, part, buf, parsed.get(part_key), view=view))
+        except FeatureError as err:
+            raise FeatureError(key, f"its key {part_key!r}: {err.detail}") from None
+    return sparse_value(key, spec, decoded[:-1], decoded[-1])
+
+
+_INDEX = VarLenFeature("int64")
 
 
 def _checked(key: str, spec: FeatureSpec, parsed: Parsed) -> Parsed:
@@ -194,7 +228,7 @@ def decode_example(data: Any, features: SpecDict | None = None, *, copy: bool = 
     for key, spec in features.items():
         p = get(key)
         if p is None or type(spec) is not FixedLenFeature or p[0] != DTYPE_KIND[spec.dtype]:
-            out[key] = apply_spec(key, spec, buf, p, present=parsed, view=view)
+            out[key] = apply_spec(key, spec, buf, p, present=parsed, view=view, specs=features)
             continue
         # The common case, without the detours: a FixedLenFeature of the right kind, one run
         # of values; the four commonest shapes are read directly (anything else, errors
@@ -282,9 +316,9 @@ def decode_sequence_example(
     else:
         ctx = {}
         for key, spec in feature_specs(context_features, "context_features").items():  # type: ignore[union-attr]
-            if isinstance(spec, FixedLenSequenceFeature):
+            if isinstance(spec, (FixedLenSequenceFeature, SparseFeature)):
                 raise FeatureError(
-                    key, "context_features take FixedLenFeature or VarLenFeature, not FixedLenSequenceFeature"
+                    key, f"context_features take FixedLenFeature or VarLenFeature, not {type(spec).__name__}"
                 )
             ctx[key] = apply_spec(key, spec, buf, context.get(key), kindless_is_missing=False, present=context)
     if sequence_features is None:
