@@ -28,7 +28,7 @@ from tfrecord_lite._example.flat import (
     decode_sequence_flat,
     spans_of,
 )
-from tfrecord_lite._example.spec import FeatureSpec, FixedLenSequenceFeature, VarLenFeature
+from tfrecord_lite._example.spec import FeatureSpec, FixedLenSequenceFeature, SparseFeature, VarLenFeature
 from tfrecord_lite._example.validate import check_int, feature_specs
 from tfrecord_lite._records.example_batches import record_spans
 from tfrecord_lite._records.reader import sources_of
@@ -61,7 +61,9 @@ def _shaped_type(dtype: str, shape: tuple[int, ...]) -> pa.DataType:
 def arrow_type(spec: FeatureSpec) -> pa.DataType:
     """The Arrow type of a feature decoded with `spec`: FixedLenFeature([]) → the value type,
     [k] → fixed_size_list<k> (nested for more dimensions), VarLenFeature → large_list,
-    FixedLenSequenceFeature → large_list of the step's type."""
+    FixedLenSequenceFeature → large_list of the step's type. A SparseFeature has none."""
+    if isinstance(spec, SparseFeature):
+        raise TypeError(f"{spec!r} decodes to a Sparse, which Arrow columns have no layout for")
     if isinstance(spec, VarLenFeature):
         return pa.large_list(_ARROW_DTYPE[spec.dtype])
     if isinstance(spec, FixedLenSequenceFeature):

@@ -264,14 +264,22 @@ def _long_values(layout: Layout) -> tuple[tuple[int, int], ...]:
 
 
 def _single(
-    record: Callable[[int], Any], rows: list[int], features: Mapping[str, FeatureSpec], assembly: Assembly
+    record: Callable[[int], Any],
+    rows: list[int],
+    features: Mapping[str, FeatureSpec],
+    assembly: Assembly,
+    asked: Mapping[str, FeatureSpec] | None = None,
 ) -> dict[int, dict[str, Any]]:
-    """The records `rows` decoded one at a time (assembly.slow); an error notes which record it is about."""
+    """The records `rows` decoded one at a time (assembly.slow); an error notes which record it is
+    about. With `asked` (the spec asked for, when `features` reads a SparseFeature's keys in its
+    place), a record that fails is decoded by `asked` for the error that spec gives."""
     decoded: dict[int, dict[str, Any]] = {}
     for i in rows:
         try:
             decoded[i] = assembly.slow(record(i), features)
         except Exception as err:
+            if asked is not None:
+                _single(record, [i], asked, assembly)
             note_record(err, i, assembly.caller)
             raise
     return decoded
@@ -387,7 +395,7 @@ def decode_buffer(
                 bad[f.rows[(f.counts % plan.size != 0) if plan.size else (f.counts != 0)]] = True
 
     slow_rows = np.flatnonzero(bad).tolist()
-    slow = _single(record, slow_rows, read, assembly)
+    slow = _single(record, slow_rows, read, assembly, None if read is features else features)
 
     out: dict[str, Any] = {}
     for plan, part in zip(plans, parts, strict=False):

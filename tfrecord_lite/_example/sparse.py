@@ -171,3 +171,18 @@ def sparse_batch(spec: SparseFeature, ids: Sequence[Rows], values: Rows) -> Spar
         indices = indices[order]
         flat = [flat[i] for i in order.tolist()] if isinstance(flat, list) else flat[order]
     return Sparse(indices, flat, np.array((n, *spec.shape), dtype=np.int64))
+
+
+def stack_sparse(items: Sequence[Sparse]) -> Sparse:
+    """One batch Sparse from single records' ones of one dense shape, the item's number first."""
+    shapes = {tuple(item.dense_shape.tolist()) for item in items}
+    if len(shapes) != 1:
+        raise ValueError(f"cannot batch Sparse values of different dense shapes: {sorted(shapes)}")
+    counts = np.fromiter((len(item.indices) for item in items), dtype=np.int64, count=len(items))
+    batch_row = np.repeat(np.arange(len(items), dtype=np.int64), counts)
+    indices = np.column_stack([batch_row, np.concatenate([item.indices for item in items])])
+    if isinstance(items[0].values, list):
+        values: Any = [v for item in items for v in item.values]
+    else:
+        values = np.concatenate([item.values for item in items])
+    return Sparse(indices, values, np.array((len(items), *shapes.pop()), dtype=np.int64))

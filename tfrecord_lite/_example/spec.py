@@ -138,18 +138,22 @@ _INT64_RANGE = range(-(2**63), 2**63)
 
 
 def _as_array(value: Any) -> np.ndarray:
-    """A default as an ndarray; an object array where numpy would guess a type that loses
-    something (str beside bytes, ints beyond 64 bits)."""
+    """A default as an ndarray; an object array where numpy would guess a type that changes
+    values (str beside bytes, numbers made strings, ints beyond 64 bits)."""
     try:
         given = np.asarray(value)
     except (ValueError, TypeError, UnicodeError, OverflowError):
         given = None
-    if given is not None and given.dtype.kind in "biufSUO":
+    guessed = given is not None and given.dtype.kind in "SU" and not isinstance(value, (np.ndarray, np.generic))
+    if given is not None and given.dtype.kind in "biufSUO" and not guessed:
         return given
     try:
-        return np.asarray(value, dtype=object)
+        given = np.asarray(value, dtype=object)
     except ValueError:
-        raise ValueError(f"default_value {value!r} is not a (nested) list of one shape") from None
+        given = None
+    if given is None or any(isinstance(v, (list, tuple, np.ndarray)) for v in given.ravel().tolist()):
+        raise ValueError(f"default_value {value!r} is not a (nested) list of one shape")
+    return given
 
 
 def _default_bytes(given: np.ndarray) -> list[bytes] | None:
