@@ -61,13 +61,13 @@ def sparse_tensor(value: Sparse) -> Any:
     )
 
 
-def _sparse_column(key: str, values: Sparse | Sequence[Any]) -> Any:
+def _sparse_column(key: str, values: Sparse | list[Any]) -> Any:
     """One key's batch from a batch Sparse, or from items' Sparse values (one sparse tensor, the
     item's number first); an error names the key."""
-    if not isinstance(values, Sparse) and not all(isinstance(v, Sparse) for v in values):
-        return list(values)
+    if isinstance(values, list) and not all(isinstance(v, Sparse) for v in values):
+        return values
     try:
-        return sparse_tensor(values if isinstance(values, Sparse) else stack_sparse(values))
+        return sparse_tensor(stack_sparse(values) if isinstance(values, list) else values)
     except (ValueError, RuntimeError) as err:  # torch's RuntimeError: an index outside the dense shape
         raise ValueError(f"{key!r}: {err}") from None
 
