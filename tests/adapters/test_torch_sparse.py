@@ -63,7 +63,7 @@ def test_bytes_stay_a_batch_sparse() -> None:
 
 def test_an_index_outside_the_shape_names_the_key() -> None:
     bad = tfr.encode_example({"i": [7], "j": [0], "v": [1.0], "y": [0]})
-    with pytest.raises(ValueError, match="'s': .*size is 4 but found index 7"):
+    with pytest.raises(ValueError, match=r"'s': .*size is 4 but found index 7"):
         collate([tfr.decode_example(bad, SPEC)])
     with pytest.raises(ValueError, match="'s': "):
         collate.columns(tfr.decode_examples([bad], SPEC))
