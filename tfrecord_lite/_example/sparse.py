@@ -5,14 +5,17 @@ or for a batch.
 Strategy: as in TensorFlow, a SparseFeature is a composite. Its keys are read as VarLenFeatures
 by the decoders that already exist (`components` lists them; a batch reads them by columns,
 in lockstep), and the result is put together here with numpy, once per record or once per
-batch: the index columns stacked (a batch's row number first), then sorted lexicographically
-by one stable sort unless `already_sorted`. Entries with equal indices keep their order in the
+batch: the index columns stacked (a batch's row number first), then, unless `already_sorted` or
+in order already, sorted lexicographically: the columns' offsets from their minimum and the
+entry's position packed into one int64 (mixed radix) and sorted by numpy's vectorised argsort,
+or by np.lexsort where that number would not fit. Entries with equal indices keep their order in the
 record (TensorFlow's order among them is unspecified). Indices are not checked against the
 size when decoding, as in TensorFlow; `Sparse.to_dense` checks them.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -104,9 +107,26 @@ def _order(columns: Sequence[np.ndarray]) -> np.ndarray | None:
     ahead = np.zeros(len(columns[0]) - 1, dtype=bool)  # pairs already decided as increasing
     for col in columns:  # compared, not subtracted: any int64 is an index
         if ((col[1:] < col[:-1]) & ~ahead).any():
-            return np.lexsort(tuple(reversed(columns)))
+            return _sort(columns)
         ahead |= col[1:] > col[:-1]
     return None
+
+
+def _sort(columns: Sequence[np.ndarray]) -> np.ndarray:
+    """The stable lexicographic order of `columns`: where the columns' ranges and the entries'
+    positions fit in one int64 (as with any real dense shape), one argsort of that number (numpy's
+    vectorised sort), else np.lexsort."""
+    lows = [int(col.min()) for col in columns]
+    spans = [int(col.max()) - low + 1 for col, low in zip(columns, lows, strict=True)]
+    if math.prod(spans) * len(columns[0]) >= 2**63:
+        return np.lexsort(tuple(reversed(columns)))
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    for col, low, span in zip(columns, lows, spans, strict=True):
+        key *= span
+        key += col - low if low else col
+    key *= len(key)
+    key += np.arange(len(key), dtype=np.int64)  # equal indices keep their order
+    return np.argsort(key)
 
 
 def _count_error(key: str, spec: SparseFeature, index_counts: Sequence[int], value_count: int) -> FeatureError:
