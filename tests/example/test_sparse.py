@@ -266,3 +266,20 @@ def test_repr_shows_shape_count_and_first_entries() -> None:
     assert (
         repr(value) == "Sparse(dense_shape=[1, 4], dtype=int64, nnz=4, entries={[0, 0]: 8, [0, 1]: 6, [0, 2]: 7, ...})"
     )
+
+
+def test_a_batch_of_many_record_lengths_decodes_as_its_records() -> None:
+    rng = np.random.default_rng(5)
+    records = []
+    for _ in range(1500):  # bag-of-words records: hundreds of lengths, most with a few records each
+        k = int(rng.integers(0, 40))
+        records.append(tfr.encode_example({"ids": rng.integers(0, 10**6, k), "w": rng.random(k, np.float32)}))
+    assert len(set(map(len, records))) > 100
+    spec = {"s": tfr.SparseFeature("ids", "w", "float32", 10**6), "ids": tfr.VarLenFeature("int64")}
+    batch = tfr.decode_examples(records, spec)
+    one = [tfr.decode_example(r, spec) for r in records]
+    for got, want in zip(batch["ids"].to_list(), one, strict=True):
+        assert got.tolist() == want["ids"].tolist()
+    stacked = [(row, *index) for row, d in enumerate(one) for index in d["s"].indices.tolist()]
+    assert batch["s"].indices.tolist() == [list(entry) for entry in stacked]
+    assert batch["s"].values.tolist() == [v for d in one for v in d["s"].values.tolist()]
