@@ -211,7 +211,7 @@ def decode_records(
     plans = plan_features(features)
     if not records:
         columns = {p.key: assembly.assemble(p, 0, [], {}, memoryview(b"")) for p in plans}
-        if components(features) is not features:
+        if _read(features, assembly) is not features:
             columns = _with_sparse(columns, features, records.__getitem__, assembly)
         return columns, []
     if assembly.views:
@@ -341,10 +341,7 @@ def decode_buffer(
     values of the matched records). Nothing returned refers to `raw`, which the caller may
     then reuse. `plans` are plan_features(features)."""
     assembly = assembly or _NUMPY
-    read = components(features)
-    if read is not features and assembly.assemble is not _assemble:
-        key = next(k for k, spec in features.items() if isinstance(spec, SparseFeature))
-        raise FeatureError(key, "a SparseFeature decodes to a Sparse, which Arrow columns have no layout for")
+    read = _read(features, assembly)
     n = len(starts)
     view = memoryview(raw)
     buf = np.frombuffer(view, dtype=np.uint8)
@@ -405,6 +402,16 @@ def decode_buffer(
     if read is not features:
         out = _with_sparse(out, features, record, assembly)
     return out, slow_rows
+
+
+def _read(features: Mapping[str, FeatureSpec], assembly: Assembly) -> Mapping[str, FeatureSpec]:
+    """The features a batch reads (components: a SparseFeature's keys in its place); a SparseFeature
+    is for the numpy assembly only."""
+    read = components(features)
+    if read is not features and assembly.assemble is not _assemble:
+        key = next(k for k, spec in features.items() if isinstance(spec, SparseFeature))
+        raise FeatureError(key, "a SparseFeature decodes to a Sparse, which Arrow columns have no layout for")
+    return read
 
 
 def _with_sparse(
