@@ -182,7 +182,8 @@ def decode_examples(records: Sequence[Any], features: SpecDict, *, copy: bool = 
     FixedLenFeature → ndarray [batch, *shape] (defaults filled in; an object array for
     bytes); VarLenFeature → Ragged(values, row_splits), or a list of lists of bytes;
     FixedLenSequenceFeature → [batch, max steps, *shape], padded with its default_value
-    (else zeros / b""). Errors are those decode_example raises for the offending record.
+    (else zeros / b""); SparseFeature → a Sparse whose first index is the record's number,
+    dense_shape [batch, *size]. Errors are those decode_example raises for the offending record.
 
     `copy=False` gives bytes values as read-only memoryviews, as decode_example(copy=False)
     does, each keeping alive what it points into: its record (a record that is not bytes is

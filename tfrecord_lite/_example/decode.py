@@ -203,7 +203,8 @@ def decode_example(data: Any, features: SpecDict | None = None, *, copy: bool = 
 
     Without `features`: every feature, int64 → int64 ndarray, float → float32 ndarray,
     bytes → list of bytes, a Feature with no kind → None. With a spec dict: only those
-    keys, shaped and checked like tf.io.parse_single_example.
+    keys, shaped and checked like tf.io.parse_single_example (a SparseFeature → a Sparse);
+    TensorFlow's tf.io spec objects are taken as ours.
 
     `copy=False` gives bytes values as read-only memoryviews into the record instead of
     copies (no copy of a large image or blob). They stay valid as long as they exist: each
