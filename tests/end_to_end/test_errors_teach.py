@@ -105,7 +105,11 @@ def test_the_tfrecord_packages_descriptions_give_its_values(shards):
     [
         (["image", "label"], TypeError, r"found list \['image', 'label'\] — a list of keys has no types"),
         ({"label": "int64"}, tfr.FeatureError, r"found str 'int64'; for a dtype alone write tfr.VarLenFeature"),
-        ({"label": 5}, tfr.FeatureError, "expected a FixedLenFeature, VarLenFeature, FixedLenSequenceFeature or SparseFeature"),
+        (
+            {"label": 5},
+            tfr.FeatureError,
+            "expected a FixedLenFeature, VarLenFeature, FixedLenSequenceFeature or Sparse",
+        ),
         ({3: tfr.VarLenFeature("int64")}, TypeError, "keys must be str, found int 3"),
         ("label", TypeError, "must be a dict {key: spec}, found str 'label'"),
     ],
