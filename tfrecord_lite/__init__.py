@@ -46,7 +46,8 @@ if TYPE_CHECKING:
     from tfrecord_lite._example.ragged import Ragged
     from tfrecord_lite._example.ragged_spec import RaggedFeature
     from tfrecord_lite._example.raw import decode_raw
-    from tfrecord_lite._example.spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
+    from tfrecord_lite._example.sparse import Sparse
+    from tfrecord_lite._example.spec import FixedLenFeature, FixedLenSequenceFeature, SparseFeature, VarLenFeature
     from tfrecord_lite._example.tensor import parse_tensor, serialize_tensor
     from tfrecord_lite._index.write import write_index, write_text_index
     from tfrecord_lite._records.count import count_records
@@ -88,7 +89,8 @@ _LAZY = {
     "_records.salvage": ["SalvageReport", "salvage"],
     "_datasets.schema": ["infer_features"],
     "_datasets.sharded": ["ShardedRecords", "ShardedWriter"],
-    "_example.spec": ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature"],
+    "_example.spec": ["FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "VarLenFeature"],
+    "_example.sparse": ["Sparse"],
     "_records.writer": ["TFRecordWriter"],
 }
 _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
@@ -133,6 +135,8 @@ __all__ = [
     "SequenceExample",
     "ShardedRecords",
     "ShardedWriter",
+    "Sparse",
+    "SparseFeature",
     "StaleIndexError",
     "TFRecordError",
     "TFRecordFile",

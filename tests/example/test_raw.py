@@ -155,3 +155,39 @@ def test_errors_where_tensorflow_errors(tf, data, dtype):
         tf.io.decode_raw(data, tf.as_dtype(dtype))
     with pytest.raises(ValueError, match="decode_raw: "):
         tfr.decode_raw(data, dtype)
+
+
+@given(
+    st.sampled_from(RAW_DTYPES),
+    st.lists(st.binary(max_size=20), max_size=4),
+    st.integers(1, 4),
+    st.sampled_from(ORDERS),
+)
+@settings(max_examples=50)
+def test_fixed_length_cuts_or_pads_each_value_with_zero_bytes(
+    dtype: str, values: list[bytes], items: int, little_endian: bool
+) -> None:
+    dt = np.dtype(dtype)
+    length = dt.itemsize * items
+    out = tfr.decode_raw(values, dtype, little_endian=little_endian, fixed_length=length)
+    assert out.shape == (len(values), items) and out.dtype == dt
+    for row, value in zip(out, values, strict=True):
+        fitted = value[:length].ljust(length, b"\x00")
+        stored = dt if dt.kind == "b" else dt.newbyteorder("<" if little_endian else ">")
+        expected = np.frombuffer(fitted, np.uint8) != 0 if dt.kind == "b" else np.frombuffer(fitted, stored)
+        assert row.tobytes() == expected.astype(dt).tobytes()
+
+
+@pytest.mark.parametrize(
+    ("length", "error", "message"),
+    [
+        (0, ValueError, "greater than zero"),
+        (-4, ValueError, "greater than zero"),
+        (3, ValueError, "not a multiple of 2, the size of int16"),
+        (2.0, TypeError, "must be an int"),
+        (True, TypeError, "must be an int"),
+    ],
+)
+def test_fixed_length_is_a_positive_multiple_of_the_item_size(length: Any, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        tfr.decode_raw(b"\x01\x00", "int16", fixed_length=length)

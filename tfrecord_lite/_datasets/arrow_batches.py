@@ -30,7 +30,7 @@ from tfrecord_lite._example.flat import (
 )
 from tfrecord_lite._example.ragged_build import FlatRagged
 from tfrecord_lite._example.ragged_spec import RaggedFeature
-from tfrecord_lite._example.spec import FeatureSpec, FixedLenSequenceFeature, VarLenFeature
+from tfrecord_lite._example.spec import FeatureSpec, FixedLenSequenceFeature, SparseFeature, VarLenFeature
 from tfrecord_lite._example.validate import check_int, feature_specs
 from tfrecord_lite._records.example_batches import record_spans
 from tfrecord_lite._records.reader import sources_of
@@ -64,7 +64,9 @@ def arrow_type(spec: FeatureSpec) -> pa.DataType:
     """The Arrow type of a feature decoded with `spec`: FixedLenFeature([]) → the value type,
     [k] → fixed_size_list<k> (nested for more dimensions), VarLenFeature → large_list,
     FixedLenSequenceFeature → large_list of the step's type, RaggedFeature → large_list nested
-    once more per partition."""
+    once more per partition. A SparseFeature has none."""
+    if isinstance(spec, SparseFeature):
+        raise TypeError(f"{spec!r} decodes to a Sparse, which Arrow columns have no layout for")
     if isinstance(spec, RaggedFeature):
         out = pa.large_list(_ARROW_DTYPE[spec.dtype])
         for _ in spec.partitions:

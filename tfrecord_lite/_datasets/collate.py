@@ -3,7 +3,8 @@ imported inside the functions that use it, so importing this module never import
 
 Collate turns a list of dict items into one dict of tensors: equal shapes are stacked, ragged
 first dimensions padded (with a lengths tensor), kept as lists or made torch.nested (jagged)
-tensors, bytes and strings stay lists. A RaggedFeature's nested rows (Ragged) are stacked into one
+tensors, bytes and strings stay lists, Sparse values become one torch.sparse_coo_tensor with
+the item's number as its first dimension. A RaggedFeature's nested rows (Ragged) are stacked into one
 Ragged of the batch first, then padded in every ragged dimension at once (a lengths tensor per
 dimension) or made nested tensors the same way. Items that are not dicts (an ImageTransform's
 (image, label) tuples) go to torch's default_collate, after a check that gives tensors of
@@ -28,16 +29,19 @@ from tfrecord_lite._example.columnar import decode_examples
 from tfrecord_lite._example.decode import decode_example
 from tfrecord_lite._example.ragged import Ragged, padded, stack
 from tfrecord_lite._example.ragged_spec import RaggedFeature
+from tfrecord_lite._example.sparse import Sparse, stack_sparse
 from tfrecord_lite._example.spec import FixedLenSequenceFeature, VarLenFeature
 from tfrecord_lite._example.validate import check_choice
 from tfrecord_lite._repr import describe
 
 
 def to_torch(value: Any) -> Any:
-    """numpy numeric arrays / scalars -> tensors sharing their memory (dicts, lists and tuples recursively);
-    bytes, strings, object arrays and None stay as they are."""
+    """numpy numeric arrays / scalars -> tensors sharing their memory (dicts, lists and tuples recursively),
+    a Sparse of numbers -> a sparse COO tensor; bytes, strings, object arrays and None stay as they are."""
     import torch
 
+    if isinstance(value, Sparse):
+        return sparse_tensor(value)
     if isinstance(value, np.ndarray):
         return torch.from_numpy(value) if value.dtype.kind in "biuf" else value
     if isinstance(value, np.generic):
@@ -47,6 +51,32 @@ def to_torch(value: Any) -> Any:
     if isinstance(value, list) and value and isinstance(value[0], (np.ndarray, np.generic)):
         return [to_torch(v) for v in value]
     return value
+
+
+def sparse_tensor(value: Sparse) -> Any:
+    """A Sparse of numbers as a torch.sparse_coo_tensor (its indices checked against its dense shape,
+    duplicates kept, not coalesced); a Sparse of bytes stays as it is."""
+    import torch
+
+    if isinstance(value.values, list):
+        return value
+    return torch.sparse_coo_tensor(
+        torch.from_numpy(np.ascontiguousarray(value.indices.T)),
+        torch.from_numpy(np.asarray(value.values)),
+        tuple(value.dense_shape.tolist()),
+        check_invariants=True,
+    )
+
+
+def _sparse_column(key: str, values: Sparse | list[Any]) -> Any:
+    """One key's batch from a batch Sparse, or from items' Sparse values (one sparse tensor, the
+    item's number first); an error names the key."""
+    if isinstance(values, list) and not all(isinstance(v, Sparse) for v in values):
+        return values
+    try:
+        return sparse_tensor(stack_sparse(values) if isinstance(values, list) else values)
+    except (ValueError, RuntimeError) as err:  # torch's RuntimeError: an index outside the dense shape
+        raise ValueError(f"{key!r}: {err}") from None
 
 
 def _numeric_tensor(value: Any) -> torch.Tensor | None:
@@ -123,6 +153,8 @@ class Collate:
         for key, col in columns.items():
             if isinstance(col, Ragged):
                 out[key] = self._ragged(col, key)
+            elif isinstance(col, Sparse):
+                out[key] = (_sparse_column(key, col), None)
             elif isinstance(col, np.ndarray):
                 out[key] = (torch.from_numpy(col) if col.dtype.kind in "biuf" else col.tolist(), None)
             else:
@@ -173,6 +205,8 @@ class Collate:
         """One key's batch, and the lengths tensor when it was padded."""
         import torch
 
+        if values and isinstance(values[0], Sparse):
+            return _sparse_column(key, values), None
         ragged = key in self.ragged
         if any(isinstance(v, Ragged) for v in values) or (ragged and self.varlen == "nested" and _arrays(values)):
             return self._ragged(stack(values), key)
@@ -260,7 +294,9 @@ def _one_storage(batch: dict[str, Any]) -> None:
     numbers once more (measured: ~250 us per extra tensor, per batch)."""
     import torch
 
-    keys = [k for k, v in batch.items() if isinstance(v, torch.Tensor) and not v.is_nested]
+    keys = [
+        k for k, v in batch.items() if isinstance(v, torch.Tensor) and v.layout == torch.strided and not v.is_nested
+    ]
     if len(keys) < 2:
         return
     offsets = []

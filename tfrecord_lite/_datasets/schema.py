@@ -27,6 +27,7 @@ from tfrecord_lite._example.spec import (
     FeatureSpec,
     FixedLenFeature,
     FixedLenSequenceFeature,
+    SparseFeature,
     VarLenFeature,
     kind_of,
 )
@@ -219,7 +220,9 @@ def _records_of(source: Any, storage_options: StorageOptions) -> Iterator[bytes]
         yield from map(spans.record, range(len(spans.starts)))
 
 
-_SPEC_CLASSES = {cls.__name__: cls for cls in (FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, RaggedFeature)}
+_SPEC_CLASSES = {
+    cls.__name__: cls for cls in (FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, SparseFeature, RaggedFeature)
+}
 
 
 def features_to_json(features: Mapping[str, FeatureSpec]) -> dict[str, dict[str, Any]]:
@@ -229,6 +232,11 @@ def features_to_json(features: Mapping[str, FeatureSpec]) -> dict[str, dict[str,
         entry: dict[str, Any] = {"type": type(spec).__name__, "dtype": spec.dtype}
         if isinstance(spec, RaggedFeature):
             entry.update(ragged_to_json(spec))
+        elif isinstance(spec, SparseFeature):
+            keys, size = spec.index_key, spec.size
+            entry["index_key"] = keys if isinstance(keys, str) else list(keys)
+            entry.update(value_key=spec.value_key, size=size if isinstance(size, int) else list(size))
+            entry["already_sorted"] = spec.already_sorted
         elif not isinstance(spec, VarLenFeature):
             entry["shape"] = list(spec.shape)
         if isinstance(spec, FixedLenSequenceFeature):

@@ -49,12 +49,16 @@ from tfrecord_lite._example.lockstep import (
 )
 from tfrecord_lite._example.ragged import Ragged
 from tfrecord_lite._example.ragged_build import finish_batch
-from tfrecord_lite._example.ragged_spec import components, has_ragged
+from tfrecord_lite._example.ragged_spec import RaggedFeature, has_ragged
+from tfrecord_lite._example.ragged_spec import components as ragged_components
+from tfrecord_lite._example.sparse import batch_rows, first_mismatch, sparse_batch
+from tfrecord_lite._example.sparse import components as sparse_components
 from tfrecord_lite._example.spec import (
     BYTES,
     FeatureSpec,
     FixedLenFeature,
     FixedLenSequenceFeature,
+    SparseFeature,
     SpecDict,
     VarLenFeature,
 )
@@ -127,6 +131,7 @@ def _assemble(plan: Plan, n: int, parts: list[Found], slow: dict[int, Any], _vie
         steps[i] = len(v)
     width = int(steps.max()) if n else 0
     out = np.empty((n, width) + spec.shape, dtype=dtype)
+    assert isinstance(spec, FixedLenSequenceFeature)  # plan_features reads a SparseFeature's keys instead
     fill = spec.default_value if spec.default_value is not None else (b"" if is_bytes else 0)
     out[...] = fill
     flat = out.reshape(n, width * plan.size)
@@ -140,11 +145,9 @@ def _assemble(plan: Plan, n: int, parts: list[Found], slow: dict[int, Any], _vie
 
 
 def plan_features(features: Mapping[str, FeatureSpec]) -> list[Plan]:
-    """The features a batch decode reads: a RaggedFeature's are its components."""
-    if has_ragged(features):
-        features = components(features)
+    """The features a batch reads: a RaggedFeature's or SparseFeature's components in its place."""
     plans = []
-    for key, spec in features.items():
+    for key, spec in _read(features).items():
         if not isinstance(spec, (FixedLenFeature, VarLenFeature)):
             apply_spec(key, spec, b"", None)  # raises for specs an Example cannot take, as decode_example does
         size = math.prod(spec.shape) if isinstance(spec, (FixedLenFeature, FixedLenSequenceFeature)) else 0
@@ -159,7 +162,8 @@ def decode_examples(records: Sequence[Any], features: SpecDict, *, copy: bool = 
     bytes); VarLenFeature → Ragged(values, row_splits), or a list of lists of bytes;
     FixedLenSequenceFeature → [batch, max steps, *shape], padded with its default_value
     (else zeros / b""); RaggedFeature → a Ragged with the batch outermost, nested once more
-    per partition, as tf.io.parse_example gives it. Errors are those decode_example raises
+    per partition, as tf.io.parse_example gives it; SparseFeature → a Sparse whose first index
+    is the record's number, dense_shape [batch, *size]. Errors are those decode_example raises
     for the offending record.
 
     `copy=False` gives bytes values as read-only memoryviews, as decode_example(copy=False)
@@ -188,8 +192,8 @@ def decode_records(
     assembly = assembly or _NUMPY
     plans = plan_features(features)
     if not records:
-        empty = {p.key: assembly.assemble(p, 0, [], {}, memoryview(b"")) for p in plans}
-        return _finish(empty, features, 0, assembly), []
+        columns = {p.key: assembly.assemble(p, 0, [], {}, memoryview(b"")) for p in plans}
+        return _finish(columns, features, 0, assembly, records.__getitem__), []
     if assembly.views:
         records = [as_bytes(r) for r in records]
     if not assembly.spans and sum(map(len, records)) >= SPARSE_RECORD * len(records) and all_bytes(records):
@@ -240,14 +244,22 @@ def _long_values(layout: Layout) -> tuple[tuple[int, int], ...]:
 
 
 def _single(
-    record: Callable[[int], Any], rows: list[int], features: Mapping[str, FeatureSpec], assembly: Assembly
+    record: Callable[[int], Any],
+    rows: list[int],
+    features: Mapping[str, FeatureSpec],
+    assembly: Assembly,
+    asked: Mapping[str, FeatureSpec] | None = None,
 ) -> dict[int, dict[str, Any]]:
-    """The records `rows` decoded one at a time (assembly.slow); an error notes which record it is about."""
+    """The records `rows` decoded one at a time (assembly.slow); an error notes which record it is
+    about. With `asked` (the spec asked for, when `features` reads a SparseFeature's keys in its
+    place), a record that fails is decoded by `asked` for the error that spec gives."""
     decoded: dict[int, dict[str, Any]] = {}
     for i in rows:
         try:
             decoded[i] = assembly.slow(record(i), features)
         except Exception as err:
+            if asked is not None:
+                _single(record, [i], asked, assembly)
             note_record(err, i, assembly.caller)
             raise
     return decoded
@@ -309,9 +321,9 @@ def decode_buffer(
     last one); `record(i)` gives record i to the single-record path. `values`, when given,
     is sliced for the bytes values instead of `raw` (with `matches`, raw need not hold the
     values of the matched records). Nothing returned refers to `raw`, which the caller may
-    then reuse."""
+    then reuse. `plans` are plan_features(features)."""
     assembly = assembly or _NUMPY
-    asked, features = features, components(features) if has_ragged(features) else features
+    read = _read(features, assembly)
     n = len(starts)
     view = memoryview(raw)
     buf = np.frombuffer(view, dtype=np.uint8)
@@ -362,29 +374,74 @@ def decode_buffer(
                 bad[f.rows[(f.counts % plan.size != 0) if plan.size else (f.counts != 0)]] = True
 
     slow_rows = np.flatnonzero(bad).tolist()
-    slow = _single(record, slow_rows, features, assembly)
+    slow = _single(record, slow_rows, read, assembly, None if read is features else features)
 
     out: dict[str, Any] = {}
     for plan, part in zip(plans, parts, strict=False):
         if slow_rows:
             part = [_without(f, ~bad[f.rows]) for f in part]
         out[plan.key] = assembly.assemble(plan, n, part, {i: d.get(plan.key) for i, d in slow.items()}, view)
-    return _finish(out, asked, n, assembly), slow_rows
+    return _finish(out, features, n, assembly, record), slow_rows
+
+
+def _read(features: Mapping[str, FeatureSpec], assembly: Assembly | None = None) -> Mapping[str, FeatureSpec]:
+    """The features a batch reads: each RaggedFeature and SparseFeature replaced by the keys it
+    reads (`features` itself when it holds neither). A SparseFeature is for the numpy assembly only."""
+    read = sparse_components(ragged_components(features) if has_ragged(features) else features)
+    if assembly is not None and assembly.assemble is not _assemble:
+        key = next((k for k, spec in features.items() if isinstance(spec, SparseFeature)), None)
+        if key is not None:
+            raise FeatureError(key, "a SparseFeature decodes to a Sparse, which Arrow columns have no layout for")
+    return read
+
+
+def _finish(
+    columns: dict[str, Any],
+    features: Mapping[str, FeatureSpec],
+    n: int,
+    assembly: Assembly,
+    record: Callable[[int], Any],
+) -> dict[str, Any]:
+    """The columns asked for, from the columns read: each RaggedFeature's and SparseFeature's
+    built from the columns of the keys it reads."""
+    if all(isinstance(spec, _PLAIN) for spec in features.values()):
+        return columns
+    if has_ragged(features):
+        if assembly.ragged is None:
+            key = next(k for k, s in features.items() if isinstance(s, RaggedFeature))
+            raise FeatureError(key, f"{assembly.caller} does not take a RaggedFeature; decode_examples does")
+        ragged = {k: s for k, s in features.items() if isinstance(s, RaggedFeature)}
+        columns = {**columns, **assembly.ragged(columns, ragged, n)}
+    out = {}
+    for key, spec in features.items():
+        out[key] = (
+            _sparse_column(key, spec, columns, record, features, assembly)
+            if isinstance(spec, SparseFeature)
+            else columns[key]
+        )
+    return out
+
+
+def _sparse_column(
+    key: str,
+    spec: SparseFeature,
+    columns: Mapping[str, Any],
+    record: Callable[[int], Any],
+    features: Mapping[str, FeatureSpec],
+    assembly: Assembly,
+) -> Any:
+    """A SparseFeature's batch value from its keys' columns; a record whose index and value counts
+    differ is decoded alone, for the error decode_example raises."""
+    ids = [batch_rows(columns[k]) for k in spec.index_keys]
+    values = batch_rows(columns[spec.value_key])
+    bad = first_mismatch(ids, values)
+    if bad is not None:
+        _single(record, [bad], features, assembly)
+        raise AssertionError(f"record {bad} has mismatched counts for {key!r}, but decodes alone")
+    return sparse_batch(spec, ids, values)
 
 
 _PLAIN = (FixedLenFeature, VarLenFeature, FixedLenSequenceFeature)
-
-
-def _finish(columns: dict[str, Any], features: Mapping[str, FeatureSpec], n: int, assembly: Assembly) -> dict[str, Any]:
-    """The columns asked for, each RaggedFeature's built from its components' columns."""
-    if not has_ragged(features):
-        return columns
-    if assembly.ragged is None:
-        key = next(k for k, s in features.items() if not isinstance(s, _PLAIN))
-        raise FeatureError(key, f"{assembly.caller} does not take a RaggedFeature; decode_examples does")
-    return assembly.ragged(columns, features, n)
-
-
 _NUMPY = Assembly(_assemble, decode_example, "decode_examples", ragged=finish_batch)
 _VIEWS = Assembly(
     _assemble, functools.partial(decode_example, copy=False), "decode_examples", views=True, ragged=finish_batch

@@ -14,7 +14,7 @@ and every error goes through the general apply_spec.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,7 @@ import numpy as np
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.ragged_build import build, single_column
 from tfrecord_lite._example.ragged_spec import RaggedFeature
+from tfrecord_lite._example.sparse import Sparse, sparse_value
 from tfrecord_lite._example.spec import (
     BYTES,
     DTYPE_KIND,
@@ -31,12 +32,13 @@ from tfrecord_lite._example.spec import (
     FeatureSpec,
     FixedLenFeature,
     FixedLenSequenceFeature,
+    SparseFeature,
     SpecDict,
     VarLenFeature,
     empty_values,
     shape_values,
 )
-from tfrecord_lite._example.validate import as_spec, feature_specs, missing_feature
+from tfrecord_lite._example.validate import as_spec, check_sparse_keys, feature_specs, missing_feature
 from tfrecord_lite._example.varints import UINT64_LIMIT, decode_varints, read_varint
 from tfrecord_lite._example.wire import (
     LAYOUTS,
@@ -92,12 +94,14 @@ def apply_spec(
     kindless_is_missing: bool = True,
     present: Collection[str] = (),
     view: memoryview | None = None,
+    specs: Mapping[str, object] | None = None,
 ) -> Any:
     """Decode one Example feature per its spec, as tf.io.parse_single_example does.
 
     A Feature with no kind counts as missing, except in a SequenceExample's context,
     where TensorFlow takes it as present with no values (`kindless_is_missing=False`).
-    `present`: the record's keys, for the error about a missing one.
+    `present`: the record's keys, for the error about a missing one (a SparseFeature needs
+    them parsed, {key: Parsed}); `specs`: the whole spec, whose keys a SparseFeature checks.
     """
     kind = parsed[0] if parsed is not None else 0
     if isinstance(spec, VarLenFeature):
@@ -126,7 +130,37 @@ def apply_spec(
         return _stack(spec, values, len(values) // inner if inner else 0)
     if isinstance(spec, RaggedFeature):
         raise FeatureError(key, "a RaggedFeature reads several features of an Example: decode_example takes it")
-    return apply_spec(key, as_spec(key, spec), buf, parsed, kindless_is_missing, present, view)  # or a FeatureError
+    if isinstance(spec, SparseFeature):
+        if not isinstance(present, Mapping):
+            raise FeatureError(
+                key, "a SparseFeature is read from an Example's features (decode_example / decode_examples)"
+            )
+        return _sparse(key, spec, buf, present, view, specs)
+    return apply_spec(key, as_spec(key, spec), buf, parsed, kindless_is_missing, present, view, specs)
+
+
+def _sparse(
+    key: str,
+    spec: SparseFeature,
+    buf: bytes,
+    parsed: Mapping[str, Parsed],
+    view: memoryview | None,
+    specs: Mapping[str, object] | None,
+) -> Sparse:
+    """A SparseFeature: its keys read as VarLenFeatures, put together as TensorFlow does."""
+    if specs is not None:
+        check_sparse_keys({k: as_spec(k, s) for k, s in specs.items()})
+    parts = [(k, _INDEX) for k in spec.index_keys] + [(spec.value_key, VarLenFeature(spec.dtype))]
+    decoded = []
+    for part_key, part in parts:
+        try:
+            decoded.append(apply_spec(part_key, part, buf, parsed.get(part_key), view=view))
+        except FeatureError as err:
+            raise FeatureError(key, f"its key {part_key!r}: {err.detail}") from None
+    return sparse_value(key, spec, decoded[:-1], decoded[-1])
+
+
+_INDEX = VarLenFeature("int64")
 
 
 def _checked(key: str, spec: FeatureSpec, parsed: Parsed) -> Parsed:
@@ -174,7 +208,8 @@ def decode_example(data: Any, features: SpecDict | None = None, *, copy: bool = 
     Without `features`: every feature, int64 → int64 ndarray, float → float32 ndarray,
     bytes → list of bytes, a Feature with no kind → None. With a spec dict: only those
     keys, shaped and checked like tf.io.parse_single_example (a RaggedFeature gives a
-    Ragged, or an array when nothing is ragged).
+    Ragged, or an array when nothing is ragged; a SparseFeature a Sparse); TensorFlow's tf.io
+    spec objects are taken as ours.
 
     `copy=False` gives bytes values as read-only memoryviews into the record instead of
     copies (no copy of a large image or blob). They stay valid as long as they exist: each
@@ -202,7 +237,7 @@ def decode_example(data: Any, features: SpecDict | None = None, *, copy: bool = 
             if type(spec) in _PLAIN:
                 out[key] = apply_spec(key, spec, buf, p, present=parsed, view=view)
             else:
-                out[key] = _other_spec(key, spec, buf, parsed, view)
+                out[key] = _other_spec(key, spec, buf, parsed, view, features)
             continue
         # The common case, without the detours: a FixedLenFeature of the right kind, one run
         # of values; the four commonest shapes are read directly (anything else, errors
@@ -240,12 +275,15 @@ def decode_example(data: Any, features: SpecDict | None = None, *, copy: bool = 
 _PLAIN = frozenset((FixedLenFeature, VarLenFeature, FixedLenSequenceFeature))
 
 
-def _other_spec(key: str, spec: Any, buf: bytes, parsed: dict[str, Parsed], view: memoryview | None) -> Any:
+def _other_spec(
+    key: str, spec: Any, buf: bytes, parsed: dict[str, Parsed], view: memoryview | None, specs: SpecDict
+) -> Any:
     """decode_example's value of a spec that is not one of the plain three: a RaggedFeature
-    (ours or TensorFlow's), built from the features it reads; or what apply_spec says."""
+    (ours or TensorFlow's), built from the features it reads; or what apply_spec says (a
+    SparseFeature, checked against the whole `specs`)."""
     spec = as_spec(key, spec)
     if not isinstance(spec, RaggedFeature):
-        return apply_spec(key, spec, buf, parsed.get(key), present=parsed, view=view)
+        return apply_spec(key, spec, buf, parsed.get(key), present=parsed, view=view, specs=specs)
     read = {
         part: single_column(apply_spec(part, var_len, buf, parsed.get(part), view=view))
         for part, var_len in spec.keys(key).items()
@@ -306,9 +344,9 @@ def decode_sequence_example(
     else:
         ctx = {}
         for key, spec in feature_specs(context_features, "context_features").items():  # type: ignore[union-attr]
-            if isinstance(spec, FixedLenSequenceFeature):
+            if isinstance(spec, (FixedLenSequenceFeature, SparseFeature)):
                 raise FeatureError(
-                    key, "context_features take FixedLenFeature or VarLenFeature, not FixedLenSequenceFeature"
+                    key, f"context_features take FixedLenFeature or VarLenFeature, not {type(spec).__name__}"
                 )
             ctx[key] = apply_spec(key, spec, buf, context.get(key), kindless_is_missing=False, present=context)
     if sequence_features is None:

@@ -31,6 +31,7 @@ from tfrecord_lite._example.varints import decode_varint_runs
 from tfrecord_lite._example.wire import Layout, layout_of
 
 _U64 = np.uint64
+_MOST_LAYOUTS = 16  # record lengths a batch matches by layout at most (each costs a parse in Python)
 
 
 class Plan(NamedTuple):
@@ -325,7 +326,9 @@ def match_layouts(buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: n
     on 30 records: records of many lengths, as variable-length features give, parse faster
     in lockstep), unless few records are left (at most a 16th of the batch, as when
     a few varints are longer): then those are matched one length at a time too, which
-    costs less than the lockstep parser's pass.
+    costs less than the lockstep parser's pass. Of many lengths (records of variable-length
+    lists) only the _MOST_LAYOUTS commonest are matched: a parse per length would cost more
+    than the lockstep parser's pass over their records.
     """
     matches = _match_lengths(buf, view, starts, ends, least=16)
     handled = np.zeros(len(starts), dtype=bool)
@@ -342,7 +345,10 @@ def _match_lengths(buf: np.ndarray, view: memoryview, starts: np.ndarray, ends: 
     """match_layouts for the lengths of at least `least` records."""
     matches = []
     lengths, group_of, sizes = np.unique(ends - starts, return_inverse=True, return_counts=True)
-    for g in np.flatnonzero(sizes >= least).tolist():
+    groups = np.flatnonzero(sizes >= least)
+    if len(groups) > _MOST_LAYOUTS:  # lengths all over the place: the largest groups only
+        groups = np.sort(groups[np.argsort(sizes[groups], kind="stable")[-_MOST_LAYOUTS:]])
+    for g in groups.tolist():
         rows = np.flatnonzero(group_of == g)
         layout = layout_of(view[starts[rows[0]] : ends[rows[0]]].tobytes())
         if layout is None:

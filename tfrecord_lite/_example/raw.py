@@ -1,7 +1,8 @@
 """Raw tensors: tf.io.decode_raw for numpy. A bytes value holding a packed array
 (pixels, an embedding written with .tobytes()) becomes that array. A batch of
 values (a list, or the object array a batch decoder returns) must hold values of
-one length and becomes one array with a trailing dimension, as in TensorFlow.
+one length (or, with fixed_length=, of any length: each is cut or padded with zero
+bytes to it) and becomes one array with a trailing dimension, as in TensorFlow.
 The values are joined once and read by one np.frombuffer in the stated byte
 order; the result is a fresh, writable array in native byte order.
 """
@@ -43,7 +44,11 @@ def raw_dtype(dtype: DTypeLike) -> np.dtype:
 
 
 def decode_raw(
-    data: Any, dtype: DTypeLike, shape: Sequence[int] | None = None, little_endian: bool = True
+    data: Any,
+    dtype: DTypeLike,
+    shape: Sequence[int] | None = None,
+    little_endian: bool = True,
+    fixed_length: int | None = None,
 ) -> np.ndarray:
     """The numbers packed in `data`, like tf.io.decode_raw, as a numpy array.
 
@@ -51,10 +56,16 @@ def decode_raw(
     more dimensions) or an object / bytes array — whose values all have the same length
     (→ the batch's shape plus one dimension). Each value's length must be a multiple of
     the dtype's size. `shape` reshapes each value's numbers (the last dimension) to it.
+    `fixed_length` (bytes, a positive multiple of the dtype's size), as in TensorFlow: each
+    value is cut to that many bytes or padded with zero bytes to it, so values may differ in length.
     """
     dt = raw_dtype(dtype)
     batch_shape, values = _values(data)
-    size = _common_length(values)
+    if fixed_length is None:
+        size = _common_length(values)
+    else:
+        size = _fixed_length(fixed_length, dt)
+        values = _fixed(values, size)
     if size % dt.itemsize:
         raise ValueError(
             f"decode_raw: a value of {size} bytes is not a multiple of {dt.itemsize}, the size of {dt.name}"
@@ -65,6 +76,23 @@ def decode_raw(
     flat = np.frombuffer(b"".join(values), dtype=np.uint8 if dt.kind == "b" else stored)
     numbers = flat != 0 if dt.kind == "b" else flat.astype(dt.newbyteorder("="))
     return numbers.reshape(batch_shape + item_shape)
+
+
+def _fixed_length(fixed_length: Any, dt: np.dtype) -> int:
+    if isinstance(fixed_length, (bool, np.bool_)) or not isinstance(fixed_length, (int, np.integer)):
+        raise TypeError(f"decode_raw: fixed_length must be an int, found {type(fixed_length).__name__}")
+    if fixed_length <= 0:
+        raise ValueError(f"decode_raw: fixed_length must be greater than zero, found {fixed_length}")
+    if fixed_length % dt.itemsize:
+        raise ValueError(
+            f"decode_raw: fixed_length {fixed_length} is not a multiple of {dt.itemsize}, the size of {dt.name}"
+        )
+    return int(fixed_length)
+
+
+def _fixed(values: list[bytes], length: int) -> list[bytes]:
+    """Each value cut to `length` bytes, or padded with zero bytes to it."""
+    return [v[:length] if len(v) >= length else v + bytes(length - len(v)) for v in values]
 
 
 def _values(data: Any) -> tuple[tuple[int, ...], list[bytes]]:

@@ -17,7 +17,15 @@ import numpy as np
 
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.ragged_spec import RaggedFeature, components, from_tf, has_ragged
-from tfrecord_lite._example.spec import FeatureSpec, FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, dtype_name
+from tfrecord_lite._example.spec import (
+    FeatureSpec,
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    SparseFeature,
+    VarLenFeature,
+    dtype_name,
+)
+from tfrecord_lite._example.tf_specs import from_tf_spec
 
 # The `tfrecord` package's description names and the specs that give its users the same
 # numbers: its "int" / "float" read every value of the list (a 1-D array, as VarLenFeature),
@@ -28,9 +36,10 @@ TFRECORD_DESCRIPTIONS: dict[str, FeatureSpec] = {
     "int": VarLenFeature("int64"),
     "float": VarLenFeature("float32"),
 }
-_SPEC_TYPES = (FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, RaggedFeature)
+_SPEC_TYPES = (FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, SparseFeature, RaggedFeature)
 _EXPECTED_SPEC = (
-    "a FixedLenFeature, VarLenFeature, FixedLenSequenceFeature or RaggedFeature (or 'byte' / 'int' / 'float')"
+    "a FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, SparseFeature or RaggedFeature (ours or "
+    "tf.io's; or 'byte' / 'int' / 'float')"
 )
 
 
@@ -42,15 +51,18 @@ def _found(value: Any) -> str:
 
 
 def as_spec(key: str, spec: Any) -> FeatureSpec:
-    """One feature's spec: a spec object as it is, a `tfrecord`-package name mapped; else a
-    FeatureError saying what a spec is."""
+    """One feature's spec: a spec object as it is, a `tfrecord`-package name mapped, one of
+    TensorFlow's spec objects converted; else a FeatureError saying what a spec is."""
     if isinstance(spec, _SPEC_TYPES):
         return spec
     if isinstance(spec, str) and spec in TFRECORD_DESCRIPTIONS:
         return TFRECORD_DESCRIPTIONS[spec]
-    ragged = from_tf(spec)
-    if ragged is not None:
-        return ragged
+    try:
+        converted = from_tf(spec) or from_tf_spec(spec)
+    except (TypeError, ValueError) as err:
+        raise FeatureError(key, f"{type(spec).__name__} from TensorFlow: {err}") from None
+    if converted is not None:
+        return converted
     hint = ""
     if dtype_name(spec) is not None:
         hint = f"; for a dtype alone write tfr.VarLenFeature({spec!r}) or tfr.FixedLenFeature([], {spec!r})"
@@ -77,7 +89,35 @@ def feature_specs(features: Any, name: str = "features") -> dict[str, FeatureSpe
         out[key] = as_spec(key, spec)
     if has_ragged(out):
         components(out)  # a key read two ways by RaggedFeatures and other specs is a ValueError
+    check_sparse_keys(out)
     return out
+
+
+def check_sparse_keys(specs: Mapping[str, FeatureSpec]) -> None:
+    """TensorFlow's rules for the keys SparseFeatures read (as VarLenFeatures): each key is read as
+    one dtype, and none is also a FixedLenFeature's or FixedLenSequenceFeature's."""
+    if not any(isinstance(spec, SparseFeature) for spec in specs.values()):
+        return
+    reads: dict[str, tuple[str, str]] = {}  # key read -> (dtype, the feature reading it)
+    for key, spec in specs.items():
+        if isinstance(spec, SparseFeature):
+            parts = [(k, "int64") for k in spec.index_keys] + [(spec.value_key, spec.dtype)]
+        else:
+            parts = [(key, spec.dtype)] if isinstance(spec, VarLenFeature) else []
+        for read, dtype in parts:
+            first = reads.setdefault(read, (dtype, key))
+            if first[0] != dtype:
+                raise FeatureError(
+                    key,
+                    f"reads {read!r} as {dtype}, but feature {first[1]!r} reads it as {first[0]}: a key has one dtype",
+                )
+    for key, spec in specs.items():
+        if isinstance(spec, (FixedLenFeature, FixedLenSequenceFeature)) and key in reads:
+            raise FeatureError(
+                key,
+                f"is read by SparseFeature {reads[key][1]!r} too, and cannot also be a {type(spec).__name__} "
+                "(as in TensorFlow): read it with a VarLenFeature",
+            )
 
 
 def batch_specs(features: Any) -> dict[str, FeatureSpec]:
