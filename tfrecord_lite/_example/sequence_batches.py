@@ -1,0 +1,463 @@
+"""Batched, columnar SequenceExample decoding — the counterpart of tf.io.parse_sequence_example.
+
+Strategy: the batch's records are joined into one buffer and parsed in lockstep with
+numpy, one protobuf level of every record at once, as lockstep parses Examples: the
+SequenceExample (a `context` Features field, then a `feature_lists` FeatureLists field),
+the FeatureLists' map entries (key, FeatureList), each FeatureList's steps (repeated
+Feature) and each step's values (lockstep.feature_spans). The steps of every requested
+list across the batch are then gathered and decoded at once (lockstep.gather_numbers for
+numbers; bytes values sliced out of the join), and checked against their spec with numpy
+(kinds, values per step, a missing list), so the Python cost is per batch and feature,
+not per record or step. The context is an Example in all but name: the record's bytes
+up to the end of its context field are exactly an Example holding the context, so
+columnar.decode_buffer decodes it, with the numpy assembly of decode_examples.
+
+Any record that is not laid out canonically, or that does not fit its spec (the
+single-record path raises the error it deserves), and any whose context may hold a
+Feature with no kind (which a SequenceExample's context takes as present with no values,
+where an Example takes it as missing), is decoded by the single-record decoder
+(decode.decode_sequence_example), in record order, inside decode_buffer's slow path: results and
+errors are by construction those of decode_sequence_example, record by record, and an error says
+which record it is about. Each spec type is one entry of _SEQUENCE (checks and
+assembly) or _CONTEXT; a type in neither raises a clear error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple, cast
+
+import numpy as np
+
+from tfrecord_lite._errors import FeatureError
+from tfrecord_lite._example.columnar import (
+    Ragged,
+    assembly_for,
+    decode_buffer,
+    decode_records,
+    note_record,
+    plan_features,
+)
+from tfrecord_lite._example.decode import decode_sequence_example
+from tfrecord_lite._example.joins import join_records
+from tfrecord_lite._example.lockstep import (
+    Span,
+    _bytes_values,
+    _match_key,
+    _repeated,
+    ascii_keys,
+    delimited_fields,
+    feature_spans,
+    gather_numbers,
+    index_ranges,
+    ragged_gather,
+)
+from tfrecord_lite._example.spec import (
+    BYTES,
+    FeatureSpec,
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    SpecDict,
+    VarLenFeature,
+)
+from tfrecord_lite._example.validate import feature_specs
+from tfrecord_lite._example.wire import as_bytes
+
+_CALLER = "decode_sequence_examples"
+
+
+class Steps(NamedTuple):
+    """One feature list in some records: the rows that have it (ascending), the steps of each,
+    the values of each step (flat, row by row), and the values, flat (an ndarray, or a list
+    of bytes)."""
+
+    rows: np.ndarray
+    steps: np.ndarray
+    counts: np.ndarray
+    values: Any
+
+
+def decode_sequence_examples(
+    records: Sequence[Any],
+    context_features: SpecDict | None = None,
+    sequence_features: SpecDict | None = None,
+    *,
+    copy: bool = True,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, np.ndarray]]:
+    """Decode a batch of serialized SequenceExamples by columns, like tf.io.parse_sequence_example:
+    `(context, feature_lists, lengths)`.
+
+    context: as decode_examples decodes an Example's features (FixedLenFeature → [batch,
+    *shape], defaults filled in; VarLenFeature → Ragged, or a list of lists of bytes).
+    feature_lists: FixedLenSequenceFeature → [batch, max steps, *shape], shorter sequences
+    padded with zeros (b"" for bytes), and its number of steps per record in
+    `lengths[key]` (int64 [batch]); VarLenFeature → Ragged(Ragged(values, step_splits),
+    record_splits) (batch → steps → values), for bytes a list per record of a list per step
+    of bytes values. Errors are those decode_sequence_example raises for the offending record.
+
+    `copy=False` gives bytes values as read-only memoryviews into one copy of the batch's
+    records joined, as decode_examples(copy=False) does.
+    """
+    records = records if isinstance(records, (list, tuple)) else list(records)
+    context_specs = _context_specs(context_features)
+    sequence_specs = _sequence_specs(sequence_features)
+    assembly = assembly_for(copy, {**context_specs, **sequence_specs})
+    if not records:
+        context = decode_records([], context_specs, assembly)[0]
+        return context, *_assemble(sequence_specs, 0, {}, {})
+    if assembly.views:
+        records = [as_bytes(r) for r in records]
+    raw, ends = join_records(records)
+    starts = ends - np.diff(ends, prepend=0)
+    batch = _Batch(np.frombuffer(raw, dtype=np.uint8), memoryview(raw), starts, ends)
+    text = batch.view if assembly.views else raw
+    bad = np.zeros(len(records), dtype=bool)
+    context_end, lists_start, lists_end = _top_level(batch, bad)
+    found = _feature_lists(batch, text, lists_start, lists_end, sequence_specs, bad)
+    if any(type(s) is FixedLenFeature and s.default_value is not None for s in context_specs.values()):
+        bad |= _maybe_kindless(batch, context_end)
+    slow_lists: dict[int, dict[str, Any]] = {}
+
+    def slow(i: int, _: Any) -> dict[str, Any]:
+        context, slow_lists[i] = decode_sequence_example(records[i], context_specs, sequence_specs)
+        return context
+
+    if context_specs:
+        values = batch.view if assembly.views else None
+        context, _ = decode_buffer(
+            raw, starts, context_end, plan_features(context_specs), context_specs, int,
+            assembly._replace(slow=slow, caller=_CALLER), values=values, slow=bad,
+        )  # fmt: skip
+    else:
+        context = {}
+        for i in np.flatnonzero(bad).tolist():
+            try:
+                slow(i, None)
+            except Exception as err:
+                note_record(err, i, _CALLER)
+                raise
+    return context, *_assemble(sequence_specs, len(records), found, slow_lists)
+
+
+class _Batch(NamedTuple):
+    buf: np.ndarray
+    view: memoryview
+    starts: np.ndarray
+    ends: np.ndarray
+
+
+def _context_specs(features: SpecDict | None) -> dict[str, FeatureSpec]:
+    specs = feature_specs(features, "context_features") or {}
+    for key, spec in specs.items():
+        if type(spec) not in _CONTEXT:
+            raise FeatureError(key, f"context_features take {_names(_CONTEXT)}, not {type(spec).__name__}")
+    return specs
+
+
+def _sequence_specs(features: SpecDict | None) -> dict[str, FeatureSpec]:
+    specs = feature_specs(features, "sequence_features") or {}
+    for key, spec in specs.items():
+        if type(spec) is FixedLenFeature:
+            raise FeatureError(key, f"sequence_features take {_names(_SEQUENCE)}, not FixedLenFeature")
+        if type(spec) not in _SEQUENCE:
+            raise FeatureError(
+                key,
+                f"{type(spec).__name__} is not supported in sequence examples yet: "
+                f"sequence_features take {_names(_SEQUENCE)}",
+            )
+        if isinstance(spec, FixedLenSequenceFeature) and spec.default_value is not None:
+            raise FeatureError(
+                key, "a FixedLenSequenceFeature in sequence_features takes no default_value (as in TensorFlow)"
+            )
+    return specs
+
+
+def _names(table: Mapping[type, Any]) -> str:
+    return " or ".join(t.__name__ for t in table)
+
+
+def _top_level(batch: _Batch, bad: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where each record's context field ends (its context is the Example up to there), and
+    the span of its FeatureLists; a record laid out otherwise than [context][feature_lists]
+    is marked in `bad` (with an empty context and no lists)."""
+    buf, _, starts, ends = batch
+    pos = starts.copy()
+    context_end = starts.copy()
+    lists_start, lists_end = starts.copy(), starts.copy()
+    for tag, into in ((0x0A, None), (0x12, (lists_start, lists_end))):
+        rows = np.flatnonzero((pos < ends) & (buf[pos] == tag))
+        s, e, ok = delimited_fields(buf, pos[rows], ends[rows], tag)
+        bad[rows[~ok]] = True
+        rows, s, e = rows[ok], s[ok], e[ok]
+        pos[rows] = e
+        if into is None:
+            context_end[rows] = e
+        else:
+            into[0][rows], into[1][rows] = s, e
+    bad |= pos != ends
+    context_end[bad] = starts[bad]
+    lists_end[bad] = lists_start[bad]
+    return context_end, lists_start, lists_end
+
+
+def _maybe_kindless(batch: _Batch, context_end: np.ndarray) -> np.ndarray:
+    """The records whose context may hold a Feature with no kind (an empty Feature, `12 00`, at the
+    end of a map entry): a superset, since a value may hold those bytes too."""
+    buf, view, starts, _ = batch
+    joined = ragged_gather(buf, view, starts, context_end)
+    hits = np.flatnonzero((joined[:-1] == 0x12) & (joined[1:] == 0))
+    bounds = np.cumsum(context_end - starts)
+    found: np.ndarray = np.searchsorted(hits, bounds - 1) > np.searchsorted(hits, bounds - (context_end - starts))
+    return found
+
+
+class _Lists(NamedTuple):
+    """The feature lists of the batch, parsed: each entry's row, key and steps; each step's kind
+    and the span of its values (steps of an entry consecutive), and the bytes values."""
+
+    entry_row: np.ndarray
+    key_start: np.ndarray
+    key_len: np.ndarray
+    ok: np.ndarray
+    first_step: np.ndarray
+    kinds: np.ndarray
+    list_start: np.ndarray
+    list_end: np.ndarray
+    bytes_values: Any
+
+
+def _parse_lists(batch: _Batch, lists_start: np.ndarray, lists_end: np.ndarray, bad: np.ndarray) -> _Lists:
+    """Parse every FeatureLists down to its steps' values; marks non-canonical records in `bad`.
+    Every key and every step of every list is checked, requested or not, as the single-record
+    decoder checks them."""
+    buf, view, _, _ = batch
+    rows = np.flatnonzero(lists_start < lists_end)
+    entry_bad = np.zeros(len(rows), dtype=bool)
+    owner, entry_start, entry_end = _repeated(buf, lists_start[rows], lists_end[rows], entry_bad)
+    bad[rows[entry_bad]] = True
+    entry_row = rows[owner]
+    # Entry: key (field 1) then value (field 2, a FeatureList), nothing else.
+    key_start, key_end, ok = delimited_fields(buf, entry_start, entry_end, 0x0A)
+    ok &= key_end < entry_end
+    list_start, list_end, list_ok = delimited_fields(buf, np.where(ok, key_end, entry_start), entry_end, 0x12)
+    ok &= list_ok & (list_end == entry_end)
+    key_len = ascii_keys(buf, view, key_start, key_end, ok)
+    # FeatureList: a run of Features (field 1), the steps.
+    list_start, list_end = np.where(ok, list_start, 0), np.where(ok, list_end, 0)
+    steps_bad = np.zeros(len(entry_start), dtype=bool)
+    step_owner, step_start, step_end = _repeated(buf, list_start, list_end, steps_bad)
+    ok &= ~steps_bad
+    order = np.argsort(step_owner, kind="stable")
+    step_owner, step_start, step_end = step_owner[order], step_start[order], step_end[order]
+    first_step = np.zeros(len(entry_start) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(step_owner, minlength=len(entry_start)), out=first_step[1:])
+    step_ok = np.ones(len(step_start), dtype=bool)
+    kinds, value_start, value_end = feature_spans(buf, step_start, step_end, step_ok)
+    values = _bytes_values(buf, np.flatnonzero(step_ok & (kinds == BYTES)), value_start, value_end, len(kinds), step_ok)
+    ok[step_owner[~step_ok]] = False
+    bad[entry_row[~ok]] = True
+    return _Lists(entry_row, key_start, key_len, ok, first_step, kinds, value_start, value_end, values)
+
+
+def _feature_lists(
+    batch: _Batch,
+    text: Any,
+    lists_start: np.ndarray,
+    lists_end: np.ndarray,
+    specs: Mapping[str, FeatureSpec],
+    bad: np.ndarray,
+) -> dict[str, Steps]:
+    """The steps of each requested feature list in the records the batch path accepts (others
+    are marked in `bad`)."""
+    if not specs:
+        return {}
+    parsed = _parse_lists(batch, lists_start, lists_end, bad)
+    found = {}
+    for key, spec in specs.items():
+        rows, entries = _match_key(
+            batch.buf, key.encode("utf-8", "surrogatepass"), parsed.key_start, parsed.key_len, parsed.entry_row,
+            parsed.ok,
+        )  # fmt: skip
+        first = parsed.first_step[entries]
+        steps = parsed.first_step[entries + 1] - first
+        step_ids = index_ranges(first, steps)
+        kinds = parsed.kinds[step_ids]
+        rule = _SEQUENCE[type(spec)]
+        step_bad = np.zeros(len(step_ids), dtype=bool)
+        counts, values = _step_values(batch, text, spec, parsed, step_ids, kinds, step_bad)
+        step_bad |= rule.steps_bad(spec, kinds, counts)
+        bad[np.repeat(rows, steps)[step_bad]] = True
+        if rule.required(spec):
+            missing = np.ones(len(bad), dtype=bool)
+            missing[rows] = False
+            bad |= missing
+        found[key] = Steps(rows, steps, counts, values)
+    return found
+
+
+def _step_values(
+    batch: _Batch,
+    text: Any,
+    spec: FeatureSpec,
+    parsed: _Lists,
+    step_ids: np.ndarray,
+    kinds: np.ndarray,
+    step_bad: np.ndarray,
+) -> tuple[np.ndarray, Any]:
+    """(values per step, the values flat) of the steps `step_ids`; a step of another kind than
+    the spec's counts as empty (its record is marked bad already)."""
+    usable = kinds == spec.kind
+    if spec.kind == BYTES:
+        found = parsed.bytes_values
+        first = np.where(usable, found.first[step_ids], 0)
+        counts = np.where(usable, found.first[step_ids + 1] - first, 0)
+        index = index_ranges(first, counts)
+        starts, ends = found.starts[index].tolist(), found.ends[index].tolist()
+        return counts, [text[s:e] for s, e in zip(starts, ends, strict=False)]
+    starts = np.where(usable, parsed.list_start[step_ids], 0)
+    ends = np.where(usable, parsed.list_end[step_ids], 0)
+    numbers = gather_numbers(batch.buf, batch.view, spec.kind, [Span(np.arange(len(starts)), starts, ends)], step_bad)
+    return numbers.counts, numbers.values
+
+
+def _fixed_steps_bad(spec: Any, kinds: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """A FixedLenSequenceFeature's steps are all of its kind, with prod(shape) values each."""
+    bad: np.ndarray = (kinds != spec.kind) | (counts != math.prod(spec.shape))
+    return bad
+
+
+def _var_steps_bad(spec: Any, kinds: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """A VarLenFeature's steps are of its kind, or have none (no values)."""
+    bad: np.ndarray = (kinds != spec.kind) & (kinds != 0)
+    return bad
+
+
+def _assemble(
+    specs: Mapping[str, FeatureSpec], n: int, found: dict[str, Steps], slow: dict[int, dict[str, Any]]
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The feature lists and lengths: the batch path's steps and the slow records' values merged."""
+    lists: dict[str, Any] = {}
+    lengths: dict[str, np.ndarray] = {}
+    for key, spec in specs.items():
+        steps = found[key] if key in found else _no_steps(spec)
+        if slow:
+            steps = _merged(spec, _without(steps, list(slow)), {i: d[key] for i, d in slow.items()})
+        rule = _SEQUENCE[type(spec)]
+        lists[key] = rule.assemble(spec, n, steps)
+        if rule.lengths:
+            lengths[key] = _per_row(n, steps)
+    return lists, lengths
+
+
+def _no_steps(spec: FeatureSpec) -> Steps:
+    empty = np.empty(0, dtype=np.int64)
+    return Steps(empty, empty, empty, [] if spec.kind == BYTES else np.empty(0, dtype=spec.dtype))
+
+
+def _without(steps: Steps, rows: list[int]) -> Steps:
+    """`steps` without the records `rows`."""
+    keep = ~np.isin(steps.rows, rows)
+    keep_step = np.repeat(keep, steps.steps)
+    keep_value = np.repeat(keep_step, steps.counts)
+    values = steps.values
+    values = (
+        [values[i] for i in np.flatnonzero(keep_value).tolist()] if isinstance(values, list) else values[keep_value]
+    )
+    return Steps(steps.rows[keep], steps.steps[keep], steps.counts[keep_step], values)
+
+
+def _merged(spec: FeatureSpec, steps: Steps, decoded: dict[int, Any]) -> Steps:
+    """`steps` and the single-record decoder's values of other records, as one Steps in row order."""
+    rows = list(decoded)
+    per_step: list[Any] = []
+    for value in decoded.values():
+        if isinstance(spec, FixedLenSequenceFeature):  # [steps, *shape]
+            per_step.extend(value.reshape(len(value), math.prod(spec.shape)))
+        else:  # a list of per-step values
+            per_step.extend(value)
+    counts = np.array([len(v) for v in per_step], dtype=np.int64)
+    if spec.kind == BYTES:
+        flat: Any = [v for step in per_step for v in step]
+    else:
+        flat = np.concatenate([np.asarray(v, dtype=spec.dtype) for v in per_step] or [np.empty(0, spec.dtype)])
+    slow_steps = np.array([len(v) for v in decoded.values()], dtype=np.int64)
+    both = Steps(
+        np.concatenate([steps.rows, np.array(rows, dtype=np.int64)]),
+        np.concatenate([steps.steps, slow_steps]),
+        np.concatenate([steps.counts, counts]),
+        steps.values + flat if spec.kind == BYTES else np.concatenate([steps.values, flat]),
+    )
+    return _sorted(both)
+
+
+def _sorted(steps: Steps) -> Steps:
+    """`steps` with its rows in ascending order."""
+    order = np.argsort(steps.rows, kind="stable")
+    first_step = np.cumsum(steps.steps) - steps.steps
+    step_order = index_ranges(first_step[order], steps.steps[order])
+    value_first = np.cumsum(steps.counts) - steps.counts
+    value_order = index_ranges(value_first[step_order], steps.counts[step_order])
+    values = steps.values
+    values = [values[i] for i in value_order.tolist()] if isinstance(values, list) else values[value_order]
+    return Steps(steps.rows[order], steps.steps[order], steps.counts[step_order], values)
+
+
+def _per_row(n: int, steps: Steps) -> np.ndarray:
+    lengths = np.zeros(n, dtype=np.int64)
+    lengths[steps.rows] = steps.steps
+    return lengths
+
+
+def _dense(spec: FeatureSpec, n: int, steps: Steps) -> np.ndarray:
+    """[n, max steps, *shape], padded with zeros / b"" (TensorFlow takes no default here)."""
+    assert isinstance(spec, FixedLenSequenceFeature)
+    is_bytes = spec.kind == BYTES
+    width = int(steps.steps.max()) if len(steps.steps) else 0
+    out = np.zeros((n, width, *spec.shape), dtype=object if is_bytes else spec.dtype)
+    if is_bytes:
+        out[...] = b""
+    size = math.prod(spec.shape)
+    total = int(steps.steps.sum())
+    if total and size:
+        row = np.repeat(steps.rows, steps.steps)
+        position = np.arange(total) - np.repeat(np.cumsum(steps.steps) - steps.steps, steps.steps)
+        values = steps.values
+        if is_bytes:
+            values = np.fromiter(values, dtype=object, count=len(values))
+        out.reshape(n, width, size)[row, position] = values.reshape(total, size)
+    return out
+
+
+def _nested(spec: FeatureSpec, n: int, steps: Steps) -> Any:
+    """Ragged(Ragged(values, step_splits), record_splits); for bytes, a list per record of a list per step."""
+    record_splits = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(_per_row(n, steps), out=record_splits[1:])
+    step_splits = np.zeros(len(steps.counts) + 1, dtype=np.int64)
+    np.cumsum(steps.counts, out=step_splits[1:])
+    if spec.kind == BYTES:
+        per_step = [
+            steps.values[a:b] for a, b in zip(step_splits[:-1].tolist(), step_splits[1:].tolist(), strict=False)
+        ]
+        return [per_step[a:b] for a, b in zip(record_splits[:-1].tolist(), record_splits[1:].tolist(), strict=False)]
+    inner = Ragged(np.asarray(steps.values, dtype=spec.dtype), step_splits)
+    return Ragged(cast(Any, inner), record_splits)
+
+
+class _ListRule(NamedTuple):
+    """What a feature list's spec type asks: which steps do not fit it (from their kinds and
+    value counts), whether a record must have the list, how the column is assembled from the
+    steps, and whether `lengths` holds its steps per record (as TensorFlow's does)."""
+
+    steps_bad: Callable[[Any, np.ndarray, np.ndarray], np.ndarray]
+    required: Callable[[Any], bool]
+    assemble: Callable[[Any, int, Steps], Any]
+    lengths: bool
+
+
+# The spec types each part of a SequenceExample takes (decode_buffer decodes the context).
+_CONTEXT = {FixedLenFeature: None, VarLenFeature: None}
+_SEQUENCE: dict[type, _ListRule] = {
+    FixedLenSequenceFeature: _ListRule(_fixed_steps_bad, lambda spec: not spec.allow_missing, _dense, True),
+    VarLenFeature: _ListRule(_var_steps_bad, lambda spec: False, _nested, False),
+}
