@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         SequenceExample,
     )
     from tfrecord_lite._example.raw import decode_raw
+    from tfrecord_lite._example.sequence_batches import decode_sequence_examples
     from tfrecord_lite._example.spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
     from tfrecord_lite._index.write import write_index, write_text_index
     from tfrecord_lite._records.count import count_records
@@ -58,6 +59,7 @@ _LAZY = {
     "_example.decode": ["decode_example", "decode_sequence_example"],
     "_example.encode": ["encode_example", "encode_sequence_example"],
     "_example.columnar": ["Ragged", "decode_examples"],
+    "_example.sequence_batches": ["decode_sequence_examples"],
     "_records.example_batches": ["iter_example_batches"],
     "_records.count": ["count_records"],
     "_storage.sources": ["resolve_inputs"],
@@ -135,6 +137,7 @@ __all__ = [
     "decode_examples",
     "decode_raw",
     "decode_sequence_example",
+    "decode_sequence_examples",
     "encode_example",
     "encode_sequence_example",
     "infer_features",

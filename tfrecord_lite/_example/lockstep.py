@@ -257,7 +257,9 @@ def feature_spans(
     return kinds, list_start, list_end
 
 
-def ascii_keys(buf: np.ndarray, raw: memoryview, key_start: np.ndarray, key_end: np.ndarray, ok: np.ndarray) -> np.ndarray:
+def ascii_keys(
+    buf: np.ndarray, raw: memoryview, key_start: np.ndarray, key_end: np.ndarray, ok: np.ndarray
+) -> np.ndarray:
     """The length of each key where `ok` (else 0); clears `ok` where a key is not ASCII. Keys must be
     valid UTF-8, as the single-record decoder requires: ASCII passes here, the rest goes the slow way."""
     key_len = np.where(ok, key_end - key_start, 0)

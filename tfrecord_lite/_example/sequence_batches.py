@@ -13,9 +13,9 @@ up to the end of its context field are exactly an Example holding the context, s
 columnar.decode_buffer decodes it, with the numpy assembly of decode_examples.
 
 Any record that is not laid out canonically, or that does not fit its spec (the
-single-record path raises the error it deserves), and any whose context may hold a
-Feature with no kind (which a SequenceExample's context takes as present with no values,
-where an Example takes it as missing), is decoded by the single-record decoder
+single-record path raises the error it deserves), and any whose context holds a Feature
+with no kind under a key with a default (a SequenceExample's context takes it as present
+with no values, where an Example takes it as missing), is decoded by the single-record decoder
 (decode.decode_sequence_example), in record order, inside decode_buffer's slow path: results and
 errors are by construction those of decode_sequence_example, record by record, and an error says
 which record it is about. Each spec type is one entry of _SEQUENCE (checks and
@@ -32,6 +32,7 @@ import numpy as np
 
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.columnar import (
+    Assembly,
     Ragged,
     assembly_for,
     decode_buffer,
@@ -45,13 +46,13 @@ from tfrecord_lite._example.lockstep import (
     Span,
     _bytes_values,
     _match_key,
+    _parse_batch,
     _repeated,
     ascii_keys,
     delimited_fields,
     feature_spans,
     gather_numbers,
     index_ranges,
-    ragged_gather,
 )
 from tfrecord_lite._example.spec import (
     BYTES,
@@ -65,6 +66,7 @@ from tfrecord_lite._example.validate import feature_specs
 from tfrecord_lite._example.wire import as_bytes
 
 _CALLER = "decode_sequence_examples"
+Decoded = tuple[dict[str, Any], dict[str, Any], dict[str, np.ndarray]]  # context, feature_lists, lengths
 
 
 class Steps(NamedTuple):
@@ -84,7 +86,7 @@ def decode_sequence_examples(
     sequence_features: SpecDict | None = None,
     *,
     copy: bool = True,
-) -> tuple[dict[str, Any], dict[str, Any], dict[str, np.ndarray]]:
+) -> Decoded:
     """Decode a batch of serialized SequenceExamples by columns, like tf.io.parse_sequence_example:
     `(context, feature_lists, lengths)`.
 
@@ -103,9 +105,20 @@ def decode_sequence_examples(
     context_specs = _context_specs(context_features)
     sequence_specs = _sequence_specs(sequence_features)
     assembly = assembly_for(copy, {**context_specs, **sequence_specs})
+    return decode_sequence_records(records, context_specs, sequence_specs, assembly)[0]
+
+
+def decode_sequence_records(
+    records: Sequence[Any],
+    context_specs: dict[str, FeatureSpec],
+    sequence_specs: dict[str, FeatureSpec],
+    assembly: Assembly,
+) -> tuple[Decoded, list[int]]:
+    """decode_sequence_examples with its specs checked, plus the indices of the records that
+    took the single-record path."""
     if not records:
         context = decode_records([], context_specs, assembly)[0]
-        return context, *_assemble(sequence_specs, 0, {}, {})
+        return (context, *_assemble(sequence_specs, 0, {}, {})), []
     if assembly.views:
         records = [as_bytes(r) for r in records]
     raw, ends = join_records(records)
@@ -115,8 +128,9 @@ def decode_sequence_examples(
     bad = np.zeros(len(records), dtype=bool)
     context_end, lists_start, lists_end = _top_level(batch, bad)
     found = _feature_lists(batch, text, lists_start, lists_end, sequence_specs, bad)
-    if any(type(s) is FixedLenFeature and s.default_value is not None for s in context_specs.values()):
-        bad |= _maybe_kindless(batch, context_end)
+    defaults = [k for k, s in context_specs.items() if type(s) is FixedLenFeature and s.default_value is not None]
+    if defaults:  # decode_buffer would take a Feature with no kind there for a missing one
+        bad |= _kindless(batch, context_end, defaults)
     slow_lists: dict[int, dict[str, Any]] = {}
 
     def slow(i: int, _: Any) -> dict[str, Any]:
@@ -137,7 +151,7 @@ def decode_sequence_examples(
             except Exception as err:
                 note_record(err, i, _CALLER)
                 raise
-    return context, *_assemble(sequence_specs, len(records), found, slow_lists)
+    return (context, *_assemble(sequence_specs, len(records), found, slow_lists)), sorted(slow_lists)
 
 
 class _Batch(NamedTuple):
@@ -201,15 +215,15 @@ def _top_level(batch: _Batch, bad: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     return context_end, lists_start, lists_end
 
 
-def _maybe_kindless(batch: _Batch, context_end: np.ndarray) -> np.ndarray:
-    """The records whose context may hold a Feature with no kind (an empty Feature, `12 00`, at the
-    end of a map entry): a superset, since a value may hold those bytes too."""
+def _kindless(batch: _Batch, context_end: np.ndarray, keys: list[str]) -> np.ndarray:
+    """The records whose context holds a Feature with no kind under one of `keys` (or that the
+    lockstep parser leaves to the single-record path)."""
     buf, view, starts, _ = batch
-    joined = ragged_gather(buf, view, starts, context_end)
-    hits = np.flatnonzero((joined[:-1] == 0x12) & (joined[1:] == 0))
-    bounds = np.cumsum(context_end - starts)
-    found: np.ndarray = np.searchsorted(hits, bounds - 1) > np.searchsorted(hits, bounds - (context_end - starts))
-    return found
+    bad = np.zeros(len(starts), dtype=bool)
+    columns, _ = _parse_batch(buf, view, starts, context_end, [k.encode("utf-8", "surrogatepass") for k in keys], bad)
+    for column in columns:
+        bad[column.rows[column.kinds == 0]] = True
+    return bad
 
 
 class _Lists(NamedTuple):
