@@ -141,7 +141,7 @@ def decode_sequence_records(
         values = batch.view if assembly.views else None
         context, _ = decode_buffer(
             raw, starts, context_end, plan_features(context_specs), context_specs, int,
-            assembly._replace(slow=slow, caller=_CALLER), values=values, slow=bad,
+            assembly._replace(slow=slow, caller=_CALLER), values=values, force_slow=bad,
         )  # fmt: skip
     else:
         context = {}
