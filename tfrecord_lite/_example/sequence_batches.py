@@ -56,6 +56,8 @@ from tfrecord_lite._example.lockstep import (
 )
 from tfrecord_lite._example.spec import (
     BYTES,
+    FLOAT,
+    INT64,
     FeatureSpec,
     FixedLenFeature,
     FixedLenSequenceFeature,
@@ -63,6 +65,7 @@ from tfrecord_lite._example.spec import (
     VarLenFeature,
 )
 from tfrecord_lite._example.validate import feature_specs
+from tfrecord_lite._example.varints import one_varint_each
 from tfrecord_lite._example.wire import as_bytes
 
 _CALLER = "decode_sequence_examples"
@@ -260,18 +263,98 @@ def _parse_lists(batch: _Batch, lists_start: np.ndarray, lists_end: np.ndarray, 
     # FeatureList: a run of Features (field 1), the steps.
     list_start, list_end = np.where(ok, list_start, 0), np.where(ok, list_end, 0)
     steps_bad = np.zeros(len(entry_start), dtype=bool)
-    step_owner, step_start, step_end = _repeated(buf, list_start, list_end, steps_bad)
+    step_owner, step_start, step_end = _walk_steps(buf, list_start, list_end, steps_bad)
     ok &= ~steps_bad
-    order = np.argsort(step_owner, kind="stable")
-    step_owner, step_start, step_end = step_owner[order], step_start[order], step_end[order]
     first_step = np.zeros(len(entry_start) + 1, dtype=np.int64)
     np.cumsum(np.bincount(step_owner, minlength=len(entry_start)), out=first_step[1:])
     step_ok = np.ones(len(step_start), dtype=bool)
-    kinds, value_start, value_end = feature_spans(buf, step_start, step_end, step_ok)
+    kinds, value_start, value_end = _step_spans(buf, step_start, step_end, step_ok)
     values = _bytes_values(buf, np.flatnonzero(step_ok & (kinds == BYTES)), value_start, value_end, len(kinds), step_ok)
     ok[step_owner[~step_ok]] = False
     bad[entry_row[~ok]] = True
     return _Lists(entry_row, key_start, key_len, ok, first_step, kinds, value_start, value_end, values)
+
+
+def _walk_steps(
+    buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, bad: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """lockstep._repeated for the steps of FeatureLists, in list order: (list, start, end) of
+    each step. Each list's steps are walked one after the other, all lists at once, with little
+    work a step where steps are under 128 bytes: a step's tag and one-byte length are read as one
+    16-bit word, _UNROLL steps a turn, and checked after the walk, for all steps at once (a
+    list walked past its end reads steps it does not have, dropped then). A list where that
+    reading does not hold is walked again by _repeated."""
+    words = np.ndarray((len(buf) - 1,), dtype="<u2", buffer=buf, strides=(1,))
+    cap = len(buf) - 2
+    idx = np.flatnonzero(starts < ends)
+    pos, end = starts[idx], ends[idx]
+    owners, positions, heads = [], [], []
+    while idx.size:
+        for _ in range(_UNROLL):
+            word = words[pos]
+            owners.append(idx)
+            positions.append(pos)
+            heads.append(word)
+            pos = np.minimum(pos + (word >> 8) + 2, cap)
+        live = pos < end
+        if not live.all():
+            idx, pos, end = idx[live], pos[live], end[live]
+    if not owners:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty, empty
+    owner, start, head = np.concatenate(owners), np.concatenate(positions), np.concatenate(heads)
+    real = start < ends[owner]
+    owner, start, head = owner[real], start[real], head[real]
+    order = np.argsort(owner, kind="stable")
+    owner, start, head = owner[order], start[order], head[order]
+    start += 2
+    stop = start + (head >> 8)
+    wrong = np.zeros(len(starts), dtype=bool)
+    wrong[owner[(head & 0x80FF) != 0x0A]] = True  # not field 1, length-delimited; or a longer length
+    last = np.flatnonzero(np.append(owner[1:] != owner[:-1], True))
+    wrong[owner[last[stop[last] != ends[owner[last]]]]] = True  # the last step ends past the list
+    if wrong.any():
+        redo = np.flatnonzero(wrong)
+        keep = ~wrong[owner]
+        redo_bad = np.zeros(len(redo), dtype=bool)
+        again, again_start, again_stop = _repeated(buf, starts[redo], ends[redo], redo_bad)
+        bad[redo[redo_bad]] = True
+        owner = np.concatenate([owner[keep], redo[again]])
+        order = np.argsort(owner, kind="stable")
+        owner = owner[order]
+        start = np.concatenate([start[keep], again_start])[order]
+        stop = np.concatenate([stop[keep], again_stop])[order]
+    return owner, start, stop
+
+
+_UNROLL = 4  # steps each list walks a turn
+
+
+def _step_spans(
+    buf: np.ndarray, start: np.ndarray, end: np.ndarray, ok: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """lockstep.feature_spans for the steps, with less work where every list field and packed
+    run is under 128 bytes: a step's first four bytes (list tag and length, packed tag and
+    length) read as one 32-bit word. Steps laid out otherwise go to feature_spans."""
+    words = np.ndarray((len(buf) - 3,), dtype="<u4", buffer=buf, strides=(1,))
+    word = words[np.minimum(start, len(buf) - 4)]
+    tag, size, inner_tag, inner_size = word & 0xFF, (word >> 8) & 0xFF, (word >> 16) & 0xFF, word >> 24
+    has_kind = start < end
+    kinds = np.where(has_kind, tag >> 3, 0).astype(np.int64)
+    numeric = has_kind & (size > 0) & (kinds != BYTES)
+    fast = ~has_kind | ((kinds >= BYTES) & (kinds <= INT64) & (tag & 7 == 2) & (start + 2 + size == end))
+    fast &= ~numeric | ((inner_tag == 0x0A) & (start + 4 + inner_size == end))
+    fast &= ~numeric | (kinds != FLOAT) | (inner_size % 4 == 0)
+    fast &= ~numeric | (kinds != INT64) | (buf[end - 1] < 0x80)
+    value_start = np.where(numeric, start + 4, np.where(has_kind, start + 2, start))
+    slow = np.flatnonzero(~fast)
+    if slow.size:
+        slow_ok = np.ones(len(slow), dtype=bool)
+        kinds[slow], value_start[slow], end_slow = feature_spans(buf, start[slow], end[slow], slow_ok)
+        ok[slow] = slow_ok
+        end = end.copy()
+        end[slow] = end_slow
+    return kinds, value_start, end
 
 
 def _feature_lists(
@@ -331,6 +414,10 @@ def _step_values(
         return counts, [text[s:e] for s, e in zip(starts, ends, strict=False)]
     starts = np.where(usable, parsed.list_start[step_ids], 0)
     ends = np.where(usable, parsed.list_end[step_ids], 0)
+    if spec.kind == INT64 and isinstance(spec, FixedLenSequenceFeature) and math.prod(spec.shape) == 1:
+        values = one_varint_each(batch.buf, starts, ends - starts)  # an id a step: read in place
+        if values is not None:
+            return np.ones(len(starts), dtype=np.int64), values
     numbers = gather_numbers(batch.buf, batch.view, spec.kind, [Span(np.arange(len(starts)), starts, ends)], step_bad)
     return numbers.counts, numbers.values
 
@@ -434,12 +521,11 @@ def _dense(spec: FeatureSpec, n: int, steps: Steps) -> np.ndarray:
     size = math.prod(spec.shape)
     total = int(steps.steps.sum())
     if total and size:
-        row = np.repeat(steps.rows, steps.steps)
-        position = np.arange(total) - np.repeat(np.cumsum(steps.steps) - steps.steps, steps.steps)
         values = steps.values
         if is_bytes:
             values = np.fromiter(values, dtype=object, count=len(values))
-        out.reshape(n, width, size)[row, position] = values.reshape(total, size)
+        slots = index_ranges(steps.rows * width, steps.steps)  # of the n * width steps, those there are
+        out.reshape(n * width, size)[slots] = values.reshape(total, size)
     return out
 
 
