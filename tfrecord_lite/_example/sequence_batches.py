@@ -124,7 +124,8 @@ def decode_sequence_records(
         return (context, *_assemble(sequence_specs, 0, {}, {})), []
     if assembly.views:
         records = [as_bytes(r) for r in records]
-    raw, ends = join_records(records)
+    raw, ends = join_records([*records, _WALK_PAD])
+    ends = ends[:-1]
     starts = ends - np.diff(ends, prepend=0)
     batch = _Batch(np.frombuffer(raw, dtype=np.uint8), memoryview(raw), starts, ends)
     text = batch.view if assembly.views else raw
@@ -279,38 +280,43 @@ def _walk_steps(
     buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, bad: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """lockstep._repeated for the steps of FeatureLists, in list order: (list, start, end) of
-    each step. Each list's steps are walked one after the other, all lists at once, with little
-    work a step where steps are under 128 bytes: a step's tag and one-byte length are read as one
-    16-bit word, _UNROLL steps a turn, and checked after the walk, for all steps at once (a
-    list walked past its end reads steps it does not have, dropped then). A list where that
+    each step. Each list's steps are walked one after the other, all lists at once, with three
+    numpy operations a step where steps are under 128 bytes: a step's one-byte length is read
+    and skipped, _UNROLL steps a turn, and the tags and lengths are checked after the walk, for
+    all steps at once (a list walked past its end reads at most _UNROLL steps it does not have,
+    in the padding after the last record at worst; they are dropped then). A list where that
     reading does not hold is walked again by _repeated."""
-    words = np.ndarray((len(buf) - 1,), dtype="<u2", buffer=buf, strides=(1,))
-    cap = len(buf) - 2
     idx = np.flatnonzero(starts < ends)
-    pos, end = starts[idx], ends[idx]
-    owners, positions, heads = [], [], []
+    at, end = starts[idx] + 1, ends[idx]  # at: the length byte of each list's next step
+    owners, positions, lengths = [], [], []
     while idx.size:
         for _ in range(_UNROLL):
-            word = words[pos]
+            length = buf[at]
             owners.append(idx)
-            positions.append(pos)
-            heads.append(word)
-            pos = np.minimum(pos + (word >> 8) + 2, cap)
-        live = pos < end
+            positions.append(at)
+            lengths.append(length)
+            at = at + length
+            at += 2
+        live = at <= end
         if not live.all():
-            idx, pos, end = idx[live], pos[live], end[live]
+            idx, at, end = idx[live], at[live], end[live]
     if not owners:
         empty = np.empty(0, dtype=np.int64)
         return empty, empty, empty
-    owner, start, head = np.concatenate(owners), np.concatenate(positions), np.concatenate(heads)
-    real = start < ends[owner]
-    owner, start, head = owner[real], start[real], head[real]
-    order = np.argsort(owner, kind="stable")
-    owner, start, head = owner[order], start[order], head[order]
-    start += 2
-    stop = start + (head >> 8)
+    # Step k of each list was read in turn k: its place in list order is where its list's steps begin, plus k.
+    number = np.repeat(np.arange(len(owners)), [len(o) for o in owners])
+    owner, start = np.concatenate(owners), np.concatenate(positions) + 1
+    real = np.flatnonzero(start - 2 < ends[owner])  # the tag is inside the list
+    owner, start, number = owner[real], start[real], number[real]
+    first = np.zeros(len(starts), dtype=np.int64)
+    np.cumsum(np.bincount(owner, minlength=len(starts))[:-1], out=first[1:])
+    place = first[owner] + number
+    owner[place], start[place] = owner.copy(), start.copy()
+    length = np.empty(len(real), dtype=np.uint8)
+    length[place] = np.concatenate(lengths)[real]
+    stop = start + length
     wrong = np.zeros(len(starts), dtype=bool)
-    wrong[owner[(head & 0x80FF) != 0x0A]] = True  # not field 1, length-delimited; or a longer length
+    wrong[owner[(buf[start - 2] != 0x0A) | (length >= 0x80)]] = True  # not field 1, length-delimited; a longer length
     last = np.flatnonzero(np.append(owner[1:] != owner[:-1], True))
     wrong[owner[last[stop[last] != ends[owner[last]]]]] = True  # the last step ends past the list
     if wrong.any():
@@ -328,6 +334,7 @@ def _walk_steps(
 
 
 _UNROLL = 4  # steps each list walks a turn
+_WALK_PAD = bytes(_UNROLL * 258)  # after the last record: what a walk past its end may read
 
 
 def _step_spans(
