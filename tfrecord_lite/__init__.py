@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from tfrecord_lite._example.spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
     from tfrecord_lite._index.write import write_index, write_text_index
     from tfrecord_lite._records.count import count_records
-    from tfrecord_lite._records.example_batches import iter_example_batches
+    from tfrecord_lite._records.example_batches import iter_example_batches, iter_sequence_example_batches
     from tfrecord_lite._records.random_access import TFRecordFile
     from tfrecord_lite._records.reader import iter_records
     from tfrecord_lite._records.salvage import SalvageReport, salvage
@@ -60,7 +60,7 @@ _LAZY = {
     "_example.encode": ["encode_example", "encode_sequence_example"],
     "_example.columnar": ["Ragged", "decode_examples"],
     "_example.sequence_batches": ["decode_sequence_examples"],
-    "_records.example_batches": ["iter_example_batches"],
+    "_records.example_batches": ["iter_example_batches", "iter_sequence_example_batches"],
     "_records.count": ["count_records"],
     "_storage.sources": ["resolve_inputs"],
     "_index.write": ["write_index", "write_text_index"],
@@ -143,6 +143,7 @@ __all__ = [
     "infer_features",
     "iter_example_batches",
     "iter_records",
+    "iter_sequence_example_batches",
     "resolve_inputs",
     "salvage",
     "write_index",

@@ -13,13 +13,17 @@ from hypothesis import strategies as st
 import tfrecord_lite as tfr
 from tests import reference
 from tfrecord_lite._example.columnar import assembly_for
-from tfrecord_lite._example.sequence_batches import _context_specs, _sequence_specs, decode_sequence_records
+from tfrecord_lite._example.sequence_batches import (
+    checked_context_specs,
+    checked_sequence_specs,
+    decode_sequence_records,
+)
 
 DTYPES = ("int64", "float32", "bytes")
 
 
 def _decode_with_slow_rows(records: list[Any], ctx: Any, seq: Any, copy: bool = True) -> tuple[Any, list[int]]:
-    context_specs, sequence_specs = _context_specs(ctx), _sequence_specs(seq)
+    context_specs, sequence_specs = checked_context_specs(ctx), checked_sequence_specs(seq)
     return decode_sequence_records(
         records, context_specs, sequence_specs, assembly_for(copy, {**context_specs, **sequence_specs})
     )
@@ -84,7 +88,7 @@ def assert_like_stacked(records: list[Any], ctx: Any, seq: Any, *, copy: bool = 
         return None
     (context, lists, lengths), slow = _decode_with_slow_rows(records, ctx, seq, copy)
     assert not fast or not slow, slow
-    seq_specs = _sequence_specs(seq)
+    seq_specs = checked_sequence_specs(seq)
     assert set(lengths) == {k for k, s in seq_specs.items() if isinstance(s, tfr.FixedLenSequenceFeature)}
     for column in lengths.values():
         assert column.dtype == np.int64 and column.shape == (len(records),)
@@ -326,3 +330,29 @@ def test_bytes_like_records_and_iterables():
     got = tfr.decode_sequence_examples((bytearray(r) for r in records), CONTEXT, {"tokens": SEQUENCE["tokens"]})
     assert np.array_equal(want[1]["tokens"], got[1]["tokens"]) and np.array_equal(want[2]["tokens"], got[2]["tokens"])
     assert want[0]["name"].tolist() == got[0]["name"].tolist()
+
+
+def test_iter_sequence_example_batches_equals_decode_over_batches(tmp_path):
+    records = _rows(23, seed=3)
+    path = tmp_path / "sequences.tfrecord.gz"
+    with tfr.TFRecordWriter(path, "gzip") as writer:
+        for record in records:
+            writer.write(record)
+    spec = {"tokens": SEQUENCE["tokens"], "floats": SEQUENCE["floats"], "words": SEQUENCE["words"]}
+    batches = list(tfr.iter_sequence_example_batches(path, CONTEXT, spec, batch_size=10))
+    assert [len(b[0]["id"]) for b in batches] == [10, 10, 3]
+    for i, (context, lists, lengths) in enumerate(batches):
+        want_context, want_lists, want_lengths = tfr.decode_sequence_examples(
+            records[10 * i : 10 * i + 10], CONTEXT, spec
+        )
+        assert context["name"].tolist() == want_context["name"].tolist()
+        assert np.array_equal(lists["tokens"], want_lists["tokens"]) and np.array_equal(
+            lengths["tokens"], want_lengths["tokens"]
+        )
+        assert lists["words"].tolist() == want_lists["words"].tolist()
+        assert np.array_equal(lists["floats"].row_splits, want_lists["floats"].row_splits)
+        assert np.array_equal(lists["floats"].values.values, want_lists["floats"].values.values)
+    with pytest.raises(tfr.FeatureError, match="not FixedLenFeature"):  # checked before the first batch
+        tfr.iter_sequence_example_batches(path, {}, {"tokens": tfr.FixedLenFeature([3], "int64")})
+    with pytest.raises(ValueError, match="batch_size"):
+        tfr.iter_sequence_example_batches(path, CONTEXT, spec, batch_size=0)

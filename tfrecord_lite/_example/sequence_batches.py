@@ -105,8 +105,8 @@ def decode_sequence_examples(
     records joined, as decode_examples(copy=False) does.
     """
     records = records if isinstance(records, (list, tuple)) else list(records)
-    context_specs = _context_specs(context_features)
-    sequence_specs = _sequence_specs(sequence_features)
+    context_specs = checked_context_specs(context_features)
+    sequence_specs = checked_sequence_specs(sequence_features)
     assembly = assembly_for(copy, {**context_specs, **sequence_specs})
     return decode_sequence_records(records, context_specs, sequence_specs, assembly)[0]
 
@@ -165,7 +165,7 @@ class _Batch(NamedTuple):
     ends: np.ndarray
 
 
-def _context_specs(features: SpecDict | None) -> dict[str, FeatureSpec]:
+def checked_context_specs(features: SpecDict | None) -> dict[str, FeatureSpec]:
     specs = feature_specs(features, "context_features") or {}
     for key, spec in specs.items():
         if type(spec) not in _CONTEXT:
@@ -173,7 +173,7 @@ def _context_specs(features: SpecDict | None) -> dict[str, FeatureSpec]:
     return specs
 
 
-def _sequence_specs(features: SpecDict | None) -> dict[str, FeatureSpec]:
+def checked_sequence_specs(features: SpecDict | None) -> dict[str, FeatureSpec]:
     specs = feature_specs(features, "sequence_features") or {}
     for key, spec in specs.items():
         if type(spec) is FixedLenFeature:
