@@ -315,7 +315,7 @@ class _SubSpec(tfr.VarLenFeature):
         ),
         ({}, {"s": tfr.FixedLenSequenceFeature([2], "int64", default_value=0)}, "takes no default_value"),
         ({}, {"s": _SubSpec("int64")}, "_SubSpec is not supported in sequence examples yet"),
-        ({"c": _SubSpec("int64")}, {}, "context_features take"),
+        ({"c": _SubSpec("int64")}, {}, "_SubSpec is not supported in sequence examples yet: context_features take"),
     ],
 )
 def test_specs_it_cannot_take_raise_even_for_an_empty_batch(ctx, seq, message):

@@ -4,22 +4,26 @@ Strategy: the batch's records are joined into one buffer and parsed in lockstep 
 numpy, one protobuf level of every record at once, as lockstep parses Examples: the
 SequenceExample (a `context` Features field, then a `feature_lists` FeatureLists field),
 the FeatureLists' map entries (key, FeatureList), each FeatureList's steps (repeated
-Feature) and each step's values (lockstep.feature_spans). The steps of every requested
-list across the batch are then gathered and decoded at once (lockstep.gather_numbers for
-numbers; bytes values sliced out of the join), and checked against their spec with numpy
-(kinds, values per step, a missing list), so the Python cost is per batch and feature,
-not per record or step. The context is an Example in all but name: the record's bytes
-up to the end of its context field are exactly an Example holding the context, so
-columnar.decode_buffer decodes it, with the numpy assembly of decode_examples.
+Feature; _walk_steps walks every list at once, a step a turn, reading each step's one-byte
+length, and checks what it read after the walk) and each step's values (_step_spans reads a
+step's tags and lengths as one 32-bit word). The steps of every requested list across the
+batch are then gathered and decoded at once (lockstep.gather_numbers for numbers, or an id a
+step read in place; bytes values sliced out of the join), and checked against their spec
+with numpy (kinds, values per step, a missing list), so the Python cost is per batch,
+feature and step turn, not per record or step. The context is an Example in all but name:
+the record's bytes up to the end of its context field are exactly an Example holding the
+context, so columnar.decode_buffer decodes it, with the numpy assembly of decode_examples.
 
 Any record that is not laid out canonically, or that does not fit its spec (the
 single-record path raises the error it deserves), and any whose context holds a Feature
 with no kind under a key with a default (a SequenceExample's context takes it as present
-with no values, where an Example takes it as missing), is decoded by the single-record decoder
-(decode.decode_sequence_example), in record order, inside decode_buffer's slow path: results and
-errors are by construction those of decode_sequence_example, record by record, and an error says
-which record it is about. Each spec type is one entry of _SEQUENCE (checks and
-assembly) or _CONTEXT; a type in neither raises a clear error.
+with no values, where an Example takes it as missing), is decoded by the single-record
+decoder (decode.decode_sequence_example), in record order, inside decode_buffer's slow path:
+results and errors are those of decode_sequence_example, record by record, and an error says
+which record it is about. (One corner aside: of a key given twice, the replaced entry is not
+checked for an overlong varint, as TensorFlow's parser does not check it either; no writer
+repeats a key.) Each spec type is one entry of _SEQUENCE (checks and assembly) or _CONTEXT;
+a type in neither raises a clear error.
 """
 
 from __future__ import annotations
@@ -166,24 +170,24 @@ class _Batch(NamedTuple):
 
 
 def checked_context_specs(features: SpecDict | None) -> dict[str, FeatureSpec]:
+    """The context's spec mapping, checked whole (None: no context features)."""
     specs = feature_specs(features, "context_features") or {}
     for key, spec in specs.items():
+        if type(spec) is FixedLenSequenceFeature:
+            raise FeatureError(key, f"context_features take {_names(_CONTEXT)}, not FixedLenSequenceFeature")
         if type(spec) not in _CONTEXT:
-            raise FeatureError(key, f"context_features take {_names(_CONTEXT)}, not {type(spec).__name__}")
+            raise _not_yet(key, spec, "context_features", _CONTEXT)
     return specs
 
 
 def checked_sequence_specs(features: SpecDict | None) -> dict[str, FeatureSpec]:
+    """The feature lists' spec mapping, checked whole (None: no feature lists)."""
     specs = feature_specs(features, "sequence_features") or {}
     for key, spec in specs.items():
         if type(spec) is FixedLenFeature:
             raise FeatureError(key, f"sequence_features take {_names(_SEQUENCE)}, not FixedLenFeature")
         if type(spec) not in _SEQUENCE:
-            raise FeatureError(
-                key,
-                f"{type(spec).__name__} is not supported in sequence examples yet: "
-                f"sequence_features take {_names(_SEQUENCE)}",
-            )
+            raise _not_yet(key, spec, "sequence_features", _SEQUENCE)
         if isinstance(spec, FixedLenSequenceFeature) and spec.default_value is not None:
             raise FeatureError(
                 key, "a FixedLenSequenceFeature in sequence_features takes no default_value (as in TensorFlow)"
@@ -193,6 +197,11 @@ def checked_sequence_specs(features: SpecDict | None) -> dict[str, FeatureSpec]:
 
 def _names(table: Mapping[type, Any]) -> str:
     return " or ".join(t.__name__ for t in table)
+
+
+def _not_yet(key: str, spec: object, part: str, table: Mapping[type, Any]) -> FeatureError:
+    name = type(spec).__name__
+    return FeatureError(key, f"{name} is not supported in sequence examples yet: {part} take {_names(table)}")
 
 
 def _top_level(batch: _Batch, bad: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
