@@ -106,7 +106,8 @@ def decode_sequence_examples(
     of bytes values. Errors are those decode_sequence_example raises for the offending record.
 
     `copy=False` gives bytes values as read-only memoryviews into one copy of the batch's
-    records joined, as decode_examples(copy=False) does.
+    records joined, as decode_examples(copy=False) does (bytes for a record that takes the
+    single-record path).
     """
     records = records if isinstance(records, (list, tuple)) else list(records)
     context_specs = checked_context_specs(context_features)
