@@ -89,3 +89,20 @@ def concatenated(source: str, target_bytes: int, path: str) -> str:
                     shutil.copyfileobj(f, out, 16 << 20)
         os.replace(path + ".tmp", path)
     return path
+
+
+def sequence_rows(count: int, seed: int = 4) -> list[tuple[dict[str, Any], dict[str, list[Any]]]]:
+    """SequenceExamples as (context, feature_lists) values: a user id, a 12-byte name and 4 float32 of
+    context; 10 to 50 steps each of a 16-float32 embedding and an item id, and 0 to 3 tags per step."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(count):
+        steps = int(rng.integers(10, 51))
+        context = {"user": int(rng.integers(0, 1 << 30)), "name": rng.bytes(12), "scores": rng.random(4, np.float32)}
+        lists = {
+            "embedding": list(rng.standard_normal((steps, 16), dtype=np.float32)),
+            "item": [int(v) for v in rng.integers(0, 1 << 20, steps)],
+            "tags": [rng.integers(0, 1000, int(rng.integers(0, 4))) for _ in range(steps)],
+        }
+        out.append((context, lists))
+    return out

@@ -46,12 +46,13 @@ if TYPE_CHECKING:
     from tfrecord_lite._example.ragged import Ragged
     from tfrecord_lite._example.ragged_spec import RaggedFeature
     from tfrecord_lite._example.raw import decode_raw
+    from tfrecord_lite._example.sequence_batches import decode_sequence_examples
     from tfrecord_lite._example.sparse import Sparse
     from tfrecord_lite._example.spec import FixedLenFeature, FixedLenSequenceFeature, SparseFeature, VarLenFeature
     from tfrecord_lite._example.tensor import parse_tensor, serialize_tensor
     from tfrecord_lite._index.write import write_index, write_text_index
     from tfrecord_lite._records.count import count_records
-    from tfrecord_lite._records.example_batches import iter_example_batches
+    from tfrecord_lite._records.example_batches import iter_example_batches, iter_sequence_example_batches
     from tfrecord_lite._records.random_access import TFRecordFile
     from tfrecord_lite._records.reader import iter_records
     from tfrecord_lite._records.salvage import SalvageReport, salvage
@@ -65,7 +66,8 @@ _LAZY = {
     "_example.columnar": ["decode_examples"],
     "_example.ragged": ["Ragged"],
     "_example.ragged_spec": ["RaggedFeature"],
-    "_records.example_batches": ["iter_example_batches"],
+    "_example.sequence_batches": ["decode_sequence_examples"],
+    "_records.example_batches": ["iter_example_batches", "iter_sequence_example_batches"],
     "_records.count": ["count_records"],
     "_storage.sources": ["resolve_inputs"],
     "_index.write": ["write_index", "write_text_index"],
@@ -149,11 +151,13 @@ __all__ = [
     "decode_examples",
     "decode_raw",
     "decode_sequence_example",
+    "decode_sequence_examples",
     "encode_example",
     "encode_sequence_example",
     "infer_features",
     "iter_example_batches",
     "iter_records",
+    "iter_sequence_example_batches",
     "parse_tensor",
     "resolve_inputs",
     "salvage",

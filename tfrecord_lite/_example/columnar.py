@@ -316,18 +316,20 @@ def decode_buffer(
     assembly: Assembly | None = None,
     matches: list[Match] | None = None,
     values: Any = None,
+    force_slow: np.ndarray | None = None,
 ) -> tuple[dict[str, Any], list[int]]:
     """Decode the records raw[starts[i]:ends[i]] (at least 4 readable bytes must follow the
     last one); `record(i)` gives record i to the single-record path. `values`, when given,
     is sliced for the bytes values instead of `raw` (with `matches`, raw need not hold the
-    values of the matched records). Nothing returned refers to `raw`, which the caller may
-    then reuse. `plans` are plan_features(features)."""
+    values of the matched records). `force_slow`, when given, marks records to decode by the
+    single-record path whatever the batch path finds. Nothing returned refers to `raw`,
+    which the caller may then reuse. `plans` are plan_features(features)."""
     assembly = assembly or _NUMPY
     read = _read(features, assembly)
     n = len(starts)
     view = memoryview(raw)
     buf = np.frombuffer(view, dtype=np.uint8)
-    bad = np.zeros(n, dtype=bool)
+    bad = np.zeros(n, dtype=bool) if force_slow is None else force_slow.copy()
     cache: list[Any] = [raw] if isinstance(raw, bytes) else []
 
     def text() -> Any:

@@ -232,20 +232,12 @@ def _bytes_values(
     return _BytesValues(first, value_start[order], value_end[order])
 
 
-def _parse_batch(
-    buf: np.ndarray, raw: memoryview, starts: np.ndarray, ends: np.ndarray, keys: list[bytes], bad: np.ndarray
-) -> tuple[list[_Column], _BytesValues]:
-    """Parse the batch down to each requested Feature; marks non-canonical records in `bad`.
-
-    Everything decode_example validates is validated here too (every key, every list
-    of every feature, requested or not), so a record passes only if it would decode.
-    """
-    entry_row, entry_start, entry_end = map_entries(buf, starts, ends, bad)
-    # Entry: key (field 1) then value (field 2), nothing else.
-    key_start, key_end, ok = delimited_fields(buf, entry_start, entry_end, 0x0A)
-    ok &= key_end < entry_end
-    feature_start, feature_end, feature_ok = delimited_fields(buf, np.where(ok, key_end, entry_start), entry_end, 0x12)
-    ok &= feature_ok & (feature_end == entry_end)
+def feature_spans(
+    buf: np.ndarray, feature_start: np.ndarray, feature_end: np.ndarray, ok: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each Feature message at feature_start..feature_end: its kind (0: none) and the span of its
+    values (one packed run for numbers, the run of bytes values for bytes); clears `ok` in place
+    where a Feature is not laid out canonically."""
     # Feature: no kind (empty), or one list field (bytes 0x0A, float 0x12, int64 0x1A) spanning it.
     tag = buf[feature_start]
     has_kind = feature_start < feature_end
@@ -263,13 +255,39 @@ def _parse_batch(
     ok &= ~numeric | (kinds != INT64) | (buf[np.maximum(packed_end - 1, 0)] < 0x80)
     list_start = np.where(numeric, packed_start, list_start)
     list_end = np.where(numeric, packed_end, list_end)
-    values = _bytes_values(buf, np.flatnonzero(ok & (kinds == BYTES)), list_start, list_end, len(entry_start), ok)
-    # Keys must be valid UTF-8, as decode_example requires: ASCII passes here, the rest goes the slow way.
+    return kinds, list_start, list_end
+
+
+def ascii_keys(
+    buf: np.ndarray, raw: memoryview, key_start: np.ndarray, key_end: np.ndarray, ok: np.ndarray
+) -> np.ndarray:
+    """The length of each key where `ok` (else 0); clears `ok` where a key is not ASCII. Keys must be
+    valid UTF-8, as the single-record decoder requires: ASCII passes here, the rest goes the slow way."""
     key_len = np.where(ok, key_end - key_start, 0)
     if key_len.any():
         high = ragged_gather(buf, raw, key_start, key_start + key_len) >= 0x80
         if high.any():
             ok &= ~_runs_with(high, key_len)
+    return key_len
+
+
+def _parse_batch(
+    buf: np.ndarray, raw: memoryview, starts: np.ndarray, ends: np.ndarray, keys: list[bytes], bad: np.ndarray
+) -> tuple[list[_Column], _BytesValues]:
+    """Parse the batch down to each requested Feature; marks non-canonical records in `bad`.
+
+    Everything decode_example validates is validated here too (every key, every list
+    of every feature, requested or not), so a record passes only if it would decode.
+    """
+    entry_row, entry_start, entry_end = map_entries(buf, starts, ends, bad)
+    # Entry: key (field 1) then value (field 2), nothing else.
+    key_start, key_end, ok = delimited_fields(buf, entry_start, entry_end, 0x0A)
+    ok &= key_end < entry_end
+    feature_start, feature_end, feature_ok = delimited_fields(buf, np.where(ok, key_end, entry_start), entry_end, 0x12)
+    ok &= feature_ok & (feature_end == entry_end)
+    kinds, list_start, list_end = feature_spans(buf, feature_start, feature_end, ok)
+    values = _bytes_values(buf, np.flatnonzero(ok & (kinds == BYTES)), list_start, list_end, len(entry_start), ok)
+    key_len = ascii_keys(buf, raw, key_start, key_end, ok)
     bad[entry_row[~ok]] = True
     columns = [
         _Column(rows, kinds[found], list_start[found], list_end[found], found)

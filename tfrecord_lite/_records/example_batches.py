@@ -1,7 +1,8 @@
 """Reading Examples in batches from TFRecord files: the I/O side of columnar's batch
 decoder (which works on bytes only). Batches are spans of the reader's buffer, decoded
 where they lie, no object per record; a stream whose records are large (images) is read
-as bytes records instead, whose long values columnar slices once.
+as bytes records instead, whose long values columnar slices once. SequenceExamples are
+read as lists of bytes records, each list decoded by sequence_batches' batch decoder.
 """
 
 from __future__ import annotations
@@ -15,6 +16,12 @@ import numpy as np
 from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._example.columnar import Assembly, Spans, assembly_for, decode_buffer, decode_records, plan_features
 from tfrecord_lite._example.joins import SPARSE_RECORD, RecordSlicer
+from tfrecord_lite._example.sequence_batches import (
+    Decoded,
+    checked_context_specs,
+    checked_sequence_specs,
+    decode_sequence_records,
+)
 from tfrecord_lite._example.spec import FeatureSpec, SpecDict
 from tfrecord_lite._example.validate import batch_specs, check_int
 from tfrecord_lite._records.reader import RecordIterator, sources_of
@@ -101,6 +108,50 @@ def _record_batches(
         if not batch:
             return
         yield decode_records(batch, features, assembly)[0]
+
+
+def iter_sequence_example_batches(
+    source: Any,
+    context_features: SpecDict | None = None,
+    sequence_features: SpecDict | None = None,
+    batch_size: int = 1024,
+    *,
+    compression: str | None = "auto",
+    verify: bool = True,
+    on_error: OnError = "raise",
+    max_skipped: int | None = None,
+    storage_options: StorageOptions = None,
+    copy: bool = True,
+) -> Iterator[Decoded]:
+    """Read TFRecord files of SequenceExamples as decoded batches of `batch_size` (the last one
+    may be smaller): decode_sequence_examples over iter_records, each batch a tuple
+    `(context, feature_lists, lengths)`. The counterpart of
+    tf.data.TFRecordDataset(path).batch(batch_size).map(lambda x: tf.io.parse_sequence_example(x, ...)).
+    `source` and the keyword arguments are iter_example_batches'; the specs and arguments are
+    checked here, before the first batch is asked for."""
+    check_int("batch_size", batch_size, 1)
+    normalize_compression(compression, allow_auto=True)
+    context_specs = checked_context_specs(context_features)
+    sequence_specs = checked_sequence_specs(sequence_features)
+    assembly = assembly_for(copy, {**context_specs, **sequence_specs})
+    policy = DamagePolicy(on_error, max_skipped)
+    files = sources_of(source, storage_options)
+
+    def batches() -> Iterator[Decoded]:
+        with RecordIterator(files, compression, verify, policy, storage_options=storage_options) as records:
+            while True:
+                batch: list[bytes] = []
+                try:
+                    batch.extend(itertools.islice(records, batch_size))
+                except TFRecordError:
+                    if batch:  # the records before a damaged one come out first
+                        yield decode_sequence_records(batch, context_specs, sequence_specs, assembly)[0]
+                    raise
+                if not batch:
+                    return
+                yield decode_sequence_records(batch, context_specs, sequence_specs, assembly)[0]
+
+    return batches()
 
 
 def record_spans(
