@@ -1,0 +1,46 @@
+"""Which records of a batch carry feature lists: the test that tells a SequenceExample from an
+Example, whose bytes a SequenceExample's also parse as (its context read as the features).
+
+Strategy: an Example is one field 1 (its Features); a SequenceExample adds a field 2 (its
+FeatureLists), which an Example parser skips as unknown — so a reader that does not look for it
+drops the feature lists without a word. One numpy step reads every record's first field: a field 1
+that fills the record is an Example (the usual case, decided with no Python work per record), a
+first field 2 is a SequenceExample; only the others (several top-level fields, unusual tags) are
+walked field by field. A record too damaged to walk counts as no SequenceExample: the decoder that
+reads it next reports the damage.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tfrecord_lite._errors import DecodeError
+from tfrecord_lite._example.lockstep import delimited_fields
+from tfrecord_lite._example.wire import _fields
+
+__all__ = ["feature_list_rows"]
+
+_FEATURE_LISTS = 2  # SequenceExample.feature_lists; Example has no field 2
+
+
+def feature_list_rows(view: memoryview, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """A bool per record view[starts[k]:ends[k]]: does it hold a feature_lists field?"""
+    out = np.zeros(len(starts), dtype=bool)
+    filled = starts < ends
+    if not filled.any():
+        return out
+    buf = np.frombuffer(view, dtype=np.uint8)
+    rows = np.flatnonzero(filled)
+    _, end, ok = delimited_fields(buf, starts[rows], ends[rows], 0x0A)
+    example = ok & (end == ends[rows])
+    out[rows[buf[starts[rows]] == 0x12]] = True
+    for k in rows[~example & ~out[rows]].tolist():
+        out[k] = _has_feature_lists(bytes(view[starts[k] : ends[k]]))
+    return out
+
+
+def _has_feature_lists(record: bytes) -> bool:
+    try:
+        return any(number == _FEATURE_LISTS and wire == 2 for number, wire, _, _ in _fields(record, 0, len(record)))
+    except DecodeError:
+        return False
