@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from tfrecord_lite._datasets.feature_lists import feature_list_field, feature_list_names, steps_of
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.columnar import Spans
-from tfrecord_lite._example.encode import encode_example
+from tfrecord_lite._example.encode import encode_example, encode_sequence_example
 from tfrecord_lite._example.flat import (
     Binary,
     Flat,
@@ -29,12 +30,10 @@ from tfrecord_lite._example.flat import (
     decode_sequence_flat,
     spans_of,
 )
-from tfrecord_lite._example.encode import encode_sequence_example
-from tfrecord_lite._example.sequence_probe import feature_list_rows
+from tfrecord_lite._example.sequence_probe import CLASH, feature_list_rows
 from tfrecord_lite._example.spec import FeatureSpec, FixedLenSequenceFeature, VarLenFeature
 from tfrecord_lite._example.validate import check_int, feature_specs
 from tfrecord_lite._example.wire import parse_sequence_example
-from tfrecord_lite._datasets.feature_lists import CLASH, feature_list_field, feature_list_names, steps_of
 from tfrecord_lite._records.example_batches import record_spans
 from tfrecord_lite._records.reader import sources_of
 from tfrecord_lite._records.writer import TFRecordWriter

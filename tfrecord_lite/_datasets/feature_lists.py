@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from tfrecord_lite._errors import FeatureError
 
-__all__ = ["CLASH", "FEATURE_LIST", "Steps", "feature_list_field", "feature_list_names", "is_feature_list", "steps_of"]
+__all__ = ["FEATURE_LIST", "Steps", "feature_list_field", "feature_list_names", "is_feature_list", "steps_of"]
 
 FEATURE_LIST = {b"tfrecord_lite.section": b"feature_list"}
 
@@ -91,9 +91,3 @@ def _lengths(array: pa.Array) -> np.ndarray:
     if pa.types.is_fixed_size_list(array.type):
         return np.full(len(array), array.type.list_size, dtype=np.int64)
     return np.asarray(pc.list_value_length(array).fill_null(0).to_numpy(zero_copy_only=False))
-
-
-CLASH = (
-    "one column cannot hold both (columns are named by key, so that the way back writes the same keys): "
-    "rename one, or decode the two apart with decode_sequence_example"
-)

@@ -7,7 +7,8 @@ drops the feature lists without a word. One numpy step reads every record's firs
 that fills the record is an Example (the usual case, decided with no Python work per record), a
 first field 2 is a SequenceExample; only the others (several top-level fields, unusual tags) are
 walked field by field. A record too damaged to walk counts as no SequenceExample: the decoder that
-reads it next reports the damage.
+reads it next reports the damage. Readers that name columns by key also share here why a key may
+not be a context feature and a feature list at once (CLASH).
 """
 
 from __future__ import annotations
@@ -18,7 +19,13 @@ from tfrecord_lite._errors import DecodeError
 from tfrecord_lite._example.lockstep import delimited_fields
 from tfrecord_lite._example.wire import _fields
 
-__all__ = ["feature_list_rows"]
+__all__ = ["CLASH", "feature_list_rows"]
+
+# why a key may not be both a context feature and a feature list where columns are named by key
+CLASH = (
+    "one column cannot hold both (columns are named by key, so that the way back writes the same keys): "
+    "rename one, or decode the two apart with decode_sequence_example"
+)
 
 _FEATURE_LISTS = 2  # SequenceExample.feature_lists; Example has no field 2
 
