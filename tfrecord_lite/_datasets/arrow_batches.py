@@ -290,11 +290,13 @@ class Specs(NamedTuple):
         lists = {key: self.lists[key] for key in columns if key in self.lists}
         return Specs({key: known[key] for key in pick}, lists)
 
-    def schema(self) -> pa.Schema | None:
-        """The schema of every batch; None without a context spec (each batch has its records' columns)."""
+    def schema(self, columns: Sequence[str] | None = None) -> pa.Schema | None:
+        """The schema of every batch (its fields in the order of `columns`, when given); None
+        without a context spec (each batch has its records' columns)."""
         if self.context is None:
             return None
-        return arrow_schema(self.context, self.lists)
+        schema = arrow_schema(self.context, self.lists)
+        return schema if columns is None else pa.schema([schema.field(key) for key in columns])
 
 
 def _arrow_batches(
@@ -373,7 +375,7 @@ def read_arrow(
         )
     )
     schema = Specs(feature_specs(features), feature_specs(sequence_features, "sequence_features"))
-    schema_of = schema.selected(columns).schema()
+    schema_of = schema.selected(columns).schema(columns)
     if schema_of is not None:
         return pa.Table.from_batches(batches, schema=schema_of)
     if not batches:
