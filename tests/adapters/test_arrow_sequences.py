@@ -150,7 +150,7 @@ def test_feature_list_in_some_records_only_is_null_elsewhere() -> None:
 
 def test_a_kind_that_changes_is_an_error_naming_it(tmp_path: Path) -> None:
     records = [tfr.encode_sequence_example({}, {"s": [[1]]}), tfr.encode_sequence_example({}, {"s": [[1.0]]})]
-    with pytest.raises(tfr.FeatureError, match="'s'.*int64_list in record 0 but float_list in record 1"):
+    with pytest.raises(tfr.FeatureError, match=r"'s'.*int64_list in record 0 but float_list in record 1"):
         tfa.decode_arrow(records)
     path = write_records(tmp_path / "kinds.tfrecord", [records[0]] * 2048 + [records[1]])
     with pytest.raises(tfr.FeatureError, match=r"'s'.*feature list large_list<.*int64.*in batch 0 but .*float"):
@@ -162,21 +162,21 @@ def test_a_kind_that_changes_is_an_error_naming_it(tmp_path: Path) -> None:
 def test_a_key_both_context_and_feature_list_is_an_error_naming_it() -> None:
     records = [tfr.encode_sequence_example({"x": [1]}, {"x": [[2]]})]
     for read in (tfa.decode_arrow, tfr.infer_sequence_features):
-        with pytest.raises(tfr.FeatureError, match="'x'.*both a context feature and a feature list"):
+        with pytest.raises(tfr.FeatureError, match=r"'x'.*both a context feature and a feature list"):
             read(records)
 
 
 def test_an_example_spec_naming_a_feature_list_is_an_error() -> None:
     records = [tfr.encode_sequence_example({"c": [1]}, {"s": [[2]]})]
-    with pytest.raises(tfr.FeatureError, match="'s'.*is a feature list in record 0.*sequence_features"):
+    with pytest.raises(tfr.FeatureError, match=r"'s'.*is a feature list in record 0.*sequence_features"):
         tfa.decode_arrow(records, {"s": tfr.VarLenFeature("int64")})
     assert tfa.decode_arrow(records, {"c": tfr.VarLenFeature("int64")}).column_names == ["c"]  # a chosen subset
-    with pytest.raises(tfr.FeatureError, match="'s'.*feature list.*infer_sequence_features"):
+    with pytest.raises(tfr.FeatureError, match=r"'s'.*feature list.*infer_sequence_features"):
         tfr.infer_features(records)
 
 
 def test_marked_columns_that_are_no_lists_of_steps_are_refused() -> None:
-    with pytest.raises(tfr.FeatureError, match="'a'.*not a list of steps"):
+    with pytest.raises(tfr.FeatureError, match=r"'a'.*not a list of steps"):
         tfa.encode_arrow(pa.table({"a": [1, 2]}), feature_lists=["a"])
 
 
