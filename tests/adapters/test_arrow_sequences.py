@@ -224,3 +224,14 @@ def test_generated_batches_round_trip_through_parquet(records: list[bytes]) -> N
             for key in a:
                 steps_a, steps_b = (v if isinstance(v, list) else [v] for v in (a[key], b[key]))
                 assert all(reference.same_value(x, y) for x, y in zip(steps_a, steps_b, strict=True))
+
+
+def test_steps_of_no_values_are_counted_or_refused() -> None:
+    empty = np.array([], np.int64)
+    records = [tfr.encode_sequence_example({}, {"s": [empty, empty]})]
+    lists = tfr.infer_sequence_features(records)[1]
+    assert lists == {"s": tfr.VarLenFeature("int64")}
+    assert tfa.decode_arrow(records, {}, sequence_features=lists).column("s").to_pylist() == [[[], []]]
+    assert tfa.decode_arrow(records).column("s").to_pylist() == [[[], []]]
+    with pytest.raises(ValueError, match=r"steps of no values.*VarLenFeature"):
+        tfa.decode_arrow(records, {}, sequence_features={"s": tfr.FixedLenSequenceFeature([0], "int64")})

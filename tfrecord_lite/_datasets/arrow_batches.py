@@ -65,10 +65,14 @@ def _shaped_type(dtype: str, shape: tuple[int, ...]) -> pa.DataType:
 def arrow_type(spec: FeatureSpec) -> pa.DataType:
     """The Arrow type of a feature decoded with `spec`: FixedLenFeature([]) → the value type,
     [k] → fixed_size_list<k> (nested for more dimensions), VarLenFeature → large_list,
-    FixedLenSequenceFeature → large_list of the step's type."""
+    FixedLenSequenceFeature → large_list of the step's type. A FixedLenSequenceFeature whose
+    shape holds a 0 is a ValueError: its steps hold no values, so a column would lose their
+    number (a VarLenFeature keeps it)."""
     if isinstance(spec, VarLenFeature):
         return pa.large_list(_ARROW_DTYPE[spec.dtype])
     if isinstance(spec, FixedLenSequenceFeature):
+        if 0 in spec.shape:
+            raise ValueError(f"{spec!r}: steps of no values cannot be counted in an Arrow column; use VarLenFeature")
         return pa.large_list(_shaped_type(spec.dtype, spec.shape))
     return _shaped_type(spec.dtype, spec.shape)
 
@@ -175,6 +179,7 @@ def decode_arrow(
     if sequence_features is not None:
         return decode_sequence_arrow(records, features, sequence_features)
     specs = feature_specs(features)
+    arrow_schema(specs)  # a spec no column can hold fails before decoding
     spans = spans_of(records)
     sequences = feature_list_rows(*spans[:3])
     if sequences.any():
@@ -223,6 +228,7 @@ def decode_sequence_arrow(
     records = records if isinstance(records, (list, tuple)) else list(records)
     context_specs = feature_specs(context_features, "context_features")
     list_specs = feature_specs(sequence_features, "sequence_features")
+    arrow_schema(context_specs, list_specs)  # a spec no column can hold fails before decoding
     context, lists = decode_sequence_flat(records, context_specs, list_specs)
     n = len(records)
     columns = {key: _column(flat, context_specs[key] if context_specs else None, n) for key, flat in context.items()}
@@ -263,7 +269,8 @@ def iter_arrow_batches(
     check_int("batch_size", batch_size, 1)
     normalize_compression(compression, allow_auto=True)
     specs = Specs(feature_specs(features), feature_specs(sequence_features, "sequence_features"))
-    specs.selected(columns)  # a column no spec names fails here
+    arrow_schema(specs.context, specs.lists)  # a spec no column can hold fails here, as does
+    specs.selected(columns)  # a column no spec names
     policy = DamagePolicy(on_error, max_skipped)
     files = sources_of(source, storage_options)  # inputs that name no file fail here, not at the first batch
     return _arrow_batches(files, specs, columns, batch_size, compression, verify, policy, storage_options)

@@ -187,8 +187,8 @@ def _spec_of(stats: FeatureStats, records: int) -> FeatureSpec | None:
     same = stats.present == records and "none" not in stats.kinds and stats.min_values == stats.max_values
     count = stats.max_values or 0
     shape = () if count == 1 else (count,)
-    if stats.section == "feature_lists":
-        return FixedLenSequenceFeature(shape, dtype) if same else VarLenFeature(dtype)
+    if stats.section == "feature_lists":  # steps of no values: only a VarLenFeature counts them in Arrow
+        return FixedLenSequenceFeature(shape, dtype) if same and count else VarLenFeature(dtype)
     return FixedLenFeature(shape, dtype) if same else VarLenFeature(dtype)
 
 
