@@ -26,7 +26,6 @@ from tfrecord_lite._example.flat import (
     Flat,
     Nested,
     decode_flat,
-    decode_records_flat,
     decode_sequence_flat,
     spans_of,
 )
@@ -186,8 +185,7 @@ def decode_arrow(
         if specs is None:
             return decode_sequence_arrow(records)
         check_no_feature_lists(spans, sequences, specs)
-    flats = decode_flat(spans, None) if specs is None else decode_records_flat(records, specs)
-    return _record_batch(flats, specs, len(records))
+    return _record_batch(decode_flat(spans, specs), specs, len(records))
 
 
 def check_no_feature_lists(spans: Spans, sequences: np.ndarray, specs: Mapping[str, FeatureSpec]) -> None:
