@@ -26,6 +26,7 @@ except ImportError as exc:  # pragma: no cover - exercised where Dask is missing
     raise ImportError(f"tfrecord_lite.dask needs Dask's dataframes ({exc}): pip install 'tfrlite[dask]'") from exc
 
 from tfrecord_lite._datasets.arrow_batches import arrow_schema
+from tfrecord_lite._datasets.batch_union import concat_batches
 
 __all__ = ["read_tfrecords"]
 
@@ -39,7 +40,7 @@ def _table(piece: Piece, options: dict[str, Any], schema: pa.Schema) -> pa.Table
     batches = list(piece_batches(piece, **options))
     if options["features"] is not None:
         return pa.Table.from_batches(batches, schema=schema)
-    table = pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="default")
+    table = concat_batches(batches) if batches else schema.empty_table()
     unknown = [key for key in table.column_names if key not in schema.names]
     if unknown:
         raise FeatureError(

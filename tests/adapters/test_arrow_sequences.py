@@ -159,6 +159,25 @@ def test_a_kind_that_changes_is_an_error_naming_it(tmp_path: Path) -> None:
         tfr.infer_sequence_features(records)
 
 
+def test_a_feature_list_kindless_in_one_batch_takes_its_kind_from_another(tmp_path: Path) -> None:
+    records = [tfr.encode_sequence_example({"c": None}, {"s": [None]})] * 2048
+    records.append(tfr.encode_sequence_example({"c": [1]}, {"s": [[5]]}))
+    path = write_records(tmp_path / "late.tfrecord", records)
+    table = tfa.read_arrow(path)  # batch 0: s of null steps, c null; batch 1: both typed
+    assert table.schema.field("s").type == pa.large_list(pa.large_list(pa.int64()))
+    assert table.schema.field("s").metadata == MARK
+    assert table.column("s")[0].as_py() == [None] and table.column("s")[2048].as_py() == [[5]]
+    assert_same_records(tfa.encode_arrow(table), records)
+
+
+def test_columns_pick_context_and_feature_lists_without_a_spec() -> None:
+    batches = list(tfa.iter_arrow_batches(TFX_SEQUENCES, columns=["s", "nope", "i"], batch_size=1000))
+    assert all(batch.schema.names == ["s", "nope", "i"] for batch in batches)
+    assert batches[0].schema.field("s").metadata == MARK
+    assert batches[0].column("nope").null_count == batches[0].num_rows
+    assert tfa.read_arrow(TFX_SEQUENCES, columns=["s"]).column("s").equals(tfa.read_arrow(TFX_SEQUENCES).column("s"))
+
+
 def test_a_key_both_context_and_feature_list_is_an_error_naming_it() -> None:
     records = [tfr.encode_sequence_example({"x": [1]}, {"x": [[2]]})]
     for read in (tfa.decode_arrow, tfr.infer_sequence_features):

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from tfrecord_lite._datasets.feature_lists import feature_list_field, feature_list_names, steps_of
+from tfrecord_lite._datasets.batch_union import concat_batches
+from tfrecord_lite._datasets.feature_lists import feature_list_field, feature_list_names, is_list_type, steps_of
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.columnar import Spans
 from tfrecord_lite._example.encode import encode_example, encode_sequence_example
@@ -388,32 +389,6 @@ def read_arrow(
     return concat_batches(batches)
 
 
-def concat_batches(batches: Sequence[pa.RecordBatch]) -> pa.Table:
-    """Batches decoded without a spec as one table: a key some lack is null there; a key with
-    two types (int64 in one batch, float in another; a feature in one, a feature list in
-    another) is a FeatureError naming both."""
-    try:
-        return pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="default")
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        seen: dict[str, tuple[pa.Field, int]] = {}
-        for number, batch in enumerate(batches):
-            for field in batch.schema:
-                first, at = seen.setdefault(field.name, (field, number))
-                if not pa.types.is_null(field.type) and not pa.types.is_null(first.type) and first != field:
-                    raise FeatureError(
-                        field.name,
-                        f"is {_described(first)} in batch {at} but {_described(field)} in batch {number}: "
-                        "a column keeps one type; give a spec (features=, sequence_features=)",
-                    ) from None
-                if pa.types.is_null(first.type):
-                    seen[field.name] = (field, number)
-        raise
-
-
-def _described(field: pa.Field) -> str:
-    return f"a feature list {field.type}" if feature_list_names(pa.schema([field])) else str(field.type)
-
-
 # --------------------------------------------------------------------------- encoding
 
 
@@ -481,10 +456,6 @@ def _is_view(kind: pa.DataType, name: str) -> bool:
     return bool(check and check(kind))
 
 
-def _is_list(kind: pa.DataType) -> bool:
-    return bool(pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind))
-
-
 def _flatten_column(name: str, array: pa.Array, strict: bool) -> tuple[Any, np.ndarray, np.ndarray]:
     """(flat values, offsets per row, valid rows) of a column: nested lists flattened."""
     n = len(array)
@@ -492,7 +463,7 @@ def _flatten_column(name: str, array: pa.Array, strict: bool) -> tuple[Any, np.n
     row_of = np.flatnonzero(valid)
     if not valid.all():
         array = array.filter(pa.array(valid))
-    while _is_list(array.type):
+    while is_list_type(array.type):
         row_of = row_of[np.asarray(pc.list_parent_indices(array).to_numpy(), dtype=np.int64)]
         array = array.flatten()
     offsets = np.zeros(n + 1, dtype=np.int64)

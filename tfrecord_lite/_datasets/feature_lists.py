@@ -22,7 +22,15 @@ import pyarrow.compute as pc
 
 from tfrecord_lite._errors import FeatureError
 
-__all__ = ["FEATURE_LIST", "Steps", "feature_list_field", "feature_list_names", "is_feature_list", "steps_of"]
+__all__ = [
+    "FEATURE_LIST",
+    "Steps",
+    "feature_list_field",
+    "feature_list_names",
+    "is_feature_list",
+    "is_list_type",
+    "steps_of",
+]
 
 FEATURE_LIST = {b"tfrecord_lite.section": b"feature_list"}
 
@@ -36,7 +44,7 @@ def is_feature_list(field: pa.Field) -> bool:
     return bool(field.metadata) and field.metadata.get(b"tfrecord_lite.section") == b"feature_list"
 
 
-def _is_list(kind: pa.DataType) -> bool:
+def is_list_type(kind: pa.DataType) -> bool:
     return bool(pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind))
 
 
@@ -47,7 +55,7 @@ def feature_list_names(schema: pa.Schema, named: Collection[str] | None = None) 
     for name in named or ():
         if name not in schema.names:
             raise KeyError(f"feature_lists: {name!r} is not a column (columns: {schema.names})")
-        if not _is_list(schema.field(name).type):
+        if not is_list_type(schema.field(name).type):
             raise FeatureError(name, f"is {schema.field(name).type}, not a list of steps: it cannot be a feature list")
         names.add(name)
     return frozenset(names)
@@ -73,7 +81,7 @@ class Steps(NamedTuple):
 def steps_of(name: str, array: pa.Array, flatten: Any) -> Steps:
     """A feature-list column's Steps; `flatten(name, steps)` gives (values, offsets, valid) of the
     steps as for an Example column (values: an ndarray or object array)."""
-    if not _is_list(array.type):
+    if not is_list_type(array.type):
         raise FeatureError(name, f"is {array.type}, not a list of steps: it cannot be a feature list")
     valid = np.asarray(array.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     counts = np.where(valid, np.asarray(_lengths(array), dtype=np.int64), 0)
