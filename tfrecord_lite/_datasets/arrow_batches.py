@@ -185,11 +185,11 @@ def decode_arrow(
     if sequences.any():
         if specs is None:
             return decode_sequence_arrow(records)
-        check_no_feature_lists(spans, sequences, specs)
+        _check_no_feature_lists(spans, sequences, specs)
     return _record_batch(decode_flat(spans, specs), specs, len(records))
 
 
-def check_no_feature_lists(spans: Spans, sequences: np.ndarray, specs: Mapping[str, FeatureSpec]) -> None:
+def _check_no_feature_lists(spans: Spans, sequences: np.ndarray, specs: Mapping[str, FeatureSpec]) -> None:
     """A FeatureError where a key of the Example spec `specs` is a feature list of a record."""
     for k in np.flatnonzero(sequences).tolist():
         lists = parse_sequence_example(spans.record(k))[2]
@@ -333,7 +333,7 @@ def _spans_batch(
     sequences = feature_list_rows(*spans[:3]) if n else np.zeros(0, dtype=bool)
     if sequences.any():
         if specs.context is not None:
-            check_no_feature_lists(spans, sequences, specs.context)
+            _check_no_feature_lists(spans, sequences, specs.context)
         else:
             return _columns_of(decode_sequence_arrow([spans.record(i) for i in range(n)]), columns)
     flats = decode_flat(spans, specs.context, wanted)
