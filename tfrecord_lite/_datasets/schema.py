@@ -19,7 +19,7 @@ from typing import Any
 
 from tfrecord_lite._errors import DecodeError, FeatureError
 from tfrecord_lite._example.decode import decode_example, decode_sequence_example
-from tfrecord_lite._example.sequence_probe import CLASH
+from tfrecord_lite._example.sequence_probe import CLASH, has_feature_lists
 from tfrecord_lite._example.spec import (
     BYTES,
     FLOAT,
@@ -76,11 +76,11 @@ def decode_record(record: bytes, mode: str = "auto") -> Decoded:
     if mode == "raw":
         return Decoded("raw", raw=record)
     try:
-        if mode in ("auto", "sequence"):
+        if mode == "sequence" or (mode == "auto" and has_feature_lists(record)):
             context, lists = decode_sequence_example(record)
             if lists or mode == "sequence":
                 return Decoded("sequence", context, lists)
-            return Decoded("example", context)  # the same Features an Example's decoder reads
+            return Decoded("example", context)  # an empty feature_lists field: the Features are all
         return Decoded("example", decode_example(record))
     except DecodeError as err:
         return Decoded("raw", raw=record, error=err.reason)

@@ -17,9 +17,9 @@ import numpy as np
 
 from tfrecord_lite._errors import DecodeError
 from tfrecord_lite._example.lockstep import delimited_fields
-from tfrecord_lite._example.wire import _fields
+from tfrecord_lite._example.wire import _fields, _read_varint32
 
-__all__ = ["CLASH", "feature_list_rows"]
+__all__ = ["CLASH", "feature_list_rows", "has_feature_lists"]
 
 # why a key may not be both a context feature and a feature list where columns are named by key
 CLASH = (
@@ -42,11 +42,27 @@ def feature_list_rows(view: memoryview, starts: np.ndarray, ends: np.ndarray) ->
     example = ok & (end == ends[rows])
     out[rows[buf[starts[rows]] == 0x12]] = True
     for k in rows[~example & ~out[rows]].tolist():
-        out[k] = _has_feature_lists(bytes(view[starts[k] : ends[k]]))
+        out[k] = _walk(bytes(view[starts[k] : ends[k]]))
     return out
 
 
-def _has_feature_lists(record: bytes) -> bool:
+def has_feature_lists(record: bytes) -> bool:
+    """Whether one serialized record holds a feature_lists field (the same test, one record)."""
+    if not record or (record[0] == 0x0A and _filled(record)):
+        return False
+    return record[0] == 0x12 or _walk(record)
+
+
+def _filled(record: bytes) -> bool:
+    """Whether the record's first field (a field 1) is all of it."""
+    try:
+        length, after = _read_varint32(record, 1, len(record))
+    except DecodeError:
+        return False
+    return after + length == len(record)
+
+
+def _walk(record: bytes) -> bool:
     try:
         return any(number == _FEATURE_LISTS and wire == 2 for number, wire, _, _ in _fields(record, 0, len(record)))
     except DecodeError:
