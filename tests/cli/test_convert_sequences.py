@@ -72,6 +72,9 @@ def test_feature_lists_names_unmarked_columns(tmp_path: Path) -> None:
     decoded = [reference.decode_sequence_example(r) for r in tfr.iter_records(tmp_path / "seq.tfrecord")]
     steps = [{key: [step.tolist() for step in value] for key, value in lists.items()} for _, lists in decoded]
     assert steps == [{"steps": [[1, 2], [3]]}, {}]
+    unknown = run_cli("convert", "plain.parquet", "bad.tfrecord", "--feature-lists", "nope", cwd=tmp_path)
+    assert unknown.returncode != 0 and "'nope' is not a column" in unknown.stderr
+    assert not (tmp_path / "bad.tfrecord").exists()
     flat = run_cli("convert", "plain.parquet", "flat.tfrecord", "-q", cwd=tmp_path)  # unnamed: an Example, flattened
     assert flat.returncode == 0
     first = next(iter(tfr.iter_records(tmp_path / "flat.tfrecord")))

@@ -110,17 +110,20 @@ def from_table(args: argparse.Namespace, paths: list[str]) -> int:
     batches = progress(
         (b for p in paths for b in iter_table_batches(p, args.batch_size)), None, "convert", "batch", args.quiet
     )
-    if sharded:
-        check_shards_new(args.output, shard_suffix(args.to), paths)
-        with shard_writer(args, args.output) as writer:
-            for record in arrow_batches.iter_encoded(batches, args.strict, lists):
-                writer.write(record)
-        say(args, f"wrote {writer.records_written} records to {len(writer.paths)} shards")
-        return 0
-    check_new([args.output], args.force, paths)
-    compression = output_compression(args.to, args.output) or None
-    n = arrow_batches.write_arrow(
-        batches, args.output, compression=compression, strict=args.strict, feature_lists=lists
-    )
+    try:
+        if sharded:
+            check_shards_new(args.output, shard_suffix(args.to), paths)
+            with shard_writer(args, args.output) as writer:
+                for record in arrow_batches.iter_encoded(batches, args.strict, lists):
+                    writer.write(record)
+            say(args, f"wrote {writer.records_written} records to {len(writer.paths)} shards")
+            return 0
+        check_new([args.output], args.force, paths)
+        compression = output_compression(args.to, args.output) or None
+        n = arrow_batches.write_arrow(
+            batches, args.output, compression=compression, strict=args.strict, feature_lists=lists
+        )
+    except KeyError as err:  # --feature-lists names a column the files lack
+        raise UsageError(f"--feature-lists: {err.args[0]}") from None
     say(args, f"{' '.join(paths)} -> {args.output} ({n} records)")
     return 0
