@@ -26,7 +26,7 @@ from tfrecord_lite._errors import (
 )
 
 if TYPE_CHECKING:
-    from tfrecord_lite._datasets.schema import infer_features
+    from tfrecord_lite._datasets.schema import infer_features, infer_sequence_features
     from tfrecord_lite._datasets.sharded import ShardedRecords, ShardedWriter
     from tfrecord_lite._example.columnar import decode_examples
     from tfrecord_lite._example.decode import decode_example, decode_sequence_example
@@ -89,7 +89,7 @@ _LAZY = {
     "_example.raw": ["decode_raw"],
     "_records.reader": ["iter_records"],
     "_records.salvage": ["SalvageReport", "salvage"],
-    "_datasets.schema": ["infer_features"],
+    "_datasets.schema": ["infer_features", "infer_sequence_features"],
     "_datasets.sharded": ["ShardedRecords", "ShardedWriter"],
     "_example.spec": ["FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "VarLenFeature"],
     "_example.sparse": ["Sparse"],
@@ -155,6 +155,7 @@ __all__ = [
     "encode_example",
     "encode_sequence_example",
     "infer_features",
+    "infer_sequence_features",
     "iter_example_batches",
     "iter_records",
     "iter_sequence_example_batches",

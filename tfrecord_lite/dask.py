@@ -26,6 +26,7 @@ except ImportError as exc:  # pragma: no cover - exercised where Dask is missing
     raise ImportError(f"tfrecord_lite.dask needs Dask's dataframes ({exc}): pip install 'tfrlite[dask]'") from exc
 
 from tfrecord_lite._datasets.arrow_batches import arrow_schema
+from tfrecord_lite._datasets.batch_union import concat_batches
 
 __all__ = ["read_tfrecords"]
 
@@ -39,7 +40,7 @@ def _table(piece: Piece, options: dict[str, Any], schema: pa.Schema) -> pa.Table
     batches = list(piece_batches(piece, **options))
     if options["features"] is not None:
         return pa.Table.from_batches(batches, schema=schema)
-    table = pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="default")
+    table = concat_batches(batches) if batches else schema.empty_table()
     unknown = [key for key in table.column_names if key not in schema.names]
     if unknown:
         raise FeatureError(
@@ -74,17 +75,22 @@ def read_tfrecords(
     verify: bool = True,
     npartitions: int | None = None,
     storage_options: Any = None,
+    sequence_features: Mapping[str, Any] | None = None,
 ) -> dd.DataFrame:
     """A Dask DataFrame of the Examples in `paths` (files, folders, globs, URLs, or a list of those).
 
     Columns are decode_arrow's in pandas: numbers as numpy columns, lists and bytes Arrow-backed
     (pd.ArrowDtype). With `features` they are typed as TensorFlow parses them; without, one list
-    column per key of the first file's first batch. One partition per file; `npartitions` larger than the
-    number of files splits uncompressed files by record ranges. `verify` checks every CRC.
+    column per key of the first file's first batch. SequenceExamples: each feature list is a
+    column of steps (list<list<T>>) beside the context columns, found in the records without a
+    spec, or typed by `sequence_features` (then `features` is the context's spec). One partition
+    per file; `npartitions` larger than the number of files splits uncompressed files by record
+    ranges. `verify` checks every CRC.
     `storage_options` open URLs (s3://, gs://, ...): fsspec's options, as Dask's own readers take
     them, or an fsspec filesystem; the workers get them with each partition."""
     check_int("batch_size", batch_size, 1)
     specs = feature_specs(features)
+    lists = feature_specs(sequence_features, "sequence_features")
     files = input_files(paths, storage_options)
     compression = "" if compression is None else compression
     wanted = len(files) if npartitions is None else check_int("npartitions", npartitions, 1)
@@ -95,9 +101,10 @@ def read_tfrecords(
         "compression": compression,
         "verify": verify,
         "storage_options": storage_options,
+        "sequence_features": lists,
     }
     if specs is not None:
-        schema = arrow_schema(specs)
+        schema = arrow_schema(specs, lists)
     else:
         first = next(piece_batches(Piece(files[0], 0), **options), pa.record_batch([]))
         schema = first.schema

@@ -20,7 +20,7 @@ from typing import Any
 
 from tfrecord_lite._datasets.image_records import ENCODED
 from tfrecord_lite._datasets.pieces import Piece, input_files, piece_batches
-from tfrecord_lite._datasets.schema import infer_features
+from tfrecord_lite._datasets.schema import infer_sequence_features
 from tfrecord_lite._example.spec import FeatureSpec, FixedLenFeature
 from tfrecord_lite._example.validate import check_int, feature_specs
 from tfrecord_lite._records.reader import iter_records
@@ -34,7 +34,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised where datasets is missing
     raise ImportError(f"tfrecord_lite.hf needs Hugging Face datasets ({exc}): pip install 'tfrlite[hf]'") from exc
 
-from tfrecord_lite._datasets.arrow_batches import arrow_type
+from tfrecord_lite._datasets.arrow_batches import arrow_type, sequence_arrow_type
 
 __all__ = ["hf_features", "to_hf_dataset"]
 
@@ -75,12 +75,17 @@ def _image_columns(specs: Mapping[str, FeatureSpec], image_keys: Any) -> dict[st
     return columns
 
 
-def hf_features(features: Mapping[str, Any], image_keys: Any = "auto") -> datasets.Features:
+def hf_features(
+    features: Mapping[str, Any], image_keys: Any = "auto", sequence_features: Mapping[str, Any] | None = None
+) -> datasets.Features:
     """The HF Features of the columns `to_hf_dataset` makes for the spec `features`: Value("int64"),
-    Value("float32"), Value("binary"), List(...) (with a length for fixed shapes), Image()."""
+    Value("float32"), Value("binary"), List(...) (with a length for fixed shapes), Image(); then a
+    List(List(...)) of steps per feature list of `sequence_features`."""
     specs = feature_specs(features) or {}
     images = _image_columns(specs, image_keys)
     fields = [(images.get(key, key), _plain(arrow_type(spec))) for key, spec in specs.items()]
+    lists = feature_specs(sequence_features, "sequence_features") or {}
+    fields += [(key, _plain(sequence_arrow_type(spec))) for key, spec in lists.items()]
     hf = datasets.Features.from_arrow_schema(pa.schema(fields))
     for name in images.values():
         hf[name] = datasets.Image()
@@ -109,18 +114,20 @@ class TFRecordBuilder(datasets.ArrowBasedBuilder):  # type: ignore[misc]
         images: dict[str, str],
         batch_size: int,
         storage_options: Any = None,
+        lists: dict[str, FeatureSpec] | None = None,
         **kwargs: Any,
     ) -> None:
         self._files, self._specs, self._images, self._batch_size = files, specs, images, batch_size
-        self._storage_options = storage_options
-        features = hf_features(specs, images)
+        self._storage_options, self._lists = storage_options, lists
+        features = hf_features(specs, images, lists)
         super().__init__(dataset_name="tfrecord_lite", features=features, hash=self._fingerprint(), **kwargs)
 
     def _fingerprint(self) -> str:
         """Names the cache: a change to a file (size, mtime; an object's ETag), the spec or the options
         rebuilds it."""
         stats = [(p, *self._version(p)) for p in self._files]
-        identity = repr((stats, sorted(self._specs.items()), sorted(self._images.items()), self._batch_size))
+        lists = sorted((self._lists or {}).items())
+        identity = repr((stats, sorted(self._specs.items()), lists, sorted(self._images.items()), self._batch_size))
         return hashlib.sha256(identity.encode()).hexdigest()[:16]
 
     def _version(self, path: str) -> tuple[Any, ...]:
@@ -142,7 +149,9 @@ class TFRecordBuilder(datasets.ArrowBasedBuilder):  # type: ignore[misc]
         schema = self.config.features.arrow_schema
         for file_number, path in enumerate(files):
             piece = Piece(path, 0)
-            batches = piece_batches(piece, self._specs, self._batch_size, "auto", True, self._storage_options)
+            batches = piece_batches(
+                piece, self._specs, self._batch_size, "auto", True, self._storage_options, self._lists
+            )
             for batch_number, batch in enumerate(batches):
                 yield datasets.builder.Key(file_number, batch_number), self._table(batch, schema)
 
@@ -164,6 +173,7 @@ def to_hf_dataset(
     batch_size: int = 2048,
     cache_dir: str | os.PathLike[str] | None = None,
     storage_options: Any = None,
+    sequence_features: Mapping[str, Any] | None = None,
 ) -> datasets.Dataset | datasets.IterableDataset:
     """The Examples of `paths` (files, folders, globs, URLs, or a list of those) as a Hugging Face
     `datasets.Dataset` — written once to the datasets cache (`cache_dir`, else the default) in
@@ -171,17 +181,24 @@ def to_hf_dataset(
     are the files. Columns follow `features` (a spec; without one it is inferred from the first
     file) with HF Features from `hf_features`. `image_keys`: "auto" turns image/encoded into an
     Image() column "image", whose values are PIL images; a list of bytes keys, or a mapping
-    {key: column name}, names others; None keeps the bytes. `storage_options` open URLs (s3://,
-    gs://, ...): fsspec's options, or an fsspec filesystem."""
+    {key: column name}, names others; None keeps the bytes. SequenceExamples: each feature list
+    is a List(List(...)) column of steps beside the context's, typed by `sequence_features` (then
+    `features` is the context's spec), inferred with the context when neither spec is given.
+    `storage_options` open URLs (s3://, gs://, ...): fsspec's options, or an fsspec filesystem."""
     check_int("batch_size", batch_size, 1)
     files = input_files(paths, storage_options)
-    specs = feature_specs(features) or infer_features(iter_records(files[0], storage_options=storage_options))
+    specs = feature_specs(features)
+    lists = feature_specs(sequence_features, "sequence_features")
+    if specs is None and lists is None:
+        specs, lists = infer_sequence_features(iter_records(files[0], storage_options=storage_options))
+    specs = specs or {}
     builder = TFRecordBuilder(
         files,
         specs,
         _image_columns(specs, image_keys),
         batch_size,
         storage_options,
+        lists or None,
         cache_dir=None if cache_dir is None else os.fspath(cache_dir),
     )
     if streaming:

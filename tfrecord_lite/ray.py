@@ -18,7 +18,7 @@ import itertools
 import os
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from tfrecord_lite._datasets.pieces import Piece, input_files, piece_batches, plan_pieces
@@ -95,10 +95,12 @@ class TFRecordDatasource(Datasource):  # type: ignore[misc]
         verify: bool = True,
         include_paths: bool = False,
         filesystem: Any = None,
+        sequence_features: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()
         check_int("batch_size", batch_size, 1)
         self._features = feature_specs(features)
+        self._lists = feature_specs(sequence_features, "sequence_features")
         self._batch_size = batch_size
         self._compression = "" if compression is None else compression
         self._verify = verify
@@ -123,6 +125,7 @@ class TFRecordDatasource(Datasource):  # type: ignore[misc]
             "compression": self._compression,
             "verify": self._verify,
             "storage_options": self._fs,
+            "sequence_features": self._lists,
         }
         extra = {"per_task_row_limit": per_task_row_limit} if per_task_row_limit is not None else {}
         return [
@@ -146,16 +149,20 @@ def read_tfrecords(
     verify: bool = True,
     include_paths: bool = False,
     filesystem: Any = None,
+    sequence_features: Mapping[str, Any] | None = None,
     **read_args: Any,
 ) -> ray.data.Dataset:
     """A Ray Dataset of the Examples in `paths` (files, folders, globs, URLs, or a list of those).
 
     Each block is an Arrow record batch of up to `batch_size` rows from `decode_arrow`: with
     `features`, typed columns as TensorFlow parses them; without, one list column per key as
-    tfx-bsl's decoder gives. Uncompressed local files are split into several read tasks by record
-    ranges when there are fewer files than tasks; GZIP / ZLIB files and URLs are read by one task
-    each. `verify` checks every CRC. `include_paths` adds a "path" column. URLs (s3://, gs://, ...)
-    are opened by fsspec with the credentials the workers find (environment, instance role);
+    tfx-bsl's decoder gives. SequenceExamples: each feature list is a column of steps
+    (list<list<T>>) beside the context columns, found in the records without a spec, or typed
+    by `sequence_features` (then `features` is the context's spec). Uncompressed local files are
+    split into several read tasks by record ranges when there are fewer files than tasks; GZIP /
+    ZLIB files and URLs are read by one task each. `verify` checks every CRC. `include_paths` adds
+    a "path" column. URLs (s3://, gs://, ...) are opened by fsspec with the credentials the
+    workers find (environment, instance role);
     `filesystem` (a pyarrow.fs.FileSystem or an fsspec filesystem, which pickles to the workers)
     opens and lists them instead, and takes paths without a scheme too ("bucket/folder").
     `read_args` go to `ray.data.read_datasource` (`override_num_blocks`, `concurrency`, `num_cpus`,
@@ -169,6 +176,7 @@ def read_tfrecords(
         verify=verify,
         include_paths=include_paths,
         filesystem=filesystem,
+        sequence_features=sequence_features,
     )
     return ray.data.read_datasource(source, **read_args)
 
@@ -216,10 +224,12 @@ class TFRecordDatasink(Datasink):  # type: ignore[misc]
         features: Mapping[str, Any] | None = None,
         num_rows_per_file: int | None = None,
         filesystem: Any = None,
+        feature_lists: Sequence[str] | None = None,
     ) -> None:
         if num_rows_per_file is not None:
             check_int("num_rows_per_file", num_rows_per_file, 1)
         self._specs = feature_specs(features)
+        self._feature_lists = None if feature_lists is None else list(feature_lists)
         self._suffix = shard_suffix(compression)
         self._compression = compression
         self._rows_per_file = num_rows_per_file
@@ -254,7 +264,7 @@ class TFRecordDatasink(Datasink):  # type: ignore[misc]
                 if missing:
                     raise KeyError(f"columns {missing} of the spec are not in the dataset ({table.column_names})")
                 table = table.select(list(self._specs)).cast(arrow_schema(self._specs))
-            yield from encode_arrow(table)
+            yield from encode_arrow(table, feature_lists=self._feature_lists)
 
     def write(self, blocks: Iterable[Any], ctx: Any) -> list[tuple[int, int, str]]:
         """Write this task's rows to temporary files; returns (task, file number, name) of each. On
@@ -316,19 +326,27 @@ def write_tfrecords(
     features: Mapping[str, Any] | None = None,
     num_rows_per_file: int | None = None,
     filesystem: Any = None,
+    feature_lists: Sequence[str] | None = None,
     **write_args: Any,
 ) -> list[str]:
     """Write the rows of `ds` as Examples (encode_arrow's) to TensorFlow-named shards
     `part-00000-of-000NN.tfrecord` in the folder `path` (local, or a URL pyarrow's filesystems
     open); returns their paths. Each shard appears under its name only when every write task has
     succeeded. `compression`: None, "gzip" or "zlib" (shards end in .gz / .zlib). `features`: a
-    spec the columns are cast to before encoding (and the only columns written).
+    spec the columns are cast to before encoding (and the only columns written). Columns read
+    from feature lists (marked in the schema) are written back as feature lists of
+    SequenceExamples; `feature_lists` names such columns where the mark is lost.
     `num_rows_per_file`: at most that many rows per shard. The folder must hold no shards yet.
     `filesystem` (pyarrow's or fsspec's) writes through it instead of the one the URL names; on
     object stores shards are uploaded under temporary names and copied to theirs at the end.
     `write_args` go to `Dataset.write_datasink` (`ray_remote_args`, `concurrency`)."""
     sink = TFRecordDatasink(
-        path, compression=compression, features=features, num_rows_per_file=num_rows_per_file, filesystem=filesystem
+        path,
+        compression=compression,
+        features=features,
+        num_rows_per_file=num_rows_per_file,
+        filesystem=filesystem,
+        feature_lists=feature_lists,
     )
     ds.write_datasink(sink, **write_args)
     return sink.paths

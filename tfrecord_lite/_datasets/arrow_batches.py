@@ -12,26 +12,30 @@ can hold, and the rows are encoded one by one by the codec, a batch at a time.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from tfrecord_lite._datasets.batch_union import concat_batches
+from tfrecord_lite._datasets.feature_lists import feature_list_field, feature_list_names, is_list_type, steps_of
 from tfrecord_lite._errors import FeatureError
-from tfrecord_lite._example.encode import encode_example
+from tfrecord_lite._example.columnar import Spans
+from tfrecord_lite._example.encode import encode_example, encode_sequence_example
 from tfrecord_lite._example.flat import (
     Binary,
     Flat,
     Nested,
     decode_flat,
-    decode_records_flat,
     decode_sequence_flat,
     spans_of,
 )
 from tfrecord_lite._example.ragged_build import FlatRagged
 from tfrecord_lite._example.ragged_spec import RaggedFeature
+from tfrecord_lite._example.sequence_probe import CLASH, feature_list_rows
 from tfrecord_lite._example.spec import FeatureSpec, FixedLenSequenceFeature, SparseFeature, VarLenFeature
 from tfrecord_lite._example.validate import check_int, feature_specs
+from tfrecord_lite._example.wire import parse_sequence_example
 from tfrecord_lite._records.example_batches import record_spans
 from tfrecord_lite._records.reader import sources_of
 from tfrecord_lite._records.writer import TFRecordWriter
@@ -64,7 +68,9 @@ def arrow_type(spec: FeatureSpec) -> pa.DataType:
     """The Arrow type of a feature decoded with `spec`: FixedLenFeature([]) → the value type,
     [k] → fixed_size_list<k> (nested for more dimensions), VarLenFeature → large_list,
     FixedLenSequenceFeature → large_list of the step's type, RaggedFeature → large_list nested
-    once more per partition. A SparseFeature has none."""
+    once more per partition. A SparseFeature has none. A FixedLenSequenceFeature whose
+    shape holds a 0 is a ValueError: its steps hold no values, so a column would lose their
+    number (a VarLenFeature keeps it)."""
     if isinstance(spec, SparseFeature):
         raise TypeError(f"{spec!r} decodes to a Sparse, which Arrow columns have no layout for")
     if isinstance(spec, RaggedFeature):
@@ -75,13 +81,26 @@ def arrow_type(spec: FeatureSpec) -> pa.DataType:
     if isinstance(spec, VarLenFeature):
         return pa.large_list(_ARROW_DTYPE[spec.dtype])
     if isinstance(spec, FixedLenSequenceFeature):
+        if 0 in spec.shape:
+            raise ValueError(f"{spec!r}: steps of no values cannot be counted in an Arrow column; use VarLenFeature")
         return pa.large_list(_shaped_type(spec.dtype, spec.shape))
     return _shaped_type(spec.dtype, spec.shape)
 
 
-def arrow_schema(specs: Mapping[str, FeatureSpec]) -> pa.Schema:
-    """The Arrow schema of the record batches decoded with `specs`: a field of arrow_type per key."""
-    return pa.schema([(key, arrow_type(spec)) for key, spec in specs.items()])
+def sequence_arrow_type(spec: FeatureSpec) -> pa.DataType:
+    """The Arrow type of a feature list decoded with `spec`: a large_list of steps, each a
+    large_list of values (VarLenFeature) or of the spec's shape (FixedLenSequenceFeature)."""
+    return arrow_type(spec) if isinstance(spec, FixedLenSequenceFeature) else pa.large_list(arrow_type(spec))
+
+
+def arrow_schema(
+    specs: Mapping[str, FeatureSpec] | None, sequence_specs: Mapping[str, FeatureSpec] | None = None
+) -> pa.Schema:
+    """The Arrow schema of the record batches decoded with `specs`: a field of arrow_type per key;
+    then, with `sequence_specs`, a feature-list field (marked: feature_lists.FEATURE_LIST) per key."""
+    fields = [pa.field(key, arrow_type(spec)) for key, spec in (specs or {}).items()]
+    lists = [feature_list_field(key, sequence_arrow_type(spec)) for key, spec in (sequence_specs or {}).items()]
+    return pa.schema(fields + lists)
 
 
 def _values(flat: Flat, dtype: str) -> pa.Array:
@@ -152,24 +171,58 @@ def _record_batch(flats: Mapping[str, Flat | None], specs: Mapping[str, FeatureS
     return _batch({key: _column(flat, specs[key] if specs else None, n) for key, flat in flats.items()}, n)
 
 
-def decode_arrow(records: Sequence[Any], features: Mapping[str, Any] | None = None) -> pa.RecordBatch:
-    """Decode a batch of serialized Examples into an Arrow record batch.
+def decode_arrow(
+    records: Sequence[Any],
+    features: Mapping[str, Any] | None = None,
+    *,
+    sequence_features: Mapping[str, Any] | None = None,
+) -> pa.RecordBatch:
+    """Decode a batch of serialized Examples (or SequenceExamples) into an Arrow record batch.
 
     Without `features`: one large_list column per key (int64, float32 or large_binary), in
     order of their keys (as tfx-bsl); null where a record lacks the feature or it has no kind; a
     column of type null for a key that never has a kind — what tfx-bsl's schema-less
     ExamplesToRecordBatchDecoder gives. With a spec: TensorFlow's semantics (as
     decode_examples) in the types of `arrow_type`. Errors name the record of the batch.
+
+    SequenceExamples: without any spec, a batch whose records carry feature lists decodes as
+    decode_sequence_arrow does (the context columns, then a list<list<T>> column per feature
+    list); `sequence_features` reads the records as SequenceExamples with that spec for the
+    feature lists and `features` for the context. A key of `features` that is a feature list
+    of some record is an error (it would decode as missing).
     """
     records = records if isinstance(records, (list, tuple)) else list(records)
+    if sequence_features is not None:
+        return decode_sequence_arrow(records, features, sequence_features)
     specs = feature_specs(features)
-    flats = decode_flat(spans_of(records), None) if specs is None else decode_records_flat(records, specs)
-    return _record_batch(flats, specs, len(records))
+    arrow_schema(specs)  # a spec no column can hold fails before decoding
+    spans = spans_of(records)
+    sequences = feature_list_rows(*spans[:3])
+    if sequences.any():
+        if specs is None:
+            return decode_sequence_arrow(records)
+        _check_no_feature_lists(spans, sequences, specs)
+    return _record_batch(decode_flat(spans, specs), specs, len(records))
+
+
+def _check_no_feature_lists(spans: Spans, sequences: np.ndarray, specs: Mapping[str, FeatureSpec]) -> None:
+    """A FeatureError where a key of the Example spec `specs` is a feature list of a record."""
+    for k in np.flatnonzero(sequences).tolist():
+        lists = parse_sequence_example(spans.record(k))[2]
+        for key in specs:
+            if key in lists:
+                raise FeatureError(
+                    key,
+                    f"is a feature list in record {k} of the batch (a SequenceExample), not a feature: "
+                    "give its spec in sequence_features",
+                )
 
 
 def _nested_column(nested: Nested | Flat | None, spec: FeatureSpec | None, n: int) -> pa.Array:
     if not isinstance(nested, Nested):
         return _column(nested, spec, n)
+    if spec is None and nested.inner.valid is not None and not nested.inner.valid.any():  # steps never have a kind
+        return _list(nested.steps, pa.nulls(len(nested.inner.valid)), nested.valid)
     dtype = spec.dtype if spec is not None else ("bytes" if isinstance(nested.inner.values, list) else "")
     inner = _column(nested.inner, VarLenFeature(dtype or str(nested.inner.values.dtype)), 0)
     return _list(nested.steps, inner, nested.valid)
@@ -183,25 +236,33 @@ def decode_sequence_arrow(
     """Decode a batch of serialized SequenceExamples into one record batch: the context
     features as decode_arrow gives them, then each feature list as a large_list of steps
     (without a spec or for a VarLenFeature, each step a large_list of values; for a
-    FixedLenSequenceFeature, each step the spec's shape). A key that is both a context
-    feature and a feature list is an error."""
+    FixedLenSequenceFeature, each step the spec's shape; without a spec, a feature list
+    whose steps never have a kind holds null steps). The feature-list fields carry the
+    feature_lists.FEATURE_LIST mark in the schema, which write_arrow reads back. A key that
+    is both a context feature and a feature list is an error."""
     records = records if isinstance(records, (list, tuple)) else list(records)
     context_specs = feature_specs(context_features, "context_features")
     list_specs = feature_specs(sequence_features, "sequence_features")
+    arrow_schema(context_specs, list_specs)  # a spec no column can hold fails before decoding
     context, lists = decode_sequence_flat(records, context_specs, list_specs)
     n = len(records)
     columns = {key: _column(flat, context_specs[key] if context_specs else None, n) for key, flat in context.items()}
+    for key in lists.keys() & columns.keys():
+        raise FeatureError(key, "is both a context feature and a feature list of this batch: " + CLASH)
+    fields = [pa.field(key, column.type) for key, column in columns.items()]
     for key, nested in lists.items():
-        if key in columns:
-            raise FeatureError(key, "is both a context feature and a feature list; decode them apart")
         columns[key] = _nested_column(nested, list_specs[key] if list_specs else None, n)
-    return _batch(columns, n)
+        fields.append(feature_list_field(key, columns[key].type))
+    if not columns:
+        return _batch(columns, n)
+    return pa.RecordBatch.from_arrays(list(columns.values()), schema=pa.schema(fields))
 
 
 def iter_arrow_batches(
     source: Any,
     features: Mapping[str, Any] | None = None,
     *,
+    sequence_features: Mapping[str, Any] | None = None,
     columns: Sequence[str] | None = None,
     batch_size: int = 2048,
     compression: str | None = "auto",
@@ -213,32 +274,56 @@ def iter_arrow_batches(
     """Record batches of `batch_size` Examples (the last one may be smaller) from a path, a
     URL, a glob or a list of those (shards in order), decoded as decode_arrow does; memory
     stays flat whatever the size of the files. Without a spec each batch has the columns of
-    its own records. `columns` keeps those (in that order), and only those are decoded: what
+    its own records (a batch whose records carry feature lists: decode_sequence_arrow's).
+    `sequence_features` reads SequenceExamples, `features` then being the context's spec.
+    `columns` keeps those (in that order), and only those are decoded: what
     the other features hold does not matter; without a spec, a named key that no record of
     a batch has is a column of nulls there. `on_error` and `max_skipped` are iter_records'
     (with "skip", the batch before a damaged record may be smaller). `storage_options` are
     fsspec's, for URLs."""
     check_int("batch_size", batch_size, 1)
     normalize_compression(compression, allow_auto=True)
-    specs = _selected(feature_specs(features), columns)
+    specs = Specs(feature_specs(features), feature_specs(sequence_features, "sequence_features"))
+    arrow_schema(specs.context, specs.lists)  # a spec no column can hold fails here, as does
+    specs.selected(columns)  # a column no spec names
     policy = DamagePolicy(on_error, max_skipped)
     files = sources_of(source, storage_options)  # inputs that name no file fail here, not at the first batch
     return _arrow_batches(files, specs, columns, batch_size, compression, verify, policy, storage_options)
 
 
-def _selected(specs: dict[str, FeatureSpec] | None, columns: Sequence[str] | None) -> dict[str, FeatureSpec] | None:
-    """The spec of `columns` (in that order); all of it when columns is None."""
-    if columns is None or specs is None:
-        return specs
-    missing = [key for key in columns if key not in specs]
-    if missing:
-        raise KeyError(f"columns {missing} are not in the spec (keys: {sorted(specs)})")
-    return {key: specs[key] for key in columns}
+class Specs(NamedTuple):
+    """What a reader decodes: the Examples' (or the context's) spec, and the feature lists' (None: the
+    records are read as Examples, or as SequenceExamples where they carry feature lists)."""
+
+    context: dict[str, FeatureSpec] | None
+    lists: dict[str, FeatureSpec] | None
+
+    def selected(self, columns: Sequence[str] | None) -> Specs:
+        """The specs of `columns` only (all of them when columns is None)."""
+        if columns is None or (self.context is None and self.lists is None):
+            return self
+        known = {**(self.context or {}), **(self.lists or {})}
+        missing = [key for key in columns if key not in known]
+        if missing:
+            raise KeyError(f"columns {missing} are not in the spec (keys: {sorted(known)})")
+        pick = [key for key in columns if key not in (self.lists or ())]
+        if self.lists is None:
+            return Specs({key: known[key] for key in pick}, None)
+        lists = {key: self.lists[key] for key in columns if key in self.lists}
+        return Specs({key: known[key] for key in pick}, lists)
+
+    def schema(self, columns: Sequence[str] | None = None) -> pa.Schema | None:
+        """The schema of every batch (its fields in the order of `columns`, when given); None
+        without a context spec (each batch has its records' columns)."""
+        if self.context is None:
+            return None
+        schema = arrow_schema(self.context, self.lists)
+        return schema if columns is None else pa.schema([schema.field(key) for key in columns])
 
 
 def _arrow_batches(
     source: Any,
-    specs: dict[str, FeatureSpec] | None,
+    specs: Specs,
     columns: Sequence[str] | None,
     batch_size: int,
     compression: str | None,
@@ -249,17 +334,44 @@ def _arrow_batches(
     """iter_arrow_batches' batches; without a spec, only the keys of `columns` (None: all) are
     decoded, in that order (a key no record has: a null column)."""
     wanted = None if columns is None else frozenset(columns)
+    specs = specs.selected(columns)
     for spans in record_spans(source, batch_size, compression, verify, policy, storage_options):
-        flats = decode_flat(spans, specs, wanted)
-        if columns is not None and specs is None:
-            flats = {key: flats.get(key) for key in columns}
-        yield _record_batch(flats, specs, len(spans.starts))
+        yield _spans_batch(spans, specs, columns, wanted)
+
+
+def _spans_batch(
+    spans: Spans, specs: Specs, columns: Sequence[str] | None, wanted: frozenset[str] | None
+) -> pa.RecordBatch:
+    n = len(spans.starts)
+    if specs.lists is not None:
+        batch = decode_sequence_arrow([spans.record(i) for i in range(n)], specs.context, specs.lists)
+        return batch if columns is None else batch.select(list(columns))
+    sequences = feature_list_rows(*spans[:3]) if n else np.zeros(0, dtype=bool)
+    if sequences.any():
+        if specs.context is not None:
+            _check_no_feature_lists(spans, sequences, specs.context)
+        else:
+            return _columns_of(decode_sequence_arrow([spans.record(i) for i in range(n)]), columns)
+    flats = decode_flat(spans, specs.context, wanted)
+    if columns is not None and specs.context is None:
+        flats = {key: flats.get(key) for key in columns}
+    return _record_batch(flats, specs.context, n)
+
+
+def _columns_of(batch: pa.RecordBatch, columns: Sequence[str] | None) -> pa.RecordBatch:
+    """`columns` of a batch decoded without a spec, in that order (a key it lacks: nulls)."""
+    if columns is None:
+        return batch
+    fields = [batch.schema.field(key) if key in batch.schema.names else pa.field(key, pa.null()) for key in columns]
+    arrays = [batch.column(key) if key in batch.schema.names else pa.nulls(batch.num_rows) for key in columns]
+    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
 
 
 def read_arrow(
     source: Any,
     features: Mapping[str, Any] | None = None,
     *,
+    sequence_features: Mapping[str, Any] | None = None,
     columns: Sequence[str] | None = None,
     compression: str | None = "auto",
     verify: bool = True,
@@ -267,13 +379,15 @@ def read_arrow(
     max_skipped: int | None = None,
     storage_options: Any = None,
 ) -> pa.Table:
-    """All the Examples of `source` (as iter_arrow_batches takes it) as one Arrow table;
-    `columns` as iter_arrow_batches takes it. Without a spec, batches that lack a key get
-    nulls there. `on_error` and `max_skipped` are iter_records'."""
+    """All the Examples (or SequenceExamples) of `source` (as iter_arrow_batches takes it) as one
+    Arrow table; `sequence_features` and `columns` as iter_arrow_batches takes them. Without a
+    spec, batches that lack a key get nulls there; a key whose type differs between batches
+    is an error naming it. `on_error` and `max_skipped` are iter_records'."""
     batches = list(
         iter_arrow_batches(
             source,
             features,
+            sequence_features=sequence_features,
             columns=columns,
             compression=compression,
             verify=verify,
@@ -282,12 +396,13 @@ def read_arrow(
             storage_options=storage_options,
         )
     )
-    specs = _selected(feature_specs(features), columns)
-    if specs is not None:
-        return pa.Table.from_batches(batches, schema=arrow_schema(specs))
+    schema = Specs(feature_specs(features), feature_specs(sequence_features, "sequence_features"))
+    schema_of = schema.selected(columns).schema(columns)
+    if schema_of is not None:
+        return pa.Table.from_batches(batches, schema=schema_of)
     if not batches:
         return pa.table({key: pa.nulls(0) for key in columns or ()})
-    return pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="default")
+    return concat_batches(batches)
 
 
 # --------------------------------------------------------------------------- encoding
@@ -357,10 +472,6 @@ def _is_view(kind: pa.DataType, name: str) -> bool:
     return bool(check and check(kind))
 
 
-def _is_list(kind: pa.DataType) -> bool:
-    return bool(pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind))
-
-
 def _flatten_column(name: str, array: pa.Array, strict: bool) -> tuple[Any, np.ndarray, np.ndarray]:
     """(flat values, offsets per row, valid rows) of a column: nested lists flattened."""
     n = len(array)
@@ -368,7 +479,7 @@ def _flatten_column(name: str, array: pa.Array, strict: bool) -> tuple[Any, np.n
     row_of = np.flatnonzero(valid)
     if not valid.all():
         array = array.filter(pa.array(valid))
-    while _is_list(array.type):
+    while is_list_type(array.type):
         row_of = row_of[np.asarray(pc.list_parent_indices(array).to_numpy(), dtype=np.int64)]
         array = array.flatten()
     offsets = np.zeros(n + 1, dtype=np.int64)
@@ -376,46 +487,66 @@ def _flatten_column(name: str, array: pa.Array, strict: bool) -> tuple[Any, np.n
     return _leaf_values(name, array, strict), offsets, valid
 
 
-def _rows(batch: pa.RecordBatch, strict: bool) -> Iterator[dict[str, Any]]:
-    columns = []
+def _encoded(batch: pa.RecordBatch, strict: bool, feature_lists: Collection[str] | None) -> Iterator[bytes]:
+    """The batch's rows encoded: Examples, or SequenceExamples where a feature-list column
+    (marked, or named in `feature_lists`) has a value in the row."""
+    lists = feature_list_names(batch.schema, feature_lists)
+    columns, sequences = [], []
     for name, array in zip(batch.schema.names, batch.columns, strict=True):
-        if pa.types.is_null(array.type):
-            continue
-        values, offsets, valid = _flatten_column(name, array, strict)
-        columns.append((name, values, offsets.tolist(), valid.tolist()))
+        if name in lists:
+            sequences.append((name, steps_of(name, array, lambda key, steps: _flatten_column(key, steps, strict))))
+        elif not pa.types.is_null(array.type):
+            values, offsets, valid = _flatten_column(name, array, strict)
+            columns.append((name, values, offsets.tolist(), valid.tolist()))
     for i in range(batch.num_rows):
-        yield {name: values[offsets[i] : offsets[i + 1]] for name, values, offsets, valid in columns if valid[i]}
+        row = {name: values[offsets[i] : offsets[i + 1]] for name, values, offsets, valid in columns if valid[i]}
+        steps = {name: column.row(i) for name, column in sequences}
+        present = {name: row_steps for name, row_steps in steps.items() if row_steps is not None}
+        yield encode_sequence_example(row, present) if present else encode_example(row)
 
 
-def iter_encoded(data: Any, strict: bool = False) -> Iterator[bytes]:
-    """encode_arrow's Examples one at a time, a batch of `data` decoded at a time (memory stays flat)."""
+def iter_encoded(data: Any, strict: bool = False, feature_lists: Collection[str] | None = None) -> Iterator[bytes]:
+    """encode_arrow's records one at a time, a batch of `data` decoded at a time (memory stays flat)."""
     for batch in _batches_of(data):
-        for row in _rows(batch, strict):
-            yield encode_example(row)
+        yield from _encoded(batch, strict, feature_lists)
 
 
-def encode_arrow(data: Any, *, strict: bool = False) -> list[bytes]:
+def encode_arrow(data: Any, *, strict: bool = False, feature_lists: Collection[str] | None = None) -> list[bytes]:
     """Serialized Examples, one per row of `data` (a RecordBatch, a Table, an iterable of
     RecordBatches or a pandas DataFrame). Scalars become one-value lists; lists (nested:
     flattened) become lists; integers and bools → int64, floats → float32, strings and
     binary → bytes; a null leaves the feature out. Other types are an error naming the
-    column, as is a float64 not exact as float32 when `strict`."""
-    return list(iter_encoded(data, strict))
+    column, as is a float64 not exact as float32 when `strict`.
+
+    Feature lists: a column that decode_sequence_arrow (or read_arrow) marked as a feature
+    list in its schema field, or that `feature_lists` names, holds one list of steps per row;
+    a row with a value in such a column becomes a SequenceExample (the other columns its
+    context, each step a Feature, a null step one with no kind); a row with none, an Example."""
+    return list(iter_encoded(data, strict, feature_lists))
 
 
 def write_arrow(
-    data: Any, dest: Any, *, compression: str | None = None, strict: bool = False, storage_options: Any = None
+    data: Any,
+    dest: Any,
+    *,
+    compression: str | None = None,
+    strict: bool = False,
+    feature_lists: Collection[str] | None = None,
+    storage_options: Any = None,
 ) -> int:
     """Write the rows of `data` (as encode_arrow takes it) as Examples to the TFRecord file
     `dest` (a path, a URL or a file object), batch by batch; returns the number of records
     written. A path or URL is written under a temporary name and published whole once done
     (as every command's output): a failure or a kill leaves the old file, never part of one.
-    `storage_options` are fsspec's, for a URL (or an fsspec filesystem object)."""
+    `feature_lists` as encode_arrow takes it (marked feature-list columns become
+    SequenceExamples without it). `storage_options` are fsspec's, for a URL (or an fsspec
+    filesystem object)."""
+    records = iter_encoded(data, strict, feature_lists)
     if is_file_object(dest):
-        return _write(iter_encoded(data, strict), dest, compression, None)
+        return _write(records, dest, compression, None)
     with open_publication(os.fspath(dest), storage_options) as publication:
         temp = publication.file(os.fspath(dest))
-        return _write(iter_encoded(data, strict), temp, compression, storage_options)
+        return _write(records, temp, compression, storage_options)
 
 
 def _write(records: Iterable[bytes], dest: Any, compression: str | None, storage_options: Any) -> int:

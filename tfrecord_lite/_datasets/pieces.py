@@ -96,14 +96,21 @@ def piece_batches(
     compression: str,
     verify: bool,
     storage_options: StorageOptions = None,
+    sequence_features: Mapping[str, Any] | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """The piece's Examples as Arrow record batches of `batch_size` rows (decode_arrow's)."""
+    """The piece's Examples (or SequenceExamples: decode_arrow's `sequence_features`, or records
+    that carry feature lists) as Arrow record batches of `batch_size` rows (decode_arrow's)."""
     from tfrecord_lite._datasets.arrow_batches import decode_arrow, iter_arrow_batches
 
     if piece.records is None and storage_options is None:  # a whole file: the streaming decoder
         yield from iter_arrow_batches(
-            piece.path, features, batch_size=batch_size, compression=compression, verify=verify
+            piece.path,
+            features,
+            sequence_features=sequence_features,
+            batch_size=batch_size,
+            compression=compression,
+            verify=verify,
         )
         return
     for records in piece_records(piece, batch_size, compression, verify, storage_options):
-        yield decode_arrow(records, features)
+        yield decode_arrow(records, features, sequence_features=sequence_features)

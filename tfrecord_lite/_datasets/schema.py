@@ -20,6 +20,7 @@ from typing import Any
 from tfrecord_lite._errors import DecodeError, FeatureError
 from tfrecord_lite._example.decode import decode_example, decode_sequence_example
 from tfrecord_lite._example.ragged_spec import RaggedFeature, partitions_from_json, ragged_to_json
+from tfrecord_lite._example.sequence_probe import CLASH, has_feature_lists
 from tfrecord_lite._example.spec import (
     BYTES,
     FLOAT,
@@ -44,7 +45,11 @@ __all__ = [
     "features_from_json",
     "features_to_json",
     "infer_features",
+    "infer_sequence_features",
     "schema_features",
+    "schema_specs",
+    "specs_from_json",
+    "specs_to_json",
 ]
 
 _KIND_LABELS = {BYTES: "bytes", FLOAT: "float", INT64: "int64"}
@@ -73,10 +78,11 @@ def decode_record(record: bytes, mode: str = "auto") -> Decoded:
     if mode == "raw":
         return Decoded("raw", raw=record)
     try:
-        if mode in ("auto", "sequence"):
+        if mode == "sequence" or (mode == "auto" and has_feature_lists(record)):
             context, lists = decode_sequence_example(record)
             if lists or mode == "sequence":
                 return Decoded("sequence", context, lists)
+            return Decoded("example", context)  # an empty feature_lists field: the Features are all
         return Decoded("example", decode_example(record))
     except DecodeError as err:
         return Decoded("raw", raw=record, error=err.reason)
@@ -162,7 +168,8 @@ def collect_schema(records: Iterable[bytes], limit: int | None = 1000, mode: str
     return schema
 
 
-def _spec_of(stats: FeatureStats, records: int) -> FeatureSpec | None:
+def _kind_of(stats: FeatureStats) -> str | None:
+    """The one kind a key has (None: never one); two kinds are an error naming the records."""
     kinds = sorted(stats.kinds - {"none"}, key=stats.first_record.__getitem__)
     if len(kinds) > 1:
         a, b = kinds[:2]
@@ -171,13 +178,20 @@ def _spec_of(stats: FeatureStats, records: int) -> FeatureSpec | None:
             f"{a} in record {stats.first_record[a]} but {b} in record {stats.first_record[b]}: "
             "a feature must keep one kind to have a spec",
         )
-    if not kinds:
+    return kinds[0] if kinds else None
+
+
+def _spec_of(stats: FeatureStats, records: int) -> FeatureSpec | None:
+    kind = _kind_of(stats)
+    if kind is None:
         return None  # never has a kind: nothing to decode
-    dtype = _LABEL_DTYPES[kinds[0]]
-    if stats.present == records and "none" not in stats.kinds and stats.min_values == stats.max_values:
-        count = stats.max_values or 0
-        return FixedLenFeature(() if count == 1 else (count,), dtype)
-    return VarLenFeature(dtype)
+    dtype = _LABEL_DTYPES[kind]
+    same = stats.present == records and "none" not in stats.kinds and stats.min_values == stats.max_values
+    count = stats.max_values or 0
+    shape = () if count == 1 else (count,)
+    if stats.section == "feature_lists":  # steps of no values: only a VarLenFeature counts them in Arrow
+        return FixedLenSequenceFeature(shape, dtype) if same and count else VarLenFeature(dtype)
+    return FixedLenFeature(shape, dtype) if same else VarLenFeature(dtype)
 
 
 def infer_features(
@@ -188,25 +202,59 @@ def infer_features(
     one value) for a key every record has with the same number of values, VarLenFeature
     otherwise; keys in sorted order. `max_records` looks at the first ones only. A key with
     two kinds is a FeatureError naming the records; a record that is not an Example, a
-    DecodeError naming it. `storage_options` are fsspec's, for URLs (or an fsspec filesystem)."""
+    DecodeError naming it; records that carry feature lists (SequenceExamples), a FeatureError
+    naming one: infer_sequence_features gives their specs. `storage_options` are fsspec's, for
+    URLs (or an fsspec filesystem)."""
+    return schema_features(_collected(source, max_records, storage_options))
+
+
+def infer_sequence_features(
+    source: Any, *, max_records: int | None = None, storage_options: StorageOptions = None
+) -> tuple[dict[str, FeatureSpec], dict[str, FeatureSpec]]:
+    """(context_features, sequence_features) that decode the SequenceExamples of `source` (as
+    infer_features takes it; Examples count as SequenceExamples without feature lists): the
+    context as infer_features infers features; a feature list FixedLenSequenceFeature([n]) (or
+    [] for one value a step) where every record has it and every step the same number of
+    values, VarLenFeature otherwise. A key that never has a kind is left out (nothing to
+    decode); a key that is both a context feature and a feature list is a FeatureError."""
+    return schema_specs(_collected(source, max_records, storage_options))
+
+
+def _collected(source: Any, max_records: int | None, storage_options: StorageOptions) -> Schema:
     records: Iterator[bytes] = _records_of(source, storage_options)
     if max_records is not None:
         records = itertools.islice(records, max_records)
-    return schema_features(collect_schema(records, None, "example"))
+    return collect_schema(records, None, "auto")
 
 
 def schema_features(schema: Schema) -> dict[str, FeatureSpec]:
     """The spec that decodes every record `schema` saw (see infer_features)."""
+    context, lists = schema_specs(schema)
+    if lists:
+        first = next(iter(lists))
+        raise FeatureError(
+            first,
+            f"is a feature list: the records are SequenceExamples (feature lists: {', '.join(lists)}); "
+            "a spec of Example features would leave them out: use infer_sequence_features",
+        )
+    return context
+
+
+def schema_specs(schema: Schema) -> tuple[dict[str, FeatureSpec], dict[str, FeatureSpec]]:
+    """(features or context, feature lists): the specs that decode every record `schema` saw."""
     if schema.raw:
         raise DecodeError(
             f"{schema.raw} of {schema.records} records are not Examples (first: record {schema.first_raw})"
         )
-    specs = {}
-    for (_, key), stats in sorted(schema.features.items(), key=lambda kv: kv[0][1]):
+    sections: dict[str, dict[str, FeatureSpec]] = {"features": {}, "feature_lists": {}}
+    for (section, key), stats in sorted(schema.features.items(), key=lambda kv: kv[0][1]):
         spec = _spec_of(stats, schema.records)
         if spec is not None:
-            specs[key] = spec
-    return specs
+            sections["feature_lists" if section == "feature_lists" else "features"][key] = spec
+    context, lists = sections["features"], sections["feature_lists"]
+    for key in context.keys() & lists.keys():
+        raise FeatureError(key, "is both a context feature and a feature list: " + CLASH)
+    return context, lists
 
 
 def _records_of(source: Any, storage_options: StorageOptions) -> Iterator[bytes]:
@@ -243,6 +291,22 @@ def features_to_json(features: Mapping[str, FeatureSpec]) -> dict[str, dict[str,
             entry["allow_missing"] = spec.allow_missing
         out[key] = entry
     return out
+
+
+def specs_to_json(context: Mapping[str, FeatureSpec], lists: Mapping[str, FeatureSpec]) -> dict[str, Any]:
+    """Specs as JSON-ready data: features_to_json's, or with feature lists
+    {"context_features": ..., "sequence_features": ...}."""
+    if not lists:
+        return features_to_json(context)
+    return {"context_features": features_to_json(context), "sequence_features": features_to_json(lists)}
+
+
+def specs_from_json(data: Any, where: str = "the spec") -> tuple[dict[str, FeatureSpec], dict[str, FeatureSpec] | None]:
+    """(features or context, feature lists or None) from what specs_to_json wrote."""
+    if isinstance(data, Mapping) and set(data) == {"context_features", "sequence_features"}:
+        context = features_from_json(data["context_features"], f"{where}: context_features")
+        return context, features_from_json(data["sequence_features"], f"{where}: sequence_features")
+    return features_from_json(data, where), None
 
 
 def features_from_json(data: Any, where: str = "the spec") -> dict[str, FeatureSpec]:

@@ -8,7 +8,8 @@ file size. Writers write under a temporary name and publish the file at the end 
 the destination holds the old file or the new one, never half of one. A writer can run in
 a thread of its own, fed through a short queue: pyarrow encodes and writes without the GIL,
 so a conversion reads and decodes the next batch while the last one is written: from
-TFRecord, write_examples_table decodes the Examples batch by batch (arrow_batches) into one.
+TFRecord, write_examples_table decodes the Examples (or SequenceExamples, their feature lists
+as marked columns of steps) batch by batch (arrow_batches) into one.
 pyarrow is imported inside the functions, so the CLI can ask columnar_format cheaply.
 """
 
@@ -191,6 +192,7 @@ def write_examples_table(
     fmt: str,
     features: Mapping[str, FeatureSpec],
     *,
+    sequence_features: Mapping[str, FeatureSpec] | None = None,
     batch_size: int = 2048,
     compression: str | None = "auto",
     progress: Progress | None = None,
@@ -198,13 +200,23 @@ def write_examples_table(
     """Decode the Examples of `source` (files, globs, folders, as iter_arrow_batches takes them) with
     `features` into the columnar file `path` of format `fmt`, `batch_size` rows at a time (a Parquet
     row group each), written by a thread of its own while the next batch is decoded; returns the
-    number of rows. `progress(batches, None)` may wrap the loop over the batches."""
+    number of rows. `sequence_features`: the records are SequenceExamples, `features` their
+    context; each feature list becomes a column of steps, marked in the schema (Parquet and Arrow
+    keep the mark, and write_arrow reads it back); CSV cannot hold them, a FeatureError naming them
+    says so before anything is written. `progress(batches, None)` may wrap the loop over the batches."""
     from tfrecord_lite._datasets.arrow_batches import arrow_schema, iter_arrow_batches
 
+    if sequence_features and fmt == "csv":
+        names = ", ".join(sequence_features)
+        raise FeatureError(
+            next(iter(sequence_features)),
+            f"is a feature list (the records are SequenceExamples with feature lists {names}): CSV holds one "
+            "value per cell, not a list of steps; convert to Parquet or Arrow (.parquet, .arrow)",
+        )
     batches: Iterable[pa.RecordBatch] = iter_arrow_batches(
-        source, features, batch_size=batch_size, compression=compression
+        source, features, sequence_features=sequence_features, batch_size=batch_size, compression=compression
     )
-    with table_writer(path, fmt, arrow_schema(features), in_thread=True) as writer:
+    with table_writer(path, fmt, arrow_schema(features, sequence_features), in_thread=True) as writer:
         for batch in batches if progress is None else progress(batches, None):
             writer.write(batch)
     return writer.rows

@@ -487,7 +487,9 @@ def decode_sequence_flat(
     sequence_features: Mapping[str, FeatureSpec] | None,
 ) -> tuple[dict[str, Flat | None], dict[str, Flat | Nested | None]]:
     """A batch of SequenceExamples as (context columns, feature list columns). Without specs,
-    every key (None: never has a kind), a feature list as Nested (a list of steps);
+    every key (a context key None where it never has a kind), a feature list as Nested (a
+    list of steps; every step null where its steps never have a kind, so an empty feature
+    list stays one);
     with specs, TensorFlow's semantics as decode_sequence_example."""
     context_features = feature_specs(context_features, "context_features")
     sequence_features = feature_specs(sequence_features, "sequence_features")
@@ -504,7 +506,7 @@ def decode_sequence_flat(
     lists: dict[str, Flat | Nested | None] = {}
     if sequence_features is None:
         for key, kind in list_kinds.items():
-            lists[key] = _nested(KIND_DTYPE[kind], [seq.get(key) for _, seq in decoded], True) if kind else None
+            lists[key] = _nested(KIND_DTYPE.get(kind), [seq.get(key) for _, seq in decoded], True)
         return context, lists
     for key, spec in sequence_features.items():
         steps = [seq[key] for _, seq in decoded]
@@ -518,8 +520,9 @@ def decode_sequence_flat(
     return context, lists
 
 
-def _nested(dtype: str, per_row: list[list[Any] | None], track_valid: bool) -> Nested:
-    """Feature lists (None: absent) as steps of flat values; a kindless step is a null step."""
+def _nested(dtype: str | None, per_row: list[list[Any] | None], track_valid: bool) -> Nested:
+    """Feature lists (None: absent) as steps of flat values; a kindless step is a null step
+    (dtype None: a feature list whose steps never have a kind, or that has no steps)."""
     inner = _Rows(dtype)
     counts = []
     for steps in per_row:

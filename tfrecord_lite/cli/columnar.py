@@ -10,7 +10,7 @@ import json
 import os
 from typing import Any
 
-from tfrecord_lite._datasets.schema import features_from_json, infer_features
+from tfrecord_lite._datasets.schema import collect_schema, schema_specs, specs_from_json
 from tfrecord_lite._datasets.sharded import shard_suffix
 from tfrecord_lite._datasets.tables import SUFFIX, columnar_format, iter_table_batches, write_examples_table
 from tfrecord_lite._errors import FeatureError
@@ -37,20 +37,27 @@ def _arrow() -> Any:
     return arrow_batches
 
 
-def _features(args: argparse.Namespace, paths: list[str]) -> dict[str, Any]:
-    """--features FILE, or the spec inferred from every record in a first pass."""
+Specs = tuple[dict[str, Any], dict[str, Any] | None]  # (features or context, feature lists or None)
+
+
+def _features(args: argparse.Namespace, paths: list[str]) -> Specs:
+    """--features FILE, or the specs inferred from every record in a first pass (with those of
+    the feature lists where the records are SequenceExamples)."""
     if args.features:
         try:
             with open(args.features, encoding="utf-8") as f:
-                return features_from_json(json.load(f), args.features)
+                return specs_from_json(json.load(f), args.features)
         except (OSError, ValueError) as err:
             raise UsageError(f"--features: {err}") from None
     say(args, "no --features: inferring the schema in a first pass over the records (--features FILE skips it)")
     records = (r for p in paths for r in iter_records(p, compression=args.compression))
-    spec = infer_features(progress(records, None, "schema", "rec", args.quiet))
-    if not spec:
+    try:
+        context, lists = schema_specs(collect_schema(progress(records, None, "schema", "rec", args.quiet), None))
+    except FeatureError as err:
+        raise UsageError(str(err)) from None
+    if not context and not lists:
         raise UsageError("the records hold no features with a kind: nothing to convert")
-    return spec
+    return context, lists or None
 
 
 def _targets(args: argparse.Namespace, paths: list[str], fmt: str | None) -> list[tuple[list[str], str, str]]:
@@ -74,7 +81,7 @@ def to_table(args: argparse.Namespace, paths: list[str]) -> int:
     fmt = args.to if args.to in TABLE_FORMATS else None
     targets = _targets(args, paths, fmt)
     check_new([out for _, out, _ in targets], args.force, paths)
-    spec = _features(args, paths)
+    spec, lists = _features(args, paths)
     for inputs, out, out_fmt in targets:
         try:
             rows = write_examples_table(
@@ -82,6 +89,7 @@ def to_table(args: argparse.Namespace, paths: list[str]) -> int:
                 out,
                 out_fmt,
                 spec,
+                sequence_features=lists,
                 batch_size=args.batch_size,
                 compression=args.compression,
                 progress=lambda batches, total: progress(batches, total, "convert", "batch", args.quiet),
@@ -98,18 +106,24 @@ def from_table(args: argparse.Namespace, paths: list[str]) -> int:
     if args.to in TABLE_FORMATS:
         raise UsageError("the inputs are columnar files: --to takes none, gzip or zlib here")
     sharded = args.shards is not None or args.max_records is not None or args.max_bytes is not None
+    lists = [key for key in (args.feature_lists or "").split(",") if key]
     batches = progress(
         (b for p in paths for b in iter_table_batches(p, args.batch_size)), None, "convert", "batch", args.quiet
     )
-    if sharded:
-        check_shards_new(args.output, shard_suffix(args.to), paths)
-        with shard_writer(args, args.output) as writer:
-            for record in arrow_batches.iter_encoded(batches, args.strict):
-                writer.write(record)
-        say(args, f"wrote {writer.records_written} records to {len(writer.paths)} shards")
-        return 0
-    check_new([args.output], args.force, paths)
-    compression = output_compression(args.to, args.output) or None
-    n = arrow_batches.write_arrow(batches, args.output, compression=compression, strict=args.strict)
+    try:
+        if sharded:
+            check_shards_new(args.output, shard_suffix(args.to), paths)
+            with shard_writer(args, args.output) as writer:
+                for record in arrow_batches.iter_encoded(batches, args.strict, lists):
+                    writer.write(record)
+            say(args, f"wrote {writer.records_written} records to {len(writer.paths)} shards")
+            return 0
+        check_new([args.output], args.force, paths)
+        compression = output_compression(args.to, args.output) or None
+        n = arrow_batches.write_arrow(
+            batches, args.output, compression=compression, strict=args.strict, feature_lists=lists
+        )
+    except KeyError as err:  # --feature-lists names a column the files lack
+        raise UsageError(f"--feature-lists: {err.args[0]}") from None
     say(args, f"{' '.join(paths)} -> {args.output} ({n} records)")
     return 0

@@ -15,8 +15,8 @@ from tfrecord_lite._datasets.schema import (
     Schema,
     collect_schema,
     decode_record,
-    features_to_json,
-    schema_features,
+    schema_specs,
+    specs_to_json,
 )
 from tfrecord_lite._records.count import count_file
 from tfrecord_lite._records.verify import verify_file
@@ -113,7 +113,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
         progress(records, None, "records", "rec", args.quiet), None if args.all else args.n, args.mode
     )
     if args.spec_json:
-        print(json.dumps(features_to_json(schema_features(schema)), indent=2))
+        print(json.dumps(specs_to_json(*schema_specs(schema)), indent=2))
     elif args.json:
         print(
             json.dumps(

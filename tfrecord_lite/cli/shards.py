@@ -289,7 +289,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "convert",
         cmd_convert,
         "Change compression: plain <-> GZIP <-> ZLIB (records are copied unchanged); or convert "
-        "Examples to / from Parquet, Arrow IPC or CSV (by the extension, or --to parquet|arrow|csv).",
+        "Examples to / from Parquet, Arrow IPC or CSV (by the extension, or --to parquet|arrow|csv). "
+        "SequenceExamples keep their feature lists: a column of steps each (Parquet and Arrow; not CSV).",
         f"  {PROG} convert train.tfrecord.gz train.tfrecord\n"
         f"  {PROG} convert data/*.tfrecord --to gzip -o gz/\n"
         f"  {PROG} convert a.tfrecord b.tfrecord --to gzip gz/\n"
@@ -323,4 +324,10 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     p.add_argument(
         "--strict", action="store_true", help="columnar -> TFRecord: refuse float64 values that float32 cannot hold"
+    )
+    p.add_argument(
+        "--feature-lists",
+        metavar="K1,K2",
+        help="columnar -> TFRecord: write these list columns as feature lists of SequenceExamples (columns "
+        "that a TFRecord -> Parquet / Arrow conversion made from feature lists are marked, and need no naming)",
     )
