@@ -283,3 +283,12 @@ def test_a_batch_of_many_record_lengths_decodes_as_its_records() -> None:
     stacked = [(row, *index) for row, d in enumerate(one) for index in d["s"].indices.tolist()]
     assert batch["s"].indices.tolist() == [list(entry) for entry in stacked]
     assert batch["s"].values.tolist() == [v for d in one for v in d["s"].values.tolist()]
+
+
+def test_a_key_read_by_a_ragged_and_a_sparse_feature_as_two_dtypes_is_refused() -> None:
+    record = tfr.encode_example({"x": [1, 2], "i": [0, 1]})
+    spec = {"r": tfr.RaggedFeature("int64", value_key="x"), "s": tfr.SparseFeature("i", "x", "float32", 4)}
+    with pytest.raises(tfr.FeatureError, match="reads 'x' as int64, but feature 's' reads it as float32"):
+        tfr.decode_examples([record], spec)  # refused for the spec, as TensorFlow refuses it
+    with pytest.raises(tfr.FeatureError, match="feature 's': its key 'x': expected float_list"):
+        tfr.decode_example(record, spec)

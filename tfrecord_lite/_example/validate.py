@@ -87,9 +87,9 @@ def feature_specs(features: Any, name: str = "features") -> dict[str, FeatureSpe
         if not isinstance(key, str):
             raise TypeError(f"{name} keys must be str, found {_found(key)}")
         out[key] = as_spec(key, spec)
-    if has_ragged(out):
-        components(out)  # a key read two ways by RaggedFeatures and other specs is a ValueError
-    check_sparse_keys(out)
+    # A key read two ways (as two dtypes, or dense and sparse) is an error, as in TensorFlow: a
+    # RaggedFeature's reads are checked by components, then with SparseFeatures' as VarLenFeatures.
+    check_sparse_keys(components(out) if has_ragged(out) else out)
     return out
 
 
