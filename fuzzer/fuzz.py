@@ -195,7 +195,7 @@ def fuzz_arrow(data: bytes) -> None:
 
     records = [data, b"", data, data]  # a layout repeated, beside another (an empty Example)
     try:
-        rows: list[dict] | None = [tfr.decode_example(r) for r in records]
+        rows: list[dict] | None = _arrow_rows(records)
     except tfr.TFRecordError:
         rows = None
     try:
@@ -206,17 +206,44 @@ def fuzz_arrow(data: bytes) -> None:
         return
     if rows is None:
         raise AssertionError(f"decode_arrow reads {data!r}, which decode_example rejects")
-    if batch.schema.names != sorted({key for row in rows for key in row}):
+    lists = {key for row in rows for key in row.get(_LISTS, ())}
+    context = {key for row in rows for key in row if key is not _LISTS and key not in lists}
+    if batch.schema.names != sorted(context) + sorted(lists):  # the context's columns, then the lists'
         raise AssertionError(f"decode_arrow's columns {batch.schema.names} for {data!r}")
     for key in batch.schema.names:
         for row, cell in zip(rows, batch.column(key).to_pylist(), strict=True):
             want = row.get(key)
-            if isinstance(want, list) or want is None or cell is None:
-                same = cell == want
+            if key in lists and want is not None:  # a feature list: a cell per step
+                same = cell is not None and len(cell) == len(want) and all(map(_same_cell, cell, want))
             else:
-                same = reference.same_value(want, np.asarray(cell, dtype=want.dtype))
+                same = _same_cell(cell, want)
             if not same:
                 raise AssertionError(f"decode_arrow differs on {key!r} for {data!r}: {cell!r} vs {want!r}")
+
+
+_LISTS = object()  # a row's key for the names of its feature lists
+
+
+def _arrow_rows(records: list[bytes]) -> list[dict]:
+    """What decode_arrow must give without a spec: decode_example's rows or, when a record carries
+    feature lists (the batch is then read as SequenceExamples), decode_sequence_example's context
+    and feature lists side by side; a key that is both is an error there."""
+    sequences = [tfr.decode_sequence_example(r) for r in records]
+    if not any(lists for _, lists in sequences):
+        return [tfr.decode_example(r) for r in records]
+    rows: list[dict] = []
+    for context, lists in sequences:
+        if set(context) & set(lists):
+            raise tfr.FeatureError(sorted(set(context) & set(lists))[0], "a context feature and a feature list")
+        rows.append({**context, **lists, _LISTS: set(lists)})
+    return rows
+
+
+def _same_cell(cell: object, want: object) -> bool:
+    if isinstance(want, list) or want is None or cell is None:
+        return cell == want
+    assert isinstance(want, np.ndarray)
+    return bool(reference.same_value(want, np.asarray(cell, dtype=want.dtype)))
 
 
 def _check_stream(stream: bytes, plain: bytes | None) -> None:

@@ -61,6 +61,12 @@ def test_tutorial_keys_read_through_every_reader(tmp_path: Path) -> None:
     assert "'image/encoded'" in message and "'image_raw'" in message and "'label'" in message
     assert "image_key=" in message
 
+
+def test_image_transform_names_the_label_key_it_missed(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    path = tmp_path / "tutorial.tfrecord"
+    write_tutorial_file(path, [pixels(0, 5, 4, 3)], raw=False)
+    record = next(tfr.iter_records(str(path)))
     transform = images.ImageTransform(image_key="image_raw")  # label still image/class/label
     with pytest.raises(tfr.FeatureError, match=r"'image/class/label'.*'label'.*label_key="):
         transform(record)
