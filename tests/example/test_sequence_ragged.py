@@ -163,3 +163,24 @@ def test_sparse_features_stay_refused(part: str) -> None:
     ):
         with pytest.raises(tfr.FeatureError, match="SparseFeature"):
             decode()
+
+
+def test_iter_sequence_example_batches_takes_ragged_features(tmp_path: Any) -> None:
+    batch = [
+        tfr.encode_sequence_example(
+            {"cv": [1, 2], "cl": [1, 1]}, {"v": [[1, 2, 3], [4]], "len": [[2, 1], [0, 1]], "grp": [[2], [1, 1]]}
+        ),
+        tfr.encode_sequence_example({"cv": [3], "cl": [1]}, {"v": [[5]], "len": [[1]], "grp": [[1]]}),
+    ] * 3
+    path = tmp_path / "sequences.tfrecord"
+    with tfr.TFRecordWriter(path) as writer:
+        for record in batch:
+            writer.write(record)
+    context_specs, sequence_specs = _specs("int64")
+    batches = list(tfr.iter_sequence_example_batches(path, context_specs, sequence_specs, batch_size=4))
+    assert [b[1]["rows"].nrows for b in batches] == [4, 2]
+    for i, (context, lists, _) in enumerate(batches):
+        want_context, want_lists, _ = tfr.decode_sequence_examples(batch[4 * i : 4 * i + 4], *_specs("int64"))
+        assert context["c"].to_list() == want_context["c"].to_list()
+        assert lists["rows"].to_list() == want_lists["rows"].to_list()
+        assert lists["groups"].to_list() == want_lists["groups"].to_list()

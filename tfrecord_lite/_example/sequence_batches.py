@@ -128,7 +128,7 @@ def decode_sequence_records(
 ) -> tuple[Decoded, list[int]]:
     """decode_sequence_examples with its specs checked, plus the indices of the records that
     took the single-record path."""
-    sequence_read = components(sequence_specs)  # a RaggedFeature's lists in its place
+    context_read, sequence_read = components(context_specs), components(sequence_specs)  # RaggedFeature: its keys
     if not records:
         context = decode_records([], context_specs, assembly)[0]
         return (context, *_assemble(sequence_specs, sequence_read, 0, {}, {})), []
@@ -150,8 +150,6 @@ def decode_sequence_records(
     def slow(i: int, _: Any) -> dict[str, Any]:
         context, slow_lists[i] = decode_sequence_example(records[i], context_read, sequence_read)
         return context
-
-    context_read = components(context_specs)
 
     if context_specs:
         values = batch.view if assembly.views else None
@@ -476,15 +474,16 @@ def _assemble(
         if slow:
             steps = merged[key] = _merged(spec, _without(steps, list(slow)), {i: d[key] for i, d in slow.items()})
         rule = _SEQUENCE[type(spec)]
-        lists[key] = rule.assemble(spec, n, steps)
-        if rule.lengths:
-            lengths[key] = _per_row(n, steps)
+        if specs.get(key) == spec:  # asked for, not only read by a RaggedFeature
+            lists[key] = rule.assemble(spec, n, steps)
+            if rule.lengths:
+                lengths[key] = _per_row(n, steps)
     for key, spec in specs.items():
         if isinstance(spec, RaggedFeature):
             parts = {part: merged[part] for part in spec.keys(key)}
             columns = {part: Column(s.values, s.counts) for part, s in parts.items()}
             lists[key] = build_steps(key, spec, columns, {p: _per_row(n, s) for p, s in parts.items()}, batch=True)
-    return {key: lists[key] for key in specs}, {key: v for key, v in lengths.items() if key in specs}
+    return {key: lists[key] for key in specs}, lengths
 
 
 def _no_steps(spec: FeatureSpec) -> Steps:
