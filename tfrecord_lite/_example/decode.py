@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from tfrecord_lite._errors import FeatureError
-from tfrecord_lite._example.ragged_build import build, single_column
+from tfrecord_lite._example.ragged_build import Column, build, build_steps, single_column
 from tfrecord_lite._example.ragged_spec import RaggedFeature
 from tfrecord_lite._example.sparse import Sparse, sparse_value
 from tfrecord_lite._example.spec import (
@@ -324,7 +324,23 @@ def _apply_sequence_spec(
         else:
             flat = np.concatenate(per_step) if per_step else empty_values(spec.dtype)
         return _stack(spec, flat, len(per_step))
-    raise FeatureError(key, f"sequence_features take FixedLenSequenceFeature or VarLenFeature, not {spec!r}")
+    raise FeatureError(
+        key, f"sequence_features take FixedLenSequenceFeature or VarLenFeature or RaggedFeature, not {spec!r}"
+    )
+
+
+def _ragged_steps(key: str, spec: RaggedFeature, buf: bytes, lists: Mapping[str, list[Parsed]]) -> Any:
+    """A RaggedFeature of sequence_features: the feature lists it reads, each step a row."""
+    columns, steps = {}, {}
+    for part, var_len in spec.keys(key).items():
+        per_step = _apply_sequence_spec(part, var_len, buf, lists.get(part))
+        counts = np.fromiter(map(len, per_step), dtype=np.int64, count=len(per_step))
+        if var_len.dtype == "bytes":
+            flat: Any = [v for values in per_step for v in values]
+        else:
+            flat = np.concatenate(per_step) if per_step else empty_values(var_len.dtype)
+        columns[part], steps[part] = Column(flat, counts), np.array([len(per_step)], dtype=np.int64)
+    return build_steps(key, spec, columns, steps, batch=False)
 
 
 def decode_sequence_example(
@@ -336,24 +352,31 @@ def decode_sequence_example(
 
     Without specs: context as in decode_example, feature_lists as {key: [value per step]}.
     With specs: like tf.io.parse_single_sequence_example (FixedLenSequenceFeature →
-    [steps, *shape]; VarLenFeature → a list with one 1-D value array per step).
+    [steps, *shape]; VarLenFeature → a list with one 1-D value array per step; a RaggedFeature
+    of the context as in decode_example, of the feature lists a Ragged [steps, ...], each step
+    partitioned by the same step of its partition lists).
     """
     buf, context, lists = parse_sequence_example(data)
     if context_features is None:
         ctx = {key: values_of(buf, p) for key, p in context.items()}
     else:
         ctx = {}
-        for key, spec in feature_specs(context_features, "context_features").items():  # type: ignore[union-attr]
+        specs = feature_specs(context_features, "context_features") or {}
+        for key, spec in specs.items():
             if isinstance(spec, (FixedLenSequenceFeature, SparseFeature)):
-                raise FeatureError(
-                    key, f"context_features take FixedLenFeature or VarLenFeature, not {type(spec).__name__}"
-                )
+                taken = "FixedLenFeature or VarLenFeature or RaggedFeature"
+                raise FeatureError(key, f"context_features take {taken}, not {type(spec).__name__}")
+            if isinstance(spec, RaggedFeature):
+                ctx[key] = _other_spec(key, spec, buf, context, None, specs)
+                continue
             ctx[key] = apply_spec(key, spec, buf, context.get(key), kindless_is_missing=False, present=context)
     if sequence_features is None:
         seq = {key: [values_of(buf, step) for step in steps] for key, steps in lists.items()}
     else:
         seq = {
-            key: _apply_sequence_spec(key, spec, buf, lists.get(key), lists)
+            key: _ragged_steps(key, spec, buf, lists)
+            if isinstance(spec, RaggedFeature)
+            else _apply_sequence_spec(key, spec, buf, lists.get(key), lists)
             for key, spec in feature_specs(sequence_features, "sequence_features").items()  # type: ignore[union-attr]
         }
     return ctx, seq

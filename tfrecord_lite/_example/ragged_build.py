@@ -61,17 +61,18 @@ def _segments(counts: np.ndarray) -> _Segments:
 
 
 class _Checks:
-    """The checks of one partition: the first record that fails one raises its message."""
+    """The checks of one partition: the first record that fails one raises its message, saying
+    where the record is (`where`, from its index)."""
 
-    def __init__(self, key: str, partition: Partition, n: int, batch: bool) -> None:
-        self.key, self.partition, self.n, self.batch = key, partition, n, batch
+    def __init__(self, key: str, partition: Partition, n: int, where: Callable[[int], str]) -> None:
+        self.key, self.partition, self.n, self.where = key, partition, n, where
 
     def records(self, bad: np.ndarray, message: Callable[[int], str]) -> None:
         """`bad`: a mask over the records."""
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            where = f" (record {i} of the batch)" if self.batch else ""
-            raise FeatureError(self.key, f"partition {self.partition!r} does not fit the values: {message(i)}{where}")
+            detail = f"partition {self.partition!r} does not fit the values: {message(i)}{self.where(i)}"
+            raise FeatureError(self.key, detail)
 
     def values(self, bad: np.ndarray, owner: np.ndarray, message: Callable[[int], str]) -> None:
         """`bad`: a mask over the partition values, `owner` their records."""
@@ -187,15 +188,18 @@ def build(
     n: int,
     batch: bool,
     dense: bool = True,
+    where: Callable[[int], str] | None = None,
 ) -> Any:
     """The value of RaggedFeature `key` for `n` records from the columns it reads (spec.keys):
     its values `base` and its partitions' `columns`. Batched, a Ragged with the records
     outermost; else record 0's value (its values array, or a list for bytes, when nothing is
-    ragged). `dense=False`: innermost uniform lengths become splits too."""
+    ragged). `dense=False`: innermost uniform lengths become splits too. `where(i)`: where
+    record i is, in an error (by default its index in the batch, when batched)."""
     values, nvals = base.values, base.counts
     splits: list[np.ndarray] = []
+    where = where or ((lambda i: f" (record {i} of the batch)") if batch else (lambda i: ""))
     for partition in reversed(spec.partitions):
-        checks = _Checks(key, partition, n, batch)
+        checks = _Checks(key, partition, n, where)
         column = None if isinstance(partition, UniformRowLength) else columns[partition.key]
         lengths, rows = _lengths(partition, column, nvals, checks)
         if dense and isinstance(partition, UniformRowLength):  # trailing uniform lengths reshape the values
@@ -209,6 +213,44 @@ def build(
     elif not splits and not spec.partitions and spec.dtype == "bytes":
         return values.tolist()  # as a VarLenFeature's bytes
     return from_nested_splits(values, splits)
+
+
+def build_steps(
+    key: str, spec: RaggedFeature, columns: Mapping[str, Column], steps: Mapping[str, np.ndarray], batch: bool
+) -> Any:
+    """A RaggedFeature of sequence_features from the feature lists it reads: `columns` count
+    values per step (the steps of every record, record after record), `steps` count each
+    list's steps per record. Each step is a row, partitioned as an Example's values are by the
+    same step of the partition lists, so every list it reads must have as many steps as the
+    values' list (TensorFlow does not check it, and mixes the records' values where they
+    differ). Batched, a Ragged [records, steps, ...]; one record, a Ragged [steps, ...]. Bytes
+    values may come as a list."""
+    value_key = spec.value_key or key
+    columns = {part: Column(_objects(c.values), c.counts) for part, c in columns.items()}
+    want = steps[value_key]
+    for part, have in steps.items():
+        wrong = np.flatnonzero(have != want)
+        if wrong.size:
+            i = int(wrong[0])
+            where = f" (record {i} of the batch)" if batch else ""
+            raise FeatureError(
+                key,
+                f"feature list {part!r} has {int(have[i])} steps, but {value_key!r} has {int(want[i])}: "
+                f"a RaggedFeature partitions each step of its values by the same step of its partitions{where}",
+            )
+    ends = np.cumsum(want)
+
+    def where_step(i: int) -> str:
+        record = int(np.searchsorted(ends, i, side="right"))
+        step = i - int(ends[record] - want[record])
+        return f" (step {step} of record {record} of the batch)" if batch else f" (step {step})"
+
+    value = build(key, spec, columns[value_key], columns, int(ends[-1]) if len(ends) else 0, True, where=where_step)
+    return Ragged(value, _to_splits(key, want, spec.row_splits_dtype)) if batch else value
+
+
+def _objects(values: Any) -> Any:
+    return np.fromiter(values, dtype=object, count=len(values)) if isinstance(values, list) else values
 
 
 def _to_splits(key: str, lengths: np.ndarray, dtype: str) -> np.ndarray:

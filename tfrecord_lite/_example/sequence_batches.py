@@ -23,13 +23,15 @@ results and errors are those of decode_sequence_example, record by record, and a
 which record it is about. (One corner aside: of a key given twice, the replaced entry is not
 checked for an overlong varint, as TensorFlow's parser does not check it either; no writer
 repeats a key.) Each spec type is one entry of _SEQUENCE (checks and assembly) or _CONTEXT;
-a type in neither raises a clear error.
+a type in neither raises a clear error. A RaggedFeature is read as the VarLenFeatures of its
+keys (ragged_spec.components), in the context as decode_examples reads it, in the feature
+lists each step a row partitioned by the same step of its partition lists (build_steps).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, cast
 
 import numpy as np
@@ -58,6 +60,8 @@ from tfrecord_lite._example.lockstep import (
     index_ranges,
 )
 from tfrecord_lite._example.ragged import Ragged
+from tfrecord_lite._example.ragged_build import Column, build_steps
+from tfrecord_lite._example.ragged_spec import RaggedFeature, components
 from tfrecord_lite._example.spec import (
     BYTES,
     FLOAT,
@@ -124,9 +128,10 @@ def decode_sequence_records(
 ) -> tuple[Decoded, list[int]]:
     """decode_sequence_examples with its specs checked, plus the indices of the records that
     took the single-record path."""
+    context_read, sequence_read = components(context_specs), components(sequence_specs)  # RaggedFeature: its keys
     if not records:
         context = decode_records([], context_specs, assembly)[0]
-        return (context, *_assemble(sequence_specs, 0, {}, {})), []
+        return (context, *_assemble(sequence_specs, sequence_read, 0, {}, {})), []
     if assembly.views:
         records = [as_bytes(r) for r in records]
     raw, ends = join_records([*records, _WALK_PAD])
@@ -136,14 +141,14 @@ def decode_sequence_records(
     text = batch.view if assembly.views else raw
     bad = np.zeros(len(records), dtype=bool)
     context_end, lists_start, lists_end = _top_level(batch, bad)
-    found = _feature_lists(batch, text, lists_start, lists_end, sequence_specs, bad)
+    found = _feature_lists(batch, text, lists_start, lists_end, sequence_read, bad)
     defaults = [k for k, s in context_specs.items() if type(s) is FixedLenFeature and s.default_value is not None]
     if defaults:  # decode_buffer would take a Feature with no kind there for a missing one
         bad |= _kindless(batch, context_end, defaults)
     slow_lists: dict[int, dict[str, Any]] = {}
 
     def slow(i: int, _: Any) -> dict[str, Any]:
-        context, slow_lists[i] = decode_sequence_example(records[i], context_specs, sequence_specs)
+        context, slow_lists[i] = decode_sequence_example(records[i], context_read, sequence_read)
         return context
 
     if context_specs:
@@ -160,7 +165,8 @@ def decode_sequence_records(
             except Exception as err:
                 note_record(err, i, _CALLER)
                 raise
-    return (context, *_assemble(sequence_specs, len(records), found, slow_lists)), sorted(slow_lists)
+    lists = _assemble(sequence_specs, sequence_read, len(records), found, slow_lists)
+    return (context, *lists), sorted(slow_lists)
 
 
 class _Batch(NamedTuple):
@@ -186,9 +192,9 @@ def checked_sequence_specs(features: SpecDict | None) -> dict[str, FeatureSpec]:
     specs = feature_specs(features, "sequence_features") or {}
     for key, spec in specs.items():
         if type(spec) is FixedLenFeature:
-            raise FeatureError(key, f"sequence_features take {_names(_SEQUENCE)}, not FixedLenFeature")
-        if type(spec) not in _SEQUENCE:
-            raise _not_yet(key, spec, "sequence_features", _SEQUENCE)
+            raise FeatureError(key, f"sequence_features take {_names(_TAKEN)}, not FixedLenFeature")
+        if type(spec) not in _TAKEN:
+            raise _not_yet(key, spec, "sequence_features", _TAKEN)
         if isinstance(spec, FixedLenSequenceFeature) and spec.default_value is not None:
             raise FeatureError(
                 key, "a FixedLenSequenceFeature in sequence_features takes no default_value (as in TensorFlow)"
@@ -196,11 +202,11 @@ def checked_sequence_specs(features: SpecDict | None) -> dict[str, FeatureSpec]:
     return specs
 
 
-def _names(table: Mapping[type, Any]) -> str:
+def _names(table: Iterable[type]) -> str:
     return " or ".join(t.__name__ for t in table)
 
 
-def _not_yet(key: str, spec: object, part: str, table: Mapping[type, Any]) -> FeatureError:
+def _not_yet(key: str, spec: object, part: str, table: Iterable[type]) -> FeatureError:
     name = type(spec).__name__
     return FeatureError(key, f"{name} is not supported in sequence examples yet: {part} take {_names(table)}")
 
@@ -452,20 +458,32 @@ def _var_steps_bad(spec: Any, kinds: np.ndarray, counts: np.ndarray) -> np.ndarr
 
 
 def _assemble(
-    specs: Mapping[str, FeatureSpec], n: int, found: dict[str, Steps], slow: dict[int, dict[str, Any]]
+    specs: Mapping[str, FeatureSpec],
+    read: Mapping[str, FeatureSpec],
+    n: int,
+    found: dict[str, Steps],
+    slow: dict[int, dict[str, Any]],
 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """The feature lists and lengths: the batch path's steps and the slow records' values merged."""
+    """The feature lists and lengths: the batch path's steps and the slow records' values merged,
+    for the lists `read`; a RaggedFeature built from the lists it reads."""
     lists: dict[str, Any] = {}
     lengths: dict[str, np.ndarray] = {}
-    for key, spec in specs.items():
-        steps = found[key] if key in found else _no_steps(spec)
+    merged: dict[str, Steps] = {}
+    for key, spec in read.items():
+        steps = merged[key] = found[key] if key in found else _no_steps(spec)
         if slow:
-            steps = _merged(spec, _without(steps, list(slow)), {i: d[key] for i, d in slow.items()})
+            steps = merged[key] = _merged(spec, _without(steps, list(slow)), {i: d[key] for i, d in slow.items()})
         rule = _SEQUENCE[type(spec)]
-        lists[key] = rule.assemble(spec, n, steps)
-        if rule.lengths:
-            lengths[key] = _per_row(n, steps)
-    return lists, lengths
+        if specs.get(key) == spec:  # asked for, not only read by a RaggedFeature
+            lists[key] = rule.assemble(spec, n, steps)
+            if rule.lengths:
+                lengths[key] = _per_row(n, steps)
+    for key, spec in specs.items():
+        if isinstance(spec, RaggedFeature):
+            parts = {part: merged[part] for part in spec.keys(key)}
+            columns = {part: Column(s.values, s.counts) for part, s in parts.items()}
+            lists[key] = build_steps(key, spec, columns, {p: _per_row(n, s) for p, s in parts.items()}, batch=True)
+    return {key: lists[key] for key in specs}, lengths
 
 
 def _no_steps(spec: FeatureSpec) -> Steps:
@@ -573,8 +591,9 @@ class _ListRule(NamedTuple):
 
 
 # The spec types each part of a SequenceExample takes (decode_buffer decodes the context).
-_CONTEXT = {FixedLenFeature: None, VarLenFeature: None}
+_CONTEXT = {FixedLenFeature: None, VarLenFeature: None, RaggedFeature: None}
 _SEQUENCE: dict[type, _ListRule] = {
     FixedLenSequenceFeature: _ListRule(_fixed_steps_bad, lambda spec: not spec.allow_missing, _dense, True),
     VarLenFeature: _ListRule(_var_steps_bad, lambda spec: False, _nested, False),
 }
+_TAKEN = (*_SEQUENCE, RaggedFeature)  # RaggedFeature: as the VarLenFeatures it reads

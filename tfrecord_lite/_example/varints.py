@@ -156,7 +156,7 @@ def decode_varint_runs(data: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarra
     bounds = np.zeros(runs + 1, dtype=np.int64)
     np.cumsum(lengths, out=bounds[1:])
     last = data < 0x80
-    counts = _varints_ending(last, bounds[:-1], lengths)
+    counts = _varints_ending(last, bounds)
     bad = np.zeros(runs, dtype=bool)
     nonempty = lengths > 0
     bad[nonempty] = ~last[bounds[1:][nonempty] - 1]
@@ -179,15 +179,26 @@ def decode_varint_runs(data: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarra
     return varint_values(data, begins, size), counts, bad
 
 
-def _varints_ending(last: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """How many varints end in each run (its bytes without the continuation bit): one
-    reduceat over the non-empty runs, summing bytes into int32 (3x faster than int64 here)."""
-    counts = np.zeros(len(lengths), dtype=np.int64)
-    nonempty = lengths > 0
-    if len(last):
-        wide = np.int32 if len(last) < 1 << 31 else np.int64
-        counts[nonempty] = np.add.reduceat(last.view(np.uint8), starts[nonempty], dtype=wide)
+def _varints_ending(last: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """How many varints end in each run (run i: bytes bounds[i] to bounds[i + 1]; a byte
+    without the continuation bit ends one), summed into int32 where it fits: for runs of a
+    few bytes, a running count differenced at the bounds (half the time of a reduceat over
+    thousands of tiny runs); for longer runs, one reduceat over the non-empty runs (a
+    running count writes 4 bytes for each byte read)."""
+    wide = np.int32 if len(last) < 1 << 31 else np.int64
+    runs = len(bounds) - 1
+    if len(last) <= _SHORT_RUNS * runs:
+        running = np.zeros(len(last) + 1, dtype=wide)
+        np.cumsum(last, out=running[1:])
+        short: np.ndarray = np.diff(running[bounds]).astype(np.int64)
+        return short
+    counts = np.zeros(runs, dtype=np.int64)
+    nonempty = np.flatnonzero(bounds[1:] > bounds[:-1])
+    counts[nonempty] = np.add.reduceat(last.view(np.uint8), bounds[nonempty], dtype=wide)
     return counts
+
+
+_SHORT_RUNS = 16  # bytes a run on average, at most, for the running count
 
 
 _ALL_BITS = _U64(0xFFFFFFFFFFFFFFFF)
