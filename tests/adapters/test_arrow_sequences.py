@@ -254,3 +254,38 @@ def test_steps_of_no_values_are_counted_or_refused() -> None:
     assert tfa.decode_arrow(records).column("s").to_pylist() == [[[], []]]
     with pytest.raises(ValueError, match=r"steps of no values.*VarLenFeature"):
         tfa.decode_arrow(records, {}, sequence_features={"s": tfr.FixedLenSequenceFeature([0], "int64")})
+
+
+def _as_lists(value: Any) -> Any:
+    return value.to_list() if isinstance(value, tfr.Ragged) else value.tolist()
+
+
+R = tfr.RaggedFeature
+RAGGED_SPECS = [
+    ({"z": R("int64")}, {"a": R("int64")}),
+    ({"z": R("int64", partitions=[R.UniformRowLength(2)])}, {"a": R("int64", partitions=[R.RowLengths("p")])}),
+    (None, {"a": R("int64", partitions=[R.RowLengths("p"), R.UniformRowLength(1)])}),
+    ({"zz": R("int64", "z", [R.RowSplits("zs")])}, {"b": R("bytes", partitions=[R.UniformRowLength(1)])}),
+]
+
+
+@pytest.mark.parametrize(("context", "lists"), RAGGED_SPECS)
+def test_ragged_features_of_sequence_examples_become_nested_list_columns(context: Any, lists: Any) -> None:
+    records = [
+        tfr.encode_sequence_example(
+            {"z": [1, 2, 3, 4], "zs": [0, 1, 4]},
+            {
+                "a": [np.array([1, 2]), np.array([3])],
+                "p": [np.array([1, 1]), np.array([1])],
+                "b": [[b"x", b"y"], np.array([], dtype=bytes)],
+            },
+        ),
+        tfr.encode_sequence_example(
+            {"z": [5, 6], "zs": [0, 2]}, {"a": [np.array([5, 6, 7, 8])], "p": [np.array([2, 2])], "b": [[b"w"]]}
+        ),
+    ]
+    table = tfa.decode_arrow(records, features=context, sequence_features=lists)
+    for record, row in zip(records, table.to_pylist(), strict=True):
+        want_context, want_lists = tfr.decode_sequence_example(record, context, lists)
+        for key, value in {**want_lists, **(want_context if context else {})}.items():
+            assert row[key] == _as_lists(value), key

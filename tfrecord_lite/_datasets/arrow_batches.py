@@ -134,19 +134,20 @@ def _fixed(values: pa.Array, shape: tuple[int, ...], rows: int) -> pa.Array:
     return values
 
 
-def _column(flat: Flat | None, spec: FeatureSpec | None, n: int) -> pa.Array:
+def _column(flat: Flat | FlatRagged | None, spec: FeatureSpec | None, n: int) -> pa.Array:
     """The Arrow column of one flat feature (spec None: a large_list of the values' kind)."""
     if flat is None:
         return pa.nulls(n)
+    if isinstance(flat, FlatRagged):  # a RaggedFeature's
+        values = _values(flat.values, flat.values.values.dtype.name if spec is None else spec.dtype)
+        for splits in reversed(flat.nested_splits):
+            values = _list(splits, values, None)
+        return values
     if spec is None:
         dtype = "bytes" if isinstance(flat.values, (list, Binary)) else str(flat.values.dtype)
         return _list(flat.offsets, _values(flat, dtype), flat.valid)
-    if isinstance(spec, RaggedFeature):
-        ragged: FlatRagged = flat  # type: ignore[assignment]
-        values = _values(ragged.values, spec.dtype)
-        for splits in reversed(ragged.nested_splits):
-            values = _list(splits, values, None)
-        return values
+    if isinstance(spec, (RaggedFeature, SparseFeature)):
+        raise TypeError(f"{spec!r} has no flat column: it is built from the columns of the keys it reads")
     values = _values(flat, spec.dtype)
     if isinstance(spec, VarLenFeature):
         return _list(flat.offsets, values, flat.valid)
@@ -218,7 +219,7 @@ def _check_no_feature_lists(spans: Spans, sequences: np.ndarray, specs: Mapping[
                 )
 
 
-def _nested_column(nested: Nested | Flat | None, spec: FeatureSpec | None, n: int) -> pa.Array:
+def _nested_column(nested: Nested | Flat | FlatRagged | None, spec: FeatureSpec | None, n: int) -> pa.Array:
     if not isinstance(nested, Nested):
         return _column(nested, spec, n)
     if spec is None and nested.inner.valid is not None and not nested.inner.valid.any():  # steps never have a kind

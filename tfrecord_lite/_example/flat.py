@@ -47,7 +47,9 @@ from tfrecord_lite._example.lockstep import (
     match_layouts,
     ragged_gather,
 )
-from tfrecord_lite._example.ragged_build import finish_flat
+from tfrecord_lite._example.ragged import Ragged, stack
+from tfrecord_lite._example.ragged_build import FlatRagged, finish_flat
+from tfrecord_lite._example.ragged_spec import RaggedFeature
 from tfrecord_lite._example.spec import (
     BYTES,
     DTYPE_KIND,
@@ -456,12 +458,16 @@ class _Rows:
         return Flat(values, _offsets(np.array(self.lengths, dtype=np.int64)), valid)
 
 
-def _sequence_kinds(decoded: list[tuple[dict[str, Any], dict[str, Any]]]) -> tuple[dict[str, int], dict[str, int]]:
+def _sequence_kinds(
+    decoded: list[tuple[dict[str, Any], dict[str, Any]]], of_context: bool, of_lists: bool
+) -> tuple[dict[str, int], dict[str, int]]:
+    """The kinds of the context features and feature lists decoded without a spec (the part
+    that has one is not looked at: its values may be Ragged)."""
     context, lists = _Keys(), _Keys()
     for row, (ctx, seq) in enumerate(decoded):
-        for key, value in ctx.items():
+        for key, value in ctx.items() if of_context else ():
             context.add(key, kind_of(value), row)
-        for key, steps in seq.items():
+        for key, steps in seq.items() if of_lists else ():
             lists.add(key, 0, row)
             for step in steps:
                 lists.add(key, kind_of(step), row)
@@ -485,7 +491,7 @@ def decode_sequence_flat(
     records: Sequence[Any],
     context_features: Mapping[str, FeatureSpec] | None,
     sequence_features: Mapping[str, FeatureSpec] | None,
-) -> tuple[dict[str, Flat | None], dict[str, Flat | Nested | None]]:
+) -> tuple[dict[str, Flat | FlatRagged | None], dict[str, Flat | FlatRagged | Nested | None]]:
     """A batch of SequenceExamples as (context columns, feature list columns). Without specs,
     every key (a context key None where it never has a kind), a feature list as Nested (a
     list of steps; every step null where its steps never have a kind, so an empty feature
@@ -494,16 +500,19 @@ def decode_sequence_flat(
     context_features = feature_specs(context_features, "context_features")
     sequence_features = feature_specs(sequence_features, "sequence_features")
     decoded = _decoded_sequences(records, context_features, sequence_features)
-    context_kinds, list_kinds = _sequence_kinds(decoded)
+    context_kinds, list_kinds = _sequence_kinds(decoded, context_features is None, sequence_features is None)
     if context_features is not None:
         context_kinds = {key: DTYPE_KIND[spec.dtype] for key, spec in context_features.items()}
-    context: dict[str, Flat | None] = {}
+    context: dict[str, Flat | FlatRagged | None] = {}
     for key, kind in context_kinds.items():
+        if context_features is not None and isinstance(context_features[key], RaggedFeature):
+            context[key] = _ragged_rows([ctx[key] for ctx, _ in decoded])
+            continue
         rows = _Rows(KIND_DTYPE.get(kind))
         for ctx, _ in decoded:
             rows.add(ctx.get(key))
         context[key] = rows.flat(context_features is None) if kind else None
-    lists: dict[str, Flat | Nested | None] = {}
+    lists: dict[str, Flat | FlatRagged | Nested | None] = {}
     if sequence_features is None:
         for key, kind in list_kinds.items():
             lists[key] = _nested(KIND_DTYPE.get(kind), [seq.get(key) for _, seq in decoded], True)
@@ -512,6 +521,8 @@ def decode_sequence_flat(
         steps = [seq[key] for _, seq in decoded]
         if isinstance(spec, VarLenFeature):
             lists[key] = _nested(spec.dtype, steps, False)
+        elif isinstance(spec, RaggedFeature):
+            lists[key] = _ragged_rows(steps)
         else:
             rows = _Rows(spec.dtype)
             for value in steps:
@@ -531,3 +542,27 @@ def _nested(dtype: str | None, per_row: list[list[Any] | None], track_valid: boo
             inner.add(step)
     valid = np.array([steps is not None for steps in per_row], dtype=bool) if track_valid else None
     return Nested(_offsets(np.array(counts, dtype=np.int64)), inner.flat(True), valid)
+
+
+def _ragged_rows(values: list[Any]) -> FlatRagged:
+    """A RaggedFeature's column from each record's decoded value (an array or a Ragged; in a
+    feature list, a Ragged of its steps): the records stacked, with the dimensions of innermost
+    uniform rows made levels of lists too, as arrow_type has them."""
+    batch = stack([_unfolded(value) for value in values])
+    splits = tuple(np.asarray(s, dtype=np.int64) for s in batch.nested_row_splits)
+    flat = batch.flat_values
+    column: Any = flat.tolist() if flat.dtype == object else flat
+    return FlatRagged(Flat(column, splits[-1], None), splits)
+
+
+def _unfolded(value: Any) -> Any:
+    """`value` with each array dimension past the first (innermost uniform rows) made a
+    level of row splits."""
+    if isinstance(value, Ragged):
+        inner = _unfolded(value.values)
+        return value if inner is value.values else Ragged(inner, value.row_splits)
+    if not isinstance(value, np.ndarray) or value.ndim < 2:
+        return value
+    rows, width = value.shape[:2]
+    inner = _unfolded(value.reshape((rows * width, *value.shape[2:])))
+    return Ragged(inner, np.arange(rows + 1, dtype=np.int64) * width)
