@@ -495,8 +495,11 @@ def _sorted(steps: Steps) -> Steps:
     order = np.argsort(steps.rows, kind="stable")
     first_step = np.cumsum(steps.steps) - steps.steps
     step_order = index_ranges(first_step[order], steps.steps[order])
-    value_first = np.cumsum(steps.counts) - steps.counts
-    value_order = index_ranges(value_first[step_order], steps.counts[step_order])
+    if len(steps.counts) and (steps.counts == 1).all():  # a value a step (an id): the same order
+        value_order = step_order
+    else:
+        value_first = np.cumsum(steps.counts) - steps.counts
+        value_order = index_ranges(value_first[step_order], steps.counts[step_order])
     values = steps.values
     values = [values[i] for i in value_order.tolist()] if isinstance(values, list) else values[value_order]
     return Steps(steps.rows[order], steps.steps[order], steps.counts[step_order], values)
