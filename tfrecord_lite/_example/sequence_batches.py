@@ -341,6 +341,8 @@ def _walked_steps(
 ) -> Steps:
     """The steps of the walked lists `entries` (of the records `rows`); marks in `bad` the
     records with a step that does not fit `spec`."""
+    if not len(entries):
+        return _no_steps(spec)
     first = parsed.first_step[entries]
     steps = parsed.first_step[entries + 1] - first
     step_ids = index_ranges(first, steps)

@@ -75,11 +75,10 @@ def strided_lists(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Stri
     words = _words(buf)
     wrong = np.zeros(len(lists), dtype=bool)
     wrong[owner[(words[step_at] & _HEAD_BYTES) != (words[starts[lists]] & _HEAD_BYTES)[owner]]] = True
-    numbers = np.flatnonzero(kinds == INT64)
+    numbers = np.flatnonzero(kinds[owner] == INT64)  # their steps
     if numbers.size:  # each run ends where a varint does, as the walk checks
-        last = np.repeat(starts[lists[numbers]] + stride[numbers] - 1, steps[numbers])
-        last += _step_starts(np.zeros(len(numbers), dtype=np.int64), stride[numbers], steps[numbers])
-        wrong[np.repeat(numbers, steps[numbers])[buf[last] >= 0x80]] = True
+        number_owner = owner[numbers]
+        wrong[number_owner[buf[step_at[numbers] + stride[number_owner] - 1] >= 0x80]] = True
     lists, ok = lists[~wrong], ~wrong
     out.stride[lists], out.steps[lists], out.kinds[lists] = stride[ok], steps[ok], kinds[ok]
     out.per_step[lists], out.width[lists] = (run // width)[ok], width[ok]
@@ -147,6 +146,8 @@ def strided_values(
 
 def _value_starts(step_at: np.ndarray, per: np.ndarray, width: np.ndarray) -> np.ndarray:
     """Where each value starts: `per` values of `width` bytes (one width a value) at each of `step_at`."""
+    if len(per) and per.min() == per.max() == 1:  # an id a step
+        return step_at
     number = np.arange(int(per.sum()), dtype=np.int64) - np.repeat(np.cumsum(per) - per, per)
     at: np.ndarray = np.repeat(step_at, per) + number * width
     return at
