@@ -4,11 +4,12 @@ Strategy: the batch's records are joined into one buffer and parsed in lockstep 
 numpy, one protobuf level of every record at once, as lockstep parses Examples: the
 SequenceExample (a `context` Features field, then a `feature_lists` FeatureLists field),
 the FeatureLists' map entries (key, FeatureList), each FeatureList's steps (repeated
-Feature; _walk_steps walks every list at once, a step a turn, reading each step's one-byte
-length, and checks what it read after the walk) and each step's values (_step_spans reads a
-step's tags and lengths as one 32-bit word). The steps of every requested list across the
-batch are then gathered and decoded at once (lockstep.gather_numbers for numbers, or an id a
-step read in place; bytes values sliced out of the join), and checked against their spec
+Feature, found by sequence_steps: a list whose steps all have one encoded size at a constant
+stride, with no walk; any other walked, every list at once, a step a turn) and each walked
+step's values. The steps of every requested list across the batch are then gathered and
+decoded at once (a strided list's by sequence_steps.strided_values; otherwise
+lockstep.gather_numbers for numbers, or an id a step read in place; bytes values sliced out
+of the join; the two kinds of list merged in row order), and checked against their spec
 with numpy (kinds, values per step, a missing list), so the Python cost is per batch,
 feature and step turn, not per record or step. The context is an Example in all but name:
 the record's bytes up to the end of its context field are exactly an Example holding the

@@ -7,14 +7,16 @@ feature lists have steps of one encoded size, though: a FixedLenSequenceFeature 
 is, every step, `0x0A L | 0x12 L-2 | 0x0A L-4 | L-4 bytes`, and int64 steps differ only in
 their varints' sizes. strided_lists takes such a list as (start, stride, steps): it reads
 the first step's six head bytes, checks that the list's length is a multiple of the step's,
-then compares the head bytes of every step with the first's at once (a row gather of six
-bytes a step) and, for int64, checks that every value is a varint of the first one's width
-(the 8 bytes at each value read as one word). strided_values then takes a list's values as
-one row gather of its steps' value bytes (float32), or reads one varint of known width each
-in place (int64). A list that does not fit (other kinds, lengths of 128 bytes or more,
-steps of differing sizes, a malformed step) is walked: results and checks are those of the
-walk by construction, as a strided list is exactly a list whose every step the walk and
-step_spans would take by their fast paths, with the same kind and value count.
+then compares the head bytes of every step with the first's at once (the 8 bytes at each
+step read as one word, masked) and, for int64, that every step's run ends where a varint
+does (as step_spans checks). strided_values then takes a requested list's values as one
+gather of each step's value bytes as one item (float32), or reads each value in place as a
+varint of the width of the list's first (int64); a list with a value of another width
+sends its record to the single-record decoder. A list that does not fit (bytes, a step with
+no kind, lengths of 128 bytes or more, steps of differing sizes, a malformed step) is
+walked: results and checks are those of the walk by construction, as a strided list is
+exactly a list whose every step the walk and step_spans would take by their fast paths,
+with one kind and one value count.
 """
 
 from __future__ import annotations
