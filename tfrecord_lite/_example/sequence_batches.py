@@ -4,11 +4,12 @@ Strategy: the batch's records are joined into one buffer and parsed in lockstep 
 numpy, one protobuf level of every record at once, as lockstep parses Examples: the
 SequenceExample (a `context` Features field, then a `feature_lists` FeatureLists field),
 the FeatureLists' map entries (key, FeatureList), each FeatureList's steps (repeated
-Feature; _walk_steps walks every list at once, a step a turn, reading each step's one-byte
-length, and checks what it read after the walk) and each step's values (_step_spans reads a
-step's tags and lengths as one 32-bit word). The steps of every requested list across the
-batch are then gathered and decoded at once (lockstep.gather_numbers for numbers, or an id a
-step read in place; bytes values sliced out of the join), and checked against their spec
+Feature, found by sequence_steps: a list whose steps all have one encoded size at a constant
+stride, with no walk; any other walked, every list at once, a step a turn) and each walked
+step's values. The steps of every requested list across the batch are then gathered and
+decoded at once (a strided list's by sequence_steps.strided_values; otherwise
+lockstep.gather_numbers for numbers, or an id a step read in place; bytes values sliced out
+of the join; the two kinds of list merged in row order), and checked against their spec
 with numpy (kinds, values per step, a missing list), so the Python cost is per batch,
 feature and step turn, not per record or step. The context is an Example in all but name:
 the record's bytes up to the end of its context field are exactly an Example holding the
@@ -55,16 +56,22 @@ from tfrecord_lite._example.lockstep import (
     _repeated,
     ascii_keys,
     delimited_fields,
-    feature_spans,
     gather_numbers,
     index_ranges,
 )
 from tfrecord_lite._example.ragged import Ragged
 from tfrecord_lite._example.ragged_build import Column, build_steps
 from tfrecord_lite._example.ragged_spec import RaggedFeature, components
+from tfrecord_lite._example.sequence_steps import (
+    WALK_PAD,
+    Strided,
+    step_spans,
+    strided_lists,
+    strided_values,
+    walk_steps,
+)
 from tfrecord_lite._example.spec import (
     BYTES,
-    FLOAT,
     INT64,
     FeatureSpec,
     FixedLenFeature,
@@ -134,7 +141,7 @@ def decode_sequence_records(
         return (context, *_assemble(sequence_specs, sequence_read, 0, {}, {})), []
     if assembly.views:
         records = [as_bytes(r) for r in records]
-    raw, ends = join_records([*records, _WALK_PAD])
+    raw, ends = join_records([*records, WALK_PAD])
     ends = ends[:-1]
     starts = ends - np.diff(ends, prepend=0)
     batch = _Batch(np.frombuffer(raw, dtype=np.uint8), memoryview(raw), starts, ends)
@@ -247,8 +254,9 @@ def _kindless(batch: _Batch, context_end: np.ndarray, keys: list[str]) -> np.nda
 
 
 class _Lists(NamedTuple):
-    """The feature lists of the batch, parsed: each entry's row, key and steps; each step's kind
-    and the span of its values (steps of an entry consecutive), and the bytes values."""
+    """The feature lists of the batch, parsed: each entry's row, key and walked steps; each
+    walked step's kind and the span of its values (steps of an entry consecutive), and the
+    bytes values; where each entry's list starts, and which lists are strided (not walked)."""
 
     entry_row: np.ndarray
     key_start: np.ndarray
@@ -259,6 +267,8 @@ class _Lists(NamedTuple):
     list_start: np.ndarray
     list_end: np.ndarray
     bytes_values: Any
+    lists_at: np.ndarray
+    strided: Strided
 
 
 def _parse_lists(batch: _Batch, lists_start: np.ndarray, lists_end: np.ndarray, bad: np.ndarray) -> _Lists:
@@ -279,105 +289,23 @@ def _parse_lists(batch: _Batch, lists_start: np.ndarray, lists_end: np.ndarray, 
     key_len = ascii_keys(buf, view, key_start, key_end, ok)
     # FeatureList: a run of Features (field 1), the steps.
     list_start, list_end = np.where(ok, list_start, 0), np.where(ok, list_end, 0)
+    strided = strided_lists(buf, list_start, list_end)  # their steps are not walked
+    walked = strided.stride == 0
     steps_bad = np.zeros(len(entry_start), dtype=bool)
-    step_owner, step_start, step_end = _walk_steps(buf, list_start, list_end, steps_bad)
+    step_owner, step_start, step_end = walk_steps(
+        buf, np.where(walked, list_start, 0), np.where(walked, list_end, 0), steps_bad
+    )
     ok &= ~steps_bad
     first_step = np.zeros(len(entry_start) + 1, dtype=np.int64)
     np.cumsum(np.bincount(step_owner, minlength=len(entry_start)), out=first_step[1:])
     step_ok = np.ones(len(step_start), dtype=bool)
-    kinds, value_start, value_end = _step_spans(buf, step_start, step_end, step_ok)
+    kinds, value_start, value_end = step_spans(buf, step_start, step_end, step_ok)
     values = _bytes_values(buf, np.flatnonzero(step_ok & (kinds == BYTES)), value_start, value_end, len(kinds), step_ok)
     ok[step_owner[~step_ok]] = False
     bad[entry_row[~ok]] = True
-    return _Lists(entry_row, key_start, key_len, ok, first_step, kinds, value_start, value_end, values)
-
-
-def _walk_steps(
-    buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, bad: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """lockstep._repeated for the steps of FeatureLists, in list order: (list, start, end) of
-    each step. Each list's steps are walked one after the other, all lists at once, with three
-    numpy operations a step where steps are under 128 bytes: a step's one-byte length is read
-    and skipped, _UNROLL steps a turn, and the tags and lengths are checked after the walk, for
-    all steps at once (a list walked past its end reads at most _UNROLL steps it does not have,
-    in the padding after the last record at worst; they are dropped then). A list where that
-    reading does not hold is walked again by _repeated."""
-    idx = np.flatnonzero(starts < ends)
-    at, end = starts[idx] + 1, ends[idx]  # at: the length byte of each list's next step
-    owners, positions, lengths = [], [], []
-    while idx.size:
-        for _ in range(_UNROLL):
-            length = buf[at]
-            owners.append(idx)
-            positions.append(at)
-            lengths.append(length)
-            at = at + length
-            at += 2
-        live = at <= end
-        if not live.all():
-            idx, at, end = idx[live], at[live], end[live]
-    if not owners:
-        empty = np.empty(0, dtype=np.int64)
-        return empty, empty, empty
-    # Step k of each list was read in turn k: its place in list order is where its list's steps begin, plus k.
-    number = np.repeat(np.arange(len(owners)), [len(o) for o in owners])
-    owner, start = np.concatenate(owners), np.concatenate(positions) + 1
-    real = np.flatnonzero(start - 2 < ends[owner])  # the tag is inside the list
-    owner, start, number = owner[real], start[real], number[real]
-    first = np.zeros(len(starts), dtype=np.int64)
-    np.cumsum(np.bincount(owner, minlength=len(starts))[:-1], out=first[1:])
-    place = first[owner] + number
-    owner[place], start[place] = owner.copy(), start.copy()
-    length = np.empty(len(real), dtype=np.uint8)
-    length[place] = np.concatenate(lengths)[real]
-    stop = start + length
-    wrong = np.zeros(len(starts), dtype=bool)
-    wrong[owner[(buf[start - 2] != 0x0A) | (length >= 0x80)]] = True  # not field 1, length-delimited; a longer length
-    last = np.flatnonzero(np.append(owner[1:] != owner[:-1], True))
-    wrong[owner[last[stop[last] != ends[owner[last]]]]] = True  # the last step ends past the list
-    if wrong.any():
-        redo = np.flatnonzero(wrong)
-        keep = ~wrong[owner]
-        redo_bad = np.zeros(len(redo), dtype=bool)
-        again, again_start, again_stop = _repeated(buf, starts[redo], ends[redo], redo_bad)
-        bad[redo[redo_bad]] = True
-        owner = np.concatenate([owner[keep], redo[again]])
-        order = np.argsort(owner, kind="stable")
-        owner = owner[order]
-        start = np.concatenate([start[keep], again_start])[order]
-        stop = np.concatenate([stop[keep], again_stop])[order]
-    return owner, start, stop
-
-
-_UNROLL = 4  # steps each list walks a turn
-_WALK_PAD = bytes(_UNROLL * 258)  # after the last record: what a walk past its end may read
-
-
-def _step_spans(
-    buf: np.ndarray, start: np.ndarray, end: np.ndarray, ok: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """lockstep.feature_spans for the steps, with less work where every list field and packed
-    run is under 128 bytes: a step's first four bytes are its list's tag and length and its
-    packed run's tag and length (four byte gathers: numpy gathers bytes much faster than
-    unaligned words). Steps laid out otherwise go to feature_spans. The padding after the
-    last record holds the four bytes of an empty step at its end."""
-    tag, size, inner_tag, inner_size = buf[start], buf[start + 1], buf[start + 2], buf[start + 3]
-    has_kind = start < end
-    kinds = np.where(has_kind, tag >> 3, 0).astype(np.int64)
-    numeric = has_kind & (size > 0) & (kinds != BYTES)
-    fast = ~has_kind | ((kinds >= BYTES) & (kinds <= INT64) & (tag & 7 == 2) & (start + 2 + size == end))
-    fast &= ~numeric | ((inner_tag == 0x0A) & (start + 4 + inner_size == end))
-    fast &= ~numeric | (kinds != FLOAT) | (inner_size % 4 == 0)
-    fast &= ~numeric | (kinds != INT64) | (buf[end - 1] < 0x80)
-    value_start = np.where(numeric, start + 4, np.where(has_kind, start + 2, start))
-    slow = np.flatnonzero(~fast)
-    if slow.size:
-        slow_ok = np.ones(len(slow), dtype=bool)
-        kinds[slow], value_start[slow], end_slow = feature_spans(buf, start[slow], end[slow], slow_ok)
-        ok[slow] = slow_ok
-        end = end.copy()
-        end[slow] = end_slow
-    return kinds, value_start, end
+    return _Lists(
+        entry_row, key_start, key_len, ok, first_step, kinds, value_start, value_end, values, list_start, strided
+    )
 
 
 def _feature_lists(
@@ -399,21 +327,59 @@ def _feature_lists(
             batch.buf, key.encode("utf-8", "surrogatepass"), parsed.key_start, parsed.key_len, parsed.entry_row,
             parsed.ok,
         )  # fmt: skip
-        first = parsed.first_step[entries]
-        steps = parsed.first_step[entries + 1] - first
-        step_ids = index_ranges(first, steps)
-        kinds = parsed.kinds[step_ids]
-        rule = _SEQUENCE[type(spec)]
-        step_bad = np.zeros(len(step_ids), dtype=bool)
-        counts, values = _step_values(batch, text, spec, parsed, step_ids, kinds, step_bad)
-        step_bad |= rule.steps_bad(spec, kinds, counts)
-        bad[np.repeat(rows, steps)[step_bad]] = True
-        if rule.required(spec):
+        strided = parsed.strided.stride[entries] > 0
+        walked = _walked_steps(batch, text, spec, parsed, rows[~strided], entries[~strided], bad)
+        found[key] = _with_strided(batch, spec, parsed, walked, rows[strided], entries[strided], bad)
+        if _SEQUENCE[type(spec)].required(spec):
             missing = np.ones(len(bad), dtype=bool)
             missing[rows] = False
             bad |= missing
-        found[key] = Steps(rows, steps, counts, values)
     return found
+
+
+def _walked_steps(
+    batch: _Batch, text: Any, spec: FeatureSpec, parsed: _Lists, rows: np.ndarray, entries: np.ndarray, bad: np.ndarray
+) -> Steps:
+    """The steps of the walked lists `entries` (of the records `rows`); marks in `bad` the
+    records with a step that does not fit `spec`."""
+    if not len(entries):
+        return _no_steps(spec)
+    first = parsed.first_step[entries]
+    steps = parsed.first_step[entries + 1] - first
+    step_ids = index_ranges(first, steps)
+    kinds = parsed.kinds[step_ids]
+    step_bad = np.zeros(len(step_ids), dtype=bool)
+    counts, values = _step_values(batch, text, spec, parsed, step_ids, kinds, step_bad)
+    step_bad |= _SEQUENCE[type(spec)].steps_bad(spec, kinds, counts)
+    bad[np.repeat(rows, steps)[step_bad]] = True
+    return Steps(rows, steps, counts, values)
+
+
+def _with_strided(
+    batch: _Batch,
+    spec: FeatureSpec,
+    parsed: _Lists,
+    walked: Steps,
+    rows: np.ndarray,
+    entries: np.ndarray,
+    bad: np.ndarray,
+) -> Steps:
+    """`walked` and the steps of the strided lists `entries` (of the records `rows`), in row
+    order; marks in `bad` the records whose strided list does not fit `spec` (a list's steps
+    are alike: one check a list)."""
+    if not len(entries):
+        return walked
+    strided = parsed.strided
+    kinds, per_step = strided.kinds[entries], strided.per_step[entries]
+    bad[rows[_SEQUENCE[type(spec)].steps_bad(spec, kinds, per_step)]] = True
+    counts, values, wrong = strided_values(batch.buf, strided, parsed.lists_at[entries], entries, spec.kind, spec.dtype)
+    bad[rows[wrong]] = True
+    steps = Steps(rows, strided.steps[entries], counts, values)
+    if not len(walked.rows):
+        return steps
+    rows, per_row, counts = (np.concatenate([a, b]) for a, b in zip(walked[:3], steps[:3], strict=True))
+    flat = walked.values + values if spec.kind == BYTES else np.concatenate([walked.values, values])
+    return _sorted(Steps(rows, per_row, counts, flat))
 
 
 def _step_values(
@@ -532,8 +498,11 @@ def _sorted(steps: Steps) -> Steps:
     order = np.argsort(steps.rows, kind="stable")
     first_step = np.cumsum(steps.steps) - steps.steps
     step_order = index_ranges(first_step[order], steps.steps[order])
-    value_first = np.cumsum(steps.counts) - steps.counts
-    value_order = index_ranges(value_first[step_order], steps.counts[step_order])
+    if len(steps.counts) and (steps.counts == 1).all():  # a value a step (an id): the same order
+        value_order = step_order
+    else:
+        value_first = np.cumsum(steps.counts) - steps.counts
+        value_order = index_ranges(value_first[step_order], steps.counts[step_order])
     values = steps.values
     values = [values[i] for i in value_order.tolist()] if isinstance(values, list) else values[value_order]
     return Steps(steps.rows[order], steps.steps[order], steps.counts[step_order], values)
