@@ -6,7 +6,9 @@ journal exists nothing is visible and a crash leaves only the staging folder; on
 the renames are replayed until done (the journal's rules, shared with the publications in a
 store and with the readers that list an output, are in _storage/journal.py). Every publication holds
 the output's lock `.NAME.lock` (fcntl.flock, released by the kernel when its owner dies; the
-owner's pid inside), so the next run on the same output knows that any staging folder it
+owner's pid inside; created O_EXCL|O_NOFOLLOW, an existing one used only when it is a
+regular, singly linked pid file, and named after the output's real path so that every
+symlinked name of an output has one lock), so the next run on the same output knows that any staging folder it
 finds belongs to a killed run: it rolls it back (no journal) or forward (journal) and says
 so through logging; it also removes the temporary files that killed single-file writes of
 the output left (_storage/atomic.py).
@@ -73,7 +75,8 @@ class OutputLock:
     """The exclusive lock of an output: `.NAME.lock` beside it, holding the owner's pid.
 
     Taken at construction; a lock held by a running process raises OutputLockedError, a
-    lock left by a dead one is taken over (`stale_pid` says whose it was). `release()`
+    lock left by a dead one is taken over (`stale_pid` says whose it was), and a lock
+    file that is a link or holds anything but a pid is refused (OutputLockedError), untouched. `release()`
     removes the file."""
 
     def __init__(self, target: PathName) -> None:

@@ -151,7 +151,11 @@ class RemotePublication:
                 raise FileNotFoundError(f"staged object never written: {redact(missing[0])}")
             journal = {
                 "moves": [
-                    [temp.rpartition("/")[2], self._relative(final), self.folder.size(f"{self.staging_name}/{temp.rpartition('/')[2]}")]
+                    [
+                        temp.rpartition("/")[2],
+                        self._relative(final),
+                        self.folder.size(f"{self.staging_name}/{temp.rpartition('/')[2]}"),
+                    ]
                     for temp, final in self._moves
                 ],
                 "deletes": [self._relative(url) for url in self._deletes],
