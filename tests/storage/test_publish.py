@@ -96,7 +96,7 @@ def test_recovery_rolls_forward_a_committed_journal(tmp_path: Path) -> None:
     staging.mkdir()
     (staging / "a").write_text("A")
     (tmp_path / "b.txt").write_text("B")  # its rename was done before the kill
-    journal = {"moves": [["a", "a.txt"], ["b", "b.txt"]], "deletes": ["old.txt"]}
+    journal = {"moves": [["a", "a.txt", 1], ["b", "b.txt", 1]], "deletes": ["old.txt"]}
     (staging / "journal.json").write_text(json.dumps(journal))
     done = recover(tmp_path / "ds")
     assert "completed a write" in done[0]

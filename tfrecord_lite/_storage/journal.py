@@ -15,6 +15,13 @@ the commit mark of the output as a whole:
     until the journal exists and the new ones from then on, never a mix — while the
     renames run, and after a crash in the middle of them.
 
+A journal is data found in a folder, so it is checked before anything is done with it
+(validate): {"moves": [[staged, final, size], ...], "deletes": [name, ...]} and nothing else,
+every name a plain name (no separator, no `..`, not absolute): a staged name inside its own
+staging folder, a final or deleted name inside the output's folder; a staged file still
+there must be a regular file of the size written down. Writers refuse a journal that does
+not validate (JournalError, naming it) and touch nothing; readers log it and ignore it.
+
 A Folder is the few operations this needs; LocalFolder is a directory, and StoreFolder a
 prefix of an fsspec store. A store has no locks: its staging prefix holds OWNER, the host and
 pid of the run that staged it, so that only a killed run of this machine is rolled back.
@@ -28,8 +35,10 @@ import logging
 import os
 import shutil
 import socket
+import stat
 from typing import Any, Protocol
 
+from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._storage.atomic import fsync_folder, pid_alive
 
 __all__ = [
@@ -37,11 +46,13 @@ __all__ = [
     "OWNER",
     "STAGING",
     "Folder",
+    "JournalError",
     "LocalFolder",
     "StoreFolder",
     "journal_of",
     "recover_stagings",
     "roll_forward",
+    "validate",
     "visible",
 ]
 
@@ -50,6 +61,10 @@ log = logging.getLogger("tfrecord_lite")
 JOURNAL = "journal.json"
 STAGING = ".publish-"  # staging folders are named `.NAME.publish-TOKEN`
 OWNER = "owner.json"  # in a store's staging prefix: {"host", "pid", "started"} of the run that staged it
+
+
+class JournalError(TFRecordError):
+    """A publication journal that does not validate: refused, nothing it names is touched."""
 
 
 class Folder(Protocol):
@@ -63,6 +78,9 @@ class Folder(Protocol):
 
     def read(self, rel: str) -> bytes:
         """The bytes of a file; FileNotFoundError when missing."""
+
+    def size(self, rel: str) -> int | None:
+        """The size of a regular file; None when missing or not a regular file (a link, a folder)."""
 
     def move(self, source: str, target: str) -> None:
         """Give `source` the name `target`; nothing when `source` is gone (moved before)."""
@@ -81,41 +99,93 @@ def _is_staging(name: str) -> bool:
     return name.startswith(".") and STAGING in name
 
 
+def is_plain_name(name: object) -> bool:
+    """Whether `name` is a file name alone: no separator, not '.' or '..', not absolute, no NUL."""
+    return (
+        isinstance(name, str)
+        and name not in ("", ".", "..")
+        and not any(c in name for c in "/\\\0")
+        and not os.path.isabs(name)
+    )
+
+
+def validate(folder: Folder, staging: str, journal: object) -> dict[str, Any]:
+    """`journal` (as parsed from `staging`'s journal.json) if it follows the schema of the module
+    comment and its staged files still there have their sizes; JournalError naming it if not."""
+
+    def refuse(why: str) -> JournalError:
+        return JournalError(
+            f"refused the publication journal {folder.path(f'{staging}/{JOURNAL}')}: {why}; nothing it names "
+            "was touched (remove that folder if it is not the output's own)",
+            path=folder.path(f"{staging}/{JOURNAL}"),
+        )
+
+    if not isinstance(journal, dict) or set(journal) != {"moves", "deletes"}:
+        raise refuse('expected an object with exactly the keys "moves" and "deletes"')
+    moves, deletes = journal["moves"], journal["deletes"]
+    if not isinstance(moves, list) or not isinstance(deletes, list):
+        raise refuse('"moves" and "deletes" must be lists')
+    for move in moves:
+        if not (isinstance(move, list) and len(move) == 3 and type(move[2]) is int and move[2] >= 0):
+            raise refuse(f"a move must be [staged name, final name, size], found {move!r:.200}")
+        if not (is_plain_name(move[0]) and move[0] != JOURNAL and is_plain_name(move[1])):
+            raise refuse(f"a move names a path, not a plain file name: {move!r:.200}")
+        found = folder.size(f"{staging}/{move[0]}")
+        if found is not None and found != move[2]:
+            raise refuse(f"the staged file {move[0]!r} holds {found} bytes, the journal says {move[2]}")
+        if found is None and move[0] in folder.entries(staging):
+            raise refuse(f"the staged {move[0]!r} is not a regular file")
+    for name in deletes:
+        if not is_plain_name(name):
+            raise refuse(f"a deletion names a path, not a plain file name: {name!r:.200}")
+    return journal
+
+
 def journal_of(folder: Folder, staging: str) -> dict[str, Any] | None:
-    """The journal of a staging folder, None when it has none (its publication never committed)."""
+    """The validated journal of a staging folder, None when it has none (its publication never
+    committed); JournalError when it does not validate."""
     try:
-        journal: dict[str, Any] = json.loads(folder.read(f"{staging}/{JOURNAL}"))
+        text = folder.read(f"{staging}/{JOURNAL}")
     except FileNotFoundError:
         return None
-    return journal
+    try:
+        journal = json.loads(text)
+    except ValueError:  # JSONDecodeError and UnicodeDecodeError: validate refuses None
+        journal = None
+    return validate(folder, staging, journal)
 
 
 def visible(folder: Folder) -> dict[str, str]:
     """{path of each file in `folder`, as readers see it: path to read it from}. Files a committed
     journal deletes are left out, and the files it publishes are in, read from their staged copy
-    while it is still there (see the module comment)."""
+    while it is still there (see the module comment). A journal that does not validate is logged
+    and ignored."""
     entries = folder.entries()
     files = {name: name for name, is_folder in entries.items() if not is_folder}
     for staging in sorted(name for name, is_folder in entries.items() if is_folder and _is_staging(name)):
         staged = folder.entries(staging)
-        journal = journal_of(folder, staging) if JOURNAL in staged else None
+        try:
+            journal = journal_of(folder, staging) if JOURNAL in staged else None
+        except JournalError as exc:
+            log.warning("%s", exc)
+            continue
         if journal is None:
             continue  # not committed: none of it exists yet
-        finals = {final for _, final in journal["moves"]}
+        finals = {final for _, final, _ in journal["moves"]}
         for old in journal["deletes"]:
             if old not in finals:
                 files.pop(old, None)
-        for temp, final in journal["moves"]:
+        for temp, final, _ in journal["moves"]:
             if temp in staged:
                 files[final] = f"{staging}/{temp}"
     return {folder.path(final): folder.path(rel) for final, rel in files.items()}
 
 
 def roll_forward(folder: Folder, staging: str, journal: dict[str, Any]) -> None:
-    """Apply a committed journal: every rename not done yet, every deletion, then drop the staging."""
-    for temp, final in journal["moves"]:
+    """Apply a validated journal: every rename not done yet, every deletion, then drop the staging."""
+    for temp, final, _ in journal["moves"]:
         folder.move(f"{staging}/{temp}", final)
-    finals = {final for _, final in journal["moves"]}
+    finals = {final for _, final, _ in journal["moves"]}
     for old in journal["deletes"]:
         if old not in finals:
             folder.remove(old)
@@ -167,6 +237,13 @@ class LocalFolder:
         with open(self.path(rel), "rb") as fh:
             return fh.read()
 
+    def size(self, rel: str) -> int | None:
+        try:
+            found = os.lstat(self.path(rel))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return found.st_size if stat.S_ISREG(found.st_mode) else None
+
     def move(self, source: str, target: str) -> None:
         destination = self.path(target)
         try:
@@ -209,6 +286,13 @@ class StoreFolder:
 
     def read(self, rel: str) -> bytes:
         return bytes(self.fs.cat_file(self.path(rel)))
+
+    def size(self, rel: str) -> int | None:
+        try:
+            info = self.fs.info(self.path(rel))
+        except FileNotFoundError:
+            return None
+        return int(info["size"]) if info.get("type") == "file" else None
 
     def move(self, source: str, target: str) -> None:
         try:

@@ -6,7 +6,9 @@ journal exists nothing is visible and a crash leaves only the staging folder; on
 the renames are replayed until done (the journal's rules, shared with the publications in a
 store and with the readers that list an output, are in _storage/journal.py). Every publication holds
 the output's lock `.NAME.lock` (fcntl.flock, released by the kernel when its owner dies; the
-owner's pid inside), so the next run on the same output knows that any staging folder it
+owner's pid inside; created O_EXCL|O_NOFOLLOW, an existing one used only when it is a
+regular, singly linked pid file, and named after the output's real path so that every
+symlinked name of an output has one lock), so the next run on the same output knows that any staging folder it
 finds belongs to a killed run: it rolls it back (no journal) or forward (journal) and says
 so through logging; it also removes the temporary files that killed single-file writes of
 the output left (_storage/atomic.py).
@@ -24,6 +26,7 @@ import logging
 import os
 import secrets
 import shutil
+import stat
 
 from tfrecord_lite._errors import PathName, TFRecordError
 from tfrecord_lite._storage.atomic import fsync_file, fsync_folder, orphan_temps, pid_alive, write_atomic
@@ -49,8 +52,9 @@ class OutputLockedError(TFRecordError):
 
 def _split(target: PathName) -> tuple[str, str]:
     """(folder, base name) of an output path or prefix. An existing folder of outputs (`split -o out/`)
-    is its own folder with base '': its lock and staging live inside it, on its file system."""
-    path = os.path.abspath(os.fspath(target))  # type: ignore[arg-type]
+    is its own folder with base '': its lock and staging live inside it, on its file system. Symlinks are
+    resolved, so every alias of one output has one lock."""
+    path = os.path.realpath(os.fspath(target))  # type: ignore[arg-type]
     if os.path.isdir(path):
         return path, ""
     return os.path.dirname(path), os.path.basename(path)
@@ -71,7 +75,8 @@ class OutputLock:
     """The exclusive lock of an output: `.NAME.lock` beside it, holding the owner's pid.
 
     Taken at construction; a lock held by a running process raises OutputLockedError, a
-    lock left by a dead one is taken over (`stale_pid` says whose it was). `release()`
+    lock left by a dead one is taken over (`stale_pid` says whose it was), and a lock
+    file that is a link or holds anything but a pid is refused (OutputLockedError), untouched. `release()`
     removes the file."""
 
     def __init__(self, target: PathName) -> None:
@@ -89,11 +94,14 @@ class OutputLock:
 
     def _try_acquire(self) -> int | None:
         """The locked descriptor, or None when the lock file was replaced meanwhile (try again)."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fd = self._open()
+        except FileNotFoundError:  # removed between the two opens: try again
+            return None
         try:
             owner = _read_pid(fd)
             self._lock(fd, owner)
-            if os.fstat(fd).st_ino != os.stat(self.path).st_ino:  # released and unlinked meanwhile
+            if os.fstat(fd).st_ino != os.stat(self.path, follow_symlinks=False).st_ino:  # released and unlinked
                 os.close(fd)
                 return None
         except FileNotFoundError:
@@ -103,10 +111,41 @@ class OutputLock:
             os.close(fd)
             raise
         self.stale_pid = owner if owner is not None and owner != os.getpid() else None
-        os.ftruncate(fd, 0)
+        os.ftruncate(fd, 0)  # a pid file, checked by _open: nothing else is ever truncated
         os.lseek(fd, 0, os.SEEK_SET)
         os.write(fd, f"{os.getpid()}\n".encode())
         return fd
+
+    def _open(self) -> int:
+        """The lock file created (O_EXCL), else the existing one opened; never through a symlink
+        (O_NOFOLLOW), and only if it is what a lock file is: a regular file of one link holding a pid."""
+        nofollow = getattr(os, "O_NOFOLLOW", 0)
+        try:
+            return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | nofollow, 0o666)
+        except FileExistsError:
+            pass
+        try:
+            fd = os.open(self.path, os.O_RDWR | nofollow)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            raise self._not_a_lock("it is a symbolic link") from None
+        found = os.fstat(fd)
+        why = "it is not a regular file" if not stat.S_ISREG(found.st_mode) else ""
+        why = why or ("it has other names (hard links)" if found.st_nlink > 1 else "")
+        if not why and (found.st_size > 64 or (found.st_size and _read_pid(fd) is None)):
+            why = "it holds something other than a process id"
+        if why:
+            os.close(fd)
+            raise self._not_a_lock(why)
+        return fd
+
+    def _not_a_lock(self, why: str) -> OutputLockedError:
+        return OutputLockedError(
+            f"refusing the lock file {self.path} of {self.target}: {why}; a lock file is created by the writer. "
+            "Remove it if it is not yours",
+            path=self.target,
+        )
 
     def _lock(self, fd: int, owner: int | None) -> None:
         if fcntl is None:  # pragma: no cover - no flock: a live pid in the file is the lock
@@ -184,12 +223,19 @@ class Publication:
         return temp
 
     def move(self, temp: str, final: PathName) -> None:
-        """Publish the temporary file `temp` (from `temp()`) as `final`."""
-        self._moves.append((temp, os.path.abspath(os.fspath(final))))  # type: ignore[arg-type]
+        """Publish the temporary file `temp` (from `temp()`) as `final`, a file of the output's folder."""
+        self._moves.append((temp, self._inside(final)))
 
     def delete(self, path: PathName) -> None:
-        """Remove `path` (an old file that the new ones replace) when publishing."""
-        self._deletes.append(os.path.abspath(os.fspath(path)))  # type: ignore[arg-type]
+        """Remove `path` (an old file of the output's folder that the new ones replace) when publishing."""
+        self._deletes.append(self._inside(path))
+
+    def _inside(self, path: PathName) -> str:
+        """`path` made absolute, checked to be a file directly in the output's folder (a journal names no other)."""
+        found = os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(path))), os.path.basename(path))  # type: ignore[arg-type]
+        if os.path.dirname(found) != self.folder:
+            raise ValueError(f"{os.fspath(path)!r} is not in the folder of {self.target} ({self.folder})")  # type: ignore[arg-type]
+        return found
 
     def commit(self) -> None:
         """Publish every file at once (the journal is the atomic step), then unlock."""
@@ -200,8 +246,8 @@ class Publication:
                 fsync_file(temp)  # FileNotFoundError for a file that was never written
             finals = {final for _, final in self._moves}
             journal = {
-                "moves": [[os.path.basename(t), os.path.relpath(f, self.folder)] for t, f in self._moves],
-                "deletes": [os.path.relpath(p, self.folder) for p in self._deletes if p not in finals],
+                "moves": [[os.path.basename(t), os.path.basename(f), os.path.getsize(t)] for t, f in self._moves],
+                "deletes": [os.path.basename(p) for p in self._deletes if p not in finals],
             }
             write_atomic(os.path.join(self.staging, JOURNAL), json.dumps(journal).encode())
             fsync_folder(self.staging)

@@ -135,7 +135,7 @@ class RemotePublication:
     def _relative(self, url: str) -> str:
         """`url` named relative to the output's folder, as a journal names it."""
         path: str = self.store.fs._strip_protocol(url)
-        if not path.startswith(self.folder.where + "/"):
+        if not path.startswith(self.folder.where + "/") or "/" in path[len(self.folder.where) + 1 :]:
             raise ValueError(f"{redact(url)} is not beside {redact(self.target)}")
         return path[len(self.folder.where) + 1 :]
 
@@ -150,7 +150,14 @@ class RemotePublication:
             if missing:
                 raise FileNotFoundError(f"staged object never written: {redact(missing[0])}")
             journal = {
-                "moves": [[temp.rpartition("/")[2], self._relative(final)] for temp, final in self._moves],
+                "moves": [
+                    [
+                        temp.rpartition("/")[2],
+                        self._relative(final),
+                        self.folder.size(f"{self.staging_name}/{temp.rpartition('/')[2]}"),
+                    ]
+                    for temp, final in self._moves
+                ],
                 "deletes": [self._relative(url) for url in self._deletes],
             }
             self.store.put(self.temp(JOURNAL), json.dumps(journal).encode())
