@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from tfrecord_lite._records.reader import iter_records
     from tfrecord_lite._records.salvage import SalvageReport, salvage
     from tfrecord_lite._records.writer import TFRecordWriter
+    from tfrecord_lite._storage.journal import JournalError
     from tfrecord_lite._storage.publish import OutputLockedError
     from tfrecord_lite._storage.sources import resolve_inputs
 
@@ -85,6 +86,7 @@ _LAZY = {
         "TensorProto",
     ],
     "_example.tensor": ["parse_tensor", "serialize_tensor"],
+    "_storage.journal": ["JournalError"],
     "_storage.publish": ["OutputLockedError"],
     "_example.raw": ["decode_raw"],
     "_records.reader": ["iter_records"],
@@ -128,6 +130,7 @@ __all__ = [
     "FloatList",
     "IndexFallbackWarning",
     "Int64List",
+    "JournalError",
     "NoInputsError",
     "NotTFRecordError",
     "OutputLockedError",
