@@ -8,8 +8,8 @@ read as lists of bytes records, each list decoded by sequence_batches' batch dec
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -29,6 +29,8 @@ from tfrecord_lite._storage.files import normalize_compression
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._stream.damage import DamagePolicy, OnError
 from tfrecord_lite._wire.framing import HEADER_SIZE
+
+T = TypeVar("T")  # a decoded batch
 
 
 def iter_example_batches(
@@ -74,7 +76,7 @@ def _batches(
     with RecordIterator(files, compression, verify, policy, storage_options=storage_options) as records:
         head = records._stream.peek(HEADER_SIZE)
         if len(head) >= HEADER_SIZE and int.from_bytes(head[:8], "little") >= SPARSE_RECORD:
-            yield from _record_batches(records, features, batch_size, assembly)
+            yield from _record_batches(records, batch_size, lambda batch: decode_records(batch, features, assembly)[0])
             return
         plans = plan_features(features)
         for view, b, e, record in _spans(records, batch_size):
@@ -87,12 +89,11 @@ def _views_of_copy(view: memoryview, start: int, end: int) -> RecordSlicer:
     return RecordSlicer([view[start:end].tobytes()], [start], views=True)
 
 
-def _record_batches(
-    records: RecordIterator, features: Mapping[str, FeatureSpec], size: int, assembly: Assembly
-) -> Iterator[dict[str, Any]]:
-    """Batches of large records (the first one is): the records as bytes, decoded as decode_examples
-    does (_decode_sparse: their long values copied once, from a buffer that stays in cache, where a
-    batch in the reader's buffer is tens of MiB). Before an error, the records before it come out."""
+def _record_batches(records: RecordIterator, size: int, decode: Callable[[list[bytes]], T]) -> Iterator[T]:
+    """Batches of records as bytes, each decoded by `decode`: for large Examples (decode_records'
+    _decode_sparse copies their long values once, from a buffer that stays in cache, where a
+    batch in the reader's buffer is tens of MiB) and for SequenceExamples. Before an error, the
+    records before it come out."""
     batch: list[bytes] = []
     while True:
         # the previous batch is dropped only once the next one is read: its memory is then reused
@@ -103,11 +104,11 @@ def _record_batches(
             del previous
         except TFRecordError:
             if batch:
-                yield decode_records(batch, features, assembly)[0]
+                yield decode(batch)
             raise
         if not batch:
             return
-        yield decode_records(batch, features, assembly)[0]
+        yield decode(batch)
 
 
 def iter_sequence_example_batches(
@@ -139,17 +140,11 @@ def iter_sequence_example_batches(
 
     def batches() -> Iterator[Decoded]:
         with RecordIterator(files, compression, verify, policy, storage_options=storage_options) as records:
-            while True:
-                batch: list[bytes] = []
-                try:
-                    batch.extend(itertools.islice(records, batch_size))
-                except TFRecordError:
-                    if batch:  # the records before a damaged one come out first
-                        yield decode_sequence_records(batch, context_specs, sequence_specs, assembly)[0]
-                    raise
-                if not batch:
-                    return
-                yield decode_sequence_records(batch, context_specs, sequence_specs, assembly)[0]
+            yield from _record_batches(
+                records,
+                batch_size,
+                lambda batch: decode_sequence_records(batch, context_specs, sequence_specs, assembly)[0],
+            )
 
     return batches()
 
