@@ -77,6 +77,11 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
             "pandas",
             "pip>=22.3",
             "zlib-ng",
+            # the `tfrecord` package: the differential oracle of tfrecord_lite.compat.tfrecord, whose own
+            # tests also run against the compat module
+            "tfrecord==1.14.6",
+            # the viewer's browser tests drive Debian's chromium (installed by .ci/run) with Playwright
+            "playwright",
             *TEST_SERVERS,
         ],
         "test,torch,images,cli,remote,s3,gcs,arrow,fast,lint,docs,package",
@@ -87,11 +92,11 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
         "test,arrow,fast,images",  # images: Pillow, for tests/end_to_end/test_tf_images.py
     ),
     "engines": (
-        "Ray Data, Hugging Face datasets, Dask with distributed, Grain (the distributed engines)",
+        "Ray Data, Hugging Face datasets, Dask with distributed, Grain, Spark (the distributed engines)",
         # torch: the README's PyTorch block comes before its engine blocks, and a page runs in order
         # moto's S3 server (s3fs from the s3 extra): the engines read and write s3:// against it
         ["grain", "distributed", TORCH, *S3_SERVER],
-        "test,arrow,ray,hf,dask,images,s3",
+        "test,arrow,ray,hf,dask,images,s3,spark",
     ),
     "bench-engines": (
         "Ray Data beside TensorFlow, for ray.data.read_tfrecords (benchmarks/ray_read.py)",
@@ -117,7 +122,7 @@ REQUIRE = {
 }
 # pytest selection per test venv (default: the whole suite): .venvs/py already runs every test that
 # needs no engine, so .venvs/engines runs only the tests marked for one.
-SELECT = {"engines": ["-m", "ray or hf or dask or grain"]}
+SELECT = {"engines": ["-m", "ray or hf or dask or grain or spark"]}
 DEMO_MODULES = ("tfrecord_lite.cli.demo", "tfrecord_lite.demo")
 FUZZ_SECONDS = 60  # the fuzzer's share of CI time, split evenly over its targets
 
