@@ -43,7 +43,7 @@ from tfrecord_lite._index.sidecar_file import SIDECAR_SUFFIX
 from tfrecord_lite._records.random_access import RecordSequence, TFRecordFile, checked_position
 from tfrecord_lite._records.reader import RecordIterator, iter_records
 from tfrecord_lite._records.writer import TFRecordWriter
-from tfrecord_lite._repr import compression, count, describe, shown_paths
+from tfrecord_lite._repr import compression, count, describe, plural, shown_paths
 from tfrecord_lite._storage.files import normalize_compression
 from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
 from tfrecord_lite._storage.publish import Publication
@@ -208,7 +208,7 @@ def _one_fallback_warning(shards: int) -> Iterator[None]:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if fallbacks:
         warnings.warn(
-            f"{len(fallbacks)} of {shards} shards use an in-memory index, their sidecar being unreadable; "
+            f"{len(fallbacks)} of {plural(shards, 'shard')} use an in-memory index, their sidecar being unreadable; "
             f"the first: {fallbacks[0].message}",
             IndexFallbackWarning,
             stacklevel=4,
@@ -426,7 +426,7 @@ class ShardedWriter:
     def __repr__(self) -> str:
         split = f"num_shards={len(self._open)}" if self._round_robin else None
         limits = [f"{k}={v}" for k, v in (("max_records", self._max_records), ("max_bytes", self._max_bytes)) if v]
-        shards = f"{len(self.paths)} shards" if self.closed else None
+        shards = plural(len(self.paths), "shard") if self.closed else None
         return describe(
             "ShardedWriter",
             repr(self.prefix),

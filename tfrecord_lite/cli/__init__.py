@@ -7,8 +7,8 @@ holding thin `cmd_*` functions that parse arguments, call the library and print
 (options.py: what they share; output.py: how records and reports look). Inputs are
 files, globs or directories, compression is recognised from the content. Expected
 failures (missing files, corrupt data, bad options) end as one line
-`tfrecord-lite: error: ...` with exit status 1 (data) or 2 (usage); a traceback
-means a bug.
+`tfrecord-lite: error: ...` with exit status 1 (data) or 2 (usage), a line about damaged
+data with what to do about it (options.damage_hint); a traceback means a bug.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import NoReturn
 
 from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite.cli import images, inspect, salvage, shards
-from tfrecord_lite.cli.options import EXIT_DATA, EXIT_USAGE, PROG, UsageError
+from tfrecord_lite.cli.options import EXIT_DATA, EXIT_USAGE, PROG, UsageError, damage_hint
 
 __all__ = ["EXIT_DATA", "EXIT_USAGE", "build_parser", "main"]
 
@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except (UsageError, TFRecordError, ValueError, OSError, ImportError) as err:
         status, message = _failure(err)
-        print(f"{PROG}: error: {message}", file=sys.stderr)
+        print(f"{PROG}: error: {message}{damage_hint(err, hasattr(args, 'on_error'))}", file=sys.stderr)
         return status
 
 
