@@ -7,11 +7,13 @@ Writing: ShardedWriter writes TensorFlow-style names, `prefix-00003-of-00010
 temporary names and appear together at close, or not at all; the prefix is
 locked meanwhile, so two writers never number their shards from the same point.
 
-Growth rule: shard numbers only ever increase. Writing more shards later
-(append=True) numbers them after the highest existing one and gives them the
-new shard total in `-of-`; old shards keep their names. Reading in sorted name
-order therefore keeps every old record at its global index, and readers that
-listed the old files keep working.
+Growth rule: shard numbers only ever increase, and every shard's `-of-` says
+the current total. Writing more shards later (append=True) numbers them after the
+highest existing one, and the old shards get the new total in the same publish
+step (their number and bytes unchanged, staged as hard links: no copy), so one
+glob `prefix-?????-of-00005.tfrecord` matches them all. Reading in sorted name
+order keeps every old record at its global index; a reader with the old files
+open keeps reading them, one that lists them again finds the new names.
 
 A URL prefix (s3://bucket/train) uses an uploads.RemotePublication instead: each
 shard is an upload to a hidden staging object that appears only when complete,
@@ -255,7 +257,8 @@ class ShardedWriter:
     atomic step (a killed writer publishes nothing; see docs/reliability.md); on an
     exception inside the `with` block nothing is published. Existing shards of the
     same prefix raise FileExistsError unless `append=True`, which adds new shards
-    after them (see the growth rule in docs/sharding.md), or `overwrite=True`, which
+    after them and renames the old ones to the new total in the same step (see the
+    growth rule in docs/sharding.md), or `overwrite=True`, which
     replaces them at close. Compressed shards get no index. The prefix is locked
     while the writer is open: a second writer of it raises OutputLockedError.
     The prefix's folder is created when it does not exist yet.
@@ -313,6 +316,7 @@ class ShardedWriter:
             self.publication.delete(path)
         self._first = old[-1][0] + 1 if old and append else 0
         self._append = append
+        self._old = old if append else []
         self._done: list[_Shard] = []
         self._open: list[_Shard] = []
         self._turn = 0
@@ -376,6 +380,7 @@ class ShardedWriter:
                 self.publication.move(shard.temp, final)
                 if shard.offsets is not None and self._save_sidecar(shard):
                     self.publication.move(shard.temp + SIDECAR_SUFFIX, final + SIDECAR_SUFFIX)
+            self._renumber_old(total)
             if self._owned:
                 self.publication.commit()
         except BaseException as exc:
@@ -383,6 +388,19 @@ class ShardedWriter:
             raise
         self.closed = True
         self.paths.extend(finals)
+
+    def _renumber_old(self, total: int) -> None:
+        """The existing shards (and their sidecars) renamed to say the new total, in the same step."""
+        if not self._old:
+            return
+        for number, path in self._old:
+            final = shard_name(self.prefix, number, total, self.suffix)
+            if path == final:
+                continue
+            self.publication.rename(path, final)
+            sidecar = path + SIDECAR_SUFFIX
+            if self._store.exists(sidecar) if self._store is not None else os.path.isfile(sidecar):
+                self.publication.rename(sidecar, final + SIDECAR_SUFFIX)
 
     def _save_sidecar(self, shard: _Shard) -> bool:
         """Write the sidecar of a finished shard next to its temporary file (or object)."""
