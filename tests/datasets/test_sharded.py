@@ -3,8 +3,8 @@
 # indexing across shards, and growing a dataset by new shards.
 from __future__ import annotations
 
-import multiprocessing
 import glob
+import multiprocessing
 import os
 import pickle
 import struct
@@ -131,7 +131,9 @@ def test_grow_by_new_shards(tmp_path: Path) -> None:
     renamed = [str(prefix) + f"-0000{k}-of-00005.tfrecord" for k in (0, 1)]
     assert not any(os.path.exists(p) for p in first)  # old shards say the new total: one glob matches all
     assert sorted(os.listdir(tmp_path)) == sorted(
-        name for k in range(5) for name in (f"grow-0000{k}-of-00005.tfrecord", f"grow-0000{k}-of-00005.tfrecord.tfrlidx")
+        name
+        for k in range(5)
+        for name in (f"grow-0000{k}-of-00005.tfrecord", f"grow-0000{k}-of-00005.tfrecord.tfrlidx")
     )
     with tfr.ShardedRecords(prefix) as grown:
         assert grown.paths == renamed + w.paths

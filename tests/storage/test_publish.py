@@ -143,7 +143,7 @@ def test_append_skips_images_already_packed(tmp_path: Path) -> None:
     prefix = str(tmp_path / "out" / "photos")
     first = images.pack_images(folder, prefix)
     packed = sorted(r.filename for r in images.iter_image_records(first.paths))
-    Image.new("RGB", (4, 3)).save(folder / "dog" / "new.png")
+    Image.new("RGB", (4, 3), (1, 2, 3)).save(folder / "dog" / "new.png")  # bytes not yet packed
     second = images.pack_images(folder, prefix, append=True)
     assert second.written == 1 and sorted(second.duplicates) == packed
     again = images.pack_images(folder, prefix, append=True, allow_duplicates=True)

@@ -30,7 +30,7 @@ import os
 import re
 import warnings
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -317,6 +317,7 @@ class ShardedWriter:
         self._first = old[-1][0] + 1 if old and append else 0
         self._append = append
         self._old = old if append else []
+        self._rewrites: dict[str, Callable[[], Iterable[bytes]]] = {}
         self._done: list[_Shard] = []
         self._open: list[_Shard] = []
         self._turn = 0
@@ -389,18 +390,44 @@ class ShardedWriter:
         self.closed = True
         self.paths.extend(finals)
 
+    def rewrite_old(self, path: str, records: Callable[[], Iterable[bytes]]) -> None:
+        """With append=True: publish the existing shard `path` with the records `records()` gives
+        instead of its own (read at close, before the shard is replaced), in the same step as the new
+        shards, with a new sidecar; its number stays."""
+        if path not in {old for _, old in self._old}:
+            raise ValueError(f"{path} is not an existing shard of {self.prefix}")
+        self._rewrites[path] = records
+
     def _renumber_old(self, total: int) -> None:
-        """The existing shards (and their sidecars) renamed to say the new total, in the same step."""
-        if not self._old:
-            return
+        """The existing shards (and their sidecars) renamed to say the new total, in the same step;
+        those given to rewrite_old written anew."""
         for number, path in self._old:
             final = shard_name(self.prefix, number, total, self.suffix)
+            if path in self._rewrites:
+                self._write_old(number, path, final, self._rewrites[path]())
+                continue
             if path == final:
                 continue
             self.publication.rename(path, final)
             sidecar = path + SIDECAR_SUFFIX
             if self._store.exists(sidecar) if self._store is not None else os.path.isfile(sidecar):
                 self.publication.rename(sidecar, final + SIDECAR_SUFFIX)
+
+    def _write_old(self, number: int, path: str, final: str, records: Iterable[bytes]) -> None:
+        shard = _Shard(
+            self.publication.temp(f"{number:0{_SHARD_DIGITS}d}-new{self.suffix}"),
+            self.compression,
+            self._track,
+            self._storage_options,
+        )
+        for record in records:
+            shard.write(record)
+        shard.writer.close()
+        self.publication.move(shard.temp, final)
+        self.publication.delete(path + SIDECAR_SUFFIX)  # first: a sidecar never outlives its shard
+        self.publication.delete(path)
+        if shard.offsets is not None and self._save_sidecar(shard):
+            self.publication.move(shard.temp + SIDECAR_SUFFIX, final + SIDECAR_SUFFIX)
 
     def _save_sidecar(self, shard: _Shard) -> bool:
         """Write the sidecar of a finished shard next to its temporary file (or object)."""
