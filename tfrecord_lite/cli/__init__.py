@@ -43,9 +43,12 @@ class _Parser(argparse.ArgumentParser):
 EPILOG = f"""\
 inputs: files, glob patterns ('data/train-*.tfrecord'), folders (their TFRecord files)
 or ShardedWriter prefixes ('out/train' for out/train-00000-of-00004.tfrecord ...);
-sidecars and other files that hold no records are skipped, with one line saying so;
+files that hold no records are skipped, one line saying so (not for the sidecars and
+label maps the library writes);
 '-' reads standard input (count, head, cat, schema, verify, merge, reshard,
 convert). GZIP / ZLIB compression is recognised from the content.
+damage: the reading commands report a damaged file (record number, byte offset) and go on
+with the next; --on-error skip reads past damage, 'verify' lists it, 'salvage' rescues a file.
 exit status: 0 success, {EXIT_DATA} bad data (corrupt record, failed verification,
 undecodable image), {EXIT_USAGE} bad command line or missing input.
 

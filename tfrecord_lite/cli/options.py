@@ -141,26 +141,28 @@ class Damaged:
             except (CorruptRecordError, TruncatedRecordError) as err:
                 self.fail(path, number, err)
 
-    def fail(self, path: str, number: int, err: TFRecordError) -> None:
+    def fail(self, path: str, number: int | None, err: TFRecordError) -> None:
         """Report that `path` could not be read past record `number`; past --max-skipped, stop."""
         limit = self.policy.max_skipped
         if limit is not None and self.policy.skipped > limit:
             raise err
         offset = f", byte offset {err.offset}" if err.offset is not None else ""
         self.failed.append({"file": path, "record": number, "offset": err.offset, "error": err.reason})
-        where = f"record #{number}{offset}" if not isinstance(err, NotTFRecordError) else "not read"
+        where = f"record #{number}{offset}" if number is not None else f"byte offset {err.offset}"
+        where = "not read" if isinstance(err, NotTFRecordError) else where
         hint = damage_hint(err, self._skip_option)
         print(f"{PROG}: error: {path}: {where}: {err.reason}{hint}", file=sys.stderr)
 
-    def records_before(self, path: str, compression: str = "auto", verify: bool = True) -> int:
+    def records_before(self, path: str, compression: str = "auto", verify: bool = True) -> int | None:
         """How many records of `path` come before the damage that stopped a pass over it without
         reading records (counting, indexing): a second, reading scan that only a damaged file pays
-        for. Standard input, read once already, says 0."""
+        for. None for standard input, which cannot be read twice."""
+        if path == "-":
+            return None
         n = 0
-        if path != "-":
-            with contextlib.suppress(CorruptRecordError, TruncatedRecordError):
-                for _ in iter_records(path, compression=compression, verify=verify):
-                    n += 1
+        with contextlib.suppress(CorruptRecordError, TruncatedRecordError):
+            for _ in iter_records(path, compression=compression, verify=verify):
+                n += 1
         return n
 
     def status(self, args: argparse.Namespace) -> int:
