@@ -408,10 +408,12 @@ class ShardedWriter:
                 continue
             if path == final:
                 continue
-            self.publication.rename(path, final)
+            self.publication.link(path, final)  # the shard before its sidecar appears, and
             sidecar = path + SIDECAR_SUFFIX
             if self._store.exists(sidecar) if self._store is not None else os.path.isfile(sidecar):
-                self.publication.rename(sidecar, final + SIDECAR_SUFFIX)
+                self.publication.link(sidecar, final + SIDECAR_SUFFIX)
+                self.publication.delete(sidecar)  # the sidecar before its shard goes
+            self.publication.delete(path)
 
     def _write_old(self, number: int, path: str, final: str, records: Iterable[bytes]) -> None:
         shard = _Shard(

@@ -13,8 +13,8 @@ finds belongs to a killed run: it rolls it back (no journal) or forward (journal
 so through logging; it also removes the temporary files that killed single-file writes of
 the output left (_storage/atomic.py). A publication that publishes nothing also removes the
 folders it had to create, so a failed first run leaves no empty output folder. An existing file
-is renamed in the same step by staging a hard link to it (`rename`), as an append renumbering
-its shards does.
+is renamed in the same step by staging a hard link to it (`link`) and deleting its old name, as
+an append renumbering its shards does.
 
 open_publication is where writers get a publication: Publication for a local path, and for a
 URL uploads.RemotePublication, which has the same interface (and no lock: a store has none).
@@ -231,9 +231,10 @@ class Publication:
         """Publish the temporary file `temp` (from `temp()`) as `final`, a file of the output's folder."""
         self._moves.append((temp, self._inside(final)))
 
-    def rename(self, path: PathName, final: PathName) -> None:
-        """Give the existing file `path` of the output's folder the name `final` in the same step as
-        the other files (staged as a hard link, or a copy where the file system has none)."""
+    def link(self, path: PathName, final: PathName) -> None:
+        """Publish the existing file `path` of the output's folder also as `final`, in the same step as
+        the other files (staged as a hard link, or a copy where the file system has none); `delete`
+        the old name to rename it."""
         path = os.fspath(path)  # type: ignore[arg-type]
         temp = self.temp(f"{len(self._moves)}-{os.path.basename(os.fspath(final))}")  # type: ignore[arg-type]
         try:
@@ -241,7 +242,6 @@ class Publication:
         except OSError:
             shutil.copy2(path, temp)
         self.move(temp, final)
-        self.delete(path)
 
     def delete(self, path: PathName) -> None:
         """Remove `path` (an old file of the output's folder that the new ones replace) when publishing."""

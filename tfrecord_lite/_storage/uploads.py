@@ -135,13 +135,12 @@ class RemotePublication:
     def delete(self, url: str) -> None:
         self._deletes.append(url)
 
-    def rename(self, url: str, final: str) -> None:
-        """Give the existing object `url` the name `final` in the same step (staged as a copy)."""
+    def link(self, url: str, final: str) -> None:
+        """Publish the existing object `url` also as `final`, in the same step (staged as a copy)."""
         temp = self.temp(f"{len(self._moves)}-{final.rpartition('/')[2]}")
         fs = self.store.fs
         fs.copy(fs._strip_protocol(url), fs._strip_protocol(temp))
         self.move(temp, final)
-        self.delete(url)
 
     def _relative(self, url: str) -> str:
         """`url` named relative to the output's folder, as a journal names it."""
