@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from tfrecord_lite._records.random_access import TFRecordFile
     from tfrecord_lite._records.reader import iter_records
     from tfrecord_lite._records.salvage import SalvageReport, salvage
+    from tfrecord_lite._records.verify import VerifyReport, verify_file
     from tfrecord_lite._records.writer import TFRecordWriter
     from tfrecord_lite._storage.journal import JournalError
     from tfrecord_lite._storage.publish import OutputLockedError
@@ -91,6 +92,7 @@ _LAZY = {
     "_example.raw": ["decode_raw"],
     "_records.reader": ["iter_records"],
     "_records.salvage": ["SalvageReport", "salvage"],
+    "_records.verify": ["VerifyReport", "verify_file"],
     "_datasets.schema": ["infer_features", "infer_sequence_features"],
     "_datasets.sharded": ["ShardedRecords", "ShardedWriter"],
     "_example.spec": ["FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "VarLenFeature"],
@@ -149,6 +151,7 @@ __all__ = [
     "TensorProto",
     "TruncatedRecordError",
     "VarLenFeature",
+    "VerifyReport",
     "count_records",
     "decode_example",
     "decode_examples",
@@ -166,6 +169,7 @@ __all__ = [
     "resolve_inputs",
     "salvage",
     "serialize_tensor",
+    "verify_file",
     "write_index",
     "write_text_index",
 ]

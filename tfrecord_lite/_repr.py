@@ -19,7 +19,7 @@ def shown_paths(paths: Sequence[Any]) -> str:
         return repr(names[0])
     if len(names) <= 3:
         return repr(names)
-    return f"[{names[0]!r}, ..., {names[-1]!r}] ({len(names)} files)"
+    return f"[{names[0]!r}, ..., {names[-1]!r}] ({plural(len(names), 'file')})"
 
 
 def shown_keys(keys: Iterable[str] | None) -> str | None:
@@ -30,6 +30,16 @@ def shown_keys(keys: Iterable[str] | None) -> str | None:
     if len(names) <= _MAX_ITEMS:
         return repr(names)
     return repr(names[:_MAX_ITEMS])[:-1] + f", ...] ({len(names)} keys)"
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """`1 file`, `0 files`, `2 classes`: a count and its noun, singular only for one. The plural
+    is `noun` + 's' ('es' after s, x, ch, sh) unless `nouns` spells it."""
+    if n == 1:
+        return f"{n} {noun}"
+    if nouns is None:
+        nouns = noun + ("es" if noun.endswith(("s", "x", "ch", "sh")) else "s")
+    return f"{n} {nouns}"
 
 
 def count(n: int | None, unit: str = "records") -> str | None:

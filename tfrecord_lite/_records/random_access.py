@@ -37,7 +37,7 @@ from tfrecord_lite._index.record_index import (
     release,
 )
 from tfrecord_lite._index.sidecar_file import IndexArg
-from tfrecord_lite._repr import count, describe
+from tfrecord_lite._repr import count, describe, plural
 from tfrecord_lite._storage.files import display_name, read_head
 from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
 from tfrecord_lite._stream.damage import DamagePolicy, OnError
@@ -135,7 +135,7 @@ def checked_position(i: int, n: int) -> int:
     if i < 0:
         i += n
     if not 0 <= i < n:
-        raise IndexError(f"record index {i if i >= 0 else i - n} is out of range for {n} records")
+        raise IndexError(f"record index {i if i >= 0 else i - n} is out of range for {plural(n, 'record')}")
     return i
 
 

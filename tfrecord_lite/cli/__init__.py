@@ -7,8 +7,8 @@ holding thin `cmd_*` functions that parse arguments, call the library and print
 (options.py: what they share; output.py: how records and reports look). Inputs are
 files, globs or directories, compression is recognised from the content. Expected
 failures (missing files, corrupt data, bad options) end as one line
-`tfrecord-lite: error: ...` with exit status 1 (data) or 2 (usage); a traceback
-means a bug.
+`tfrecord-lite: error: ...` with exit status 1 (data) or 2 (usage), a line about damaged
+data with what to do about it (options.damage_hint); a traceback means a bug.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import NoReturn
 
 from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite.cli import images, inspect, salvage, shards
-from tfrecord_lite.cli.options import EXIT_DATA, EXIT_USAGE, PROG, UsageError
+from tfrecord_lite.cli.options import EXIT_DATA, EXIT_USAGE, PROG, UsageError, damage_hint
 
 __all__ = ["EXIT_DATA", "EXIT_USAGE", "build_parser", "main"]
 
@@ -43,9 +43,12 @@ class _Parser(argparse.ArgumentParser):
 EPILOG = f"""\
 inputs: files, glob patterns ('data/train-*.tfrecord'), folders (their TFRecord files)
 or ShardedWriter prefixes ('out/train' for out/train-00000-of-00004.tfrecord ...);
-sidecars and other files that hold no records are skipped, with one line saying so;
+files that hold no records are skipped, one line saying so (not for the sidecars and
+label maps the library writes);
 '-' reads standard input (count, head, cat, schema, verify, merge, reshard,
 convert). GZIP / ZLIB compression is recognised from the content.
+damage: the reading commands report a damaged file (record number, byte offset) and go on
+with the next; --on-error skip reads past damage, 'verify' lists it, 'salvage' rescues a file.
 exit status: 0 success, {EXIT_DATA} bad data (corrupt record, failed verification,
 undecodable image), {EXIT_USAGE} bad command line or missing input.
 
@@ -106,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except (UsageError, TFRecordError, ValueError, OSError, ImportError) as err:
         status, message = _failure(err)
-        print(f"{PROG}: error: {message}", file=sys.stderr)
+        print(f"{PROG}: error: {message}{damage_hint(err, hasattr(args, 'on_error'))}", file=sys.stderr)
         return status
 
 
