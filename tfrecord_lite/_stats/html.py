@@ -129,7 +129,8 @@ def bars_svg(items: Sequence[tuple[str, float]], title: str, width: int = 320) -
 
 
 def label_feature(stats: DatasetStatistics) -> FeatureStatistics | None:
-    """The feature whose values look like labels: named so, else the first with few values."""
+    """The feature whose values look like labels: named so, else the first with few values
+    (that repeat: at most half as many as the records that have it)."""
     candidates = [
         f
         for f in stats.features
@@ -140,7 +141,8 @@ def label_feature(stats: DatasetStatistics) -> FeatureStatistics | None:
             return feature
     for feature in candidates:
         assert feature.categories is not None
-        if feature.categories.distinct_exact and 1 < feature.categories.distinct <= LABEL_MAX:
+        distinct = feature.categories.distinct
+        if feature.categories.distinct_exact and 1 < distinct <= min(LABEL_MAX, feature.present // 2):
             return feature
     return None
 

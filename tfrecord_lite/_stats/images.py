@@ -17,11 +17,12 @@ FORMATS = ("jpeg", "png", "gif", "webp", "bmp")
 _HEAD = 16
 _SOF = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
 _STANDALONE = {0x01, *range(0xD0, 0xD9)}
+_FIRST_BYTES = np.frombuffer(b"\xff\x89GRB", dtype=np.uint8)
 
 
-def _head_matrix(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """The first _HEAD bytes of each value (zeros past its end)."""
-    starts, lengths = offsets[:-1], np.diff(offsets)
+def _head_matrix(data: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """The first _HEAD bytes of each value data[bounds[0, k]:bounds[1, k]] (zeros past its end)."""
+    starts, lengths = bounds[0], bounds[1] - bounds[0]
     columns = np.arange(_HEAD)
     index = np.minimum(starts[:, None] + columns, max(len(data) - 1, 0))
     if not len(data):
@@ -37,7 +38,17 @@ def _matches(head: np.ndarray, at: int, magic: bytes) -> np.ndarray:
 
 def sniff_formats(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Per value, the index in FORMATS + 1 of the format its magic bytes name, else 0."""
-    head = _head_matrix(data, offsets)
+    out = np.zeros(len(offsets) - 1, dtype=np.int8)
+    starts = offsets[:-1][np.diff(offsets) >= 2]
+    maybe = np.isin(data[starts], _FIRST_BYTES)  # most values are ruled out by their first byte
+    if not maybe.any():
+        return out
+    rows = np.flatnonzero(np.diff(offsets) >= 2)[maybe]
+    out[rows] = _sniff_heads(_head_matrix(data, np.stack([offsets[rows], offsets[rows + 1]])))
+    return out
+
+
+def _sniff_heads(head: np.ndarray) -> np.ndarray:
     out = np.zeros(len(head), dtype=np.int8)
     out[_matches(head, 0, b"\xff\xd8\xff")] = 1
     out[_matches(head, 0, b"\x89PNG\r\n\x1a\n")] = 2

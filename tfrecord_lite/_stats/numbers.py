@@ -17,7 +17,7 @@ from tfrecord_lite._stats.sketches import Sample
 
 __all__ = ["BINS", "QUANTILES", "NumberAccumulator"]
 
-QUANTILES = (0.0, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0)
+QUANTILES = (0.0, 0.01, 0.05, 0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 0.95, 0.99, 1.0)
 BINS = 20  # equal-width histogram buckets between the finite min and max
 
 
@@ -37,30 +37,41 @@ class NumberAccumulator:
         if not len(values):
             return
         self.count += len(values)
-        self.zeros += int(np.count_nonzero(values == 0))
         if self.integer:
-            finite = values
-        else:
-            nan = np.isnan(values)
-            nans = int(np.count_nonzero(nan))
-            self.nans += nans
-            numbers = values[~nan] if nans else values
-            self._extremes(numbers)
-            ok = np.isfinite(numbers)
-            finite = numbers if ok.all() else numbers[ok]
-            self.infinities += len(numbers) - len(finite)
-        if self.integer:
-            self._extremes(values)
-        if len(finite):
-            as_float = finite.astype(np.float64)
-            mean = float(as_float.mean())
-            self._combine(len(finite), mean, float(np.square(as_float - mean).sum()))
-            self.sample.add(as_float)
-
-    def _extremes(self, values: np.ndarray) -> None:
-        if not len(values):
+            low, high = values.min().item(), values.max().item()
+            self._bounds(low, high)
+            if low == high:  # value counts of fixed-length features: nothing to reduce
+                self.zeros += len(values) if low == 0 else 0
+                self._combine(len(values), float(low), 0.0)
+                self.sample.add_repeated(float(low), len(values))
+                return
+            self.zeros += int(np.count_nonzero(values == 0))
+            self._moments(values)
             return
-        low, high = values.min().item(), values.max().item()
+        self.zeros += int(np.count_nonzero(values == 0))
+        finite = np.isfinite(values)
+        if finite.all():
+            self._bounds(values.min().item(), values.max().item())
+            self._moments(values)
+            return
+        nan = np.isnan(values)
+        self.nans += int(np.count_nonzero(nan))
+        numbers = values[~nan]
+        if len(numbers):
+            self._bounds(numbers.min().item(), numbers.max().item())
+        self.infinities += len(numbers) - int(np.count_nonzero(finite))
+        if finite.any():
+            self._moments(values[finite])
+
+    def _moments(self, values: np.ndarray) -> None:
+        as_float = values.astype(np.float64)
+        mean = float(as_float.mean())
+        deviations = as_float - mean
+        np.multiply(deviations, deviations, out=deviations)  # not a BLAS dot: no threads of its own
+        self._combine(len(as_float), mean, float(deviations.sum()))
+        self.sample.add(as_float)
+
+    def _bounds(self, low: float, high: float) -> None:
         self.min = low if self.min is None else min(self.min, low)
         self.max = high if self.max is None else max(self.max, high)
 
@@ -76,10 +87,8 @@ class NumberAccumulator:
         self.nans += other.nans
         self.infinities += other.infinities
         self.zeros += other.zeros
-        for value in (other.min, other.max):
-            if value is not None:
-                self.min = value if self.min is None else min(self.min, value)
-                self.max = value if self.max is None else max(self.max, value)
+        if other.min is not None and other.max is not None:
+            self._bounds(other.min, other.max)
         if other.finite:
             self._combine(other.finite, other.mean, other.m2)
         self.sample.merge(other.sample)

@@ -63,15 +63,26 @@ def hash_bytes(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return out
 
 
+def _padded(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray, width: int) -> np.ndarray:
+    """The values as rows of a (n, width) uint8 matrix, zeros after each value's end."""
+    longest = int(lengths.max())
+    start = int(starts[0])
+    if lengths.min() == longest and int(starts[-1]) - start == longest * (len(starts) - 1):  # end to end, one length
+        matrix = np.zeros((len(starts), width), dtype=np.uint8)
+        matrix[:, :longest] = data[start : start + longest * len(starts)].reshape(len(starts), longest)
+        return matrix
+    columns = np.arange(width)
+    index = np.minimum(starts[:, None] + columns, len(data) - 1)
+    padded: np.ndarray = np.where(columns < lengths[:, None], data[index], 0).astype(np.uint8)
+    return padded
+
+
 def _hash_short(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     h = lengths.astype(np.uint64) * _PRIME
     if not len(lengths) or not lengths.max():
         return _finish(h)
     width = (int(lengths.max()) + 7) // 8 * 8
-    columns = np.arange(width)
-    index = np.minimum(starts[:, None] + columns, len(data) - 1)
-    matrix = np.where(columns < lengths[:, None], data[index], 0).astype(np.uint8)
-    words = np.ascontiguousarray(matrix).view("<u8")
+    words = _padded(data, starts, lengths, width).view("<u8")
     for j in range(words.shape[1]):
         h ^= words[:, j]
         h *= _M1
@@ -149,22 +160,24 @@ class FrequentItems:
         """Count `keys`; `example(k)` gives the value of keys[k], kept for the keys that stay."""
         if not len(keys):
             return
+        if example is None:
+            unique, counts = np.unique(keys, return_counts=True)
+            self._combine(unique, counts)
+            return
         unique, first, counts = np.unique(keys, return_index=True, return_counts=True)
-        added = self._combine(unique, counts)
-        if example is not None:
-            where = dict(zip(unique.tolist(), first.tolist(), strict=True))
-            for key in added:
-                self.examples[key] = example(where[key])
+        new = self._combine(unique, counts)
+        for key, k in zip(new.tolist(), first[np.searchsorted(unique, new)].tolist(), strict=True):
+            self.examples[key] = example(k)
 
     def merge(self, other: FrequentItems) -> None:
         self.decrements += other.decrements
-        added = self._combine(other.keys, other.counts)
-        for key in added:
+        for key in self._combine(other.keys, other.counts).tolist():
             if key in other.examples:
                 self.examples[key] = other.examples[key]
 
-    def _combine(self, keys: np.ndarray, counts: np.ndarray) -> list[int]:
-        """Add counts of (sorted, unique) keys; prune to capacity; the keys newly kept."""
+    def _combine(self, keys: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Add counts of (sorted, unique) keys and prune to capacity; the kept keys that have no
+        example yet (examples of keys dropped are forgotten from time to time)."""
         merged = np.concatenate([self.keys, keys])
         unique, inverse = np.unique(merged, return_inverse=True)
         totals = np.bincount(inverse, weights=np.concatenate([self.counts, counts])).astype(np.int64)
@@ -174,12 +187,12 @@ class FrequentItems:
             totals -= cut
             keep = totals > 0
             unique, totals = unique[keep], totals[keep]
-        new = np.setdiff1d(unique, self.keys, assume_unique=True).tolist()
+        new = np.setdiff1d(unique, self.keys, assume_unique=True)
         self.keys, self.counts = unique, totals
-        if len(self.examples) > len(unique):
+        if len(self.examples) > 4 * self.capacity:
             kept = set(unique.tolist())
             self.examples = {k: v for k, v in self.examples.items() if k in kept}
-        return [k for k in new if k not in self.examples]
+        return new if not self.examples else new[[k not in self.examples for k in new.tolist()]]
 
     @property
     def is_exact(self) -> bool:
@@ -192,33 +205,71 @@ class FrequentItems:
 
 
 class Sample:
-    """A uniform sample of at most `capacity` float64 values (bottom-k of random keys)."""
+    """A uniform sample of at most `capacity` float64 values (bottom-k of random keys). Kept
+    lazily: entries pile up to twice the capacity before the smallest keys are picked out."""
 
     def __init__(self, capacity: int = 1 << 16, seed: int = 0) -> None:
         self.capacity = capacity
         self.rng = np.random.default_rng(seed)
-        self.values = np.empty(0, dtype=np.float64)
-        self.keys = np.empty(0, dtype=np.float64)
+        self.keys: list[np.ndarray] = []
+        self.parts: list[np.ndarray] = []
+        self.held = 0
+        self.threshold = 1.0  # keys at or above it can no longer enter
         self.seen = 0
 
     def add(self, values: np.ndarray) -> None:
         self.seen += len(values)
-        keys = self.rng.random(len(values))
-        if len(self.values) >= self.capacity:  # only keys below the largest kept can enter
-            pick = keys < self.keys.max()
-            keys, values = keys[pick], values[pick]
-        self._keep(np.concatenate([self.keys, keys]), np.concatenate([self.values, values.astype(np.float64)]))
+        if self.threshold >= 1.0:
+            keys = self.rng.random(len(values))
+        else:  # draw only the values whose key falls below the threshold, then their keys
+            values = values[self._below(len(values), self.threshold)]
+            keys = self.rng.random(len(values)) * self.threshold  # uniform below it, as a key is
+        self._hold(keys, values.astype(np.float64))
+
+    def add_repeated(self, value: float, n: int) -> None:
+        """add() of n copies of one value, without making them unless they enter."""
+        self.seen += n
+        entering = n if self.threshold >= 1.0 else len(self._below(n, self.threshold))
+        self._hold(self.rng.random(entering) * self.threshold, np.full(entering, value))
+
+    def _below(self, n: int, p: float) -> np.ndarray:
+        """The positions among n whose key would fall below p: each with probability p, found by
+        geometric gaps between them rather than a key drawn for each."""
+        expected = n * p
+        positions = np.cumsum(self.rng.geometric(p, size=int(expected + 6 * expected**0.5 + 16))) - 1
+        while positions[-1] < n:
+            more = np.cumsum(self.rng.geometric(p, size=len(positions))) + positions[-1]
+            positions = np.concatenate([positions, more])
+        return positions[positions < n]
 
     def merge(self, other: Sample) -> None:
         self.seen += other.seen
-        self._keep(np.concatenate([self.keys, other.keys]), np.concatenate([self.values, other.values]))
+        keys, values = other._compact()
+        self._hold(keys, values)
+        self.threshold = min(self.threshold, other.threshold)
 
-    def _keep(self, keys: np.ndarray, values: np.ndarray) -> None:
+    def _hold(self, keys: np.ndarray, values: np.ndarray) -> None:
+        self.keys.append(keys)
+        self.parts.append(values)
+        self.held += len(keys)
+        if self.held > 2 * self.capacity:
+            self._compact()
+
+    def _compact(self) -> tuple[np.ndarray, np.ndarray]:
+        keys = np.concatenate(self.keys) if self.keys else np.empty(0)
+        values = np.concatenate(self.parts) if self.parts else np.empty(0)
         if len(keys) > self.capacity:
             pick = np.argpartition(keys, self.capacity - 1)[: self.capacity]
             keys, values = keys[pick], values[pick]
-        self.keys, self.values = keys, values
+            self.threshold = float(keys.max())
+        self.keys, self.parts, self.held = [keys], [values], len(keys)
+        return keys, values
+
+    @property
+    def values(self) -> np.ndarray:
+        """The sample: every value while the stream fits, else `capacity` of them."""
+        return self._compact()[1]
 
     @property
     def is_exact(self) -> bool:
-        return self.seen == len(self.values)
+        return self.seen <= self.capacity
