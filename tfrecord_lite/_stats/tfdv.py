@@ -14,6 +14,7 @@ TFRecord of one record, the serialized proto, which `tfdv.load_statistics` reads
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ def _fill_quantiles(pb: Any, out: Any, stats: NumberStats) -> None:
     if any(b is None for b in bounds):
         return
     share = (stats.count - stats.nans) / 10
-    for low, high in zip(bounds, bounds[1:], strict=False):
+    for low, high in itertools.pairwise(bounds):
         out.buckets.add(low_value=low, high_value=high, sample_count=share)
 
 
