@@ -83,10 +83,11 @@ def _hash_short(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np
         return _finish(h)
     width = (int(lengths.max()) + 7) // 8 * 8
     words = _padded(data, starts, lengths, width).view("<u8")
+    same = bool(lengths.min() == lengths.max())
     for j in range(words.shape[1]):
-        h ^= words[:, j]
-        h *= _M1
-        h ^= h >> np.uint64(29)
+        mixed = (h ^ words[:, j]) * _M1
+        mixed ^= mixed >> np.uint64(29)
+        h = mixed if same else np.where(lengths > 8 * j, mixed, h)  # a value's own words only
     return _finish(h)
 
 
