@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 
@@ -46,9 +47,9 @@ def test_exit_statuses(tmp_path):
     assert run_cli("stats", _file(tmp_path), "-n", "0").returncode == 2
     assert run_cli("stats", _file(tmp_path), "--all", "-n", "5").returncode == 2
     path = _file(tmp_path)
-    data = bytearray(open(path, "rb").read())
+    data = bytearray(Path(path).read_bytes())
     data[len(data) // 2] ^= 0xFF
-    open(path, "wb").write(bytes(data))
+    Path(path).write_bytes(bytes(data))
     proc = run_cli("stats", path)
     assert proc.returncode == 1 and proc.stderr.startswith("tfrecord-lite: error:")
     skipped = run_cli("stats", path, "--on-error", "skip", "--json")

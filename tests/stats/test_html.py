@@ -67,7 +67,7 @@ def test_fragment_is_well_formed_scoped_and_static(tmp_path):
     assert tags[0] == "div" and tree.tags[0][1]["class"] == "tfrls"
     assert "script" not in tags and "<script>" not in fragment  # values are escaped
     assert "&lt;script&gt;" in fragment
-    for tag, attrs in tree.tags:
+    for _, attrs in tree.tags:
         assert "src" not in attrs and "href" not in attrs  # nothing fetched
         for name in (attrs.get("class") or "").split():
             assert name == "tfrls" or name.startswith("tfrls-")

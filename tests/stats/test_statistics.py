@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import math
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -210,9 +211,9 @@ def test_dict_and_json_round_trip(tmp_path):
 
 def test_damaged_file_raises_or_skips(tmp_path):
     path = _write(tmp_path / "a.tfrecord", _examples(100))
-    data = bytearray(open(path, "rb").read())
+    data = bytearray(Path(path).read_bytes())
     data[len(data) // 2] ^= 0xFF
-    open(path, "wb").write(bytes(data))
+    Path(path).write_bytes(bytes(data))
     with pytest.raises(tfr.CorruptRecordError):
         tfr.statistics(path)
     stats = tfr.statistics(path, on_error="skip")

@@ -12,7 +12,6 @@ statistics_pb2 = pytest.importorskip("tensorflow_metadata.proto.v0.statistics_pb
 import tfrecord_lite as tfr
 
 
-
 def _records():
     rng = np.random.default_rng(2)
     out = []
