@@ -4,8 +4,12 @@ Strategy: values are reduced a batch at a time, never one at a time in Python.
 
 - `hash_bytes`: a 64-bit hash of each bytes value of a batch. Values up to 256 bytes are hashed
   column-wise: padded into a matrix of 8-byte words, mixed word by word over all rows at once
-  (multiply-xorshift rounds, the length folded in, splitmix64's finaliser last). Longer values
-  (images, documents) are few per batch and hashed one by one by BLAKE2b.
+  (multiply-xorshift rounds over a value's own words only, so that its hash does not depend on
+  the batch; the length folded in, splitmix64's finaliser last). Longer values (images,
+  documents) are few per batch and hashed one by one: the CRC32C and the zlib CRC-32 of the value
+  (two polynomials, so not linearly related; together 15 µs for 64 KiB where BLAKE2b took 65)
+  side by side in 64 bits, the length folded in, the same finaliser. Not cryptographic: two
+  different values collide with a chance of about 2**-64, unless crafted to.
 - `Distinct`: how many different hashes. Exact (a sorted array of them) up to 4096; beyond, a
   HyperLogLog of 2**14 one-byte registers (16 KiB; relative standard error 1.04 / 128 ≈ 0.8 %),
   fed all along so that switching loses nothing. Merging two takes the maximum of the registers.
@@ -21,10 +25,11 @@ Strategy: values are reduced a batch at a time, never one at a time in Python.
 
 from __future__ import annotations
 
-import hashlib
+import zlib
 from typing import Any
 
 import numpy as np
+from crc32c import crc32c
 
 __all__ = ["Distinct", "FrequentItems", "Sample", "hash_bytes", "hash_ints"]
 
@@ -57,9 +62,12 @@ def hash_bytes(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     if short.all():
         return _hash_short(data, offsets[:-1], lengths)
     out[short] = _hash_short(data, offsets[:-1][short], lengths[short])
-    for k in np.flatnonzero(~short).tolist():
-        digest = hashlib.blake2b(data[offsets[k] : offsets[k + 1]].tobytes(), digest_size=8).digest()
-        out[k] = int.from_bytes(digest, "little")
+    long = np.flatnonzero(~short)
+    pairs = []
+    for k in long.tolist():
+        value = data[offsets[k] : offsets[k + 1]].data
+        pairs.append((crc32c(value) << 32) | zlib.crc32(value))
+    out[long] = _finish(np.array(pairs, dtype=np.uint64) ^ (lengths[long].astype(np.uint64) * _PRIME))
     return out
 
 
