@@ -79,6 +79,13 @@ def _table(head: Sequence[str] | None, rows: Sequence[Sequence[str]], numeric: S
     return f'<table class="tfrls-t">{thead}<tbody>{"".join(body)}</tbody></table>'
 
 
+def _range(edges: Sequence[float]) -> tuple[str, str]:
+    """The labels under a histogram: its edges, or for one bucket per integer the integers."""
+    if all(edges[k + 1] - edges[k] == 1 and edges[k] % 1 == 0.5 for k in range(len(edges) - 1)):
+        return _num(int(edges[0] + 0.5)), _num(int(edges[-1] - 0.5))
+    return _num(edges[0]), _num(edges[-1])
+
+
 def histogram_svg(histogram: Histogram, title: str, width: int = 260, height: int = 70) -> str:
     """Vertical bars of a histogram, its range written under it."""
     if not histogram.counts:
@@ -89,13 +96,18 @@ def histogram_svg(histogram: Histogram, title: str, width: int = 260, height: in
     for k, count in enumerate(histogram.counts):
         h = (height - 14) * count / top
         low, high = histogram.edges[k], histogram.edges[k + 1]
-        tip = f"[{low:.4g}, {high:.4g}): {count:,.0f}"
+        tip = (
+            f"[{low:.4g}, {high:.4g}): {count:,.0f}"
+            if high - low != 1 or low % 1 != 0.5
+            else f"{low + 0.5:.0f}: {count:,.0f}"
+        )
         rects.append(
             f'<rect x="{k * bar:.1f}" y="{height - 14 - h:.1f}" width="{max(bar - 1, 1):.1f}" height="{h:.1f}">'
             f"<title>{_e(tip)}</title></rect>"
         )
-    low_text = f'<text x="0" y="{height - 2}">{_e(_num(histogram.edges[0]))}</text>'
-    high_text = f'<text x="{width}" y="{height - 2}" text-anchor="end">{_e(_num(histogram.edges[-1]))}</text>'
+    first, last = _range(histogram.edges)
+    low_text = f'<text x="0" y="{height - 2}">{_e(first)}</text>'
+    high_text = f'<text x="{width}" y="{height - 2}" text-anchor="end">{_e(last)}</text>'
     return (
         f'<div><h4>{_e(title)}</h4><svg class="tfrls-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" '
         f'height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{_e(title)}">'
