@@ -240,3 +240,13 @@ def test_sampled_quantiles_stay_close(tmp_path):
         rank = float(np.mean(values <= got))
         assert abs(rank - q) < 0.01 or q in (0.0, 1.0), (q, got, rank)
     assert math.isclose(sum(v.histogram.counts), len(values))
+
+
+def test_url_input(tmp_path):
+    fsspec = pytest.importorskip("fsspec")
+    records = _examples(200, seed=7)
+    with fsspec.open("memory://stats-test/a.tfrecord.gz", "wb") as out:
+        out.write(Path(_write(tmp_path / "a.tfrecord.gz", records, "gzip")).read_bytes())
+    stats = tfr.statistics("memory://stats-test/a.tfrecord.gz")
+    _check_dataset(stats, records)
+    assert stats.files == ("memory://stats-test/a.tfrecord.gz",) and stats.compression == ("gzip",)
