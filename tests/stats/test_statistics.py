@@ -13,8 +13,6 @@ import pytest
 
 import tfrecord_lite as tfr
 
-PIL = pytest.importorskip("PIL.Image")
-
 
 def _examples(n: int, seed: int = 0) -> list[bytes]:
     rng = np.random.default_rng(seed)
@@ -136,9 +134,10 @@ def test_features_selects_keys(tmp_path):
 
 
 def _image(fmt: str, width: int, height: int, seed: int) -> bytes:
+    image = pytest.importorskip("PIL.Image")
     pixels = np.random.default_rng(seed).integers(0, 255, (height, width, 3), dtype=np.uint8)
     out = io.BytesIO()
-    PIL.fromarray(pixels).save(out, format=fmt)
+    image.fromarray(pixels).save(out, format=fmt)
     return out.getvalue()
 
 
@@ -153,7 +152,8 @@ def test_images_formats_and_sizes_from_headers(tmp_path):
     image = stats["image/encoded"].image
     assert image is not None and image.images == len(sizes) and image.not_images == 1
     assert image.formats == {"jpeg": 8, "png": 4, "gif": 4, "webp": 4, "bmp": 4}
-    decoded = [PIL.open(io.BytesIO(tfr.decode_example(r)["image/encoded"][0])).size for r in records[:-1]]
+    image_module = pytest.importorskip("PIL.Image")
+    decoded = [image_module.open(io.BytesIO(tfr.decode_example(r)["image/encoded"][0])).size for r in records[:-1]]
     assert decoded == sizes  # Pillow agrees with the sizes written
     assert (image.width.min, image.width.max) == (min(w for w, _ in sizes), max(w for w, _ in sizes))
     assert {(w, h, c) for w, h, c in image.sizes} == {(w, h, c) for (w, h), c in Counter(sizes).items()}
