@@ -24,6 +24,8 @@ __all__ = ["LABEL_MAX", "label_feature", "render"]
 LABEL_MAX = 50
 _LABEL_NAME = re.compile(r"(^|[^a-z])(label|labels|class|classes|target|category|y)($|[^a-z])", re.IGNORECASE)
 
+_BAR, _ALT = "#4c8bf5", "#2da44e"  # also as attributes: the charts keep their colours where a page's
+# content security policy refuses inline style elements
 _CSS = """
 .tfrls{font:13px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1f2328;max-width:1100px}
 .tfrls h3{font-size:15px;margin:12px 0 6px}
@@ -39,7 +41,7 @@ display:flex;flex-wrap:wrap;gap:16px}
 .tfrls .tfrls-chart{display:block}
 .tfrls .tfrls-chart rect{fill:#4c8bf5}
 .tfrls .tfrls-chart rect.tfrls-alt{fill:#2da44e}
-.tfrls .tfrls-chart text{font-size:10px;fill:#57606a}
+.tfrls .tfrls-chart text{font-size:10px;fill:#57606a;font-family:system-ui,sans-serif}
 .tfrls .tfrls-note{color:#57606a;font-size:12px}
 .tfrls code{font-family:ui-monospace,monospace}
 """
@@ -102,7 +104,8 @@ def histogram_svg(histogram: Histogram, title: str, width: int = 260, height: in
             else f"{low + 0.5:.0f}: {count:,.0f}"
         )
         rects.append(
-            f'<rect x="{k * bar:.1f}" y="{height - 14 - h:.1f}" width="{max(bar - 1, 1):.1f}" height="{h:.1f}">'
+            f'<rect x="{k * bar:.1f}" y="{height - 14 - h:.1f}" width="{max(bar - 1, 1):.1f}" height="{h:.1f}" '
+            f'fill="{_BAR}">'
             f"<title>{_e(tip)}</title></rect>"
         )
     first, last = _range(histogram.edges)
@@ -110,7 +113,7 @@ def histogram_svg(histogram: Histogram, title: str, width: int = 260, height: in
     high_text = f'<text x="{width}" y="{height - 2}" text-anchor="end">{_e(last)}</text>'
     return (
         f'<div><h4>{_e(title)}</h4><svg class="tfrls-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-        f'height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{_e(title)}">'
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{_e(title)}" font-size="10">'
         f"{''.join(rects)}{low_text}{high_text}</svg></div>"
     )
 
@@ -129,13 +132,14 @@ def bars_svg(items: Sequence[tuple[str, float]], title: str, width: int = 320) -
         shown = label if len(label) <= 18 else label[:17] + "…"
         parts.append(
             f'<text x="{label_w - 4}" y="{y + 11}" text-anchor="end">{_e(shown)}</text>'
-            f'<rect class="tfrls-alt" x="{label_w}" y="{y + 2}" width="{max(w, 1):.1f}" height="{row - 4}">'
+            f'<rect class="tfrls-alt" x="{label_w}" y="{y + 2}" width="{max(w, 1):.1f}" height="{row - 4}" '
+            f'fill="{_ALT}">'
             f"<title>{_e(label)}: {count:,.0f}</title></rect>"
             f'<text x="{label_w + w + 4:.1f}" y="{y + 11}">{count:,.0f}</text>'
         )
     return (
         f'<div><h4>{_e(title)}</h4><svg class="tfrls-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-        f'height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{_e(title)}">'
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{_e(title)}" font-size="10">'
         f"{''.join(parts)}</svg></div>"
     )
 
