@@ -250,3 +250,10 @@ def test_url_input(tmp_path):
     stats = tfr.statistics("memory://stats-test/a.tfrecord.gz")
     _check_dataset(stats, records)
     assert stats.files == ("memory://stats-test/a.tfrecord.gz",) and stats.compression == ("gzip",)
+
+
+def test_progress_bar_counts_records(tmp_path, capsys):
+    pytest.importorskip("tqdm")
+    path = _write(tmp_path / "a.tfrecord", _examples(300))
+    assert tfr.statistics(path, progress=True).records == 300
+    assert "statistics:" in capsys.readouterr().err  # the bar was drawn (and cleared: leave=False)
