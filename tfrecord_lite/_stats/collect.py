@@ -63,10 +63,15 @@ def statistics(
     names = [display_name(f) or repr(f) for f in files]
     pass_ = _Pass(wanted)
     spans = record_spans(files, batch_size, compression, verify, policy, storage_options)
-    with _bar(progress, max_records) as bar:
-        for batch in pass_.limited(spans, max_records):
-            pass_.add(batch)
-            bar.update(len(batch.starts))
+    try:
+        with _bar(progress, max_records) as bar:
+            for batch in pass_.limited(spans, max_records):
+                pass_.add(batch)
+                bar.update(len(batch.starts))
+    finally:
+        close = getattr(spans, "close", None)  # the files, now, when max_records stopped the pass
+        if close is not None:
+            close()
     return DatasetStatistics(
         files=tuple(names),
         compression=_compressions(files, compression, storage_options),
