@@ -54,6 +54,7 @@ examples:
   {PROG} head -n 2 train.tfrecord            the first 2 records, readable
   {PROG} cat --json --keys label data/*.gz   one JSON line per record, one key
   {PROG} schema --all train.tfrecord         keys, kinds, value counts, presence
+  {PROG} stats data/ --all                   per-feature statistics (--json, --tfdv OUT)
   {PROG} verify data/                        every CRC; exit status 1 if any is bad
   {PROG} index train.tfrecord --text         random-access sidecar + DALI text index
   {PROG} pack-images photos/ out/photos --shards 8
