@@ -58,6 +58,8 @@ if TYPE_CHECKING:
     from tfrecord_lite._records.salvage import SalvageReport, salvage
     from tfrecord_lite._records.verify import VerifyReport, verify_file
     from tfrecord_lite._records.writer import TFRecordWriter
+    from tfrecord_lite._stats.collect import statistics
+    from tfrecord_lite._stats.results import DatasetStatistics, FeatureStatistics
     from tfrecord_lite._storage.journal import JournalError
     from tfrecord_lite._storage.publish import OutputLockedError
     from tfrecord_lite._storage.sources import resolve_inputs
@@ -98,6 +100,8 @@ _LAZY = {
     "_example.spec": ["FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "VarLenFeature"],
     "_example.sparse": ["Sparse"],
     "_records.writer": ["TFRecordWriter"],
+    "_stats.collect": ["statistics"],
+    "_stats.results": ["DatasetStatistics", "FeatureStatistics"],
 }
 _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
 
@@ -120,12 +124,14 @@ __version__ = "0.1.0"
 __all__ = [
     "BytesList",
     "CorruptRecordError",
+    "DatasetStatistics",
     "DecodeError",
     "Example",
     "Feature",
     "FeatureError",
     "FeatureList",
     "FeatureLists",
+    "FeatureStatistics",
     "Features",
     "FixedLenFeature",
     "FixedLenSequenceFeature",
@@ -169,6 +175,7 @@ __all__ = [
     "resolve_inputs",
     "salvage",
     "serialize_tensor",
+    "statistics",
     "verify_file",
     "write_index",
     "write_text_index",

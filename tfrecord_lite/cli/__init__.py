@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
 from tfrecord_lite._errors import TFRecordError
-from tfrecord_lite.cli import images, inspect, salvage, shards
+from tfrecord_lite.cli import images, inspect, salvage, shards, stats
 from tfrecord_lite.cli.options import EXIT_DATA, EXIT_USAGE, PROG, UsageError, damage_hint
 
 __all__ = ["EXIT_DATA", "EXIT_USAGE", "build_parser", "main"]
@@ -57,6 +57,7 @@ examples:
   {PROG} head -n 2 train.tfrecord            the first 2 records, readable
   {PROG} cat --json --keys label data/*.gz   one JSON line per record, one key
   {PROG} schema --all train.tfrecord         keys, kinds, value counts, presence
+  {PROG} stats data/ --all                   per-feature statistics (--json, --tfdv OUT)
   {PROG} verify data/                        every CRC; exit status 1 if any is bad
   {PROG} index train.tfrecord --text         random-access sidecar + DALI text index
   {PROG} pack-images photos/ out/photos --shards 8
@@ -81,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summary lines")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for group in (inspect, shards, salvage, images):
+    for group in (inspect, shards, salvage, images, stats):
         group.add_commands(sub)
     return parser
 
