@@ -56,6 +56,8 @@ if TYPE_CHECKING:
     from tfrecord_lite._records.random_access import TFRecordFile
     from tfrecord_lite._records.reader import iter_records
     from tfrecord_lite._records.salvage import SalvageReport, salvage
+    from tfrecord_lite._records.show import show
+    from tfrecord_lite._records.views import RecordsView
     from tfrecord_lite._records.writer import TFRecordWriter
     from tfrecord_lite._storage.journal import JournalError
     from tfrecord_lite._storage.publish import OutputLockedError
@@ -91,6 +93,8 @@ _LAZY = {
     "_example.raw": ["decode_raw"],
     "_records.reader": ["iter_records"],
     "_records.salvage": ["SalvageReport", "salvage"],
+    "_records.show": ["show"],
+    "_records.views": ["RecordsView"],
     "_datasets.schema": ["infer_features", "infer_sequence_features"],
     "_datasets.sharded": ["ShardedRecords", "ShardedWriter"],
     "_example.spec": ["FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "VarLenFeature"],
@@ -136,6 +140,7 @@ __all__ = [
     "OutputLockedError",
     "Ragged",
     "RaggedFeature",
+    "RecordsView",
     "SalvageReport",
     "SequenceExample",
     "ShardedRecords",
@@ -166,6 +171,7 @@ __all__ = [
     "resolve_inputs",
     "salvage",
     "serialize_tensor",
+    "show",
     "write_index",
     "write_text_index",
 ]

@@ -30,7 +30,6 @@ from tfrecord_lite._datasets.image_codec import (
     RAW,
     ImageDecodeError,
     pixel_file,
-    sniff_image_format,
     stored_image,
 )
 from tfrecord_lite._datasets.image_records import (
@@ -53,6 +52,7 @@ from tfrecord_lite._datasets.label_maps import (
 )
 from tfrecord_lite._datasets.sharded import existing_shards, open_shard_writer, prefix_store, shard_suffix
 from tfrecord_lite._example.spec import VarLenFeature
+from tfrecord_lite._html.images import sniff_image_format
 from tfrecord_lite._records.example_batches import iter_example_batches
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._storage.locations import StorageOptions
