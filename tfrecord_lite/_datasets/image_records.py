@@ -39,6 +39,7 @@ from tfrecord_lite._html.images import (
     sniff_image_format,
 )
 from tfrecord_lite._records.reader import iter_records
+from tfrecord_lite._repr import shown_value
 from tfrecord_lite._storage.locations import StorageOptions
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -70,6 +71,24 @@ class ImageRecord:
     channels: int = 0
     dtype: str = "uint8"
     key: str = ENCODED
+
+    def __repr__(self) -> str:  # the image bytes by their length, never themselves
+        fields = ", ".join(
+            f"{name}={shown_value(getattr(self, name))}"
+            for name in (
+                "encoded",
+                "format",
+                "height",
+                "width",
+                "label",
+                "text",
+                "filename",
+                "channels",
+                "dtype",
+                "key",
+            )
+        )
+        return f"ImageRecord({fields}, key={self.key!r})"
 
     def decode(self, mode: str | None = "RGB") -> np.ndarray:
         """The pixels as an HWC array (see decode_image_bytes): uint8 for encoded images; raw pixels

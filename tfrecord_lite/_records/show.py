@@ -61,5 +61,5 @@ def _show_paths(paths: Any, n: int, features: Any) -> RecordsView:
             views.append(RecordView(f"{os.path.basename(path)} #{len(views) - taken}", {}, error=str(err)))
         if len(views) >= n:
             break
-    source = files[0] if len(files) == 1 else f"{len(files)} files"
+    source = os.fspath(paths) if isinstance(paths, (str, os.PathLike)) else f"{len(files)} files"
     return RecordsView(views, source)

@@ -15,3 +15,7 @@ from tfrecord_lite.viewer.report import report_html, write_report
 from tfrecord_lite.viewer.server import ViewerServer
 
 __all__ = ["Catalog", "DamageReport", "SearchResult", "ViewerServer", "report_html", "write_report"]
+
+
+def __dir__() -> list[str]:  # dir() and IDEs show the API, not the submodules
+    return sorted(__all__)

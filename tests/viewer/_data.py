@@ -1,0 +1,75 @@
+"""The datasets the viewer's tests show: labelled records holding small images in every format a
+browser shows, raw pixels under both key conventions, hostile keys and values, and damage."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+
+import tfrecord_lite as tfr
+
+FORMATS = ("PNG", "JPEG", "GIF", "WEBP", "BMP")
+CLASSES = ("cat", "dog", "<b>bird</b>")
+HOSTILE = '"><script>window.__pwned = 1</script><img src=x onerror="window.__pwned=2">'
+
+
+def encoded_image(fmt: str, color: tuple[int, int, int], size: int = 12) -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (size, size), color).save(out, fmt)
+    return out.getvalue()
+
+
+def image_record(i: int, fmt: str = "PNG") -> bytes:
+    label = i % len(CLASSES)
+    color = (i * 37 % 256, label * 100, 200)
+    return tfr.encode_example(
+        {
+            "image/encoded": [encoded_image(fmt, color)],
+            "image/class/label": [label],
+            "image/class/text": [CLASSES[label].encode()],
+            "id": [i],
+        }
+    )
+
+
+def write_images(path: Path, n: int, fmt: str = "PNG") -> Path:
+    """`n` labelled image records, each image encoded once in `fmt` and reused (fast for large n)."""
+    images = [encoded_image(fmt, (k * 60 % 256, k * 100 % 256, 200)) for k in range(len(CLASSES))]
+    with tfr.TFRecordWriter(path) as w:
+        for i in range(n):
+            label = i % len(CLASSES)
+            w.write(
+                tfr.encode_example(
+                    {
+                        "image/encoded": [images[label]],
+                        "image/class/label": [label],
+                        "image/class/text": [CLASSES[label].encode()],
+                        "id": [i],
+                    }
+                )
+            )
+    return path
+
+
+def raw_record(height: int, width: int, channels: int, *, tf_keys: bool = True) -> bytes:
+    pixels = np.arange(height * width * channels, dtype=np.uint8).reshape(height, width, channels)
+    keys = ("image/encoded", "image/height", "image/width", "image/channels")
+    if not tf_keys:
+        keys = ("image_raw", "height", "width", "depth")
+    return tfr.encode_example({keys[0]: [pixels.tobytes()], keys[1]: [height], keys[2]: [width], keys[3]: [channels]})
+
+
+def hostile_record() -> bytes:
+    return tfr.encode_example({HOSTILE: [HOSTILE.encode()], "n" + HOSTILE: [1, 2]})
+
+
+def damage(path: Path, offset: int) -> Path:
+    """Flip a byte of `path` at `offset` (inside a record's data: its CRC stops matching)."""
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0xFF
+    path.write_bytes(bytes(data))
+    return path
