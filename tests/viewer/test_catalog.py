@@ -95,7 +95,7 @@ def test_the_command_writes_one_self_contained_page(folder, tmp_path):
     page = Elements(out.read_text("utf-8"))
     assert len(page.named("img")) == 12  # six records and their six grid cells
     assert all((a["src"] or "").startswith("data:") for a in page.named("img"))
-    assert page.named("script") == [] and page.named("link") == []
+    assert page.named("script") == [] and [a["href"] for a in page.named("link")] == ["data:,"]
     assert all(not (a.get("href") or "").startswith(("http", "/", "record", "grid")) for a in page.named("a"))
     assert any(CLASSES[2] in text for text in page.text)  # the label, escaped, shown as written
     assert out.read_text("utf-8") == report_html(Catalog(folder), 6)

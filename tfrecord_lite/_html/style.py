@@ -39,7 +39,7 @@ def page(title: str, body: str, *, script: str = "") -> str:
     code = f"<script>{script}</script>" if script else ""
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
-        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">'
         f"<style>{CSS}body{{margin:16px}}</style></head>"
         f'<body class="tfrl">{body}{code}</body></html>'
     )

@@ -31,7 +31,7 @@ from tfrecord_lite._storage.sources import resolve_inputs
 
 LABEL_KEYS = ("image/class/label", "label", "image/class/text", "class", "labels")
 LABEL_SAMPLE = 10_000  # records whose labels the overview counts
-SEARCH_BUDGET = 20_000  # records one search request scans at most
+SEARCH_BUDGET = 10_000  # records one search request scans at most
 
 
 @dataclass(frozen=True)
