@@ -59,6 +59,8 @@ if TYPE_CHECKING:
     from tfrecord_lite._records.show import show
     from tfrecord_lite._records.views import RecordsView
     from tfrecord_lite._records.writer import TFRecordWriter
+    from tfrecord_lite._stats.collect import statistics
+    from tfrecord_lite._stats.results import DatasetStatistics, FeatureStatistics
     from tfrecord_lite._storage.journal import JournalError
     from tfrecord_lite._storage.publish import OutputLockedError
     from tfrecord_lite._storage.sources import resolve_inputs
@@ -100,6 +102,8 @@ _LAZY = {
     "_example.spec": ["FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "VarLenFeature"],
     "_example.sparse": ["Sparse"],
     "_records.writer": ["TFRecordWriter"],
+    "_stats.collect": ["statistics"],
+    "_stats.results": ["DatasetStatistics", "FeatureStatistics"],
 }
 _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
 
@@ -122,12 +126,14 @@ __version__ = "0.1.0"
 __all__ = [
     "BytesList",
     "CorruptRecordError",
+    "DatasetStatistics",
     "DecodeError",
     "Example",
     "Feature",
     "FeatureError",
     "FeatureList",
     "FeatureLists",
+    "FeatureStatistics",
     "Features",
     "FixedLenFeature",
     "FixedLenSequenceFeature",
@@ -172,6 +178,7 @@ __all__ = [
     "salvage",
     "serialize_tensor",
     "show",
+    "statistics",
     "write_index",
     "write_text_index",
 ]

@@ -1,0 +1,56 @@
+# tfr.statistics over run.py's workloads: records per second of the whole pass (reading, batch
+# decoding without a spec, every accumulator and sketch), median of the rounds with the lowest and
+# highest round, after a warm-up. The workload files are generated into .work/ the first time
+# (the same rows as run.py's, from workloads.py's fixed seeds), as statistics-<name>-<count>.tfrecord.
+#
+#   python benchmarks/dataset_statistics.py [--quick] [--rounds N] [--only small images dense]
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import workloads as W
+from _rounds import rounds, spread
+
+import tfrecord_lite as tfr
+
+WORK = os.path.join(os.path.dirname(os.path.abspath(__file__)), ".work")
+
+
+def workload_file(wl: W.Workload) -> str:
+    """The workload's file in .work/, written once."""
+    os.makedirs(WORK, exist_ok=True)
+    path = os.path.join(WORK, f"statistics-{wl.name}-{wl.count}.tfrecord")
+    if not os.path.exists(path):
+        with tfr.TFRecordWriter(path + ".tmp") as writer:
+            for row in wl.rows():
+                writer.write_example(row)
+        os.replace(path + ".tmp", path)
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="tfr.statistics: records per second")
+    parser.add_argument("--quick", action="store_true", help="workloads a tenth of the size")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--only", nargs="*", choices=[w.name for w in W.FULL], default=["small"])
+    args = parser.parse_args()
+    print("| workload | records | MB | records/s, median (lowest..highest round) | MB/s, median |")
+    print("|---|---:|---:|---:|---:|")
+    for wl in (w for w in (W.QUICK if args.quick else W.FULL) if w.name in args.only):
+        path = workload_file(wl)
+        size = os.path.getsize(path) / 1e6
+        times = rounds({wl.name: lambda path=path: tfr.statistics(path)}, args.rounds)[wl.name]
+        rate = spread([wl.count / t for t in times])
+        print(
+            f"| {wl.name} | {wl.count:,} | {size:.0f} | {rate['median']:,.0f} ({rate['low']:,.0f}..{rate['high']:,.0f})"
+            f" | {size / spread(times)['median']:,.0f} |"
+        )
+    print(f"\nload average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
