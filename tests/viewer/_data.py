@@ -37,9 +37,9 @@ def image_record(i: int, fmt: str = "PNG") -> bytes:
 
 
 def write_images(path: Path, n: int, fmt: str = "PNG") -> Path:
-    """`n` labelled image records, each image encoded once in `fmt` and reused; a record is its
-    label's Example followed by the Example of its id (concatenated Examples merge, as protobuf
-    parses them), so a large file is written fast."""
+    """`n` labelled image records, each image encoded once in `fmt` and reused: a record's
+    features are its label's, encoded once, and its id's, joined in one Features message (the
+    bytes encode_example writes for them all), so a large file is written fast."""
     heads = [
         tfr.encode_example(
             {
@@ -52,8 +52,31 @@ def write_images(path: Path, n: int, fmt: str = "PNG") -> Path:
     ]
     with tfr.TFRecordWriter(path) as w:
         for i in range(n):
-            w.write(heads[i % len(CLASSES)] + tfr.encode_example({"id": [i]}))
+            w.write(joined(heads[i % len(CLASSES)], tfr.encode_example({"id": [i]})))
     return path
+
+
+def _features(example: bytes) -> bytes:
+    """The Features payload of a serialized Example (field 1, its only field)."""
+    assert example[0] == 0x0A
+    length, shift, at = 0, 0, 1
+    while True:
+        byte = example[at]
+        length |= (byte & 0x7F) << shift
+        at, shift = at + 1, shift + 7
+        if byte < 0x80:
+            return example[at : at + length]
+
+
+def joined(*examples: bytes) -> bytes:
+    """One Example holding the features of `examples`."""
+    payload = b"".join(_features(e) for e in examples)
+    n, size = len(payload), bytearray()
+    while n >= 0x80:
+        size.append(n & 0x7F | 0x80)
+        n >>= 7
+    size.append(n)
+    return b"\x0a" + bytes(size) + payload
 
 
 def raw_record(height: int, width: int, channels: int, *, tf_keys: bool = True) -> bytes:

@@ -62,9 +62,14 @@ def serve():
         server.catalog.close()
 
 
+@pytest.fixture(scope="module")
+def big_url(serve, big_file):
+    return serve(big_file)
+
+
 @pytest.fixture
-def watched(browser, serve, big_file):
-    url = serve(big_file)
+def watched(browser, big_url):
+    url = big_url
     page = Watched(browser, (url, "data:"))
     yield page, url
     assert page.errors == []

@@ -8,7 +8,8 @@ that does not index cleanly is opened again over its good records only, each dam
 with its file, byte offset and the number of the record it precedes; a record damaged after
 indexing is shown as its error where it is read. Label counts and searches are streaming scans:
 counts over the first records only (said on the page), searches a bounded number of records per
-request, handing back a cursor to continue from.
+request, handing back a cursor to continue from. The overview's statistics are tfr.statistics
+of the first STATS_SAMPLE records, computed once.
 """
 
 from __future__ import annotations
@@ -24,14 +25,16 @@ import numpy as np
 
 from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._html.records import RecordView, image_uris
-from tfrecord_lite._html.values import text_of
+from tfrecord_lite._html.values import esc, text_of
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._records.views import record_view
+from tfrecord_lite._stats.collect import statistics
 from tfrecord_lite._storage.sources import resolve_inputs
 
 LABEL_KEYS = ("image/class/label", "label", "image/class/text", "class", "labels")
 LABEL_SAMPLE = 10_000  # records whose labels the overview counts
 SEARCH_BUDGET = 10_000  # records one search request scans at most
+STATS_SAMPLE = 100_000  # records the overview's statistics summarise
 
 
 @dataclass(frozen=True)
@@ -57,8 +60,9 @@ class SearchResult:
 class Catalog:
     """The files of `sources` (a path, folder, glob or list), for the viewer."""
 
-    def __init__(self, sources: Any) -> None:
+    def __init__(self, sources: Any, *, statistics: bool = True) -> None:
         self.paths = resolve_inputs(sources)
+        self._statistics: str | None = None if statistics else ""
         self.damage: list[DamageReport] = []
         self.files: list[TFRecordFile] = []
         for path in self.paths:
@@ -111,6 +115,16 @@ class Catalog:
             view = self.view(i)
             if view.error is None:
                 yield i, view.features
+
+    def statistics_html(self) -> str:
+        """tfr.statistics of the first STATS_SAMPLE records as HTML (computed once; damage skipped)."""
+        if self._statistics is None:
+            try:
+                stats = statistics(self.paths, max_records=STATS_SAMPLE, on_error="skip")
+                self._statistics = f"<h3>Statistics of the first {stats.records} records</h3>{stats.to_html()}"
+            except TFRecordError as err:
+                self._statistics = f'<p class="damage">statistics: {esc(err)}</p>'
+        return self._statistics
 
     # -- labels
 

@@ -82,13 +82,12 @@ def labels_html(catalog: Catalog) -> str:
     return f'<div class="labels">{chart}<p>grid by label: {links}</p></div>'
 
 
-def overview_body(catalog: Catalog, statistics: Callable[[Catalog], str] | None = None) -> str:
-    stats = statistics(catalog) if statistics is not None else ""
-    return files_table(catalog) + damage_html(catalog) + labels_html(catalog) + stats
+def overview_body(catalog: Catalog) -> str:
+    return files_table(catalog) + damage_html(catalog) + labels_html(catalog) + catalog.statistics_html()
 
 
-def overview(catalog: Catalog, query: Query, statistics: Callable[[Catalog], str] | None = None) -> str:
-    return _frame(catalog, "Overview", overview_body(catalog, statistics))
+def overview(catalog: Catalog, query: Query) -> str:
+    return _frame(catalog, "Overview", overview_body(catalog))
 
 
 def _pager(path: str, start: int, total: int, step: int, **params: object) -> str:

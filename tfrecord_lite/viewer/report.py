@@ -14,15 +14,14 @@ from tfrecord_lite._html.style import page
 from tfrecord_lite._storage.atomic import write_atomic
 from tfrecord_lite.viewer.catalog import Catalog
 from tfrecord_lite.viewer.pages import grid_body, overview_body, records_body
-from tfrecord_lite.viewer.server import Statistics
 
 
-def report_html(catalog: Catalog, records: int = 50, *, statistics: Statistics | None = None) -> str:
+def report_html(catalog: Catalog, records: int = 50) -> str:
     """The static page of `catalog` with its first `records` records."""
     shown = min(records, len(catalog))
     nav = '<nav><a href="#overview">overview</a><a href="#records">records</a><a href="#grid">grid</a></nav>'
     body = (
-        f'{nav}<h2 id="overview">Overview</h2>{overview_body(catalog, statistics)}'
+        f'{nav}<h2 id="overview">Overview</h2>{overview_body(catalog)}'
         f'<h2 id="records">The first {shown} records</h2>{records_body(catalog, 0, shown)}'
         f'<h2 id="grid">Images</h2>{grid_body(catalog, list(range(shown)))}'
     )
@@ -31,10 +30,8 @@ def report_html(catalog: Catalog, records: int = 50, *, statistics: Statistics |
     return page("tfrecord-lite report", body)
 
 
-def write_report(
-    catalog: Catalog, out: str | os.PathLike[str], records: int = 50, *, statistics: Statistics | None = None
-) -> str:
+def write_report(catalog: Catalog, out: str | os.PathLike[str], records: int = 50) -> str:
     """Write report_html to `out` (atomically); the path written."""
     path = os.fspath(out)
-    write_atomic(path, report_html(catalog, records, statistics=statistics).encode("utf-8"))
+    write_atomic(path, report_html(catalog, records).encode("utf-8"))
     return path

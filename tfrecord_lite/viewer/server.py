@@ -9,9 +9,7 @@ of the disk is reachable through a URL.
 
 from __future__ import annotations
 
-import functools
 import threading
-from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -19,9 +17,7 @@ from urllib.parse import parse_qsl, urlsplit
 from tfrecord_lite._html.style import page
 from tfrecord_lite._html.values import esc
 from tfrecord_lite.viewer.catalog import Catalog
-from tfrecord_lite.viewer.pages import PAGES, not_found, overview
-
-Statistics = Callable[[Catalog], str]
+from tfrecord_lite.viewer.pages import PAGES, not_found
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -60,14 +56,12 @@ class ViewerServer(ThreadingHTTPServer):
         host: str = "127.0.0.1",
         port: int = 0,
         *,
-        statistics: Statistics | None = None,
         verbose: bool = False,
     ) -> None:
         super().__init__((host, port), _Handler)
         self.catalog = catalog
         self.verbose = verbose
-        self.pages = dict(PAGES)
-        self.pages["/"] = functools.partial(overview, statistics=statistics)
+        self.pages = PAGES
 
     @property
     def url(self) -> str:
