@@ -16,10 +16,15 @@ HOSTILE = '"><script>window.__pwned = 1</script><img src=x onerror="window.__pwn
 
 
 def encoded_image(fmt: str, color: tuple[int, int, int], size: int = 12) -> bytes:
+    """A `size` x `size` image in `fmt`: a gradient of `color` with a disc in its middle."""
     from PIL import Image
 
+    ramp = np.linspace(0.35, 1.0, size)
+    pixels = (np.array(color, float)[None, None, :] * ramp[:, None, None] * ramp[None, :, None]).astype(np.uint8)
+    y, x = np.mgrid[:size, :size]
+    pixels[(y - size / 2) ** 2 + (x - size / 2) ** 2 < (size / 4) ** 2] = 255
     out = io.BytesIO()
-    Image.new("RGB", (size, size), color).save(out, fmt)
+    Image.fromarray(pixels, "RGB").save(out, fmt)
     return out.getvalue()
 
 
@@ -36,14 +41,16 @@ def image_record(i: int, fmt: str = "PNG") -> bytes:
     )
 
 
-def write_images(path: Path, n: int, fmt: str = "PNG") -> Path:
+def write_images(path: Path, n: int, fmt: str = "PNG", size: int = 12) -> Path:
     """`n` labelled image records, each image encoded once in `fmt` and reused: a record's
     features are its label's, encoded once, and its id's, joined in one Features message (the
     bytes encode_example writes for them all), so a large file is written fast."""
     heads = [
         tfr.encode_example(
             {
-                "image/encoded": [encoded_image(fmt, (k * 60 % 256, k * 100 % 256, 200))],
+                "image/encoded": [
+                    encoded_image(fmt, ((60, 220, 90, 240)[k], (140, 90, 200, 120)[k], (240, 60, 90, 40)[k]), size)
+                ],
                 "image/class/label": [k],
                 "image/class/text": [name.encode()],
             }
