@@ -1,8 +1,8 @@
 """Pillow's part in image datasets: encoded image bytes opened and fully decoded (so a broken
 file or record is an ImageDecodeError naming it), re-encoded when a pack asks for another size or
 format, and turned into HWC arrays; raw pixel bytes (`np.asarray(image).tobytes()`) made arrays
-after their length is checked against their shape; an image's format told from its first bytes;
-arrays resized and padded to one size.
+after their length is checked against their shape (an image's format is told from its first bytes by
+_html/images.py); arrays resized and padded to one size.
 
 Strategy: Pillow is imported inside the functions that use it (so importing the image modules
 costs nothing extra), and each image is decoded whole before anything is taken from it: its
