@@ -4,6 +4,11 @@ as verify_file locates it, searches that continue, and the static report written
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -99,3 +104,25 @@ def test_the_command_writes_one_self_contained_page(folder, tmp_path):
     assert all(not (a.get("href") or "").startswith(("http", "/", "record", "grid")) for a in page.named("a"))
     assert any(CLASSES[2] in text for text in page.text)  # the label, escaped, shown as written
     assert out.read_text("utf-8") == report_html(Catalog(folder), 6)
+
+
+def test_the_command_serves_on_localhost_until_interrupted(folder):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tfrecord_lite", "view", str(folder)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    try:
+        line = proc.stdout.readline()
+        url = line.split(" at ")[1].split()[0]
+        assert url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(url + "record?i=11", timeout=30) as response:
+            assert b"Record 11" in response.read()
+        with pytest.raises(urllib.error.HTTPError, match="404"):
+            urllib.request.urlopen(url + "../etc/passwd", timeout=30)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
