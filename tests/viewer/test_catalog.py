@@ -124,5 +124,5 @@ def test_the_command_serves_on_localhost_until_interrupted(folder):
             urllib.request.urlopen(url + "../etc/passwd", timeout=30)
     finally:
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
