@@ -95,11 +95,6 @@ class Catalog:
         k = int(np.searchsorted(self.starts, i, side="right")) - 1
         return self.files[k], i - int(self.starts[k])
 
-    def record(self, i: int) -> bytes:
-        f, local = self.locate(i)
-        record: bytes = f[local]
-        return record
-
     def view(self, i: int, href: str | None = None) -> RecordView:
         """Record `i` decoded for showing, or the error that reading it raised (file and offset)."""
         f, local = self.locate(i)
