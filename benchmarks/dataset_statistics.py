@@ -1,6 +1,8 @@
 # tfr.statistics over run.py's workloads: records per second of the whole pass (reading, batch
-# decoding without a spec, every accumulator and sketch), median of the rounds with the lowest and
-# highest round, after a warm-up. The workload files are generated into .work/ the first time
+# decoding without a spec, every accumulator and sketch), by the wall clock and by the process's CPU
+# time (the steadier one on a shared machine), median of the rounds with the lowest and highest
+# round, after a warm-up. (Not named statistics.py: that would shadow the standard library's module,
+# which _rounds imports, for every script here.) The workload files are generated into .work/ the first time
 # (the same rows as run.py's, from workloads.py's fixed seeds), as statistics-<name>-<count>.tfrecord.
 #
 #   python benchmarks/dataset_statistics.py [--quick] [--rounds N] [--only small images dense]
@@ -9,11 +11,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import workloads as W
-from _rounds import rounds, spread
+from _rounds import spread, timed
 
 import tfrecord_lite as tfr
 
@@ -32,22 +35,34 @@ def workload_file(wl: W.Workload) -> str:
     return path
 
 
+def measure(path: str, n: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU seconds of each of n rounds, after a warm-up."""
+    tfr.statistics(path)
+    walls, cpus = [], []
+    for _ in range(n):
+        cpu = time.process_time()
+        seconds, _ = timed(lambda: tfr.statistics(path))
+        walls.append(seconds)
+        cpus.append(time.process_time() - cpu)
+    return walls, cpus
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="tfr.statistics: records per second")
     parser.add_argument("--quick", action="store_true", help="workloads a tenth of the size")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only", nargs="*", choices=[w.name for w in W.FULL], default=["small"])
     args = parser.parse_args()
-    print("| workload | records | MB | records/s, median (lowest..highest round) | MB/s, median |")
-    print("|---|---:|---:|---:|---:|")
+    print("| workload | records | MB | records/s, wall: median (lowest..highest round) | records/s, CPU time | MB/s |")
+    print("|---|---:|---:|---:|---:|---:|")
     for wl in (w for w in (W.QUICK if args.quick else W.FULL) if w.name in args.only):
         path = workload_file(wl)
         size = os.path.getsize(path) / 1e6
-        times = rounds({wl.name: lambda path=path: tfr.statistics(path)}, args.rounds)[wl.name]
-        rate = spread([wl.count / t for t in times])
+        walls, cpus = measure(path, args.rounds)
+        wall, cpu = spread([wl.count / t for t in walls]), spread([wl.count / t for t in cpus])
         print(
-            f"| {wl.name} | {wl.count:,} | {size:.0f} | {rate['median']:,.0f} ({rate['low']:,.0f}..{rate['high']:,.0f})"
-            f" | {size / spread(times)['median']:,.0f} |"
+            f"| {wl.name} | {wl.count:,} | {size:.0f} | {wall['median']:,.0f} ({wall['low']:,.0f}..{wall['high']:,.0f})"
+            f" | {cpu['median']:,.0f} ({cpu['low']:,.0f}..{cpu['high']:,.0f}) | {size / spread(walls)['median']:,.0f} |"
         )
     print(f"\nload average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

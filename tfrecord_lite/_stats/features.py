@@ -17,7 +17,7 @@ import numpy as np
 
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.flat import Flat, Nested
-from tfrecord_lite._stats.numbers import NumberAccumulator
+from tfrecord_lite._stats.numbers import COUNTS_SAMPLE, NumberAccumulator
 from tfrecord_lite._stats.results import FeatureStatistics
 from tfrecord_lite._stats.values import CategoryAccumulator, ImageAccumulator, as_binary
 
@@ -39,8 +39,8 @@ class FeatureAccumulator:
         self.is_list = is_list
         self.kind: str | None = None
         self.present = 0
-        self.value_counts = NumberAccumulator(integer=True)
-        self.steps = NumberAccumulator(integer=True) if is_list else None
+        self.value_counts = NumberAccumulator(integer=True, sample_size=COUNTS_SAMPLE)
+        self.steps = NumberAccumulator(integer=True, sample_size=COUNTS_SAMPLE) if is_list else None
         self.numbers: NumberAccumulator | None = None
         self.categories: CategoryAccumulator | None = None
         self.lengths: NumberAccumulator | None = None
@@ -88,7 +88,7 @@ class FeatureAccumulator:
         if kind != "float":
             self.categories = CategoryAccumulator()
         if kind == "bytes":
-            self.lengths = NumberAccumulator(integer=True)
+            self.lengths = NumberAccumulator(integer=True, sample_size=COUNTS_SAMPLE)
             self.images = ImageAccumulator()
 
     def result(self, records: int, section: str, top_k: int) -> FeatureStatistics:

@@ -17,7 +17,8 @@ FORMATS = ("jpeg", "png", "gif", "webp", "bmp")
 _HEAD = 16
 _SOF = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
 _STANDALONE = {0x01, *range(0xD0, 0xD9)}
-_FIRST_BYTES = np.frombuffer(b"\xff\x89GRB", dtype=np.uint8)
+_FIRST_BYTES = np.zeros(256, dtype=bool)
+_FIRST_BYTES[list(b"\xff\x89GRB")] = True  # the first bytes of the formats' magic
 
 
 def _head_matrix(data: np.ndarray, bounds: np.ndarray) -> np.ndarray:
@@ -40,7 +41,7 @@ def sniff_formats(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Per value, the index in FORMATS + 1 of the format its magic bytes name, else 0."""
     out = np.zeros(len(offsets) - 1, dtype=np.int8)
     starts = offsets[:-1][np.diff(offsets) >= 2]
-    maybe = np.isin(data[starts], _FIRST_BYTES)  # most values are ruled out by their first byte
+    maybe = _FIRST_BYTES[data[starts]]  # most values are ruled out by their first byte
     if not maybe.any():
         return out
     rows = np.flatnonzero(np.diff(offsets) >= 2)[maybe]

@@ -15,16 +15,19 @@ import numpy as np
 from tfrecord_lite._stats.results import Histogram, NumberStats
 from tfrecord_lite._stats.sketches import Sample
 
-__all__ = ["BINS", "QUANTILES", "NumberAccumulator"]
+__all__ = ["BINS", "COUNTS_SAMPLE", "QUANTILES", "VALUES_SAMPLE", "NumberAccumulator"]
 
+VALUES_SAMPLE = 1 << 15  # a feature's values: quantiles within 0.5 / sqrt(32768) ≈ 0.28 % of rank
+COUNTS_SAMPLE = 1 << 12  # value counts, lengths, steps, image sizes: within 0.8 % of rank
 QUANTILES = (0.0, 0.01, 0.05, 0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 0.95, 0.99, 1.0)
+_CHUNK = 1 << 20  # values reduced at a time
 BINS = 20  # equal-width histogram buckets between the finite min and max
 
 
 class NumberAccumulator:
     """Count, NaNs, infinities, zeros, min, max, mean, variance and a sample of a stream."""
 
-    def __init__(self, integer: bool = False, sample_size: int = 1 << 16) -> None:
+    def __init__(self, integer: bool = False, sample_size: int = VALUES_SAMPLE) -> None:
         self.integer = integer
         self.count = self.nans = self.infinities = self.zeros = 0
         self.finite = 0
@@ -64,12 +67,13 @@ class NumberAccumulator:
             self._moments(values[finite])
 
     def _moments(self, values: np.ndarray) -> None:
-        as_float = values.astype(np.float64)
-        mean = float(as_float.mean())
-        deviations = as_float - mean
-        np.multiply(deviations, deviations, out=deviations)  # not a BLAS dot: no threads of its own
-        self._combine(len(as_float), mean, float(deviations.sum()))
-        self.sample.add(as_float)
+        for start in range(0, len(values), _CHUNK):  # float64 copies of a bounded size
+            as_float = values[start : start + _CHUNK].astype(np.float64)
+            mean = float(as_float.mean())
+            deviations = as_float - mean
+            np.multiply(deviations, deviations, out=deviations)  # not a BLAS dot: no threads of its own
+            self._combine(len(as_float), mean, float(deviations.sum()))
+            self.sample.add(as_float)
 
     def _bounds(self, low: float, high: float) -> None:
         self.min = low if self.min is None else min(self.min, low)

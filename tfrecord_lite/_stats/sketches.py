@@ -83,10 +83,11 @@ def _hash_short(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np
         return _finish(h)
     width = (int(lengths.max()) + 7) // 8 * 8
     words = _padded(data, starts, lengths, width).view("<u8")
+    same = bool(lengths.min() == lengths.max())
     for j in range(words.shape[1]):
-        h ^= words[:, j]
-        h *= _M1
-        h ^= h >> np.uint64(29)
+        mixed = (h ^ words[:, j]) * _M1
+        mixed ^= mixed >> np.uint64(29)
+        h = mixed if same else np.where(lengths > 8 * j, mixed, h)  # a value's own words only
     return _finish(h)
 
 
@@ -103,13 +104,17 @@ class Distinct:
     def add(self, hashes: np.ndarray) -> None:
         if not len(hashes):
             return
-        if self.exact is not None:
-            self.exact = np.union1d(self.exact, hashes)
-            if len(self.exact) > self.EXACT:
-                self.exact = None
         index = (hashes >> np.uint64(64 - self.P)).astype(np.intp)
         rest = hashes << np.uint64(self.P)
         np.maximum.at(self.registers, index, _rank(rest, 64 - self.P))
+        if self.exact is None:
+            return
+        if len(hashes) > self.EXACT and self._sketched() > 2 * self.EXACT:
+            self.exact = None  # far too many to count exactly: no need to sort them to know
+            return
+        self.exact = np.union1d(self.exact, hashes)
+        if len(self.exact) > self.EXACT:
+            self.exact = None
 
     def merge(self, other: Distinct) -> None:
         np.maximum(self.registers, other.registers, out=self.registers)
@@ -125,8 +130,10 @@ class Distinct:
         return self.exact is not None
 
     def estimate(self) -> int:
-        if self.exact is not None:
-            return len(self.exact)
+        return len(self.exact) if self.exact is not None else self._sketched()
+
+    def _sketched(self) -> int:
+        """HyperLogLog's estimate (linear counting while many registers are empty)."""
         m = float(len(self.registers))
         raw = 0.7213 / (1 + 1.079 / m) * m * m / float(np.sum(np.ldexp(1.0, -self.registers.astype(np.int64))))
         zeros = int(np.count_nonzero(self.registers == 0))
@@ -164,7 +171,7 @@ class FrequentItems:
             unique, counts = np.unique(keys, return_counts=True)
             self._combine(unique, counts)
             return
-        unique, first, counts = np.unique(keys, return_index=True, return_counts=True)
+        unique, first, counts = _unique_with_index(keys)
         new = self._combine(unique, counts)
         for key, k in zip(new.tolist(), first[np.searchsorted(unique, new)].tolist(), strict=True):
             self.examples[key] = example(k)
@@ -189,10 +196,12 @@ class FrequentItems:
             unique, totals = unique[keep], totals[keep]
         new = np.setdiff1d(unique, self.keys, assume_unique=True)
         self.keys, self.counts = unique, totals
-        if len(self.examples) > 4 * self.capacity:
+        if len(self.examples) > 2 * self.capacity:
             kept = set(unique.tolist())
             self.examples = {k: v for k, v in self.examples.items() if k in kept}
-        return new if not self.examples else new[[k not in self.examples for k in new.tolist()]]
+        if not self.examples or not len(new):
+            return new
+        return new[[k not in self.examples for k in new.tolist()]]
 
     @property
     def is_exact(self) -> bool:
@@ -202,6 +211,16 @@ class FrequentItems:
         """The k largest (key, count), largest first, ties by key."""
         order = np.lexsort((self.keys, -self.counts))[:k]
         return list(zip(self.keys[order].tolist(), self.counts[order].tolist(), strict=True))
+
+
+def _unique_with_index(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """np.unique's (unique, index, counts), the index of any occurrence (not the first): an
+    unstable argsort is quicker than np.unique's stable one."""
+    order = keys.argsort()
+    ordered = keys[order]
+    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
+    counts = np.diff(np.append(starts, len(keys)))
+    return ordered[starts], order[starts], counts
 
 
 class Sample:
@@ -219,17 +238,39 @@ class Sample:
 
     def add(self, values: np.ndarray) -> None:
         self.seen += len(values)
-        if self.threshold >= 1.0:
-            keys = self.rng.random(len(values))
-        else:  # draw only the values whose key falls below the threshold, then their keys
-            values = values[self._below(len(values), self.threshold)]
-            keys = self.rng.random(len(values)) * self.threshold  # uniform below it, as a key is
-        self._hold(keys, values.astype(np.float64))
+        threshold = self.threshold
+        if len(values) > self.capacity:  # of a big batch, only keys below this can matter
+            threshold = min(threshold, 3 * self.capacity / len(values))
+        if threshold >= 1.0:
+            self._hold(self.rng.random(len(values)), values.astype(np.float64))
+            return
+        # draw only the values whose key falls below the threshold, then their keys
+        entering = values[self._below(len(values), threshold)]
+        keys = self.rng.random(len(entering)) * threshold  # uniform below it, as a key is
+        if threshold < self.threshold and not self._lower(threshold, len(keys)):
+            # too few keys below it (about never: 3 × capacity are expected): a key for every value
+            self._hold(self.rng.random(len(values)) * self.threshold, values.astype(np.float64))
+            return
+        self._hold(keys, entering.astype(np.float64))
+
+    def _lower(self, threshold: float, entering: int) -> bool:
+        """Lower the threshold if `capacity` keys lie below it (then no key above it can stay)."""
+        below = [k < threshold for k in self.keys]
+        if sum(int(np.count_nonzero(b)) for b in below) + entering < self.capacity:
+            return False
+        self.keys = [k[b] for k, b in zip(self.keys, below, strict=True)]
+        self.parts = [v[b] for v, b in zip(self.parts, below, strict=True)]
+        self.held = sum(map(len, self.keys))
+        self.threshold = threshold
+        return True
 
     def add_repeated(self, value: float, n: int) -> None:
         """add() of n copies of one value, without making them unless they enter."""
+        if self.threshold >= 1.0 or n > self.capacity:
+            self.add(np.full(n, value))
+            return
         self.seen += n
-        entering = n if self.threshold >= 1.0 else len(self._below(n, self.threshold))
+        entering = len(self._below(n, self.threshold))
         self._hold(self.rng.random(entering) * self.threshold, np.full(entering, value))
 
     def _below(self, n: int, p: float) -> np.ndarray:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from tfrecord_lite._stats.images import FORMATS, image_size, sniff_formats
-from tfrecord_lite._stats.numbers import NumberAccumulator
+from tfrecord_lite._stats.numbers import COUNTS_SAMPLE, NumberAccumulator
 from tfrecord_lite._stats.results import Categories, ImageStats, TopValue
 from tfrecord_lite._stats.sketches import Distinct, FrequentItems, hash_bytes, hash_ints
 
@@ -82,8 +82,8 @@ class ImageAccumulator:
     def __init__(self) -> None:
         self.formats = dict.fromkeys(FORMATS, 0)
         self.values = 0
-        self.width = NumberAccumulator(integer=True)
-        self.height = NumberAccumulator(integer=True)
+        self.width = NumberAccumulator(integer=True, sample_size=COUNTS_SAMPLE)
+        self.height = NumberAccumulator(integer=True, sample_size=COUNTS_SAMPLE)
         self.sizes = FrequentItems(256)
 
     def add(self, data: np.ndarray, offsets: np.ndarray) -> None:

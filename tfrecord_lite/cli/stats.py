@@ -56,8 +56,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "--all or -n N.",
         f"  {PROG} stats train.tfrecord\n"
         f"  {PROG} stats data/ --all --json > stats.json\n"
-        f"  {PROG} stats 'shards-*.tfrecord.gz' -n 5000 --features label,image\n"
-        f"  {PROG} stats train.tfrecord --all --tfdv train.stats.tfrecord",
+        f"  {PROG} stats 'data/train-*.tfrecord' -n 5000 --features label,image/class/text",
     )
     add_inputs(p)
     g = p.add_mutually_exclusive_group()
