@@ -20,6 +20,8 @@ pytestmark = pytest.mark.browser
 
 BIG = 100_000
 
+pytest.importorskip("PIL")  # the records hold images
+
 
 @pytest.fixture(scope="module")
 def browser():

@@ -20,6 +20,8 @@ from tfrecord_lite._records.verify import verify_file
 from tfrecord_lite.viewer import Catalog, report_html
 from tfrecord_lite.viewer.pages import PAGES
 
+pytest.importorskip("PIL")  # the records hold images
+
 
 @pytest.fixture
 def folder(tmp_path):

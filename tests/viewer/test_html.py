@@ -4,6 +4,7 @@ expander, images of every browser format and raw pixels made thumbnails, other b
 from __future__ import annotations
 
 import base64
+import importlib.util
 import io
 from html.parser import HTMLParser
 
@@ -92,19 +93,28 @@ def thumbnails(record: bytes) -> list[bytes]:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_encoded_images_under_any_key_are_embedded_as_they_are(fmt):
+    pytest.importorskip("PIL")
     image = encoded_image(fmt, (10, 200, 30))
     assert thumbnails(tfr.encode_example({"any/key": [image], "other": [b"text"]})) == [image]
 
 
 @pytest.mark.parametrize(("shape", "tf_keys"), [((5, 7, 3), True), ((4, 6, 1), False), ((3, 3, 4), True)])
 def test_raw_pixels_become_png_thumbnails(shape, tf_keys):
-    from PIL import Image
+    Image = pytest.importorskip("PIL.Image")
 
     (png,) = thumbnails(raw_record(*shape, tf_keys=tf_keys))
     image = Image.open(io.BytesIO(png))
     assert image.format == "PNG" and image.size == (shape[1], shape[0])
     expected = np.arange(np.prod(shape), dtype=np.uint8).reshape(shape)
     assert np.array_equal(np.asarray(image).reshape(shape), expected)
+
+
+def test_raw_pixels_without_pillow_are_described():
+    if importlib.util.find_spec("PIL") is not None:
+        pytest.skip("Pillow is installed (the tf environment, which has none, runs this test)")
+    page = card(raw_record(5, 7, 3))
+    assert page.named("img") == []
+    assert "raw image 5x7x3: install Pillow to see it" in "".join(page.text)
 
 
 def test_bytes_that_are_no_image_get_no_thumbnail():

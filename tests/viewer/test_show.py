@@ -10,6 +10,8 @@ from tests.viewer._data import image_record, write_images
 from tests.viewer.test_html import Elements
 from tfrecord_lite.images import ImageRecord, parse_image_record
 
+pytest.importorskip("PIL")  # the records hold images
+
 
 def shown_ids(view: tfr.RecordsView) -> list[int]:
     return [int(v.features["id"][0]) for v in view.views]

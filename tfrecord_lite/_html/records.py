@@ -57,10 +57,20 @@ def feature_html(key: str, value: Any, features: Mapping[str, Any]) -> str:
     """A feature's value, its images as thumbnails."""
     uris = image_uris(value, features)
     if not uris:
-        return value_html(value)
+        return value_html(value) + _undrawn(value, features)
     size = sum(len(bytes(v)) for v in value)
     thumbs = "".join(f'<img class="thumb" alt="{esc(key)}" src="{uri}">' for uri in uris)
     return f'{thumbs}<br><span class="note">{len(value)} image(s), {size} bytes</span>'
+
+
+def _undrawn(value: Any, features: Mapping[str, Any]) -> str:
+    """A note on raw pixels that are not drawn for lack of Pillow, else nothing."""
+    if not isinstance(value, list) or len(value) != 1 or not isinstance(value[0], (bytes, bytearray, memoryview)):
+        return ""
+    shape = raw_shape(features, len(value[0]))
+    if shape is None:
+        return ""
+    return f'<br><span class="note">raw image {"x".join(map(str, shape))}: install Pillow to see it</span>'
 
 
 def steps_html(steps: Any) -> str:
