@@ -56,7 +56,9 @@ if TYPE_CHECKING:
     from tfrecord_lite._records.random_access import TFRecordFile
     from tfrecord_lite._records.reader import iter_records
     from tfrecord_lite._records.salvage import SalvageReport, salvage
+    from tfrecord_lite._records.show import show
     from tfrecord_lite._records.verify import VerifyReport, verify_file
+    from tfrecord_lite._records.views import RecordsView
     from tfrecord_lite._records.writer import TFRecordWriter
     from tfrecord_lite._stats.collect import statistics
     from tfrecord_lite._stats.results import DatasetStatistics, FeatureStatistics
@@ -94,6 +96,8 @@ _LAZY = {
     "_example.raw": ["decode_raw"],
     "_records.reader": ["iter_records"],
     "_records.salvage": ["SalvageReport", "salvage"],
+    "_records.show": ["show"],
+    "_records.views": ["RecordsView"],
     "_records.verify": ["VerifyReport", "verify_file"],
     "_datasets.schema": ["infer_features", "infer_sequence_features"],
     "_datasets.sharded": ["ShardedRecords", "ShardedWriter"],
@@ -144,6 +148,7 @@ __all__ = [
     "OutputLockedError",
     "Ragged",
     "RaggedFeature",
+    "RecordsView",
     "SalvageReport",
     "SequenceExample",
     "ShardedRecords",
@@ -175,6 +180,7 @@ __all__ = [
     "resolve_inputs",
     "salvage",
     "serialize_tensor",
+    "show",
     "statistics",
     "verify_file",
     "write_index",

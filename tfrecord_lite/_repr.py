@@ -56,3 +56,25 @@ def compression(kind: str | None) -> str | None:
 def describe(name: str, *parts: str | None) -> str:
     """`name(part, part, ...)`, leaving out the parts that are None or empty."""
     return f"{name}({', '.join(p for p in parts if p)})"
+
+
+_BYTES_SHOWN = 16  # bytes a long bytes value shows of itself
+_VALUES_SHOWN = 8  # values a long list or row shows
+
+
+def shown_value(value: Any) -> str:
+    """A value's repr, kept short: long bytes as their first bytes and length, long lists and
+    arrays (as lists) as their first items and a count; anything else as its repr."""
+    if isinstance(value, (bytes, bytearray)) and len(value) > _BYTES_SHOWN:
+        return f"{bytes(value[:_BYTES_SHOWN])!r}...({len(value)} bytes)"
+    if isinstance(value, (list, tuple)):
+        items = [shown_value(v) for v in value[:_VALUES_SHOWN]]
+        more = f", ... ({len(value)} items)" if len(value) > _VALUES_SHOWN else ""
+        return f"[{', '.join(items)}{more}]"
+    return repr(value)
+
+
+def shown_items(items: Sequence[Any], limit: int = 3) -> str:
+    """The first `limit` items' reprs and how many there are in all."""
+    shown = ", ".join(repr(item) for item in items[:limit])
+    return f"[{shown}, ... ({len(items)} in all)]" if len(items) > limit else f"[{shown}]"

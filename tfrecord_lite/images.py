@@ -33,7 +33,6 @@ from tfrecord_lite._datasets.image_codec import (
     image_array,
     padded,
     resized,
-    sniff_image_format,
 )
 from tfrecord_lite._datasets.image_packing import (
     IMAGE_EXTENSIONS,
@@ -55,6 +54,7 @@ from tfrecord_lite._datasets.image_records import (
     record_label,
 )
 from tfrecord_lite._datasets.label_maps import check_label_map, label_map_path, load_label_map, save_label_map
+from tfrecord_lite._html.images import sniff_image_format
 
 __all__ = [
     "IMAGE_EXTENSIONS",

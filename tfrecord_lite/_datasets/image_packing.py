@@ -32,7 +32,6 @@ from tfrecord_lite._datasets.image_codec import (
     RAW,
     ImageDecodeError,
     pixel_file,
-    sniff_image_format,
     stored_image,
 )
 from tfrecord_lite._datasets.image_records import (
@@ -54,6 +53,7 @@ from tfrecord_lite._datasets.label_maps import (
     starting_labels,
 )
 from tfrecord_lite._datasets.sharded import open_shard_writer
+from tfrecord_lite._html.images import sniff_image_format
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._storage.publish import open_publication

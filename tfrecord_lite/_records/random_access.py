@@ -490,6 +490,12 @@ class TFRecordFile(RecordSequence):
         index = f"index={self.index_path!r}" if self.index_path is not None else "index in memory"
         return describe("TFRecordFile", repr(self._name), self.compression, count(self._n), index, "open")
 
+    def _repr_html_(self) -> str:
+        """The file in a notebook: its facts and its first records as a table."""
+        from tfrecord_lite._records.views import file_html
+
+        return file_html(self)
+
     def __getstate__(self) -> dict[str, Any]:
         records = self._records
         in_memory = None

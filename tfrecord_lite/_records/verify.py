@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from tfrecord_lite._repr import shown_items
 from tfrecord_lite._storage.files import PathOrFile, display_name
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._stream.damage import Damage
@@ -30,6 +31,11 @@ class VerifyReport:
     damage: list[Damage] = field(default_factory=list)
     compression: str = ""
     record_numbers: list[int] = field(default_factory=list)
+
+    def __repr__(self) -> str:  # many damaged spans shown as the first few and a count
+        fields = {k: v for k, v in vars(self).items() if k != "damage"}
+        shown = ", ".join(f"{k}={v!r}" for k, v in fields.items())
+        return f"VerifyReport({shown}, damage={shown_items(self.damage)})"
 
     @property
     def ok(self) -> bool:

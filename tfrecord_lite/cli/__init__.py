@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
 from tfrecord_lite._errors import TFRecordError
-from tfrecord_lite.cli import images, inspect, salvage, shards, stats
+from tfrecord_lite.cli import images, inspect, salvage, shards, stats, view
 from tfrecord_lite.cli.options import EXIT_DATA, EXIT_USAGE, PROG, UsageError, damage_hint
 
 __all__ = ["EXIT_DATA", "EXIT_USAGE", "build_parser", "main"]
@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summary lines")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for group in (inspect, shards, salvage, images, stats):
+    for group in (inspect, shards, salvage, images, stats, view):
         group.add_commands(sub)
     return parser
 

@@ -13,8 +13,8 @@ import json
 import math
 from typing import Any
 
-from tfrecord_lite._datasets.image_codec import sniff_image_format
 from tfrecord_lite._datasets.schema import Decoded, value_kind
+from tfrecord_lite._html.images import sniff_image_format
 from tfrecord_lite._records.verify import VerifyReport
 from tfrecord_lite._repr import plural
 
