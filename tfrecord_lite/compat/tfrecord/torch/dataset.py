@@ -15,7 +15,13 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
-import torch.utils.data
+
+try:
+    import torch.utils.data
+except ModuleNotFoundError as exc:  # still a ModuleNotFoundError, as the package's users expect
+    raise ModuleNotFoundError(
+        f"tfrecord_lite.compat.tfrecord.torch needs PyTorch ({exc}): pip install 'tfrlite[torch]'", name=exc.name
+    ) from exc
 
 from tfrecord_lite.compat.tfrecord import iterator_utils, reader
 from tfrecord_lite.compat.tfrecord.reader import Description
