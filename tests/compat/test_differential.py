@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 tfrecord = pytest.importorskip("tfrecord")
 
+import tfrecord_lite as tfr
 import tfrecord_lite.compat.tfrecord as compat
 
 KEYS = st.text("abcxyz_", min_size=1, max_size=4)
@@ -262,7 +263,7 @@ def test_a_damaged_record_raises_where_the_package_returns_it(tmp_path: Path) ->
     data = bytearray(Path(path).read_bytes())
     data[-6] ^= 0xFF  # a payload byte: the package decodes the changed value, CRCs unchecked
     Path(path).write_bytes(bytes(data))
-    with pytest.raises(compat.reader.tfr.CorruptRecordError):
+    with pytest.raises(tfr.CorruptRecordError):
         list(compat.example_loader(path, None))
 
 

@@ -19,7 +19,8 @@ def test_torch_is_imported_only_when_the_torch_submodule_is_used() -> None:
         "print('torch' in sys.modules)\n"
     )
     assert _run(code) == "False"
-    assert _run("import sys, tfrecord_lite as t; t.TFRecordWriter; print('tfrecord_lite.compat' in sys.modules)") == "False"
+    plain = "import sys, tfrecord_lite as t; t.TFRecordWriter; print('tfrecord_lite.compat' in sys.modules)"
+    assert _run(plain) == "False"
 
 
 @pytest.mark.torch
@@ -45,4 +46,5 @@ def test_the_names_are_the_packages() -> None:
         public = {n for n in vars(their_module) if callable(getattr(their_module, n)) and not n.startswith("_")}
         public = {n for n in public if getattr(their_module, n).__module__ == their_module.__name__}
         assert public <= set(dir(ours_module)), module
-    assert {n for n in vars(package.example_pb2) if n[0].isupper() and n != "DESCRIPTOR"} <= set(dir(tfrecord.example_pb2))
+    messages = {n for n in vars(package.example_pb2) if n[0].isupper() and n != "DESCRIPTOR"}
+    assert messages <= set(dir(tfrecord.example_pb2))
