@@ -8,3 +8,9 @@ checked, GZIP is read wherever a path is, and DataLoader workers share records o
 Nothing here is imported by `import tfrecord_lite`, and nothing imports torch until a `torch`
 submodule is used. The guide is docs/from-tfrecord.md.
 """
+
+__all__: list[str] = []  # the drop-ins are subpackages, imported by name: `tfrecord_lite.compat.tfrecord`
+
+
+def __dir__() -> list[str]:  # dir() shows the API (none here), not the subpackages imported so far
+    return sorted(__all__)

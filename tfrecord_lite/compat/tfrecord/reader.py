@@ -255,8 +255,9 @@ def tfrecord_loader(
     shard: tuple[int, int] | None = None,
     sequence_description: Description = None,
     compression_type: str | None = None,
-) -> Iterator[Features] | Iterator[SequenceItem]:
-    """example_loader, or sequence_loader when `sequence_description` is given (even empty)."""
+) -> Iterator[Any]:
+    """example_loader (dicts), or sequence_loader ((context, feature lists) pairs) when
+    `sequence_description` is given, even empty."""
     if sequence_description is not None:
         return sequence_loader(data_path, index_path, description, sequence_description, shard, compression_type)
     return example_loader(data_path, index_path, description, shard, compression_type)
