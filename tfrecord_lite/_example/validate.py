@@ -81,6 +81,11 @@ def feature_specs(features: Any, name: str = "features") -> dict[str, FeatureSpe
                 "(the tfrecord package's names) or {'label': tfr.FixedLenFeature([], 'int64')}; "
                 "None decodes every feature"
             )
+        elif isinstance(features, str):
+            hint = (
+                " — if it is an index path (the tfrecord package's second argument), drop it: the index is "
+                "built for you"
+            )
         raise TypeError(f"{name} must be a dict {{key: spec}}, found {_found(features)}{hint}")
     out = {}
     for key, spec in features.items():
