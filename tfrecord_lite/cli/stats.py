@@ -9,7 +9,16 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from tfrecord_lite.cli.options import PROG, _tqdm, add_command, add_inputs, expand_inputs, positive_int, say
+from tfrecord_lite.cli.options import (
+    PROG,
+    _tqdm,
+    add_command,
+    add_damage_options,
+    add_inputs,
+    expand_inputs,
+    positive_int,
+    say,
+)
 
 if TYPE_CHECKING:
     from tfrecord_lite._stats.results import DatasetStatistics, FeatureStatistics
@@ -32,7 +41,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
         limit,
         progress=_tqdm(args.quiet) is not None,
         compression=args.compression,
-        on_error=args.on_error,
+        on_error="skip" if args.max_skipped is not None else args.on_error,
+        max_skipped=args.max_skipped,
     )
     if args.tfdv:
         stats.write_tfdv(args.tfdv)
@@ -66,8 +76,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--features", metavar="A,B", help="only these features (comma-separated keys)")
     p.add_argument("--json", action="store_true", help="print the statistics as JSON (DatasetStatistics.to_dict)")
     p.add_argument("--tfdv", metavar="OUT", help="also write TFDV's statistics file (needs tensorflow-metadata)")
-    p.add_argument("--on-error", choices=("raise", "skip"), default="raise",
-                   help="damaged records: raise (default, exit status 1) or skip them with a warning")  # fmt: skip
+    add_damage_options(p)
 
 
 # ---------------------------------------------------------------- the text table
