@@ -72,6 +72,24 @@ def plan_pieces(paths: Sequence[str], wanted: int, batch_size: int, compression:
     return pieces
 
 
+def split_pieces(paths: Sequence[str], max_bytes: int, batch_size: int, compression: str, verify: bool) -> list[Piece]:
+    """Pieces of at most about `max_bytes` each: every file a piece, an uncompressed local file
+    larger than that cut into record ranges by its index (the sidecar, built and saved on first
+    use where the folder is writable), never into ranges shorter than one batch."""
+    compression = normalize_compression(compression, allow_auto=True)
+    pieces: list[Piece] = []
+    for path in paths:
+        size = 0 if is_url(path) else os.path.getsize(path)
+        if size <= max_bytes or file_kind(path, compression) != "":
+            pieces.append(Piece(path, size))
+            continue
+        records = TFRecordFile(path, verify=verify)
+        cuts = min(math.ceil(size / max_bytes), math.ceil(len(records) / batch_size)) or 1
+        bounds = [len(records) * i // cuts for i in range(cuts + 1)]
+        pieces += [Piece(path, size // cuts, a, b, records) for a, b in itertools.pairwise(bounds)]
+    return pieces
+
+
 def piece_records(
     piece: Piece, batch_size: int, compression: str, verify: bool, storage_options: StorageOptions = None
 ) -> Iterator[list[bytes]]:
