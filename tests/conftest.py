@@ -1,9 +1,9 @@
 # Shared test setup.
 #
-# Markers `tf`, `torch`, `tfx` (tfx-bsl), `ray`, `hf`, `dask` and `grain` (declared in
+# Markers `tf`, `torch`, `tfx` (tfx-bsl), `ray`, `hf`, `dask`, `grain` and `spark` (declared in
 # pyproject.toml) skip a test when its library is not installed. CI's environments set
 # TFRECORD_LITE_REQUIRE_TF=1 / TFRECORD_LITE_REQUIRE_TORCH=1 / TFRECORD_LITE_REQUIRE_TFX=1 /
-# TFRECORD_LITE_REQUIRE_ENGINES=1 (the last for all four engines): then the library must import (checked once, in
+# TFRECORD_LITE_REQUIRE_ENGINES=1 (the last for all five engines): then the library must import (checked once, in
 # a subprocess, so this process stays free of it) and a skipped test of that
 # kind, or a test module skipped for the lack of it, fails the whole run.
 #
@@ -39,6 +39,7 @@ _OPTIONAL: dict[str, str] = {
     "hf": "datasets",
     "dask": "distributed",
     "grain": "grain",
+    "spark": "pyspark",
     "object_store": "moto",
 }
 _ENGINES = "TFRECORD_LITE_REQUIRE_ENGINES"
@@ -48,7 +49,7 @@ _REQUIRE_VAR = {
     "tfx": "TFRECORD_LITE_REQUIRE_TFX",
     "object_store": "TFRECORD_LITE_REQUIRE_CLOUD",
 }
-_REQUIRE_VAR.update(dict.fromkeys(("ray", "hf", "dask", "grain"), _ENGINES))
+_REQUIRE_VAR.update(dict.fromkeys(("ray", "hf", "dask", "grain", "spark"), _ENGINES))
 _skipped: dict[str, list[str]] = {marker: [] for marker in _OPTIONAL}
 # test node id -> the names of its markers (its own, its class's and its module's): a report's
 # keywords would not do, since they also hold the test's folder and file names (tests/torch/...)
@@ -239,3 +240,35 @@ def dask_client() -> Iterator[Any]:
         distributed.Client(cluster) as client,
     ):
         yield client
+
+
+@pytest.fixture(scope="session")
+def spark_session() -> Iterator[Any]:
+    """A real local[2] SparkSession for the session, its Python workers on this interpreter with
+    the checkout importable, and the "tfrecord" data source registered; stopped at the end. Java
+    missing skips (fails under TFRECORD_LITE_REQUIRE_ENGINES=1)."""
+    import shutil
+
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        if _required("spark"):
+            pytest.fail("TFRECORD_LITE_REQUIRE_ENGINES=1 but no Java is installed for Spark")
+        pytest.skip("Spark needs Java, which is not installed")
+    from pyspark.sql import SparkSession
+
+    root = str(Path(__file__).resolve().parents[1])
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("FATAL")
+    from tfrecord_lite.spark import register
+
+    register(spark)
+    yield spark
+    spark.stop()

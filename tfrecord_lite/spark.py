@@ -38,7 +38,6 @@ from tfrecord_lite._datasets.spark_types import (
     feature_columns,
     inferred_fields,
     raw_records,
-    read_specs,
     struct,
 )
 from tfrecord_lite._datasets.task_files import JobFolder, Part
@@ -170,7 +169,6 @@ class _Reader(DataSourceReader):  # type: ignore[misc]
         self._types = partition_types(self._found)
         if options.record_type != "ByteArray":
             self._columns = feature_columns(schema.jsonValue(), options.record_type, list(self._types))
-            self._specs = read_specs(self._columns, options.record_type)
 
     def partitions(self) -> list[_Partition]:
         options = self._options
@@ -193,15 +191,15 @@ class _Reader(DataSourceReader):  # type: ignore[misc]
             yield conform(batch, self._columns, target, constants)
 
     def _batches(self, piece: Piece) -> Iterator[pa.RecordBatch]:
-        options, (features, lists) = self._options, self._specs
+        """The piece's batches, only the schema's features decoded (null where a record lacks one)."""
+        options, columns = self._options, [column.name for column in self._columns]
         if options.on_error == "raise":
             return piece_batches(
-                piece, features, options.batch_size, "auto", options.verify, options.storage_options, lists
+                piece, None, options.batch_size, "auto", options.verify, options.storage_options, columns=columns
             )
         return iter_arrow_batches(
             piece.path,
-            features,
-            sequence_features=lists,
+            columns=columns,
             batch_size=options.batch_size,
             verify=options.verify,
             on_error=options.on_error,

@@ -359,6 +359,14 @@ def _spans_batch(
     return _record_batch(flats, specs.context, n)
 
 
+def decode_arrow_columns(records: Sequence[Any], columns: Sequence[str]) -> pa.RecordBatch:
+    """A batch of serialized Examples (or SequenceExamples) decoded without a spec, only the
+    keys of `columns` (in that order; a key no record has: nulls): a feature a record lacks is
+    null there, as iter_arrow_batches(columns=...) gives it."""
+    records = records if isinstance(records, (list, tuple)) else list(records)
+    return _spans_batch(spans_of(records), Specs(None, None), columns, frozenset(columns))
+
+
 def _columns_of(batch: pa.RecordBatch, columns: Sequence[str] | None) -> pa.RecordBatch:
     """`columns` of a batch decoded without a spec, in that order (a key it lacks: nulls)."""
     if columns is None:

@@ -3,10 +3,11 @@ what the Spark data source (tfrecord_lite.spark) reads and writes, in the JSON f
 schema (StructType.jsonValue(): {"type": "struct", "fields": [{"name", "type", ...}]}).
 
 Strategy: a Spark column is a leaf type (a scalar: one value a row), an array of one (a list of
-values), or, for a SequenceExample's feature list, an array of arrays (a list of steps). Every
-column is decoded as a VarLenFeature of its leaf's kind (feature lists: a VarLenFeature of
-steps), which gives one large_list column per feature whatever the records hold, and is then
-cast by Arrow to the type Spark expects: a scalar takes the single value of each row (null where
+values), or, for a SequenceExample's feature list, an array of arrays (a list of steps). Only
+the schema's keys are decoded, without a spec, which gives one large_list column per feature
+(of steps, for a feature list), null where a record lacks it, as spark-tfrecord reads a missing
+feature; its kind is checked against the column's, and it is cast by Arrow to the type Spark
+expects: a scalar takes the single value of each row (null where
 the feature is missing or empty; more than one value is an error naming the column and row), a
 list is cast as it is. Casts that lose or invent data fail (int64 → int32 out of range, bytes
 that are not UTF-8 for a string column), each as a FeatureError naming the column. Inference
@@ -25,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tfrecord_lite._errors import FeatureError
-from tfrecord_lite._example.spec import FeatureSpec, FixedLenFeature, VarLenFeature
+from tfrecord_lite._example.spec import FeatureSpec, FixedLenFeature
 
 # Spark's leaf types (their JSON names) and the kind of Feature list that holds each
 _LEAF_DTYPES = {
@@ -125,12 +126,19 @@ def feature_columns(schema: Mapping[str, Any], record_type: str, skip: Sequence[
     return columns
 
 
-def read_specs(columns: Sequence[Column], record_type: str) -> tuple[dict[str, FeatureSpec], dict[str, FeatureSpec] | None]:
-    """(features or context, feature lists or None) that decode `columns`: a VarLenFeature each."""
-    context = {c.name: VarLenFeature(c.dtype) for c in columns if c.depth < 2}
-    if record_type != "SequenceExample":
-        return context, None
-    return context, {c.name: VarLenFeature(c.dtype) for c in columns if c.depth == 2}
+def _leaf_kind(data_type: pa.DataType) -> str | None:
+    """The kind of Feature list a decoded column holds (None: no record of the batch had one)."""
+    while pa.types.is_list(data_type) or pa.types.is_large_list(data_type):
+        data_type = data_type.value_type
+    if pa.types.is_null(data_type):
+        return None
+    return "int64" if pa.types.is_integer(data_type) else "float32" if pa.types.is_floating(data_type) else "bytes"
+
+
+def _check_kind(column: Column, decoded: pa.DataType) -> None:
+    found = _leaf_kind(decoded)
+    if found is not None and found != column.dtype:
+        raise FeatureError(column.name, f"holds {found} values in the data, but its Spark type reads {column.dtype}")
 
 
 def _scalars(name: str, lists: pa.Array) -> pa.Array:
@@ -169,17 +177,18 @@ def _cast(name: str, array: pa.Array, target: pa.DataType) -> pa.Array:
 def conform(
     batch: pa.RecordBatch, columns: Sequence[Column], target: pa.Schema, constants: Mapping[str, Any] | None = None
 ) -> pa.RecordBatch:
-    """The decoded `batch` (a large_list column per Column) as `target`, the Arrow schema Spark
-    expects (pyspark's to_arrow_schema of the read schema); the fields of `constants` (partition
-    values) filled with their value."""
-    depths = {c.name: c.depth for c in columns}
+    """The `batch` decoded without a spec (a large_list column per Column, null where a record
+    lacks the feature) as `target`, the Arrow schema Spark expects (pyspark's to_arrow_schema of
+    the read schema); the fields of `constants` (partition values) filled with their value."""
+    by_name = {c.name: c for c in columns}
     arrays = []
     for field in target:
         if constants is not None and field.name in constants:
             arrays.append(pa.array([constants[field.name]] * batch.num_rows, type=field.type))
             continue
-        array = batch.column(field.name)
-        if depths[field.name] == 0:
+        array, column = batch.column(field.name), by_name[field.name]
+        _check_kind(column, array.type)
+        if column.depth == 0:
             array = _scalars(field.name, array)
         if pa.types.is_null(array.type):
             array = pa.nulls(len(array), field.type)
