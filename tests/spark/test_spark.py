@@ -210,3 +210,11 @@ def test_s3_urls_on_the_moto_server(spark_session: Any, s3: Any) -> None:
         .load(url)
     )
     assert sorted(map(tuple, back.collect()), key=repr) == sorted(SEQUENCE_ROWS, key=repr)
+
+
+@pytest.mark.parametrize("name", ["types.tfrecord", "sequence.tfrecord", "bytes.tfrecord"])
+def test_spark_still_writes_the_committed_files_tensorflow_checks(spark_session: Any, tmp_path: Path, name: str) -> None:
+    from tests.spark.make_files import OUT, write_frame
+
+    part = write_frame(spark_session, name, tmp_path / "out")
+    assert list(tfr.iter_records(str(part))) == list(tfr.iter_records(str(OUT / name)))
