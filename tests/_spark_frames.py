@@ -13,7 +13,24 @@ TYPES_DDL = (
     "astr array<string>, abin array<binary>"
 )
 TYPES_ROWS: list[tuple[Any, ...]] = [
-    (1, -2, 3, -4, True, 1.5, -2.25, "été", b"\x00\xff", [1, 2], [-3], [True, False], [0.5], [1.0, 2.0], ["a", "bc"], [b"x"]),
+    (
+        1,
+        -2,
+        3,
+        -4,
+        True,
+        1.5,
+        -2.25,
+        "été",
+        b"\x00\xff",
+        [1, 2],
+        [-3],
+        [True, False],
+        [0.5],
+        [1.0, 2.0],
+        ["a", "bc"],
+        [b"x"],
+    ),
     (
         -(2**62),
         2**31 - 1,

@@ -266,8 +266,12 @@ class _Writer(DataSourceArrowWriter):  # type: ignore[misc]
                 for where, rows in self._groups(batch):
                     if where not in open_parts:
                         part = folder.part(where, task, attempt, len(open_parts), self._suffix)
-                        open_parts[where] = (part, TFRecordWriter(part.temp, self._options.compression,
-                                                                  storage_options=self._options.storage_options))
+                        open_parts[where] = (
+                            part,
+                            TFRecordWriter(
+                                part.temp, self._options.compression, storage_options=self._options.storage_options
+                            ),
+                        )
                     writer = open_parts[where][1]
                     for record in self._records(rows):
                         writer.write(record)

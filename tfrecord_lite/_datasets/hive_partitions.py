@@ -24,7 +24,7 @@ from tfrecord_lite._storage.locations import StorageOptions, filesystem, is_url,
 from tfrecord_lite._storage.sources import natural_key, resolve_inputs
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
-_ESCAPED = set('"#%\'*/:=?\\\x7f{[]^')
+_ESCAPED = set("\"#%'*/:=?\\\x7f{[]^")
 _SEGMENT = re.compile(r"^([^=]+)=(.*)$")
 Values = dict[str, "str | None"]
 
@@ -72,7 +72,9 @@ def _folders(root: str, storage_options: StorageOptions) -> list[str] | None:
     if not fs.isdir(path):
         return None
     protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
-    return [root] + [f"{protocol}://{folder}" for folder, _, _ in fs.walk(path) if folder.rstrip("/") != path.rstrip("/")]
+    return [root] + [
+        f"{protocol}://{folder}" for folder, _, _ in fs.walk(path) if folder.rstrip("/") != path.rstrip("/")
+    ]
 
 
 def partitioned_files(paths: Sequence[str], storage_options: StorageOptions = None) -> list[tuple[str, Values]]:

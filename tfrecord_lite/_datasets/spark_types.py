@@ -196,7 +196,9 @@ def conform(
     return pa.RecordBatch.from_arrays(arrays, schema=target)
 
 
-def byte_array_batch(records: Sequence[bytes], target: pa.Schema, constants: Mapping[str, Any] | None = None) -> pa.RecordBatch:
+def byte_array_batch(
+    records: Sequence[bytes], target: pa.Schema, constants: Mapping[str, Any] | None = None
+) -> pa.RecordBatch:
     """Raw records as the one binary column of recordType ByteArray (beside partition columns)."""
     arrays = []
     for field in target:
