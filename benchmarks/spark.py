@@ -3,14 +3,14 @@
 #
 #   .venvs/engines/bin/python benchmarks/spark.py [--rows N] [--rounds N] [--out FILE.json]
 #
-# The rows (id, label, score, an 8-float vector, a short string) are made by Spark once, written
-# once as TFRecord parts (uncompressed, with sidecars) and as Parquet. A read round is
-# load(...).selectExpr("count(*)", "sum(id)", "sum(score)").collect() over the whole folder; a
-# write round writes every row (mode overwrite). The readers take turns round by round (_rounds.py).
-# "rows" is the same reader yielding Python tuples instead of Arrow record batches: the Python
-# Data Source API's row path, to show what the Arrow path saves. Prints rows/s (median and the
-# lowest and highest round) and the ratios; checks every reader gives the same count and sums.
-# Writes the same as JSON (default benchmarks/results/spark.json). Nothing here asserts a speed.
+# The rows (id, label, score, an 8-float vector, a short string) are made by Spark once, written once as TFRecord
+# parts (uncompressed, with sidecars) and as Parquet. A read round is load(...).selectExpr("count(*)", "sum(id)",
+# "sum(score)").collect() over the whole folder; a write round writes every row (mode overwrite). The readers take
+# turns round by round (_rounds.py). "rows" is the same reader yielding Python tuples instead of Arrow record batches:
+# the Python Data Source API's row path, to show what the Arrow path saves; "parquet python" is Parquet read by
+# pyarrow inside a Python data source: the API's own cost, with a decoder that costs nothing. Prints rows/s (median
+# and the lowest and highest round) and the ratios; checks every reader gives the same count and sums. Writes the same
+# as JSON (default benchmarks/results/spark.json). Nothing here asserts a speed.
 from __future__ import annotations
 
 import argparse
@@ -64,6 +64,37 @@ def rows_source() -> Any:
     return RowsSource
 
 
+def parquet_source(folder: str) -> Any:
+    """Parquet read by pyarrow inside a Python data source: what the Python Data Source API costs
+    by itself (its Arrow transfer to the JVM), with a decoder that costs almost nothing."""
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    class ParquetReader(DataSourceReader):  # type: ignore[misc]
+        def __init__(self, schema: Any) -> None:
+            self.target = to_arrow_schema(schema, timezone="UTC")
+
+        def partitions(self) -> list[Any]:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".parquet"))
+            return [InputPartition(os.path.join(folder, n)) for n in names]
+
+        def read(self, partition: Any) -> Iterator[Any]:
+            import pyarrow.parquet as pq
+
+            for batch in pq.ParquetFile(partition.value).iter_batches(batch_size=10_000):
+                yield batch.cast(self.target)
+
+    class ParquetSource(DataSource):  # type: ignore[misc]
+        @classmethod
+        def name(cls) -> str:
+            return "parquet_python"
+
+        def reader(self, schema: Any) -> Any:
+            return ParquetReader(schema)
+
+    return ParquetSource
+
+
 def make_data(spark: Any, rows: int) -> tuple[Any, str, str]:
     df = spark.range(rows, numPartitions=4).selectExpr(
         "id",
@@ -106,10 +137,12 @@ def main() -> None:
     register(spark)
     spark.dataSource.register(rows_source())
     df, tf_path, pq_path = make_data(spark, args.rows)
+    spark.dataSource.register(parquet_source(pq_path))
     reads = {
         "tfrecord": lambda: query(spark.read.format("tfrecord").schema(DDL).load(tf_path)),
         "parquet": lambda: query(spark.read.parquet(pq_path)),
         "tfrecord rows": lambda: query(spark.read.format("tfrecord_rows").schema(DDL).load(tf_path)),
+        "parquet python": lambda: query(spark.read.format("parquet_python").schema(DDL).load()),
     }
     read_times, answers = run_rounds(reads, args.rounds)
     assert len(set(answers.values())) == 1, answers
@@ -130,10 +163,11 @@ def main() -> None:
     ratios = {
         "read tfrecord / parquet": compare(read_times["tfrecord"], read_times["parquet"]),
         "read arrow / rows": compare(read_times["tfrecord"], read_times["tfrecord rows"]),
+        "read python parquet / parquet": compare(read_times["parquet python"], read_times["parquet"]),
         "write tfrecord / parquet": compare(write_times["tfrecord"], write_times["parquet"]),
     }
     for name, ratio in ratios.items():  # compare gives b's seconds / a's: the speed of a against b
-        print(f"{name:26} {ratio['median']:.2f}× (rounds {ratio['low']:.2f}–{ratio['high']:.2f})")
+        print(f"{name:30} {ratio['median']:.2f}× (rounds {ratio['low']:.2f}–{ratio['high']:.2f})")
     report["ratios"] = ratios
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:

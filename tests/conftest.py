@@ -261,6 +261,8 @@ def spark_session() -> Iterator[Any]:
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
     spark = (
         SparkSession.builder.master("local[2]")
+        .config("spark.pyspark.python", sys.executable)
+        .config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.memory", "1g")

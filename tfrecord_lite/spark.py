@@ -41,6 +41,7 @@ from tfrecord_lite._datasets.spark_types import (
     struct,
 )
 from tfrecord_lite._datasets.task_files import JobFolder, Part
+from tfrecord_lite._index.sidecar_file import sidecar_path
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._storage.files import size_in_bytes
@@ -100,7 +101,7 @@ class _Options:
             paths=paths,
             record_type=check_record_type(get("recordType", "Example")),
             bytes_type=get("bytesType", "string").lower(),
-            batch_size=int(get("batchSize", "2048")),
+            batch_size=int(get("batchSize", "10000")),
             max_bytes=size_in_bytes(get("maxPartitionBytes", "128M")),
             sample=int(get("sampleRecords", "1000")),
             verify=get("verify", "true").lower() != "false",
@@ -260,30 +261,38 @@ class _Writer(DataSourceArrowWriter):  # type: ignore[misc]
         context = TaskContext.get()
         task, attempt = (context.partitionId(), context.attemptNumber()) if context else (0, 0)
         folder = self._folder()
-        open_parts: dict[str, tuple[Part, TFRecordWriter]] = {}
+        open_parts: dict[str, tuple[Part, TFRecordWriter, list[int]]] = {}
         try:
             for batch in iterator:
                 for where, rows in self._groups(batch):
                     if where not in open_parts:
-                        part = folder.part(where, task, attempt, len(open_parts), self._suffix)
-                        open_parts[where] = (
-                            part,
-                            TFRecordWriter(
-                                part.temp, self._options.compression, storage_options=self._options.storage_options
-                            ),
-                        )
-                    writer = open_parts[where][1]
+                        open_parts[where] = self._open(folder, where, task, attempt, len(open_parts))
+                    _, writer, lengths = open_parts[where]
                     for record in self._records(rows):
                         writer.write(record)
-            for _, writer in open_parts.values():
+                        lengths.append(len(record))
+            for _, writer, _ in open_parts.values():
                 writer.close()
-            return _Commit([folder.indexed(part) for part, _ in open_parts.values()])
+            plain = self._options.compression is None
+            return _Commit(
+                [folder.indexed(part, lengths if plain else None) for part, _, lengths in open_parts.values()]
+            )
         except BaseException:
-            for part, writer in open_parts.values():
+            for part, writer, _ in open_parts.values():
                 with contextlib.suppress(Exception):
                     writer.close()
-                folder.delete([part.temp, part.temp + ".idx.tmp"])
+                folder.delete([part.temp, part.temp + ".idx.tmp", sidecar_path(part.temp)])
             raise
+
+    def _open(
+        self, folder: JobFolder, where: str, task: int, attempt: int, number: int
+    ) -> tuple[Part, TFRecordWriter, list[int]]:
+        """A new part of this task in the partition folder `where`: its names, writer and record lengths.
+        The writer buffers (a part is published whole at the commit, or not at all)."""
+        part = folder.part(where, task, attempt, number, self._suffix)
+        options = self._options
+        writer = TFRecordWriter(part.temp, options.compression, buffered=True, storage_options=options.storage_options)
+        return part, writer, []
 
     def _groups(self, batch: pa.RecordBatch) -> Iterator[tuple[str, pa.RecordBatch]]:
         """(partition folder, its rows without the partition columns) of a batch."""

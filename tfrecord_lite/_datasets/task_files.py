@@ -2,16 +2,17 @@
 temporary names, the driver gives them their final names once every task has succeeded, and a
 failed job leaves nothing behind.
 
-Strategy: a write is named by a job id. A task's part goes to `.<job>-<task>-<attempt>-<n>.tmp`
-in the folder of its final name (`part-<task>-<job>-c<n><suffix>`: unique per job, so appending
-never collides with earlier parts), with its index sidecar beside it under the temporary name
-too, and the task returns (temporary, final) pairs. Readers list no hidden file, so until the
-commit nothing of the write is visible. The commit renames every sidecar then every part (a
-rename within a folder is atomic locally; in a store it is a copy then a delete, and a part
-appears whole), then, when overwriting, deletes what the root held before but this write's
-parts. A failed task deletes its own files; the driver's abort deletes the pairs it was sent
-and sweeps the root for any other temporary file of the job (a task killed outright). Local
-paths go through os, URLs through fsspec (with the caller's storage options).
+Strategy: a write is named by a job id. A task's part goes to `.<job>-<task>-<attempt>-<n>.tmp` in
+the folder of its final name (`part-<task>-<job>-c<n><suffix>`: unique per job, so appending never
+collides with earlier parts), with its index sidecar beside it under a temporary name too (from
+the records' lengths, which the task knows, for a local uncompressed part), and the task returns
+(temporary, final) pairs. Readers list no hidden file, so until the commit nothing of the write is
+visible. The commit renames every sidecar then every part (a rename within a folder is atomic
+locally; in a store it is a copy then a delete, and a part appears whole), then, when overwriting,
+deletes what the root held before but this write's parts. A failed task deletes its own files; the
+driver's abort deletes the pairs it was sent and sweeps the root for any other temporary file of
+the job (a task killed outright). Local paths go through os, URLs through fsspec (with the
+caller's storage options).
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
+from tfrecord_lite._index.record_index import save_offsets
 from tfrecord_lite._index.sidecar_file import sidecar_path
 from tfrecord_lite._index.write import write_index
 from tfrecord_lite._storage.locations import StorageOptions, filesystem, is_url, split_options
@@ -55,8 +59,14 @@ class JobFolder:
         temp = f"{where}/.{self.job}-{task}-{attempt}-{number}.tmp"
         return Part(temp, f"{where}/part-{task:05d}-{self.job}-c{number:03d}{suffix}")
 
-    def indexed(self, part: Part) -> Part:
-        """`part` with its sidecar written beside its temporary file."""
+    def indexed(self, part: Part, lengths: Sequence[int] | None = None) -> Part:
+        """`part` with its sidecar written beside its temporary file: from the `lengths` of its
+        records where the writer knows them (a local uncompressed part), else by one scan."""
+        if lengths is not None and self._fs is None:
+            offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+            np.cumsum(np.asarray(lengths, dtype=np.int64) + 16, out=offsets[1:])
+            save_offsets(part.temp, offsets, verified=True)
+            return Part(part.temp, part.final, sidecar_path(part.temp))
         temp_index = part.temp + ".idx.tmp"
         write_index(part.temp, temp_index, storage_options=self.storage_options)
         return Part(part.temp, part.final, temp_index)
