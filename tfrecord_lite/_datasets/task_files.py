@@ -89,7 +89,7 @@ class JobFolder:
         self.delete(path for path in self.files() if self.is_temp(path))
 
     def is_temp(self, path: str) -> bool:
-        return os.path.basename(path).startswith(f".{self.job}-")
+        return f".{self.job}-" in os.path.basename(path)  # its parts, sidecars and their writers' lock files
 
     def files(self) -> list[str]:
         """Every file under the root (none when it does not exist)."""
