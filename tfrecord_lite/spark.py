@@ -167,7 +167,8 @@ class _Reader(DataSourceReader):  # type: ignore[misc]
         self._options = options
         self._schema = schema
         self._found = partitioned_files(options.paths, options.storage_options)
-        self._types = partition_types(self._found)
+        given = {f["name"]: f["type"] for f in schema.jsonValue()["fields"] if isinstance(f["type"], str)}
+        self._types = {key: given.get(key, kind) for key, kind in partition_types(self._found).items()}
         if options.record_type != "ByteArray":
             self._columns = feature_columns(schema.jsonValue(), options.record_type, list(self._types))
 

@@ -228,3 +228,10 @@ def test_spark_still_writes_the_committed_files_tensorflow_checks(
 
     part = write_frame(spark_session, name, tmp_path / "out")
     assert list(tfr.iter_records(str(part))) == list(tfr.iter_records(str(OUT / name)))
+
+
+def test_a_given_schema_types_the_partition_columns(spark_session: Any, tmp_path: Path) -> None:
+    df = spark_session.createDataFrame([(1, 7), (2, 8)], "id long, day int")
+    write(df, str(tmp_path / "days"), partition_by=["day"])
+    back = spark_session.read.format("tfrecord").schema("id long, day string").load(str(tmp_path / "days"))
+    assert sorted(map(tuple, back.collect())) == [(1, "7"), (2, "8")]

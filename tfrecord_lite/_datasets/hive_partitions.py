@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
@@ -129,6 +129,12 @@ def partition_types(found: Sequence[tuple[str, Values]]) -> dict[str, str]:
 
 
 def typed_values(values: Mapping[str, str | None], types: Mapping[str, str]) -> dict[str, Any]:
-    """The partition `values` of a file as Python values of their inferred `types`."""
-    convert = {"integer": int, "long": int, "double": float, "string": str}
-    return {key: None if text is None else convert[types[key]](text) for key, text in values.items()}
+    """The partition `values` of a file as Python values of their `types` (Spark type names:
+    inferred, or the read schema's; integral types other than these four are ints)."""
+    convert: dict[str, Callable[[str], Any]] = {
+        "string": str,
+        "double": float,
+        "float": float,
+        "boolean": lambda text: text.lower() == "true",
+    }
+    return {key: None if text is None else convert.get(types[key], int)(text) for key, text in values.items()}
