@@ -20,6 +20,7 @@ from tfrecord_lite._datasets.schema import (
 )
 from tfrecord_lite._records.count import count_file
 from tfrecord_lite._records.verify import verify_file
+from tfrecord_lite._redact import redact
 from tfrecord_lite._storage.files import sniff_file
 from tfrecord_lite.cli.options import (
     EXIT_DATA,
@@ -69,12 +70,12 @@ def cmd_count(args: argparse.Namespace) -> int:
     }
     total = sum(counts.values())
     if args.json:
-        print(json.dumps({"files": counts, "total": total}))
+        print(json.dumps({"files": {redact(p): n for p, n in counts.items()}, "total": total}))
         return 0
     if args.per_file:
         width = len(str(total))
         for p, n in counts.items():
-            print(f"{str(n).rjust(width)}  {p}")
+            print(f"{str(n).rjust(width)}  {redact(p)}")
     print(total)
     return 0
 
@@ -99,9 +100,9 @@ def cmd_show(args: argparse.Namespace) -> int:
             break
         dec = _select(decode_record(record, args.mode), keys)
         if args.json:
-            print(json.dumps(record_json(dec, path, i, max_values, max_chars), ensure_ascii=False))
+            print(json.dumps(record_json(dec, redact(path), i, max_values, max_chars), ensure_ascii=False))
         else:
-            print(("\n" if shown else "") + render_record(dec, f"{path} #{i}", max_values, max_chars))
+            print(("\n" if shown else "") + render_record(dec, f"{redact(path)} #{i}", max_values, max_chars))
         shown += 1
     return 0
 
@@ -145,7 +146,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 print(
                     json.dumps(
                         {
-                            "file": p,
+                            "file": redact(p),
                             "ok": report.ok,
                             "records": report.records,
                             "bad": [{"offset": o, "reason": r} for o, r in report.bad],
@@ -153,7 +154,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                     )
                 )
             elif not report.ok or not args.quiet:
-                print(format_report(p, report, 0 if args.all else 20))
+                print(format_report(redact(p), report, 0 if args.all else 20))
     finally:
         bar.close()
     if bad_files:

@@ -19,6 +19,7 @@ from typing import Any
 from tfrecord_lite._datasets.sharded import compression_by_name, existing_shards, open_shard_writer
 from tfrecord_lite._errors import NoInputsError
 from tfrecord_lite._records.reader import iter_records
+from tfrecord_lite._redact import scrub
 from tfrecord_lite._storage.files import normalize_compression, size_in_bytes
 from tfrecord_lite._storage.sources import resolve_inputs
 
@@ -242,7 +243,7 @@ def first_paths(paths: Sequence[str], empty: str = "") -> str:
 def say(args: argparse.Namespace, text: str) -> None:
     """A summary line on stderr (data goes to stdout); silent with --quiet."""
     if not args.quiet:
-        print(text, file=sys.stderr)
+        print(scrub(text), file=sys.stderr)
 
 
 # ---------------------------------------------------------------- writing

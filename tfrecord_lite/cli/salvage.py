@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from tfrecord_lite._redact import redact, scrub
 from tfrecord_lite.cli.options import (
     EXIT_DATA,
     PROG,
@@ -23,11 +24,11 @@ def cmd_salvage(args: argparse.Namespace) -> int:
     from tfrecord_lite._records.salvage import salvage
 
     if not os.path.isfile(args.input):
-        raise UsageError(f"{args.input} is not a file")
+        raise UsageError(f"{redact(args.input)} is not a file")
     check_new([args.output], args.force, [args.input])
     to = output_compression(args.to, args.output)
     report = salvage(args.input, args.output, compression=to or None, index=not args.no_index)
-    print(report)
+    print(scrub(str(report)))
     if not report.ok:
         say(args, f"{args.output}: {report.records} records kept; {report.records_skipped} damaged spans lost")
     return 0 if report.ok else EXIT_DATA

@@ -16,6 +16,7 @@ from tfrecord_lite._datasets.splits import ratio_sizes, record_parts
 from tfrecord_lite._datasets.tables import columnar_format
 from tfrecord_lite._records.count import count_file
 from tfrecord_lite._records.writer import TFRecordWriter
+from tfrecord_lite._redact import redact
 from tfrecord_lite._storage.atomic import remove_orphans
 from tfrecord_lite._storage.files import sniff_file
 from tfrecord_lite._storage.locations import is_url, takes_no_uploads
@@ -54,12 +55,12 @@ def cmd_index(args: argparse.Namespace) -> int:
     for p in progress(paths, len(paths), "index", "file", args.quiet):
         if is_url(p) and not takes_no_uploads(p):  # uploaded next to the object
             target, count = write_remote_index(p, None, verify=not args.no_verify, storage_options=None)
-            print(f"{p}: {count} records, index {target}")
+            print(f"{redact(p)}: {count} records, index {redact(target)}")
             continue
         f = TFRecordFile(p, verify=not args.no_verify)
         try:
             unsaved = "(in memory: HTTP(S) takes no uploads)" if is_url(p) else "(in memory: the folder is read-only)"
-            line = f"{p}: {len(f)} records, index {f.index_path or unsaved}"
+            line = f"{redact(p)}: {len(f)} records, index {redact(f.index_path or unsaved)}"
         finally:
             f.close()
         if p in plain:
@@ -152,7 +153,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
             with TFRecordWriter(publication.file(dst), to or None, buffered=True) as writer:
                 for record in input_records(args, [src], "convert"):
                     writer.write(record)
-            say(args, f"{src} -> {dst} ({to or 'uncompressed'}, {writer.records_written} records)")
+            say(args, f"{redact(src)} -> {redact(dst)} ({to or 'uncompressed'}, {writer.records_written} records)")
     return 0
 
 
