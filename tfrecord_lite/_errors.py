@@ -46,6 +46,11 @@ class TruncatedRecordError(TFRecordError):
     """The data ends inside the record that starts at `offset`."""
 
 
+class RecordTooLargeError(TFRecordError):
+    """A record's (CRC-checked) header claims more bytes than the reader's `max_record_bytes` allows:
+    refused before any of it is held in memory. Pass a larger `max_record_bytes` to read it."""
+
+
 class NotTFRecordError(CorruptRecordError):
     """A file is not a TFRecord file at all: no valid record header at its start, and not GZIP /
     ZLIB data holding records. The message says what the file looks like (a PNG image, text ...)."""

@@ -52,7 +52,10 @@ def count_file(
             return indexed
     stream = DecodedStream(source, compression, storage_options=storage_options)
     try:
-        return sum(len(starts) for _, starts, _ in StreamScanner(stream, verify=verify).chunks())
+        scanner = StreamScanner(stream, verify=verify, payloads=False)
+        for _ in scanner.chunks():
+            pass
+        return scanner.records
     finally:
         stream.close()
 
