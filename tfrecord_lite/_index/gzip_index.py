@@ -237,7 +237,7 @@ class SeekPoints:
             st = os.fstat(fh.fileno())
             check = file_edge_check(fh, st.st_size)
         index = GzipIndex(self.kind, self.marks, self.points, b"", st.st_size, st.st_mtime_ns, check)
-        return save_bytes(index.to_bytes(), sidecar_path(path))
+        return save_bytes(index.to_bytes(), sidecar_path(path), like=path)
 
 
 # ----------------------------------------------------------------- opening
@@ -259,7 +259,7 @@ def open_gzip_index(
     # gets them back by the same pass (and then needs no saving)
     fresh = build_gzip_index(path, kind, verify=verify, spacing=spacing)
     kept = found is not None and reason is None
-    if location is not None and (kept or save_bytes(fresh.to_bytes(), location)):
+    if location is not None and (kept or save_bytes(fresh.to_bytes(), location, like=path)):
         fresh.location = location
     return fresh
 
@@ -310,4 +310,4 @@ def _object_edge_check(buf: Any) -> int:
 def write_gzip_index(path: str, target: str, *, verify: bool = True, spacing: int | None = None) -> str:
     """Build and save the index of a compressed file (for `write_index` / CLI `index`)."""
     fresh = build_gzip_index(path, sniff_file(path), verify=verify, spacing=spacing)
-    return save_or_raise(fresh.to_bytes(), target)
+    return save_or_raise(fresh.to_bytes(), target, like=path)
