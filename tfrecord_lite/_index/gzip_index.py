@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from tfrecord_lite._compression.inflate import WBITS
+from tfrecord_lite._compression.inflater import Inflater
 from tfrecord_lite._errors import CorruptRecordError, TFRecordError, TruncatedRecordError
 from tfrecord_lite._index.gzip_sidecar import (
     RAW,
@@ -105,33 +106,44 @@ def build_remote_gzip_index(buf: Any, kind: str, *, verify: bool = True, spacing
 def _one_pass(
     source: str | io.RawIOBase, stream: Callable[[], Any], kind: str, name: str, verify: bool, spacing: int
 ) -> tuple[Marks, list[Point], bytes]:
-    """(marks, points, indexed_gzip export) of a compressed file: by indexed_gzip over `source` (a
-    path or a seekable file) for GZIP when it is installed, else over `stream()` with zlib."""
+    """(marks, points, indexed_gzip export) of a compressed file. The marks come from the file
+    read as every reader reads it (the streaming Inflater over `stream()`: one rule for where the
+    compressed stream ends, docs/files.md); the points from indexed_gzip over `source` (a path or
+    a seekable file) for a GZIP file longer than `spacing` when it is installed, else from the
+    same pass, as copies of a stdlib decompressor."""
     igzip = _indexed_gzip() if kind == "gzip" else None
-    if igzip is not None:
-        try:
-            return _build_indexed(igzip, source, name, verify, spacing)
-        except TFRecordError:
-            raise
-        except Exception:  # indexed_gzip's errors say little: the stdlib pass below names the damage
-            pass
+    if igzip is None:
+        with stream() as fh:
+            inflating = _SavingInflater(fh, kind, spacing)
+            return _scan_marks(inflating, name, verify), inflating.points, b""
     with stream() as fh:
-        inflating = _SavingInflater(fh, kind, spacing)
-        return _scan_marks(inflating, name, verify), inflating.points, b""
+        decoded = DecodedStream(fh, kind, make_inflater=Inflater)
+        try:
+            marks = _scan_marks(decoded, name, verify)
+        finally:
+            decoded.close()
+    if marks.end <= spacing:
+        return marks, [Point(0, 0, WBITS["gzip"])], b""
+    try:
+        return marks, [Point(0, 0, WBITS["gzip"])], _windows(igzip, source, marks.end, name, spacing)
+    except TFRecordError:
+        raise
+    except Exception:  # a header indexed_gzip does not take: the stdlib's decompressor copies instead
+        with stream() as fh:
+            inflating = _SavingInflater(fh, kind, spacing)
+            return _scan_marks(inflating, name, verify), inflating.points, b""
 
 
-def _build_indexed(
-    igzip: Any, source: str | io.RawIOBase, name: str, verify: bool, spacing: int
-) -> tuple[Marks, list[Point], bytes]:
+def _windows(igzip: Any, source: str | io.RawIOBase, size: int, name: str, spacing: int) -> bytes:
+    """indexed_gzip's export of its seek points in a GZIP file whose stream is `size` bytes long."""
     where = {"filename": source} if isinstance(source, str) else {"fileobj": source}
     with igzip.IndexedGzipFile(**where, spacing=spacing, buffer_size=CHUNK_SIZE, drop_handles=False) as gz:
-        marks = _scan_marks(gz, name, verify)
-        blob = b""
-        if marks.end > spacing:
-            out = io.BytesIO()
-            gz.export_index(fileobj=out)
-            blob = zlib.compress(out.getvalue(), 1)
-    return marks, [Point(0, 0, WBITS["gzip"])], blob
+        gz.build_full_index()
+        if gz.seek(0, io.SEEK_END) != size:  # pragma: no cover - both read the same members
+            raise CorruptRecordError(f"indexed_gzip reads {gz.tell()} bytes out of the file, not {size}", path=name)
+        out = io.BytesIO()
+        gz.export_index(fileobj=out)
+    return zlib.compress(out.getvalue(), 1)
 
 
 def _indexed_gzip() -> Any:
@@ -143,11 +155,12 @@ def _indexed_gzip() -> Any:
 
 
 def _scan_marks(raw: Any, path: str, verify: bool) -> Marks:
-    """Read the uncompressed stream `raw` (a file object) to its end, checking every record."""
+    """Read the uncompressed stream `raw` (a file object, or a DecodedStream) to its end, checking
+    every record."""
     marks = Marks()
-    stream = DecodedStream(raw, "")
-    stream.path = path
     try:
+        stream = raw if isinstance(raw, DecodedStream) else DecodedStream(raw, "")
+        stream.path = path
         for _, _, lengths in StreamScanner(stream, verify=verify).chunks():
             marks.add(lengths)
     except TFRecordError as err:
@@ -184,7 +197,7 @@ class _SavingInflater(io.RawIOBase):
                 if not data:
                     data = self._fh.read(_FEED)
                     self._cin += len(data)
-                if not data or self._kind == "zlib":
+                if not data:  # what follows a member or stream is the next one (docs/files.md)
                     return 0
                 self._d = zlib.decompressobj(self._wbits)
             else:
