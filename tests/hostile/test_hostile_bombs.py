@@ -85,6 +85,22 @@ def test_readers_refuse_a_record_above_the_limit_before_holding_it(bomb: Path) -
     assert str(2 << 30) in str(err) and "max_record_bytes=1073741824" in str(err)
 
 
+def test_random_access_refuses_it_too_unless_told_otherwise(bomb: Path, tmp_path: Path) -> None:
+    def index() -> Any:
+        with pytest.raises(tfr.RecordTooLargeError) as info:
+            tfr.TFRecordFile(bomb)
+        return info.value
+
+    err, peak = peak_memory(index)
+    assert peak < 32 * MiB and err.offset == 0 and "max_record_bytes" in str(err), peak
+    records = [b"a" * 10, b"b" * (3 * MiB)]
+    path = write_records(tmp_path / "long.tfrecord.gz", records, "gzip")
+    with pytest.raises(tfr.RecordTooLargeError, match=f"claims {3 * MiB} bytes"):
+        tfr.TFRecordFile(path, max_record_bytes=MiB)
+    with tfr.TFRecordFile(path, max_record_bytes=4 * MiB) as f:
+        assert list(f) == records and f[1] == records[1]
+
+
 def test_the_limit_is_an_option_and_applies_to_every_record(tmp_path: Path) -> None:
     path = write_records(tmp_path / "a.tfrecord", [b"a" * 50, b"b" * 100, b"c" * 101, b"d"])
     assert list(tfr.iter_records(path, max_record_bytes=101)) == [b"a" * 50, b"b" * 100, b"c" * 101, b"d"]
@@ -129,7 +145,7 @@ def test_a_zlib_bomb_in_a_sidecar_export_inflates_no_further_than_promised() -> 
     head = struct.pack("<5sBBQQIII", b"GZIDX", 1, 0, 1000, 5000, 1 << 20, 1 << 15, 1)
     row = struct.pack("<QQBB", 10, 100, 0, 1)
     c = zlib.compressobj(9)
-    blob = c.compress(head + row) + b"".join(c.compress(bytes(MiB)) for _ in range(512)) + c.flush()  # 512 MiB
+    blob = c.compress(head + row) + b"".join(c.compress(bytes(MiB)) for _ in range(64)) + c.flush()  # 64 MiB
     assert len(blob) < MiB
 
     def refuse() -> None:
@@ -154,7 +170,7 @@ def test_a_planted_sidecar_export_bomb_is_not_inflated(tmp_path: Path) -> None:
     index.blob = c.compress(
         struct.pack("<5sBBQQIII", b"GZIDX", 1, 0, 1, 1, 1, 1 << 15, 1) + struct.pack("<QQBB", 0, 0, 0, 1)
     )
-    index.blob += b"".join(c.compress(bytes(MiB)) for _ in range(256)) + c.flush()
+    index.blob += b"".join(c.compress(bytes(MiB)) for _ in range(64)) + c.flush()
     sidecar.write_bytes(index.to_bytes())
 
     def read() -> list[bytes] | None:
@@ -179,3 +195,11 @@ def test_a_planted_huge_sidecar_beside_an_object_is_read_no_further_than_an_inde
         assert list(f) == records
     asked = [r for _, p, r in http_server.faults.gets("/planted.tfrecord.tfrlidx") if r]
     assert asked and all(int(r.rpartition("-")[2]) < 64 * 1024 for r in asked), asked
+
+    compressed = write_records(tmp_path / "a.tfrecord.gz", records, "gzip").read_bytes()
+    url = http_server.put("/planted.tfrecord.gz", compressed)
+    http_server.put("/planted.tfrecord.gz.tfrlidx", bytes(8 * MiB))  # past 64 times the object, plus 1 MiB
+    with tfr.TFRecordFile(url) as f:
+        assert list(f) == records
+    asked = [r for _, p, r in http_server.faults.gets("/planted.tfrecord.gz.tfrlidx") if r]
+    assert asked and all(int(r.rpartition("-")[2]) <= 64 * len(compressed) + MiB for r in asked), asked

@@ -36,7 +36,7 @@ import numpy as np
 
 from tfrecord_lite._compression.inflate import WBITS
 from tfrecord_lite._compression.inflater import Inflater
-from tfrecord_lite._errors import CorruptRecordError, TFRecordError, TruncatedRecordError
+from tfrecord_lite._errors import CorruptRecordError, IndexFormatError, TFRecordError, TruncatedRecordError
 from tfrecord_lite._index.gzip_sidecar import (
     RAW,
     GzipIndex,
@@ -60,7 +60,7 @@ from tfrecord_lite._index.sidecar_file import (
     stale_error,
 )
 from tfrecord_lite._storage.files import sniff_file
-from tfrecord_lite._stream.scanner import CHUNK_SIZE, DecodedStream, StreamScanner
+from tfrecord_lite._stream.scanner import CHUNK_SIZE, MAX_RECORD_BYTES, DecodedStream, StreamScanner
 
 SPACING = 2 << 20  # bytes of output between points with windows
 _FEED = 1 << 18  # compressed bytes fed per step when building in-memory points
@@ -75,13 +75,16 @@ def needs_pass(index: GzipIndex) -> bool:
 # ----------------------------------------------------------------- building
 
 
-def build_gzip_index(path: str, kind: str, *, verify: bool = True, spacing: int | None = None) -> GzipIndex:
+def build_gzip_index(
+    path: str, kind: str, *, verify: bool = True, spacing: int | None = None, max_record_bytes: int = MAX_RECORD_BYTES
+) -> GzipIndex:
     """Index the compressed file `path` by one pass: with indexed_gzip for GZIP when it is
     installed, else with the stdlib's zlib, keeping decompressor copies as points."""
     with open(path, "rb") as fh:
         st = os.fstat(fh.fileno())
         check = file_edge_check(fh, st.st_size)
-    marks, points, blob = _one_pass(path, functools.partial(open, path, "rb"), kind, path, verify, spacing or SPACING)
+    opened = functools.partial(open, path, "rb")
+    marks, points, blob = _one_pass(path, opened, kind, path, verify, spacing or SPACING, max_record_bytes)
     return GzipIndex(kind, marks, points, blob, st.st_size, st.st_mtime_ns, check)
 
 
@@ -104,7 +107,13 @@ def build_remote_gzip_index(buf: Any, kind: str, *, verify: bool = True, spacing
 
 
 def _one_pass(
-    source: str | io.RawIOBase, stream: Callable[[], Any], kind: str, name: str, verify: bool, spacing: int
+    source: str | io.RawIOBase,
+    stream: Callable[[], Any],
+    kind: str,
+    name: str,
+    verify: bool,
+    spacing: int,
+    limit: int = MAX_RECORD_BYTES,
 ) -> tuple[Marks, list[Point], bytes]:
     """(marks, points, indexed_gzip export) of a compressed file. The marks come from the file
     read as every reader reads it (the streaming Inflater over `stream()`: one rule for where the
@@ -115,11 +124,11 @@ def _one_pass(
     if igzip is None:
         with stream() as fh:
             inflating = _SavingInflater(fh, kind, spacing)
-            return _scan_marks(inflating, name, verify), inflating.points, b""
+            return _scan_marks(inflating, name, verify, limit), inflating.points, b""
     with stream() as fh:
         decoded = DecodedStream(fh, kind, make_inflater=Inflater)
         try:
-            marks = _scan_marks(decoded, name, verify)
+            marks = _scan_marks(decoded, name, verify, limit)
         finally:
             decoded.close()
     if marks.end <= spacing:
@@ -131,7 +140,7 @@ def _one_pass(
     except Exception:  # a header indexed_gzip does not take: the stdlib's decompressor copies instead
         with stream() as fh:
             inflating = _SavingInflater(fh, kind, spacing)
-            return _scan_marks(inflating, name, verify), inflating.points, b""
+            return _scan_marks(inflating, name, verify, limit), inflating.points, b""
 
 
 def _windows(igzip: Any, source: str | io.RawIOBase, size: int, name: str, spacing: int) -> bytes:
@@ -154,14 +163,14 @@ def _indexed_gzip() -> Any:
     return indexed_gzip
 
 
-def _scan_marks(raw: Any, path: str, verify: bool) -> Marks:
+def _scan_marks(raw: Any, path: str, verify: bool, limit: int = MAX_RECORD_BYTES) -> Marks:
     """Read the uncompressed stream `raw` (a file object, or a DecodedStream) to its end, checking
-    every record."""
+    every record (none longer than `limit` bytes: RecordTooLargeError)."""
     marks = Marks()
     try:
         stream = raw if isinstance(raw, DecodedStream) else DecodedStream(raw, "")
         stream.path = path
-        for _, _, lengths in StreamScanner(stream, verify=verify).chunks():
+        for _, _, lengths in StreamScanner(stream, verify=verify, max_record_bytes=limit).chunks():
             marks.add(lengths)
     except TFRecordError as err:
         raise type(err)(
@@ -257,7 +266,14 @@ class SeekPoints:
 
 
 def open_gzip_index(
-    path: str, kind: str, index: IndexArg, *, verify: bool, on_stale: str, spacing: int | None = None
+    path: str,
+    kind: str,
+    index: IndexArg,
+    *,
+    verify: bool,
+    on_stale: str,
+    spacing: int | None = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> GzipIndex:
     """The index of compressed `path`: a fresh sidecar, else one built now (and saved unless index=False)."""
     location = index_location(path, index)
@@ -270,7 +286,7 @@ def open_gzip_index(
                 return found
     # a missing or stale index is built and saved; a fresh one whose points were in memory only
     # gets them back by the same pass (and then needs no saving)
-    fresh = build_gzip_index(path, kind, verify=verify, spacing=spacing)
+    fresh = build_gzip_index(path, kind, verify=verify, spacing=spacing, max_record_bytes=max_record_bytes)
     kept = found is not None and reason is None
     if location is not None and (kept or save_bytes(fresh.to_bytes(), location, like=path)):
         fresh.location = location
@@ -278,7 +294,15 @@ def open_gzip_index(
 
 
 def open_remote_gzip_index(
-    url: str, buf: Any, kind: str, index: IndexArg, *, verify: bool, on_stale: str, storage_options: Any
+    url: str,
+    buf: Any,
+    kind: str,
+    index: IndexArg,
+    *,
+    verify: bool,
+    on_stale: str,
+    storage_options: Any,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> GzipIndex:
     """The index of a compressed object (`buf` its RemoteBuffer): the sidecar next to it
     (`<url>.tfrlidx`) or `index=` (a path or URL), checked against the object's size and first and
@@ -293,7 +317,10 @@ def open_remote_gzip_index(
         shown, named = redact(location), names_a_file(index)
 
         def read(where: str) -> GzipIndex:
-            return parse_gzip_index(read_whole(where, storage_options), shown)
+            data = read_whole(where, storage_options, limit=largest_gzip_index(len(buf)))
+            if len(data) > largest_gzip_index(len(buf)):
+                raise IndexFormatError(f"longer than an index of a {len(buf)}-byte object can be", path=shown)
+            return parse_gzip_index(data, shown)
 
         found = read_existing(read, location, named, missing_ok=not named)
         if found is not None:
@@ -303,8 +330,15 @@ def open_remote_gzip_index(
             if _usable(found, reason, shown, on_stale, redact(url)):
                 return found
     inflating = _SavingInflater(RemoteStream(buf.obj), kind, SPACING)
-    marks = _scan_marks(inflating, redact(url), verify)
+    marks = _scan_marks(inflating, redact(url), verify, max_record_bytes)
     return GzipIndex(kind, marks, inflating.points, b"", len(buf), 0, _object_edge_check(buf))
+
+
+def largest_gzip_index(object_size: int) -> int:
+    """A generous bound on the sidecar of a compressed object of `object_size` bytes: deflate inflates
+    at most 1032-fold, which bounds the marks; a point per compressed byte at most; the export of
+    indexed_gzip's windows. A sidecar is about 1% of its object; this is 64 times its object."""
+    return 64 * object_size + (1 << 20)
 
 
 def _usable(found: GzipIndex, reason: str | None, where: str, on_stale: str, path: str) -> bool:
