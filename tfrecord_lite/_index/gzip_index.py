@@ -90,18 +90,21 @@ def build_gzip_index(
 
 def build_remote_gzip_index(buf: Any, kind: str, *, verify: bool = True, spacing: int | None = None) -> GzipIndex:
     """Index a compressed object (`buf` its RemoteBuffer) by one pass, as build_gzip_index indexes a
-    file: indexed_gzip reads it through a seekable file of ranged reads, the stdlib's zlib streams it.
-    Its mtime is unknown (0): an object's sidecar is checked by size and edge bytes only."""
+    file: indexed_gzip and the streaming Inflater read it in step through one cache of ranged reads
+    (each block fetched once), or the stdlib's zlib streams it. Its mtime is unknown (0): an
+    object's sidecar is checked by size and edge bytes only."""
     from tfrecord_lite._storage.remote import STREAM_BLOCK, RemoteBuffer, RemoteFile, RemoteStream
 
     obj, size = buf.obj, len(buf)
+    shared = RemoteBuffer(obj, size, STREAM_BLOCK, blocks=4)  # 32 MiB: indexed_gzip seeks back
     marks, points, blob = _one_pass(
-        RemoteFile(RemoteBuffer(obj, size, STREAM_BLOCK, blocks=4)),  # 32 MiB: indexed_gzip seeks back
+        RemoteFile(shared),
         lambda: RemoteStream(obj),
         kind,
         obj.name,
         verify,
         spacing or SPACING,
+        paired=lambda: RemoteFile(shared),
     )
     return GzipIndex(kind, marks, points, blob, size, 0, _object_edge_check(buf))
 
@@ -114,45 +117,67 @@ def _one_pass(
     verify: bool,
     spacing: int,
     limit: int = MAX_RECORD_BYTES,
+    paired: Callable[[], Any] | None = None,
 ) -> tuple[Marks, list[Point], bytes]:
     """(marks, points, indexed_gzip export) of a compressed file. The marks come from the file
-    read as every reader reads it (the streaming Inflater over `stream()`: one rule for where the
-    compressed stream ends, docs/files.md); the points from indexed_gzip over `source` (a path or
-    a seekable file) for a GZIP file longer than `spacing` when it is installed, else from the
-    same pass, as copies of a stdlib decompressor."""
-    igzip = _indexed_gzip() if kind == "gzip" else None
-    if igzip is None:
-        with stream() as fh:
-            inflating = _SavingInflater(fh, kind, spacing)
-            return _scan_marks(inflating, name, verify, limit), inflating.points, b""
-    with stream() as fh:
-        decoded = DecodedStream(fh, kind, make_inflater=Inflater)
-        try:
-            marks = _scan_marks(decoded, name, verify, limit)
-        finally:
-            decoded.close()
-    if marks.end <= spacing:
-        return marks, [Point(0, 0, WBITS["gzip"])], b""
-    try:
-        return marks, [Point(0, 0, WBITS["gzip"])], _windows(igzip, source, marks.end, name, spacing)
-    except TFRecordError:
-        raise
-    except Exception:  # a header indexed_gzip does not take: the stdlib's decompressor copies instead
-        with stream() as fh:
-            inflating = _SavingInflater(fh, kind, spacing)
-            return _scan_marks(inflating, name, verify, limit), inflating.points, b""
+    read as every reader reads it (the streaming Inflater over `stream()`, or `paired()` beside
+    indexed_gzip: one rule for where the compressed stream ends, docs/files.md); the points from
+    indexed_gzip over `source` (a path or a seekable file) for a GZIP file when it is installed,
+    led through the file in step with the Inflater, else from the same pass, as copies of a
+    stdlib decompressor."""
+    gz = _open_indexed_gzip(source, spacing) if kind == "gzip" else None
+    if gz is not None:
+        with gz:
+            follower = _Follower(gz)
+            with (paired or stream)() as fh:
+                decoded = DecodedStream(fh, kind, make_inflater=Inflater)
+                try:
+                    marks = _scan_marks(decoded, name, verify, limit, follower)
+                finally:
+                    decoded.close()
+            blob = follower.export(marks.end) if marks.end > spacing else b""
+        if blob is not None:
+            return marks, [Point(0, 0, WBITS["gzip"])], blob
+    with stream() as fh:  # no indexed_gzip, or a file it does not take
+        inflating = _SavingInflater(fh, kind, spacing)
+        return _scan_marks(inflating, name, verify, limit), inflating.points, b""
 
 
-def _windows(igzip: Any, source: str | io.RawIOBase, size: int, name: str, spacing: int) -> bytes:
-    """indexed_gzip's export of its seek points in a GZIP file whose stream is `size` bytes long."""
-    where = {"filename": source} if isinstance(source, str) else {"fileobj": source}
-    with igzip.IndexedGzipFile(**where, spacing=spacing, buffer_size=CHUNK_SIZE, drop_handles=False) as gz:
-        gz.build_full_index()
-        if gz.seek(0, io.SEEK_END) != size:  # pragma: no cover - both read the same members
-            raise CorruptRecordError(f"indexed_gzip reads {gz.tell()} bytes out of the file, not {size}", path=name)
+class _Follower:
+    """Leads indexed_gzip through a file behind the streaming Inflater (its index grows as it seeks),
+    so both read each compressed byte at about the same time; it stops following at its first error."""
+
+    def __init__(self, gz: Any) -> None:
+        self._gz = gz
+        self._failed = False
+
+    def __call__(self, offset: int) -> None:
+        if not self._failed:
+            try:
+                self._gz.seek(offset)
+            except Exception:  # a header indexed_gzip does not take: the stdlib pass makes the points
+                self._failed = True
+
+    def export(self, size: int) -> bytes | None:
+        """indexed_gzip's seek points, zlib-compressed, of the `size`-byte stream; None if it failed."""
+        self(size)
+        if self._failed or self._gz.seek(0, io.SEEK_END) != size:
+            return None
         out = io.BytesIO()
-        gz.export_index(fileobj=out)
-    return zlib.compress(out.getvalue(), 1)
+        self._gz.export_index(fileobj=out)
+        return zlib.compress(out.getvalue(), 1)
+
+
+def _open_indexed_gzip(source: str | io.RawIOBase, spacing: int) -> Any:
+    """An IndexedGzipFile over `source`; None without indexed_gzip, or when it refuses the file."""
+    igzip = _indexed_gzip()
+    if igzip is None:
+        return None
+    where = {"filename": source} if isinstance(source, str) else {"fileobj": source}
+    try:
+        return igzip.IndexedGzipFile(**where, spacing=spacing, buffer_size=CHUNK_SIZE, drop_handles=False)
+    except Exception:  # the stdlib pass makes the points (and names any damage)
+        return None
 
 
 def _indexed_gzip() -> Any:
@@ -163,15 +188,20 @@ def _indexed_gzip() -> Any:
     return indexed_gzip
 
 
-def _scan_marks(raw: Any, path: str, verify: bool, limit: int = MAX_RECORD_BYTES) -> Marks:
+def _scan_marks(
+    raw: Any, path: str, verify: bool, limit: int = MAX_RECORD_BYTES, follow: Callable[[int], None] | None = None
+) -> Marks:
     """Read the uncompressed stream `raw` (a file object, or a DecodedStream) to its end, checking
-    every record (none longer than `limit` bytes: RecordTooLargeError)."""
+    every record (none longer than `limit` bytes: RecordTooLargeError); `follow` is told how far
+    the records reach after each chunk."""
     marks = Marks()
     try:
         stream = raw if isinstance(raw, DecodedStream) else DecodedStream(raw, "")
         stream.path = path
         for _, _, lengths in StreamScanner(stream, verify=verify, max_record_bytes=limit).chunks():
             marks.add(lengths)
+            if follow is not None:
+                follow(marks.end)
     except TFRecordError as err:
         raise type(err)(
             err.reason + " (offsets are in the uncompressed stream)", path=path, offset=err.offset
