@@ -1,7 +1,11 @@
 """Building the index of a GZIP / ZLIB TFRecord file (gzip_sidecar.py holds it), and
 opening it: a fresh sidecar, else one pass over the file now. The pass reads the
 uncompressed stream to its end through the StreamScanner (every record checked) and
-collects the marks; the seek points come from the same pass.
+collects the marks; the seek points come from the same pass. The stream is the one every
+reader sees (the streaming Inflater, or the same rule in _SavingInflater): concatenated
+members are one stream, anything else after one, or a cut anywhere, is an error, so no
+index of a shorter dataset is ever made. indexed_gzip, which is laxer, is only led
+through the file just behind it (its index grows as it seeks) to make the windows.
 
 Windows are made by indexed_gzip (extra [fast]; zran in C: no threads, so fork- and
 DataLoader-safe, and its index exports as bytes); we store that export
