@@ -94,8 +94,11 @@ def test_anything_else_after_the_end_is_an_error_in_every_reader(
     path = tmp_path / f"tail.tfrecord.{kind}"
     path.write_bytes(compressed(kind, RECORDS) + after[tail])
     assert set(outcomes(path).values()) == {"error"}, outcomes(path)
-    with pytest.raises(tfr.CorruptRecordError, match="what follows is not another"):
+    end = len(compressed(kind, RECORDS))
+    with pytest.raises(tfr.CorruptRecordError, match=f"ends at compressed offset {end}, and what follows is not"):
         list(tfr.iter_records(path))
+    with pytest.raises(tfr.CorruptRecordError, match=f"ends at compressed offset {end}, and what follows is not"):
+        tfr.TFRecordFile(path)
 
 
 @pytest.mark.parametrize("inflater", ["zlib", "isal", "zlib-ng"])

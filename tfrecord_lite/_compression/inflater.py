@@ -99,16 +99,8 @@ class Inflater:
         header): concatenated members are one stream, anything else after the end is damage."""
         while len(self._input) < 2 and (more := self._raw.read(_INPUT)):
             self._input = memoryview(bytes(self._input) + more)
-        head = bytes(self._input[:2])
-        if self._name == "GZIP":
-            starts_member = head == b"\x1f\x8b"
-        else:
-            starts_member = len(head) == 2 and head[0] & 0x0F == 8 and (head[0] << 8 | head[1]) % 31 == 0
-        if not starts_member:
-            raise CorruptRecordError(
-                f"the {self._name} stream ends at compressed offset {self._at}, and what follows is not another "
-                f"{self._name} {'member' if self._name == 'GZIP' else 'stream'} (only those may follow one)"
-            )
+        if not starts_member(bytes(self._input[:2]), self._name.lower()):
+            raise not_a_next_member(self._name.lower(), self._at)
 
     def _check_gzip_flags(self, step: memoryview) -> None:
         """Raise zlib's error for a GZIP member header whose reserved flag bits are set, when `step`
@@ -150,6 +142,22 @@ class Inflater:
         self._error = CorruptRecordError(
             f"{self._name} stream damaged at compressed offset {self._at + bad} (uncompressed {where}): {err}"
         )
+
+
+def starts_member(head: bytes, compression: str) -> bool:
+    """Whether `head` (two bytes) starts a GZIP member (its magic) or a ZLIB stream (a valid header)."""
+    if compression == "gzip":
+        return head == b"\x1f\x8b"
+    return len(head) == 2 and head[0] & 0x0F == 8 and (head[0] << 8 | head[1]) % 31 == 0
+
+
+def not_a_next_member(compression: str, at: int) -> CorruptRecordError:
+    """The error for data after the end of a member (stream) that does not start another one."""
+    name, unit = compression.upper(), "member" if compression == "gzip" else "stream"
+    return CorruptRecordError(
+        f"the {name} stream ends at compressed offset {at}, and what follows is not another {name} {unit} "
+        "(only those may follow one)"
+    )
 
 
 def _tell(raw: IO[bytes], consumed: int) -> int | None:

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from tfrecord_lite._compression.inflate import WBITS
-from tfrecord_lite._compression.inflater import Inflater
+from tfrecord_lite._compression.inflater import Inflater, not_a_next_member, starts_member
 from tfrecord_lite._errors import CorruptRecordError, IndexFormatError, TFRecordError, TruncatedRecordError
 from tfrecord_lite._index.gzip_sidecar import (
     RAW,
@@ -242,6 +242,12 @@ class _SavingInflater(io.RawIOBase):
                     self._cin += len(data)
                 if not data:  # what follows a member or stream is the next one (docs/files.md)
                     return 0
+                if len(data) < 2:
+                    more = self._fh.read(1)
+                    self._cin += len(more)
+                    data += more
+                if not starts_member(bytes(data[:2]), self._kind):
+                    raise not_a_next_member(self._kind, self._cin - len(data))
                 self._d = zlib.decompressobj(self._wbits)
             else:
                 data = self._fh.read(_FEED)
