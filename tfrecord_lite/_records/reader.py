@@ -30,7 +30,7 @@ from tfrecord_lite._storage.files import (
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._storage.prefetch import PREFETCH, prefetched
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
-from tfrecord_lite._stream.damage import Damage, DamagePolicy, OnError
+from tfrecord_lite._stream.damage import Damage, DamagePolicy, OnError, as_policy
 from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES, DecodedStream, StreamInflater, StreamScanner
 
 _RECORD_URL = re.compile(r"[a-z][a-z0-9+.-]*://[^*?\[]*\.(tfrecords?|tfrec|tfr)(\.gz|\.zlib|\.zz)?$", re.I)
@@ -203,7 +203,7 @@ def iter_records(
     *,
     compression: str = "auto",
     verify: bool = True,
-    on_error: OnError = "raise",
+    on_error: OnError | DamagePolicy = "raise",
     max_skipped: int | None = None,
     storage_options: StorageOptions = None,
     prefetch: int = PREFETCH,
@@ -231,7 +231,7 @@ def iter_records(
     A record whose header claims more than `max_record_bytes` (default 1 GiB) raises
     RecordTooLargeError before any of it is held in memory: raise the limit for trusted files.
     """
-    policy = DamagePolicy(on_error, max_skipped)
+    policy = as_policy(on_error, max_skipped)
     sources = sources_of(source, storage_options)
     return RecordIterator(
         sources,
