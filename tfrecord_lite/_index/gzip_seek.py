@@ -80,13 +80,13 @@ class SpanInflater:
         done, goal = 0, skip + want
         pending = b""
         while done < goal:
-            if d.eof:  # a member ended: the next one follows (GZIP), or nothing does
-                if self._kind == "zlib" or point.wbits != WBITS["gzip"]:
+            if d.eof:  # a member (stream) ended: the next one follows, or nothing does
+                if point.wbits != WBITS[self._kind]:  # a raw deflate point: the next member has its own point
                     break
                 pending = d.unused_data or next(feed, b"")
                 if not pending:
                     break
-                d = lib.decompressobj(WBITS["gzip"])
+                d = lib.decompressobj(point.wbits)
             if not pending:
                 pending = next(feed, b"")
                 if not pending:
