@@ -45,6 +45,7 @@ from tfrecord_lite._datasets.mixing import copy_state, mixed_items, start_state
 from tfrecord_lite._datasets.plan import Segment, Share, plan_shares, shard_order
 from tfrecord_lite._datasets.sharded import ShardedRecords
 from tfrecord_lite._datasets.streaming import ShardStream
+from tfrecord_lite._datasets.transport import for_transport
 from tfrecord_lite._example.validate import check_choice, check_int
 from tfrecord_lite._repr import compression, count, describe, shown_paths
 from tfrecord_lite._storage.locations import StorageOptions
@@ -294,7 +295,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
             if not records or (self.drop_last and len(records) < size):
                 return
             batch = decode_batch(records, spec, self.collate_fn)  # type: ignore[arg-type]
-            yield len(records), transform(batch) if transform is not None else batch
+            yield len(records), for_transport(transform(batch)) if transform is not None else batch
 
     def __iter__(self) -> Iterator[Any]:
         consumer, consumers = self._consumer()
