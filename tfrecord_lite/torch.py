@@ -234,6 +234,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
             max_skipped=max_skipped,
         )
         self._epoch = 0
+        self._passes = 0  # passes begun by this copy in a DataLoader worker
         self._resume: dict[str, int] | None = None
         self._position: dict[str, int] = {"epoch": 0, "yielded": 0}
 
@@ -300,6 +301,9 @@ class IterableTFRecordDataset(IterableDataset[Any]):
     def __iter__(self) -> Iterator[Any]:
         consumer, consumers = self._consumer()
         epoch, skip = self._epoch, 0
+        if get_worker_info() is not None:  # a persistent worker never sees set_epoch(): its passes count on
+            epoch += self._passes
+            self._passes += 1
         if self._resume is not None:
             resume, self._resume = self._resume, None
             if (resume["consumer"], resume["consumers"]) != (consumer, consumers):
