@@ -51,8 +51,13 @@ def for_transport(batch: Any) -> Any:
     anything else, and anything in the main process, is returned as it is)."""
     from torch.utils.data import get_worker_info
 
+    return batch if get_worker_info() is None else mark(batch)
+
+
+def mark(batch: Any) -> Any:
+    """`batch` marked for the ring transport wherever it is (a dict, list or tuple; else as it is)."""
     kind = _MARKED.get(type(batch))
-    if kind is None or get_worker_info() is None:
+    if kind is None:
         return batch
     return kind(batch.items()) if kind is _Dict else kind(batch)
 
