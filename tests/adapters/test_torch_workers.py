@@ -76,6 +76,7 @@ tensors = st.builds(
 values = st.one_of(
     tensors,
     st.lists(st.binary(max_size=300), min_size=1, max_size=20),  # joined and split again
+    st.lists(st.binary(min_size=4000, max_size=9000), min_size=1, max_size=3),  # large: copied one by one
     st.lists(st.binary(max_size=5), max_size=3).map(lambda v: [v]),  # nested: pickled as it is
     st.integers(),
     st.text(max_size=5),

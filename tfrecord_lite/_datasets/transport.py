@@ -28,6 +28,7 @@ import numpy as np
 _SLOTS = 4  # batches of one worker in flight: DataLoader's prefetch_factor (2), one being pickled, one spare
 _HEADER = 64  # bytes before a slot's data: byte 0 is 1 while the main process has not copied the batch out
 _ALIGN = 64
+_LARGE_VALUES = 4096  # mean size of a list's bytes values above which each is copied on its own
 
 
 class _Dict(dict):  # type: ignore[type-arg]
@@ -131,10 +132,15 @@ def _layout(values: list[Any]) -> tuple[list[tuple[Any, ...]], list[tuple[int, n
         if raw is not None:
             entries.append(("t", value.dtype, tuple(value.shape), size, raw.nbytes))
         elif _is_bytes_list(value):
-            raw = np.frombuffer(b"".join(value), np.uint8)
             offsets = np.zeros(len(value) + 1, np.int64)
             np.cumsum([len(v) for v in value], out=offsets[1:])
             entries.append(("b", offsets.tobytes(), size))
+            total = int(offsets[-1])
+            if total >= _LARGE_VALUES * len(value):  # large values: each copied into the slot, not joined first
+                copies.extend((size + int(at), np.frombuffer(v, np.uint8)) for at, v in zip(offsets, value, strict=False))
+                size += -(-total // _ALIGN) * _ALIGN
+                continue
+            raw = np.frombuffer(b"".join(value), np.uint8)
         else:
             entries.append(("v", value))
             continue
