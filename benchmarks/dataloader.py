@@ -211,7 +211,9 @@ def child(system: str, path: str, features: dict[str, Any], workers: int, batch:
 # --------------------------------------------------------------------------- driver
 
 
-def run_cell(python: str, system: str, path: str, features: str, workers: int, batch: int, epochs: int, count: int) -> Any:
+def run_cell(
+    python: str, system: str, path: str, features: str, workers: int, batch: int, epochs: int, count: int
+) -> Any:
     """{"startup", "first", "steady"} seconds of one cell in a fresh interpreter, None if it failed."""
     cmd = [python, __file__, "--child", system, path, features, str(workers), str(batch), str(epochs), str(count)]
     out = subprocess.run(cmd, env=R.ENV, capture_output=True, text=True, check=False)
@@ -236,7 +238,9 @@ def measure(args: argparse.Namespace, pythons: dict[str, str], entry: dict[str, 
         loads = [loadavg()]
         for _, system in turns(present, args.rounds):
             python = pythons[system]
-            got = run_cell(python, system, entry["path"], features, workers, BATCH[entry["name"]], args.epochs, entry["count"])
+            got = run_cell(
+                python, system, entry["path"], features, workers, BATCH[entry["name"]], args.epochs, entry["count"]
+            )
             if got is not None:
                 cells[system].append(got)
         loads.append(loadavg())
@@ -275,7 +279,9 @@ def table(rows: list[dict[str, Any]], systems: tuple[str, ...]) -> str:
             base = zero.get((wl, system))
             ratio0 = f"{cell['rec_s'] / base:.2f}×" if base and row["workers"] else "–"
             other = row.get(peer)
-            ratio_peer = f"{cell['rec_s'] / other['rec_s']:.2f}×" if other and not system.startswith(("tf", "tfrecord")) else "–"
+            ratio_peer = (
+                f"{cell['rec_s'] / other['rec_s']:.2f}×" if other and not system.startswith(("tf", "tfrecord")) else "–"
+            )
             workers = "threads" if system == "tf-data" else str(row["workers"])
             lines.append(
                 f"| {wl} | {workers} | {system} | {cell['rec_s']:,.0f} ({low:,.0f}..{high:,.0f}) | {ratio0} | "

@@ -124,15 +124,19 @@ class ImageTransform:
         self.resize, self.pad_to = _size("resize", resize), _size("pad_to", pad_to)
         self.fill = fill
 
+    @property
+    def _straight(self) -> bool:
+        """Whether a decoded image goes to augment as it is (no resize, no padding, a mode to convert to)."""
+        return self.augment is not None and self.mode is not None and self.resize is None and self.pad_to is None
+
     def __call__(self, record: bytes | Mapping[str, Any]) -> tuple[Any, int]:
         fields = record_fields(record)
         rec = parse_image_record(fields, image_key=self.image_key, label_key=self.label_key)
         label = record_label(fields, self.label_key)
         path = rec.filename or None
-        if self.augment is not None and self.mode is not None and self.resize is None and self.pad_to is None:
-            if rec.format != RAW:  # straight from the decoder to the augment, no array in between
-                decoded = open_image(bytes(rec.encoded), path)
-                return self._augmented(decoded if decoded.mode == self.mode else decoded.convert(self.mode), label)
+        if self._straight and rec.format != RAW:  # from the decoder to the augment, no array in between
+            decoded = open_image(bytes(rec.encoded), path)
+            return self._augmented(decoded if decoded.mode == self.mode else decoded.convert(self.mode), label)
         pixels = rec.decode(self.mode)
         if self.resize is not None:
             pixels = resized(pixels, self.resize, path)

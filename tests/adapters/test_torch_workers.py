@@ -44,7 +44,15 @@ def write_shards(directory: Path, sizes: list[int]) -> list[str]:
         with tfr.TFRecordWriter(path) as w:
             for _ in range(size):
                 blob = bytes([i % 251]) * (5000 if i % 3 == 0 else i % 17)
-                w.write_example({"id": i, "x": [float(i), -float(i)], "name": b"n%d" % i, "blob": blob, "var": np.arange(i % 4, dtype=np.int64)})
+                w.write_example(
+                    {
+                        "id": i,
+                        "x": [float(i), -float(i)],
+                        "name": b"n%d" % i,
+                        "blob": blob,
+                        "var": np.arange(i % 4, dtype=np.int64),
+                    }
+                )
                 i += 1
         tfr.write_index(path)
         paths.append(str(path))

@@ -269,9 +269,9 @@ def test_the_writer_buffers_by_default_and_buffered_false_writes_through(tmp_pat
 
 
 def test_buffered_false_is_refused_where_records_cannot_reach_the_os_one_by_one(tmp_path):
-    with pytest.raises(ValueError, match="buffered=False .* uncompressed"):
+    with pytest.raises(ValueError, match=r"buffered=False .* uncompressed"):
         tfr.TFRecordWriter(tmp_path / "a.tfrecord.gz", "gzip", buffered=False)
-    with pytest.raises(ValueError, match="buffered=False .* upload"):
+    with pytest.raises(ValueError, match=r"buffered=False .* upload"):
         tfr.TFRecordWriter("memory://bucket/a.tfrecord", buffered=False)
     assert not (tmp_path / "a.tfrecord.gz").exists()
 

@@ -18,6 +18,7 @@ one copy on each side. Any other pickler (pickle.dumps, copy.copy) sees the plai
 
 from __future__ import annotations
 
+import itertools
 import os
 import secrets
 from multiprocessing.reduction import ForkingPickler
@@ -43,8 +44,8 @@ class _Tuple(tuple):  # type: ignore[type-arg]
     """A batch tuple marked for transport."""
 
 
-_MARKED = {dict: _Dict, list: _List, tuple: _Tuple}
-_PLAIN = {_Dict: dict, _List: list, _Tuple: tuple}
+_MARKED: dict[type, type] = {dict: _Dict, list: _List, tuple: _Tuple}
+_PLAIN: dict[type, type] = {_Dict: dict, _List: list, _Tuple: tuple}
 
 
 def for_transport(batch: Any) -> Any:
@@ -77,22 +78,28 @@ class _Ring:
 
     def take(self, size: int) -> tuple[int, Any, bool]:
         """(slot number or -1 for a one-off segment, its tensor, whether its segment must be sent)."""
-        import torch
-
         slot = self.turn
         self.turn = (slot + 1) % _SLOTS
         tensor = self.slots[slot]
         if tensor is not None and tensor.numpy()[0]:  # still being copied out: a one-off segment
-            return -1, torch.empty(_HEADER + size, dtype=torch.uint8).share_memory_(), True
+            return -1, _shared(_HEADER + size), True
         if tensor is None or tensor.numel() < _HEADER + size:
             capacity = max(_HEADER + size, 2 * (tensor.numel() if tensor is not None else 0))
-            tensor = self.slots[slot] = torch.empty(capacity, dtype=torch.uint8).share_memory_()
+            tensor = self.slots[slot] = _shared(capacity)
             self.sent[slot] = False
         first, self.sent[slot] = not self.sent[slot], True
         return slot, tensor, first
 
 
 _ring: _Ring | None = None
+
+
+def _shared(size: int) -> Any:
+    """A new uint8 tensor of `size` bytes in shared memory."""
+    import torch
+
+    tensor = torch.empty(size, dtype=torch.uint8)
+    return tensor.share_memory_()  # type: ignore[no-untyped-call]
 
 
 def _worker_ring() -> _Ring:
@@ -137,7 +144,9 @@ def _layout(values: list[Any]) -> tuple[list[tuple[Any, ...]], list[tuple[int, n
             entries.append(("b", offsets.tobytes(), size))
             total = int(offsets[-1])
             if total >= _LARGE_VALUES * len(value):  # large values: each copied into the slot, not joined first
-                copies.extend((size + int(at), np.frombuffer(v, np.uint8)) for at, v in zip(offsets, value, strict=False))
+                copies.extend(
+                    (size + int(at), np.frombuffer(v, np.uint8)) for at, v in zip(offsets, value, strict=False)
+                )
                 size += -(-total // _ALIGN) * _ALIGN
                 continue
             raw = np.frombuffer(b"".join(value), np.uint8)
@@ -216,7 +225,7 @@ def _unpack(
         else:
             offsets = np.frombuffer(entry[1], np.int64) + (_HEADER + entry[2])
             bounds = offsets.tolist()
-            values.append([bytes(view[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)])
+            values.append([bytes(view[a:b]) for a, b in itertools.pairwise(bounds)])
     del view
     data[0] = 0
     if container == "dict":
@@ -227,4 +236,3 @@ def _unpack(
 def is_marked(batch: Any) -> bool:
     """Whether `batch` is marked for the ring transport."""
     return type(batch) in _PLAIN
-

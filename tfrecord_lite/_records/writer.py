@@ -116,10 +116,11 @@ class TFRecordWriter:
     killed writer (even by SIGKILL) keeps every record whose write() returned: one system
     call per record, slower for records of a few hundred bytes. A compressed stream is
     always buffered (`buffered=False` is refused): what reached the file by the last
-    `flush()` survives a kill; an upload appears whole or not at all (see docs/reliability.md). A local path is locked while the writer is open
-    (`.NAME.lock` beside it; a second writer raises OutputLockedError). A write that
-    fails (disk full) raises an OSError naming the file, after cutting an uncompressed
-    file back to its last complete record.
+    `flush()` survives a kill; an upload appears whole or not at all (see
+    docs/reliability.md). A local path is locked while the writer is open (`.NAME.lock`
+    beside it; a second writer raises OutputLockedError). A write that fails (disk full)
+    raises an OSError naming the file, after cutting an uncompressed file back to its
+    last complete record.
 
     A URL (s3://, gs://, ...) is uploaded as it is written, and the object appears only
     when close() completes the upload: an exception inside `with`, a failed write or a
@@ -153,7 +154,9 @@ class TFRecordWriter:
         if truncate_partial and not append:
             raise ValueError("truncate_partial=True only applies with append=True")
         if not buffered and self.path is not None and not is_file_object(path_or_file) and has_scheme(self.path):
-            raise ValueError("buffered=False applies to local files and file objects: an upload appears only when closed")
+            raise ValueError(
+                "buffered=False applies to local files and file objects: an upload appears only when closed"
+            )
         if self.path is not None and not is_file_object(path_or_file) and not has_scheme(self.path):
             self._lock = _lock_for(self.path)
         try:
