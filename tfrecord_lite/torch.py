@@ -82,6 +82,16 @@ def _distributed() -> tuple[int, int] | None:
     return None
 
 
+def _worker_pass(dataset: Any) -> int:
+    """How many passes this copy of `dataset` began before, in a DataLoader worker (0 in the main
+    process). A persistent worker never sees set_epoch() calls made after it started, so each pass
+    it begins counts as the next epoch: what set_epoch(epoch) before each pass asks for."""
+    if get_worker_info() is None:
+        return 0
+    dataset._passes += 1
+    return int(dataset._passes - 1)
+
+
 # --------------------------------------------------------------------------- map-style
 
 
@@ -300,10 +310,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
 
     def __iter__(self) -> Iterator[Any]:
         consumer, consumers = self._consumer()
-        epoch, skip = self._epoch, 0
-        if get_worker_info() is not None:  # a persistent worker never sees set_epoch(): its passes count on
-            epoch += self._passes
-            self._passes += 1
+        epoch, skip = self._epoch + _worker_pass(self), 0
         if self._resume is not None:
             resume, self._resume = self._resume, None
             if (resume["consumer"], resume["consumers"]) != (consumer, consumers):
@@ -392,6 +399,7 @@ class MixedTFRecordDataset(IterableDataset[Any]):
         self.stop = check_choice("stop", stop, ("all", "first"))
         self.infinite = bool(infinite)
         self._epoch = 0
+        self._passes = 0  # passes begun by this copy in a DataLoader worker
         self._resume: dict[str, Any] | None = None
         self._state: dict[str, Any] = {}
 
@@ -412,7 +420,7 @@ class MixedTFRecordDataset(IterableDataset[Any]):
         state = self._resume
         self._resume = None
         if state is None:
-            state = self._start(consumer, consumers)
+            state = start_state(self.seed, self._epoch + _worker_pass(self), self.weights, consumer, consumers)
         elif (state["consumer"], state["consumers"]) != (consumer, consumers):
             raise ValueError(
                 "this state was saved by another consumer (rank x DataLoader worker): resume with "

@@ -25,7 +25,7 @@ from multiprocessing.reduction import ForkingPickler
 
 from torch.utils.data import BatchSampler, DataLoader, RandomSampler
 
-from tfrecord_lite.torch import IterableTFRecordDataset, TFRecordDataset
+from tfrecord_lite.torch import IterableTFRecordDataset, MixedTFRecordDataset, TFRecordDataset
 
 SPEC = {
     "id": tfr.FixedLenFeature([], "int64"),
@@ -138,6 +138,18 @@ def test_persistent_workers_give_every_record_once_per_epoch(shards: list[str], 
         assert sorted(got) == [(i, b"n%d" % i) for i in range(101)]
         orders.append([i for i, _ in got])
     assert len({tuple(order) for order in orders}) == 3  # each epoch shuffled anew
+
+
+def test_a_mixture_through_persistent_workers_is_every_record_once_per_epoch(shards: list[str]) -> None:
+    sources = [IterableTFRecordDataset(p, SPEC, shuffle=True, shuffle_buffer=4) for p in shards]
+    mixed = MixedTFRecordDataset(sources, [1, 2, 1], seed=3)
+    loader = DataLoader(mixed, batch_size=8, collate_fn=sources[0].collate_fn, num_workers=2, persistent_workers=True)
+    orders = []
+    for _ in range(3):
+        got = [int(i) for batch in loader for i in batch["id"]]
+        assert sorted(got) == list(range(101))
+        orders.append(tuple(got))
+    assert len(set(orders)) == 3
 
 
 def rows(batch: dict[str, Any]) -> dict[int, tuple[Any, ...]]:
