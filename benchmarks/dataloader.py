@@ -319,8 +319,8 @@ def main() -> None:
     if os.path.exists(args.tf_python) and R.has_module(args.tf_python, "tensorflow"):
         pythons["tf-data"] = args.tf_python
     pythons = {s: p for s, p in pythons.items() if s in args.systems}
-    entries = [R.ensure_workload(wl, args.lite_python, R.ENV) for wl in (W.QUICK if args.quick else W.FULL)]
-    entries = [e for e in entries if e["name"] in args.workloads]
+    chosen = [wl for wl in (W.QUICK if args.quick else W.FULL) if wl.name in args.workloads]
+    entries = [R.ensure_workload(wl, args.lite_python, R.ENV) for wl in chosen]
     if "jpeg" in args.workloads:
         entries.append(ensure_jpegs(args.quick))
     rows: list[dict[str, Any]] = []

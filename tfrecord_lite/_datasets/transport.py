@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import secrets
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
@@ -71,7 +70,7 @@ class _Ring:
     """The shared-memory slots of one worker process, used in turn."""
 
     def __init__(self) -> None:
-        self.token = f"{os.getpid()}-{secrets.token_hex(6)}"  # names this ring in the main process
+        self.token = f"{os.getpid()}-{os.urandom(6).hex()}"  # names this ring in the main process
         self.slots: list[Any] = [None] * _SLOTS  # uint8 tensors in shared memory
         self.sent = [False] * _SLOTS  # whether the main process has the slot's segment
         self.turn = 0
