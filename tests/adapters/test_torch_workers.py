@@ -103,7 +103,7 @@ def test_the_ring_transport_round_trips_any_batch(batch: dict[str, Any], contain
 
 
 def test_a_busy_slot_sends_a_one_off_segment_and_plain_pickle_sees_a_plain_dict() -> None:
-    batch = {"v": [b"a" * 70_000, b"b"], "t": torch.arange(5)}
+    batch = {"v": [b"a" * 70_000, b"b"], "t": torch.arange(5), "big": torch.arange(300_000)}  # big: own segment
     pending = [ForkingPickler.dumps(transport.mark(batch)) for _ in range(transport._SLOTS + 2)]  # none copied out
     assert all(same(batch, pickle.loads(p)) for p in pending)
     assert type(pickle.loads(pickle.dumps(transport.mark(batch)))) is transport._Dict  # the ring is only for queues

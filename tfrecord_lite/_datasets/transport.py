@@ -11,7 +11,9 @@ keeps: a slot's segment crosses to the main process once (a file descriptor, as 
 tensors), then only its number does. Unpickling, in the main process, copies the values out (a
 list of bytes, new tensors), so the main process gets the plain container it would get without
 workers, and marks the slot free again in its first byte; a worker that finds its next slot still
-busy sends a one-off segment instead. Sharing a new segment costs a few hundred microseconds per
+busy sends a one-off segment instead. A tensor of a megabyte or more (a batch of decoded images)
+keeps torch's way, a segment of its own that the main process maps without a copy. Sharing a new
+segment costs a few hundred microseconds per
 tensor, and a list of large bytes values crossing the worker's pipe costs more; a slot reused costs
 one copy on each side. Any other pickler (pickle.dumps, copy.copy) sees the plain container.
 """
@@ -28,6 +30,7 @@ import numpy as np
 _SLOTS = 4  # batches of one worker in flight: DataLoader's prefetch_factor (2), one being pickled, one spare
 _HEADER = 64  # bytes before a slot's data: byte 0 is 1 while the main process has not copied the batch out
 _ALIGN = 64
+_OWN_SEGMENT = 1 << 20  # tensors this large keep torch's way: their own segment, mapped, not copied
 _LARGE_VALUES = 4096  # mean size of a list's bytes values above which each is copied on its own
 
 
@@ -135,6 +138,9 @@ def _layout(values: list[Any]) -> tuple[list[tuple[Any, ...]], list[tuple[int, n
     size = 0
     for value in values:
         raw = _tensor_bytes(value)
+        if raw is not None and raw.nbytes >= _OWN_SEGMENT:
+            entries.append(("v", value))  # a segment of its own, as torch shares tensors: no copy
+            continue
         if raw is not None:
             entries.append(("t", value.dtype, tuple(value.shape), size, raw.nbytes))
         elif _is_bytes_list(value):
