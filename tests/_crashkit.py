@@ -107,12 +107,13 @@ def write_sharded(prefix: str, n: str) -> int:
     return 0
 
 
-def write_plain(path: str, start: str, stop: str, append: str = "") -> int:
+def write_plain(path: str, start: str, stop: str, append: str = "", mode: str = "through") -> int:
     """TFRecordWriter: records start..stop-1, never flushed; after each write() returns, prints how
-    many have returned."""
+    many have returned. `mode` "through" writes with buffered=False, "buffered" with the default."""
     import tfrecord_lite as tfr
 
-    with tfr.TFRecordWriter(path, append=bool(append), truncate_partial=bool(append)) as w:
+    through = {"through": True, "buffered": False}[mode]
+    with tfr.TFRecordWriter(path, append=bool(append), truncate_partial=bool(append), buffered=not through) as w:
         for n, i in enumerate(range(int(start), int(stop)), 1):
             w.write(record(i))
             print(n, flush=True)

@@ -27,10 +27,12 @@ from typing import Any
 
 from tfrecord_lite._datasets.image_append import ImageConflictError
 from tfrecord_lite._datasets.image_codec import (
+    RAW,
     ImageDecodeError,
     array_image,
     decode_image_bytes,
     image_array,
+    open_image,
     padded,
     resized,
 )
@@ -126,26 +128,43 @@ class ImageTransform:
         self.resize, self.pad_to = _size("resize", resize), _size("pad_to", pad_to)
         self.fill = fill
 
-    def __call__(self, record: bytes | Mapping[str, Any]) -> tuple[Any, int]:
-        import torch
+    @property
+    def _straight(self) -> bool:
+        """Whether a decoded image goes to augment as it is (no resize, no padding, a mode to convert to)."""
+        return self.augment is not None and self.mode is not None and self.resize is None and self.pad_to is None
 
+    def __call__(self, record: bytes | Mapping[str, Any]) -> tuple[Any, int]:
         fields = record_fields(record)
         rec = parse_image_record(fields, image_key=self.image_key, label_key=self.label_key)
         label = record_label(fields, self.label_key)
         path = rec.filename or None
+        if self._straight and rec.format != RAW:  # from the decoder to the augment, no array in between
+            decoded = open_image(bytes(rec.encoded), path)
+            return self._augmented(decoded if decoded.mode == self.mode else decoded.convert(self.mode), label)
         pixels = rec.decode(self.mode)
         if self.resize is not None:
             pixels = resized(pixels, self.resize, path)
         elif self.pad_to is not None:
             pixels = padded(pixels, self.pad_to, self.fill, path)
         if self.augment is not None:
-            out = self.augment(array_image(pixels, path))
-            if isinstance(out, torch.Tensor):
-                return out, label
-            pixels = image_array(out, None)
-        image = torch.from_numpy(pixels).permute(2, 0, 1).contiguous()
+            return self._augmented(array_image(pixels, path), label)
+        return self._tensor(pixels), label
+
+    def _augmented(self, image: Any, label: int) -> tuple[Any, int]:
+        """`augment` applied to a PIL image; its result as the CHW tensor (or the tensor it returns)."""
+        import torch
+
+        out = self.augment(image)  # type: ignore[misc]
+        return (out if isinstance(out, torch.Tensor) else self._tensor(image_array(out, None))), label
+
+    def _tensor(self, pixels: Any) -> Any:
+        """HWC pixels as a CHW tensor: uint8 as they are, or float32 scaled with scale=True."""
+        import numpy as np
+        import torch
+
+        image = torch.from_numpy(np.ascontiguousarray(pixels.transpose(2, 0, 1)))  # numpy: no intra-op threads
         if self.scale:
             image = image.to(torch.float32)
             if pixels.dtype == "uint8":
                 image = image.div_(255.0)
-        return image, label
+        return image

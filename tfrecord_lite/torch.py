@@ -45,6 +45,7 @@ from tfrecord_lite._datasets.mixing import copy_state, mixed_items, start_state
 from tfrecord_lite._datasets.plan import Segment, Share, plan_shares, shard_order
 from tfrecord_lite._datasets.sharded import ShardedRecords
 from tfrecord_lite._datasets.streaming import ShardStream
+from tfrecord_lite._datasets.transport import for_transport
 from tfrecord_lite._example.validate import check_choice, check_int
 from tfrecord_lite._repr import compression, count, describe, shown_paths
 from tfrecord_lite._storage.locations import StorageOptions
@@ -79,6 +80,16 @@ def _distributed() -> tuple[int, int] | None:
     if dist.is_available() and dist.is_initialized():
         return dist.get_rank(), dist.get_world_size()
     return None
+
+
+def _worker_pass(dataset: Any) -> int:
+    """How many passes this copy of `dataset` began before, in a DataLoader worker (0 in the main
+    process). A persistent worker never sees set_epoch() calls made after it started, so each pass
+    it begins counts as the next epoch: what set_epoch(epoch) before each pass asks for."""
+    if get_worker_info() is None:
+        return 0
+    dataset._passes += 1
+    return int(dataset._passes - 1)
 
 
 # --------------------------------------------------------------------------- map-style
@@ -233,6 +244,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
             max_skipped=max_skipped,
         )
         self._epoch = 0
+        self._passes = 0  # passes begun by this copy in a DataLoader worker
         self._resume: dict[str, int] | None = None
         self._position: dict[str, int] = {"epoch": 0, "yielded": 0}
 
@@ -294,11 +306,11 @@ class IterableTFRecordDataset(IterableDataset[Any]):
             if not records or (self.drop_last and len(records) < size):
                 return
             batch = decode_batch(records, spec, self.collate_fn)  # type: ignore[arg-type]
-            yield len(records), transform(batch) if transform is not None else batch
+            yield len(records), for_transport(transform(batch)) if transform is not None else batch
 
     def __iter__(self) -> Iterator[Any]:
         consumer, consumers = self._consumer()
-        epoch, skip = self._epoch, 0
+        epoch, skip = self._epoch + _worker_pass(self), 0
         if self._resume is not None:
             resume, self._resume = self._resume, None
             if (resume["consumer"], resume["consumers"]) != (consumer, consumers):
@@ -387,6 +399,7 @@ class MixedTFRecordDataset(IterableDataset[Any]):
         self.stop = check_choice("stop", stop, ("all", "first"))
         self.infinite = bool(infinite)
         self._epoch = 0
+        self._passes = 0  # passes begun by this copy in a DataLoader worker
         self._resume: dict[str, Any] | None = None
         self._state: dict[str, Any] = {}
 
@@ -407,7 +420,7 @@ class MixedTFRecordDataset(IterableDataset[Any]):
         state = self._resume
         self._resume = None
         if state is None:
-            state = self._start(consumer, consumers)
+            state = start_state(self.seed, self._epoch + _worker_pass(self), self.weights, consumer, consumers)
         elif (state["consumer"], state["consumers"]) != (consumer, consumers):
             raise ValueError(
                 "this state was saved by another consumer (rank x DataLoader worker): resume with "

@@ -203,16 +203,16 @@ def test_killed_anywhere_then_rerun(name: str, kit: Runner, work: Path) -> None:
         shutil.rmtree(work)
 
 
-def test_killed_plain_writer_loses_only_the_torn_record(kit: Runner, work: Path) -> None:
-    """No flush(): every record whose write() returned is in the file, whether the kill tears the next
-    record (at a write step) or lands at a random moment."""
+def test_killed_write_through_writer_loses_only_the_torn_record(kit: Runner, work: Path) -> None:
+    """buffered=False, no flush(): every record whose write() returned is in the file, whether the kill
+    tears the next record (at a write step) or lands at a random moment."""
     path = work / "log.tfrecord"
     rng = random.Random(SEED)
     kills = [{"kill_at": k + 2} for k in rng.sample(range(40), 16)]  # step 1 takes the lock; k+2 tears record k
     kills += [{"kill_after": rng.uniform(0.01, 0.3)} for _ in range(TIMED_KILLS)]
     for kill in kills:
         path.unlink(missing_ok=True)
-        ended = kit.run(["@plain", str(path), "0", "1000000"], work, **kill)  # type: ignore[arg-type]
+        ended = kit.run(["@plain", str(path), "0", "1000000", "", "through"], work, **kill)  # type: ignore[arg-type]
         assert ended.killed, kill
         returned = int(ended.output.split()[-1]) if ended.output.split() else 0  # write() calls that returned
         got: list[bytes] = []
@@ -233,6 +233,35 @@ def test_killed_plain_writer_loses_only_the_torn_record(kit: Runner, work: Path)
         assert hidden(work) == [], kill
 
 
+def test_killed_buffered_writer_keeps_whole_records_and_one_torn_tail(kit: Runner, work: Path) -> None:
+    """The default (buffered) writer, no flush(): a kill loses the unflushed tail. The file holds a
+    prefix of the records written, whole, then at most one torn record, which readers report as a
+    truncated last record and append=True, truncate_partial=True cuts off."""
+    path = work / "log.tfrecord"
+    rng = random.Random(SEED)
+    kills: list[dict[str, float]] = [{"kill_at": k} for k in (2, 3, 4)]  # step 1 takes the lock; then buffers
+    kills += [{"kill_after": rng.uniform(0.05, 0.4)} for _ in range(TIMED_KILLS)]
+    for kill in kills:
+        path.unlink(missing_ok=True)
+        ended = kit.run(["@plain", str(path), "0", "1000000", "", "buffered"], work, **kill)  # type: ignore[arg-type]
+        assert ended.killed, kill
+        returned = int(ended.output.split()[-1]) if ended.output.split() else 0
+        got: list[bytes] = []
+        torn_at = None
+        try:
+            got.extend(tfr.iter_records(path))
+        except tfr.TruncatedRecordError as err:
+            torn_at = err.offset
+        assert got == [record(i) for i in range(len(got))], kill
+        assert len(got) <= returned, (kill, returned, len(got))
+        assert torn_at in (None, sum(len(r) + 16 for r in got)), kill
+        if "kill_at" in kill:  # a buffer cut in half: whole records of it, then a torn one
+            assert torn_at is not None and len(got) > 0, (kill, len(got))
+        assert kit.run(["@plain", str(path), "0", "5", "append", "buffered"], work).code == 0
+        assert list(tfr.iter_records(path)) == got + [record(i) for i in range(5)]
+        assert hidden(work) == [], kill
+
+
 @pytest.mark.parametrize("name", [n for n in SCENARIOS if SCENARIOS[n].target])
 def test_disk_full(name: str, kit: Runner, work: Path) -> None:
     scenario = SCENARIOS[name]
@@ -247,12 +276,15 @@ def test_disk_full(name: str, kit: Runner, work: Path) -> None:
     assert snapshot(base) == old and hidden(base) == []
 
 
-def test_disk_full_plain_writer(kit: Runner, tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["buffered", "through"])
+def test_disk_full_plain_writer(kit: Runner, tmp_path: Path, mode: str) -> None:
     path = tmp_path / "log.tfrecord"
-    ended = kit.run(["@plain", str(path), "0", "400"], tmp_path, fsize=3000)
+    ended = kit.run(["@plain", str(path), "0", "400", "", mode], tmp_path, fsize=3000)
     assert ended.code == 1 and f"File too large: writing {path} failed" in ended.output, ended
     got = list(tfr.iter_records(path))  # cut back to its last complete record: no error
-    assert got == [record(i) for i in range(len(got))] and 0 < path.stat().st_size <= 3000
+    assert got == [record(i) for i in range(len(got))] and path.stat().st_size <= 3000
+    if mode == "through":  # every record that fitted was written before the failing one
+        assert path.stat().st_size > 0
     assert hidden(tmp_path) == []
 
 

@@ -249,6 +249,33 @@ def test_writer_flush_and_close(tmp_path):
     assert len(list(tfr.iter_records(path))) == 3
 
 
+def test_the_writer_buffers_by_default_and_buffered_false_writes_through(tmp_path):
+    records = [b"r%d" % i for i in range(50)]
+    framed = len(framing.frame_many(records))
+    buffered, through = tmp_path / "buffered.tfrecord", tmp_path / "through.tfrecord"
+    with tfr.TFRecordWriter(buffered) as a, tfr.TFRecordWriter(through, buffered=False) as b:
+        for r in records:
+            a.write(r)
+            b.write(r)
+        assert buffered.stat().st_size == 0  # the default keeps the tail in memory until flush()
+        assert through.stat().st_size == framed  # every returned write() reached the OS
+        assert list(tfr.iter_records(through)) == records
+        a.flush()
+        assert buffered.read_bytes() == through.read_bytes()
+    sink = io.BytesIO()
+    with tfr.TFRecordWriter(sink, buffered=False) as w:  # a file object: written and flushed per record
+        w.write(b"x")
+        assert sink.getvalue() == framing.frame(b"x")
+
+
+def test_buffered_false_is_refused_where_records_cannot_reach_the_os_one_by_one(tmp_path):
+    with pytest.raises(ValueError, match=r"buffered=False .* uncompressed"):
+        tfr.TFRecordWriter(tmp_path / "a.tfrecord.gz", "gzip", buffered=False)
+    with pytest.raises(ValueError, match=r"buffered=False .* upload"):
+        tfr.TFRecordWriter("memory://bucket/a.tfrecord", buffered=False)
+    assert not (tmp_path / "a.tfrecord.gz").exists()
+
+
 def test_pathlike_and_records_written(tmp_path):
     with tfr.TFRecordWriter(pathlib.PurePath(tmp_path / "p")) as w:
         for i in range(5):

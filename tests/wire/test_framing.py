@@ -34,6 +34,11 @@ def test_frame_layout(data):
     assert struct.unpack("<I", framed[-4:])[0] == masked_crc_by_the_spec(data)
 
 
+@given(st.lists(st.binary(max_size=300), max_size=40))
+def test_frame_many_is_the_records_framed_one_by_one(records):
+    assert framing.frame_many(records) == b"".join(map(framing.frame, records))
+
+
 def test_frame_accepts_any_buffer():
     import array
 

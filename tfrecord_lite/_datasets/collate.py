@@ -11,8 +11,8 @@ dimension) or made nested tensors the same way. Items that are not dicts (an Ima
 different sizes a clear error instead of torch's.
 The same layout is built two ways: from decoded items (__call__), and from decode_examples'
 columns (columns()), which is faster for small records; decode_batch picks one by record size.
-In a DataLoader worker a batch's tensors are made views of one storage, so the batch crosses to
-the main process in one shared-memory segment.
+In a DataLoader worker a batch is marked for transport.py, which moves its tensors and lists of
+bytes to the main process in one reused shared-memory buffer.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import numpy as np
 if TYPE_CHECKING:
     import torch
 
+from tfrecord_lite._datasets.transport import for_transport
 from tfrecord_lite._example.columnar import decode_examples
 from tfrecord_lite._example.decode import decode_example
 from tfrecord_lite._example.ragged import Ragged, padded, stack
@@ -142,7 +143,7 @@ class Collate:
             return to_torch(dict(batch))
         if not batch or not isinstance(batch[0], Mapping):
             check_same_sizes(batch)
-            return default_collate(list(batch))
+            return for_transport(default_collate(list(batch)))
         return self._assemble({key: self._column(key, [item[key] for item in batch]) for key in batch[0]})
 
     def columns(self, columns: Mapping[str, Any]) -> dict[str, Any]:
@@ -164,8 +165,6 @@ class Collate:
     def _assemble(self, columns: Mapping[str, tuple[Any, Any]]) -> dict[str, Any]:
         """The batch dict: each key's value, followed by its lengths (a tensor, or a list of them
         for more ragged dimensions) when it was padded."""
-        from torch.utils.data import get_worker_info
-
         out: dict[str, Any] = {}
         for key, (value, lengths) in columns.items():
             out[key] = value
@@ -176,9 +175,8 @@ class Collate:
                 if name in columns or name in out:
                     raise ValueError(f"cannot add the lengths of {key!r} as {name!r}: the items already have that key")
                 out[name] = tensor
-        if get_worker_info() is not None:
-            _one_storage(out)
-        return out
+        marked: dict[str, Any] = for_transport(out)
+        return marked
 
     def _ragged(self, col: Ragged, key: str = "") -> tuple[Any, Any]:
         """A batch's Ragged column in this collation's layout (bytes stay nested lists)."""
@@ -288,30 +286,6 @@ def decode_batch(records: list[bytes], features: Mapping[str, Any], collate_fn: 
         batch: dict[str, Any] = collate_fn([decode_example(r, features) for r in records])
         return batch
     return collate_fn.columns(decode_examples(records, features))
-
-
-def _one_storage(batch: dict[str, Any]) -> None:
-    """Make the batch's tensors views of one storage. A DataLoader worker ships every storage to the
-    main process through its own shared-memory segment, and that costs more than copying a batch's
-    numbers once more (measured: ~250 us per extra tensor, per batch)."""
-    import torch
-
-    keys = [
-        k for k, v in batch.items() if isinstance(v, torch.Tensor) and v.layout == torch.strided and not v.is_nested
-    ]
-    if len(keys) < 2:
-        return
-    offsets = []
-    total = 0
-    for key in keys:
-        total = -(-total // 8) * 8  # aligned for every dtype
-        offsets.append(total)
-        total += batch[key].numel() * batch[key].element_size()
-    storage = torch.empty(total, dtype=torch.uint8)
-    for key, offset in zip(keys, offsets, strict=False):
-        tensor = batch[key]
-        view = storage[offset : offset + tensor.numel() * tensor.element_size()].view(tensor.dtype)
-        batch[key] = view.view(tensor.shape).copy_(tensor)
 
 
 collate = Collate()  # without a spec: pads only the keys whose shapes differ within a batch

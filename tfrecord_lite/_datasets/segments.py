@@ -5,6 +5,8 @@ pass (it starts inside the file, or the sidecar exists); every other segment is 
 policy that skips damage always streams (an index has no place for a damaged record). A resumed
 position skips whole segments, and into the next one, by their known lengths instead of reading
 them. Streamed objects of a store have their first blocks fetched `prefetch` segments ahead.
+Indexed files are opened through the caller's `open_file`, which may keep them open from one
+epoch to the next (a persistent DataLoader worker reads each sidecar once).
 """
 
 from __future__ import annotations
@@ -59,16 +61,20 @@ def _read_segment(
     policy: DamagePolicy | None = None,
     storage_options: StorageOptions = None,
     stream: Any = None,
+    open_file: Callable[[str], TFRecordFile] | None = None,
 ) -> Iterator[bytes]:
-    """The raw records of one segment (see _indexed); `stream` is the file already opened (prefetched)."""
+    """The raw records of one segment (see _indexed); `stream` is the file already opened (prefetched),
+    `open_file` opens an indexed file and keeps it (else it is opened here and closed after)."""
     source = stream if stream is not None else path
     if policy is not None and not policy.raises:
         records = RecordIterator(source, kind, verify, policy, storage_options=storage_options)
         yield from itertools.islice(records, seg.start, seg.stop)
     elif _indexed(path, kind, seg):
-        with TFRecordFile(path, verify=verify, storage_options=storage_options) as f:
-            for i in range(seg.start, len(f) if seg.stop is None else seg.stop):
-                yield f[i]
+        if open_file is not None:
+            yield from _indexed_records(open_file(path), seg)
+        else:
+            with TFRecordFile(path, verify=verify, storage_options=storage_options) as f:
+                yield from _indexed_records(f, seg)
     else:
         records = iter_records(
             source,
@@ -77,6 +83,13 @@ def _read_segment(
             storage_options=storage_options,
         )
         yield from itertools.islice(records, seg.start, seg.stop)
+
+
+def _indexed_records(f: TFRecordFile, seg: Segment, chunk: int = 256) -> Iterator[bytes]:
+    """A segment's records read through the index, `chunk` at a time."""
+    stop = len(f) if seg.stop is None else seg.stop
+    for start in range(seg.start, stop, chunk):
+        yield from f[start : min(start + chunk, stop)]
 
 
 def skip_segments(
@@ -107,11 +120,13 @@ def read_segments(
     policy: DamagePolicy | None,
     storage_options: StorageOptions,
     prefetch: int,
+    open_file: Callable[[str], TFRecordFile] | None = None,
 ) -> Iterator[bytes]:
-    """The raw records of `segments` in order; streamed objects of a store are fetched `prefetch` ahead."""
+    """The raw records of `segments` in order; streamed objects of a store are fetched `prefetch` ahead;
+    indexed files are opened by `open_file` when given."""
     streamed = [None if _indexed(paths[s.shard], kinds[s.shard], s, policy) else paths[s.shard] for s in segments]
     streams = prefetched(streamed, prefetch, storage_options)
     return itertools.chain.from_iterable(
-        _read_segment(paths[s.shard], kinds[s.shard], s, verify, policy, storage_options, stream)
+        _read_segment(paths[s.shard], kinds[s.shard], s, verify, policy, storage_options, stream, open_file)
         for s, stream in zip(segments, streams, strict=True)
     )

@@ -1,6 +1,7 @@
 """Datasets made of many TFRecord files ("shards"). Reading: ShardedRecords opens
 every shard as a TFRecordFile (O(1) each with a sidecar), keeps the cumulative
-record counts, and maps a global index to (shard, local index) by bisection.
+record counts, and maps a global index to (shard, local index) by bisection; a list of
+indices is sorted and read shard by shard in file order, then put back in the order asked.
 Writing: ShardedWriter writes TensorFlow-style names, `prefix-00003-of-00010
 .tfrecord`, as one publish.Publication: the shards and their index sidecars
 (saved from the offsets written, without a second scan) are staged under
@@ -170,6 +171,26 @@ class ShardedRecords(RecordSequence):
     def _get(self, i: int) -> bytes:
         k, local = self.locate(i)
         return self.shards[k]._get(local)
+
+    def _take(self, positions: Iterable[int]) -> list[bytes]:
+        """The records at `positions` (in range), read shard by shard in file order (one pass
+        forward through each memory map or store), then put back in the order asked."""
+        wanted = np.fromiter(positions, np.int64)
+        if len(wanted) < 2:
+            return [self._get(int(i)) for i in wanted]
+        order = np.argsort(wanted, kind="stable")
+        ordered = wanted[order]
+        ends = np.asarray(self._ends, np.int64)
+        shard_of = np.searchsorted(ends, ordered, side="right")
+        starts = np.concatenate(([0], ends[:-1]))
+        read: list[bytes] = []
+        for k in np.unique(shard_of).tolist():
+            local = ordered[shard_of == k] - starts[k]
+            read.extend(self.shards[k]._take(local.tolist()))
+        out: list[bytes] = [b""] * len(read)
+        for target, record in zip(order.tolist(), read, strict=True):
+            out[target] = record
+        return out
 
     def __iter__(self) -> Iterator[bytes]:
         for shard in self.shards:

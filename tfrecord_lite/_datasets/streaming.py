@@ -8,14 +8,18 @@ shuffle buffer seeded by (seed, epoch, consumer) mixes what comes out. The pipel
 deterministic, so a position is a number of records: resuming replays the raw records (no
 decoding) up to it, and without a shuffle buffer skips whole indexed segments unread. Record
 counts are learnt once (an uncompressed file's index, or one pass over a compressed one) and
-kept: they travel with the object when it is pickled to the consumers.
+kept: they travel with the object when it is pickled to the consumers. Files read through their
+index stay open in the process that reads them (not pickled), so a persistent DataLoader worker
+opens each sidecar once, not once an epoch.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import random
 from collections.abc import Iterator
+from typing import Any
 
 from tfrecord_lite._datasets.file_kinds import file_kinds
 from tfrecord_lite._datasets.plan import (
@@ -33,6 +37,7 @@ from tfrecord_lite._datasets.plan import (
 )
 from tfrecord_lite._datasets.segments import count_shard, read_segments, skip_segments
 from tfrecord_lite._example.validate import check_choice, check_int
+from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._storage.files import normalize_compression
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
@@ -74,6 +79,8 @@ class ShardStream:
         self.verify = verify
         self.kinds = file_kinds(self.paths, normalize_compression(compression, allow_auto=True), storage_options)
         self.counts: list[int | None] = [None] * len(self.paths)
+        self._opened: dict[str, TFRecordFile] = {}
+        self._opened_by = os.getpid()
         if self.split == "range" or self.even is not None:
             self.count_all()  # once, where the object is made: consumers get the counts with it
 
@@ -136,8 +143,22 @@ class ShardStream:
         if share.step == 1:
             segments, skip = skip_segments(segments, skip, self._segment_len)
         records: Iterator[bytes] = read_segments(
-            self.paths, self.kinds, segments, self.verify, policy, self.storage_options, self.prefetch
+            self.paths, self.kinds, segments, self.verify, policy, self.storage_options, self.prefetch, self._open
         )
         if share.step > 1:
             records = itertools.islice(records, share.offset, None, share.step)
         return itertools.islice(records, skip, None) if skip else records
+
+    def _open(self, path: str) -> TFRecordFile:
+        """The indexed file at `path`, opened once in this process and kept open."""
+        if self._opened_by != os.getpid():  # forked: the parent's maps are not this process's to share
+            self._opened, self._opened_by = {}, os.getpid()
+        f = self._opened.get(path)
+        if f is None or f.closed:
+            f = self._opened[path] = TFRecordFile(path, verify=self.verify, storage_options=self.storage_options)
+        return f
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_opened"] = {}
+        return state

@@ -1,11 +1,10 @@
-"""The writer. To a local uncompressed file, each write() hands its framed record to
-the kernel with one os.writev (header, payload and footer, never concatenated)
-before it returns, so a process killed at any moment (SIGKILL included) leaves every
-record whose write() returned. Everywhere else (compressed streams, uploads, file
-objects, and `buffered=True` for files that only appear whole, such as staged
-shards) records are collected in memory up to a megabyte, framed together by
-framing.frame_many and written with one call, so a small record costs no system
-call and little Python work. GZIP and ZLIB files are one zlib stream over
+"""The writer. Records are collected in memory up to a megabyte, framed together by
+framing.frame_many and written with one call, so a small record costs no system call and
+little Python work (TensorFlow's writer, Python's open() and every peer buffer too). With
+`buffered=False`, each write() to a local uncompressed file hands its framed record to the
+kernel with one os.writev (header, payload and footer, never concatenated) before it returns,
+so a process killed at any moment (SIGKILL included) leaves every record whose write()
+returned. GZIP and ZLIB files are one zlib stream over
 the whole file, as TensorFlow writes them (zlib wrapper with adler32 for ZLIB,
 gzip wrapper for GZIP; default level, memLevel 9 like TF's ZlibOutputBuffer), so the
 default output is TensorFlow's byte for byte; `level=` and `fast=True` (ISA-L or
@@ -13,7 +12,8 @@ zlib-ng, see _compression/inflate.py) trade that identity for size or speed, and
 adds full-flush points that random access enters without stored windows.
 
 A file is written in place, as TensorFlow does: killed midway, it holds every record
-handed to the OS so far (whole) and at most one torn record at its end, which
+pushed to the OS so far (whole: by flush(), by a full buffer, or by each write() with
+`buffered=False`) and at most one torn record at its end, which
 TFRecordWriter(append=True, truncate_partial=True) cuts off. A local path is locked
 (publish.OutputLock) while the writer is open, so two writers never mix their records;
 a failed write (disk full) cuts an uncompressed file back to its last complete record.
@@ -108,18 +108,19 @@ class TFRecordWriter:
     on a complete record (`truncate_partial=True` cuts an incomplete last record
     off instead of refusing) and extends its index sidecar.
 
-    The file is written in place. To an uncompressed local file each write() reaches the
-    OS before it returns: a killed writer (even by SIGKILL) leaves every record whose
-    write() returned, and at most one incomplete record at the end (a reader raises
-    TruncatedRecordError there; append=True, truncate_partial=True cuts it off).
-    `buffered=True` collects records in a 1 MiB buffer instead (faster for records of
-    a few hundred bytes; a killed writer loses what the buffer held): for files that
-    appear only when complete, such as staged shards. A compressed stream is always
-    buffered: what reached the file by the last `flush()` survives a kill (see
-    docs/reliability.md). A local path is locked while the writer is open
-    (`.NAME.lock` beside it; a second writer raises OutputLockedError). A write that
-    fails (disk full) raises an OSError naming the file, after cutting an uncompressed
-    file back to its last complete record.
+    The file is written in place, through a 1 MiB buffer (as TensorFlow's writer): a killed
+    writer leaves the records pushed to the OS by the last `flush()` or full buffer, and at
+    most one incomplete record at the end (a reader raises TruncatedRecordError there;
+    append=True, truncate_partial=True cuts it off). `buffered=False` (write-through) makes
+    each write() to an uncompressed file hand its record to the OS before it returns, so a
+    killed writer (even by SIGKILL) keeps every record whose write() returned: one system
+    call per record, slower for records of a few hundred bytes. A compressed stream is
+    always buffered (`buffered=False` is refused): what reached the file by the last
+    `flush()` survives a kill; an upload appears whole or not at all (see
+    docs/reliability.md). A local path is locked while the writer is open (`.NAME.lock`
+    beside it; a second writer raises OutputLockedError). A write that fails (disk full)
+    raises an OSError naming the file, after cutting an uncompressed file back to its
+    last complete record.
 
     A URL (s3://, gs://, ...) is uploaded as it is written, and the object appears only
     when close() completes the upload: an exception inside `with`, a failed write or a
@@ -136,10 +137,15 @@ class TFRecordWriter:
         level: int | None = None,
         fast: bool = False,
         seek_every: int | str | None = None,
-        buffered: bool = False,
+        buffered: bool = True,
         storage_options: StorageOptions = None,
     ) -> None:
         self.compression = normalize_compression(compression)
+        if not buffered and self.compression:
+            raise ValueError(
+                "buffered=False (each record handed to the OS as it is written) applies to uncompressed "
+                "files: a GZIP / ZLIB stream is decodable only up to its last flush(); call flush() instead"
+            )
         if (level is not None or fast) and not self.compression:
             raise ValueError("level= and fast=True apply to compressed files: pass compression='gzip' or 'zlib'")
         self.path = display_name(path_or_file)
@@ -147,6 +153,10 @@ class TFRecordWriter:
         self._lock: OutputLock | None = None
         if truncate_partial and not append:
             raise ValueError("truncate_partial=True only applies with append=True")
+        if not buffered and self.path is not None and not is_file_object(path_or_file) and has_scheme(self.path):
+            raise ValueError(
+                "buffered=False applies to local files and file objects: an upload appears only when closed"
+            )
         if self.path is not None and not is_file_object(path_or_file) and not has_scheme(self.path):
             self._lock = _lock_for(self.path)
         try:
@@ -159,7 +169,7 @@ class TFRecordWriter:
         self._compressor = _compressor(self.compression, level, fast) if self.compression else None
         local = self._owned and isinstance(self._file, io.BufferedWriter)
         self._fd = self._file.fileno() if local else None  # written to directly, past the file object's buffer
-        self._through = local and not self.compression and not buffered
+        self._through = not buffered  # a local file: one os.writev per record; a file object: write and flush
         self._records: list[bytes] = []  # written but not yet framed
         self._pending = 0  # their framed size
         self._drained_records = 0

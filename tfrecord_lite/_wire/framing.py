@@ -256,20 +256,25 @@ def _check_tail(mv: memoryview, p: int, end: int, final: bool, origin: int, path
 
 
 def frame_many(records: Sequence[bytes]) -> bytes:
-    """The framed records, concatenated: b"".join(map(frame, records)), several times faster."""
+    """The framed records, concatenated: b"".join(map(frame, records)), several times faster. The
+    16 bytes between two records (one's footer, the next one's header) are made for all of them at
+    once with numpy, so the join interleaves n + 1 such pieces with the n records."""
     import numpy as np
 
     n = len(records)
-    lengths = list(map(len, records))
-    headers = list(map(HEADERS_BY_LENGTH.get, lengths))
-    if None in headers:
-        headers = list(map(cached_header, lengths))
+    if not n:
+        return b""
+    lengths = np.fromiter(map(len, records), dtype=np.int64, count=n)
     c = np.fromiter(map(_crc32c, records), dtype=np.uint32, count=n)
-    masked = ((c >> np.uint32(15)) | (c << np.uint32(17))) + np.uint32(MASK_DELTA)
-    parts: list[Any] = [None] * (3 * n)
-    parts[0::3] = headers
-    parts[1::3] = records
-    parts[2::3] = map(_U32.pack, masked.tolist())
+    joints = np.zeros((n + 1, 16), np.uint8)  # row i: footer of record i-1, header of record i
+    joints[1:, 0:4].view("<u4")[:, 0] = ((c >> np.uint32(15)) | (c << np.uint32(17))) + np.uint32(MASK_DELTA)
+    joints[:-1, 4:12].view("<i8")[:, 0] = lengths
+    joints[:-1, 12:16].view("<u4")[:, 0] = masked_length_crcs(lengths)
+    pieces: list[Any] = joints.view("V16")[:, 0].tolist()  # void items are bytes, NULs kept
+    pieces[0], pieces[-1] = pieces[0][4:], pieces[-1][:4]
+    parts: list[Any] = [None] * (2 * n + 1)
+    parts[0::2] = pieces
+    parts[1::2] = records
     return b"".join(parts)
 
 

@@ -1,0 +1,243 @@
+"""Batches from DataLoader workers to the main process without pickling their values one by one,
+and without a shared-memory segment per tensor (torch is imported inside the functions).
+
+Strategy: in a worker, `for_transport` marks a batch (a dict, list or tuple of tensors, lists of
+bytes and other values) by giving it a subclass of its container type. DataLoader's queues pickle
+with multiprocessing's ForkingPickler, for which this module registers a reducer of those
+subclasses: the bytes of every numeric tensor and the joined values of every list of bytes are
+copied into one buffer, with the layout (dtypes, shapes, offsets) beside it; anything else is
+pickled as usual. The buffer is a slot of a small ring of shared-memory buffers that each worker
+keeps: a slot's segment crosses to the main process once (a file descriptor, as torch shares
+tensors), then only its number does. Unpickling, in the main process, copies the values out (a
+list of bytes, new tensors), so the main process gets the plain container it would get without
+workers, and marks the slot free again in its first byte; a worker that finds its next slot still
+busy sends a one-off segment instead. A tensor of a megabyte or more (a batch of decoded images)
+keeps torch's way, a segment of its own that the main process maps without a copy. Sharing a new
+segment costs a few hundred microseconds per
+tensor, and a list of large bytes values crossing the worker's pipe costs more; a slot reused costs
+one copy on each side. Any other pickler (pickle.dumps, copy.copy) sees the plain container.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from multiprocessing.reduction import ForkingPickler
+from typing import Any
+
+import numpy as np
+
+_SLOTS = 4  # batches of one worker in flight: DataLoader's prefetch_factor (2), one being pickled, one spare
+_HEADER = 64  # bytes before a slot's data: byte 0 is 1 while the main process has not copied the batch out
+_ALIGN = 64
+_OWN_SEGMENT = 1 << 20  # tensors this large keep torch's way: their own segment, mapped, not copied
+_LARGE_VALUES = 4096  # mean size of a list's bytes values above which each is copied on its own
+
+
+class _Dict(dict):  # type: ignore[type-arg]
+    """A batch dict marked for transport."""
+
+
+class _List(list):  # type: ignore[type-arg]
+    """A batch list marked for transport."""
+
+
+class _Tuple(tuple):  # type: ignore[type-arg]
+    """A batch tuple marked for transport."""
+
+
+_MARKED: dict[type, type] = {dict: _Dict, list: _List, tuple: _Tuple}
+_PLAIN: dict[type, type] = {_Dict: dict, _List: list, _Tuple: tuple}
+
+
+def for_transport(batch: Any) -> Any:
+    """`batch` marked for the ring transport when called in a DataLoader worker (a dict, list or tuple;
+    anything else, and anything in the main process, is returned as it is)."""
+    from torch.utils.data import get_worker_info
+
+    return batch if get_worker_info() is None else mark(batch)
+
+
+def mark(batch: Any) -> Any:
+    """`batch` marked for the ring transport wherever it is (a dict, list or tuple; else as it is)."""
+    kind = _MARKED.get(type(batch))
+    if kind is None:
+        return batch
+    return kind(batch.items()) if kind is _Dict else kind(batch)
+
+
+# --------------------------------------------------------------------------- worker side
+
+
+class _Ring:
+    """The shared-memory slots of one worker process, used in turn."""
+
+    def __init__(self) -> None:
+        self.token = f"{os.getpid()}-{os.urandom(6).hex()}"  # names this ring in the main process
+        self.slots: list[Any] = [None] * _SLOTS  # uint8 tensors in shared memory
+        self.sent = [False] * _SLOTS  # whether the main process has the slot's segment
+        self.turn = 0
+
+    def take(self, size: int) -> tuple[int, Any, bool]:
+        """(slot number or -1 for a one-off segment, its tensor, whether its segment must be sent)."""
+        slot = self.turn
+        self.turn = (slot + 1) % _SLOTS
+        tensor = self.slots[slot]
+        if tensor is not None and tensor.numpy()[0]:  # still being copied out: a one-off segment
+            return -1, _shared(_HEADER + size), True
+        if tensor is None or tensor.numel() < _HEADER + size:
+            capacity = max(_HEADER + size, 2 * (tensor.numel() if tensor is not None else 0))
+            tensor = self.slots[slot] = _shared(capacity)
+            self.sent[slot] = False
+        first, self.sent[slot] = not self.sent[slot], True
+        return slot, tensor, first
+
+
+_ring: _Ring | None = None
+
+
+def _shared(size: int) -> Any:
+    """A new uint8 tensor of `size` bytes in shared memory."""
+    import torch
+
+    tensor = torch.empty(size, dtype=torch.uint8)
+    return tensor.share_memory_()  # type: ignore[no-untyped-call]
+
+
+def _worker_ring() -> _Ring:
+    global _ring
+    if _ring is None or not _ring.token.startswith(f"{os.getpid()}-"):  # a forked child makes its own
+        _ring = _Ring()
+    return _ring
+
+
+def _tensor_bytes(value: Any) -> np.ndarray | None:
+    """A dense CPU tensor's bytes as a flat uint8 array (None for other values and dtypes numpy lacks)."""
+    import torch
+
+    if not isinstance(value, torch.Tensor) or value.layout != torch.strided or value.is_nested:
+        return None
+    if value.device.type != "cpu" or value.requires_grad:
+        return None
+    try:
+        return value.contiguous().numpy().reshape(-1).view(np.uint8)
+    except (TypeError, RuntimeError):  # bfloat16 and others numpy has no dtype for
+        return None
+
+
+def _is_bytes_list(value: Any) -> bool:
+    return type(value) is list and bool(value) and all(type(v) is bytes for v in value)
+
+
+def _layout(values: list[Any]) -> tuple[list[tuple[Any, ...]], list[tuple[int, np.ndarray]], int]:
+    """(layout entry per value, (start, bytes) of what to copy into the slot, total size):
+    ("t", dtype, shape, start, n) for a tensor, ("b", offsets, start) for a list of bytes, ("v", value)
+    for anything else."""
+    entries: list[tuple[Any, ...]] = []
+    copies: list[tuple[int, np.ndarray]] = []
+    size = 0
+    for value in values:
+        raw = _tensor_bytes(value)
+        if raw is not None and raw.nbytes >= _OWN_SEGMENT:
+            entries.append(("v", value))  # a segment of its own, as torch shares tensors: no copy
+            continue
+        if raw is not None:
+            entries.append(("t", value.dtype, tuple(value.shape), size, raw.nbytes))
+        elif _is_bytes_list(value):
+            offsets = np.zeros(len(value) + 1, np.int64)
+            np.cumsum([len(v) for v in value], out=offsets[1:])
+            entries.append(("b", offsets.tobytes(), size))
+            total = int(offsets[-1])
+            if total >= _LARGE_VALUES * len(value):  # large values: each copied into the slot, not joined first
+                copies.extend(
+                    (size + int(at), np.frombuffer(v, np.uint8)) for at, v in zip(offsets, value, strict=False)
+                )
+                size += -(-total // _ALIGN) * _ALIGN
+                continue
+            raw = np.frombuffer(b"".join(value), np.uint8)
+        else:
+            entries.append(("v", value))
+            continue
+        copies.append((size, raw))
+        size += -(-raw.nbytes // _ALIGN) * _ALIGN
+    return entries, copies, size
+
+
+def _reduce(batch: Any) -> tuple[Any, tuple[Any, ...]]:
+    """The ForkingPickler reduction of a marked batch: its values packed into a slot of the ring."""
+    plain = _PLAIN[type(batch)]
+    keys = list(batch) if plain is dict else None
+    entries, copies, size = _layout(list(batch.values()) if plain is dict else list(batch))
+    ring = _worker_ring()
+    slot, tensor, send = ring.take(size)
+    data = tensor.numpy()
+    for start, raw in copies:
+        data[_HEADER + start : _HEADER + start + raw.nbytes] = raw
+    data[0] = 1
+    return _unpack, (plain.__name__, keys, entries, ring.token, slot, tensor if send else None)
+
+
+for _kind in _PLAIN:
+    ForkingPickler.register(_kind, _reduce)
+
+
+# --------------------------------------------------------------------------- main-process side
+
+_received: dict[str, dict[int, Any]] = {}  # ring token -> slot -> the slot's tensor, in this process
+
+
+def _slot(token: str, slot: int, tensor: Any) -> Any:
+    """The tensor of a ring slot: the one sent with the batch (kept for the next batches of the slot)."""
+    if slot < 0:
+        return tensor
+    if tensor is not None:
+        if token not in _received:
+            _forget_dead_workers()
+        _received.setdefault(token, {})[slot] = tensor
+        return tensor
+    return _received[token][slot]
+
+
+def _forget_dead_workers() -> None:
+    """Drop the slots of rings whose worker process has exited."""
+    for token in list(_received):
+        try:
+            os.kill(int(token.split("-")[0]), 0)
+        except ProcessLookupError:
+            del _received[token]
+        except (PermissionError, ValueError):
+            pass
+
+
+def _unpack(
+    container: str, keys: list[Any] | None, entries: list[tuple[Any, ...]], token: str, slot: int, tensor: Any
+) -> Any:
+    """The batch, copied out of its slot into new tensors and bytes; the slot is then free again."""
+    import torch
+
+    data = _slot(token, slot, tensor).numpy()
+    view = memoryview(data)
+    values: list[Any] = []
+    for entry in entries:
+        if entry[0] == "v":
+            values.append(entry[1])
+        elif entry[0] == "t":
+            _, dtype, shape, start, n = entry
+            out = torch.empty(shape, dtype=dtype)
+            if n:
+                out.view(-1).numpy().view(np.uint8)[:] = data[_HEADER + start : _HEADER + start + n]
+            values.append(out)
+        else:
+            offsets = np.frombuffer(entry[1], np.int64) + (_HEADER + entry[2])
+            bounds = offsets.tolist()
+            values.append([bytes(view[a:b]) for a, b in itertools.pairwise(bounds)])
+    del view
+    data[0] = 0
+    if container == "dict":
+        return dict(zip(keys, values, strict=True))  # type: ignore[arg-type]
+    return list(values) if container == "list" else tuple(values)
+
+
+def is_marked(batch: Any) -> bool:
+    """Whether `batch` is marked for the ring transport."""
+    return type(batch) in _PLAIN
