@@ -160,6 +160,7 @@ def tmp_file(tmp_path: Path) -> Callable[[str], Path]:
 
 @pytest.fixture(scope="session")
 def _http_server() -> Iterator[Any]:
+    pytest.importorskip("fsspec")  # the library reads http(s):// URLs through fsspec (extra `remote`)
     from tests._servers import RangeServer
 
     with RangeServer() as server:
