@@ -54,6 +54,7 @@ from tfrecord_lite._index.sidecar_file import (
     stale_error,
     unpack_header,
 )
+from tfrecord_lite._storage.files import open_regular
 from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, header_is_valid, scan
 from tfrecord_lite._wire.sniff import SNIFF_SIZE, inflates, not_a_tfrecord, sniff_compression
 
@@ -454,7 +455,7 @@ def map_uncompressed(path: str, action: str, damaged: bool = False) -> tuple[Buf
             "reads the TFRecord files in a folder",
             path,
         )
-    with open(path, "rb") as fh:
+    with open_regular(path, action) as fh:
         st = os.fstat(fh.fileno())
         buf = map_file(fh)
     try:

@@ -10,7 +10,9 @@ than it, and only as far as data has actually arrived — a corrupt length never
 allocates. It is the only such loop: iter_records, the batched decoder, verify_file,
 salvage, count_records and the index builders all run on it. It raises the first
 damage, or (with an on_damage hook) reports every damaged span as a Damage and
-resynchronises after it.
+resynchronises after it: after a bad header, and after a good header whose length runs
+past the end (a forged length in front of good records). Skipping damage in a character
+device (/dev/zero) is refused: nothing would end that scan.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from typing import IO, Protocol
 
 from tfrecord_lite._compression.inflate import WBITS
 from tfrecord_lite._compression.inflater import Inflater
-from tfrecord_lite._errors import CorruptRecordError, TFRecordError
-from tfrecord_lite._storage.files import PathOrFile, display_name, normalize_compression, open_binary
+from tfrecord_lite._errors import CorruptRecordError, TFRecordError, TruncatedRecordError
+from tfrecord_lite._storage.files import PathOrFile, display_name, normalize_compression, not_a_file, open_binary
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._stream.damage import Damage
 from tfrecord_lite._wire.crc import masked_crc
@@ -147,6 +149,14 @@ class DecodedStream:
             return None
         return st.st_size if stat.S_ISREG(st.st_mode) else None
 
+    def is_device(self) -> bool:
+        """Whether the source is a character device (/dev/zero, /dev/urandom, a terminal): one that
+        may never end, unlike a file or a pipe."""
+        try:
+            return stat.S_ISCHR(os.fstat(self._file.fileno()).st_mode)
+        except (AttributeError, OSError, ValueError):  # a file object without a descriptor
+            return False
+
     def close(self) -> None:
         """Close the file (only if we opened it), after its inflater (which may run threads)."""
         if getattr(self, "inflater", None) is not None:
@@ -204,6 +214,8 @@ class StreamScanner:
         multiple stay in the buffer, already checked, and the buffer grows until it holds
         `multiple` records.
         """
+        if self._on_damage is not None and self._stream.is_device():
+            raise not_a_file(self.path, "skipping damage in a device such as /dev/zero might never end")
         pos = 0  # where scanning resumes in the buffer (the records before it are kept_*)
         kept_starts: list[int] = []
         kept_lengths: list[int] = []
@@ -300,6 +312,14 @@ class StreamScanner:
                 where = f"the next valid record header is at offset {resume}"
             self._on_damage(Damage(at, resume, f"length CRC mismatch (damaged record header); {where}"))
             return resume
+        if isinstance(err, TruncatedRecordError) and header_ok:
+            # a good header whose length runs past the end: a truncated tail, or a forged
+            # length in front of good records, which resynchronising finds
+            resume = self._next_header(at + 1)
+            if resume is not None:
+                reason = f"{err.reason}; the next valid record header is at offset {resume}"
+                self._on_damage(Damage(at, resume, reason, type(err)))
+                return resume
         self._on_damage(Damage(at, None, err.reason, type(err)))
         return None
 
