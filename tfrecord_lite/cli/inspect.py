@@ -34,7 +34,7 @@ from tfrecord_lite.cli.options import (
     progress_bar,
     source_of,
 )
-from tfrecord_lite.cli.output import format_report, record_json, render_record
+from tfrecord_lite.cli.output import format_report, printable, record_json, render_record
 
 # ---------------------------------------------------------------- schema
 
@@ -47,7 +47,7 @@ def format_schema(schema: Schema) -> str:
     head = [f"scanned {scope} {schema.records} records" + (f" ({schema.raw} not Examples)" if schema.raw else "")]
     if not rows:
         return "\n".join(head + ["no features"])
-    names = [r["key"] + (" [list]" if r["section"] == "feature_lists" else "") for r in rows]
+    names = [printable(r["key"]) + (" [list]" if r["section"] == "feature_lists" else "") for r in rows]
     width = max(len("key"), *(len(n) for n in names))
     kwidth = max(len("kind"), *(len(r["kind"]) for r in rows))
     unit = "values (per step for lists)" if sequence else "values"
