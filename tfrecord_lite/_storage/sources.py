@@ -164,7 +164,7 @@ def _walk_files(root: str, hidden: bool) -> list[str]:
     each folder entered once (by its real path); hidden names only when `hidden`."""
     seen: set[str] = set()
     queue = collections.deque([root])
-    files = []
+    files: list[str] = []
     while queue:
         folder = queue.popleft()
         real = os.path.realpath(folder or os.curdir)
