@@ -116,7 +116,11 @@ NO_DEPS: dict[str, list[str]] = {"tf": ["tfx-bsl==1.21.0", "tensorflow-metadata=
 CONSTRAINTS = ROOT / "tests" / "constraints"
 # pytest environment per test venv: the library that venv exists for must not be skipped.
 REQUIRE = {
-    "py": {"TFRECORD_LITE_REQUIRE_TORCH": "1", "TFRECORD_LITE_REQUIRE_CLOUD": "1"},
+    "py": {
+        "TFRECORD_LITE_REQUIRE_TORCH": "1",
+        "TFRECORD_LITE_REQUIRE_CLOUD": "1",
+        "TFRECORD_LITE_REQUIRE_BROWSER": "1",
+    },
     "tf": {"TFRECORD_LITE_REQUIRE_TF": "1", "TFRECORD_LITE_REQUIRE_TFX": "1"},
     "engines": {"TFRECORD_LITE_REQUIRE_ENGINES": "1"},
 }

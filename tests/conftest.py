@@ -1,8 +1,9 @@
 # Shared test setup.
 #
-# Markers `tf`, `torch`, `tfx` (tfx-bsl), `ray`, `hf`, `dask` and `grain` (declared in
+# Markers `tf`, `torch`, `tfx` (tfx-bsl), `ray`, `hf`, `dask`, `grain` and `browser` (declared in
 # pyproject.toml) skip a test when its library is not installed. CI's environments set
 # TFRECORD_LITE_REQUIRE_TF=1 / TFRECORD_LITE_REQUIRE_TORCH=1 / TFRECORD_LITE_REQUIRE_TFX=1 /
+# TFRECORD_LITE_REQUIRE_BROWSER=1 (Playwright, and Debian's chromium, which the browser tests check) /
 # TFRECORD_LITE_REQUIRE_ENGINES=1 (the last for all four engines): then the library must import (checked once, in
 # a subprocess, so this process stays free of it) and a skipped test of that
 # kind, or a test module skipped for the lack of it, fails the whole run.
@@ -40,6 +41,7 @@ _OPTIONAL: dict[str, str] = {
     "dask": "distributed",
     "grain": "grain",
     "object_store": "moto",
+    "browser": "playwright",
 }
 _ENGINES = "TFRECORD_LITE_REQUIRE_ENGINES"
 _REQUIRE_VAR = {
@@ -47,6 +49,7 @@ _REQUIRE_VAR = {
     "torch": "TFRECORD_LITE_REQUIRE_TORCH",
     "tfx": "TFRECORD_LITE_REQUIRE_TFX",
     "object_store": "TFRECORD_LITE_REQUIRE_CLOUD",
+    "browser": "TFRECORD_LITE_REQUIRE_BROWSER",
 }
 _REQUIRE_VAR.update(dict.fromkeys(("ray", "hf", "dask", "grain"), _ENGINES))
 _skipped: dict[str, list[str]] = {marker: [] for marker in _OPTIONAL}

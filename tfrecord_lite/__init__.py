@@ -56,7 +56,12 @@ if TYPE_CHECKING:
     from tfrecord_lite._records.random_access import TFRecordFile
     from tfrecord_lite._records.reader import iter_records
     from tfrecord_lite._records.salvage import SalvageReport, salvage
+    from tfrecord_lite._records.show import show
+    from tfrecord_lite._records.verify import VerifyReport, verify_file
+    from tfrecord_lite._records.views import RecordsView
     from tfrecord_lite._records.writer import TFRecordWriter
+    from tfrecord_lite._stats.collect import statistics
+    from tfrecord_lite._stats.results import DatasetStatistics, FeatureStatistics
     from tfrecord_lite._storage.journal import JournalError
     from tfrecord_lite._storage.publish import OutputLockedError
     from tfrecord_lite._storage.sources import resolve_inputs
@@ -91,11 +96,16 @@ _LAZY = {
     "_example.raw": ["decode_raw"],
     "_records.reader": ["iter_records"],
     "_records.salvage": ["SalvageReport", "salvage"],
+    "_records.show": ["show"],
+    "_records.views": ["RecordsView"],
+    "_records.verify": ["VerifyReport", "verify_file"],
     "_datasets.schema": ["infer_features", "infer_sequence_features"],
     "_datasets.sharded": ["ShardedRecords", "ShardedWriter"],
     "_example.spec": ["FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "VarLenFeature"],
     "_example.sparse": ["Sparse"],
     "_records.writer": ["TFRecordWriter"],
+    "_stats.collect": ["statistics"],
+    "_stats.results": ["DatasetStatistics", "FeatureStatistics"],
 }
 _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
 
@@ -118,12 +128,14 @@ __version__ = "0.1.0"
 __all__ = [
     "BytesList",
     "CorruptRecordError",
+    "DatasetStatistics",
     "DecodeError",
     "Example",
     "Feature",
     "FeatureError",
     "FeatureList",
     "FeatureLists",
+    "FeatureStatistics",
     "Features",
     "FixedLenFeature",
     "FixedLenSequenceFeature",
@@ -136,6 +148,7 @@ __all__ = [
     "OutputLockedError",
     "Ragged",
     "RaggedFeature",
+    "RecordsView",
     "SalvageReport",
     "SequenceExample",
     "ShardedRecords",
@@ -149,6 +162,7 @@ __all__ = [
     "TensorProto",
     "TruncatedRecordError",
     "VarLenFeature",
+    "VerifyReport",
     "count_records",
     "decode_example",
     "decode_examples",
@@ -166,6 +180,9 @@ __all__ = [
     "resolve_inputs",
     "salvage",
     "serialize_tensor",
+    "show",
+    "statistics",
+    "verify_file",
     "write_index",
     "write_text_index",
 ]

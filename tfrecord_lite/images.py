@@ -10,7 +10,8 @@ its size and to prove that it decodes, so a broken file is caught at packing
 time, with its path, instead of in the middle of a training run. Class ids live
 in a JSON label map beside the shards ("<prefix>.labels.json", {name: id});
 appending reuses it, so existing ids never change and new classes get new
-ids, and skips images whose image/filename the dataset already holds. The new
+ids, skips images whose bytes the dataset already holds and settles a name taken
+by a different image as `on_conflict` says. The new
 shards and the label map are one publish.Publication: they appear together or
 not at all, and the prefix is locked meanwhile (two appends never interleave).
 Pillow (and torch, for ImageTransform) are imported lazily, inside functions, so
@@ -24,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from tfrecord_lite._datasets.image_append import ImageConflictError
 from tfrecord_lite._datasets.image_codec import (
     ImageDecodeError,
     array_image,
@@ -31,7 +33,6 @@ from tfrecord_lite._datasets.image_codec import (
     image_array,
     padded,
     resized,
-    sniff_image_format,
 )
 from tfrecord_lite._datasets.image_packing import (
     IMAGE_EXTENSIONS,
@@ -52,14 +53,17 @@ from tfrecord_lite._datasets.image_records import (
     record_fields,
     record_label,
 )
-from tfrecord_lite._datasets.label_maps import label_map_path, load_label_map, save_label_map
+from tfrecord_lite._datasets.label_maps import check_label_map, label_map_path, load_label_map, save_label_map
+from tfrecord_lite._html.images import sniff_image_format
 
 __all__ = [
     "IMAGE_EXTENSIONS",
+    "ImageConflictError",
     "ImageDecodeError",
     "ImageRecord",
     "ImageTransform",
     "PackResult",
+    "check_label_map",
     "decode_image",
     "decode_image_bytes",
     "iter_image_records",

@@ -239,7 +239,7 @@ def test_index_folder_indexes_compressed_files_too(data: Path, tmp_path: Path) -
     run = cli("index", "--text", str(folder), cwd=tmp_path)
     assert (folder / "a.tfrecord.tfrlidx").exists() and (folder / "b.tfrecord.gz.tfrlidx").exists()
     assert (folder / "a.tfrecord.idx").exists() and not (folder / "b.tfrecord.gz.idx").exists()
-    assert "no text index for 1 compressed or remote files" in run.stderr and "b.tfrecord.gz" in run.stderr
+    assert "no text index for 1 compressed or remote file " in run.stderr and "b.tfrecord.gz" in run.stderr
     with tfr.TFRecordFile(str(folder / "b.tfrecord.gz")) as f:  # opens from the sidecar just written
         assert f.index_path == str(folder / "b.tfrecord.gz.tfrlidx")
         assert list(f) == read_all(data / "data" / "b.tfrecord.gz")

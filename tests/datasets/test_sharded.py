@@ -3,6 +3,7 @@
 # indexing across shards, and growing a dataset by new shards.
 from __future__ import annotations
 
+import glob
 import multiprocessing
 import os
 import pickle
@@ -127,14 +128,21 @@ def test_grow_by_new_shards(tmp_path: Path) -> None:
         for r in new:
             w.write(r)
     assert names(w.paths) == [f"grow-0000{k}-of-00005.tfrecord" for k in (2, 3, 4)]
-    assert all(os.path.exists(p) for p in first)  # old shards keep their names
+    renamed = [str(prefix) + f"-0000{k}-of-00005.tfrecord" for k in (0, 1)]
+    assert not any(os.path.exists(p) for p in first)  # old shards say the new total: one glob matches all
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        name
+        for k in range(5)
+        for name in (f"grow-0000{k}-of-00005.tfrecord", f"grow-0000{k}-of-00005.tfrecord.tfrlidx")
+    )
     with tfr.ShardedRecords(prefix) as grown:
-        assert grown.paths == first + w.paths
+        assert grown.paths == renamed + w.paths
         assert grown[: len(before)] == list(before)  # old records keep their global indices
         assert grown[len(before) :] == new
+        assert all(shard.index_path for shard in grown.shards[:2])  # the renamed sidecars are fresh
+    assert list(before) == old[0::2] + old[1::2]  # a reader with the old files open reads on
     before.close()
-    with tfr.ShardedRecords(first) as still:  # a reader holding the old list still works
-        assert len(still) == 6
+    assert sorted(glob.glob(str(prefix) + "-?????-of-00005.tfrecord")) == renamed + w.paths
 
 
 def test_exception_publishes_nothing(tmp_path: Path) -> None:

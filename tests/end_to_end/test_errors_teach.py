@@ -196,7 +196,7 @@ DATASETS = ["TFRecordDataset", "IterableTFRecordDataset"]
 @pytest.mark.parametrize(
     ("args", "kwargs", "error", "message"),
     [
-        ((None, {"image": "bytes"}), {}, TypeError, r"transform must be a callable .* found dict \{'image': 'bytes'\}"),
+        ((None, {"image": "bytes"}), {}, TypeError, r"\(path, None, \{'image': 'bytes'\}\) are the tfrecord package's"),
         ((["image", "label"],), {}, TypeError, "a list of keys has no types"),
         (({"image": "bytes"},), {}, tfr.FeatureError, "feature 'image': unsupported spec"),
         (({"label": tfr.FixedLenFeature([], "int64")}, "not callable"), {}, TypeError, "transform must be a callable"),

@@ -334,7 +334,7 @@ def test_salvage_writes_atomically_and_refuses_its_source(tmp_path: Path) -> Non
     assert report.records == 49 and report.records_skipped == 1
     last = record_spans(before)[-1]
     assert report.lost == [last] and report.bytes_lost == last[1] - last[0] == 19
-    assert "1 damaged spans lost (19 bytes)" in str(report) and "payload CRC mismatch" in str(report)
+    assert "1 damaged span lost (19 bytes)" in str(report) and "payload CRC mismatch" in str(report)
 
 
 class FailingDisk(io.BytesIO):

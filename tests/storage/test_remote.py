@@ -560,9 +560,9 @@ def test_cli_reshard_and_convert_to_s3(s3: Any, tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- images to a bucket
 
 
-def image_tree(root: Path, names: list[str]) -> Path:
+def image_tree(root: Path, names: list[str], seed: int = 0) -> Path:
     pil = pytest.importorskip("PIL.Image")
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     for k, name in enumerate(names):
         path = root / ("cat" if k % 2 else "dog") / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -589,11 +589,14 @@ def test_pack_images_to_s3_publishes_shards_sidecars_then_the_label_map(s3: Any,
     finals = [r[1].rsplit("/", 1)[1] for r in s3.faults.requests if r[0] == "PUT" and "publish-" not in r[1]]
     assert finals[-1] == "pets.labels.json" and set(finals[:-1]) >= set(shards)
     # appending reads the label map back from the bucket: ids stay, a new class gets the next id
-    more = image_tree(tmp_path / "more", ["x.png"])
+    more = image_tree(tmp_path / "more", ["x.png"], seed=1)  # bytes not packed yet
     (more / "dog").rename(more / "ant")
     again = images.pack_images(more, prefix, append=True, num_shards=1, storage_options=s3.storage_options)
     assert again.label_map == {**local.label_map, "ant": 2}
-    assert len(tfr.ShardedRecords(prefix, storage_options=s3.storage_options)) == 13
+    grown = tfr.ShardedRecords(prefix, storage_options=s3.storage_options)
+    assert len(grown) == 13  # the old shards renamed to the new total, in the bucket too:
+    assert [p.rsplit("/", 1)[1] for p in grown.paths] == [f"pets-0000{k}-of-00004.tfrecord" for k in range(4)]
+    assert all(shard.index_path for shard in grown.shards)
 
 
 def test_pack_images_to_s3_interrupted_leaves_nothing(s3: Any, tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ from tfrecord_lite._records.reader import sources_of
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._storage.files import is_file_object, normalize_compression
 from tfrecord_lite._storage.publish import open_publication
-from tfrecord_lite._stream.damage import DamagePolicy, OnError
+from tfrecord_lite._stream.damage import DamagePolicy, OnError, as_policy
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -268,7 +268,7 @@ def iter_arrow_batches(
     batch_size: int = 2048,
     compression: str | None = "auto",
     verify: bool = True,
-    on_error: OnError = "raise",
+    on_error: OnError | DamagePolicy = "raise",
     max_skipped: int | None = None,
     storage_options: Any = None,
 ) -> Iterator[pa.RecordBatch]:
@@ -287,7 +287,7 @@ def iter_arrow_batches(
     specs = Specs(feature_specs(features), feature_specs(sequence_features, "sequence_features"))
     arrow_schema(specs.context, specs.lists)  # a spec no column can hold fails here, as does
     specs.selected(columns)  # a column no spec names
-    policy = DamagePolicy(on_error, max_skipped)
+    policy = as_policy(on_error, max_skipped)
     files = sources_of(source, storage_options)  # inputs that name no file fail here, not at the first batch
     return _arrow_batches(files, specs, columns, batch_size, compression, verify, policy, storage_options)
 

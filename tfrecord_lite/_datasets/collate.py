@@ -218,7 +218,7 @@ class Collate:
         if any(t is None for t in tensors):
             return [v.tolist() if isinstance(v, np.ndarray) else to_torch(v) for v in values], None
         shapes = {tuple(t.shape) for t in tensors}  # type: ignore[union-attr]
-        if len(shapes) == 1 and not ragged:
+        if len(shapes) == 1 and (not ragged or () in shapes):  # numbers cannot be padded: stacked
             return torch.stack(tensors), None  # type: ignore[arg-type]
         ndims = {len(s) for s in shapes}
         if self.varlen == "list" or len(ndims) != 1 or 0 in ndims or len({s[1:] for s in shapes}) != 1:
@@ -280,8 +280,10 @@ _LARGE_RECORD = 4096
 
 
 def decode_batch(records: list[bytes], features: Mapping[str, Any], collate_fn: Collate) -> dict[str, Any]:
-    """A batch of Examples decoded by `features` in collate_fn's layout: by columns, or record by
-    record when the records are large (the layout is the same either way)."""
+    """A batch of Examples decoded by `features` in collate_fn's layout, with the spec's ragged keys
+    (before any transform): by columns, or record by record when the records are large (the layout
+    is the same either way)."""
+    collate_fn = collate_fn.for_spec(features)
     if sum(map(len, records)) >= _LARGE_RECORD * len(records):
         batch: dict[str, Any] = collate_fn([decode_example(r, features) for r in records])
         return batch

@@ -1,8 +1,8 @@
 """Pillow's part in image datasets: encoded image bytes opened and fully decoded (so a broken
 file or record is an ImageDecodeError naming it), re-encoded when a pack asks for another size or
 format, and turned into HWC arrays; raw pixel bytes (`np.asarray(image).tobytes()`) made arrays
-after their length is checked against their shape; an image's format told from its first bytes;
-arrays resized and padded to one size.
+after their length is checked against their shape (an image's format is told from its first bytes by
+_html/images.py); arrays resized and padded to one size.
 
 Strategy: Pillow is imported inside the functions that use it (so importing the image modules
 costs nothing extra), and each image is decoded whole before anything is taken from it: its
@@ -31,9 +31,6 @@ RAW = "raw"  # the format of pixel bytes: np.asarray(image).tobytes(), HWC, litt
 # The file name extensions of each format, the first one written by unpacking.
 EXTENSIONS = {"jpeg": (".jpg", ".jpeg"), "png": (".png",), "gif": (".gif",), "bmp": (".bmp",), "webp": (".webp",),
               "tiff": (".tif", ".tiff"), "ppm": (".ppm", ".pgm", ".pbm", ".pnm")}  # fmt: skip
-_MAGIC = ((b"\x89PNG\r\n\x1a\n", "png"), (b"\xff\xd8\xff", "jpeg"), (b"GIF87a", "gif"), (b"GIF89a", "gif"),
-          (b"II*\x00", "tiff"), (b"MM\x00*", "tiff"))  # fmt: skip
-_BMP_HEADER_SIZES = (12, 40, 52, 56, 64, 108, 124)  # the DIB header sizes of BMP versions
 # Pillow modes of 1 to 4 uint8 channels, by channel count.
 _MODES = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}
 
@@ -61,22 +58,6 @@ def open_image(data: bytes, path: str | None) -> PILImage.Image:
         kind = type(exc).__name__
         raise ImageDecodeError(f"cannot decode image: {kind}: {exc}", path=path) from exc
     return im
-
-
-def sniff_image_format(data: bytes) -> str | None:
-    """The format of encoded image bytes from their first bytes ("png", "jpeg", "gif", "bmp",
-    "webp", "tiff", "ppm"), or None when they start like none of them."""
-    head = bytes(data[:16])
-    found = next((name for magic, name in _MAGIC if head.startswith(magic)), None)
-    if found is not None:
-        return found
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "webp"
-    if head[:2] == b"BM" and len(head) >= 16 and int.from_bytes(head[14:16], "little") in _BMP_HEADER_SIZES:
-        return "bmp"
-    if len(head) >= 3 and head[0:1] == b"P" and head[1:2] in b"123456" and head[2:3].isspace():
-        return "ppm"
-    return None
 
 
 def raw_pixels(data: bytes, shape: tuple[int, int, int], dtype: str, *, key: str, path: str | None) -> np.ndarray:

@@ -5,8 +5,9 @@ writes the images back into a folder tree, remove_images copies a dataset leavin
 Strategy: packing stores each file's original encoded bytes (re-encoding only when a resize or
 a format is asked for); Pillow decodes each image once, in worker threads, to read its size and
 to prove that it decodes, so a broken file is caught at packing time, with its path, instead of
-in the middle of a training run. Appending extends the label map (label_maps) and skips images
-whose image/filename the dataset already holds. The new shards and the label map are one
+in the middle of a training run. Appending extends the label map (label_maps) and judges each
+new image against those already packed (image_append: the same bytes are skipped, a name taken
+by other bytes is a conflict settled by on_conflict). The new shards and the label map are one
 publish.Publication: they appear together or not at all, and the prefix is locked meanwhile
 (two appends never interleave). Removing copies the stored bytes unchanged; unpacking too, into
 a file named for the format the bytes start like (raw pixels become a PNG file).
@@ -25,18 +26,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfrecord_lite._datasets.image_append import Appending, Packed
 from tfrecord_lite._datasets.image_codec import (
     EXTENSIONS,
     FORMAT_NAMES,
     RAW,
     ImageDecodeError,
     pixel_file,
-    sniff_image_format,
     stored_image,
 )
 from tfrecord_lite._datasets.image_records import (
     ENCODED,
-    FILENAME,
     LABEL,
     ImageRecord,
     PathLike,
@@ -45,16 +45,16 @@ from tfrecord_lite._datasets.image_records import (
     parse_image_record,
 )
 from tfrecord_lite._datasets.label_maps import (
-    extend_label_map,
+    add_new_classes,
     label_map_beside,
     label_map_path,
     load_label_map,
+    missing_classes,
     save_label_map,
     starting_labels,
 )
-from tfrecord_lite._datasets.sharded import existing_shards, open_shard_writer, prefix_store, shard_suffix
-from tfrecord_lite._example.spec import VarLenFeature
-from tfrecord_lite._records.example_batches import iter_example_batches
+from tfrecord_lite._datasets.sharded import open_shard_writer
+from tfrecord_lite._html.images import sniff_image_format
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._storage.publish import open_publication
@@ -80,7 +80,10 @@ class PackResult:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     new_classes: list[str] = field(default_factory=list)
     removed: int = 0
-    duplicates: list[str] = field(default_factory=list)  # image/filename values already in the dataset
+    duplicates: list[str] = field(default_factory=list)  # images whose bytes the dataset already holds
+    conflicts: list[str] = field(default_factory=list)  # names of other images already packed, left out
+    renamed: list[tuple[str, str]] = field(default_factory=list)  # (image/filename, the name stored)
+    replaced: list[str] = field(default_factory=list)  # names whose old image was replaced
 
 
 def scan_image_folder(root: PathLike) -> list[tuple[str, str]]:
@@ -229,6 +232,8 @@ def pack_images(
     append: bool = False,
     overwrite: bool = False,
     allow_duplicates: bool = False,
+    on_conflict: str = "error",
+    extend_label_map: bool = False,
     compression: str | None = None,
     index: bool = True,
     progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
@@ -247,10 +252,16 @@ def pack_images(
     listed in the result ('skip', or a callable(path, error) told about each); so
     does a path that is not a regular file (a FIFO, a device) or one of more than
     MAX_IMAGE_BYTES (256 MiB), which is not read.
-    With `append=True` the existing shards stay as they are, new shards are added
-    and the label map is extended (existing ids never change); images whose
-    image/filename is already in the dataset are left out (listed in `duplicates`)
-    unless `allow_duplicates`. `overwrite=True` replaces existing shards. The shards
+    `label_map` (a mapping, or a JSON, .txt or .csv file: see load_label_map) gives the ids; a
+    class it lacks is a ValueError unless `extend_label_map`, which gives it the next free id.
+    With `append=True` new shards are added (the old ones renamed to the new shard total, see
+    docs/sharding.md) and the label map is extended (existing ids never change). An image whose
+    bytes are already packed is left out (listed in `duplicates`); one whose image/filename
+    belongs to a different packed image is a conflict: `on_conflict` "error" raises
+    ImageConflictError listing them all (nothing is published), "skip" leaves them out
+    (`conflicts`), "rename" stores them as name-1.ext (`renamed`), "replace" removes the old
+    image, rewriting the shards that hold it (`replaced`). `allow_duplicates` packs every image
+    without these checks. `overwrite=True` replaces existing shards. The shards
     and the label map appear together when packing ends, or not at all (an error or
     a killed process leaves the previous dataset); a second packer of the same
     prefix meanwhile raises OutputLockedError. Files are read and
@@ -279,10 +290,13 @@ def pack_images(
                 " (an image folder tree has one sub-folder per class, the images inside)" if os.path.isdir(name) else ""
             )
             raise ValueError(f"no images found in {name}{hint}")
-        duplicates: list[str] = []
+        if label_map is not None and not extend_label_map:
+            where = "given" if isinstance(label_map, Mapping) else os.fspath(label_map)
+            missing_classes(labels, (name for _, name in items), where)
+        appending = None
         if append and not allow_duplicates:
-            items, duplicates = _new_items(items, root, _packed_filenames(prefix, compression, storage_options))
-        new_classes = extend_label_map(labels, (name for _, name in items))
+            appending = Appending(Packed.read(prefix, compression, storage_options), on_conflict)
+        new_classes = add_new_classes(labels, (name for _, name in items))
         if shuffle:
             random.Random(seed).shuffle(items)
 
@@ -311,36 +325,23 @@ def pack_images(
                     continue
                 data, fmt_name, height, width, channels = loaded
                 stored = _stored_filename(path, root)
+                if appending is not None:
+                    kept = appending.name_for(stored, data)
+                    if kept is None:
+                        continue
+                    stored = kept
                 record = image_example(data, fmt_name, height, width, labels[name], name, stored, channels)
                 writer.write(record)
                 written += 1
+            if appending is not None:
+                appending.finish(writer, prefix, storage_options)
         map_path = label_map_path(prefix)
         save_label_map(labels, publication.file(map_path), storage_options)  # published last: see docs/cloud.md
-    return PackResult(list(writer.paths), map_path, labels, written, skipped, new_classes, duplicates=duplicates)
-
-
-def _packed_filenames(prefix: str, compression: str | None, storage_options: StorageOptions) -> set[str]:
-    """The image/filename values of the shards already written under `prefix`."""
-    names: set[str] = set()
-    for _, shard in existing_shards(prefix, shard_suffix(compression), prefix_store(prefix, storage_options)):
-        spec = {FILENAME: VarLenFeature("string")}
-        for batch in iter_example_batches(shard, spec, storage_options=storage_options):
-            names.update(value.decode("utf-8", "replace") for row in batch[FILENAME] for value in row)
-    return names
-
-
-def _new_items(
-    items: list[tuple[str, str]], root: str | None, packed: set[str]
-) -> tuple[list[tuple[str, str]], list[str]]:
-    """(items whose stored file name is not in `packed`, the stored names of the others)."""
-    fresh, duplicates = [], []
-    for item in items:
-        stored = _stored_filename(item[0], root)
-        if stored in packed:
-            duplicates.append(stored)
-        else:
-            fresh.append(item)
-    return fresh, duplicates
+    result = PackResult(list(writer.paths), map_path, labels, written, skipped, new_classes)
+    if appending is not None:
+        result.duplicates, result.conflicts = appending.duplicates, appending.conflicts
+        result.renamed, result.replaced = appending.renamed, sorted(appending.replaced)
+    return result
 
 
 _NAME_BYTES = 200  # of a file or folder name written: under every file system's 255, room for '-123'

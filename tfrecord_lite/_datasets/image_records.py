@@ -23,11 +23,23 @@ from typing import Any, Union
 
 import numpy as np
 
-from tfrecord_lite._datasets.image_codec import RAW, decode_image_bytes, pixels_in_mode, raw_pixels, sniff_image_format
+from tfrecord_lite._datasets.image_codec import RAW, decode_image_bytes, pixels_in_mode, raw_pixels
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.decode import decode_example
 from tfrecord_lite._example.encode import encode_example
+from tfrecord_lite._html.images import (
+    CHANNELS,
+    CHANNELS_KEYS,
+    DTYPE,
+    DTYPE_KEYS,
+    HEIGHT,
+    HEIGHT_KEYS,
+    WIDTH,
+    WIDTH_KEYS,
+    sniff_image_format,
+)
 from tfrecord_lite._records.reader import iter_records
+from tfrecord_lite._repr import shown_value
 from tfrecord_lite._storage.locations import StorageOptions
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -35,19 +47,10 @@ PathLike = Union[str, "os.PathLike[str]"]
 # Feature keys (TensorFlow's conventions, as in the TF object-detection / slim datasets).
 ENCODED = "image/encoded"
 FORMAT = "image/format"
-HEIGHT = "image/height"
-WIDTH = "image/width"
 LABEL = "image/class/label"
 TEXT = "image/class/text"
 FILENAME = "image/filename"
-CHANNELS = "image/channels"  # as TF slim's build_imagenet_data writes it
-DTYPE = "image/dtype"  # the numpy dtype name of raw pixels; uint8 when absent
-# Where a raw image's shape and dtype are found, the first key a record has winning: the TF-models
-# keys, then those of TF tutorials that write image.tobytes() (height, width, depth).
-HEIGHT_KEYS = (HEIGHT, "height")
-WIDTH_KEYS = (WIDTH, "width")
-CHANNELS_KEYS = (CHANNELS, "image/depth", "channels", "depth")
-DTYPE_KEYS = (DTYPE, "dtype")
+# The shape keys (image/height, ..., or height, width, depth) are _html/images.py's.
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,24 @@ class ImageRecord:
     channels: int = 0
     dtype: str = "uint8"
     key: str = ENCODED
+
+    def __repr__(self) -> str:  # the image bytes by their length, never themselves
+        fields = ", ".join(
+            f"{name}={shown_value(getattr(self, name))}"
+            for name in (
+                "encoded",
+                "format",
+                "height",
+                "width",
+                "label",
+                "text",
+                "filename",
+                "channels",
+                "dtype",
+                "key",
+            )
+        )
+        return f"ImageRecord({fields}, key={self.key!r})"
 
     def decode(self, mode: str | None = "RGB") -> np.ndarray:
         """The pixels as an HWC array (see decode_image_bytes): uint8 for encoded images; raw pixels

@@ -12,6 +12,7 @@ which imports torch only when it is called.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -34,6 +35,23 @@ def _steps_array(steps: Any) -> Any:
     return steps
 
 
+def check_package_call(features: Any, transform: Any) -> None:
+    """Recognise the `tfrecord` package's call shape `TFRecordDataset(path, index_path, description)`,
+    whose index path lands in features= and description in transform=, and say how to write it here."""
+    if not isinstance(transform, Mapping) or not (features is None or isinstance(features, (str, os.PathLike))):
+        return
+    given = "None" if features is None else repr(os.fspath(features))
+    description = " ".join(repr(dict(transform)).split())
+    description = description if len(description) <= 60 else description[:56] + "...}"
+    raise TypeError(
+        f"(path, {given}, {description}) are the tfrecord package's arguments (data_path, index_path, "
+        "description): here the description (or a spec) comes second and the index is built for you, so drop "
+        f"{'the None' if features is None else 'the index path'}: TFRecordDataset(path, description), or "
+        "IterableTFRecordDataset(path, description) to stream; or keep the call as it is with "
+        "tfrecord_lite.compat.tfrecord.torch.dataset.TFRecordDataset"
+    )
+
+
 class ItemDecoder:
     """Turns one serialized record into a dataset item: decode, optional tensors, then the user transform."""
 
@@ -46,6 +64,7 @@ class ItemDecoder:
         output: str,
         transform: Callable[[Any], Any] | None,
     ) -> None:
+        check_package_call(features, transform)
         if record_type is None:
             record_type = "sequence_example" if (context_features or sequence_features) else "example"
         self.record_type = check_choice("record_type", record_type, RECORD_TYPES)
@@ -89,10 +108,14 @@ class ItemDecoder:
 
 
 def collate_for(collate_fn: Any, decode: ItemDecoder) -> Collate:
-    """A dataset's collate_fn: the given Collate (or the default) with the spec's ragged keys."""
+    """A dataset's collate_fn: the given Collate (or the default) with the spec's ragged keys. With a
+    transform the items are the transform's, which the spec no longer describes (a VarLen value made
+    one length, or a number): their keys are padded only when their shapes differ, else stacked."""
     if collate_fn is not None and not isinstance(collate_fn, Collate):
         raise TypeError(
             f"collate_fn must be a tfrecord_lite.torch.Collate, found {type(collate_fn).__name__}: "
             "pass your own function to DataLoader(collate_fn=...) instead"
         )
+    if decode.transform is not None:
+        return (collate_fn or collate).for_spec()
     return (collate_fn or collate).for_spec(decode.features, decode.sequence_features)

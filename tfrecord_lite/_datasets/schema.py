@@ -34,6 +34,7 @@ from tfrecord_lite._example.spec import (
 )
 from tfrecord_lite._example.validate import as_record
 from tfrecord_lite._records.example_batches import record_spans
+from tfrecord_lite._repr import plural
 from tfrecord_lite._storage.locations import StorageOptions
 
 __all__ = [
@@ -244,7 +245,8 @@ def schema_specs(schema: Schema) -> tuple[dict[str, FeatureSpec], dict[str, Feat
     """(features or context, feature lists): the specs that decode every record `schema` saw."""
     if schema.raw:
         raise DecodeError(
-            f"{schema.raw} of {schema.records} records are not Examples (first: record {schema.first_raw})"
+            f"{schema.raw} of {plural(schema.records, 'record')} "
+            f"{'is not an Example' if schema.raw == 1 else 'are not Examples'} (first: record {schema.first_raw})"
         )
     sections: dict[str, dict[str, FeatureSpec]] = {"features": {}, "feature_lists": {}}
     for (section, key), stats in sorted(schema.features.items(), key=lambda kv: kv[0][1]):

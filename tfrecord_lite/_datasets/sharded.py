@@ -7,11 +7,13 @@ Writing: ShardedWriter writes TensorFlow-style names, `prefix-00003-of-00010
 temporary names and appear together at close, or not at all; the prefix is
 locked meanwhile, so two writers never number their shards from the same point.
 
-Growth rule: shard numbers only ever increase. Writing more shards later
-(append=True) numbers them after the highest existing one and gives them the
-new shard total in `-of-`; old shards keep their names. Reading in sorted name
-order therefore keeps every old record at its global index, and readers that
-listed the old files keep working.
+Growth rule: shard numbers only ever increase, and every shard's `-of-` says
+the current total. Writing more shards later (append=True) numbers them after the
+highest existing one, and the old shards get the new total in the same publish
+step (their number and bytes unchanged, staged as hard links: no copy), so one
+glob `prefix-?????-of-00005.tfrecord` matches them all. Reading in sorted name
+order keeps every old record at its global index; a reader with the old files
+open keeps reading them, one that lists them again finds the new names.
 
 A URL prefix (s3://bucket/train) uses an uploads.RemotePublication instead: each
 shard is an upload to a hidden staging object that appears only when complete,
@@ -28,7 +30,7 @@ import os
 import re
 import warnings
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -43,7 +45,7 @@ from tfrecord_lite._index.sidecar_file import SIDECAR_SUFFIX
 from tfrecord_lite._records.random_access import RecordSequence, TFRecordFile, checked_position
 from tfrecord_lite._records.reader import RecordIterator, iter_records
 from tfrecord_lite._records.writer import TFRecordWriter
-from tfrecord_lite._repr import compression, count, describe, shown_paths
+from tfrecord_lite._repr import compression, count, describe, plural, shown_paths
 from tfrecord_lite._storage.files import normalize_compression
 from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
 from tfrecord_lite._storage.publish import Publication
@@ -208,7 +210,7 @@ def _one_fallback_warning(shards: int) -> Iterator[None]:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if fallbacks:
         warnings.warn(
-            f"{len(fallbacks)} of {shards} shards use an in-memory index, their sidecar being unreadable; "
+            f"{len(fallbacks)} of {plural(shards, 'shard')} use an in-memory index, their sidecar being unreadable; "
             f"the first: {fallbacks[0].message}",
             IndexFallbackWarning,
             stacklevel=4,
@@ -255,7 +257,8 @@ class ShardedWriter:
     atomic step (a killed writer publishes nothing; see docs/reliability.md); on an
     exception inside the `with` block nothing is published. Existing shards of the
     same prefix raise FileExistsError unless `append=True`, which adds new shards
-    after them (see the growth rule in docs/sharding.md), or `overwrite=True`, which
+    after them and renames the old ones to the new total in the same step (see the
+    growth rule in docs/sharding.md), or `overwrite=True`, which
     replaces them at close. Compressed shards get no index. The prefix is locked
     while the writer is open: a second writer of it raises OutputLockedError.
     The prefix's folder is created when it does not exist yet.
@@ -313,6 +316,8 @@ class ShardedWriter:
             self.publication.delete(path)
         self._first = old[-1][0] + 1 if old and append else 0
         self._append = append
+        self._old = old if append else []
+        self._rewrites: dict[str, Callable[[], Iterable[bytes]]] = {}
         self._done: list[_Shard] = []
         self._open: list[_Shard] = []
         self._turn = 0
@@ -376,6 +381,7 @@ class ShardedWriter:
                 self.publication.move(shard.temp, final)
                 if shard.offsets is not None and self._save_sidecar(shard):
                     self.publication.move(shard.temp + SIDECAR_SUFFIX, final + SIDECAR_SUFFIX)
+            self._renumber_old(total)
             if self._owned:
                 self.publication.commit()
         except BaseException as exc:
@@ -383,6 +389,47 @@ class ShardedWriter:
             raise
         self.closed = True
         self.paths.extend(finals)
+
+    def rewrite_old(self, path: str, records: Callable[[], Iterable[bytes]]) -> None:
+        """With append=True: publish the existing shard `path` with the records `records()` gives
+        instead of its own (read at close, before the shard is replaced), in the same step as the new
+        shards, with a new sidecar; its number stays."""
+        if path not in {old for _, old in self._old}:
+            raise ValueError(f"{path} is not an existing shard of {self.prefix}")
+        self._rewrites[path] = records
+
+    def _renumber_old(self, total: int) -> None:
+        """The existing shards (and their sidecars) renamed to say the new total, in the same step;
+        those given to rewrite_old written anew."""
+        for number, path in self._old:
+            final = shard_name(self.prefix, number, total, self.suffix)
+            if path in self._rewrites:
+                self._write_old(number, path, final, self._rewrites[path]())
+                continue
+            if path == final:
+                continue
+            self.publication.link(path, final)  # the shard before its sidecar appears, and
+            sidecar = path + SIDECAR_SUFFIX
+            if self._store.exists(sidecar) if self._store is not None else os.path.isfile(sidecar):
+                self.publication.link(sidecar, final + SIDECAR_SUFFIX)
+                self.publication.delete(sidecar)  # the sidecar before its shard goes
+            self.publication.delete(path)
+
+    def _write_old(self, number: int, path: str, final: str, records: Iterable[bytes]) -> None:
+        shard = _Shard(
+            self.publication.temp(f"{number:0{_SHARD_DIGITS}d}-new{self.suffix}"),
+            self.compression,
+            self._track,
+            self._storage_options,
+        )
+        for record in records:
+            shard.write(record)
+        shard.writer.close()
+        self.publication.move(shard.temp, final)
+        self.publication.delete(path + SIDECAR_SUFFIX)  # first: a sidecar never outlives its shard
+        self.publication.delete(path)
+        if shard.offsets is not None and self._save_sidecar(shard):
+            self.publication.move(shard.temp + SIDECAR_SUFFIX, final + SIDECAR_SUFFIX)
 
     def _save_sidecar(self, shard: _Shard) -> bool:
         """Write the sidecar of a finished shard next to its temporary file (or object)."""
@@ -426,7 +473,7 @@ class ShardedWriter:
     def __repr__(self) -> str:
         split = f"num_shards={len(self._open)}" if self._round_robin else None
         limits = [f"{k}={v}" for k, v in (("max_records", self._max_records), ("max_bytes", self._max_bytes)) if v]
-        shards = f"{len(self.paths)} shards" if self.closed else None
+        shards = plural(len(self.paths), "shard") if self.closed else None
         return describe(
             "ShardedWriter",
             repr(self.prefix),

@@ -196,6 +196,8 @@ def write_examples_table(
     batch_size: int = 2048,
     compression: str | None = "auto",
     progress: Progress | None = None,
+    on_error: Any = "raise",
+    max_skipped: int | None = None,
 ) -> int:
     """Decode the Examples of `source` (files, globs, folders, as iter_arrow_batches takes them) with
     `features` into the columnar file `path` of format `fmt`, `batch_size` rows at a time (a Parquet
@@ -203,7 +205,8 @@ def write_examples_table(
     number of rows. `sequence_features`: the records are SequenceExamples, `features` their
     context; each feature list becomes a column of steps, marked in the schema (Parquet and Arrow
     keep the mark, and write_arrow reads it back); CSV cannot hold them, a FeatureError naming them
-    says so before anything is written. `progress(batches, None)` may wrap the loop over the batches."""
+    says so before anything is written. `progress(batches, None)` may wrap the loop over the batches.
+    `on_error` and `max_skipped` are iter_records'."""
     from tfrecord_lite._datasets.arrow_batches import arrow_schema, iter_arrow_batches
 
     if sequence_features and fmt == "csv":
@@ -214,7 +217,13 @@ def write_examples_table(
             "value per cell, not a list of steps; convert to Parquet or Arrow (.parquet, .arrow)",
         )
     batches: Iterable[pa.RecordBatch] = iter_arrow_batches(
-        source, features, sequence_features=sequence_features, batch_size=batch_size, compression=compression
+        source,
+        features,
+        sequence_features=sequence_features,
+        batch_size=batch_size,
+        compression=compression,
+        on_error=on_error,
+        max_skipped=max_skipped,
     )
     with table_writer(path, fmt, arrow_schema(features, sequence_features), in_thread=True) as writer:
         for batch in batches if progress is None else progress(batches, None):

@@ -50,6 +50,7 @@ from tfrecord_lite._example.wire import (
     new_layout,
     parse_sequence_example,
 )
+from tfrecord_lite._repr import plural
 
 _LE_F32, _F32 = np.dtype("<f4"), np.dtype(np.float32)  # dtype objects: numpy parses no string per call
 
@@ -126,7 +127,9 @@ def apply_spec(
         values = values_of(buf, _checked(key, spec, parsed), view)  # type: ignore[arg-type]
         inner = math.prod(spec.shape)
         if (inner == 0 and len(values)) or (inner and len(values) % inner):
-            raise FeatureError(key, f"found {len(values)} values, not a multiple of {inner} (shape {list(spec.shape)})")
+            raise FeatureError(
+                key, f"found {plural(len(values), 'value')}, not a multiple of {inner} (shape {list(spec.shape)})"
+            )
         return _stack(spec, values, len(values) // inner if inner else 0)
     if isinstance(spec, RaggedFeature):
         raise FeatureError(key, "a RaggedFeature reads several features of an Example: decode_example takes it")

@@ -123,11 +123,35 @@ def _kind_and_payload(key: str, value: Any) -> tuple[int, bytes]:
     if isinstance(value, np.ndarray):
         return _array_payload(key, value.ravel())
     if isinstance(value, (list, tuple)):
+        if isinstance(value, tuple) and _is_package_pair(value):
+            raise _package_pair_error(key, value, "value")
         return _list_payload(key, value)
     raise FeatureError(
         key,
         f"cannot encode a value of type {type(value).__name__}: use int / bool / float / bytes / str, "
         "a list of them, a numpy array, None or a tfr.Feature",
+    )
+
+
+_PACKAGE_KINDS = ("byte", "float", "int")  # the `tfrecord` package's (value, kind) pairs
+
+
+def _is_package_pair(value: tuple[Any, ...]) -> bool:
+    return len(value) == 2 and isinstance(value[1], str) and value[1] in _PACKAGE_KINDS
+
+
+def _package_pair_error(key: str, pair: tuple[Any, ...], what: str) -> FeatureError:
+    """A (value, kind) pair of the `tfrecord` package's writer, which would be encoded as a two-value list."""
+    value, kind = pair
+    shown = " ".join(repr(value).split())
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    alone = f"np.asarray({shown}, np.float32)" if kind == "float" else shown
+    return FeatureError(
+        key,
+        f"({shown}, {kind!r}) is a (value, kind) pair of the tfrecord package's writer; here the {what} goes "
+        f"alone and its kind follows from it: {{{key!r}: {alone}}} (ints: int64_list, floats: float_list, "
+        "bytes / str: bytes_list). To write such a tuple as it is, pass a list; for the package's calls "
+        "unchanged, use tfrecord_lite.compat.tfrecord.TFRecordWriter",
     )
 
 
@@ -236,6 +260,8 @@ def _encode_map(entries: Mapping[str, Any], encode_value: Callable[[str, Any], b
 def _encode_feature_list(key: str, steps: Any) -> bytes:
     if isinstance(steps, (bytes, str)) or not isinstance(steps, (list, tuple, np.ndarray)):
         raise FeatureError(key, "a feature_list value must be a list with one value per step")
+    if isinstance(steps, tuple) and _is_package_pair(steps):
+        raise _package_pair_error(key, steps, "list of steps")
     return b"".join([_ld(1, encode_feature(key, step)) for step in steps])
 
 

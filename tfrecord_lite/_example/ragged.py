@@ -17,6 +17,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from tfrecord_lite._repr import shown_value
+
 _SHOWN_ROWS = 3  # rows a Ragged's repr shows
 
 
@@ -77,7 +79,7 @@ class Ragged(NamedTuple):
 
     def __repr__(self) -> str:
         rows = self.nrows
-        shown = ", ".join(str(_as_list(self.row(i))) for i in range(min(rows, _SHOWN_ROWS)))
+        shown = ", ".join(shown_value(_as_list(self.row(i))) for i in range(min(rows, _SHOWN_ROWS)))
         more = ", ..." if rows > _SHOWN_ROWS else ""
         dims = ", ".join(["None"] * self.ragged_rank + [str(d) for d in self.flat_values.shape[1:]])
         return f"Ragged(shape=[{rows}, {dims}], dtype={self.dtype}, rows=[{shown}{more}])"

@@ -23,6 +23,7 @@ import numpy as np
 
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.spec import FeatureSpec, SparseFeature, VarLenFeature
+from tfrecord_lite._repr import shown_value
 
 _SHOWN_ENTRIES = 3  # entries a Sparse's repr shows
 _INDEX = VarLenFeature("int64")
@@ -58,7 +59,7 @@ class Sparse(NamedTuple):
         nnz = len(self.indices)
         dtype = "bytes" if isinstance(self.values, list) else self.values.dtype
         entries = zip(self.indices[:_SHOWN_ENTRIES].tolist(), self._shown(), strict=True)
-        shown = ", ".join(f"{idx}: {val!r}" for idx, val in entries)
+        shown = ", ".join(f"{idx}: {shown_value(val)}" for idx, val in entries)
         more = ", ..." if nnz > _SHOWN_ENTRIES else ""
         return f"Sparse(dense_shape={self.dense_shape.tolist()}, dtype={dtype}, nnz={nnz}, entries={{{shown}{more}}})"
 

@@ -81,6 +81,11 @@ def feature_specs(features: Any, name: str = "features") -> dict[str, FeatureSpe
                 "(the tfrecord package's names) or {'label': tfr.FixedLenFeature([], 'int64')}; "
                 "None decodes every feature"
             )
+        elif isinstance(features, str):
+            hint = (
+                " — if it is an index path (the tfrecord package's second argument), drop it: the index is "
+                "built for you"
+            )
         raise TypeError(f"{name} must be a dict {{key: spec}}, found {_found(features)}{hint}")
     out = {}
     for key, spec in features.items():
@@ -155,13 +160,18 @@ def check_callable(name: str, value: Any, what: str) -> None:
         raise TypeError(f"{name} must be a callable ({what}) or None, found {_found(value)}")
 
 
+def did_you_mean(key: str, present: Collection[str]) -> str:
+    """ "; did you mean 'label'?" naming the keys of `present` close to `key`, or '' when none is."""
+    close = difflib.get_close_matches(key, list(present), n=3)
+    return ("; did you mean " + " or ".join(repr(k) for k in close) + "?") if close else ""
+
+
 def missing_feature(key: str, present: Collection[str], what: str = "feature") -> FeatureError:
     """The error for a required key the record does not have: its keys and the close matches."""
     message = f"required {what} is missing and its spec has no default_value"
     if what != "feature":
         message = f"required {what} is missing (allow_missing=False)"
-    close = difflib.get_close_matches(key, list(present), n=3)
-    message += ("; did you mean " + " or ".join(repr(k) for k in close) + "?") if close else "."
+    message += did_you_mean(key, present) or "."
     keys = sorted(present)
     shown = ", ".join(repr(k) for k in keys[:20]) + (f", ... ({len(keys)} in all)" if len(keys) > 20 else "")
     message += f" The record has {shown}." if keys else " The record has no features."

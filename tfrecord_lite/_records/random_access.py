@@ -37,7 +37,7 @@ from tfrecord_lite._index.record_index import (
     release,
 )
 from tfrecord_lite._index.sidecar_file import IndexArg
-from tfrecord_lite._repr import count, describe
+from tfrecord_lite._repr import count, describe, plural
 from tfrecord_lite._storage.files import display_name, read_head
 from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
 from tfrecord_lite._stream.damage import DamagePolicy, OnError
@@ -135,7 +135,7 @@ def checked_position(i: int, n: int) -> int:
     if i < 0:
         i += n
     if not 0 <= i < n:
-        raise IndexError(f"record index {i if i >= 0 else i - n} is out of range for {n} records")
+        raise IndexError(f"record index {i if i >= 0 else i - n} is out of range for {plural(n, 'record')}")
     return i
 
 
@@ -489,6 +489,12 @@ class TFRecordFile(RecordSequence):
             return describe("TFRecordFile", repr(self._name), "closed")
         index = f"index={self.index_path!r}" if self.index_path is not None else "index in memory"
         return describe("TFRecordFile", repr(self._name), self.compression, count(self._n), index, "open")
+
+    def _repr_html_(self) -> str:
+        """The file in a notebook: its facts and its first records as a table."""
+        from tfrecord_lite._records.views import file_html
+
+        return file_html(self)
 
     def __getstate__(self) -> dict[str, Any]:
         records = self._records

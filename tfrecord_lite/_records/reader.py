@@ -30,7 +30,7 @@ from tfrecord_lite._storage.files import (
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._storage.prefetch import PREFETCH, prefetched
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
-from tfrecord_lite._stream.damage import Damage, DamagePolicy, OnError
+from tfrecord_lite._stream.damage import Damage, DamagePolicy, OnError, as_policy
 from tfrecord_lite._stream.scanner import DecodedStream, StreamInflater, StreamScanner
 
 _RECORD_URL = re.compile(r"[a-z][a-z0-9+.-]*://[^*?\[]*\.(tfrecords?|tfrec|tfr)(\.gz|\.zlib|\.zz)?$", re.I)
@@ -199,7 +199,7 @@ def iter_records(
     *,
     compression: str = "auto",
     verify: bool = True,
-    on_error: OnError = "raise",
+    on_error: OnError | DamagePolicy = "raise",
     max_skipped: int | None = None,
     storage_options: StorageOptions = None,
     prefetch: int = PREFETCH,
@@ -223,7 +223,7 @@ def iter_records(
     (or an fsspec filesystem object), and over many objects the first blocks of the next
     `prefetch` ones are fetched while one is read (see docs/cloud.md).
     """
-    policy = DamagePolicy(on_error, max_skipped)
+    policy = as_policy(on_error, max_skipped)
     sources = sources_of(source, storage_options)
     return RecordIterator(sources, compression, verify, policy, storage_options=storage_options, prefetch=prefetch)
 

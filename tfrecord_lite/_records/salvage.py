@@ -16,6 +16,7 @@ import numpy as np
 from tfrecord_lite._index.record_index import save_offsets
 from tfrecord_lite._index.sidecar_file import SIDECAR_SUFFIX
 from tfrecord_lite._records.writer import TFRecordWriter
+from tfrecord_lite._repr import plural, shown_items
 from tfrecord_lite._storage.files import PathOrFile, display_name
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._storage.publish import Publication
@@ -37,6 +38,11 @@ class SalvageReport:
     damage: list[Damage] = field(default_factory=list)
     stream_size: int = 0  # uncompressed bytes read from the source
     compression: str = ""
+
+    def __repr__(self) -> str:  # many damaged spans shown as the first few and a count
+        fields = {k: v for k, v in vars(self).items() if k != "damage"}
+        shown = ", ".join(f"{k}={v!r}" for k, v in fields.items())
+        return f"SalvageReport({shown}, damage={shown_items(self.damage)})"
 
     @property
     def ok(self) -> bool:
@@ -62,10 +68,11 @@ class SalvageReport:
         return len(self.damage)
 
     def __str__(self) -> str:
-        head = f"{self.source}: {self.records} records copied to {self.destination}"
+        head = f"{self.source}: {plural(self.records, 'record')} copied to {self.destination}"
         if self.ok:
             return head + ", nothing lost"
-        lines = [f"{head}; {self.records_skipped} damaged spans lost ({self.bytes_lost} bytes):"]
+        lost = plural(self.records_skipped, "damaged span")
+        lines = [f"{head}; {lost} lost ({plural(self.bytes_lost, 'byte')}):"]
         lines += [f"  bytes {start}..{end}: {d.reason}" for (start, end), d in zip(self.lost, self.damage, strict=True)]
         return "\n".join(lines)
 

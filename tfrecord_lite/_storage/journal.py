@@ -39,6 +39,7 @@ import stat
 from typing import Any, Protocol
 
 from tfrecord_lite._errors import TFRecordError
+from tfrecord_lite._repr import plural
 from tfrecord_lite._storage.atomic import fsync_folder, pid_alive
 
 __all__ = [
@@ -201,7 +202,7 @@ def recover_stagings(folder: Folder, base: str, where: str) -> list[str]:
         journal = journal_of(folder, name)
         if journal is not None:
             roll_forward(folder, name, journal)
-            done.append(f"completed a write that was killed while publishing ({len(journal['moves'])} files)")
+            done.append(f"completed a write that was killed while publishing ({plural(len(journal['moves']), 'file')})")
         elif folder.abandoned(name):
             folder.drop(name)
             done.append(f"rolled back an unfinished write that was killed (removed {folder.path(name)})")

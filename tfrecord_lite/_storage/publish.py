@@ -11,7 +11,10 @@ regular, singly linked pid file, and named after the output's real path so that 
 symlinked name of an output has one lock), so the next run on the same output knows that any staging folder it
 finds belongs to a killed run: it rolls it back (no journal) or forward (journal) and says
 so through logging; it also removes the temporary files that killed single-file writes of
-the output left (_storage/atomic.py).
+the output left (_storage/atomic.py). A publication that publishes nothing also removes the
+folders it had to create, so a failed first run leaves no empty output folder. An existing file
+is renamed in the same step by staging a hard link to it (`link`) and deleting its old name, as
+an append renumbering its shards does.
 
 open_publication is where writers get a publication: Publication for a local path, and for a
 URL uploads.RemotePublication, which has the same interface (and no lock: a store has none).
@@ -195,6 +198,7 @@ class Publication:
     def __init__(self, target: PathName) -> None:
         self.target = os.fspath(target)  # type: ignore[arg-type]
         self.folder, self.base = _split(target)
+        self._made = _missing_folders(self.folder)  # removed again when nothing is published
         os.makedirs(self.folder, exist_ok=True)
         self.lock = OutputLock(target)
         self.committed = False
@@ -207,6 +211,7 @@ class Publication:
             os.mkdir(self.staging)
         except BaseException:
             self.lock.release()
+            self._remove_made_folders()
             raise
 
     def temp(self, name: str) -> str:
@@ -225,6 +230,18 @@ class Publication:
     def move(self, temp: str, final: PathName) -> None:
         """Publish the temporary file `temp` (from `temp()`) as `final`, a file of the output's folder."""
         self._moves.append((temp, self._inside(final)))
+
+    def link(self, path: PathName, final: PathName) -> None:
+        """Publish the existing file `path` of the output's folder also as `final`, in the same step as
+        the other files (staged as a hard link, or a copy where the file system has none); `delete`
+        the old name to rename it."""
+        path = os.fspath(path)  # type: ignore[arg-type]
+        temp = self.temp(f"{len(self._moves)}-{os.path.basename(os.fspath(final))}")  # type: ignore[arg-type]
+        try:
+            os.link(path, temp)
+        except OSError:
+            shutil.copy2(path, temp)
+        self.move(temp, final)
 
     def delete(self, path: PathName) -> None:
         """Remove `path` (an old file of the output's folder that the new ones replace) when publishing."""
@@ -270,6 +287,16 @@ class Publication:
             shutil.rmtree(self.staging, ignore_errors=True)
         finally:
             self.lock.release()
+            self._remove_made_folders()
+
+    def _remove_made_folders(self) -> None:
+        """The folders this publication created, removed when they are still empty (a failed first
+        run leaves no empty output folder behind)."""
+        for folder in self._made:
+            try:
+                os.rmdir(folder)
+            except OSError:
+                return  # not empty (another writer's files), or gone: leave it and its parents
 
     def __enter__(self) -> Publication:
         return self
@@ -297,6 +324,18 @@ class Publication:
                 "the previous files are unchanged and the temporary ones removed",
             )
         return None
+
+
+def _missing_folders(folder: str) -> list[str]:
+    """The folders from `folder` up that do not exist yet, deepest first."""
+    missing = []
+    while folder and not os.path.isdir(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return missing
 
 
 def recover(target: PathName, *, locked: bool = False) -> list[str]:

@@ -18,7 +18,9 @@ that did not commit. A folder, glob or prefix means its TFRecord files of any co
 order (shard-10 after shard-9): a file whose name says TFRecord is taken as one, a
 file whose name says it is something else (sidecars, JSON, text ...) is passed over,
 and any other file is recognised by its first bytes (sniff). What was passed over
-is said in one log line (logger "tfrecord_lite", level INFO: the CLI shows it).
+is said in one log line (logger "tfrecord_lite", level INFO: the CLI shows it), unless it is
+only files the library writes beside records (sidecars, label maps, text indexes): those are
+expected, and no news.
 Nothing matching raises NoInputsError naming the pattern.
 """
 
@@ -35,6 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
 from tfrecord_lite._errors import NoInputsError
+from tfrecord_lite._repr import plural
 from tfrecord_lite._storage.journal import LocalFolder, StoreFolder, visible
 from tfrecord_lite._storage.locations import (
     StorageOptions,
@@ -60,6 +63,7 @@ _SHARD = re.compile(r"-\d{5,}-of-\d{5,}(\.tfrecords?)?(\.gz|\.zlib|\.zz)?")
 _RECORD_NAME = re.compile(rf"(\.tfrecords?|\.tfrec|\.tfr)(\.gz|\.gzip|\.zlib|\.zz)?$|{_SHARD.pattern}$", re.I)
 # names of files that travel with record files: passed over even when named explicitly
 _COMPANIONS = ((".tfrlidx", "index sidecar"), (".labels.json", "label map"), (".idx", "DALI text index"))
+_COMPANION_KINDS = {kind for _, kind in _COMPANIONS}
 # names that say "not records": passed over in folders and globs without opening them
 _OTHER = (".json", ".txt", ".md", ".csv", ".tsv", ".py", ".yaml", ".yml", ".html", ".tmp", ".lock", ".png", ".jpg")
 
@@ -89,7 +93,9 @@ def resolve_inputs(inputs: Sources, *, storage_options: StorageOptions = None) -
             else:
                 found += _expand_local(name, skipped, alone=len(items) == 1)
     finally:
-        if skipped:
+        news = {kind: names for kind, names in skipped.items() if kind not in _COMPANION_KINDS}
+        if news:
+            skipped = defaultdict(list, news)
             where = os.fspath(items[0]) if len(items) == 1 else f"{len(items)} inputs"
             log.info("%s: skipped %s", where, _describe(skipped))
     if not found:
@@ -98,14 +104,15 @@ def resolve_inputs(inputs: Sources, *, storage_options: StorageOptions = None) -
 
 
 def _describe(skipped: Skipped) -> str:
-    """'5 files that hold no TFRecords (3 index sidecars, 1 .json, 1 other file: LICENSE)'."""
+    """'2 files that hold no TFRecords (1 .json file, 1 other file: LICENSE)'; '1 file that holds ...'."""
     parts = []
     for kind, names in sorted(skipped.items()):
-        plural = "s" if len(names) > 1 and kind[0].isalpha() else ""
         shown = f": {', '.join(names[:3])}{', ...' if len(names) > 3 else ''}" if kind == _BY_CONTENT else ""
-        parts.append(f"{len(names)} {kind}{plural}{shown}")
+        noun = kind if kind[0].isalpha() else f"{kind} file"
+        parts.append(plural(len(names), noun) + shown)
     total = sum(len(names) for names in skipped.values())
-    return f"{total} file{'s' if total > 1 else ''} that hold no TFRecords ({', '.join(parts)})"
+    verb = "holds" if total == 1 else "hold"
+    return f"{plural(total, 'file')} that {verb} no TFRecords ({', '.join(parts)})"
 
 
 def _expand_local(name: str, skipped: Skipped, alone: bool) -> list[str]:

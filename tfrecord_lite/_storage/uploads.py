@@ -89,6 +89,9 @@ class Store:
     def put(self, url: str, data: bytes) -> None:
         self.fs.pipe_file(self.fs._strip_protocol(url), data)
 
+    def exists(self, url: str) -> bool:
+        return bool(self.fs.exists(self.fs._strip_protocol(url)))
+
 
 class RemotePublication:
     """Objects that are published together by commit(): Publication's interface for a URL prefix.
@@ -131,6 +134,13 @@ class RemotePublication:
 
     def delete(self, url: str) -> None:
         self._deletes.append(url)
+
+    def link(self, url: str, final: str) -> None:
+        """Publish the existing object `url` also as `final`, in the same step (staged as a copy)."""
+        temp = self.temp(f"{len(self._moves)}-{final.rpartition('/')[2]}")
+        fs = self.store.fs
+        fs.copy(fs._strip_protocol(url), fs._strip_protocol(temp))
+        self.move(temp, final)
 
     def _relative(self, url: str) -> str:
         """`url` named relative to the output's folder, as a journal names it."""

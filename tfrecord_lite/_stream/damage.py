@@ -93,3 +93,11 @@ class DamagePolicy:
 
     def __repr__(self) -> str:
         return f"DamagePolicy(on_error={self.on_error!r}, max_skipped={self.max_skipped!r}, skipped={self.skipped})"
+
+
+def as_policy(on_error: OnError | DamagePolicy, max_skipped: int | None = None) -> DamagePolicy:
+    """The DamagePolicy of a reader's `on_error` / `max_skipped`; a DamagePolicy given as `on_error` is
+    used as it is, so that one command's `max_skipped` counts over every reader it opens."""
+    if isinstance(on_error, DamagePolicy):
+        return on_error
+    return DamagePolicy(on_error, max_skipped)

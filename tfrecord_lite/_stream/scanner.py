@@ -25,6 +25,7 @@ from typing import IO, Protocol
 from tfrecord_lite._compression.inflate import WBITS
 from tfrecord_lite._compression.inflater import Inflater
 from tfrecord_lite._errors import CorruptRecordError, TFRecordError, TruncatedRecordError
+from tfrecord_lite._repr import plural
 from tfrecord_lite._storage.files import PathOrFile, display_name, normalize_compression, not_a_file, open_binary
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._stream.damage import Damage
@@ -366,7 +367,8 @@ class StreamScanner:
             if failure.offset is None:  # from the decompressor: name the record it cut
                 raise type(failure)(failure.reason, path=self.path, offset=self._origin + end)
             raise failure
-        reason = failure.reason + f"; nothing after this point can be read ({self.records} records were)"
+        were = "was" if self.records == 1 else "were"
+        reason = failure.reason + f"; nothing after this point can be read ({plural(self.records, 'record')} {were})"
         if end < self._have:
             reason += f"; {self._have - end} decompressed bytes after the last complete record were lost"
         self._on_damage(Damage(self._origin + self._have, None, reason, type(failure)))

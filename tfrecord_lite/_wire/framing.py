@@ -27,6 +27,7 @@ from typing import Any
 from crc32c import crc32c as _crc32c
 
 from tfrecord_lite._errors import CorruptRecordError, PathName, TruncatedRecordError
+from tfrecord_lite._repr import plural
 from tfrecord_lite._wire.crc import MASK_DELTA, masked_crc, masked_length_crcs
 
 HEADER_SIZE = 12
@@ -241,14 +242,14 @@ def _check_tail(mv: memoryview, p: int, end: int, final: bool, origin: int, path
             raise CorruptRecordError(_BAD_HEADER, path=path, offset=origin + p)
         if final:
             raise TruncatedRecordError(
-                f"truncated record: its header announces {length} bytes of data, but only "
+                f"truncated record: its header announces {plural(length, 'byte')} of data, but only "
                 f"{end - p - HEADER_SIZE} of the {length + FOOTER_SIZE} bytes of data and CRC are there",
                 path=path,
                 offset=origin + p,
             )
     elif final and p < end:
         raise TruncatedRecordError(
-            f"truncated record: the data ends {end - p} bytes into a 12-byte record header",
+            f"truncated record: the data ends {plural(end - p, 'byte')} into a 12-byte record header",
             path=path,
             offset=origin + p,
         )

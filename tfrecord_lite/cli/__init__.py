@@ -7,8 +7,8 @@ holding thin `cmd_*` functions that parse arguments, call the library and print
 (options.py: what they share; output.py: how records and reports look). Inputs are
 files, globs or directories, compression is recognised from the content. Expected
 failures (missing files, corrupt data, bad options) end as one line
-`tfrecord-lite: error: ...` with exit status 1 (data) or 2 (usage); a traceback
-means a bug.
+`tfrecord-lite: error: ...` with exit status 1 (data) or 2 (usage), a line about damaged
+data with what to do about it (options.damage_hint); a traceback means a bug.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
 from tfrecord_lite._errors import TFRecordError
-from tfrecord_lite.cli import images, inspect, salvage, shards
-from tfrecord_lite.cli.options import EXIT_DATA, EXIT_USAGE, PROG, UsageError
+from tfrecord_lite.cli import images, inspect, salvage, shards, stats, view
+from tfrecord_lite.cli.options import EXIT_DATA, EXIT_USAGE, PROG, UsageError, damage_hint
 
 __all__ = ["EXIT_DATA", "EXIT_USAGE", "build_parser", "main"]
 
@@ -43,9 +43,12 @@ class _Parser(argparse.ArgumentParser):
 EPILOG = f"""\
 inputs: files, glob patterns ('data/train-*.tfrecord'), folders (their TFRecord files)
 or ShardedWriter prefixes ('out/train' for out/train-00000-of-00004.tfrecord ...);
-sidecars and other files that hold no records are skipped, with one line saying so;
+files that hold no records are skipped, one line saying so (not for the sidecars and
+label maps the library writes);
 '-' reads standard input (count, head, cat, schema, verify, merge, reshard,
 convert). GZIP / ZLIB compression is recognised from the content.
+damage: the reading commands report a damaged file (record number, byte offset) and go on
+with the next; --on-error skip reads past damage, 'verify' lists it, 'salvage' rescues a file.
 exit status: 0 success, {EXIT_DATA} bad data (corrupt record, failed verification,
 undecodable image), {EXIT_USAGE} bad command line or missing input.
 
@@ -54,6 +57,7 @@ examples:
   {PROG} head -n 2 train.tfrecord            the first 2 records, readable
   {PROG} cat --json --keys label data/*.gz   one JSON line per record, one key
   {PROG} schema --all train.tfrecord         keys, kinds, value counts, presence
+  {PROG} stats data/ --all                   per-feature statistics (--json, --tfdv OUT)
   {PROG} verify data/                        every CRC; exit status 1 if any is bad
   {PROG} index train.tfrecord --text         random-access sidecar + DALI text index
   {PROG} pack-images photos/ out/photos --shards 8
@@ -78,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summary lines")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for group in (inspect, shards, salvage, images):
+    for group in (inspect, shards, salvage, images, stats, view):
         group.add_commands(sub)
     return parser
 
@@ -106,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except (UsageError, TFRecordError, ValueError, OSError, ImportError) as err:
         status, message = _failure(err)
-        print(f"{PROG}: error: {message}", file=sys.stderr)
+        print(f"{PROG}: error: {message}{damage_hint(err, hasattr(args, 'on_error'))}", file=sys.stderr)
         return status
 
 

@@ -15,11 +15,14 @@ from tfrecord_lite._datasets.sharded import shard_suffix
 from tfrecord_lite._datasets.tables import SUFFIX, columnar_format, iter_table_batches, write_examples_table
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._records.reader import iter_records
+from tfrecord_lite._repr import plural
 from tfrecord_lite.cli.options import (
     UsageError,
     check_new,
     check_shards_new,
+    first_pass_policy,
     output_compression,
+    policy_of,
     progress,
     say,
     shard_writer,
@@ -50,7 +53,8 @@ def _features(args: argparse.Namespace, paths: list[str]) -> Specs:
         except (OSError, ValueError) as err:
             raise UsageError(f"--features: {err}") from None
     say(args, "no --features: inferring the schema in a first pass over the records (--features FILE skips it)")
-    records = (r for p in paths for r in iter_records(p, compression=args.compression))
+    policy = first_pass_policy(args)
+    records = (r for p in paths for r in iter_records(p, compression=args.compression, on_error=policy))
     try:
         context, lists = schema_specs(collect_schema(progress(records, None, "schema", "rec", args.quiet), None))
     except FeatureError as err:
@@ -93,10 +97,11 @@ def to_table(args: argparse.Namespace, paths: list[str]) -> int:
                 batch_size=args.batch_size,
                 compression=args.compression,
                 progress=lambda batches, total: progress(batches, total, "convert", "batch", args.quiet),
+                on_error=policy_of(args),
             )
         except FeatureError as err:
             raise UsageError(f"{out}: {err}") from None
-        say(args, f"{' '.join(inputs)} -> {out} ({out_fmt}, {rows} rows)")
+        say(args, f"{' '.join(inputs)} -> {out} ({out_fmt}, {plural(rows, 'row')})")
     return 0
 
 
@@ -116,7 +121,7 @@ def from_table(args: argparse.Namespace, paths: list[str]) -> int:
             with shard_writer(args, args.output) as writer:
                 for record in arrow_batches.iter_encoded(batches, args.strict, lists):
                     writer.write(record)
-            say(args, f"wrote {writer.records_written} records to {len(writer.paths)} shards")
+            say(args, f"wrote {plural(writer.records_written, 'record')} to {plural(len(writer.paths), 'shard')}")
             return 0
         check_new([args.output], args.force, paths)
         compression = output_compression(args.to, args.output) or None
@@ -125,5 +130,5 @@ def from_table(args: argparse.Namespace, paths: list[str]) -> int:
         )
     except KeyError as err:  # --feature-lists names a column the files lack
         raise UsageError(f"--feature-lists: {err.args[0]}") from None
-    say(args, f"{' '.join(paths)} -> {args.output} ({n} records)")
+    say(args, f"{' '.join(paths)} -> {args.output} ({plural(n, 'record')})")
     return 0

@@ -12,6 +12,7 @@ from typing import Any
 
 from tfrecord_lite._datasets.image_records import ENCODED, LABEL
 from tfrecord_lite._datasets.sharded import shard_suffix
+from tfrecord_lite._repr import plural
 from tfrecord_lite.cli.options import (
     PROG,
     UsageError,
@@ -44,24 +45,33 @@ def cmd_pack_images(args: argparse.Namespace) -> int:
             result = _pack(args, report)
     except images.ImageDecodeError as err:
         raise images.ImageDecodeError(err.reason + " (--skip-bad skips such images)", path=err.path) from None
-    say(
-        args,
-        f"packed {result.written} images into {len(result.paths)} shards ({first_paths(result.paths, '-')})",
-    )
-    say(
-        args,
-        f"label map: {result.label_map_path} ({len(result.label_map)} classes"
-        + (f", new: {', '.join(result.new_classes)})" if args.append and result.new_classes else ")"),
-    )
+    _say_packed(args, result)
+    return 0
+
+
+def _say_packed(args: argparse.Namespace, result: Any) -> None:
+    """The summary lines of pack-images."""
+    shards = plural(len(result.paths), "shard")
+    say(args, f"packed {plural(result.written, 'image')} into {shards} ({first_paths(result.paths, '-')})")
+    new = f", new: {', '.join(result.new_classes)}" if args.append and result.new_classes else ""
+    say(args, f"label map: {result.label_map_path} ({plural(len(result.label_map), 'class')}{new})")
     if result.skipped:
-        say(args, f"skipped {len(result.skipped)} images that cannot be decoded")
+        say(args, f"skipped {plural(len(result.skipped), 'image')} that cannot be decoded")
     if result.duplicates:
         say(
             args,
-            f"skipped {len(result.duplicates)} images already in the dataset (same image/filename, e.g. "
-            f"{result.duplicates[0]}); --allow-duplicates packs them again",
+            f"skipped {plural(len(result.duplicates), 'image')} whose bytes the dataset already holds "
+            f"(e.g. {result.duplicates[0]}); --allow-duplicates packs them again",
         )
-    return 0
+    if result.conflicts:
+        say(args, f"left out {plural(len(result.conflicts), 'image')} named like other packed images: "
+                  f"{first_paths(result.conflicts)}")  # fmt: skip
+    if result.renamed:
+        old, new_name = result.renamed[0]
+        say(args, f"renamed {plural(len(result.renamed), 'image')} named like other packed images "
+                  f"(e.g. {old} -> {new_name})")  # fmt: skip
+    if result.replaced:
+        say(args, f"replaced {plural(len(result.replaced), 'packed image')}: {first_paths(result.replaced)}")
 
 
 def _pack(args: argparse.Namespace, report: Callable[[str, Exception], None]) -> Any:
@@ -83,6 +93,8 @@ def _pack(args: argparse.Namespace, report: Callable[[str, Exception], None]) ->
         append=args.append,
         overwrite=args.force,
         allow_duplicates=args.allow_duplicates,
+        on_conflict=args.on_conflict,
+        extend_label_map=args.extend_label_map,
         compression=args.to or None,
         index=not args.no_index,
         progress=lambda items, total: progress(items, total, "pack", "img", args.quiet),
@@ -102,7 +114,7 @@ def cmd_unpack_images(args: argparse.Namespace) -> int:
         image_key=args.image_key,
         label_key=args.label_key,
     )
-    say(args, f"wrote {n} images under {args.output}")
+    say(args, f"wrote {plural(n, 'image')} under {args.output}")
     return 0
 
 
@@ -134,7 +146,7 @@ def cmd_remove_images(args: argparse.Namespace) -> int:
             image_key=args.image_key,
             label_key=args.label_key,
         )
-    say(args, f"kept {result.written} images, removed {result.removed}; new shards under {args.output}")
+    say(args, f"kept {plural(result.written, 'image')}, removed {result.removed}; new shards under {args.output}")
     return 0
 
 
@@ -157,7 +169,17 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("output", metavar="OUT_PREFIX", help="shard name prefix, e.g. out/train")
     p.add_argument("--seed", type=int, default=0, help="shuffle seed (default 0; the order is reproducible)")
     p.add_argument("--no-shuffle", action="store_true", help="keep the sorted (class, file) order")
-    p.add_argument("--label-map", metavar="FILE", help="a JSON label map {class: id} to take ids from")
+    p.add_argument(
+        "--label-map",
+        metavar="FILE",
+        help="the class ids: a JSON object {class: id}, a .txt file (one class a line, ids by line order; "
+        "or 'id name' lines) or a .csv file with an id,name header; every class must be in it",
+    )
+    p.add_argument(
+        "--extend-label-map",
+        action="store_true",
+        help="give classes that --label-map lacks the next free ids (default: such a class is an error)",
+    )
     p.add_argument(
         "--resize", type=resize_arg, metavar="N|WxH", help="re-encode: longest side at most N, or exactly WxH"
     )
@@ -176,7 +198,14 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument(
         "--allow-duplicates",
         action="store_true",
-        help="with --append, also pack images whose image/filename the dataset already holds",
+        help="with --append, pack every image, also those whose bytes or names the dataset already holds",
+    )
+    p.add_argument(
+        "--on-conflict",
+        choices=("error", "skip", "rename", "replace"),
+        default="error",
+        help="with --append, an image named like a different packed image: error (default: list them, exit "
+        "status 1, pack nothing), skip it, rename it (name-1.ext), or replace the packed one (rewrites its shard)",
     )
     p.add_argument(
         "--workers",

@@ -18,17 +18,22 @@ from tfrecord_lite._datasets.schema import (
     schema_specs,
     specs_to_json,
 )
+from tfrecord_lite._errors import CorruptRecordError, TruncatedRecordError
+from tfrecord_lite._example.validate import did_you_mean
 from tfrecord_lite._records.count import count_file
 from tfrecord_lite._records.verify import verify_file
+from tfrecord_lite._repr import plural
 from tfrecord_lite._storage.files import sniff_file
 from tfrecord_lite.cli.options import (
     EXIT_DATA,
     PROG,
+    Damaged,
+    UsageError,
     add_command,
+    add_damage_options,
     add_inputs,
     add_mode,
     expand_inputs,
-    iter_file_records,
     positive_int,
     progress,
     progress_bar,
@@ -44,7 +49,8 @@ def format_schema(schema: Schema) -> str:
     rows = schema.rows()
     sequence = any(r["section"] != "features" for r in rows)
     scope = "all" if schema.complete else "the first"
-    head = [f"scanned {scope} {schema.records} records" + (f" ({schema.raw} not Examples)" if schema.raw else "")]
+    raw = f" ({schema.raw} not {'an Example' if schema.raw == 1 else 'Examples'})" if schema.raw else ""
+    head = [f"scanned {scope} {plural(schema.records, 'record')}{raw}"]
     if not rows:
         return "\n".join(head + ["no features"])
     names = [printable(r["key"]) + (" [list]" if r["section"] == "feature_lists" else "") for r in rows]
@@ -63,20 +69,26 @@ def format_schema(schema: Schema) -> str:
 
 def cmd_count(args: argparse.Namespace) -> int:
     paths = expand_inputs(args.inputs, stdin=True)
-    counts = {
-        p: count_file(source_of(p), compression=args.compression, verify=args.verify)
-        for p in progress(paths, len(paths), "files", "file", args.quiet)
-    }
+    damaged = Damaged(args, paths)
+    counts = {}
+    for p in progress(paths, len(paths), "files", "file", args.quiet):
+        try:
+            counts[p] = count_file(
+                source_of(p), compression=args.compression, verify=args.verify, on_error=damaged.policy
+            )
+        except (CorruptRecordError, TruncatedRecordError) as err:
+            damaged.fail(p, damaged.records_before(p, args.compression, args.verify), err)
     total = sum(counts.values())
     if args.json:
-        print(json.dumps({"files": counts, "total": total}))
-        return 0
-    if args.per_file:
-        width = len(str(total))
-        for p, n in counts.items():
-            print(f"{str(n).rjust(width)}  {p}")
-    print(total)
-    return 0
+        failed = {"failed": damaged.failed} if damaged.failed else {}
+        print(json.dumps({"files": counts, "total": total, **failed}))
+    else:
+        if args.per_file:
+            width = len(str(total))
+            for p, n in counts.items():
+                print(f"{str(n).rjust(width)}  {printable(p)}")
+        print(total)
+    return damaged.status(args)
 
 
 def _select(dec: Decoded, keys: list[str] | None) -> Decoded:
@@ -86,29 +98,48 @@ def _select(dec: Decoded, keys: list[str] | None) -> Decoded:
     return dec
 
 
+def _check_keys(keys: list[str], dec: Decoded, where: str) -> None:
+    """--keys checked against the first record shown: a key it lacks is a usage error when a key it
+    has is close (a typo), or when it has none of the keys asked for (a key only some records
+    have is fine)."""
+    present = [*dec.features, *dec.feature_lists]
+    missing = [k for k in keys if k not in present]
+    typo = next((k for k in missing if did_you_mean(k, present)), None)
+    if typo is None and len(missing) < len(keys):
+        return
+    key = typo or missing[0]
+    has = ", ".join(repr(k) for k in sorted(present)[:20]) or "no features"
+    raise UsageError(f"--keys: {where} has no key {key!r}{did_you_mean(key, present)} (it has {has})")
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     paths = expand_inputs(args.inputs, stdin=True)
+    damaged = Damaged(args, paths)
     limit = args.n if args.command == "head" else None
     max_values, max_chars = (0, 0) if args.full else (args.max_values, args.max_chars)
     keys = [k for spec in args.keys or [] for k in spec.split(",") if k]
     shown = 0
-    for index, (path, i, record) in enumerate(iter_file_records(paths, args.compression)):
+    for index, (path, i, record) in enumerate(damaged.records(args.compression)):
         if index < args.skip:
             continue
         if limit is not None and shown >= limit:
             break
-        dec = _select(decode_record(record, args.mode), keys)
+        dec = decode_record(record, args.mode)
+        if keys and not shown:
+            _check_keys(keys, dec, f"{path} #{i}")
+        dec = _select(dec, keys)
         if args.json:
             print(json.dumps(record_json(dec, path, i, max_values, max_chars), ensure_ascii=False))
         else:
             print(("\n" if shown else "") + render_record(dec, f"{path} #{i}", max_values, max_chars))
         shown += 1
-    return 0
+    return damaged.status(args)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
     paths = expand_inputs(args.inputs, stdin=True)
-    records = (r for _, _, r in iter_file_records(paths, args.compression))
+    damaged = Damaged(args, paths)
+    records = (r for _, _, r in damaged.records(args.compression))
     schema = collect_schema(
         progress(records, None, "records", "rec", args.quiet), None if args.all else args.n, args.mode
     )
@@ -127,7 +158,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
         )
     else:
         print(format_schema(schema))
-    return 0
+    return damaged.status(args)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -148,7 +179,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                             "file": p,
                             "ok": report.ok,
                             "records": report.records,
-                            "bad": [{"offset": o, "reason": r} for o, r in report.bad],
+                            "bad": [{"record": n, "offset": o, "reason": r} for n, o, r in report.bad_records],
                         }
                     )
                 )
@@ -157,7 +188,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     if bad_files:
-        print(f"{PROG}: error: {bad_files} of {len(paths)} files have bad records", file=sys.stderr)
+        what = f"{bad_files} of {len(paths)} files have" if len(paths) > 1 else "the file has"
+        print(
+            f"{PROG}: error: {what} bad records (`{PROG} salvage FILE OUT` copies the good records of one; "
+            "the reading commands take --on-error skip)",
+            file=sys.stderr,
+        )
         return EXIT_DATA
     return 0
 
@@ -174,7 +210,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add_inputs(p)
     p.add_argument("--per-file", action="store_true", help="also print each file's count")
     p.add_argument("--verify", action="store_true", help="check payload CRCs while counting (slower)")
-    p.add_argument("--json", action="store_true", help='print {"files": {...}, "total": N}')
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"files": {...}, "total": N} (and "failed": [...] when a file could not be read)',
+    )
+    add_damage_options(p)
 
     for name, summary, example in (
         (
@@ -201,6 +242,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         )
         p.add_argument("--full", action="store_true", help="show everything, nothing elided")
         add_mode(p)
+        add_damage_options(p)
 
     p = add_command(
         sub,
@@ -219,12 +261,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="print the spec inferred from the records as JSON (for --features FILE of convert)",
     )
     add_mode(p)
+    add_damage_options(p)
 
     p = add_command(
         sub,
         "verify",
         cmd_verify,
-        "Check every CRC; list the offset of every bad record; exit status 1 if any.",
+        "Check every CRC; list the record number and offset of every bad record; exit status 1 if any.",
         f"  {PROG} verify data/\n  {PROG} verify -q data/*.gz && echo all good",
     )
     add_inputs(p)

@@ -1,7 +1,9 @@
 """What the command modules share: exit statuses and usage errors, expanding the
 inputs (files, globs, directories, '-'), argparse value types and the option groups
-several commands take, reading many files, progress bars and the summary lines on
-stderr. Progress bars come from tqdm, only when stderr is a terminal, only for jobs
+several commands take, reading many files past damage (Damaged: --on-error and
+--max-skipped, one file's damage reported with its record number and the reading going
+on with the next file, and the one hint every damage message ends with), progress bars
+and the summary lines on stderr. Progress bars come from tqdm, only when stderr is a terminal, only for jobs
 that run longer than a second, and only if tqdm is installed (imported lazily;
 without it the command runs the same, silently).
 """
@@ -12,15 +14,25 @@ import argparse
 import contextlib
 import os
 import re
+import shlex
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from tfrecord_lite._datasets.sharded import compression_by_name, existing_shards, open_shard_writer
-from tfrecord_lite._errors import NoInputsError
+from tfrecord_lite._errors import (
+    CorruptRecordError,
+    NoInputsError,
+    NotTFRecordError,
+    TFRecordError,
+    TruncatedRecordError,
+)
 from tfrecord_lite._records.reader import iter_records
+from tfrecord_lite._repr import plural
 from tfrecord_lite._storage.files import normalize_compression, size_in_bytes
 from tfrecord_lite._storage.sources import resolve_inputs
+from tfrecord_lite._stream.damage import DamagePolicy
+from tfrecord_lite.cli.output import printable
 
 PROG = "tfrecord-lite"
 EXIT_DATA = 1  # the data is bad (corrupt record, undecodable image, verification failed)
@@ -61,20 +73,112 @@ def source_of(path: str) -> Any:
     return sys.stdin.buffer if path == "-" else path
 
 
-def iter_file_records(
-    paths: Sequence[str], compression: str = "auto", verify: bool = True
-) -> Iterator[tuple[str, int, bytes]]:
-    """(path, index in file, record) over several files in order ('-' is standard input)."""
-    for path in paths:
-        with iter_records(source_of(path), compression=compression, verify=verify) as records:
-            for i, record in enumerate(records):
-                yield path, i, record
-
-
 def input_records(args: argparse.Namespace, paths: Sequence[str], desc: str) -> Iterator[bytes]:
-    """The records of all inputs, with a progress bar on long jobs."""
-    for _, _, record in progress(iter_file_records(paths, args.compression), None, desc, "rec", args.quiet):
-        yield record
+    """The records of all inputs, with a progress bar on long jobs, for a command that writes them:
+    damage stops it (nothing is published) unless --on-error skip steps over it."""
+
+    def records() -> Iterator[bytes]:
+        for path in paths:
+            with iter_records(source_of(path), compression=args.compression, on_error=policy_of(args)) as it:
+                yield from it
+
+    yield from progress(records(), None, desc, "rec", args.quiet)
+
+
+# ---------------------------------------------------------------- damage
+
+
+def damage_hint(err: BaseException, skip_option: bool = False) -> str:
+    """What to do about damaged data, appended to every message about it ('' for other errors):
+    verify lists the damage, salvage copies the good records, --on-error skip (where the command
+    takes it) reads past it."""
+    if not isinstance(err, (CorruptRecordError, TruncatedRecordError)) or isinstance(err, NotTFRecordError):
+        return ""
+    name = shlex.quote(err.path) if err.path and err.path != "<stdin>" and err.path.isprintable() else "FILE"
+    hint = f"`{PROG} verify {name}` lists the damage, `{PROG} salvage {name} OUT` copies the good records"
+    return f"; {hint}{', --on-error skip reads past it' if skip_option else ''}"
+
+
+def policy_of(args: argparse.Namespace) -> DamagePolicy:
+    """The damage policy of --on-error / --max-skipped (which implies skip), one for the whole
+    command so that --max-skipped counts over every file; raise where the command has neither."""
+    if not hasattr(args, "damage_policy"):
+        max_skipped = getattr(args, "max_skipped", None)
+        on_error = "skip" if max_skipped is not None else getattr(args, "on_error", "raise")
+        args.damage_policy = DamagePolicy(on_error, max_skipped)
+    policy: DamagePolicy = args.damage_policy
+    return policy
+
+
+def first_pass_policy(args: argparse.Namespace) -> DamagePolicy:
+    """For a pass that only looks before the real one (counting, inferring a schema): damage is
+    stepped over silently when the command skips it (the real pass reports it), raised otherwise."""
+    return DamagePolicy("raise" if policy_of(args).raises else (lambda err: None))
+
+
+class Damaged:
+    """One reading command's damage policy, and the files it could not read to the end.
+
+    With --on-error raise (the default) a file's damage ends that file: it is reported on stderr
+    (file, record number, byte offset, the hint) and the command goes on with the next file,
+    ending with exit status 1. With --on-error skip each damaged span is stepped over (a warning
+    line each); more than --max-skipped of them stops the command."""
+
+    def __init__(self, args: argparse.Namespace, paths: Sequence[str]) -> None:
+        self.policy = policy_of(args)
+        self.paths = paths
+        self.failed: list[dict[str, Any]] = []
+        self._skip_option = hasattr(args, "on_error")
+
+    def records(self, compression: str = "auto", verify: bool = True) -> Iterator[tuple[str, int, bytes]]:
+        """(path, record number in its file, record) over every input in order ('-' is standard input)."""
+        for path in self.paths:
+            number = 0
+            try:
+                with iter_records(source_of(path), compression=compression, verify=verify, on_error=self.policy) as it:
+                    for record in it:
+                        yield path, number, record
+                        number += 1
+            except (CorruptRecordError, TruncatedRecordError) as err:
+                self.fail(path, number, err)
+
+    def fail(self, path: str, number: int | None, err: TFRecordError) -> None:
+        """Report that `path` could not be read past record `number`; past --max-skipped, stop."""
+        limit = self.policy.max_skipped
+        if limit is not None and self.policy.skipped > limit:
+            raise err
+        offset = f", byte offset {err.offset}" if err.offset is not None else ""
+        self.failed.append({"file": path, "record": number, "offset": err.offset, "error": err.reason})
+        where = f"record #{number}{offset}" if number is not None else f"byte offset {err.offset}"
+        where = "not read" if isinstance(err, NotTFRecordError) else where
+        hint = damage_hint(err, self._skip_option)
+        print(f"{PROG}: error: {printable(path)}: {where}: {err.reason}{hint}", file=sys.stderr)
+
+    def records_before(self, path: str, compression: str = "auto", verify: bool = True) -> int | None:
+        """How many records of `path` come before the damage that stopped a pass over it without
+        reading records (counting, indexing): a second, reading scan that only a damaged file pays
+        for. None for standard input, which cannot be read twice."""
+        if path == "-":
+            return None
+        n = 0
+        with contextlib.suppress(CorruptRecordError, TruncatedRecordError):
+            for _ in iter_records(path, compression=compression, verify=verify):
+                n += 1
+        return n
+
+    def status(self, args: argparse.Namespace) -> int:
+        """0, or EXIT_DATA when a file could not be read to the end (said once more when several were read)."""
+        if self.policy.skipped:
+            say(args, f"skipped {plural(self.policy.skipped, 'damaged span')}")
+        if not self.failed:
+            return 0
+        if len(self.paths) > 1:
+            print(
+                f"{PROG}: error: {len(self.failed)} of {plural(len(self.paths), 'file')} could not be read to the end; "
+                "what came before the damage, and the other files, were read",
+                file=sys.stderr,
+            )
+        return EXIT_DATA
 
 
 # ---------------------------------------------------------------- argument types and option groups
@@ -176,6 +280,33 @@ def add_output_options(
         p.add_argument("--no-index", action="store_true", help="do not write random-access index sidecars")
     p.add_argument("--to", type=to_type or out_compression_arg, default=None, metavar="C", help=to_help)
     p.add_argument("-f", "--force", action="store_true", help="overwrite existing outputs")
+
+
+def non_negative_int(value: str) -> int:
+    if not value.isdigit():
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value!r}")
+    return int(value)
+
+
+def add_damage_options(p: argparse.ArgumentParser, writes: bool = False) -> None:
+    """--on-error and --max-skipped: what a damaged record does (see Damaged)."""
+    stop = (
+        "stop at a damaged record, publishing nothing"
+        if writes
+        else "a damaged record ends its file: reported (file, record, offset), the next file read, exit status 1"
+    )
+    p.add_argument(
+        "--on-error",
+        choices=("raise", "skip"),
+        default="raise",
+        help=f"raise (default): {stop}; skip: step over damaged records, a warning line each",
+    )
+    p.add_argument(
+        "--max-skipped",
+        type=non_negative_int,
+        metavar="N",
+        help="fail after more than N skipped damaged spans (implies --on-error skip)",
+    )
 
 
 def add_mode(p: argparse.ArgumentParser) -> None:

@@ -13,9 +13,10 @@ import json
 import math
 from typing import Any
 
-from tfrecord_lite._datasets.image_codec import sniff_image_format
 from tfrecord_lite._datasets.schema import Decoded, value_kind
+from tfrecord_lite._html.images import sniff_image_format
 from tfrecord_lite._records.verify import VerifyReport
+from tfrecord_lite._repr import plural
 
 
 def _kind(value: bytes) -> str:
@@ -172,12 +173,14 @@ def record_json(dec: Decoded, path: str, index: int, max_values: int = 10, max_c
 def format_report(path: str, report: VerifyReport, max_listed: int = 20) -> str:
     """`verify`'s lines for one file: 'OK  path  N records', or 'BAD ...' and a line per bad record
     (the first `max_listed` of them; <= 0 lists all)."""
+    path = printable(path)
     if report.ok:
-        return f"OK   {path}  {report.records} records"
+        return f"OK   {path}  {plural(report.records, 'record')}"
     where = " (offsets in the uncompressed stream)" if report.compression else ""
-    lines = [f"BAD  {path}  {report.records} good records, {len(report.bad)} bad{where}:"]
-    listed = report.bad if max_listed <= 0 else report.bad[:max_listed]
-    lines += [f"     offset {offset}: {reason}" for offset, reason in listed]
-    if len(listed) < len(report.bad):
-        lines.append(f"     ... {len(report.bad) - len(listed)} more (--all lists every one)")
+    bad = report.bad_records
+    lines = [f"BAD  {path}  {plural(report.records, 'good record')}, {len(bad)} bad{where}:"]
+    listed = bad if max_listed <= 0 else bad[:max_listed]
+    lines += [f"     record #{number}, offset {offset}: {reason}" for number, offset, reason in listed]
+    if len(listed) < len(bad):
+        lines.append(f"     ... {len(bad) - len(listed)} more (--all lists every one)")
     return "\n".join(lines)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from tfrecord_lite._repr import plural
 from tfrecord_lite.cli.options import (
     EXIT_DATA,
     PROG,
@@ -29,7 +30,8 @@ def cmd_salvage(args: argparse.Namespace) -> int:
     report = salvage(args.input, args.output, compression=to or None, index=not args.no_index)
     print(report)
     if not report.ok:
-        say(args, f"{args.output}: {report.records} records kept; {report.records_skipped} damaged spans lost")
+        kept, lost = plural(report.records, "record"), plural(report.records_skipped, "damaged span")
+        say(args, f"{args.output}: {kept} kept; {lost} lost")
     return 0 if report.ok else EXIT_DATA
 
 

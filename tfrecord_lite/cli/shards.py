@@ -14,8 +14,10 @@ import os
 from tfrecord_lite._datasets.sharded import renamed_for, shard_suffix
 from tfrecord_lite._datasets.splits import ratio_sizes, record_parts
 from tfrecord_lite._datasets.tables import columnar_format
+from tfrecord_lite._errors import CorruptRecordError, TruncatedRecordError
 from tfrecord_lite._records.count import count_file
 from tfrecord_lite._records.writer import TFRecordWriter
+from tfrecord_lite._repr import plural
 from tfrecord_lite._storage.atomic import remove_orphans
 from tfrecord_lite._storage.files import sniff_file
 from tfrecord_lite._storage.locations import is_url, takes_no_uploads
@@ -23,8 +25,10 @@ from tfrecord_lite._storage.publish import open_publication
 from tfrecord_lite.cli import columnar
 from tfrecord_lite.cli.options import (
     PROG,
+    Damaged,
     UsageError,
     add_command,
+    add_damage_options,
     add_inputs,
     add_output_options,
     check_new,
@@ -32,6 +36,7 @@ from tfrecord_lite.cli.options import (
     compression_arg,
     convert_target_arg,
     expand_inputs,
+    first_pass_policy,
     first_paths,
     input_records,
     output_compression,
@@ -43,29 +48,37 @@ from tfrecord_lite.cli.options import (
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from tfrecord_lite._index.write import write_remote_index
-    from tfrecord_lite._records.random_access import TFRecordFile
-
     paths = expand_inputs(args.inputs)
     plain = _plain_for_text_index(args, paths) if args.text or args.text_dir else set()
     for folder in sorted({os.path.dirname(os.path.abspath(p)) for p in paths if not is_url(p)}):
         for orphan in remove_orphans(folder):
             say(args, f"removed {orphan}, a temporary file of a killed run")
+    damaged = Damaged(args, paths)
     for p in progress(paths, len(paths), "index", "file", args.quiet):
-        if is_url(p) and not takes_no_uploads(p):  # uploaded next to the object
-            target, count = write_remote_index(p, None, verify=not args.no_verify, storage_options=None)
-            print(f"{p}: {count} records, index {target}")
-            continue
-        f = TFRecordFile(p, verify=not args.no_verify)
         try:
-            unsaved = "(in memory: HTTP(S) takes no uploads)" if is_url(p) else "(in memory: the folder is read-only)"
-            line = f"{p}: {len(f)} records, index {f.index_path or unsaved}"
-        finally:
-            f.close()
-        if p in plain:
-            line += f", text index {_write_text_index(p, args.text_dir)}"
-        print(line)
-    return 0
+            print(_index_one(p, not args.no_verify, p in plain, args.text_dir))
+        except (CorruptRecordError, TruncatedRecordError) as err:  # this file is not indexed; the next ones are
+            damaged.fail(p, damaged.records_before(p, verify=not args.no_verify), err)
+    return damaged.status(args)
+
+
+def _index_one(path: str, verify: bool, text: bool, text_dir: str | None) -> str:
+    """Index one file (its sidecar, and its text index when `text`); the line saying so."""
+    from tfrecord_lite._index.write import write_remote_index
+    from tfrecord_lite._records.random_access import TFRecordFile
+
+    if is_url(path) and not takes_no_uploads(path):  # uploaded next to the object
+        target, count = write_remote_index(path, None, verify=verify, storage_options=None)
+        return f"{path}: {plural(count, 'record')}, index {target}"
+    f = TFRecordFile(path, verify=verify)
+    try:
+        unsaved = "(in memory: HTTP(S) takes no uploads)" if is_url(path) else "(in memory: the folder is read-only)"
+        line = f"{path}: {plural(len(f), 'record')}, index {f.index_path or unsaved}"
+    finally:
+        f.close()
+    if text:
+        line += f", text index {_write_text_index(path, text_dir)}"
+    return line
 
 
 def _plain_for_text_index(args: argparse.Namespace, paths: list[str]) -> set[str]:
@@ -82,7 +95,10 @@ def _plain_for_text_index(args: argparse.Namespace, paths: list[str]) -> set[str
             "makes one; without --text this file gets its random-access sidecar"
         )
     if unfit:
-        say(args, f"no text index for {len(unfit)} compressed or remote files (sidecar only): {first_paths(unfit)}")
+        say(
+            args,
+            f"no text index for {plural(len(unfit), 'compressed or remote file')} (sidecar only): {first_paths(unfit)}",
+        )
     return set(paths) - set(unfit)
 
 
@@ -108,7 +124,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
         for record in input_records(args, paths, "merge"):
             writer.write(record)
             n += 1
-    say(args, f"wrote {n} records from {len(paths)} files to {args.output}")
+    say(args, f"wrote {plural(n, 'record')} from {plural(len(paths), 'file')} to {args.output}")
     return 0
 
 
@@ -121,7 +137,7 @@ def cmd_reshard(args: argparse.Namespace) -> int:
             writer.write(record)
             n += 1
     out = list(writer.paths)
-    say(args, f"wrote {n} records to {len(out)} shards: {first_paths(out)}")
+    say(args, f"wrote {plural(n, 'record')} to {plural(len(out), 'shard')}: {first_paths(out)}")
     return 0
 
 
@@ -152,7 +168,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
             with TFRecordWriter(publication.file(dst), to or None, buffered=True) as writer:
                 for record in input_records(args, [src], "convert"):
                     writer.write(record)
-            say(args, f"{src} -> {dst} ({to or 'uncompressed'}, {writer.records_written} records)")
+            say(args, f"{src} -> {dst} ({to or 'uncompressed'}, {plural(writer.records_written, 'record')})")
     return 0
 
 
@@ -193,7 +209,7 @@ def cmd_split(args: argparse.Namespace) -> int:
     )
     if len(names) != n_parts or len(set(names)) != n_parts:
         raise UsageError(f"--names needs {n_parts} different names for {n_parts} parts, got {args.names!r}")
-    total = sum(count_file(p, compression=args.compression) for p in paths)
+    total = sum(count_file(p, compression=args.compression, on_error=first_pass_policy(args)) for p in paths)
     sizes = split_sizes(total, ratio, counts)
     folder = os.path.isdir(args.output) or args.output.endswith(("/", os.sep))
     ext = shard_suffix(args.to)
@@ -212,7 +228,7 @@ def cmd_split(args: argparse.Namespace) -> int:
             for w in writers:
                 w.close()
     for t, w in zip(targets, writers, strict=False):
-        say(args, f"{t}: {w.records_written} records")
+        say(args, f"{t}: {plural(w.records_written, 'record')}")
     return 0
 
 
@@ -242,6 +258,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add_inputs(p)
     p.add_argument("-o", "--output", required=True, metavar="OUT_PREFIX", help="prefix of the new shards")
     add_output_options(p)
+    add_damage_options(p, writes=True)
 
     p = add_command(
         sub,
@@ -255,6 +272,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "-o", "--output", required=True, metavar="OUT_FILE", help="the merged file (.gz -> GZIP unless --to)"
     )
     add_output_options(p, sharded=False)
+    add_damage_options(p, writes=True)
 
     p = add_command(
         sub,
@@ -283,6 +301,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     p.add_argument("--seed", type=int, default=0, help="seed for --shuffle (default 0)")
     add_output_options(p, sharded=False)
+    add_damage_options(p, writes=True)
 
     p = add_command(
         sub,
@@ -314,6 +333,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="input compression (default auto)",
     )
     add_output_options(p, to_type=convert_target_arg, to_help="output: none (default), gzip, zlib, parquet, arrow, csv")
+    add_damage_options(p, writes=True)
     p.add_argument(
         "--features",
         metavar="FILE",

@@ -1,0 +1,72 @@
+# pack-images as a user runs it: label maps from text and CSV files, clear errors for bad ones
+# and for classes they lack, --append that refuses a different image under a taken name (exit
+# status 1) unless --on-conflict says what to do, one shard name scheme after an append, and
+# nothing left behind by a failed first run.
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PIL")
+from PIL import Image
+
+from tests._cli import run_cli
+
+
+def make_image(path: Path, seed: int) -> None:
+    pixels = np.random.default_rng(seed).integers(0, 256, size=(4, 6, 3), dtype=np.uint8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(pixels, mode="RGB").save(path, format="PNG")
+
+
+@pytest.fixture
+def photos(tmp_path: Path) -> Path:
+    for name, seed in (("cat/a.png", 1), ("dog/b.png", 2)):
+        make_image(tmp_path / "photos" / name, seed)
+    return tmp_path / "photos"
+
+
+def test_label_map_files_and_their_errors(photos: Path, tmp_path: Path) -> None:
+    (tmp_path / "labels.txt").write_text("dog\ncat\n")
+    ok = run_cli("pack-images", str(photos), str(tmp_path / "out" / "a"), "--label-map", str(tmp_path / "labels.txt"))
+    assert ok.returncode == 0 and "label map: " in ok.stderr and "(2 classes)" in ok.stderr
+    assert (tmp_path / "out" / "a.labels.json").read_text().split() == ["{", '"dog":', "0,", '"cat":', "1", "}"]
+
+    (tmp_path / "bad.json").write_text('{"cat": "0", "dog": 1}')
+    bad = run_cli("pack-images", str(photos), str(tmp_path / "new" / "b"), "--label-map", str(tmp_path / "bad.json"))
+    assert bad.returncode == 1 and "bad.json: class 'cat' has the id '0' (str)" in bad.stderr
+    assert not (tmp_path / "new").exists()  # a failed first run leaves no output folder
+
+    (tmp_path / "cats.csv").write_text("id,name\n0,cat\n")
+    args = ("pack-images", str(photos), str(tmp_path / "new" / "c"), "--label-map", str(tmp_path / "cats.csv"))
+    lacking = run_cli(*args)
+    assert lacking.returncode == 1 and "not in the label map" in lacking.stderr and "'dog'" in lacking.stderr
+    assert "--extend-label-map" in lacking.stderr and not (tmp_path / "new").exists()
+    assert run_cli(*args, "--extend-label-map").returncode == 0
+
+
+def test_append_conflicts_duplicates_and_shard_names(photos: Path, tmp_path: Path) -> None:
+    out = str(tmp_path / "out" / "pets")
+    assert run_cli("pack-images", str(photos), out, "--shards", "2").returncode == 0
+    make_image(photos / "cat" / "a.png", 10)  # a different image under a packed name
+    listing = sorted(os.listdir(tmp_path / "out"))
+    refused = run_cli("pack-images", str(photos), out, "--append")
+    assert refused.returncode == 1 and "'cat/a.png'" in refused.stderr and "--on-conflict" in refused.stderr
+    assert sorted(os.listdir(tmp_path / "out")) == listing
+
+    skipped = run_cli("pack-images", str(photos), out, "--append", "--on-conflict", "skip")
+    assert skipped.returncode == 0
+    assert "skipped 1 image whose bytes the dataset already holds (e.g. dog/b.png)" in skipped.stderr
+    assert "left out 1 image named like other packed images: cat/a.png" in skipped.stderr
+    assert "packed 0 images into 0 shards" in skipped.stderr
+
+    renamed = run_cli("pack-images", str(photos), out, "--append", "--on-conflict", "rename", "--shards", "1")
+    assert renamed.returncode == 0 and "cat/a.png -> cat/a-1.png" in renamed.stderr
+    shards = sorted(os.path.basename(p) for p in glob.glob(out + "-?????-of-00003.tfrecord"))
+    assert shards == [f"pets-0000{k}-of-00003.tfrecord" for k in range(3)]  # one glob matches every shard
+    count = run_cli("count", out)
+    assert count.returncode == 0 and count.stdout.strip() == "3" and count.stderr == ""

@@ -1,0 +1,45 @@
+"""The view command: a dataset browsed in the web browser (served on 127.0.0.1 until Ctrl-C), or
+written as one static HTML page with --html. The work is tfrecord_lite.viewer's."""
+
+from __future__ import annotations
+
+import argparse
+
+from tfrecord_lite.cli.options import PROG, add_command, say
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    from tfrecord_lite.viewer import Catalog, ViewerServer, write_report
+
+    catalog = Catalog(args.inputs)
+    try:
+        if args.html:
+            say(args, f"{write_report(catalog, args.html, args.records)}: {len(catalog)} records")
+            return 0
+        server = ViewerServer(catalog, args.host, args.port)
+        print(f"serving {len(catalog)} records at {server.url} (Ctrl-C stops)", flush=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+        return 0
+    finally:
+        catalog.close()
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = add_command(
+        sub,
+        "view",
+        cmd_view,
+        "Browse records in the web browser: an overview, every record by number, an image grid "
+        "by label, search. Serves on 127.0.0.1 until Ctrl-C; --html writes one static page instead.",
+        f"  {PROG} view data/ --html report.html\n  {PROG} view train.tfrecord --html first.html --records 10",
+    )
+    p.add_argument("inputs", nargs="+", metavar="PATH", help="files, folders or globs")
+    p.add_argument("--host", default="127.0.0.1", help="address to serve on (default: 127.0.0.1)")
+    p.add_argument("--port", type=int, default=0, help="port to serve on (default: 0, a free one)")
+    p.add_argument("--html", metavar="FILE", help="write one self-contained HTML page instead of serving")
+    p.add_argument("--records", type=int, default=50, metavar="N", help="records in the --html page (default: 50)")

@@ -1,0 +1,190 @@
+"""What the viewer shows of a dataset: its files opened for random access, one global record
+number over all of them, the damage found in them, labels, and searches.
+
+Strategy: every file is a TFRecordFile, so record N is found by a binary search over the files'
+first record numbers and read at its offset through the file's index (its sidecar, built and
+saved on first use where the folder is writable): page 10,000 opens as fast as page 1. A file
+that does not index cleanly is opened again over its good records only, each damaged span kept
+with its file, byte offset and the number of the record it precedes; a record damaged after
+indexing is shown as its error where it is read. Label counts and searches are streaming scans:
+counts over the first records only (said on the page), searches a bounded number of records per
+request, handing back a cursor to continue from. The overview's statistics are tfr.statistics
+of the first STATS_SAMPLE records, computed once.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tfrecord_lite._errors import TFRecordError
+from tfrecord_lite._html.records import RecordView, image_uris
+from tfrecord_lite._html.values import esc, text_of
+from tfrecord_lite._records.random_access import TFRecordFile
+from tfrecord_lite._records.views import record_view
+from tfrecord_lite._stats.collect import statistics
+from tfrecord_lite._storage.sources import resolve_inputs
+
+LABEL_KEYS = ("image/class/label", "label", "image/class/text", "class", "labels")
+LABEL_SAMPLE = 10_000  # records whose labels the overview counts
+SEARCH_BUDGET = 10_000  # records one search request scans at most
+STATS_SAMPLE = 100_000  # records the overview's statistics summarise
+
+
+@dataclass(frozen=True)
+class DamageReport:
+    """A damaged span: its `path`, byte `offset`, the global number of the record after it
+    (`record`: the first record read past the damage), and what is wrong."""
+
+    path: str
+    offset: int | None
+    record: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The records a search found, and where to continue (None: the end was reached)."""
+
+    found: list[int]
+    scanned: int
+    next_start: int | None
+
+
+class Catalog:
+    """The files of `sources` (a path, folder, glob or list), for the viewer."""
+
+    def __init__(self, sources: Any, *, statistics: bool = True) -> None:
+        self.paths = resolve_inputs(sources)
+        self._statistics: str | None = None if statistics else ""
+        self.damage: list[DamageReport] = []
+        self.files: list[TFRecordFile] = []
+        for path in self.paths:
+            self.files.append(self._open(path, int(sum(len(f) for f in self.files))))
+        self.starts = np.cumsum([0] + [len(f) for f in self.files])
+        self._labels: tuple[str, Counter[str], int] | None = None
+
+    def _open(self, path: str, first: int) -> TFRecordFile:
+        try:
+            return TFRecordFile(path)
+        except TFRecordError:
+            found: list[TFRecordError] = []
+            f = TFRecordFile(path, on_error=found.append)
+            for err in found:
+                before = bisect.bisect_left(range(len(f)), err.offset or 0, key=f.offset)
+                self.damage.append(DamageReport(path, err.offset, first + before, err.reason))
+            return f
+
+    def __len__(self) -> int:
+        return int(self.starts[-1])
+
+    def close(self) -> None:
+        for f in self.files:
+            f.close()
+
+    def locate(self, i: int) -> tuple[TFRecordFile, int]:
+        """The file holding global record `i` and its number there (IndexError outside)."""
+        if not 0 <= i < len(self):
+            raise IndexError(f"record {i} is out of range: the dataset holds {len(self)} records")
+        k = int(np.searchsorted(self.starts, i, side="right")) - 1
+        return self.files[k], i - int(self.starts[k])
+
+    def view(self, i: int, href: str | None = None) -> RecordView:
+        """Record `i` decoded for showing, or the error that reading it raised (file and offset)."""
+        f, local = self.locate(i)
+        label = f"#{i}"
+        try:
+            return record_view(label, f[local], href=href)
+        except TFRecordError as err:
+            return RecordView(label, {}, error=f"record {i} ({f.path}, record {local}): {err}", href=href)
+
+    def decoded(self, start: int, stop: int) -> Iterator[tuple[int, Mapping[str, Any]]]:
+        """(number, features) of records start..stop-1 that read and decode."""
+        for i in range(max(0, start), min(stop, len(self))):
+            view = self.view(i)
+            if view.error is None:
+                yield i, view.features
+
+    def statistics_html(self) -> str:
+        """tfr.statistics of the first STATS_SAMPLE records as HTML (computed once; damage skipped)."""
+        if self._statistics is None:
+            try:
+                stats = statistics(self.paths, max_records=STATS_SAMPLE, on_error="skip")
+                self._statistics = f"<h3>Statistics of the first {stats.records} records</h3>{stats.to_html()}"
+            except TFRecordError as err:
+                self._statistics = f'<p class="damage">statistics: {esc(err)}</p>'
+        return self._statistics
+
+    # -- labels
+
+    def labels(self) -> tuple[str, Counter[str], int]:
+        """(label key, counts of its values, records counted) over the first LABEL_SAMPLE records."""
+        if self._labels is None:
+            counts: Counter[str] = Counter()
+            key = ""
+            scanned = 0
+            for _, features in self.decoded(0, LABEL_SAMPLE):
+                scanned += 1
+                key = key or next((k for k in LABEL_KEYS if k in features), "")
+                if key and key in features:
+                    counts.update(as_texts(features[key])[:1])
+            self._labels = (key, counts, scanned)
+        return self._labels
+
+    # -- searching
+
+    def search(self, key: str, value: str, start: int = 0, limit: int = 50, *, images: bool = False) -> SearchResult:
+        """Records from `start` on whose `key` holds `value` (a number equal to it, or text holding
+        it); at most `limit` found and SEARCH_BUDGET scanned. `images`: only records with one."""
+        found: list[int] = []
+        stop = min(len(self), start + SEARCH_BUDGET)
+        i = start
+        for i, features in self.decoded(start, stop):
+            if key in features and matches(features[key], value) and (not images or first_image(features)):
+                found.append(i)
+                if len(found) >= limit:
+                    break
+        end = i + 1 if len(found) >= limit else stop
+        return SearchResult(found, end - start, end if end < len(self) else None)
+
+
+def as_texts(value: Any) -> list[str]:
+    """A feature's values as strings (text decoded, numbers written out)."""
+    if isinstance(value, list):
+        return [text_of(bytes(v)) or bytes(v).hex() for v in value if isinstance(v, (bytes, bytearray, memoryview))]
+    if isinstance(value, np.ndarray):
+        return [str(v) for v in value.reshape(-1)[:1000].tolist()]
+    return []
+
+
+def matches(value: Any, wanted: str) -> bool:
+    """Whether a feature value holds `wanted`: a number equal to it, or text containing it."""
+    if isinstance(value, np.ndarray) and value.size:
+        try:
+            number = float(wanted)
+        except ValueError:
+            return False
+        return bool(np.any(value == number))
+    return any(wanted in text for text in as_texts(value))
+
+
+def first_image(features: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(key, data URI) of the first image a record holds, or None."""
+    for key, value in features.items():
+        uris = image_uris(value, features)
+        if uris:
+            return key, uris[0]
+    return None
+
+
+def file_size(path: str) -> int | None:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None
