@@ -1,10 +1,10 @@
 # Shared test setup.
 #
-# Markers `tf`, `torch`, `tfx` (tfx-bsl), `ray`, `hf`, `dask`, `grain` and `browser` (declared in
-# pyproject.toml) skip a test when its library is not installed. CI's environments set
+# Markers `tf`, `torch`, `tfx` (tfx-bsl), `ray`, `hf`, `dask`, `grain`, `spark` and `browser` (declared
+# in pyproject.toml) skip a test when its library is not installed. CI's environments set
 # TFRECORD_LITE_REQUIRE_TF=1 / TFRECORD_LITE_REQUIRE_TORCH=1 / TFRECORD_LITE_REQUIRE_TFX=1 /
 # TFRECORD_LITE_REQUIRE_BROWSER=1 (Playwright, and Debian's chromium, which the browser tests check) /
-# TFRECORD_LITE_REQUIRE_ENGINES=1 (the last for all four engines): then the library must import (checked once, in
+# TFRECORD_LITE_REQUIRE_ENGINES=1 (the last for all five engines): then the library must import (checked once, in
 # a subprocess, so this process stays free of it) and a skipped test of that
 # kind, or a test module skipped for the lack of it, fails the whole run.
 #
@@ -40,6 +40,7 @@ _OPTIONAL: dict[str, str] = {
     "hf": "datasets",
     "dask": "distributed",
     "grain": "grain",
+    "spark": "pyspark",
     "object_store": "moto",
     "browser": "playwright",
 }
@@ -51,7 +52,7 @@ _REQUIRE_VAR = {
     "object_store": "TFRECORD_LITE_REQUIRE_CLOUD",
     "browser": "TFRECORD_LITE_REQUIRE_BROWSER",
 }
-_REQUIRE_VAR.update(dict.fromkeys(("ray", "hf", "dask", "grain"), _ENGINES))
+_REQUIRE_VAR.update(dict.fromkeys(("ray", "hf", "dask", "grain", "spark"), _ENGINES))
 _skipped: dict[str, list[str]] = {marker: [] for marker in _OPTIONAL}
 # test node id -> the names of its markers (its own, its class's and its module's): a report's
 # keywords would not do, since they also hold the test's folder and file names (tests/torch/...)
@@ -242,3 +243,37 @@ def dask_client() -> Iterator[Any]:
         distributed.Client(cluster) as client,
     ):
         yield client
+
+
+@pytest.fixture(scope="session")
+def spark_session() -> Iterator[Any]:
+    """A real local[2] SparkSession for the session, its Python workers on this interpreter with
+    the checkout importable, and the "tfrecord" data source registered; stopped at the end. Java
+    missing skips (fails under TFRECORD_LITE_REQUIRE_ENGINES=1)."""
+    import shutil
+
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        if _required("spark"):
+            pytest.fail("TFRECORD_LITE_REQUIRE_ENGINES=1 but no Java is installed for Spark")
+        pytest.skip("Spark needs Java, which is not installed")
+    from pyspark.sql import SparkSession
+
+    root = str(Path(__file__).resolve().parents[1])
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.pyspark.python", sys.executable)
+        .config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("FATAL")
+    from tfrecord_lite.spark import register
+
+    register(spark)
+    yield spark
+    spark.stop()

@@ -2,13 +2,16 @@
 from TFRecordError, so `except tfr.TFRecordError` catches them all; errors
 about values that do not fit a spec are also ValueErrors, as in TensorFlow.
 IndexFallbackWarning, the one warning of its own, says that an index sidecar
-could not be used.
+could not be used. Messages, paths and URLs are redacted as they are stored
+(tfrecord_lite._redact), so no error carries a URL's credentials.
 """
 
 from __future__ import annotations
 
 import os
 from typing import Any, Union
+
+from tfrecord_lite._redact import redact, scrub
 
 PathName = Union[str, "os.PathLike[str]", None]
 
@@ -17,15 +20,15 @@ class TFRecordError(Exception):
     """Base class: the data read or written is not what a TFRecord file must hold."""
 
     def __init__(self, message: str, *, path: PathName = None, offset: int | None = None) -> None:
-        self.path = os.fspath(path) if path is not None else None
+        self.path = redact(path) if path is not None else None
         self.offset = offset
-        self.reason = message
+        self.reason = scrub(message)
         where = []
         if self.path is not None:
             where.append(f"in {self.path!s}")
         if offset is not None:
             where.append(f"at byte offset {offset}")
-        super().__init__(message + (" (" + ", ".join(where) + ")" if where else ""))
+        super().__init__(self.reason + (" (" + ", ".join(where) + ")" if where else ""))
 
     def __reduce__(self) -> tuple[Any, ...]:  # keep path/offset when sent between processes
         return (_rebuild, (type(self), self.reason, self.path, self.offset))
@@ -41,6 +44,11 @@ class CorruptRecordError(TFRecordError):
 
 class TruncatedRecordError(TFRecordError):
     """The data ends inside the record that starts at `offset`."""
+
+
+class RecordTooLargeError(TFRecordError):
+    """A record's (CRC-checked) header claims more bytes than the reader's `max_record_bytes` allows:
+    refused before any of it is held in memory. Pass a larger `max_record_bytes` to read it."""
 
 
 class NotTFRecordError(CorruptRecordError):
@@ -88,11 +96,11 @@ class RemoteError(OSError):
     `url` is the object's URL without credentials or query string; `offset` the byte reached."""
 
     def __init__(self, message: str, *, url: str, offset: int | None = None) -> None:
-        self.url = url
+        self.url = redact(url)
         self.offset = offset
-        self.reason = message
-        where = f"at byte offset {offset} of {url}" if offset is not None else f"of {url}"
-        super().__init__(f"{message} ({where})")
+        self.reason = scrub(message)
+        where = f"at byte offset {offset} of {self.url}" if offset is not None else f"of {self.url}"
+        super().__init__(f"{self.reason} ({where})")
 
     def __reduce__(self) -> tuple[Any, ...]:  # keep url/offset when sent between processes
         return (_rebuild_remote, (self.reason, self.url, self.offset))

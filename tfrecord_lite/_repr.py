@@ -9,12 +9,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from tfrecord_lite._redact import redact
+
 _MAX_ITEMS = 6
 
 
 def shown_paths(paths: Sequence[Any]) -> str:
     """One path as its repr; a few as a list; many as the first and last and how many."""
-    names = [str(p) for p in paths]
+    names = [redact(p) for p in paths]
     if len(names) == 1:
         return repr(names[0])
     if len(names) <= 3:

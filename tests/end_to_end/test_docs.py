@@ -192,7 +192,14 @@ def missing_modules(block: Block) -> list[str]:
 
 # A page whose blocks need an engine carries that engine's marker, so the engines' environment
 # (which selects its tests by marker) runs it, and a skip there fails when engines are required.
-ENGINE_MARKERS = {"ray": "ray", "datasets": "hf", "dask": "dask", "distributed": "dask", "grain": "grain"}
+ENGINE_MARKERS = {
+    "ray": "ray",
+    "datasets": "hf",
+    "dask": "dask",
+    "distributed": "dask",
+    "grain": "grain",
+    "pyspark": "spark",
+}
 
 
 def page_param(page: Path) -> Any:

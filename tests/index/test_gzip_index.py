@@ -99,7 +99,8 @@ def test_window_points_mid_byte_and_before_stored_blocks(
     path = tmp_path / "mixed.tfrecord.gz"
     path.write_bytes(zlib.compress(frame_many(records), 6, 31))
     with tfr.TFRecordFile(path) as f:
-        points = _gzip_sidecar.window_points(_gzip_sidecar.read_gzip_index(str(path) + ".tfrlidx").blob)
+        index = _gzip_sidecar.read_gzip_index(str(path) + ".tfrlidx")
+        points = _gzip_sidecar.window_points(index.blob, index.file_size)
         mid_byte = {p.bits for p in points if p.window is not None} - {0}
         assert {b % 2 for b in mid_byte} == {0, 1} and len(mid_byte) >= 5  # primers of both kinds
         order = rng.permutation(len(records)).tolist()

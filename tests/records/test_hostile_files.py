@@ -76,16 +76,17 @@ def test_a_pipe_still_streams(tmp_path: Path, fifo: str) -> None:
     assert within(10, lambda: list(tfr.iter_records(fifo, on_error="skip"))) == records
 
 
-def forged(tmp_path: Path, compress: bool = False) -> tuple[Path, list[bytes]]:
-    """100 records; record 1's header replaced by one with a good CRC that claims 1 GiB."""
-    records = [b"record %d" % i for i in range(100)]
+def forged(tmp_path: Path, compress: bool = False, claim: int = 1 << 30, size: int = 0) -> tuple[Path, list[bytes]]:
+    """100 records (of `size` bytes more); record 1's header replaced by one with a good CRC that
+    claims `claim` bytes."""
+    records = [b"record %d" % i + bytes(size) for i in range(100)]
     path = tmp_path / "forged.tfrecord"
     with tfr.TFRecordWriter(str(path)) as w:
         for r in records:
             w.write(r)
     data = bytearray(path.read_bytes())
     at = 16 + len(records[0])
-    length = struct.pack("<Q", 1 << 30)
+    length = struct.pack("<Q", claim)
     data[at : at + 12] = length + struct.pack("<I", masked_crc(length))
     path.write_bytes(gzip.compress(bytes(data)) if compress else bytes(data))
     return path, records[:1] + records[2:]
@@ -104,3 +105,21 @@ def test_a_forged_length_past_the_end_costs_only_its_record(tmp_path: Path, comp
     result = tfr.salvage(str(path), tmp_path / "saved.tfrecord")
     assert list(tfr.iter_records(str(tmp_path / "saved.tfrecord"))) == survivors
     assert len(result.damage) == 1
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_forged_length_over_the_record_limit_megabytes_before_the_end(tmp_path: Path, compress: bool) -> None:
+    # 3 MiB of records after the forged header: past the scan buffer, within what verify holds
+    path, survivors = forged(tmp_path, compress, claim=1 << 40, size=32 << 10)
+    at = 16 + len(survivors[0])
+    report = verify_file(str(path))
+    assert report.records == len(survivors)
+    assert [(d.offset, d.end) for d in report.damage] == [(at, 2 * at)]
+    assert "announces 1099511627776 bytes" in report.damage[0].reason
+    if compress:  # the stream's length is unknown: a reader refuses to hold what the header claims
+        with pytest.raises(tfr.RecordTooLargeError, match="claims 1099511627776 bytes"):
+            list(tfr.iter_records(str(path), on_error="skip"))
+    else:  # the file's size shows the claim runs past its end
+        assert list(tfr.iter_records(str(path), on_error="skip")) == survivors
+        with pytest.raises(tfr.RecordTooLargeError):
+            list(tfr.iter_records(str(path)))

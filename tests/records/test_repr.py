@@ -106,6 +106,7 @@ ENGINES = {
     "tfrecord_lite.ray": ("ray", "ray"),
     "tfrecord_lite.hf": ("datasets", "hf"),
     "tfrecord_lite.dask": ("dask", "dask"),
+    "tfrecord_lite.spark": ("pyspark", "spark"),
 }
 
 

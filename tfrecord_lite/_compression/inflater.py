@@ -1,5 +1,6 @@
 """The streaming inflater of GZIP / ZLIB files. Inflater turns a compressed byte stream
-(concatenated GZIP members included) into its uncompressed bytes a read at a time, with
+(concatenated GZIP members, or ZLIB streams, included: they are one stream, as gzip(1) reads
+them; anything else after the end of one is damage) into its uncompressed bytes a read at a time, with
 the fastest library installed (inflate.py), and never loses output to damage: what
 inflates before a bad byte is returned first, and the next read raises the error, which
 names the compressed and uncompressed offsets. It reads from where the caller's own
@@ -78,6 +79,7 @@ class Inflater:
                     f"the {self._name} stream ends before its end marker (the file is truncated)"
                 )
         if self._d.eof:  # a member ended: what follows is the next member
+            self._check_next_member()
             self._member = self._at
             self._d = self._decompressor()
         step = self._input[:_STEP]
@@ -92,6 +94,14 @@ class Inflater:
         self._input = self._input[used:]
         self._at += used
         return out
+
+    def _check_next_member(self) -> None:
+        """Raise unless the data after a member's end starts another member (GZIP's magic, a ZLIB
+        header): concatenated members are one stream, anything else after the end is damage."""
+        while len(self._input) < 2 and (more := self._raw.read(_INPUT)):
+            self._input = memoryview(bytes(self._input) + more)
+        if not starts_member(bytes(self._input[:2]), self._name.lower()):
+            raise not_a_next_member(self._name.lower(), self._at)
 
     def _decompressor(self) -> Any:
         """A decompressor for the member starting at the input (inflate.decompressor, which
@@ -142,6 +152,22 @@ class Inflater:
         self._error = CorruptRecordError(
             f"{self._name} stream damaged at compressed offset {self._at + bad} (uncompressed {where}): {err}"
         )
+
+
+def starts_member(head: bytes, compression: str) -> bool:
+    """Whether `head` (two bytes) starts a GZIP member (its magic) or a ZLIB stream (a valid header)."""
+    if compression == "gzip":
+        return head == b"\x1f\x8b"
+    return len(head) == 2 and head[0] & 0x0F == 8 and (head[0] << 8 | head[1]) % 31 == 0
+
+
+def not_a_next_member(compression: str, at: int) -> CorruptRecordError:
+    """The error for data after the end of a member (stream) that does not start another one."""
+    name, unit = compression.upper(), "member" if compression == "gzip" else "stream"
+    return CorruptRecordError(
+        f"the {name} stream ends at compressed offset {at}, and what follows is not another {name} {unit} "
+        "(only those may follow one)"
+    )
 
 
 def _tell(raw: IO[bytes], consumed: int) -> int | None:

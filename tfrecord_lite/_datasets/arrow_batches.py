@@ -1,12 +1,12 @@
-"""Examples as Apache Arrow record batches and Arrow data as Examples: the code behind
-tfrecord_lite.arrow, which the engine adapters (Ray, Dask, HF), the engine pieces and the CLI's
-`convert` use from here. It imports pyarrow, so only what converts to or from Arrow imports it.
+"""Examples as Apache Arrow record batches, and Arrow data as Examples (encoded by
+arrow_encode.py, re-exported here): the code behind tfrecord_lite.arrow, which the engine
+adapters (Ray, Dask, HF, Spark), the engine pieces and the CLI's `convert` use from here. It
+imports pyarrow, so only what converts to or from Arrow imports it.
 
 Strategy: the batch decoder (_example/flat.py) hands back flat columns (a flat run of values,
 offsets, presence); here those buffers are only wrapped in Arrow arrays of the types the spec
-asks for (tfx-bsl's types without one), whose layout they already have. Encoding goes the other way: each
-Arrow column is flattened to numpy values plus per-row offsets, checked for a type an Example
-can hold, and the rows are encoded one by one by the codec, a batch at a time.
+asks for (tfx-bsl's types without one), whose layout they already have. Writing a file
+(write_arrow) streams arrow_encode's records through the writer, published whole.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from tfrecord_lite._datasets.arrow_encode import encode_arrow, iter_encoded
 from tfrecord_lite._datasets.batch_union import concat_batches
-from tfrecord_lite._datasets.feature_lists import feature_list_field, feature_list_names, is_list_type, steps_of
+from tfrecord_lite._datasets.feature_lists import feature_list_field
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.columnar import Spans
-from tfrecord_lite._example.encode import encode_example, encode_sequence_example
 from tfrecord_lite._example.flat import (
     Binary,
     Flat,
@@ -43,12 +43,25 @@ from tfrecord_lite._storage.files import is_file_object, normalize_compression
 from tfrecord_lite._storage.publish import open_publication
 from tfrecord_lite._stream.damage import DamagePolicy, OnError, as_policy
 
+__all__ = [
+    "arrow_schema",
+    "arrow_type",
+    "decode_arrow",
+    "decode_arrow_columns",
+    "decode_sequence_arrow",
+    "encode_arrow",
+    "iter_arrow_batches",
+    "iter_encoded",
+    "read_arrow",
+    "sequence_arrow_type",
+    "write_arrow",
+]
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
 try:
     import pyarrow as pa
-    import pyarrow.compute as pc
 except ImportError as exc:  # pragma: no cover - exercised where pyarrow is missing
     raise ImportError("tfrecord_lite.arrow needs pyarrow: pip install 'tfrlite[arrow]'") from exc
 
@@ -359,6 +372,14 @@ def _spans_batch(
     return _record_batch(flats, specs.context, n)
 
 
+def decode_arrow_columns(records: Sequence[Any], columns: Sequence[str]) -> pa.RecordBatch:
+    """A batch of serialized Examples (or SequenceExamples) decoded without a spec, only the
+    keys of `columns` (in that order; a key no record has: nulls): a feature a record lacks is
+    null there, as iter_arrow_batches(columns=...) gives it."""
+    records = records if isinstance(records, (list, tuple)) else list(records)
+    return _spans_batch(spans_of(records), Specs(None, None), columns, frozenset(columns))
+
+
 def _columns_of(batch: pa.RecordBatch, columns: Sequence[str] | None) -> pa.RecordBatch:
     """`columns` of a batch decoded without a spec, in that order (a key it lacks: nulls)."""
     if columns is None:
@@ -407,123 +428,6 @@ def read_arrow(
 
 
 # --------------------------------------------------------------------------- encoding
-
-
-def _batches_of(data: Any) -> Iterator[pa.RecordBatch]:
-    if isinstance(data, pa.RecordBatch):
-        yield data
-    elif isinstance(data, pa.Table):
-        yield from data.to_batches()
-    elif type(data).__name__ == "DataFrame" and hasattr(data, "columns"):  # pandas, without importing it
-        yield from pa.Table.from_pandas(data, preserve_index=False).to_batches()
-    elif isinstance(data, Iterable) and not isinstance(data, (str, bytes)):
-        for item in data:
-            if not isinstance(item, pa.RecordBatch):
-                raise TypeError(f"expected pyarrow RecordBatches, found {type(item).__name__} in the iterable")
-            yield item
-    else:
-        raise TypeError(
-            f"expected a pyarrow RecordBatch, Table, an iterable of RecordBatches or a pandas DataFrame, "
-            f"found {type(data).__name__}"
-        )
-
-
-def _leaf_values(name: str, array: pa.Array, strict: bool) -> Any:
-    """The flat values of a leaf column as an int64 / float32 ndarray or a list of bytes."""
-    kind = array.type
-    if pa.types.is_dictionary(kind):
-        return _leaf_values(name, array.dictionary_decode(), strict)
-    if array.null_count:
-        raise FeatureError(name, "has a null inside a list: an Example list cannot hold nulls")
-    if pa.types.is_boolean(kind) or pa.types.is_integer(kind):
-        if pa.types.is_uint64(kind) and len(array) and pc.max(array).as_py() > np.iinfo(np.int64).max:
-            raise FeatureError(name, f"uint64 value {pc.max(array).as_py()} does not fit int64")
-        return np.asarray(array.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
-    if pa.types.is_floating(kind):
-        wide = np.asarray(array.to_numpy(zero_copy_only=False))
-        narrow = wide.astype(np.float32)
-        if strict and pa.types.is_float64(kind):
-            inexact = (narrow.astype(wide.dtype) != wide) & ~np.isnan(wide)
-            if inexact.any():
-                value = wide[np.flatnonzero(inexact)[0]]
-                raise FeatureError(name, f"float64 value {value!r} is not exact as float32 (strict=True)")
-        return narrow
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or _is_view(kind, "string_view"):
-        return _objects(array.cast(pa.large_binary()).to_pylist())
-    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind):
-        return _objects(array.to_pylist())
-    if _is_view(kind, "binary_view"):
-        return _objects(array.to_pylist())
-    raise FeatureError(
-        name,
-        f"has Arrow type {kind}, which an Example cannot hold (integers, bools, floats, strings, binary, "
-        "and lists of them)",
-    )
-
-
-def _objects(items: list[bytes]) -> np.ndarray:
-    """bytes values as an object array: a slice of it (a row) encodes as bytes, even empty."""
-    out = np.empty(len(items), dtype=object)
-    out[:] = items
-    return out
-
-
-def _is_view(kind: pa.DataType, name: str) -> bool:
-    check = getattr(pa.types, f"is_{name}", None)
-    return bool(check and check(kind))
-
-
-def _flatten_column(name: str, array: pa.Array, strict: bool) -> tuple[Any, np.ndarray, np.ndarray]:
-    """(flat values, offsets per row, valid rows) of a column: nested lists flattened."""
-    n = len(array)
-    valid = np.asarray(array.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    row_of = np.flatnonzero(valid)
-    if not valid.all():
-        array = array.filter(pa.array(valid))
-    while is_list_type(array.type):
-        row_of = row_of[np.asarray(pc.list_parent_indices(array).to_numpy(), dtype=np.int64)]
-        array = array.flatten()
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(row_of, minlength=n), out=offsets[1:])
-    return _leaf_values(name, array, strict), offsets, valid
-
-
-def _encoded(batch: pa.RecordBatch, strict: bool, feature_lists: Collection[str] | None) -> Iterator[bytes]:
-    """The batch's rows encoded: Examples, or SequenceExamples where a feature-list column
-    (marked, or named in `feature_lists`) has a value in the row."""
-    lists = feature_list_names(batch.schema, feature_lists)
-    columns, sequences = [], []
-    for name, array in zip(batch.schema.names, batch.columns, strict=True):
-        if name in lists:
-            sequences.append((name, steps_of(name, array, lambda key, steps: _flatten_column(key, steps, strict))))
-        elif not pa.types.is_null(array.type):
-            values, offsets, valid = _flatten_column(name, array, strict)
-            columns.append((name, values, offsets.tolist(), valid.tolist()))
-    for i in range(batch.num_rows):
-        row = {name: values[offsets[i] : offsets[i + 1]] for name, values, offsets, valid in columns if valid[i]}
-        steps = {name: column.row(i) for name, column in sequences}
-        present = {name: row_steps for name, row_steps in steps.items() if row_steps is not None}
-        yield encode_sequence_example(row, present) if present else encode_example(row)
-
-
-def iter_encoded(data: Any, strict: bool = False, feature_lists: Collection[str] | None = None) -> Iterator[bytes]:
-    """encode_arrow's records one at a time, a batch of `data` decoded at a time (memory stays flat)."""
-    for batch in _batches_of(data):
-        yield from _encoded(batch, strict, feature_lists)
-
-
-def encode_arrow(data: Any, *, strict: bool = False, feature_lists: Collection[str] | None = None) -> list[bytes]:
-    """Serialized Examples, one per row of `data` (a RecordBatch, a Table, an iterable of
-    RecordBatches or a pandas DataFrame). Scalars become one-value lists; lists (nested:
-    flattened) become lists; integers and bools → int64, floats → float32, strings and
-    binary → bytes; a null leaves the feature out. Other types are an error naming the
-    column, as is a float64 not exact as float32 when `strict`.
-
-    Feature lists: a column that decode_sequence_arrow (or read_arrow) marked as a feature
-    list in its schema field, or that `feature_lists` names, holds one list of steps per row;
-    a row with a value in such a column becomes a SequenceExample (the other columns its
-    context, each step a Feature, a null step one with no kind); a row with none, an Example."""
-    return list(iter_encoded(data, strict, feature_lists))
 
 
 def write_arrow(

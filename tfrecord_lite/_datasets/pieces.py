@@ -4,7 +4,8 @@ read tasks, and what one task reads.
 Strategy: a piece is a whole file, or a record range of an uncompressed local file. Files are
 split only when there are fewer of them than the tasks wanted: each gets a share of the tasks in
 proportion to its size, cut at record boundaries found in its index (the sidecar, built and saved
-by one scan when missing), never into ranges shorter than one batch. A range piece carries its
+by one scan when missing), never into ranges shorter than one batch; split_pieces cuts instead
+every file larger than a size (Spark's partitions). A range piece carries its
 TFRecordFile, which pickles as its path (the worker maps the sidecar in O(1)) or, where no sidecar
 could be saved, with the offsets themselves. Compressed files and URLs are streamed whole (URLs
 through fsspec, with the caller's storage options or filesystem object). Every read goes through
@@ -72,6 +73,24 @@ def plan_pieces(paths: Sequence[str], wanted: int, batch_size: int, compression:
     return pieces
 
 
+def split_pieces(paths: Sequence[str], max_bytes: int, batch_size: int, compression: str, verify: bool) -> list[Piece]:
+    """Pieces of at most about `max_bytes` each: every file a piece, an uncompressed local file
+    larger than that cut into record ranges by its index (the sidecar, built and saved on first
+    use where the folder is writable), never into ranges shorter than one batch."""
+    compression = normalize_compression(compression, allow_auto=True)
+    pieces: list[Piece] = []
+    for path in paths:
+        size = 0 if is_url(path) else os.path.getsize(path)
+        if size <= max_bytes or file_kind(path, compression) != "":
+            pieces.append(Piece(path, size))
+            continue
+        records = TFRecordFile(path, verify=verify)
+        cuts = min(math.ceil(size / max_bytes), math.ceil(len(records) / batch_size)) or 1
+        bounds = [len(records) * i // cuts for i in range(cuts + 1)]
+        pieces += [Piece(path, size // cuts, a, b, records) for a, b in itertools.pairwise(bounds)]
+    return pieces
+
+
 def piece_records(
     piece: Piece, batch_size: int, compression: str, verify: bool, storage_options: StorageOptions = None
 ) -> Iterator[list[bytes]]:
@@ -97,20 +116,27 @@ def piece_batches(
     verify: bool,
     storage_options: StorageOptions = None,
     sequence_features: Mapping[str, Any] | None = None,
+    columns: Sequence[str] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The piece's Examples (or SequenceExamples: decode_arrow's `sequence_features`, or records
-    that carry feature lists) as Arrow record batches of `batch_size` rows (decode_arrow's)."""
-    from tfrecord_lite._datasets.arrow_batches import decode_arrow, iter_arrow_batches
+    that carry feature lists) as Arrow record batches of `batch_size` rows (decode_arrow's).
+    `columns` without a spec decodes only those keys (null where a record lacks one)."""
+    from tfrecord_lite._datasets.arrow_batches import decode_arrow, decode_arrow_columns, iter_arrow_batches
 
     if piece.records is None and storage_options is None:  # a whole file: the streaming decoder
         yield from iter_arrow_batches(
             piece.path,
             features,
             sequence_features=sequence_features,
+            columns=columns,
             batch_size=batch_size,
             compression=compression,
             verify=verify,
         )
         return
     for records in piece_records(piece, batch_size, compression, verify, storage_options):
-        yield decode_arrow(records, features, sequence_features=sequence_features)
+        if columns is not None and features is None and sequence_features is None:
+            yield decode_arrow_columns(records, columns)
+        else:
+            batch = decode_arrow(records, features, sequence_features=sequence_features)
+            yield batch if columns is None else batch.select(list(columns))

@@ -116,7 +116,7 @@ def finish_append(path: PathName, point: AppendPoint) -> None:
             new = build_record_index(buf, st, path=name, verify=False, start=old)
             new.verified = old.verified
             old.close()
-            save_record_index(new, location)
+            save_record_index(new, location, like=name)
         else:
             old.close()
     finally:

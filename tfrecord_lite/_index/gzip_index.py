@@ -1,7 +1,11 @@
 """Building the index of a GZIP / ZLIB TFRecord file (gzip_sidecar.py holds it), and
 opening it: a fresh sidecar, else one pass over the file now. The pass reads the
 uncompressed stream to its end through the StreamScanner (every record checked) and
-collects the marks; the seek points come from the same pass.
+collects the marks; the seek points come from the same pass. The stream is the one every
+reader sees (the streaming Inflater, or the same rule in _SavingInflater): concatenated
+members are one stream, anything else after one, or a cut anywhere, is an error, so no
+index of a shorter dataset is ever made. indexed_gzip, which is laxer, is only led
+through the file just behind it (its index grows as it seeks) to make the windows.
 
 Windows are made by indexed_gzip (extra [fast]; zran in C: no threads, so fork- and
 DataLoader-safe, and its index exports as bytes); we store that export
@@ -35,7 +39,8 @@ from typing import Any
 import numpy as np
 
 from tfrecord_lite._compression.inflate import WBITS
-from tfrecord_lite._errors import CorruptRecordError, TFRecordError, TruncatedRecordError
+from tfrecord_lite._compression.inflater import Inflater, not_a_next_member, starts_member
+from tfrecord_lite._errors import CorruptRecordError, IndexFormatError, TFRecordError, TruncatedRecordError
 from tfrecord_lite._index.gzip_sidecar import (
     RAW,
     GzipIndex,
@@ -59,7 +64,7 @@ from tfrecord_lite._index.sidecar_file import (
     stale_error,
 )
 from tfrecord_lite._storage.files import sniff_file
-from tfrecord_lite._stream.scanner import CHUNK_SIZE, DecodedStream, StreamScanner
+from tfrecord_lite._stream.scanner import CHUNK_SIZE, MAX_RECORD_BYTES, DecodedStream, StreamScanner
 
 SPACING = 2 << 20  # bytes of output between points with windows
 _FEED = 1 << 18  # compressed bytes fed per step when building in-memory points
@@ -74,64 +79,109 @@ def needs_pass(index: GzipIndex) -> bool:
 # ----------------------------------------------------------------- building
 
 
-def build_gzip_index(path: str, kind: str, *, verify: bool = True, spacing: int | None = None) -> GzipIndex:
+def build_gzip_index(
+    path: str, kind: str, *, verify: bool = True, spacing: int | None = None, max_record_bytes: int = MAX_RECORD_BYTES
+) -> GzipIndex:
     """Index the compressed file `path` by one pass: with indexed_gzip for GZIP when it is
     installed, else with the stdlib's zlib, keeping decompressor copies as points."""
     with open(path, "rb") as fh:
         st = os.fstat(fh.fileno())
         check = file_edge_check(fh, st.st_size)
-    marks, points, blob = _one_pass(path, functools.partial(open, path, "rb"), kind, path, verify, spacing or SPACING)
+    opened = functools.partial(open, path, "rb")
+    marks, points, blob = _one_pass(path, opened, kind, path, verify, spacing or SPACING, max_record_bytes)
     return GzipIndex(kind, marks, points, blob, st.st_size, st.st_mtime_ns, check)
 
 
 def build_remote_gzip_index(buf: Any, kind: str, *, verify: bool = True, spacing: int | None = None) -> GzipIndex:
     """Index a compressed object (`buf` its RemoteBuffer) by one pass, as build_gzip_index indexes a
-    file: indexed_gzip reads it through a seekable file of ranged reads, the stdlib's zlib streams it.
-    Its mtime is unknown (0): an object's sidecar is checked by size and edge bytes only."""
+    file: indexed_gzip and the streaming Inflater read it in step through one cache of ranged reads
+    (each block fetched once), or the stdlib's zlib streams it. Its mtime is unknown (0): an
+    object's sidecar is checked by size and edge bytes only."""
     from tfrecord_lite._storage.remote import STREAM_BLOCK, RemoteBuffer, RemoteFile, RemoteStream
 
     obj, size = buf.obj, len(buf)
+    shared = RemoteBuffer(obj, size, STREAM_BLOCK, blocks=4)  # 32 MiB: indexed_gzip seeks back
     marks, points, blob = _one_pass(
-        RemoteFile(RemoteBuffer(obj, size, STREAM_BLOCK, blocks=4)),  # 32 MiB: indexed_gzip seeks back
+        RemoteFile(shared),
         lambda: RemoteStream(obj),
         kind,
         obj.name,
         verify,
         spacing or SPACING,
+        paired=lambda: RemoteFile(shared),
     )
     return GzipIndex(kind, marks, points, blob, size, 0, _object_edge_check(buf))
 
 
 def _one_pass(
-    source: str | io.RawIOBase, stream: Callable[[], Any], kind: str, name: str, verify: bool, spacing: int
+    source: str | io.RawIOBase,
+    stream: Callable[[], Any],
+    kind: str,
+    name: str,
+    verify: bool,
+    spacing: int,
+    limit: int = MAX_RECORD_BYTES,
+    paired: Callable[[], Any] | None = None,
 ) -> tuple[Marks, list[Point], bytes]:
-    """(marks, points, indexed_gzip export) of a compressed file: by indexed_gzip over `source` (a
-    path or a seekable file) for GZIP when it is installed, else over `stream()` with zlib."""
-    igzip = _indexed_gzip() if kind == "gzip" else None
-    if igzip is not None:
-        try:
-            return _build_indexed(igzip, source, name, verify, spacing)
-        except TFRecordError:
-            raise
-        except Exception:  # indexed_gzip's errors say little: the stdlib pass below names the damage
-            pass
-    with stream() as fh:
+    """(marks, points, indexed_gzip export) of a compressed file. The marks come from the file
+    read as every reader reads it (the streaming Inflater over `stream()`, or `paired()` beside
+    indexed_gzip: one rule for where the compressed stream ends, docs/files.md); the points from
+    indexed_gzip over `source` (a path or a seekable file) for a GZIP file when it is installed,
+    led through the file in step with the Inflater, else from the same pass, as copies of a
+    stdlib decompressor."""
+    gz = _open_indexed_gzip(source, spacing) if kind == "gzip" else None
+    if gz is not None:
+        with gz:
+            follower = _Follower(gz)
+            with (paired or stream)() as fh:
+                decoded = DecodedStream(fh, kind, make_inflater=Inflater)
+                try:
+                    marks = _scan_marks(decoded, name, verify, limit, follower)
+                finally:
+                    decoded.close()
+            blob = follower.export(marks.end) if marks.end > spacing else b""
+        if blob is not None:
+            return marks, [Point(0, 0, WBITS["gzip"])], blob
+    with stream() as fh:  # no indexed_gzip, or a file it does not take
         inflating = _SavingInflater(fh, kind, spacing)
-        return _scan_marks(inflating, name, verify), inflating.points, b""
+        return _scan_marks(inflating, name, verify, limit), inflating.points, b""
 
 
-def _build_indexed(
-    igzip: Any, source: str | io.RawIOBase, name: str, verify: bool, spacing: int
-) -> tuple[Marks, list[Point], bytes]:
+class _Follower:
+    """Leads indexed_gzip through a file behind the streaming Inflater (its index grows as it seeks),
+    so both read each compressed byte at about the same time; it stops following at its first error."""
+
+    def __init__(self, gz: Any) -> None:
+        self._gz = gz
+        self._failed = False
+
+    def __call__(self, offset: int) -> None:
+        if not self._failed:
+            try:
+                self._gz.seek(offset)
+            except Exception:  # a header indexed_gzip does not take: the stdlib pass makes the points
+                self._failed = True
+
+    def export(self, size: int) -> bytes | None:
+        """indexed_gzip's seek points, zlib-compressed, of the `size`-byte stream; None if it failed."""
+        self(size)
+        if self._failed or self._gz.seek(0, io.SEEK_END) != size:
+            return None
+        out = io.BytesIO()
+        self._gz.export_index(fileobj=out)
+        return zlib.compress(out.getvalue(), 1)
+
+
+def _open_indexed_gzip(source: str | io.RawIOBase, spacing: int) -> Any:
+    """An IndexedGzipFile over `source`; None without indexed_gzip, or when it refuses the file."""
+    igzip = _indexed_gzip()
+    if igzip is None:
+        return None
     where = {"filename": source} if isinstance(source, str) else {"fileobj": source}
-    with igzip.IndexedGzipFile(**where, spacing=spacing, buffer_size=CHUNK_SIZE, drop_handles=False) as gz:
-        marks = _scan_marks(gz, name, verify)
-        blob = b""
-        if marks.end > spacing:
-            out = io.BytesIO()
-            gz.export_index(fileobj=out)
-            blob = zlib.compress(out.getvalue(), 1)
-    return marks, [Point(0, 0, WBITS["gzip"])], blob
+    try:
+        return igzip.IndexedGzipFile(**where, spacing=spacing, buffer_size=CHUNK_SIZE, drop_handles=False)
+    except Exception:  # the stdlib pass makes the points (and names any damage)
+        return None
 
 
 def _indexed_gzip() -> Any:
@@ -142,14 +192,20 @@ def _indexed_gzip() -> Any:
     return indexed_gzip
 
 
-def _scan_marks(raw: Any, path: str, verify: bool) -> Marks:
-    """Read the uncompressed stream `raw` (a file object) to its end, checking every record."""
+def _scan_marks(
+    raw: Any, path: str, verify: bool, limit: int = MAX_RECORD_BYTES, follow: Callable[[int], None] | None = None
+) -> Marks:
+    """Read the uncompressed stream `raw` (a file object, or a DecodedStream) to its end, checking
+    every record (none longer than `limit` bytes: RecordTooLargeError); `follow` is told how far
+    the records reach after each chunk."""
     marks = Marks()
-    stream = DecodedStream(raw, "")
-    stream.path = path
     try:
-        for _, _, lengths in StreamScanner(stream, verify=verify).chunks():
+        stream = raw if isinstance(raw, DecodedStream) else DecodedStream(raw, "")
+        stream.path = path
+        for _, _, lengths in StreamScanner(stream, verify=verify, max_record_bytes=limit).chunks():
             marks.add(lengths)
+            if follow is not None:
+                follow(marks.end)
     except TFRecordError as err:
         raise type(err)(
             err.reason + " (offsets are in the uncompressed stream)", path=path, offset=err.offset
@@ -184,8 +240,14 @@ class _SavingInflater(io.RawIOBase):
                 if not data:
                     data = self._fh.read(_FEED)
                     self._cin += len(data)
-                if not data or self._kind == "zlib":
+                if not data:  # what follows a member or stream is the next one (docs/files.md)
                     return 0
+                if len(data) < 2:
+                    more = self._fh.read(1)
+                    self._cin += len(more)
+                    data += more
+                if not starts_member(bytes(data[:2]), self._kind):
+                    raise not_a_next_member(self._kind, self._cin - len(data))
                 self._d = zlib.decompressobj(self._wbits)
             else:
                 data = self._fh.read(_FEED)
@@ -237,14 +299,21 @@ class SeekPoints:
             st = os.fstat(fh.fileno())
             check = file_edge_check(fh, st.st_size)
         index = GzipIndex(self.kind, self.marks, self.points, b"", st.st_size, st.st_mtime_ns, check)
-        return save_bytes(index.to_bytes(), sidecar_path(path))
+        return save_bytes(index.to_bytes(), sidecar_path(path), like=path)
 
 
 # ----------------------------------------------------------------- opening
 
 
 def open_gzip_index(
-    path: str, kind: str, index: IndexArg, *, verify: bool, on_stale: str, spacing: int | None = None
+    path: str,
+    kind: str,
+    index: IndexArg,
+    *,
+    verify: bool,
+    on_stale: str,
+    spacing: int | None = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> GzipIndex:
     """The index of compressed `path`: a fresh sidecar, else one built now (and saved unless index=False)."""
     location = index_location(path, index)
@@ -257,15 +326,23 @@ def open_gzip_index(
                 return found
     # a missing or stale index is built and saved; a fresh one whose points were in memory only
     # gets them back by the same pass (and then needs no saving)
-    fresh = build_gzip_index(path, kind, verify=verify, spacing=spacing)
+    fresh = build_gzip_index(path, kind, verify=verify, spacing=spacing, max_record_bytes=max_record_bytes)
     kept = found is not None and reason is None
-    if location is not None and (kept or save_bytes(fresh.to_bytes(), location)):
+    if location is not None and (kept or save_bytes(fresh.to_bytes(), location, like=path)):
         fresh.location = location
     return fresh
 
 
 def open_remote_gzip_index(
-    url: str, buf: Any, kind: str, index: IndexArg, *, verify: bool, on_stale: str, storage_options: Any
+    url: str,
+    buf: Any,
+    kind: str,
+    index: IndexArg,
+    *,
+    verify: bool,
+    on_stale: str,
+    storage_options: Any,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> GzipIndex:
     """The index of a compressed object (`buf` its RemoteBuffer): the sidecar next to it
     (`<url>.tfrlidx`) or `index=` (a path or URL), checked against the object's size and first and
@@ -280,7 +357,10 @@ def open_remote_gzip_index(
         shown, named = redact(location), names_a_file(index)
 
         def read(where: str) -> GzipIndex:
-            return parse_gzip_index(read_whole(where, storage_options), shown)
+            data = read_whole(where, storage_options, limit=largest_gzip_index(len(buf)))
+            if len(data) > largest_gzip_index(len(buf)):
+                raise IndexFormatError(f"longer than an index of a {len(buf)}-byte object can be", path=shown)
+            return parse_gzip_index(data, shown)
 
         found = read_existing(read, location, named, missing_ok=not named)
         if found is not None:
@@ -290,8 +370,15 @@ def open_remote_gzip_index(
             if _usable(found, reason, shown, on_stale, redact(url)):
                 return found
     inflating = _SavingInflater(RemoteStream(buf.obj), kind, SPACING)
-    marks = _scan_marks(inflating, redact(url), verify)
+    marks = _scan_marks(inflating, redact(url), verify, max_record_bytes)
     return GzipIndex(kind, marks, inflating.points, b"", len(buf), 0, _object_edge_check(buf))
+
+
+def largest_gzip_index(object_size: int) -> int:
+    """A generous bound on the sidecar of a compressed object of `object_size` bytes: deflate inflates
+    at most 1032-fold, which bounds the marks; a point per compressed byte at most; the export of
+    indexed_gzip's windows. A sidecar is about 1% of its object; this is 64 times its object."""
+    return 64 * object_size + (1 << 20)
 
 
 def _usable(found: GzipIndex, reason: str | None, where: str, on_stale: str, path: str) -> bool:
@@ -310,4 +397,4 @@ def _object_edge_check(buf: Any) -> int:
 def write_gzip_index(path: str, target: str, *, verify: bool = True, spacing: int | None = None) -> str:
     """Build and save the index of a compressed file (for `write_index` / CLI `index`)."""
     fresh = build_gzip_index(path, sniff_file(path), verify=verify, spacing=spacing)
-    return save_or_raise(fresh.to_bytes(), target)
+    return save_or_raise(fresh.to_bytes(), target, like=path)

@@ -81,13 +81,13 @@ class SpanInflater:
         pending = next(feed, b"")
         d = point.decompressor(pending)
         while done < goal:
-            if d.eof:  # a member ended: the next one follows (GZIP), or nothing does
-                if self._kind == "zlib" or point.wbits != WBITS["gzip"]:
+            if d.eof:  # a member (stream) ended: the next one follows, or nothing does
+                if point.wbits != WBITS[self._kind]:  # a raw deflate point: the next member has its own point
                     break
                 pending = d.unused_data or next(feed, b"")
                 if not pending:
                     break
-                d = decompressor(WBITS["gzip"], pending)
+                d = decompressor(point.wbits, pending)
             if not pending:
                 pending = next(feed, b"")
                 if not pending:

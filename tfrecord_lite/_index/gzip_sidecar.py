@@ -193,25 +193,34 @@ def parse_gzip_index(data: bytes, location: str) -> GzipIndex:
     return GzipIndex(name, marks, points, blob, file_size, mtime_ns, check, location)
 
 
-def window_points(blob: bytes) -> list[Point]:
+def window_points(blob: bytes, file_size: int) -> list[Point]:
     """The points of an indexed_gzip index export (its format 1, as zran.c writes it:
     "GZIDX", version, flags, u64 compressed size, u64 uncompressed size, u32 spacing,
     u32 window size, u32 point count; per point u64 compressed offset, u64 uncompressed
-    offset, u8 bits, u8 has-window; then the windows of the points that have one)."""
+    offset, u8 bits, u8 has-window; then the windows of the points that have one).
+
+    Inflated a part at a time, each bounded by the size the parts before it promise (a point
+    per compressed byte of the `file_size`-byte file at most), so a zlib bomb in a sidecar
+    inflates no further than a genuine export of that file could."""
+    damaged = "the index's indexed_gzip seek points are damaged"
+    d = zlib.decompressobj()
     try:
-        data = memoryview(zlib.decompress(blob))
+        head = d.decompress(blob, _GZIDX.size)
+        if len(head) < _GZIDX.size or head[:5] != b"GZIDX" or head[5] != 1:
+            raise IndexFormatError("the index's indexed_gzip seek points are not in a format read here")
+        *_, window, n = _GZIDX.unpack_from(head, 0)
+        if n > file_size + 1 or window > 1 << 15:
+            raise IndexFormatError(damaged)
+        table = d.decompress(d.unconsumed_tail, n * _GZIDX_POINT.itemsize)
+        rows = np.frombuffer(table, _GZIDX_POINT, len(table) // _GZIDX_POINT.itemsize)
+        windows = d.decompress(d.unconsumed_tail, window * int(rows["window"].sum()))
+        extra = d.decompress(d.unconsumed_tail, 1)
     except zlib.error:
         raise IndexFormatError("the index's indexed_gzip seek points are damaged (they do not inflate)") from None
-    if len(data) < _GZIDX.size or bytes(data[:5]) != b"GZIDX" or data[5] != 1:
-        raise IndexFormatError("the index's indexed_gzip seek points are not in a format read here")
-    *_, window, n = _GZIDX.unpack_from(data, 0)
-    if n > (len(data) - _GZIDX.size) // _GZIDX_POINT.itemsize or window > 1 << 15:
-        raise IndexFormatError("the index's indexed_gzip seek points are damaged")
-    rows = np.frombuffer(data, _GZIDX_POINT, n, _GZIDX.size)
-    at = _GZIDX.size + rows.nbytes
-    if len(data) != at + window * int(rows["window"].sum()) or (rows["bits"] > 7).any() or (rows["window"] > 1).any():
-        raise IndexFormatError("the index's indexed_gzip seek points are damaged")
-    points = [Point(0, 0, WBITS["gzip"])]
+    complete = len(rows) == n and len(windows) == window * int(rows["window"].sum()) and not extra and d.eof
+    if not complete or (rows["bits"] > 7).any() or (rows["window"] > 1).any():
+        raise IndexFormatError(damaged)
+    points, at, data = [Point(0, 0, WBITS["gzip"])], 0, memoryview(windows)
     for cin, uout, bits, has_window in rows.tolist():
         points.append(Point(cin, uout, RAW, bits=bits, window=data[at : at + window] if has_window else None))
         at += window if has_window else 0
@@ -220,7 +229,7 @@ def window_points(blob: bytes) -> list[Point]:
 
 def seek_points(index: GzipIndex) -> list[Point]:
     """Where inflating can start in the file of `index`: its indexed_gzip export's points, else its own."""
-    return window_points(index.blob) if index.blob else index.points
+    return window_points(index.blob, index.file_size) if index.blob else index.points
 
 
 def read_gzip_index(location: str) -> GzipIndex:

@@ -223,8 +223,9 @@ def record_index_bytes(index: RecordIndex) -> bytes:
     return head + np.ascontiguousarray(index.offsets, OFFSET_DTYPE).tobytes()
 
 
-def save_record_index(index: RecordIndex, target: str) -> bool:
-    """Write `index` to `target` through a temporary file and an atomic rename.
+def save_record_index(index: RecordIndex, target: str, *, like: str | None = None) -> bool:
+    """Write `index` to `target` through a temporary file and an atomic rename (`like`: the
+    indexed file, whose permissions the sidecar never widens).
 
     Returns False (and leaves nothing behind) when the place is not writable, so
     the caller keeps the index in memory; other I/O errors propagate.
@@ -233,7 +234,7 @@ def save_record_index(index: RecordIndex, target: str) -> bool:
     def write(fh: IO[bytes]) -> None:
         fh.write(record_index_bytes(index))
 
-    if not save_bytes(write, target):
+    if not save_bytes(write, target, like=like):
         return False
     index.location = target
     return True
@@ -456,7 +457,7 @@ def open_record_index(
         if existing is not None:
             existing.close()
     if save and location is not None and fresh.ends is None:
-        save_record_index(fresh, location)
+        save_record_index(fresh, location, like=path)
     return fresh
 
 
@@ -502,4 +503,4 @@ def save_offsets(tfrecord_path: str, offsets: np.ndarray, *, verified: bool = Fa
         idx = RecordIndex(offsets, st.st_size, st.st_mtime_ns, edge_check(buf, offsets), verified)
     finally:
         release(buf)
-    return save_record_index(idx, sidecar_path(tfrecord_path))
+    return save_record_index(idx, sidecar_path(tfrecord_path), like=tfrecord_path)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tfrecord_lite._errors import IndexFormatError
 from tfrecord_lite._index.record_index import (
     OFFSET_DTYPE,
     RECORD_INDEX_MAGIC,
@@ -47,7 +48,7 @@ from tfrecord_lite._index.sidecar_file import (
 )
 from tfrecord_lite._storage.locations import is_url, redact
 from tfrecord_lite._storage.remote import RemoteBuffer, RemoteObject, RemoteStream
-from tfrecord_lite._wire.framing import HEADER_SIZE, scan
+from tfrecord_lite._wire.framing import HEADER_SIZE, OVERHEAD, scan
 
 _NO_CHECK = -2  # a text index has no edge check: its first use computes it
 
@@ -84,12 +85,12 @@ def _find_index(
     candidates: list[tuple[str, RecordIndex | None]] = []
     if names_a_file(index):
         location = os.fspath(index)  # type: ignore[arg-type]
-        candidates.append((redact(location), _load(location, options, fs, named=True)))
+        candidates.append((redact(location), _load(location, options, fs, obj.size, named=True)))
     elif index is not False:
-        candidates.append((sidecar_path(obj.name), _load(sidecar_path(obj.url), options, fs, named=False)))
+        candidates.append((sidecar_path(obj.name), _load(sidecar_path(obj.url), options, fs, obj.size, named=False)))
     cached = cache_path(obj) if index is not False else None
     if cached is not None and cached.exists():
-        candidates.append((str(cached), _load(str(cached), None, None, named=False)))
+        candidates.append((str(cached), _load(str(cached), None, None, obj.size, named=False)))
     for where, found in candidates:
         if found is None:
             continue
@@ -112,23 +113,38 @@ def index_object(buf: RemoteBuffer, *, verify: bool) -> RecordIndex:
     return RecordIndex(offsets, int(offsets[-1]), 0, edge_check(buf, offsets), verify)  # type: ignore[arg-type]
 
 
-def _load(location: str, options: object, fs: object, *, named: bool) -> RecordIndex | None:
+def _load(location: str, options: object, fs: object, object_size: int, *, named: bool) -> RecordIndex | None:
     """The index at a local path or URL; None when it is missing (or damaged) and not `named` by the caller."""
-    return read_existing(lambda where: _read(where, options, fs), location, named, missing_ok=not named)
+    return read_existing(lambda where: _read(where, options, fs, object_size), location, named, missing_ok=not named)
 
 
-def _read(location: str, options: object, fs: object) -> RecordIndex:
-    """The binary sidecar or text index at a local path or URL."""
+def largest_index(object_size: int) -> int:
+    """The most bytes an index of an object of `object_size` bytes can hold: a binary sidecar's
+    header and 8 bytes per record, or a text index's line per record ("offset length", CRLF),
+    a record being 16 bytes at least."""
+    records = object_size // OVERHEAD + 1
+    return max(64 + 8 * (records + 1), records * (2 * len(str(object_size)) + 3)) + 64
+
+
+def _read(location: str, options: object, fs: object, object_size: int) -> RecordIndex:
+    """The binary sidecar or text index at a local path or URL, of an object of `object_size` bytes:
+    read no further than such an index can reach (a huge planted file is refused, never held)."""
+    limit = largest_index(object_size)
     if not is_url(location):
         with open(location, "rb") as fh:
             if is_record_index(fh.read(len(RECORD_INDEX_MAGIC))):
                 return read_record_index(location)
             fh.seek(0)
-            data = fh.read()
+            data = fh.read(limit + 1)
     else:
-        data = RemoteObject(location, options, fs).read_range(0, 1 << 62)  # type: ignore[arg-type]
-        if is_record_index(data):
-            return record_index_from_buffer(data, redact(location))
+        data = RemoteObject(location, options, fs).read_range(0, limit + 1)  # type: ignore[arg-type]
+    if len(data) > limit:
+        raise IndexFormatError(
+            f"an index of an object of {object_size} bytes holds at most {limit} bytes; this one is longer",
+            path=redact(location),
+        )
+    if is_url(location) and is_record_index(data):
+        return record_index_from_buffer(data, redact(location))
     offsets = parse_text_index(data, redact(location))
     return RecordIndex(offsets, int(offsets[-1]), 0, _NO_CHECK, False)
 

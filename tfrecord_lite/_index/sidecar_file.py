@@ -12,8 +12,8 @@ caller named must be valid. An index is fresh while the file has the size (and, 
 local file, the mtime) recorded in it and its kind's check of the file's edges still
 matches; a stale index is rebuilt, or raises StaleIndexError with on_stale="raise".
 Sidecars are written through a temporary file renamed into place
-(atomic.write_atomic: never torn); a place that is not writable leaves the index in
-memory.
+(atomic.write_atomic: never torn), with no permission their data file lacks; a place
+that is not writable leaves the index in memory.
 """
 
 from __future__ import annotations
@@ -130,11 +130,12 @@ def read_existing(read: Callable[[str], _Index], location: str, named: bool, mis
         return None
 
 
-def save_bytes(data: bytes | Callable[[IO[bytes]], None], target: str) -> bool:
-    """write_atomic(target, data), or False (leaving nothing behind) when the place is not
-    writable; other I/O errors propagate."""
+def save_bytes(data: bytes | Callable[[IO[bytes]], None], target: str, *, like: str | None = None) -> bool:
+    """write_atomic(target, data, like=...) (`like`: the data file, whose permissions the index
+    never widens), or False (leaving nothing behind) when the place is not writable; other I/O
+    errors propagate."""
     try:
-        write_atomic(target, data)
+        write_atomic(target, data, like=like)
     except OSError as err:
         if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT):
             return False
@@ -142,8 +143,8 @@ def save_bytes(data: bytes | Callable[[IO[bytes]], None], target: str) -> bool:
     return True
 
 
-def save_or_raise(data: bytes | Callable[[IO[bytes]], None], target: str) -> str:
+def save_or_raise(data: bytes | Callable[[IO[bytes]], None], target: str, *, like: str | None = None) -> str:
     """save_bytes, raising PermissionError when the place is not writable; returns `target`."""
-    if not save_bytes(data, target):
+    if not save_bytes(data, target, like=like):
         raise PermissionError(errno.EACCES, "cannot write the index here (read-only?)", target)
     return target

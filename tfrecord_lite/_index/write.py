@@ -61,7 +61,7 @@ def write_index(
         idx = build_record_index(buf, st, path=path, verify=verify)
     finally:
         release(buf)
-    return save_or_raise(record_index_bytes(idx), target)
+    return save_or_raise(record_index_bytes(idx), target, like=path)
 
 
 def write_remote_index(
@@ -108,4 +108,4 @@ def write_text_index(tfrecord_path: PathName, out_path: PathName) -> None:
     finally:
         release(buf)
     text = "".join(f"{s} {n}\n" for s, n in zip(starts, lengths, strict=False)).encode()
-    write_atomic(os.fspath(out_path), text)  # type: ignore[arg-type]
+    write_atomic(os.fspath(out_path), text, like=path)  # type: ignore[arg-type]

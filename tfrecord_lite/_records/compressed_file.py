@@ -29,6 +29,7 @@ from tfrecord_lite._storage.files import sniff_file
 from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
 from tfrecord_lite._storage.remote import RemoteBuffer, RemoteObject
 from tfrecord_lite._stream.damage import DamagePolicy
+from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES
 from tfrecord_lite._wire.framing import HEADER_SIZE
 from tfrecord_lite._wire.sniff import sniff_compression
 
@@ -100,25 +101,26 @@ def open_compressed(
     on_stale: str,
     policy: DamagePolicy | None,
     storage_options: StorageOptions,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> CompressedRecords:
     """The records of the compressed file (or object) `path`, through its index: a fresh sidecar,
-    else one pass over the file."""
+    else one pass over the file (refusing a record longer than `max_record_bytes`)."""
     if policy is not None:
         raise ValueError(
             f"on_error= skips damage while indexing an uncompressed file; {path} is compressed: read "
             "it with iter_records(on_error=...), or salvage() it into a clean copy"
         )
     if is_url(path):
-        return _open_object(path, index, verify=verify, on_stale=on_stale, storage_options=storage_options)
+        return _open_object(path, index, verify, on_stale, storage_options, max_record_bytes)
     kind = sniff_file(path)
     if kind not in ("gzip", "zlib"):  # pragma: no cover - TFRecordFile sends only compressed files here
         raise IndexFormatError("not a GZIP or ZLIB file", path=path)
-    idx = open_gzip_index(path, kind, index, verify=verify, on_stale=on_stale)
+    idx = open_gzip_index(path, kind, index, verify=verify, on_stale=on_stale, max_record_bytes=max_record_bytes)
     return CompressedRecords(path, idx, span_inflater(path, idx), verify, storage_options)
 
 
 def _open_object(
-    url: str, index: IndexArg, *, verify: bool, on_stale: str, storage_options: StorageOptions
+    url: str, index: IndexArg, verify: bool, on_stale: str, storage_options: StorageOptions, max_record_bytes: int
 ) -> CompressedRecords:
     """An object in a store: its bytes through a RemoteBuffer (ranged reads, block cache), its
     index from the sidecar next to it (see open_remote_gzip_index)."""
@@ -127,7 +129,14 @@ def _open_object(
     try:
         kind = sniff_compression(buf[0:HEADER_SIZE])
         idx = open_remote_gzip_index(
-            url, buf, kind, index, verify=verify, on_stale=on_stale, storage_options=storage_options
+            url,
+            buf,
+            kind,
+            index,
+            verify=verify,
+            on_stale=on_stale,
+            storage_options=storage_options,
+            max_record_bytes=max_record_bytes,
         )
         spans = span_inflater(obj.name, idx, buf)
     except BaseException:

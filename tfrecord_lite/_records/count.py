@@ -66,8 +66,10 @@ def count_file(
     policy = as_policy(on_error, max_skipped)
     stream = DecodedStream(source, compression, strict=policy.raises, storage_options=storage_options)
     try:
-        scanner = StreamScanner(stream, verify=verify, on_damage=policy.handler(stream.path))
-        return sum(len(starts) for _, starts, _ in scanner.chunks())
+        scanner = StreamScanner(stream, verify=verify, payloads=False, on_damage=policy.handler(stream.path))
+        for _ in scanner.chunks():
+            pass
+        return scanner.records
     finally:
         stream.close()
 

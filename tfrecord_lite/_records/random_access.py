@@ -41,6 +41,7 @@ from tfrecord_lite._repr import count, describe, plural
 from tfrecord_lite._storage.files import display_name, read_head
 from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
 from tfrecord_lite._stream.damage import DamagePolicy, OnError
+from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES
 from tfrecord_lite._wire.crc import masked_crc
 from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, frame_header
 from tfrecord_lite._wire.sniff import SNIFF_SIZE, inflates, sniff_compression
@@ -279,6 +280,9 @@ class TFRecordFile(RecordSequence):
     next to the object, `index=` (path or URL), or one scan cached locally (see docs/cloud.md);
     a GZIP / ZLIB object is read from the seek points of its sidecar.
     `storage_options`: fsspec's options for it, or an fsspec filesystem.
+
+    A GZIP / ZLIB file holding a record whose header claims more than `max_record_bytes` (1 GiB by
+    default) raises RecordTooLargeError while it is indexed, before any of it is held in memory.
     """
 
     # The hot path of f[i], inlined in __getitem__: the index tables and read function of an
@@ -300,7 +304,9 @@ class TFRecordFile(RecordSequence):
         on_error: OnError | DamagePolicy = "raise",
         max_skipped: int | None = None,
         storage_options: StorageOptions = None,
+        max_record_bytes: int = MAX_RECORD_BYTES,
     ) -> None:
+        self._max_record_bytes = max_record_bytes
         # ShardedRecords hands each shard its DamagePolicy, so that max_skipped counts over all of them
         policy = on_error if isinstance(on_error, DamagePolicy) else DamagePolicy(on_error, max_skipped)
         self._keep(path, index, verify, on_stale, None if policy.raises else policy, storage_options)
@@ -346,6 +352,7 @@ class TFRecordFile(RecordSequence):
                 on_stale=self._on_stale,
                 policy=self._policy,
                 storage_options=self._storage_options,
+                max_record_bytes=self._max_record_bytes,
             )
         elif is_url(self._path):
             records = self._open_remote(prebuilt)
@@ -510,6 +517,7 @@ class TFRecordFile(RecordSequence):
             "policy": self._policy,
             "storage_options": self._storage_options,
             "compressed": self._compressed,
+            "max_record_bytes": self._max_record_bytes,
             "in_memory": in_memory,
             "closed": self.closed,
         }
@@ -518,6 +526,7 @@ class TFRecordFile(RecordSequence):
         path, index, verify, on_stale = state["path"], state["index"], state["verify"], state["on_stale"]
         self._keep(path, index, verify, on_stale, state.get("policy"), state.get("storage_options"))
         self._compressed = state.get("compressed", False)
+        self._max_record_bytes = state.get("max_record_bytes", MAX_RECORD_BYTES)
         if not state["closed"]:
             prebuilt = None
             if state.get("in_memory") is not None:

@@ -31,7 +31,7 @@ from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._storage.prefetch import PREFETCH, prefetched
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
 from tfrecord_lite._stream.damage import Damage, DamagePolicy, OnError, as_policy
-from tfrecord_lite._stream.scanner import DecodedStream, StreamInflater, StreamScanner
+from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES, DecodedStream, StreamInflater, StreamScanner
 
 _RECORD_URL = re.compile(r"[a-z][a-z0-9+.-]*://[^*?\[]*\.(tfrecords?|tfrec|tfr)(\.gz|\.zlib|\.zz)?$", re.I)
 
@@ -48,7 +48,9 @@ class RecordIterator(Iterator[bytes]):
         policy: DamagePolicy | None = None,
         storage_options: StorageOptions = None,
         prefetch: int = PREFETCH,
+        max_record_bytes: int = MAX_RECORD_BYTES,
     ) -> None:
+        self._max_record_bytes = max_record_bytes
         self._sources = source if isinstance(source, list) else [source]
         self._compression = compression
         self._policy = policy if policy is not None and not policy.raises else None
@@ -86,7 +88,9 @@ class RecordIterator(Iterator[bytes]):
         chunks = (
             chunk
             for stream in self._streams()
-            for chunk in StreamScanner(stream, verify=self._verify, on_damage=self._on_damage(stream)).chunks(multiple)
+            for chunk in StreamScanner(
+                stream, verify=self._verify, on_damage=self._on_damage(stream), max_record_bytes=self._max_record_bytes
+            ).chunks(multiple)
         )
         return chunks if multiple == 1 or len(self._sources) == 1 else _whole_multiples(chunks, multiple)
 
@@ -203,6 +207,7 @@ def iter_records(
     max_skipped: int | None = None,
     storage_options: StorageOptions = None,
     prefetch: int = PREFETCH,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> RecordIterator:
     """Iterate the records (payload bytes) of TFRecord files, one after the other.
 
@@ -222,10 +227,21 @@ def iter_records(
     that resume where a broken connection stopped; `storage_options` are fsspec's options
     (or an fsspec filesystem object), and over many objects the first blocks of the next
     `prefetch` ones are fetched while one is read (see docs/cloud.md).
+
+    A record whose header claims more than `max_record_bytes` (default 1 GiB) raises
+    RecordTooLargeError before any of it is held in memory: raise the limit for trusted files.
     """
     policy = as_policy(on_error, max_skipped)
     sources = sources_of(source, storage_options)
-    return RecordIterator(sources, compression, verify, policy, storage_options=storage_options, prefetch=prefetch)
+    return RecordIterator(
+        sources,
+        compression,
+        verify,
+        policy,
+        storage_options=storage_options,
+        prefetch=prefetch,
+        max_record_bytes=max_record_bytes,
+    )
 
 
 def sources_of(source: PathOrFile | Sources, storage_options: StorageOptions = None) -> list[PathOrFile]:

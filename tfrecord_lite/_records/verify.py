@@ -74,12 +74,13 @@ def verify_file(
         report.damage.append(damage)
         report.record_numbers.append(scanner.records)
 
-    scanner = StreamScanner(stream, on_damage=found, on_read=on_progress)
+    scanner = StreamScanner(stream, on_damage=found, on_read=on_progress, payloads=False)
     try:
-        for _, starts, _ in scanner.chunks():
-            report.records += len(starts)
+        for _ in scanner.chunks():
+            pass
     finally:
         stream.close()
+    report.records = scanner.records
     if not report.records and report.damage and not holds_records(stream.head):
         report.damage = [Damage(0, None, not_a_tfrecord(None, stream.head).reason)]
         report.record_numbers = [0]

@@ -23,6 +23,7 @@ from tfrecord_lite._example.sequence_probe import CLASH, feature_list_rows
 from tfrecord_lite._example.validate import check_int
 from tfrecord_lite._records.example_batches import record_spans
 from tfrecord_lite._records.reader import sources_of
+from tfrecord_lite._redact import scrub
 from tfrecord_lite._stats.features import FeatureAccumulator
 from tfrecord_lite._stats.results import DatasetStatistics
 from tfrecord_lite._storage.files import display_name, normalize_compression
@@ -60,7 +61,7 @@ def statistics(
     wanted = None if features is None else _keys(features)
     policy = DamagePolicy(on_error, max_skipped)
     files = sources_of(source, storage_options)
-    names = [display_name(f) or repr(f) for f in files]
+    names = [display_name(f) or scrub(repr(f)) for f in files]
     pass_ = _Pass(wanted)
     spans = record_spans(files, batch_size, compression, verify, policy, storage_options)
     try:

@@ -4,7 +4,10 @@ it and renames it into place: readers see the old file or the new one, never a p
 temporary file whose writer is dead (pid_alive) is an orphan: `orphan_temps` finds those of
 one output (publish.recover removes them before the output is written again),
 `remove_orphans` those of a whole folder. Files are created with mode 0o666 minus the
-umask, as open() creates them (never mkstemp's 0600).
+umask, as open() creates them (never mkstemp's 0600); a file derived from another one (an
+index sidecar holds offsets, a GZIP sidecar even 32 KiB windows of the uncompressed data)
+is created with no permission its source lacks (`like=`): a 0600 data file gets a 0600
+sidecar, from the first byte written, whatever the umask.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import contextlib
 import errno
 import os
 import secrets
+import stat
 from collections.abc import Callable
 from typing import IO
 
@@ -78,18 +82,20 @@ def _temp_name(target: str) -> str:
     return os.path.join(folder, f".{base}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
 
 
-def _create_new(path: str) -> IO[bytes]:
-    """A new file opened for writing with open()'s permissions (0o666 minus the umask)."""
-    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb")
+def _create_new(path: str, mode: int = 0o666) -> IO[bytes]:
+    """A new file opened for writing with `mode` minus the umask (open()'s 0o666 by default)."""
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), "wb")
 
 
-def write_atomic(target: str, data: bytes | Callable[[IO[bytes]], None]) -> None:
+def write_atomic(target: str, data: bytes | Callable[[IO[bytes]], None], *, like: str | None = None) -> None:
     """Replace `target` with `data` (or what `data(file)` writes) through a temporary file and
     a rename: readers see the old file or the new one, never a part. (What a killed writer
-    leaves, `.NAME.PID-TOKEN.tmp`, is removed by `publish.recover` / `remove_orphans`.)"""
+    leaves, `.NAME.PID-TOKEN.tmp`, is removed by `publish.recover` / `remove_orphans`.)
+    With `like`, the file it is derived from, it gets no permission that file lacks."""
     tmp = _temp_name(target)
+    mode = 0o666 if like is None else 0o666 & stat.S_IMODE(os.stat(like).st_mode)
     try:
-        with _create_new(tmp) as fh:
+        with _create_new(tmp, mode) as fh:
             if callable(data):
                 data(fh)
             else:

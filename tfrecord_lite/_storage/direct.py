@@ -39,6 +39,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfrecord_lite._redact import redact, scrub
+
 PIECE = 8 << 20  # bytes received into one buffer
 TIMEOUT = 60.0  # seconds a connection may wait for the server (botocore's default read timeout)
 IDLE = 64  # kept-alive connections kept per server
@@ -53,7 +55,7 @@ class StatusError(OSError):
     """The server answered with an error status (`status`; 5xx, 408 and 429 are retried)."""
 
     def __init__(self, status: int, reason: str, url: str) -> None:
-        super().__init__(f"HTTP {status} {reason} from {url}")
+        super().__init__(scrub(f"HTTP {status} {reason} from {redact(url)}"))
         self.status = status
 
 

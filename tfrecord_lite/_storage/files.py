@@ -110,13 +110,18 @@ def sniff_file(target: str | os.PathLike[str], storage_options: StorageOptions =
     return sniff_compression(read_head(target, HEADER_SIZE, storage_options))
 
 
-def read_whole(target: str | os.PathLike[str], storage_options: StorageOptions = None) -> bytes:
-    """All the bytes of a small file or object (a label map, a manifest); FileNotFoundError if missing."""
+def read_whole(
+    target: str | os.PathLike[str], storage_options: StorageOptions = None, *, limit: int | None = None
+) -> bytes:
+    """All the bytes of a small file or object (a label map, a manifest); FileNotFoundError if missing.
+    With `limit`, no more than limit + 1 of them (more than `limit`: the caller refuses the file)."""
     path = os.fspath(target)
     if is_url(path):
-        return RemoteObject(path, *split_options(storage_options)).read_range(0, 1 << 62)
+        return RemoteObject(path, *split_options(storage_options)).read_range(
+            0, 1 << 62 if limit is None else limit + 1
+        )
     with open(local_path(path), "rb") as fh:
-        return fh.read()
+        return fh.read(-1 if limit is None else limit + 1)
 
 
 def write_whole(target: str | os.PathLike[str], data: bytes, storage_options: StorageOptions = None) -> None:

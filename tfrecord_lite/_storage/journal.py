@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import shutil
 import socket
@@ -39,6 +38,7 @@ import stat
 from typing import Any, Protocol
 
 from tfrecord_lite._errors import TFRecordError
+from tfrecord_lite._redact import log
 from tfrecord_lite._repr import plural
 from tfrecord_lite._storage.atomic import fsync_folder, pid_alive
 
@@ -57,7 +57,6 @@ __all__ = [
     "visible",
 ]
 
-log = logging.getLogger("tfrecord_lite")
 
 JOURNAL = "journal.json"
 STAGING = ".publish-"  # staging folders are named `.NAME.publish-TOKEN`

@@ -2,22 +2,20 @@
 http(s)://, ...; a file:// URL is a local path). Everything that tells the two apart asks
 is_url here; what a URL needs before any byte moves is here too: the filesystem it is in
 (fsspec, imported only then, with the user's `storage_options`: fsspec's options or a
-filesystem object to use), and its name fit for a message (redact: no user, password,
-query string or fragment, since signed URLs carry their secrets there).
+filesystem object to use). Its name fit for a message is tfrecord_lite._redact's, re-exported.
 """
 
 from __future__ import annotations
 
-import re
-import urllib.parse
 from collections.abc import Mapping
 from typing import Any
+
+from tfrecord_lite._redact import redact as redact  # the one redaction, where storage code looks for it
+from tfrecord_lite._redact import scrub as scrub
 
 FileSystem = Any  # an fsspec filesystem object (fsspec is an extra, imported only for URLs)
 FsspecOptions = Mapping[str, Any] | None  # keyword arguments of fsspec.core.url_to_fs
 StorageOptions = FsspecOptions | FileSystem  # what users pass: fsspec's options, or the filesystem to use
-
-_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
 
 
 def has_scheme(text: str) -> bool:
@@ -43,20 +41,6 @@ def scheme(url: str) -> str:
 def takes_no_uploads(url: str) -> bool:
     """Whether `url` is one of HTTP(S)'s, whose servers are read from only."""
     return scheme(url).lower() in ("http", "https")
-
-
-def redact(url: str) -> str:
-    """`url` fit for a message: no user or password, no query string or fragment (signed URLs)."""
-    parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host += f":{parts.port}"
-    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
-def scrub(text: str) -> str:
-    """`text` with every URL in it redacted (error messages of HTTP libraries quote full URLs)."""
-    return _URL.sub(lambda m: redact(m.group(0)), text)
 
 
 def split_options(storage_options: StorageOptions) -> tuple[FsspecOptions, FileSystem]:

@@ -25,13 +25,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
-import logging
 import os
 import secrets
 import shutil
 import stat
 
 from tfrecord_lite._errors import PathName, TFRecordError
+from tfrecord_lite._redact import log
 from tfrecord_lite._storage.atomic import fsync_file, fsync_folder, orphan_temps, pid_alive, write_atomic
 from tfrecord_lite._storage.journal import JOURNAL, STAGING, LocalFolder, recover_stagings, roll_forward
 from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
@@ -44,7 +44,6 @@ except ImportError:  # pragma: no cover - Windows: the lock file alone, its pid 
 
 __all__ = ["OutputLock", "OutputLockedError", "Publication", "open_publication", "recover"]
 
-log = logging.getLogger("tfrecord_lite")
 
 FOLDER_BASE = "tfrecord-lite"  # the base name of the lock and staging folders of a folder of outputs
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 import collections
 import fnmatch
 import glob
-import logging
 import os
 import re
 from collections import defaultdict
@@ -37,6 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
 from tfrecord_lite._errors import NoInputsError
+from tfrecord_lite._redact import log
 from tfrecord_lite._repr import plural
 from tfrecord_lite._storage.journal import LocalFolder, StoreFolder, visible
 from tfrecord_lite._storage.locations import (
@@ -52,7 +52,6 @@ from tfrecord_lite._wire.sniff import holds_records, not_a_tfrecord, read_head
 
 __all__ = ["Sources", "committed_location", "natural_key", "resolve_inputs"]
 
-log = logging.getLogger("tfrecord_lite")
 
 Source = Union[str, "os.PathLike[str]"]
 Sources = Source | Sequence[Source]

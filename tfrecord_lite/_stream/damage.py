@@ -11,14 +11,13 @@ Damage is what the scanner reports: one damaged span, and the error it makes.
 from __future__ import annotations
 
 import functools
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tfrecord_lite._errors import CorruptRecordError, PathName, TFRecordError
+from tfrecord_lite._redact import log as logger
 
 OnError = str | Callable[[TFRecordError], object]
-logger = logging.getLogger("tfrecord_lite")
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,11 @@ into one reused buffer (readinto: no copy, no allocation per chunk), hands the b
 to framing.scan, and keeps only the incomplete tail for the next round, so memory
 stays flat in the file size: the buffer is one chunk, grown only for a record longer
 than it, and only as far as data has actually arrived — a corrupt length never
-allocates. It is the only such loop: iter_records, the batched decoder, verify_file,
+allocates, and a record whose header claims more than `max_record_bytes` (1 GiB unless the
+reader is told otherwise) is refused before the buffer grows for it. A scan that needs no
+payloads (count, verify) passes a record longer than the buffer through it a buffer at a time,
+its CRC computed piece by piece, so memory stays flat whatever the records. It is the only
+such loop: iter_records, the batched decoder, verify_file,
 salvage, count_records and the index builders all run on it. It raises the first
 damage, or (with an on_damage hook) reports every damaged span as a Damage and
 resynchronises after it: after a bad header, and after a good header whose length runs
@@ -22,18 +26,34 @@ import stat
 from collections.abc import Callable, Iterator
 from typing import IO, Protocol
 
+from crc32c import crc32c
+
 from tfrecord_lite._compression.inflate import WBITS
 from tfrecord_lite._compression.inflater import Inflater
-from tfrecord_lite._errors import CorruptRecordError, TFRecordError, TruncatedRecordError
+from tfrecord_lite._errors import CorruptRecordError, RecordTooLargeError, TFRecordError, TruncatedRecordError
 from tfrecord_lite._repr import plural
 from tfrecord_lite._storage.files import PathOrFile, display_name, normalize_compression, not_a_file, open_binary
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._stream.damage import Damage
-from tfrecord_lite._wire.crc import masked_crc
+from tfrecord_lite._wire.crc import mask, masked_crc
 from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, header_is_valid, scan
 from tfrecord_lite._wire.sniff import SNIFF_SIZE, inflates, not_a_tfrecord, sniff_compression
 
 CHUNK_SIZE = 1 << 20  # the scan buffer, and the most a read of the stream asks for
+MAX_RECORD_BYTES = 1 << 30  # the longest record a reader holds in memory unless told otherwise
+# of a long record in a stream of unknown length, what a scan that needs no payloads holds, with
+# on_damage, before streaming it through: a forged length closer than this to the end is resynchronised after
+RESYNC_BYTES = 8 << 20
+
+
+def too_large(length: int, limit: int, path: str | None, offset: int) -> RecordTooLargeError:
+    """The error for a record longer than a reader's `max_record_bytes`."""
+    return RecordTooLargeError(
+        f"the record's header claims {length} bytes, more than max_record_bytes={limit}; if the file is "
+        f"trusted, pass max_record_bytes={length} (or more) to the reader to read it",
+        path=path,
+        offset=offset,
+    )
 
 
 class StreamInflater(Protocol):
@@ -180,6 +200,14 @@ class StreamScanner:
     CRC is skipped by its (CRC-checked) length, after a bad header the next valid header is
     looked for, and each damaged span is passed to `on_damage`; a truncated tail or a broken
     compressed stream ends the scan. `on_read` is told how many stream bytes each read brought.
+
+    A record longer than `max_record_bytes` raises RecordTooLargeError before it is held. With
+    `payloads=False` (count, verify: only `records` and the damage matter) a record longer than
+    the buffer is checked as it streams through instead, never held, and not yielded. With
+    `on_damage`, a header whose length runs past the end is damage resynchronised after: in a
+    file of known size that is seen before anything is held (whatever the limit); in a stream
+    of unknown length a scan without payloads holds up to RESYNC_BYTES of a long record before
+    streaming it, so a forged length closer than that to the end is resynchronised after too.
     """
 
     def __init__(
@@ -189,8 +217,12 @@ class StreamScanner:
         verify: bool = True,
         on_damage: Callable[[Damage], None] | None = None,
         on_read: Callable[[int], None] | None = None,
+        max_record_bytes: int = MAX_RECORD_BYTES,
+        payloads: bool = True,
     ) -> None:
         self._stream = stream
+        self._limit = max_record_bytes
+        self._payloads = payloads
         self.path = stream.path
         self._verify = verify
         self._on_damage = on_damage
@@ -236,6 +268,7 @@ class StreamScanner:
             if kept_starts:
                 starts, lengths = kept_starts + starts, kept_lengths + lengths
                 kept_starts, kept_lengths = [], []
+            refused = self._refused(starts, lengths)
             done = end  # the buffer's bytes that are finished with
             if multiple > 1 and not self._eof and damage is None:
                 whole = len(starts) - len(starts) % multiple
@@ -247,6 +280,8 @@ class StreamScanner:
             if starts:
                 self.records += len(starts)
                 yield self._view, starts, lengths
+            if refused is not None:
+                raise refused
             if damage is not None:
                 resume = self._skip(damage)
                 if resume is None:
@@ -256,9 +291,109 @@ class StreamScanner:
                 continue
             if self._eof:
                 break
+            if done == 0 and not kept_starts:  # a record longer than the buffer (its header checked)
+                length = int.from_bytes(self._view[:8], "little")
+                if self._runs_past_end(length):  # a forged length: resynchronise after it
+                    resume = self._skip(self._truncated(self._origin, length, self._stream_left() - HEADER_SIZE))
+                    if resume is None:
+                        end = self._have
+                        break
+                    pos = resume - self._origin
+                    continue
+                if not self._payloads and not self._held_for_resync():
+                    pos = end = 0
+                    if self._pass_long_record():
+                        continue
+                    break
+                if self._payloads:
+                    self._refuse_longer(length)
             pos = end - done
             self._advance(done, len(kept_starts), multiple)
         self._end_of_stream(end)
+
+    def _refused(self, starts: list[int], lengths: list[int]) -> RecordTooLargeError | None:
+        """The error for the first record of a chunk longer than the limit, the records from it on
+        dropped from the chunk; None when there is none (a limit above the buffer: none can be)."""
+        if self._limit >= len(self._view) or not self._payloads or not lengths or max(lengths) <= self._limit:
+            return None
+        k = next(k for k, n in enumerate(lengths) if n > self._limit)
+        err = too_large(lengths[k], self._limit, self.path, self._origin + starts[k] - HEADER_SIZE)
+        del starts[k:], lengths[k:]
+        return err
+
+    def _runs_past_end(self, length: int) -> bool:
+        """Whether, skipping damage in a stream of known length (a plain file), the record at the
+        buffer's start claims more than is left of it: damage, not a record to hold or stream."""
+        if self._on_damage is None or self._stream.size() is None:
+            return False
+        return OVERHEAD + length > self._stream_left()
+
+    def _stream_left(self) -> int:
+        """The bytes of a stream of known length from the buffer's start on."""
+        return (self._stream.size() or 0) - self._origin
+
+    def _held_for_resync(self) -> bool:
+        """Whether a scan that needs no payloads, skipping damage in a stream of unknown length, still
+        holds the long record at the buffer's start (the buffer growing as data arrives, up to
+        RESYNC_BYTES) rather than streaming it through: if the stream ends inside it, the bytes held
+        are searched for the next record."""
+        return self._on_damage is not None and self._stream.size() is None and len(self._view) < RESYNC_BYTES
+
+    def _truncated(self, at: int, length: int, data: int) -> TruncatedRecordError:
+        """The error for the record at `at` whose header claims `length` bytes of data when only
+        `data` bytes follow its header (as framing.scan words it)."""
+        return TruncatedRecordError(
+            f"truncated record: its header announces {plural(length, 'byte')} of data, but only "
+            f"{max(0, data)} of the {length + FOOTER_SIZE} bytes of data and CRC are there",
+            path=self.path,
+            offset=at,
+        )
+
+    def _refuse_longer(self, length: int) -> None:
+        """Raise for the record at the buffer's start when it is longer than the limit."""
+        if length > self._limit:
+            raise too_large(length, self._limit, self.path, self._origin)
+
+    def _pass_long_record(self) -> bool:
+        """Let the record at the buffer's start, longer than the buffer, stream through it: its
+        payload CRC computed piece by piece (when verifying), the buffer then holding what follows.
+        Whether the stream goes on after it (a truncated record or a broken stream ends it)."""
+        at, length = self._origin, int.from_bytes(self._view[:8], "little")
+        data_end, total = HEADER_SIZE + length, OVERHEAD + length
+        got, crc, footer = 0, 0, b""
+        while True:
+            take = min(self._have, total - got)
+            lo, hi = max(got, HEADER_SIZE), min(got + take, data_end)
+            if self._verify and lo < hi:
+                crc = crc32c(self._view[lo - got : hi - got], crc)
+            if got + take > data_end:
+                footer += bytes(self._view[max(0, data_end - got) : take])
+            got += take
+            if take:
+                self._advance(take)
+            if got == total:
+                break
+            if self._eof:
+                return self._cut_long_record(at, length, got)
+            self._fill()
+        if self._verify and mask(crc) != int.from_bytes(footer, "little"):
+            if self._on_damage is None:
+                raise CorruptRecordError("corrupted record: the data CRC does not match", path=self.path, offset=at)
+            self._on_damage(Damage(at, at + total, "payload CRC mismatch"))
+        else:
+            self.records += 1
+        return True
+
+    def _cut_long_record(self, at: int, length: int, got: int) -> bool:
+        """The stream ended `got` bytes into a long record: a broken compressed stream is reported
+        as such after the loop; else the record is truncated. False: nothing follows."""
+        if self._failure is not None:
+            return False
+        err = self._truncated(at, length, got - HEADER_SIZE)
+        if self._on_damage is None:
+            raise err
+        self._on_damage(Damage(at, None, err.reason, TruncatedRecordError))
+        return False
 
     def _fill(self) -> memoryview:
         """Read until the buffer is full or the stream ends (or breaks); the buffer's data."""

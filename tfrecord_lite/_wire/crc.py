@@ -25,7 +25,11 @@ MASK_DELTA = 0xA282EAD8
 
 def masked_crc(data: bytes | bytearray | memoryview) -> int:
     """TFRecord's masked CRC32C of `data` (rotated right by 15 bits plus a constant)."""
-    crc = crc32c(data)
+    return mask(crc32c(data))
+
+
+def mask(crc: int) -> int:
+    """TFRecord's mask of a plain CRC32C (computed piece by piece: crc32c(piece, crc))."""
     return (((crc >> 15) | (crc << 17)) + MASK_DELTA) & 0xFFFFFFFF
 
 

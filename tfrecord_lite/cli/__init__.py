@@ -22,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
 from tfrecord_lite._errors import TFRecordError
+from tfrecord_lite._redact import scrub
 from tfrecord_lite.cli import images, inspect, salvage, shards, stats, view
 from tfrecord_lite.cli.options import EXIT_DATA, EXIT_USAGE, PROG, UsageError, damage_hint
 
@@ -110,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except (UsageError, TFRecordError, ValueError, OSError, ImportError) as err:
         status, message = _failure(err)
-        print(f"{PROG}: error: {message}{damage_hint(err, hasattr(args, 'on_error'))}", file=sys.stderr)
+        print(f"{PROG}: error: {scrub(message)}{damage_hint(err, hasattr(args, 'on_error'))}", file=sys.stderr)
         return status
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from tfrecord_lite._datasets.image_records import ENCODED, LABEL
 from tfrecord_lite._datasets.sharded import shard_suffix
+from tfrecord_lite._redact import scrub
 from tfrecord_lite._repr import plural
 from tfrecord_lite.cli.options import (
     PROG,
@@ -34,7 +35,7 @@ def cmd_pack_images(args: argparse.Namespace) -> int:
     from tfrecord_lite import images
 
     def report(path: str, err: Exception) -> None:
-        print(f"{PROG}: warning: skipped {path}: {getattr(err, 'reason', err)}", file=sys.stderr)
+        print(scrub(f"{PROG}: warning: skipped {path}: {getattr(err, 'reason', err)}"), file=sys.stderr)
 
     if not os.path.exists(args.source):
         raise UsageError(f"no such file or directory: {args.source}")

@@ -22,6 +22,7 @@ from tfrecord_lite._errors import CorruptRecordError, TruncatedRecordError
 from tfrecord_lite._example.validate import did_you_mean
 from tfrecord_lite._records.count import count_file
 from tfrecord_lite._records.verify import verify_file
+from tfrecord_lite._redact import redact
 from tfrecord_lite._repr import plural
 from tfrecord_lite._storage.files import sniff_file
 from tfrecord_lite.cli.options import (
@@ -81,12 +82,12 @@ def cmd_count(args: argparse.Namespace) -> int:
     total = sum(counts.values())
     if args.json:
         failed = {"failed": damaged.failed} if damaged.failed else {}
-        print(json.dumps({"files": counts, "total": total, **failed}))
+        print(json.dumps({"files": {redact(p): n for p, n in counts.items()}, "total": total, **failed}))
     else:
         if args.per_file:
             width = len(str(total))
             for p, n in counts.items():
-                print(f"{str(n).rjust(width)}  {printable(p)}")
+                print(f"{str(n).rjust(width)}  {printable(redact(p))}")
         print(total)
     return damaged.status(args)
 
@@ -129,9 +130,9 @@ def cmd_show(args: argparse.Namespace) -> int:
             _check_keys(keys, dec, f"{path} #{i}")
         dec = _select(dec, keys)
         if args.json:
-            print(json.dumps(record_json(dec, path, i, max_values, max_chars), ensure_ascii=False))
+            print(json.dumps(record_json(dec, redact(path), i, max_values, max_chars), ensure_ascii=False))
         else:
-            print(("\n" if shown else "") + render_record(dec, f"{path} #{i}", max_values, max_chars))
+            print(("\n" if shown else "") + render_record(dec, f"{redact(path)} #{i}", max_values, max_chars))
         shown += 1
     return damaged.status(args)
 
@@ -176,7 +177,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 print(
                     json.dumps(
                         {
-                            "file": p,
+                            "file": redact(p),
                             "ok": report.ok,
                             "records": report.records,
                             "bad": [{"record": n, "offset": o, "reason": r} for n, o, r in report.bad_records],
@@ -184,7 +185,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                     )
                 )
             elif not report.ok or not args.quiet:
-                print(format_report(p, report, 0 if args.all else 20))
+                print(format_report(redact(p), report, 0 if args.all else 20))
     finally:
         bar.close()
     if bad_files:

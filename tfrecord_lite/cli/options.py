@@ -28,6 +28,7 @@ from tfrecord_lite._errors import (
     TruncatedRecordError,
 )
 from tfrecord_lite._records.reader import iter_records
+from tfrecord_lite._redact import redact, scrub
 from tfrecord_lite._repr import plural
 from tfrecord_lite._storage.files import normalize_compression, size_in_bytes
 from tfrecord_lite._storage.sources import resolve_inputs
@@ -94,7 +95,8 @@ def damage_hint(err: BaseException, skip_option: bool = False) -> str:
     takes it) reads past it."""
     if not isinstance(err, (CorruptRecordError, TruncatedRecordError)) or isinstance(err, NotTFRecordError):
         return ""
-    name = shlex.quote(err.path) if err.path and err.path != "<stdin>" and err.path.isprintable() else "FILE"
+    shown = redact(err.path) if err.path and err.path != "<stdin>" else ""
+    name = shlex.quote(shown) if shown.isprintable() and shown else "FILE"
     hint = f"`{PROG} verify {name}` lists the damage, `{PROG} salvage {name} OUT` copies the good records"
     return f"; {hint}{', --on-error skip reads past it' if skip_option else ''}"
 
@@ -148,11 +150,11 @@ class Damaged:
         if limit is not None and self.policy.skipped > limit:
             raise err
         offset = f", byte offset {err.offset}" if err.offset is not None else ""
-        self.failed.append({"file": path, "record": number, "offset": err.offset, "error": err.reason})
+        self.failed.append({"file": redact(path), "record": number, "offset": err.offset, "error": err.reason})
         where = f"record #{number}{offset}" if number is not None else f"byte offset {err.offset}"
         where = "not read" if isinstance(err, NotTFRecordError) else where
         hint = damage_hint(err, self._skip_option)
-        print(f"{PROG}: error: {printable(path)}: {where}: {err.reason}{hint}", file=sys.stderr)
+        print(scrub(f"{PROG}: error: {printable(redact(path))}: {where}: {err.reason}{hint}"), file=sys.stderr)
 
     def records_before(self, path: str, compression: str = "auto", verify: bool = True) -> int | None:
         """How many records of `path` come before the damage that stopped a pass over it without
@@ -373,7 +375,7 @@ def first_paths(paths: Sequence[str], empty: str = "") -> str:
 def say(args: argparse.Namespace, text: str) -> None:
     """A summary line on stderr (data goes to stdout); silent with --quiet."""
     if not args.quiet:
-        print(text, file=sys.stderr)
+        print(scrub(text), file=sys.stderr)
 
 
 # ---------------------------------------------------------------- writing

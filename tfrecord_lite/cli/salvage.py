@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from tfrecord_lite._redact import redact, scrub
 from tfrecord_lite._repr import plural
 from tfrecord_lite.cli.options import (
     EXIT_DATA,
@@ -24,11 +25,11 @@ def cmd_salvage(args: argparse.Namespace) -> int:
     from tfrecord_lite._records.salvage import salvage
 
     if not os.path.isfile(args.input):
-        raise UsageError(f"{args.input} is not a file")
+        raise UsageError(f"{redact(args.input)} is not a file")
     check_new([args.output], args.force, [args.input])
     to = output_compression(args.to, args.output)
     report = salvage(args.input, args.output, compression=to or None, index=not args.no_index)
-    print(report)
+    print(scrub(str(report)))
     if not report.ok:
         kept, lost = plural(report.records, "record"), plural(report.records_skipped, "damaged span")
         say(args, f"{args.output}: {kept} kept; {lost} lost")

@@ -17,6 +17,7 @@ from tfrecord_lite._datasets.tables import columnar_format
 from tfrecord_lite._errors import CorruptRecordError, TruncatedRecordError
 from tfrecord_lite._records.count import count_file
 from tfrecord_lite._records.writer import TFRecordWriter
+from tfrecord_lite._redact import redact
 from tfrecord_lite._repr import plural
 from tfrecord_lite._storage.atomic import remove_orphans
 from tfrecord_lite._storage.files import sniff_file
@@ -69,11 +70,11 @@ def _index_one(path: str, verify: bool, text: bool, text_dir: str | None) -> str
 
     if is_url(path) and not takes_no_uploads(path):  # uploaded next to the object
         target, count = write_remote_index(path, None, verify=verify, storage_options=None)
-        return f"{path}: {plural(count, 'record')}, index {target}"
+        return f"{redact(path)}: {plural(count, 'record')}, index {redact(target)}"
     f = TFRecordFile(path, verify=verify)
     try:
         unsaved = "(in memory: HTTP(S) takes no uploads)" if is_url(path) else "(in memory: the folder is read-only)"
-        line = f"{path}: {plural(len(f), 'record')}, index {f.index_path or unsaved}"
+        line = f"{redact(path)}: {plural(len(f), 'record')}, index {redact(f.index_path or unsaved)}"
     finally:
         f.close()
     if text:
@@ -168,7 +169,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
             with TFRecordWriter(publication.file(dst), to or None, buffered=True) as writer:
                 for record in input_records(args, [src], "convert"):
                     writer.write(record)
-            say(args, f"{src} -> {dst} ({to or 'uncompressed'}, {plural(writer.records_written, 'record')})")
+            written = plural(writer.records_written, "record")
+            say(args, f"{redact(src)} -> {redact(dst)} ({to or 'uncompressed'}, {written})")
     return 0
 
 

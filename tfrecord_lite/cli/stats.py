@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from tfrecord_lite._redact import redact
 from tfrecord_lite.cli.options import (
     PROG,
     _tqdm,
@@ -47,7 +48,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     )
     if args.tfdv:
         stats.write_tfdv(args.tfdv)
-        say(args, f"wrote TFDV statistics to {args.tfdv}")
+        say(args, f"wrote TFDV statistics to {redact(args.tfdv)}")
     if args.json:
         print(stats.to_json(indent=2))
     else:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from tfrecord_lite._redact import redact
+from tfrecord_lite._repr import plural
 from tfrecord_lite.cli.options import PROG, add_command, say
 
 
@@ -14,10 +16,10 @@ def cmd_view(args: argparse.Namespace) -> int:
     catalog = Catalog(args.inputs)
     try:
         if args.html:
-            say(args, f"{write_report(catalog, args.html, args.records)}: {len(catalog)} records")
+            say(args, f"{redact(write_report(catalog, args.html, args.records))}: {plural(len(catalog), 'record')}")
             return 0
         server = ViewerServer(catalog, args.host, args.port)
-        print(f"serving {len(catalog)} records at {server.url} (Ctrl-C stops)", flush=True)
+        print(f"serving {plural(len(catalog), 'record')} at {server.url} (Ctrl-C stops)", flush=True)
         try:
             server.serve_forever()
         except KeyboardInterrupt:

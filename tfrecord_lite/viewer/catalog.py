@@ -28,6 +28,7 @@ from tfrecord_lite._html.records import RecordView, image_uris
 from tfrecord_lite._html.values import esc, text_of
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._records.views import record_view
+from tfrecord_lite._redact import redact, scrub
 from tfrecord_lite._stats.collect import statistics
 from tfrecord_lite._storage.sources import resolve_inputs
 
@@ -78,7 +79,7 @@ class Catalog:
             f = TFRecordFile(path, on_error=found.append)
             for err in found:
                 before = bisect.bisect_left(range(len(f)), err.offset or 0, key=f.offset)
-                self.damage.append(DamageReport(path, err.offset, first + before, err.reason))
+                self.damage.append(DamageReport(redact(path), err.offset, first + before, scrub(err.reason)))
             return f
 
     def __len__(self) -> int:
@@ -102,7 +103,9 @@ class Catalog:
         try:
             return record_view(label, f[local], href=href)
         except TFRecordError as err:
-            return RecordView(label, {}, error=f"record {i} ({f.path}, record {local}): {err}", href=href)
+            return RecordView(
+                label, {}, error=scrub(f"record {i} ({redact(f.path)}, record {local}): {err}"), href=href
+            )
 
     def decoded(self, start: int, stop: int) -> Iterator[tuple[int, Mapping[str, Any]]]:
         """(number, features) of records start..stop-1 that read and decode."""

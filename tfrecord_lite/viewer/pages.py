@@ -16,6 +16,7 @@ from tfrecord_lite._html.charts import bar_chart
 from tfrecord_lite._html.records import record_card, records_table
 from tfrecord_lite._html.style import page
 from tfrecord_lite._html.values import esc
+from tfrecord_lite._redact import redact
 from tfrecord_lite.viewer.catalog import Catalog, as_texts, file_size, first_image
 
 PAGE_SIZE = 50  # records on a page of the browser, images on a page of the grid
@@ -51,7 +52,7 @@ def files_table(catalog: Catalog) -> str:
     for path, f in zip(catalog.paths, catalog.files, strict=True):
         index = f.index_path or "in memory"
         rows.append(
-            f"<tr><td>{esc(path)}</td><td>{len(f)}</td><td>{esc(file_size(path))}</td>"
+            f"<tr><td>{esc(redact(path))}</td><td>{len(f)}</td><td>{esc(file_size(path))}</td>"
             f"<td>{esc(f.compression or 'none')}</td><td>{esc(index)}</td></tr>"
         )
     head = "<tr><th>file</th><th>records</th><th>bytes</th><th>compression</th><th>index</th></tr>"
@@ -119,7 +120,7 @@ def record_page(catalog: Catalog, query: Query) -> str:
         return _frame(catalog, "Record", "<p>The dataset holds no records.</p>")
     i = number(query, "i", 0, 0, len(catalog) - 1)
     f, local = catalog.locate(i)
-    where = f'<p class="note">{esc(f.path)}, record {local}, byte offset {f.offset(local)}</p>'
+    where = f'<p class="note">{esc(redact(f.path))}, record {local}, byte offset {f.offset(local)}</p>'
     steps = f'<p class="pager"><a class="previous" href="{link("record", i=max(0, i - 1))}">previous</a>'
     steps += f'<a class="next" href="{link("record", i=min(len(catalog) - 1, i + 1))}">next</a></p>'
     return _frame(catalog, f"Record {i}", steps + where + record_card(catalog.view(i)))

@@ -16,6 +16,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from tfrecord_lite._html.style import page
 from tfrecord_lite._html.values import esc
+from tfrecord_lite._redact import scrub
 from tfrecord_lite.viewer.catalog import Catalog
 from tfrecord_lite.viewer.pages import PAGES, not_found
 
@@ -31,7 +32,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = render(self.server.catalog, query) if render else not_found(self.server.catalog, url.path)
         except Exception as err:  # a page that fails answers 500 and the server goes on
-            status, body = 500, page("Error", f'<p class="damage">{esc(type(err).__name__)}: {esc(err)}</p>')
+            status, body = 500, page("Error", f'<p class="damage">{esc(type(err).__name__)}: {esc(scrub(err))}</p>')
         data = body.encode("utf-8")
         self.send_response(status)
         self.send_header("Content-Type", "text/html; charset=utf-8")

@@ -1,0 +1,239 @@
+"""Spark SQL types for TFRecord features, and record batches made to fit them, without pyspark:
+what the Spark data source (tfrecord_lite.spark) reads and writes, in the JSON form of a Spark
+schema (StructType.jsonValue(): {"type": "struct", "fields": [{"name", "type", ...}]}).
+
+Strategy: a Spark column is a leaf type (a scalar: one value a row), an array of one (a list of
+values), or, for a SequenceExample's feature list, an array of arrays (a list of steps). Only
+the schema's keys are decoded, without a spec, which gives one large_list column per feature
+(of steps, for a feature list), null where a record lacks it, as spark-tfrecord reads a missing
+feature; its kind is checked against the column's, and it is cast by Arrow to the type Spark
+expects: a scalar takes the single value of each row (null where
+the feature is missing or empty; more than one value is an error naming the column and row), a
+list is cast as it is. Casts that lose or invent data fail (int64 → int32 out of range, bytes
+that are not UTF-8 for a string column), each as a FeatureError naming the column. Inference
+goes the other way: FixedLenFeature([]) (every record one value) → the leaf type, other
+features → arrays, feature lists → arrays of arrays; bytes are strings, as spark-tfrecord infers
+them, or binary with bytes_type="binary".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tfrecord_lite._errors import FeatureError
+from tfrecord_lite._example.spec import FeatureSpec, FixedLenFeature
+
+# Spark's leaf types (their JSON names) and the kind of Feature list that holds each
+_LEAF_DTYPES = {
+    "long": "int64",
+    "integer": "int64",
+    "short": "int64",
+    "byte": "int64",
+    "boolean": "int64",
+    "float": "float32",
+    "double": "float32",
+    "string": "bytes",
+    "binary": "bytes",
+}
+_INFERRED_LEAF = {"int64": "long", "float32": "float", "bytes": "string"}
+BYTES_TYPES = ("string", "binary")
+RECORD_TYPES = ("Example", "SequenceExample", "ByteArray")
+BYTE_ARRAY_COLUMN = "byteArray"  # spark-tfrecord's one column of recordType ByteArray
+
+
+def check_record_type(record_type: str) -> str:
+    """`record_type` as spark-tfrecord spells it (any case), or a ValueError naming the choices."""
+    for known in RECORD_TYPES:
+        if record_type.lower() == known.lower():
+            return known
+    raise ValueError(f"recordType must be one of {', '.join(RECORD_TYPES)}, not {record_type!r}")
+
+
+def _field(name: str, data_type: Any) -> dict[str, Any]:
+    return {"name": name, "type": data_type, "nullable": True, "metadata": {}}
+
+
+def _array(element: Any) -> dict[str, Any]:
+    return {"type": "array", "elementType": element, "containsNull": True}
+
+
+def struct(fields: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """A Spark schema's JSON form from its fields' (StructType.fromJson reads it)."""
+    return {"type": "struct", "fields": list(fields)}
+
+
+def inferred_fields(
+    context: Mapping[str, FeatureSpec], lists: Mapping[str, FeatureSpec] | None = None, bytes_type: str = "string"
+) -> list[dict[str, Any]]:
+    """The Spark fields of features inferred by infer_features / infer_sequence_features: a
+    FixedLenFeature([]) its leaf type, any other feature an array of it, a feature list an array
+    of arrays; bytes as `bytes_type` ("string" or "binary")."""
+    if bytes_type not in BYTES_TYPES:
+        raise ValueError(f"bytesType must be one of {BYTES_TYPES}, not {bytes_type!r}")
+
+    def leaf(spec: FeatureSpec) -> str:
+        return bytes_type if spec.dtype == "bytes" else _INFERRED_LEAF[spec.dtype]
+
+    fields = []
+    for key, spec in context.items():
+        scalar = isinstance(spec, FixedLenFeature) and spec.shape == ()
+        fields.append(_field(key, leaf(spec) if scalar else _array(leaf(spec))))
+    fields += [_field(key, _array(_array(leaf(spec)))) for key, spec in (lists or {}).items()]
+    return fields
+
+
+def byte_array_fields() -> list[dict[str, Any]]:
+    """The one binary column of recordType ByteArray: each record's bytes as they are."""
+    return [_field(BYTE_ARRAY_COLUMN, "binary")]
+
+
+class Column(NamedTuple):
+    """How one Spark column maps to a feature: its leaf's kind and depth (0 scalar, 1 list,
+    2 list of lists: a feature list)."""
+
+    name: str
+    dtype: str
+    depth: int
+
+
+def _column(field: Mapping[str, Any]) -> Column:
+    name, data_type, depth = field["name"], field["type"], 0
+    while isinstance(data_type, dict) and data_type.get("type") == "array":
+        data_type, depth = data_type["elementType"], depth + 1
+    if not isinstance(data_type, str) or data_type not in _LEAF_DTYPES or depth > 2:
+        shown = data_type if isinstance(data_type, str) else data_type.get("type", data_type)
+        raise FeatureError(
+            name,
+            f"has Spark type {shown!s} (array depth {depth}), which a TFRecord feature cannot hold: use "
+            "integral, boolean, float, double, string or binary types, arrays of them, or arrays of arrays "
+            "(feature lists)",
+        )
+    return Column(name, _LEAF_DTYPES[data_type], depth)
+
+
+def feature_columns(schema: Mapping[str, Any], record_type: str, skip: Sequence[str] = ()) -> list[Column]:
+    """The Columns of a Spark schema (JSON) but those in `skip` (partition columns); an array
+    of arrays outside recordType SequenceExample is an error naming it."""
+    columns = [_column(field) for field in schema["fields"] if field["name"] not in skip]
+    for column in columns:
+        if column.depth == 2 and record_type != "SequenceExample":
+            raise FeatureError(column.name, "is an array of arrays (a feature list): use recordType SequenceExample")
+    return columns
+
+
+def _leaf_kind(data_type: pa.DataType) -> str | None:
+    """The kind of Feature list a decoded column holds (None: no record of the batch had one)."""
+    while pa.types.is_list(data_type) or pa.types.is_large_list(data_type):
+        data_type = data_type.value_type
+    if pa.types.is_null(data_type):
+        return None
+    return "int64" if pa.types.is_integer(data_type) else "float32" if pa.types.is_floating(data_type) else "bytes"
+
+
+def _check_kind(column: Column, decoded: pa.DataType) -> None:
+    found = _leaf_kind(decoded)
+    if found is not None and found != column.dtype:
+        raise FeatureError(column.name, f"holds {found} values in the data, but its Spark type reads {column.dtype}")
+
+
+def _scalars(name: str, lists: pa.Array) -> pa.Array:
+    """The single value of each row of a large_list column (null where it has none)."""
+    if isinstance(lists, pa.ChunkedArray):
+        lists = lists.combine_chunks()
+    if pa.types.is_null(lists.type):
+        return lists
+    offsets = np.asarray(lists.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
+    counts = np.diff(offsets)
+    if lists.null_count:
+        counts = np.where(np.asarray(lists.is_valid().to_numpy(zero_copy_only=False)), counts, 0)
+    if (counts > 1).any():
+        row = int(np.flatnonzero(counts > 1)[0])
+        raise FeatureError(
+            name, f"has {int(counts[row])} values in row {row} of the batch; its Spark type holds one: declare an array"
+        )
+    if (counts == 1).all():
+        return lists.values.slice(int(offsets[0]), len(lists))
+    if not len(lists.values):
+        return pa.nulls(len(lists), lists.type.value_type)
+    taken = lists.values.take(pa.array(np.where(counts == 1, offsets[:-1], 0)))
+    return pc.if_else(pa.array(counts == 1), taken, pa.scalar(None, taken.type))
+
+
+def _cast(name: str, array: pa.Array, target: pa.DataType) -> pa.Array:
+    if array.type == target:
+        return array
+    try:
+        return array.cast(target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+        hint = " (bytes that are not UTF-8: read it as binary, bytesType=binary)" if "utf8" in str(err).lower() else ""
+        raise FeatureError(name, f"cannot be read as Arrow {target}{hint}: {err}") from None
+
+
+def conform(
+    batch: pa.RecordBatch, columns: Sequence[Column], target: pa.Schema, constants: Mapping[str, Any] | None = None
+) -> pa.RecordBatch:
+    """The `batch` decoded without a spec (a large_list column per Column, null where a record
+    lacks the feature) as `target`, the Arrow schema Spark expects (pyspark's to_arrow_schema of
+    the read schema); the fields of `constants` (partition values) filled with their value."""
+    by_name = {c.name: c for c in columns}
+    arrays = []
+    for field in target:
+        if constants is not None and field.name in constants:
+            arrays.append(pa.array([constants[field.name]] * batch.num_rows, type=field.type))
+            continue
+        array, column = batch.column(field.name), by_name[field.name]
+        _check_kind(column, array.type)
+        if column.depth == 0:
+            array = _scalars(field.name, array)
+        if pa.types.is_null(array.type):
+            array = pa.nulls(len(array), field.type)
+        arrays.append(_cast(field.name, array, field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def byte_array_batch(
+    records: Sequence[bytes], target: pa.Schema, constants: Mapping[str, Any] | None = None
+) -> pa.RecordBatch:
+    """Raw records as the one binary column of recordType ByteArray (beside partition columns)."""
+    arrays = []
+    for field in target:
+        if constants is not None and field.name in constants:
+            arrays.append(pa.array([constants[field.name]] * len(records), type=field.type))
+        else:
+            arrays.append(pa.array(records, type=field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def raw_records(batch: pa.RecordBatch, column: str = BYTE_ARRAY_COLUMN) -> list[bytes]:
+    """The records of a ByteArray write: the values of its binary column (one binary column of
+    any name also does); a null is an error, a record cannot be missing."""
+    names = batch.schema.names
+    if column not in names:
+        binary = [f.name for f in batch.schema if pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)]
+        if len(binary) != 1:
+            raise KeyError(f"recordType ByteArray writes the binary column {column!r}; the data has {names}")
+        column = binary[0]
+    values = batch.column(column)
+    if values.null_count:
+        raise FeatureError(column, "has a null: a ByteArray record cannot be missing")
+    out: list[bytes] = values.to_pylist()
+    return out
+
+
+def codec_compression(codec: str) -> str | None:
+    """The compression of spark-tfrecord's `codec` option: a short name ("gzip", "zlib",
+    "deflate", "none") or a Hadoop codec class (org.apache.hadoop.io.compress.GzipCodec;
+    DefaultCodec and DeflateCodec write ZLIB streams, as TensorFlow's ZLIB reads them)."""
+    name = codec.rsplit(".", 1)[-1].lower().removesuffix("codec")
+    if name in ("", "none", "uncompressed"):
+        return None
+    if name in ("gzip", "gz"):
+        return "gzip"
+    if name in ("zlib", "deflate", "default"):
+        return "zlib"
+    raise ValueError(f"codec {codec!r} is not one TFRecord files take: gzip, zlib (deflate) or none")

@@ -1,0 +1,359 @@
+"""Apache Spark adapter (extra [spark]; `import tfrecord_lite` never imports this module):
+`spark.read.format("tfrecord")` and `df.write.format("tfrecord")` with no JAR and no TensorFlow,
+through Spark 4's Python Data Source API, with spark-tfrecord's option names.
+
+Strategy: TFRecordDataSource is a pyspark DataSource named "tfrecord". Its schema is the one
+given (.schema(...)) or inferred from the first records (_datasets/schema.py), mapped to Spark
+types by _datasets/spark_types.py, with the key=value folders of a partitioned dataset as
+columns (_datasets/hive_partitions.py). The reader's partitions are the pieces of
+_datasets/pieces.py (a shard each; a large uncompressed shard cut into record ranges by its
+index sidecar); each yields decode_arrow's record batches, only the schema's features decoded,
+cast to the Arrow schema Spark expects. The writer is an Arrow writer: each task encodes its
+batches (encode_arrow's encoder) into parts under hidden temporary names, a part per partition
+folder, with their sidecars, and the driver's commit renames them (_datasets/task_files.py);
+an abort deletes them. This module holds only that adaptation: option parsing and the calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tfrecord_lite._datasets.arrow_batches import iter_arrow_batches, iter_encoded
+from tfrecord_lite._datasets.hive_partitions import partition_folder, partition_types, partitioned_files, typed_values
+from tfrecord_lite._datasets.pieces import Piece, piece_batches, piece_records, split_pieces
+from tfrecord_lite._datasets.schema import infer_features, infer_sequence_features
+from tfrecord_lite._datasets.sharded import shard_suffix
+from tfrecord_lite._datasets.spark_types import (
+    byte_array_batch,
+    byte_array_fields,
+    check_record_type,
+    codec_compression,
+    conform,
+    feature_columns,
+    inferred_fields,
+    raw_records,
+    struct,
+)
+from tfrecord_lite._datasets.task_files import JobFolder, Part
+from tfrecord_lite._index.sidecar_file import sidecar_path
+from tfrecord_lite._records.reader import iter_records
+from tfrecord_lite._records.writer import TFRecordWriter
+from tfrecord_lite._storage.files import size_in_bytes
+
+try:
+    import pyarrow as pa
+    from pyspark import TaskContext
+    from pyspark.sql.datasource import (
+        DataSource,
+        DataSourceArrowWriter,
+        DataSourceReader,
+        InputPartition,
+        WriterCommitMessage,
+    )
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructType
+except ImportError as exc:  # pragma: no cover - exercised where pyspark is missing
+    raise ImportError(f"tfrecord_lite.spark needs pyspark 4 ({exc}): pip install 'tfrlite[spark]'") from exc
+
+__all__ = ["TFRecordDataSource", "register", "write"]
+
+
+def __dir__() -> list[str]:  # dir() and IDEs show the API, not the imported modules
+    return sorted(__all__)
+
+
+FORMAT = "tfrecord"
+_SETTLE_SECONDS = 1.0  # an abort sweeps again this long after a sweep that found files of the job
+
+
+@dataclass(frozen=True)
+class _Options:
+    """The options of a read or write, parsed once (names as spark-tfrecord spells them)."""
+
+    paths: list[str]
+    record_type: str
+    bytes_type: str
+    batch_size: int
+    max_bytes: int
+    sample: int
+    verify: bool
+    on_error: str
+    max_skipped: int | None
+    storage_options: dict[str, Any] | None
+    compression: str | None
+    partition_by: list[str] = field(default_factory=list)
+
+    @classmethod
+    def parse(cls, options: Any) -> _Options:
+        get = options.get
+        paths = json.loads(get("paths")) if get("paths") else []
+        paths += [get("path")] if get("path") else []
+        if not paths:
+            raise ValueError("no path: spark.read.format('tfrecord').load(PATH) or df.write...save(PATH)")
+        skipped = get("max_skipped")
+        return cls(
+            paths=paths,
+            record_type=check_record_type(get("recordType", "Example")),
+            bytes_type=get("bytesType", "string").lower(),
+            batch_size=int(get("batchSize", "10000")),
+            max_bytes=size_in_bytes(get("maxPartitionBytes", "128M")),
+            sample=int(get("sampleRecords", "1000")),
+            verify=get("verify", "true").lower() != "false",
+            on_error=get("on_error", "raise"),
+            max_skipped=None if skipped is None else int(skipped),
+            storage_options=json.loads(get("storage_options", "null")),
+            compression=codec_compression(get("codec", "")),
+            partition_by=[name.strip() for name in get("partitionBy", "").split(",") if name.strip()],
+        )
+
+
+class TFRecordDataSource(DataSource):  # type: ignore[misc]
+    """The data source "tfrecord": register it (`register(spark)`), then
+    `spark.read.format("tfrecord").load(path)` and `df.write.format("tfrecord").save(path)`;
+    docs/spark.md lists the options."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT
+
+    def schema(self) -> StructType:
+        options = _Options.parse(self.options)
+        found = partitioned_files(options.paths, options.storage_options)
+        files = [path for path, _ in found]
+        if options.record_type == "ByteArray":
+            fields = byte_array_fields()
+        elif options.record_type == "SequenceExample":
+            context, lists = infer_sequence_features(
+                files, max_records=options.sample, storage_options=options.storage_options
+            )
+            fields = inferred_fields(context, lists, options.bytes_type)
+        else:
+            features = infer_features(files, max_records=options.sample, storage_options=options.storage_options)
+            fields = inferred_fields(features, None, options.bytes_type)
+        keys = partition_types(found)
+        fields += [{"name": key, "type": kind, "nullable": True, "metadata": {}} for key, kind in keys.items()]
+        return StructType.fromJson(struct(fields))
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return _Reader(_Options.parse(self.options), schema)
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
+        return _Writer(_Options.parse(self.options), schema, overwrite)
+
+
+def register(spark: Any) -> None:
+    """Register the "tfrecord" data source with the SparkSession `spark`."""
+    spark.dataSource.register(TFRecordDataSource)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+class _Partition(InputPartition):  # type: ignore[misc]
+    def __init__(self, piece: Piece, constants: dict[str, Any]) -> None:
+        super().__init__(None)
+        self.piece = piece
+        self.constants = constants
+
+
+class _Reader(DataSourceReader):  # type: ignore[misc]
+    def __init__(self, options: _Options, schema: StructType) -> None:
+        self._options = options
+        self._schema = schema
+        self._found = partitioned_files(options.paths, options.storage_options)
+        given = {f["name"]: f["type"] for f in schema.jsonValue()["fields"] if isinstance(f["type"], str)}
+        self._types = {key: given.get(key, kind) for key, kind in partition_types(self._found).items()}
+        if options.record_type != "ByteArray":
+            self._columns = feature_columns(schema.jsonValue(), options.record_type, list(self._types))
+
+    def partitions(self) -> list[_Partition]:
+        options = self._options
+        paths = [path for path, _ in self._found]
+        if options.on_error == "raise":
+            pieces = split_pieces(paths, options.max_bytes, options.batch_size, "auto", options.verify)
+        else:  # a damaged file is read whole, by the tolerant stream scanner
+            pieces = [Piece(path, 0) for path in paths]
+        values = dict(self._found)
+        return [_Partition(piece, typed_values(values[piece.path], self._types)) for piece in pieces]
+
+    def read(self, partition: _Partition) -> Iterator[pa.RecordBatch]:
+        target = to_arrow_schema(self._schema, timezone="UTC")
+        constants = partition.constants
+        if self._options.record_type == "ByteArray":
+            for records in self._records(partition.piece):
+                yield byte_array_batch(records, target, constants)
+            return
+        for batch in self._batches(partition.piece):
+            yield conform(batch, self._columns, target, constants)
+
+    def _batches(self, piece: Piece) -> Iterator[pa.RecordBatch]:
+        """The piece's batches, only the schema's features decoded (null where a record lacks one)."""
+        options, columns = self._options, [column.name for column in self._columns]
+        if options.on_error == "raise":
+            return piece_batches(
+                piece, None, options.batch_size, "auto", options.verify, options.storage_options, columns=columns
+            )
+        return iter_arrow_batches(
+            piece.path,
+            columns=columns,
+            batch_size=options.batch_size,
+            verify=options.verify,
+            on_error=options.on_error,
+            max_skipped=options.max_skipped,
+            storage_options=options.storage_options,
+        )
+
+    def _records(self, piece: Piece) -> Iterator[list[bytes]]:
+        options = self._options
+        if options.on_error == "raise":
+            yield from piece_records(piece, options.batch_size, "auto", options.verify, options.storage_options)
+            return
+        records = iter_records(
+            piece.path,
+            verify=options.verify,
+            on_error=options.on_error,
+            max_skipped=options.max_skipped,
+            storage_options=options.storage_options,
+        )
+        batch: list[bytes] = []
+        for record in records:
+            batch.append(record)
+            if len(batch) == options.batch_size:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+
+# --------------------------------------------------------------------------- writing
+
+
+@dataclass
+class _Commit(WriterCommitMessage):  # type: ignore[misc]
+    parts: list[Part]
+
+
+class _Writer(DataSourceArrowWriter):  # type: ignore[misc]
+    def __init__(self, options: _Options, schema: StructType, overwrite: bool) -> None:
+        if len(options.paths) != 1:
+            raise ValueError(f"a write goes to one folder, not {options.paths}")
+        missing = [name for name in options.partition_by if name not in schema.fieldNames()]
+        if missing:
+            raise KeyError(f"partitionBy columns {missing} are not in the data ({schema.fieldNames()})")
+        self._options = options
+        self._overwrite = overwrite
+        self._job = uuid.uuid4().hex
+        self._suffix = shard_suffix(options.compression)
+        self._lists: list[str] = []
+        if options.record_type != "ByteArray":
+            columns = feature_columns(schema.jsonValue(), options.record_type, options.partition_by)
+            self._lists = [column.name for column in columns if column.depth == 2]
+
+    def _folder(self) -> JobFolder:
+        return JobFolder(self._options.paths[0], self._job, self._options.storage_options)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> _Commit:
+        context = TaskContext.get()
+        task, attempt = (context.partitionId(), context.attemptNumber()) if context else (0, 0)
+        folder = self._folder()
+        open_parts: dict[str, tuple[Part, TFRecordWriter, list[int]]] = {}
+        try:
+            for batch in iterator:
+                for where, rows in self._groups(batch):
+                    if where not in open_parts:
+                        open_parts[where] = self._open(folder, where, task, attempt, len(open_parts))
+                    _, writer, lengths = open_parts[where]
+                    for record in self._records(rows):
+                        writer.write(record)
+                        lengths.append(len(record))
+            for _, writer, _ in open_parts.values():
+                writer.close()
+            plain = self._options.compression is None
+            return _Commit(
+                [folder.indexed(part, lengths if plain else None) for part, _, lengths in open_parts.values()]
+            )
+        except BaseException:
+            for part, writer, _ in open_parts.values():
+                with contextlib.suppress(Exception):
+                    writer.close()
+                folder.delete([part.temp, part.temp + ".idx.tmp", sidecar_path(part.temp)])
+            raise
+
+    def _open(
+        self, folder: JobFolder, where: str, task: int, attempt: int, number: int
+    ) -> tuple[Part, TFRecordWriter, list[int]]:
+        """A new part of this task in the partition folder `where`: its names, writer and record lengths.
+        The writer buffers (a part is published whole at the commit, or not at all)."""
+        part = folder.part(where, task, attempt, number, self._suffix)
+        options = self._options
+        writer = TFRecordWriter(part.temp, options.compression, buffered=True, storage_options=options.storage_options)
+        return part, writer, []
+
+    def _groups(self, batch: pa.RecordBatch) -> Iterator[tuple[str, pa.RecordBatch]]:
+        """(partition folder, its rows without the partition columns) of a batch."""
+        keys = self._options.partition_by
+        if not keys:
+            yield "", batch
+            return
+        rows: dict[tuple[Any, ...], list[int]] = {}
+        for i, values in enumerate(zip(*(batch.column(key).to_pylist() for key in keys), strict=True)):
+            rows.setdefault(values, []).append(i)
+        data = batch.drop_columns(keys)
+        for values, indices in rows.items():
+            yield partition_folder(keys, values), data.take(pa.array(indices))
+
+    def _records(self, rows: pa.RecordBatch) -> Iterator[bytes]:
+        if self._options.record_type == "ByteArray":
+            return iter(raw_records(rows))
+        return iter_encoded(rows, feature_lists=self._lists)
+
+    def commit(self, messages: Sequence[_Commit | None]) -> None:
+        parts = [part for message in messages if message is not None for part in message.parts]
+        self._folder().commit(parts, self._overwrite)
+
+    def abort(self, messages: Sequence[_Commit | None]) -> None:
+        """Delete the parts of the tasks that succeeded and any temporary file of the job; sweep
+        again while a task being cancelled may still be finishing one."""
+        folder = self._folder()
+        folder.abort(part for message in messages if message is not None for part in message.parts)
+        for _ in range(10):
+            time.sleep(_SETTLE_SECONDS)
+            if not [path for path in folder.files() if folder.is_temp(path)]:
+                return
+            folder.abort([])
+
+
+def write(
+    df: Any,
+    path: str,
+    *,
+    mode: str = "errorifexists",
+    partition_by: Sequence[str] = (),
+    **options: Any,
+) -> None:
+    """Write the DataFrame `df` as TFRecord parts under `path` with every save mode ("append",
+    "overwrite", "errorifexists", "ignore"; Spark lets Python data sources take only the first
+    two) and `partition_by` (Spark's DataFrameWriter.partitionBy is refused for them too):
+    the other two modes are decided here, on the driver, before an append. `options` are the
+    data source's (recordType, codec, storage_options as a dict or JSON, ...)."""
+    if mode.lower() not in ("append", "overwrite", "errorifexists", "error", "ignore"):
+        raise ValueError(f"mode must be append, overwrite, errorifexists or ignore, not {mode!r}")
+    storage = options.get("storage_options")
+    if isinstance(storage, dict):
+        options["storage_options"] = json.dumps(storage)
+    storage = json.loads(options["storage_options"]) if options.get("storage_options") else None
+    if mode.lower() in ("errorifexists", "error", "ignore") and JobFolder(path, "", storage).exists():
+        if mode.lower() == "ignore":
+            return
+        raise FileExistsError(f"{path} already holds files (mode={mode!r}; use append or overwrite)")
+    register(df.sparkSession)
+    writer = df.write.format(FORMAT).mode("overwrite" if mode.lower() == "overwrite" else "append")
+    if partition_by:
+        options["partitionBy"] = ",".join(partition_by)
+    writer.options(**{key: str(value) for key, value in options.items()}).save(path)
