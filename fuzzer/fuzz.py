@@ -22,6 +22,9 @@
 #            batch's join) against decode_example, the input flipping their bytes.
 #   tensor   parse_tensor as every dtype against the protobuf runtime's TensorProto
 #            (both reject, or the same shape and values, by TensorFlow's rules).
+#   journal, sidecar, remote   what a hostile folder or store plants beside the records: a
+#            publish journal, the default sidecars of a plain and a GZIP file, the index bodies
+#            the remote loader parses (fuzzer/hostile_files.py says what each checks).
 #
 # Inputs start from the seed corpus in fuzzer/corpus/ (TARGET/ files), mutated.
 #
@@ -75,6 +78,7 @@ def _setup():
 
 
 atheris, tfr, reference, ProtobufDecodeError = _setup()
+from fuzzer.hostile_files import fuzz_journal, fuzz_remote, fuzz_sidecar  # noqa: E402
 from tests._tensor_reference import check_parse  # noqa: E402
 from tfrecord_lite._records.verify import verify_file  # noqa: E402
 from tfrecord_lite._wire.framing import frame  # noqa: E402
@@ -370,7 +374,10 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "framing": fuzz_framing,
     "gzip": fuzz_gzip,
     "index": fuzz_index,
+    "journal": fuzz_journal,
     "large": fuzz_large,
+    "remote": fuzz_remote,
+    "sidecar": fuzz_sidecar,
     "tensor": fuzz_tensor,
 }
 

@@ -9,7 +9,9 @@ and self-contained. So ISA-L is the one [fast] installs, and zlib-ng is used whe
 it is the one present. TFRECORD_LITE_INFLATE=isal|zlib-ng|zlib forces one (an
 ImportError when it is not installed). Default writes never come here: they use
 the stdlib with TensorFlow's settings, so their bytes are TensorFlow's. WBITS is the
-`wbits` argument of that API for each format, for every library and the stdlib.
+`wbits` argument of that API for each format, for every library and the stdlib. A GZIP
+member whose header carries a header CRC is inflated by the stdlib (`decompressor`): ISA-L
+misreads such a header when its input is cut inside it.
 
 rapidgzip's parallel inflate is not used for big single files
 (benchmarks/gzip_parallel.py): on a 1 GiB GZIP TFRecord here (2 cores shared with
@@ -27,13 +29,27 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+import zlib
 from types import ModuleType
+from typing import Any
 
 ENV_VAR = "TFRECORD_LITE_INFLATE"
 # name -> module that provides the zlib API, best first
 LIBRARIES = {"isal": "isal.isal_zlib", "zlib-ng": "zlib_ng.zlib_ng", "zlib": "zlib"}
 # format -> wbits: a 32 KiB window in a GZIP wrapper (16 + 15) or a ZLIB one (15)
 WBITS = {"gzip": 31, "zlib": 15}
+FHCRC = 0x02  # the FLG bit of a GZIP header that says a CRC16 of the header follows it
+
+
+def decompressor(wbits: int, head: bytes | memoryview = b"", zdict: Any = None) -> Any:
+    """A decompressor (library()'s) for a stream of `wbits` that starts with `head`. A GZIP member
+    whose header carries a header CRC (FHCRC, in its 4th byte) gets the stdlib's instead: ISA-L
+    misreads such a header when its input is cut inside it (a header over 64 KiB, of long extra
+    fields or names, fed a step at a time)."""
+    lib = library()
+    if wbits == WBITS["gzip"] and len(head) > 3 and head[3] & FHCRC:
+        lib = zlib
+    return lib.decompressobj(wbits) if zdict is None else lib.decompressobj(wbits, zdict=zdict)
 
 
 def library(name: str | None = None) -> ModuleType:

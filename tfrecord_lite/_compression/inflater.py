@@ -13,7 +13,7 @@ from __future__ import annotations
 import zlib
 from typing import IO, Any
 
-from tfrecord_lite._compression.inflate import WBITS, library
+from tfrecord_lite._compression.inflate import WBITS, decompressor, library
 from tfrecord_lite._errors import CorruptRecordError, TFRecordError, TruncatedRecordError
 
 _INPUT = 1 << 20  # compressed bytes read from the file at a time
@@ -30,15 +30,15 @@ class Inflater:
     and the next read raises the error, which names the compressed and uncompressed
     offsets of the damage. The fastest installed library inflates (inflate.py); ISA-L's
     state cannot be copied, so with it a failing step is replayed by the stdlib from the
-    start of its member (a file that cannot seek then loses that step's partial output)."""
+    start of its member (a file that cannot seek then loses that step's partial output).
+    A member whose GZIP header carries a header CRC is inflated by the stdlib
+    (inflate.decompressor)."""
 
     def __init__(self, raw: IO[bytes], compression: str, head: bytes) -> None:
         self._raw = raw
         self._wbits = WBITS[compression]
         self._name = compression.upper()
         self._lib = library()
-        self._d = self._lib.decompressobj(self._wbits)
-        self._copyable = hasattr(self._d, "copy")
         self._input = memoryview(head)  # compressed bytes not yet consumed
         self._at = 0  # compressed offset of self._input[0]
         self._member = 0  # compressed offset where the current member starts
@@ -46,6 +46,7 @@ class Inflater:
         self._produced = 0  # uncompressed bytes returned so far
         self._salvaged = b""  # what inflated before the damage, not yet returned
         self._error: TFRecordError | None = None
+        self._d = self._decompressor()
 
     def read(self, size: int) -> bytes:
         """Up to `size` decompressed bytes; b'' at the clean end of the stream. Errors carry
@@ -79,8 +80,8 @@ class Inflater:
                 )
         if self._d.eof:  # a member ended: what follows is the next member
             self._check_next_member()
-            self._d = self._lib.decompressobj(self._wbits)
             self._member = self._at
+            self._d = self._decompressor()
         step = self._input[:_STEP]
         saved = self._d.copy() if self._copyable else None
         try:
@@ -101,6 +102,15 @@ class Inflater:
             self._input = memoryview(bytes(self._input) + more)
         if not starts_member(bytes(self._input[:2]), self._name.lower()):
             raise not_a_next_member(self._name.lower(), self._at)
+
+    def _decompressor(self) -> Any:
+        """A decompressor for the member starting at the input (inflate.decompressor, which
+        reads a GZIP header's flags: the 4th byte)."""
+        if len(self._input) < 4:
+            self._input = memoryview(bytes(self._input) + self._raw.read(_INPUT))
+        d = decompressor(self._wbits, self._input)
+        self._copyable = hasattr(d, "copy")
+        return d
 
     def _check_gzip_flags(self, step: memoryview) -> None:
         """Raise zlib's error for a GZIP member header whose reserved flag bits are set, when `step`

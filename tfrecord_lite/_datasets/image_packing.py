@@ -20,6 +20,7 @@ import functools
 import os
 import random
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -62,6 +63,7 @@ IMAGE_EXTENSIONS = (
     ".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff", ".ppm", ".pgm", ".pbm", ".pnm",
 )  # fmt: skip
 DEFAULT_SHARD_BYTES = 128 << 20  # a new shard every 128 MiB unless told otherwise
+MAX_IMAGE_BYTES = 256 << 20  # the most read of one image file when packing: a bigger one is a bad image
 
 OnError = str | Callable[[str, ImageDecodeError], None]
 Source = PathLike | Iterable[tuple[PathLike, Any]]
@@ -164,14 +166,31 @@ def _load_image(
 ) -> tuple[bytes, str, int, int, int] | ImageDecodeError:
     """Read and check one image file: stored_image's result, or the error that stops it."""
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
+        raw = _read_image_file(path)
     except OSError as exc:
         return ImageDecodeError(f"cannot read image: {exc.strerror or exc}", path=path)
+    except ValueError as exc:
+        return ImageDecodeError(f"cannot read image: {exc}", path=path)
     try:
         return stored_image(raw, path, size, fmt, quality)
     except ImageDecodeError as err:
         return err
+
+
+def _read_image_file(path: str) -> bytes:
+    """The bytes of a regular file of at most MAX_IMAGE_BYTES; a ValueError for anything else (a
+    FIFO, a device, a folder: opened without blocking, so a FIFO with no writer does not hang)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("not a regular file")
+        if st.st_size > MAX_IMAGE_BYTES:
+            raise ValueError(f"{st.st_size} bytes, over the limit of {MAX_IMAGE_BYTES} bytes an image")
+        raw = f.read(MAX_IMAGE_BYTES + 1)
+    if len(raw) > MAX_IMAGE_BYTES:  # grew since fstat
+        raise ValueError(f"over the limit of {MAX_IMAGE_BYTES} bytes an image")
+    return raw
 
 
 def _in_threads(func: Callable[[Any], Any], items: Sequence[Any], workers: int | None) -> Iterator[Any]:
@@ -230,7 +249,9 @@ def pack_images(
     np.asarray(image).tobytes() gives them, with image/channels and image/dtype) asks otherwise.
     Order: sorted, then shuffled with `seed` (reproducible). An image that does
     not decode raises ImageDecodeError (on_error='raise'), or is skipped and
-    listed in the result ('skip', or a callable(path, error) told about each).
+    listed in the result ('skip', or a callable(path, error) told about each); so
+    does a path that is not a regular file (a FIFO, a device) or one of more than
+    MAX_IMAGE_BYTES (256 MiB), which is not read.
     `label_map` (a mapping, or a JSON, .txt or .csv file: see load_label_map) gives the ids; a
     class it lacks is a ValueError unless `extend_label_map`, which gives it the next free id.
     With `append=True` new shards are added (the old ones renamed to the new shard total, see
@@ -323,10 +344,26 @@ def pack_images(
     return result
 
 
+_NAME_BYTES = 200  # of a file or folder name written: under every file system's 255, room for '-123'
+
+
 def _safe_part(name: str, fallback: str) -> str:
-    """One path component from untrusted text: no separators, no '.'/'..', no control characters."""
-    cleaned = re.sub(r"[\x00-\x1f/\\:]", "_", name).strip()
-    return fallback if cleaned in ("", ".", "..") else cleaned
+    """One path component from untrusted text: no separators, no '.'/'..', no control characters,
+    at most _NAME_BYTES bytes (cut before its extension)."""
+    cleaned = re.sub(r"[\x00-\x1f\x7f/\\:]", "_", name).strip()
+    if cleaned in ("", ".", ".."):
+        return fallback
+    if len(cleaned.encode()) <= _NAME_BYTES:
+        return cleaned
+    stem, suffix = os.path.splitext(cleaned)
+    suffix = suffix if len(suffix.encode()) <= 16 else ""
+    room = _NAME_BYTES - len(suffix.encode())
+    return stem.encode()[:room].decode(errors="ignore") + suffix
+
+
+def _extension(fmt: str) -> str:
+    """A file extension for an image format named in a record: letters and digits only, else .img."""
+    return "." + fmt if re.fullmatch(r"[A-Za-z0-9]{1,10}", fmt) else ".img"
 
 
 def _file_contents(rec: ImageRecord) -> tuple[bytes, str]:
@@ -335,7 +372,7 @@ def _file_contents(rec: ImageRecord) -> tuple[bytes, str]:
     if rec.format == RAW:
         return pixel_file(rec.decode(mode=None))
     sniffed = sniff_image_format(rec.encoded) or rec.format
-    return rec.encoded, EXTENSIONS.get(sniffed, ("." + sniffed if sniffed else ".img",))[0]
+    return rec.encoded, EXTENSIONS.get(sniffed, (_extension(sniffed),))[0]
 
 
 def _file_name(filename: str, ext: str, fallback: str) -> str:

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tfrecord_lite._example.encode import encode_varints
-from tfrecord_lite._example.lockstep import index_ranges
+from tfrecord_lite._example.keys import index_ranges
 from tfrecord_lite._example.spec import BYTES, INT64
 
 Ints = npt.NDArray[np.int64]

@@ -35,6 +35,7 @@ from tfrecord_lite._example.joins import (
     all_bytes,
     join_records,
 )
+from tfrecord_lite._example.keys import index_ranges
 from tfrecord_lite._example.lockstep import (
     SPANS,
     Found,
@@ -44,7 +45,6 @@ from tfrecord_lite._example.lockstep import (
     by_layout,
     by_lockstep,
     gather_numbers,
-    index_ranges,
     match_layouts,
 )
 from tfrecord_lite._example.ragged import Ragged

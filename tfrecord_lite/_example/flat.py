@@ -7,10 +7,10 @@ counts and presence, instead of shaping numpy arrays; with a spec, a list of rec
 in by decode_examples' own entry (columnar.decode_records), so both decode alike. A batch
 decoded without a spec first learns its keys and kinds: records that share a layout
 (lockstep.match_layouts) share its keys, the map entries of the others are walked in
-lockstep (as lockstep parses) and their keys told apart with one numpy unique over their
-bytes; only records the lockstep walk does not accept are decoded one by one. Each key
-then decodes as a VarLenFeature of its kind, and "present" is remembered, so a missing
-or kindless feature is null, not empty. Columns come sorted by key, as tfx-bsl orders
+lockstep (as lockstep parses) and their keys told apart in bulk (keys.key_groups); only
+records the lockstep walk does not accept are decoded one by one. Each key then decodes
+as a VarLenFeature of its kind, and "present" is remembered, so a missing or kindless
+feature is null, not empty. Columns come sorted by key, as tfx-bsl orders
 them. When every record of the batch has a layout (the common case: one dataset, one
 writer), the batch decoder is skipped: each feature's value spans are looked up per row
 in a small table per layout, already in row order, and gathered once (a run of one
@@ -37,12 +37,12 @@ from tfrecord_lite._example.columnar import (
 )
 from tfrecord_lite._example.decode import decode_example, decode_sequence_example, values_of
 from tfrecord_lite._example.joins import join_records
+from tfrecord_lite._example.keys import index_ranges, key_groups
 from tfrecord_lite._example.lockstep import (
     Found,
     Match,
     Plan,
     delimited_fields,
-    index_ranges,
     map_entries,
     match_layouts,
     ragged_gather,
@@ -274,18 +274,10 @@ def _add_entries(
     bad: np.ndarray,
     rest: np.ndarray,
 ) -> None:
-    """Add the keys of the map entries (rows, key spans, kinds) with one numpy unique over the
-    key bytes; a record with a key that is not UTF-8, or with a key given twice (protobuf keeps
-    the last), goes to the one-by-one path (bad[k] for row rest[k])."""
-    width = int(lengths.max()) if lengths.size else 0
-    columns = np.arange(width)
-    index = np.minimum(starts[:, None] + columns, len(buf) - 1)
-    matrix = np.where(columns < lengths[:, None], buf[index], 0).astype(np.uint8)
-    table = np.concatenate([lengths.astype("<u4").view(np.uint8).reshape(-1, 4), matrix], axis=1)
-    table = np.ascontiguousarray(table)
-    rows_of = table.view(np.dtype((np.void, table.shape[1]))).ravel()
-    _, first, which = np.unique(rows_of, return_index=True, return_inverse=True)
-    which = which.ravel()
+    """Add the keys of the map entries (rows, key spans, kinds), told apart by keys.key_groups;
+    a record with a key that is not UTF-8, or with a key given twice (protobuf keeps the
+    last), goes to the one-by-one path (bad[k] for row rest[k])."""
+    first, which = key_groups(buf, starts, lengths)
     _, once, count = np.unique(rows.astype(np.int64) * len(first) + which, return_index=True, return_counts=True)
     bad[np.searchsorted(rest, rows[once[count > 1]])] = True
     single = ~bad[np.searchsorted(rest, rows)]  # the entries of records whose keys the walk settles
@@ -293,12 +285,14 @@ def _add_entries(
     pair_first = np.flatnonzero(single)[pair_first]
     names: dict[int, str | None] = {}
     for u, entry in enumerate(first.tolist()):
-        raw = bytes(matrix[entry, : lengths[entry]])
+        raw = buf[starts[entry] : starts[entry] + lengths[entry]].tobytes()
         try:
             names[u] = raw.decode("utf-8")
         except UnicodeDecodeError:
             names[u] = None
-            bad[np.searchsorted(rest, rows[which == u])] = True
+    invalid = [u for u, name in names.items() if name is None]
+    if invalid:
+        bad[np.searchsorted(rest, rows[np.isin(which, invalid)])] = True
     for u, entry in enumerate(first.tolist()):
         name = names[u]
         if name is not None:

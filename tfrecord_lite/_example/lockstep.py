@@ -20,17 +20,20 @@ spec is marked bad: the caller decodes it with the single-record decoder.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
+from tfrecord_lite._example.keys import index_ranges, match_keys
 from tfrecord_lite._example.spec import BYTES, FLOAT, INT64, FeatureSpec
 from tfrecord_lite._example.varints import decode_varint_runs
 from tfrecord_lite._example.wire import Layout, layout_of
 
 _U64 = np.uint64
+_LOCKSTEP_STEPS, _FEW_SPANS = 32, 8  # past this many steps, this few spans are left to the record decoder
 _MOST_LAYOUTS = 16  # record lengths a batch matches by layout at most (each costs a parse in Python)
 
 
@@ -114,11 +117,19 @@ def _repeated(
 
     Returns (span index, start, end) of every value found, in order within each span
     (the spans' values interleaved); a span with anything else in it is marked in `bad`.
+    A step costs the same for one span as for thousands: once only a few spans are left
+    (a record of very many entries among short ones), they are marked in `bad` too, and
+    the single-record decoder walks them at a fraction of that cost per value.
     """
     owners, starts, ends = [], [], []
     live = pos < end
     idx, pos, end = np.flatnonzero(live), pos[live], end[live]
-    while idx.size:
+    for step in itertools.count():
+        if not idx.size:
+            break
+        if step >= _LOCKSTEP_STEPS and idx.size < _FEW_SPANS:
+            bad[idx] = True
+            break
         s, e, ok = delimited_fields(buf, pos, end, 0x0A)
         if not ok.all():
             bad[idx[~ok]] = True
@@ -190,14 +201,6 @@ def _runs_with(mask: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=bounds[1:])
     return cum[bounds[1:]] > cum[bounds[:-1]]
-
-
-def index_ranges(first: npt.NDArray[np.int64], counts: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """The indices first[i], first[i] + 1, ..., first[i] + counts[i] - 1 for all i, concatenated."""
-    total = int(counts.sum())
-    offsets = np.cumsum(counts) - counts
-    index: npt.NDArray[np.int64] = np.arange(total, dtype=np.int64) + np.repeat(first - offsets, counts)
-    return index
 
 
 def map_entries(
@@ -291,28 +294,9 @@ def _parse_batch(
     bad[entry_row[~ok]] = True
     columns = [
         _Column(rows, kinds[found], list_start[found], list_end[found], found)
-        for rows, found in (_match_key(buf, key, key_start, key_len, entry_row, ok) for key in keys)
+        for rows, found in match_keys(buf, keys, key_start, key_len, entry_row, ok)
     ]
     return columns, values
-
-
-def _match_key(
-    buf: np.ndarray, key: bytes, key_start: np.ndarray, key_len: np.ndarray, entry_row: np.ndarray, ok: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, entries) of the good entries whose key is `key`; a repeated key keeps its last entry."""
-    size = len(key)
-    found = np.flatnonzero(ok & (key_len == size))
-    if size and found.size:
-        want = np.frombuffer(key, dtype=np.uint8)
-        found = found[(buf[key_start[found][:, None] + np.arange(size)] == want).all(axis=1)]
-    rows = entry_row[found]
-    if rows.size and (np.diff(rows) <= 0).any():  # entries are in step order: keep each row's last match
-        order = np.lexsort((found, rows))
-        rows, found = rows[order], found[order]
-        keep = np.ones(rows.size, dtype=bool)
-        keep[:-1] = rows[1:] != rows[:-1]
-        rows, found = rows[keep], found[keep]
-    return rows, found
 
 
 def _bytes_column(text: Any, col: _Column, found: _BytesValues) -> tuple[np.ndarray, Any]:

@@ -48,16 +48,15 @@ from tfrecord_lite._example.columnar import (
 )
 from tfrecord_lite._example.decode import decode_sequence_example
 from tfrecord_lite._example.joins import join_records
+from tfrecord_lite._example.keys import index_ranges, match_keys
 from tfrecord_lite._example.lockstep import (
     Span,
     _bytes_values,
-    _match_key,
     _parse_batch,
     _repeated,
     ascii_keys,
     delimited_fields,
     gather_numbers,
-    index_ranges,
 )
 from tfrecord_lite._example.ragged import Ragged
 from tfrecord_lite._example.ragged_build import Column, build_steps
@@ -321,12 +320,10 @@ def _feature_lists(
     if not specs:
         return {}
     parsed = _parse_lists(batch, lists_start, lists_end, bad)
+    keys = [key.encode("utf-8", "surrogatepass") for key in specs]
+    matched = match_keys(batch.buf, keys, parsed.key_start, parsed.key_len, parsed.entry_row, parsed.ok)
     found = {}
-    for key, spec in specs.items():
-        rows, entries = _match_key(
-            batch.buf, key.encode("utf-8", "surrogatepass"), parsed.key_start, parsed.key_len, parsed.entry_row,
-            parsed.ok,
-        )  # fmt: skip
+    for (key, spec), (rows, entries) in zip(specs.items(), matched, strict=True):
         strided = parsed.strided.stride[entries] > 0
         walked = _walked_steps(batch, text, spec, parsed, rows[~strided], entries[~strided], bad)
         found[key] = _with_strided(batch, spec, parsed, walked, rows[strided], entries[strided], bad)

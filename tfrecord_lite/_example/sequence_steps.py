@@ -25,7 +25,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tfrecord_lite._example.lockstep import _repeated, feature_spans, index_ranges
+from tfrecord_lite._example.keys import index_ranges
+from tfrecord_lite._example.lockstep import _repeated, feature_spans
 from tfrecord_lite._example.spec import BYTES, FLOAT, INT64
 from tfrecord_lite._example.varints import _CONTINUED, _FIRST_BYTES, one_varint_each
 

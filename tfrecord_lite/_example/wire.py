@@ -32,6 +32,15 @@ from tfrecord_lite._example.varints import decode_varints, read_varint
 Parsed = tuple[int, list[tuple[int, int]]]
 _V = TypeVar("_V")  # what a map parser makes of each value
 
+# How deep messages and groups may nest, counted as the protobuf runtime counts them
+# (its default recursion limit): an Example is at depth 0, its Features at 1, a map
+# entry at 2, the Feature in it at 3, a list at 4; a FeatureList is a Feature's peer, its
+# steps at 4.
+# Deeper groups are rejected as the runtime rejects them, not followed into a
+# RecursionError.
+MAX_DEPTH = 100
+_FEATURES, _ENTRY, _FEATURE, _STEP = 1, 2, 3, 4
+
 
 def _read_varint32(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     """A tag or length: at most 5 bytes and 32 bits, as the protobuf runtime requires."""
@@ -41,11 +50,12 @@ def _read_varint32(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     return value, after
 
 
-def _fields(buf: bytes, pos: int, end: int) -> Iterator[tuple[int, int, int, int]]:
+def _fields(buf: bytes, pos: int, end: int, depth: int = 0) -> Iterator[tuple[int, int, int, int]]:
     """Yield (field_number, wire_type, start, stop) for each field of the message in buf[pos:end].
 
     For length-delimited fields buf[start:stop] is the payload; for varints, fixed32
-    and fixed64 it is the encoded value. Groups are skipped whole, like unknown fields.
+    and fixed64 it is the encoded value. Groups are skipped whole, like unknown fields;
+    `depth` is how deep the message lies (see MAX_DEPTH).
     """
     while pos < end:
         b = buf[pos]
@@ -57,12 +67,12 @@ def _fields(buf: bytes, pos: int, end: int) -> Iterator[tuple[int, int, int, int
         number, wire = tag >> 3, tag & 7
         if number == 0:
             raise DecodeError("malformed protobuf: field number 0")
-        start, stop, after = _value_end(buf, pos, end, number, wire)
+        start, stop, after = _value_end(buf, pos, end, number, wire, depth)
         yield number, wire, start, stop
         pos = after
 
 
-def _value_end(buf: bytes, pos: int, end: int, number: int, wire: int) -> tuple[int, int, int]:
+def _value_end(buf: bytes, pos: int, end: int, number: int, wire: int, depth: int) -> tuple[int, int, int]:
     """(start, end) of the value of a field whose tag ends at `pos`, and where the next field starts."""
     if wire == 2:
         if pos < end and buf[pos] < 0x80:
@@ -90,6 +100,9 @@ def _value_end(buf: bytes, pos: int, end: int, number: int, wire: int) -> tuple[
             raise DecodeError("malformed protobuf: truncated fixed-width field")
         return pos, stop, stop
     if wire == 3:  # a group: skip nested fields up to the matching end-group tag
+        depth += 1
+        if depth > MAX_DEPTH:
+            raise DecodeError(f"malformed protobuf: groups nested more than {MAX_DEPTH} deep")
         start = pos
         while pos < end:
             tag, after = _read_varint32(buf, pos, end)
@@ -99,23 +112,23 @@ def _value_end(buf: bytes, pos: int, end: int, number: int, wire: int) -> tuple[
                 return start, pos, after
             if tag >> 3 == 0:
                 raise DecodeError("malformed protobuf: field number 0 inside a group")
-            pos = _value_end(buf, after, end, tag >> 3, tag & 7)[2]
+            pos = _value_end(buf, after, end, tag >> 3, tag & 7, depth)[2]
         raise DecodeError("malformed protobuf: unterminated group")
     raise DecodeError(f"malformed protobuf: invalid wire type {wire}")
 
 
-def _parse_feature(buf: bytes, start: int, end: int) -> Parsed:
+def _parse_feature(buf: bytes, start: int, end: int, depth: int = _FEATURE) -> Parsed:
     """Reduce one Feature message to (kind, chunks) with oneof semantics."""
     kind = 0
     chunks: list[tuple[int, int]] = []
-    for number, wire, s, e in _fields(buf, start, end):
+    for number, wire, s, e in _fields(buf, start, end, depth):
         if wire != 2 or not (BYTES <= number <= INT64):
             continue  # unknown field
         if number != kind:
             check_dropped(buf, (kind, chunks))
             kind = number
             chunks = []
-        for vnum, vwire, vs, ve in _fields(buf, s, e):
+        for vnum, vwire, vs, ve in _fields(buf, s, e, depth + 1):
             if vnum != 1:
                 continue
             if number == BYTES:
@@ -159,13 +172,13 @@ def _parse_map(
     an entry holding any other field is parsed (so errors surface) and then dropped; so is
     a replaced value (`check_dropped` raises the errors decoding it would).
     """
-    for number, wire, s, e in _fields(buf, start, end):
+    for number, wire, s, e in _fields(buf, start, end, _FEATURES):
         if number != 1 or wire != 2:
             continue
         name = ""
         value: list[tuple[int, int]] = []
         keep = True
-        for enum, ewire, es, ee in _fields(buf, s, e):
+        for enum, ewire, es, ee in _fields(buf, s, e, _ENTRY):
             if ewire == 2 and enum == 1:
                 key = buf[es:ee]
                 try:  # every occurrence must be UTF-8, not only the last, which wins
@@ -208,9 +221,9 @@ def _check_dropped_steps(buf: bytes, steps: list[Parsed]) -> None:
 def _feature_list_value(buf: bytes, ranges: list[tuple[int, int]]) -> list[Parsed]:
     steps = []
     for s, e in ranges:
-        for number, wire, fs, fe in _fields(buf, s, e):
+        for number, wire, fs, fe in _fields(buf, s, e, _FEATURE):
             if number == 1 and wire == 2:
-                steps.append(_parse_feature(buf, fs, fe))
+                steps.append(_parse_feature(buf, fs, fe, _STEP))
     return steps
 
 

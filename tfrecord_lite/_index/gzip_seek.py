@@ -24,7 +24,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tfrecord_lite._compression.inflate import WBITS, library
+from tfrecord_lite._compression.inflate import WBITS, decompressor, library
 from tfrecord_lite._errors import CorruptRecordError, PathName, TruncatedRecordError
 from tfrecord_lite._index.gzip_sidecar import GzipIndex, Point, seek_points
 from tfrecord_lite._wire.crc import masked_crc
@@ -74,11 +74,12 @@ class SpanInflater:
         """At least `want` bytes of output (fewer at the end of the stream, or of the member
         when the point's inflater does not read GZIP headers) after the first `skip` from
         `point`, which are dropped as they come."""
-        d, lib = point.decompressor(), library()
+        lib = library()
         feed = self.feed(point)
         parts: list[bytes] = []
         done, goal = 0, skip + want
-        pending = b""
+        pending = next(feed, b"")
+        d = point.decompressor(pending)
         while done < goal:
             if d.eof:  # a member (stream) ended: the next one follows, or nothing does
                 if point.wbits != WBITS[self._kind]:  # a raw deflate point: the next member has its own point
@@ -86,7 +87,7 @@ class SpanInflater:
                 pending = d.unused_data or next(feed, b"")
                 if not pending:
                     break
-                d = lib.decompressobj(point.wbits)
+                d = decompressor(point.wbits, pending)
             if not pending:
                 pending = next(feed, b"")
                 if not pending:

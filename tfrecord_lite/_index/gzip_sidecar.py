@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 from crc32c import crc32c
 
-from tfrecord_lite._compression.inflate import WBITS, library
+from tfrecord_lite._compression.inflate import WBITS, decompressor
 from tfrecord_lite._errors import IndexFormatError
 from tfrecord_lite._index.sidecar_file import file_change, header_size, pack_header, unpack_header
 from tfrecord_lite._wire.framing import OVERHEAD
@@ -109,12 +109,12 @@ class Point:
         self.bits = bits  # the point starts this many bits before compressed byte `cin`
         self.window = window  # the 32 KiB of output before the point, when inflating needs it
 
-    def decompressor(self) -> Any:
+    def decompressor(self, head: bytes | memoryview = b"") -> Any:
+        """A decompressor in the state of this point, whose input starts with `head` (which tells
+        a GZIP member's header flags: inflate.decompressor)."""
         if self.saved is not None:
             return self.saved.copy()
-        if self.window is not None:
-            return library().decompressobj(self.wbits, zdict=self.window)
-        return library().decompressobj(self.wbits)
+        return decompressor(self.wbits, head, self.window)
 
 
 class GzipIndex:

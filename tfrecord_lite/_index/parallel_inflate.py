@@ -33,7 +33,7 @@ import weakref
 import zlib
 from collections import deque
 from collections.abc import Generator, Iterator
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from tfrecord_lite._compression.inflater import Inflater
 from tfrecord_lite._stream.scanner import CHUNK_SIZE
@@ -193,9 +193,11 @@ class ParallelInflater:
 
     def _inflate(self, point: Point, want: int) -> list[bytes]:
         """The `want` bytes of output from `point`, in pieces (fewer when stopped or damaged)."""
-        d, pieces = point.decompressor(), []
+        d: Any = None  # made at the first chunk, which tells a GZIP header's flags
+        pieces: list[bytes] = []
         try:
             for chunk in self._spans.feed(point, _STEP):
+                d = point.decompressor(chunk) if d is None else d
                 while chunk and want and not self._closing.is_set():
                     pieces.append(d.decompress(chunk, want))
                     want -= len(pieces[-1])

@@ -17,8 +17,11 @@ costs 8 bytes a record in memory, never a Python int each), then written to a
 temporary file renamed into place (atomic.write_atomic: never torn, created with
 the umask's permissions; concurrent builders each rename a whole, identical file).
 Opening it is a memory map: O(1). It is fresh when the file's size and mtime are
-those recorded and `edge_check` (CRC32C of the header and footer bytes of the first
-and last record) still matches. DALI / `tfrecord` text indexes ("offset length"
+those recorded, `edge_check` (CRC32C of the header and footer bytes of the first
+and last record) still matches, and every record's valid header announces the span its
+offsets give (one numpy gather, 8 bytes a record: a crafted sidecar that leaves records
+out, or cuts one in two, is rebuilt rather than trusted; a damaged header is reported when
+its record is read, as before). DALI / `tfrecord` text indexes ("offset length"
 lines, length = 12 + data + 4) are read here too (write.py writes them). How a file
 is indexed when it does not scan cleanly is its opener's choice (open_record_index
 takes the builder): TFRecordFile skips damage with _index/tolerant.py. The append
@@ -54,6 +57,7 @@ from tfrecord_lite._index.sidecar_file import (
     stale_error,
     unpack_header,
 )
+from tfrecord_lite._storage.files import open_regular
 from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, header_is_valid, scan
 from tfrecord_lite._wire.sniff import SNIFF_SIZE, inflates, not_a_tfrecord, sniff_compression
 
@@ -286,6 +290,9 @@ def record_index_from_buffer(mm: Buffer, location: str) -> RecordIndex:
         release(mm)
         raise
     offsets = np.frombuffer(mm, OFFSET_DTYPE, count + 1, _HEAD_SIZE)
+    if (offsets[1:] <= offsets[:-1]).any() or (offsets[1:] - offsets[:-1] < OVERHEAD).any():
+        release(mm)
+        raise IndexFormatError(f"the index's offsets are not {OVERHEAD} bytes or more apart, in order", path=location)
     mapped = mm if isinstance(mm, mmap.mmap) else None
     return RecordIndex(offsets, file_size, mtime_ns, check, bool(flags & FLAG_VERIFIED), location, mapped)
 
@@ -345,7 +352,27 @@ def record_index_staleness(index: RecordIndex, buf: Buffer, st: os.stat_result) 
         buf, index.offsets, index.ends
     ):
         return "the first or last record differs from the indexed one"
+    if index.ends is None and not follows_records(buf, index.offsets):
+        return "its offsets do not follow the file's records (a record's header announces another length)"
     return None
+
+
+def follows_records(buf: Buffer, offsets: np.ndarray) -> bool:
+    """Whether the indexed records follow each other as the file frames them: where a record's
+    header is valid, it announces the length its offsets give (offset + framed length = next
+    offset), so no record is left out or cut in two. A header whose length CRC fails is damage in
+    the file, not a false index: reading that record reports it. One numpy gather of the length
+    fields, 8 bytes a record; only the headers that disagree are checked one by one."""
+    if len(offsets) < 2:
+        return True
+    spans = np.diff(offsets.astype(np.int64))
+    if (spans < OVERHEAD).any() or int(offsets[-1]) > len(buf):
+        return False
+    data = np.frombuffer(buf, np.uint8)
+    words = np.ndarray((len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))  # the 8 bytes at each offset
+    starts = offsets[:-1].astype(np.int64)
+    disagree = np.flatnonzero(words[starts] != (spans - OVERHEAD).astype(np.uint64))
+    return not any(header_is_valid(buf, int(starts[k])) for k in disagree.tolist())  # type: ignore[arg-type]
 
 
 def edges_consistent(buf: Buffer, offsets: np.ndarray, ends: np.ndarray | None = None) -> bool:
@@ -455,7 +482,7 @@ def map_uncompressed(path: str, action: str, damaged: bool = False) -> tuple[Buf
             "reads the TFRecord files in a folder",
             path,
         )
-    with open(path, "rb") as fh:
+    with open_regular(path, action) as fh:
         st = os.fstat(fh.fileno())
         buf = map_file(fh)
     try:

@@ -89,7 +89,8 @@ def salvage(
 
     Records are found as `iter_records(..., on_error="skip")` finds them: a record whose payload
     CRC is bad is skipped by its length, after a damaged header the next valid record is
-    searched for, a truncated tail or a broken GZIP / ZLIB stream ends the file. The new file
+    searched for (also after a good header whose length runs past the end of the file), a
+    truncated tail or a broken GZIP / ZLIB stream ends the file. The new file
     (`compression` None, "gzip" or "zlib") appears under its name only once complete, with an
     index sidecar when uncompressed and `index` is true. The source is only read; it may be
     a URL (`storage_options` for fsspec), the destination is a local file.

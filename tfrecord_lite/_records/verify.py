@@ -62,7 +62,8 @@ def verify_file(
     """Check every record's CRCs in one file and list the offsets and record numbers of all bad records.
 
     After a bad payload CRC the record's (CRC-checked) length skips it; after a bad
-    length CRC the scan moves on to the next valid record header. A damaged compressed
+    length CRC, or a length that runs past the end of the file, the scan moves on to the next
+    valid record header. A damaged compressed
     stream or a truncated tail ends the scan and is reported too. `on_progress` is told
     how many (uncompressed) bytes each read brought. `storage_options` are fsspec's, for a URL.
     """

@@ -10,9 +10,11 @@ fsspec options, or an fsspec filesystem object (_storage/locations.py).
 
 from __future__ import annotations
 
+import errno
 import os
 import re
-from typing import IO, Any, Union, cast
+import stat
+from typing import IO, Any, BinaryIO, Union, cast
 
 from tfrecord_lite._storage.atomic import write_atomic
 from tfrecord_lite._storage.locations import StorageOptions, has_scheme, is_url, local_path, redact, split_options
@@ -75,8 +77,32 @@ def read_head(target: str | os.PathLike[str], size: int, storage_options: Storag
     path = os.fspath(target)
     if is_url(path):
         return RemoteObject(path, *split_options(storage_options)).read_range(0, size)
-    with open(local_path(path), "rb") as fh:
+    with open_regular(path, "telling what it holds") as fh:
         return fh.read(size)
+
+
+def not_a_file(path: str | None, detail: str) -> OSError:
+    """The error (ESPIPE) for a FIFO, device or socket where a regular file is needed."""
+    err = OSError(f"not a regular file: {detail} (in {path})")
+    err.errno = errno.ESPIPE
+    return err
+
+
+def open_regular(path: str, action: str) -> BinaryIO:
+    """A local file opened for reading, or an OSError (ESPIPE) if it is not a regular file: a
+    FIFO, a device or a socket has no size to index or seek in (and /dev/zero never ends). It is
+    opened without blocking, so a FIFO with no writer is refused at once, not waited on."""
+    fd = os.open(local_path(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):  # a folder: the caller's error says what to do
+            raise not_a_file(path, f"{action} needs a regular file (iter_records streams a pipe)")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def sniff_file(target: str | os.PathLike[str], storage_options: StorageOptions = None) -> str:

@@ -6,7 +6,8 @@ what the user passed into the list of files to read here, in resolve_inputs:
                       a shell glob like `out*` brings along, are passed over)
   a list / tuple      each item resolved in turn, in the given order, duplicates dropped
   a folder            the TFRecord files directly inside it
-  a glob              the TFRecord files it matches (`**` descends into folders)
+  a glob              the TFRecord files it matches (`**` descends into folders; a file
+                      reached by several paths, through links, is read once)
   a prefix            the ShardedWriter shards `prefix-NNNNN-of-NNNNN[.tfrecord][.gz|.zlib]`
   a URL               s3://, gs://, http(s)://, ... expanded through fsspec (_expand_url)
 
@@ -25,6 +26,7 @@ Nothing matching raises NoInputsError naming the pattern.
 
 from __future__ import annotations
 
+import collections
 import fnmatch
 import glob
 import os
@@ -125,7 +127,8 @@ def _expand_local(name: str, skipped: Skipped, alone: bool) -> list[str]:
     folder = os.path.dirname(name)
     if glob.has_magic(name):
         if glob.has_magic(folder) or "**" in name:  # matches in many folders: as glob lists them
-            hits = _records_among(glob.glob(name, recursive=True), skipped, {})
+            listed = _recursive_glob(name) if "**" in name.split(os.sep) else glob.glob(name)
+            hits = _records_among(listed, skipped, {})
             where = {hit: hit for hit in hits}
         else:
             where = visible(LocalFolder(folder))
@@ -140,6 +143,85 @@ def _expand_local(name: str, skipped: Skipped, alone: bool) -> list[str]:
             f"no such file, folder or ShardedWriter prefix: {name!r} (no file {name}-NNNNN-of-NNNNN.tfrecord either)"
         )
     return [where[shard] for shard in shards]
+
+
+def _recursive_glob(pattern: str) -> list[str]:
+    """What glob.glob(pattern, recursive=True) lists, each file once: glob follows links to
+    folders, so a link back up the tree lists every file below it once per turn of the loop
+    (up to the system's limit on links, and doubling with each such link). Here the folders
+    are walked nearest first, each entered once by its real path, and a file reached by
+    several names is listed once, by the shortest."""
+    parts = pattern.split(os.sep)
+    first = next(i for i, part in enumerate(parts) if glob.has_magic(part))
+    root = os.sep.join(parts[:first]) or (os.sep if first == 1 else "")
+    wanted = parts[first:]
+    hidden = any(part.startswith(".") for part in wanted)
+    shortest: dict[str, str] = {}
+    for path in _walk_files(root, hidden):
+        relative = os.path.relpath(path, root) if root else path
+        if _parts_match(relative.split(os.sep), wanted):
+            real = os.path.realpath(path)
+            shortest.setdefault(real, path)  # nearest first: the first name is the shortest
+    return list(shortest.values())
+
+
+def _walk_files(root: str, hidden: bool) -> list[str]:
+    """Every entry that is not a folder under `root`, breadth first, links to folders followed but
+    each folder entered once (by its real path); hidden names only when `hidden`."""
+    seen: set[str] = set()
+    queue = collections.deque([root])
+    files: list[str] = []
+    while queue:
+        folder = queue.popleft()
+        real = os.path.realpath(folder or os.curdir)
+        if real in seen:
+            continue
+        seen.add(real)
+        try:
+            entries = sorted(os.scandir(folder or os.curdir), key=lambda e: natural_key(e.name))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith(".") and not hidden:
+                continue
+            path = os.path.join(folder, entry.name)
+            try:
+                (queue if entry.is_dir() else files).append(path)
+            except OSError:
+                continue
+    return files
+
+
+def _parts_match(parts: list[str], patterns: list[str]) -> bool:
+    """Whether a path's parts match a glob's parts, '**' standing for any number of parts (none
+    hidden), as glob.glob(recursive=True) matches them."""
+    states = _past_stars({0}, patterns)
+    for part in parts:
+        after = set()
+        for j in states:
+            if j == len(patterns):
+                continue
+            if patterns[j] == "**":
+                if not part.startswith("."):
+                    after.add(j)
+            elif fnmatch.fnmatchcase(part, patterns[j]) and (not part.startswith(".") or patterns[j].startswith(".")):
+                after.add(j + 1)
+        states = _past_stars(after, patterns)
+        if not states:
+            return False
+    return len(patterns) in states
+
+
+def _past_stars(states: set[int], patterns: list[str]) -> set[int]:
+    """`states` and every state reached from them by letting a '**' stand for no part."""
+    out = set(states)
+    todo = list(states)
+    while todo:
+        j = todo.pop()
+        if j < len(patterns) and patterns[j] == "**" and j + 1 not in out:
+            out.add(j + 1)
+            todo.append(j + 1)
+    return out
 
 
 def _unhidden(paths: Iterable[str]) -> list[str]:

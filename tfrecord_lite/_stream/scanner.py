@@ -14,7 +14,9 @@ its CRC computed piece by piece, so memory stays flat whatever the records. It i
 such loop: iter_records, the batched decoder, verify_file,
 salvage, count_records and the index builders all run on it. It raises the first
 damage, or (with an on_damage hook) reports every damaged span as a Damage and
-resynchronises after it.
+resynchronises after it: after a bad header, and after a good header whose length runs
+past the end (a forged length in front of good records). Skipping damage in a character
+device (/dev/zero) is refused: nothing would end that scan.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from tfrecord_lite._compression.inflate import WBITS
 from tfrecord_lite._compression.inflater import Inflater
 from tfrecord_lite._errors import CorruptRecordError, RecordTooLargeError, TFRecordError, TruncatedRecordError
 from tfrecord_lite._repr import plural
-from tfrecord_lite._storage.files import PathOrFile, display_name, normalize_compression, open_binary
+from tfrecord_lite._storage.files import PathOrFile, display_name, normalize_compression, not_a_file, open_binary
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._stream.damage import Damage
 from tfrecord_lite._wire.crc import mask, masked_crc
@@ -39,6 +41,9 @@ from tfrecord_lite._wire.sniff import SNIFF_SIZE, inflates, not_a_tfrecord, snif
 
 CHUNK_SIZE = 1 << 20  # the scan buffer, and the most a read of the stream asks for
 MAX_RECORD_BYTES = 1 << 30  # the longest record a reader holds in memory unless told otherwise
+# of a long record in a stream of unknown length, what a scan that needs no payloads holds, with
+# on_damage, before streaming it through: a forged length closer than this to the end is resynchronised after
+RESYNC_BYTES = 8 << 20
 
 
 def too_large(length: int, limit: int, path: str | None, offset: int) -> RecordTooLargeError:
@@ -165,6 +170,14 @@ class DecodedStream:
             return None
         return st.st_size if stat.S_ISREG(st.st_mode) else None
 
+    def is_device(self) -> bool:
+        """Whether the source is a character device (/dev/zero, /dev/urandom, a terminal): one that
+        may never end, unlike a file or a pipe."""
+        try:
+            return stat.S_ISCHR(os.fstat(self._file.fileno()).st_mode)
+        except (AttributeError, OSError, ValueError):  # a file object without a descriptor
+            return False
+
     def close(self) -> None:
         """Close the file (only if we opened it), after its inflater (which may run threads)."""
         if getattr(self, "inflater", None) is not None:
@@ -190,7 +203,11 @@ class StreamScanner:
 
     A record longer than `max_record_bytes` raises RecordTooLargeError before it is held. With
     `payloads=False` (count, verify: only `records` and the damage matter) a record longer than
-    the buffer is checked as it streams through instead, never held, and not yielded.
+    the buffer is checked as it streams through instead, never held, and not yielded. With
+    `on_damage`, a header whose length runs past the end is damage resynchronised after: in a
+    file of known size that is seen before anything is held (whatever the limit); in a stream
+    of unknown length a scan without payloads holds up to RESYNC_BYTES of a long record before
+    streaming it, so a forged length closer than that to the end is resynchronised after too.
     """
 
     def __init__(
@@ -230,6 +247,8 @@ class StreamScanner:
         multiple stay in the buffer, already checked, and the buffer grows until it holds
         `multiple` records.
         """
+        if self._on_damage is not None and self._stream.is_device():
+            raise not_a_file(self.path, "skipping damage in a device such as /dev/zero might never end")
         pos = 0  # where scanning resumes in the buffer (the records before it are kept_*)
         kept_starts: list[int] = []
         kept_lengths: list[int] = []
@@ -273,12 +292,21 @@ class StreamScanner:
             if self._eof:
                 break
             if done == 0 and not kept_starts:  # a record longer than the buffer (its header checked)
-                if not self._payloads:
+                length = int.from_bytes(self._view[:8], "little")
+                if self._runs_past_end(length):  # a forged length: resynchronise after it
+                    resume = self._skip(self._truncated(self._origin, length, self._stream_left() - HEADER_SIZE))
+                    if resume is None:
+                        end = self._have
+                        break
+                    pos = resume - self._origin
+                    continue
+                if not self._payloads and not self._held_for_resync():
                     pos = end = 0
                     if self._pass_long_record():
                         continue
                     break
-                self._refuse_longer(int.from_bytes(self._view[:8], "little"))
+                if self._payloads:
+                    self._refuse_longer(length)
             pos = end - done
             self._advance(done, len(kept_starts), multiple)
         self._end_of_stream(end)
@@ -292,6 +320,34 @@ class StreamScanner:
         err = too_large(lengths[k], self._limit, self.path, self._origin + starts[k] - HEADER_SIZE)
         del starts[k:], lengths[k:]
         return err
+
+    def _runs_past_end(self, length: int) -> bool:
+        """Whether, skipping damage in a stream of known length (a plain file), the record at the
+        buffer's start claims more than is left of it: damage, not a record to hold or stream."""
+        if self._on_damage is None or self._stream.size() is None:
+            return False
+        return OVERHEAD + length > self._stream_left()
+
+    def _stream_left(self) -> int:
+        """The bytes of a stream of known length from the buffer's start on."""
+        return (self._stream.size() or 0) - self._origin
+
+    def _held_for_resync(self) -> bool:
+        """Whether a scan that needs no payloads, skipping damage in a stream of unknown length, still
+        holds the long record at the buffer's start (the buffer growing as data arrives, up to
+        RESYNC_BYTES) rather than streaming it through: if the stream ends inside it, the bytes held
+        are searched for the next record."""
+        return self._on_damage is not None and self._stream.size() is None and len(self._view) < RESYNC_BYTES
+
+    def _truncated(self, at: int, length: int, data: int) -> TruncatedRecordError:
+        """The error for the record at `at` whose header claims `length` bytes of data when only
+        `data` bytes follow its header (as framing.scan words it)."""
+        return TruncatedRecordError(
+            f"truncated record: its header announces {plural(length, 'byte')} of data, but only "
+            f"{max(0, data)} of the {length + FOOTER_SIZE} bytes of data and CRC are there",
+            path=self.path,
+            offset=at,
+        )
 
     def _refuse_longer(self, length: int) -> None:
         """Raise for the record at the buffer's start when it is longer than the limit."""
@@ -333,12 +389,7 @@ class StreamScanner:
         as such after the loop; else the record is truncated. False: nothing follows."""
         if self._failure is not None:
             return False
-        err = TruncatedRecordError(
-            f"truncated record: its header announces {length} bytes of data, but only "
-            f"{max(0, got - HEADER_SIZE)} of the {length + FOOTER_SIZE} bytes of data and CRC are there",
-            path=self.path,
-            offset=at,
-        )
+        err = self._truncated(at, length, got - HEADER_SIZE)
         if self._on_damage is None:
             raise err
         self._on_damage(Damage(at, None, err.reason, TruncatedRecordError))
@@ -397,6 +448,14 @@ class StreamScanner:
                 where = f"the next valid record header is at offset {resume}"
             self._on_damage(Damage(at, resume, f"length CRC mismatch (damaged record header); {where}"))
             return resume
+        if isinstance(err, TruncatedRecordError) and header_ok:
+            # a good header whose length runs past the end: a truncated tail, or a forged
+            # length in front of good records, which resynchronising finds
+            resume = self._next_header(at + 1)
+            if resume is not None:
+                reason = f"{err.reason}; the next valid record header is at offset {resume}"
+                self._on_damage(Damage(at, resume, reason, type(err)))
+                return resume
         self._on_damage(Damage(at, None, err.reason, type(err)))
         return None
 

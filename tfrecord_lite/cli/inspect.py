@@ -40,7 +40,7 @@ from tfrecord_lite.cli.options import (
     progress_bar,
     source_of,
 )
-from tfrecord_lite.cli.output import format_report, record_json, render_record
+from tfrecord_lite.cli.output import format_report, printable, record_json, render_record
 
 # ---------------------------------------------------------------- schema
 
@@ -54,7 +54,7 @@ def format_schema(schema: Schema) -> str:
     head = [f"scanned {scope} {plural(schema.records, 'record')}{raw}"]
     if not rows:
         return "\n".join(head + ["no features"])
-    names = [r["key"] + (" [list]" if r["section"] == "feature_lists" else "") for r in rows]
+    names = [printable(r["key"]) + (" [list]" if r["section"] == "feature_lists" else "") for r in rows]
     width = max(len("key"), *(len(n) for n in names))
     kwidth = max(len("kind"), *(len(r["kind"]) for r in rows))
     unit = "values (per step for lists)" if sequence else "values"
@@ -87,7 +87,7 @@ def cmd_count(args: argparse.Namespace) -> int:
         if args.per_file:
             width = len(str(total))
             for p, n in counts.items():
-                print(f"{str(n).rjust(width)}  {redact(p)}")
+                print(f"{str(n).rjust(width)}  {printable(redact(p))}")
         print(total)
     return damaged.status(args)
 

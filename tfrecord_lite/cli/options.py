@@ -33,6 +33,7 @@ from tfrecord_lite._repr import plural
 from tfrecord_lite._storage.files import normalize_compression, size_in_bytes
 from tfrecord_lite._storage.sources import resolve_inputs
 from tfrecord_lite._stream.damage import DamagePolicy
+from tfrecord_lite.cli.output import printable
 
 PROG = "tfrecord-lite"
 EXIT_DATA = 1  # the data is bad (corrupt record, undecodable image, verification failed)
@@ -94,7 +95,8 @@ def damage_hint(err: BaseException, skip_option: bool = False) -> str:
     takes it) reads past it."""
     if not isinstance(err, (CorruptRecordError, TruncatedRecordError)) or isinstance(err, NotTFRecordError):
         return ""
-    name = shlex.quote(redact(err.path)) if err.path and err.path != "<stdin>" else "FILE"
+    shown = redact(err.path) if err.path and err.path != "<stdin>" else ""
+    name = shlex.quote(shown) if shown.isprintable() and shown else "FILE"
     hint = f"`{PROG} verify {name}` lists the damage, `{PROG} salvage {name} OUT` copies the good records"
     return f"; {hint}{', --on-error skip reads past it' if skip_option else ''}"
 
@@ -152,7 +154,7 @@ class Damaged:
         where = f"record #{number}{offset}" if number is not None else f"byte offset {err.offset}"
         where = "not read" if isinstance(err, NotTFRecordError) else where
         hint = damage_hint(err, self._skip_option)
-        print(scrub(f"{PROG}: error: {redact(path)}: {where}: {err.reason}{hint}"), file=sys.stderr)
+        print(scrub(f"{PROG}: error: {printable(redact(path))}: {where}: {err.reason}{hint}"), file=sys.stderr)
 
     def records_before(self, path: str, compression: str = "auto", verify: bool = True) -> int | None:
         """How many records of `path` come before the damage that stopped a pass over it without

@@ -27,6 +27,16 @@ def _kind(value: bytes) -> str:
     return f"{image.upper()} " if image else ""
 
 
+def printable(text: str) -> str:
+    """Text from a file (a feature key, a file name) safe to print: as it is when every character
+    is printable, else quoted with the others escaped (\u001b), so no escape sequence reaches the
+    terminal and the escaped form cannot pass for another key (one that starts with a quote is
+    quoted too)."""
+    if text.isprintable() and not text.startswith('"'):
+        return text
+    return '"' + "".join(c if c.isprintable() and c not in '"\\' else json.dumps(c)[1:-1] for c in text) + '"'
+
+
 def describe_bytes(value: bytes, max_chars: int = 60) -> str:
     """A safe one-line view of a bytes value: quoted text when it is printable UTF-8, else size + hex."""
     try:
@@ -111,12 +121,17 @@ def json_values(value: Any, max_values: int = 10, max_chars: int = 60) -> dict[s
 
 
 def _feature_lines(features: dict[str, Any], indent: str, max_values: int, max_chars: int) -> list[str]:
-    width = max((len(k) for k in features), default=0)
-    return [f"{indent}{k.ljust(width)}  {render_values(v, max_values, max_chars)}" for k, v in sorted(features.items())]
+    keys = {k: printable(k) for k in features}
+    width = max((len(k) for k in keys.values()), default=0)
+    return [
+        f"{indent}{keys[k].ljust(width)}  {render_values(v, max_values, max_chars)}"
+        for k, v in sorted(features.items())
+    ]
 
 
 def render_record(dec: Decoded, title: str, max_values: int = 10, max_chars: int = 60) -> str:
     """The readable, multi-line view `head` / `cat` print for one record."""
+    title = printable(title)
     if dec.kind == "raw":
         why = f" (not an Example: {dec.error})" if dec.error else ""
         return f"{title}{why}\n  {describe_bytes(dec.raw, max_chars)}"
@@ -127,7 +142,7 @@ def render_record(dec: Decoded, title: str, max_values: int = 10, max_chars: int
     lines += _feature_lines(dec.features, "    ", max_values, max_chars) or ["    (none)"]
     lines.append("  feature_lists:")
     for key, steps in sorted(dec.feature_lists.items()):
-        lines.append(f"    {key}  {len(steps)} steps")
+        lines.append(f"    {printable(key)}  {len(steps)} steps")
         shown = steps if max_values <= 0 else steps[:max_values]
         lines += [f"      [{i}] {render_values(v, max_values, max_chars)}" for i, v in enumerate(shown)]
         if len(shown) < len(steps):
@@ -158,6 +173,7 @@ def record_json(dec: Decoded, path: str, index: int, max_values: int = 10, max_c
 def format_report(path: str, report: VerifyReport, max_listed: int = 20) -> str:
     """`verify`'s lines for one file: 'OK  path  N records', or 'BAD ...' and a line per bad record
     (the first `max_listed` of them; <= 0 lists all)."""
+    path = printable(path)
     if report.ok:
         return f"OK   {path}  {plural(report.records, 'record')}"
     where = " (offsets in the uncompressed stream)" if report.compression else ""

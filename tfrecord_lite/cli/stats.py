@@ -20,6 +20,7 @@ from tfrecord_lite.cli.options import (
     positive_int,
     say,
 )
+from tfrecord_lite.cli.output import printable
 
 if TYPE_CHECKING:
     from tfrecord_lite._stats.results import DatasetStatistics, FeatureStatistics
@@ -127,7 +128,7 @@ def render_text(stats: DatasetStatistics, label: FeatureStatistics | None) -> st
         counts = _num(vc.min) if vc.min == vc.max else f"{_num(vc.min)}..{_num(vc.max)}"
         if f.sequence_lengths is not None:
             counts += f" x {_num(f.sequence_lengths.min)}..{_num(f.sequence_lengths.max)} steps"
-        name = f.name if f.section != "feature_lists" else f.name + " (list)"
+        name = printable(f.name) + (" (list)" if f.section == "feature_lists" else "")
         rows.append((name, f.kind or "-", share, counts, _summary(f)))
     widths = [max(len(row[k]) for row in rows) for k in range(4)]
     lines = [head, ""]
@@ -135,5 +136,5 @@ def render_text(stats: DatasetStatistics, label: FeatureStatistics | None) -> st
         lines.append("  ".join(cell.ljust(widths[k]) for k, cell in enumerate(row[:4])) + "  " + row[4])
     if label is not None and label.categories is not None:
         values = ", ".join(f"{t.text} {t.count:,}" for t in label.categories.top)
-        lines += ["", f"{label.name}: {values}"]
+        lines += ["", f"{printable(label.name)}: {values}"]
     return "\n".join(lines)
