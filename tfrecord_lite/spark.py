@@ -17,6 +17,7 @@ an abort deletes them. This module holds only that adaptation: option parsing an
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import time
 import uuid
@@ -24,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfrecord_lite._datasets.arrow_batches import iter_arrow_batches, iter_encoded
+from tfrecord_lite._datasets.arrow_batches import iter_arrow_batches, iter_encoded_buffers
 from tfrecord_lite._datasets.hive_partitions import partition_folder, partition_types, partitioned_files, typed_values
 from tfrecord_lite._datasets.pieces import Piece, piece_batches, piece_records, split_pieces
 from tfrecord_lite._datasets.schema import infer_features, infer_sequence_features
@@ -269,9 +270,9 @@ class _Writer(DataSourceArrowWriter):  # type: ignore[misc]
                     if where not in open_parts:
                         open_parts[where] = self._open(folder, where, task, attempt, len(open_parts))
                     _, writer, lengths = open_parts[where]
-                    for record in self._records(rows):
-                        writer.write(record)
-                        lengths.append(len(record))
+                    for data, ends in self._records(rows):
+                        writer.write_buffer(data, ends)
+                        lengths += map(int.__sub__, ends, [0, *ends])
             for _, writer, _ in open_parts.values():
                 writer.close()
             plain = self._options.compression is None
@@ -308,10 +309,12 @@ class _Writer(DataSourceArrowWriter):  # type: ignore[misc]
         for values, indices in rows.items():
             yield partition_folder(keys, values), data.take(pa.array(indices))
 
-    def _records(self, rows: pa.RecordBatch) -> Iterator[bytes]:
+    def _records(self, rows: pa.RecordBatch) -> Iterator[tuple[bytes, list[int]]]:
+        """The batch's records back to back, and where each ends."""
         if self._options.record_type == "ByteArray":
-            return iter(raw_records(rows))
-        return iter_encoded(rows, feature_lists=self._lists)
+            records = raw_records(rows)
+            return iter([(b"".join(records), list(itertools.accumulate(map(len, records))))])
+        return iter_encoded_buffers(rows, feature_lists=self._lists)
 
     def commit(self, messages: Sequence[_Commit | None]) -> None:
         parts = [part for message in messages if message is not None for part in message.parts]

@@ -68,3 +68,22 @@ def test_each_record_is_what_encode_example_writes(data: tuple[int, list[tuple[s
 def test_varint_sizes_are_the_encoded_sizes(values: list[int]) -> None:
     array = np.array(values, dtype=np.int64)
     assert int(varint_sizes(array).sum()) == len(encode_varints(array))
+
+
+@given(
+    st.lists(st.lists(st.binary(max_size=40), max_size=3), min_size=30, max_size=80),
+    st.sets(st.integers(0, 79), max_size=5),
+    st.sampled_from([BYTES, INT64, FLOAT]),
+)
+def test_rows_of_many_lengths_are_what_encode_example_writes(drawn: list[list], absent: set[int], kind: int) -> None:
+    # row i holds i + 1 values (or a value of i bytes): past a few distinct segment lengths a column
+    # is copied by a per-byte index, not by length
+    def cell(i: int, values: list) -> list:
+        return [b"\x07" * i, *values] if kind == BYTES else [*range(-3, i - 2), *(len(v) * 31 - 600 for v in values)]
+
+    cells = [None if i in absent else cell(i, values) for i, values in enumerate(drawn)]
+    buffer, ends = encode_flat_examples([flat("f", kind, cells)], len(cells))
+    bounds = [0, *ends.tolist()]
+    for i, values in enumerate(cells):
+        row = {} if values is None else {"f": typed(kind, values)}
+        assert buffer[bounds[i] : bounds[i + 1]].tobytes() == encode_example(row)

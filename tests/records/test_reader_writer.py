@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import os
 import pathlib
 import struct
@@ -322,3 +323,23 @@ def test_any_records_through_a_trickling_pipe(records, compression, piece):
             return out
 
     assert list(tfr.iter_records(Trickle(buf.getvalue()))) == records
+
+
+@pytest.mark.parametrize(
+    ("compression", "options"),
+    [(None, {}), (None, {"buffered": True}), ("gzip", {}), ("zlib", {}), ("gzip", {"seek_every": 1000})],
+)
+def test_write_buffer_writes_what_write_writes(tmp_path, compression, options):
+    ends = list(itertools.accumulate(map(len, RECORDS)))
+    one_by_one, batched = tmp_path / "one.tfrecord", tmp_path / "batch.tfrecord"
+    with tfr.TFRecordWriter(str(one_by_one), compression, **options) as writer:
+        for record in RECORDS * 3:
+            writer.write(record)
+    with tfr.TFRecordWriter(str(batched), compression, **options) as writer:
+        writer.write(RECORDS[0])  # a record written before the buffer stays before it
+        writer.write_buffer(b"".join(RECORDS[1:]), [end - ends[0] for end in ends[1:]])
+        writer.write_buffer(memoryview(b"".join(RECORDS * 2)), ends + [ends[-1] + end for end in ends])
+        assert writer.records_written == 3 * len(RECORDS)
+        assert writer.bytes_written == sum(map(len, RECORDS * 3)) + 16 * 3 * len(RECORDS)
+    assert batched.read_bytes() == one_by_one.read_bytes()
+    assert list(tfr.iter_records(str(batched))) == RECORDS * 3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import struct
 
 import pytest
@@ -156,3 +157,16 @@ def test_scan_of_many_records_reports_the_first_damage(records, data):
     with pytest.raises(kind) as info:
         framing.scan(blob, final=True, origin=7, path="many.tfrecord")
     assert (type(info.value), info.value.offset, info.value.path) == (kind, 7 + offset, "many.tfrecord")
+
+
+@given(payloads, st.sampled_from([bytes, bytearray, memoryview]))
+def test_frame_buffer_frames_each_record_of_the_buffer(records, kind):
+    ends = list(itertools.accumulate(map(len, records)))
+    framed = framing.frame_buffer(kind(b"".join(records)), ends)
+    assert framed == b"".join(map(framing.frame, records)) == framing.frame_many(records)
+
+
+@pytest.mark.parametrize("ends", [[3, 2], [7], [-1]])
+def test_frame_buffer_refuses_ends_outside_the_buffer(ends):
+    with pytest.raises(ValueError, match="do not fit"):
+        framing.frame_buffer(b"abcdef", ends)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from tfrecord_lite._datasets.arrow_encode import encode_arrow, iter_encoded
+from tfrecord_lite._datasets.arrow_encode import encode_arrow, iter_encoded, iter_encoded_buffers
 from tfrecord_lite._datasets.batch_union import concat_batches
 from tfrecord_lite._datasets.feature_lists import feature_list_field
 from tfrecord_lite._errors import FeatureError
@@ -52,6 +52,7 @@ __all__ = [
     "encode_arrow",
     "iter_arrow_batches",
     "iter_encoded",
+    "iter_encoded_buffers",
     "read_arrow",
     "sequence_arrow_type",
     "write_arrow",
@@ -446,7 +447,7 @@ def write_arrow(
     `feature_lists` as encode_arrow takes it (marked feature-list columns become
     SequenceExamples without it). `storage_options` are fsspec's, for a URL (or an fsspec
     filesystem object)."""
-    records = iter_encoded(data, strict, feature_lists)
+    records = iter_encoded_buffers(data, strict, feature_lists)
     if is_file_object(dest):
         return _write(records, dest, compression, None)
     with open_publication(os.fspath(dest), storage_options) as publication:
@@ -454,8 +455,8 @@ def write_arrow(
         return _write(records, temp, compression, storage_options)
 
 
-def _write(records: Iterable[bytes], dest: Any, compression: str | None, storage_options: Any) -> int:
+def _write(records: Iterable[tuple[bytes, list[int]]], dest: Any, compression: str | None, storage_options: Any) -> int:
     with TFRecordWriter(dest, compression, storage_options=storage_options) as writer:
-        for record in records:
-            writer.write(record)
+        for data, ends in records:
+            writer.write_buffer(data, ends)
         return writer.records_written

@@ -11,6 +11,7 @@ column a SequenceExample.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
@@ -142,17 +143,16 @@ def _flat_column(name: str, array: pa.Array, strict: bool) -> FlatColumn:
     return FlatColumn(name, BYTES, data, offsets, valid, value_offsets)
 
 
-def _encoded_examples(batch: pa.RecordBatch, strict: bool) -> Iterator[bytes]:
-    """The rows of a batch without feature lists as Examples, encoded all at once."""
+def _encoded_examples(batch: pa.RecordBatch, strict: bool) -> tuple[bytes, list[int]]:
+    """The rows of a batch without feature lists as Examples, encoded all at once: the records
+    back to back, and where each ends."""
     columns = [
         _flat_column(name, array, strict)
         for name, array in zip(batch.schema.names, batch.columns, strict=True)
         if not pa.types.is_null(array.type)
     ]
     buffer, ends = encode_flat_examples(columns, batch.num_rows)
-    data, bounds = buffer.tobytes(), [0, *ends.tolist()]
-    for i in range(batch.num_rows):
-        yield data[bounds[i] : bounds[i + 1]]
+    return buffer.tobytes(), ends.tolist()
 
 
 def _encoded(batch: pa.RecordBatch, strict: bool, feature_lists: Collection[str] | None) -> Iterator[bytes]:
@@ -160,7 +160,8 @@ def _encoded(batch: pa.RecordBatch, strict: bool, feature_lists: Collection[str]
     (marked, or named in `feature_lists`) has a value in the row."""
     lists = feature_list_names(batch.schema, feature_lists)
     if not lists:
-        yield from _encoded_examples(batch, strict)
+        data, ends = _encoded_examples(batch, strict)
+        yield from map(data.__getitem__, map(slice, [0, *ends], ends))
         return
     columns, sequences = [], []
     for name, array in zip(batch.schema.names, batch.columns, strict=True):
@@ -180,6 +181,19 @@ def iter_encoded(data: Any, strict: bool = False, feature_lists: Collection[str]
     """encode_arrow's records one at a time, a batch of `data` decoded at a time (memory stays flat)."""
     for batch in _batches_of(data):
         yield from _encoded(batch, strict, feature_lists)
+
+
+def iter_encoded_buffers(
+    data: Any, strict: bool = False, feature_lists: Collection[str] | None = None
+) -> Iterator[tuple[bytes, list[int]]]:
+    """encode_arrow's records a batch of `data` at a time: (the records back to back, where each
+    ends), as TFRecordWriter.write_buffer takes them."""
+    for batch in _batches_of(data):
+        if feature_list_names(batch.schema, feature_lists):
+            records = list(_encoded(batch, strict, feature_lists))
+            yield b"".join(records), list(itertools.accumulate(map(len, records)))
+        else:
+            yield _encoded_examples(batch, strict)
 
 
 def encode_arrow(data: Any, *, strict: bool = False, feature_lists: Collection[str] | None = None) -> list[bytes]:

@@ -7,9 +7,12 @@ length, then for each present feature its map entry's tag and length, the key (o
 segment per column), the Feature's length, its kind's tag, the list's length (and the packed
 field's tag and length, for numbers) and the values. Every length is computed for all rows at
 once from the values' sizes, every varint of a column is written in one pass (encode_varints),
-and the segments are the (start, length) of bytes in one pool: constants, varints, values.
-One gather of the pool by index_ranges lays out every record; an absent feature's segments have
-length 0. Bytes values are first laid out the same way, one (tag, length, bytes) per value.
+and each segment is the (start, length) in each row of bytes in one source: a constant, a
+column's varints or values. The output is allocated once and each segment copied to where it lies
+in every row, rows of one segment length at a time: `length` bytes are one item of a void dtype, so
+the copy takes one index per row, not one per byte (a segment of many distinct lengths in a batch
+is copied by a per-byte index). An absent feature's segments have length 0. Bytes values are first
+laid out the same way, one (tag, length, bytes) per value.
 """
 
 from __future__ import annotations
@@ -44,40 +47,81 @@ def varint_sizes(values: Ints) -> Ints:
     """The bytes each int64 takes as a protobuf varint (negatives: 10)."""
     u = np.ascontiguousarray(values, dtype=np.int64).view(np.uint64)
     sizes = np.ones(u.shape, dtype=np.int64)
+    largest = int(u.max()) if u.size else 0
     for k in range(1, 10):
-        sizes += u >= (np.uint64(1) << np.uint64(7 * k))
+        if largest < 1 << (7 * k):
+            break
+        sizes += u >= np.uint64(1 << (7 * k))
     return sizes
 
 
-class _Pool:
-    """The bytes every segment points into, appended chunk by chunk."""
+_FEW_LENGTHS = 24  # distinct segment lengths of a column copied by length; more: by a per-byte index
 
-    def __init__(self) -> None:
-        self.chunks: list[np.ndarray] = []
-        self.size = 0
 
-    def add(self, data: np.ndarray | bytes) -> int:
-        chunk = np.frombuffer(data, dtype=np.uint8) if isinstance(data, bytes) else data.view(np.uint8).ravel()
-        self.chunks.append(chunk)
-        self.size += len(chunk)
-        return self.size - len(chunk)
+class Segment(NamedTuple):
+    """One segment of every row: its bytes are source[starts[i]:starts[i] + lengths[i]]."""
 
-    def constant(self, data: bytes, present: npt.NDArray[np.bool_]) -> tuple[Ints, Ints]:
-        base = self.add(data)
-        return np.full(len(present), base, dtype=np.int64), np.where(present, len(data), 0).astype(np.int64)
+    source: npt.NDArray[np.uint8]
+    starts: Ints
+    lengths: Ints
 
-    def varints(self, values: Ints, present: npt.NDArray[np.bool_]) -> tuple[Ints, Ints]:
-        sizes = varint_sizes(values)
-        base = self.add(encode_varints(values))
-        return base + np.cumsum(sizes) - sizes, np.where(present, sizes, 0)
 
-    def gather(self, segments: Sequence[tuple[Ints, Ints]]) -> tuple[np.ndarray, Ints]:
-        """Each row's segments in order, every row after the other; (bytes, end of each row)."""
-        source = np.concatenate(self.chunks) if self.chunks else np.zeros(0, np.uint8)
-        starts = np.stack([s for s, _ in segments], axis=1).ravel()
-        lengths = np.stack([n for _, n in segments], axis=1)
-        out = source[index_ranges(starts, lengths.ravel())]
-        return out, np.cumsum(lengths.sum(axis=1))
+def constant(data: bytes, present: npt.NDArray[np.bool_]) -> Segment:
+    """`data` in every present row."""
+    lengths = np.where(present, len(data), 0).astype(np.int64)
+    return Segment(np.frombuffer(data, dtype=np.uint8), np.zeros(len(present), dtype=np.int64), lengths)
+
+
+def varints(values: Ints, present: npt.NDArray[np.bool_]) -> Segment:
+    """Row i's value as a varint, in every present row."""
+    sizes = varint_sizes(values)
+    return Segment(
+        np.frombuffer(encode_varints(values), dtype=np.uint8), np.cumsum(sizes) - sizes, np.where(present, sizes, 0)
+    )
+
+
+def spans(data: np.ndarray, starts: Ints, lengths: Ints) -> Segment:
+    """Bytes of `data` (any dtype, viewed as bytes) at byte offsets `starts`."""
+    return Segment(np.ascontiguousarray(data).view(np.uint8).ravel(), starts, lengths)
+
+
+def _items(buffer: npt.NDArray[np.uint8], width: int) -> np.ndarray:
+    """Every `width` bytes of `buffer` as one item of a void dtype (item i starts at byte i): a view,
+    so that a segment of `width` bytes is copied as one item, not byte by byte."""
+    items: np.ndarray = np.ndarray((len(buffer) - width + 1,), dtype=f"V{width}", buffer=buffer, strides=(1,))
+    return items
+
+
+def _place(out: npt.NDArray[np.uint8], at: Ints, segment: Segment) -> None:
+    """Copy each row's segment to out[at[i]:]: rows of one length at a time (one item per row)."""
+    source, starts, lengths = segment
+    widest = int(lengths.max()) if len(lengths) else 0
+    if widest == 0:
+        return
+    counts = np.bincount(lengths) if widest <= 4096 else np.zeros(0, dtype=np.int64)
+    widths = np.flatnonzero(counts[1:]) + 1
+    if len(counts) == 0 or len(widths) > _FEW_LENGTHS:
+        out[index_ranges(at, lengths)] = source[index_ranges(starts, lengths)]
+        return
+    for width in widths.tolist():
+        rows = slice(None) if counts[width] == len(lengths) else np.flatnonzero(lengths == width)
+        items = _items(source, width)
+        if len(source) == width:  # a constant: every row copies the same item
+            _items(out, width)[at[rows]] = items[0]
+        else:
+            _items(out, width)[at[rows]] = items[starts[rows]]
+
+
+def gather(segments: Sequence[Segment]) -> tuple[npt.NDArray[np.uint8], Ints]:
+    """Each row's segments in order, every row after the other; (bytes, end of each row)."""
+    sizes = np.sum([segment.lengths for segment in segments], axis=0, dtype=np.int64)
+    ends = np.cumsum(sizes)
+    out = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.uint8)
+    at = ends - sizes
+    for segment in segments:
+        _place(out, at, segment)
+        at += segment.lengths
+    return out, ends
 
 
 def _tag(field: int) -> bytes:
@@ -90,54 +134,47 @@ def _row_ranges(sizes: Ints, offsets: Ints) -> tuple[Ints, Ints]:
     return cumulative[offsets[:-1]], cumulative[offsets[1:]] - cumulative[offsets[:-1]]
 
 
-def _payload(pool: _Pool, column: FlatColumn) -> tuple[list[tuple[Ints, Ints]], Ints]:
+def _payload(column: FlatColumn) -> tuple[list[Segment], Ints]:
     """The segments of a column's list message in each row (Int64List, FloatList, BytesList),
     and its length."""
     present = column.valid
     if column.kind == BYTES:
         assert column.value_offsets is not None
         lengths = np.diff(column.value_offsets)
-        values = _Pool()
-        data_base = values.add(column.values)
         ones = np.ones(len(lengths), dtype=bool)
-        laid, _ = values.gather(
-            [
-                values.constant(_tag(1), ones),
-                values.varints(lengths, ones),
-                (data_base + column.value_offsets[:-1], lengths),
-            ]
+        laid, _ = gather(
+            [constant(_tag(1), ones), varints(lengths, ones), spans(column.values, column.value_offsets[:-1], lengths)]
         )
         first, size = _row_ranges(1 + varint_sizes(lengths) + lengths, column.offsets)
-        base = pool.add(laid)
-        return [(base + first, np.where(present, size, 0))], size
+        return [Segment(laid, first, np.where(present, size, 0))], size
     if column.kind == INT64:
         sizes = varint_sizes(column.values)
-        base = pool.add(encode_varints(column.values))
+        data = np.frombuffer(encode_varints(column.values), dtype=np.uint8)
     else:
         sizes = np.full(len(column.values), 4, dtype=np.int64)
-        base = pool.add(np.ascontiguousarray(column.values, dtype="<f4"))
+        data = np.ascontiguousarray(column.values, dtype="<f4").view(np.uint8)
     first, packed = _row_ranges(sizes, column.offsets)
     some = present & (packed > 0)  # an empty list: no packed field at all
-    segments = [pool.constant(_tag(1), some), pool.varints(packed, some), (base + first, np.where(some, packed, 0))]
+    segments = [constant(_tag(1), some), varints(packed, some), spans(data, first, np.where(some, packed, 0))]
     return segments, np.where(packed > 0, 1 + varint_sizes(packed) + packed, 0)
 
 
-def _entry(pool: _Pool, column: FlatColumn) -> tuple[list[tuple[Ints, Ints]], Ints]:
+def _entry(column: FlatColumn) -> tuple[list[Segment], Ints]:
     """The segments of a column's map entry (tag and length included) in each row, and its length
     (0 where the row lacks the feature)."""
     present = column.valid
-    payload, list_length = _payload(pool, column)
+    payload, list_length = _payload(column)
     feature = 1 + varint_sizes(list_length) + list_length
     key = column.key.encode("utf-8")
     head = _tag(1) + bytes(encode_varints(np.array([len(key)], dtype=np.int64))) + key + _tag(2)
     entry = len(head) + varint_sizes(feature) + feature
     segments = [
-        pool.constant(_tag(1), present),
-        pool.varints(entry, present),
-        pool.constant(head, present),
-        pool.varints(feature, present),
-        pool.constant(_tag(column.kind), present),
-        pool.varints(list_length, present),
+        constant(_tag(1), present),
+        varints(entry, present),
+        constant(head, present),
+        varints(feature, present),
+        constant(_tag(column.kind), present),
+        varints(list_length, present),
         *payload,
     ]
     return segments, np.where(present, 1 + varint_sizes(entry) + entry, 0)
@@ -146,13 +183,11 @@ def _entry(pool: _Pool, column: FlatColumn) -> tuple[list[tuple[Ints, Ints]], In
 def encode_flat_examples(columns: Sequence[FlatColumn], rows: int) -> tuple[np.ndarray, Ints]:
     """The serialized Examples of `rows` rows of `columns`, in one uint8 buffer, and the end of
     each record in it (record i is buffer[ends[i - 1]:ends[i]])."""
-    pool = _Pool()
     everyone = np.ones(rows, dtype=bool)
-    entries: list[tuple[Ints, Ints]] = []
+    entries: list[Segment] = []
     features = np.zeros(rows, dtype=np.int64)
     for column in columns:
-        segments, length = _entry(pool, column)
+        segments, length = _entry(column)
         entries += segments
         features += length
-    head = [pool.constant(_tag(1), everyone), pool.varints(features, everyone)]
-    return pool.gather(head + entries)
+    return gather([constant(_tag(1), everyone), varints(features, everyone), *entries])

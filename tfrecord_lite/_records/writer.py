@@ -4,7 +4,8 @@ little Python work (TensorFlow's writer, Python's open() and every peer buffer t
 `buffered=False`, each write() to a local uncompressed file hands its framed record to the
 kernel with one os.writev (header, payload and footer, never concatenated) before it returns,
 so a process killed at any moment (SIGKILL included) leaves every record whose write()
-returned. GZIP and ZLIB files are one zlib stream over
+returned. write_buffer() frames a batch of records lying in one buffer at once
+(framing.frame_buffer). GZIP and ZLIB files are one zlib stream over
 the whole file, as TensorFlow writes them (zlib wrapper with adler32 for ZLIB,
 gzip wrapper for GZIP; default level, memLevel 9 like TF's ZlibOutputBuffer), so the
 default output is TensorFlow's byte for byte; `level=` and `fast=True` (ISA-L or
@@ -27,7 +28,7 @@ import io
 import os
 import struct
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from crc32c import crc32c as _crc32c
@@ -49,7 +50,7 @@ from tfrecord_lite._storage.files import (
 from tfrecord_lite._storage.locations import StorageOptions, has_scheme
 from tfrecord_lite._storage.publish import OutputLock
 from tfrecord_lite._wire.crc import MASK_DELTA
-from tfrecord_lite._wire.framing import HEADERS_BY_LENGTH, cached_header, frame_many
+from tfrecord_lite._wire.framing import HEADERS_BY_LENGTH, cached_header, frame_buffer, frame_many
 
 _BUFFER_SIZE = 1 << 20
 _U32 = struct.Struct("<I").pack
@@ -211,6 +212,28 @@ class TFRecordWriter:
         self._pending += len(record) + 16
         if self._pending >= self._drain_at:
             self._drain()
+
+    def write_buffer(self, data: bytes | bytearray | memoryview, ends: Sequence[int]) -> None:
+        """Append the records that lie back to back in `data` (record i ends at ends[i]), as
+        write() of each would, framed at once (a batch encoder's output, say)."""
+        if self._file is None:
+            raise ValueError("write to a closed TFRecordWriter")
+        if self._seek is not None:  # seek points are placed record by record
+            view, start = memoryview(data).cast("B"), 0
+            for end in ends:
+                self.write(view[start:end].tobytes())
+                start = end
+            return
+        framed = frame_buffer(data, ends)
+        if self._records:
+            self._drain()
+        size = len(framed)
+        if self._compressor is not None:
+            framed = self._compressor.compress(framed)
+        if framed:
+            self._emit(len(framed), framed)
+        self._drained_records += len(ends)
+        self._drained_bytes += size
 
     def write_example(self, features: Mapping[str, Any]) -> None:
         """Encode `features` with encode_example and write it as one record."""

@@ -278,6 +278,16 @@ def frame_many(records: Sequence[bytes]) -> bytes:
     return b"".join(parts)
 
 
+def frame_buffer(data: bytes | bytearray | memoryview, ends: Sequence[int]) -> bytes:
+    """The framed records that lie back to back in `data` (record i ends at ends[i]), concatenated:
+    frame_many of the slices, with no Python work per record."""
+    whole = bytes(data) if type(data) is not bytes else data
+    starts = [0, *ends[:-1]]
+    if any(map(int.__gt__, starts, ends)) or (ends and ends[-1] > len(whole)):
+        raise ValueError(f"record ends {ends[0]}..{ends[-1]} do not fit in a buffer of {len(whole)} bytes")
+    return frame_many(list(map(whole.__getitem__, map(slice, starts, ends))))
+
+
 # length -> its header, for the first 4096 lengths met (cached_header fills it; loops look it up first)
 HEADERS_BY_LENGTH: dict[int, bytes] = {}
 
