@@ -115,6 +115,9 @@ def test_the_command_serves_on_localhost_until_interrupted(folder):
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        # a shell that starts a run in the background ignores SIGINT, and the child would inherit that:
+        # Ctrl-C is what this test sends, so the child gets the default disposition back
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         line = proc.stdout.readline()
