@@ -253,7 +253,9 @@ def test_killed_buffered_writer_keeps_whole_records_and_one_torn_tail(kit: Runne
         except tfr.TruncatedRecordError as err:
             torn_at = err.offset
         assert got == [record(i) for i in range(len(got))], kill
-        assert len(got) <= returned, (kill, returned, len(got))
+        # a write() that drains the buffer puts its own record out too: killed before the child
+        # reports that it returned, the file holds one record more than were reported
+        assert len(got) <= returned + 1, (kill, returned, len(got))
         assert torn_at in (None, sum(len(r) + 16 for r in got)), kill
         if "kill_at" in kill:  # a buffer cut in half: whole records of it, then a torn one
             assert torn_at is not None and len(got) > 0, (kill, len(got))

@@ -15,13 +15,14 @@ a file named for the format the bytes start like (raw pixels become a PNG file).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import functools
 import os
 import random
 import re
 import stat
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -193,7 +194,7 @@ def _read_image_file(path: str) -> bytes:
     return raw
 
 
-def _in_threads(func: Callable[[Any], Any], items: Sequence[Any], workers: int | None) -> Iterator[Any]:
+def _in_threads(func: Callable[[Any], Any], items: Sequence[Any], workers: int | None) -> Generator[Any, None, None]:
     """func(item) for every item, in order, computed by `workers` threads (Pillow decodes and file
     reads release the GIL) a bounded window at a time, so memory stays flat."""
     n = min(8, os.cpu_count() or 1) if workers is None else workers
@@ -303,7 +304,8 @@ def pack_images(
         skipped: list[tuple[str, str]] = []
         written = 0
         load = functools.partial(_load_image, size=size, fmt=fmt, quality=quality)
-        todo: Iterable[Any] = zip(items, _in_threads(load, [p for p, _ in items], workers), strict=False)
+        loads = _in_threads(load, [p for p, _ in items], workers)
+        todo: Iterable[Any] = zip(items, loads, strict=False)
         if progress is not None:
             todo = progress(todo, len(items))
         shards = open_shard_writer(
@@ -318,7 +320,9 @@ def pack_images(
             publication,
             storage_options,
         )
-        with shards as writer:
+        # closed here on any exit, so that its thread pool is shut down by this thread, never by the
+        # garbage collector in one of the pool's own threads
+        with contextlib.closing(loads), shards as writer:
             for (path, name), loaded in todo:
                 if isinstance(loaded, ImageDecodeError):
                     _report(on_error, loaded, skipped)
