@@ -29,9 +29,19 @@ WIDTH_KEYS = (WIDTH, "width")
 CHANNELS_KEYS = (CHANNELS, "image/depth", "channels", "depth")
 DTYPE_KEYS = (DTYPE, "dtype")
 
-_MAGIC = ((b"\x89PNG\r\n\x1a\n", "png"), (b"\xff\xd8\xff", "jpeg"), (b"GIF87a", "gif"), (b"GIF89a", "gif"),
-          (b"II*\x00", "tiff"), (b"MM\x00*", "tiff"))  # fmt: skip
-_BMP_HEADER_SIZES = (12, 40, 52, 56, 64, 108, 124)  # the DIB header sizes of BMP versions
+# The magic bytes of encoded image formats, the one home of them: (offset, bytes) pairs that
+# must all match, and the format they name. BMP's two letters are weak; its DIB header size says more.
+SIGNATURES: tuple[tuple[tuple[tuple[int, bytes], ...], str], ...] = (
+    (((0, b"\x89PNG\r\n\x1a\n"),), "png"),
+    (((0, b"\xff\xd8\xff"),), "jpeg"),
+    (((0, b"GIF87a"),), "gif"),
+    (((0, b"GIF89a"),), "gif"),
+    (((0, b"RIFF"), (8, b"WEBP")), "webp"),
+    (((0, b"BM"),), "bmp"),
+    (((0, b"II*\x00"),), "tiff"),
+    (((0, b"MM\x00*"),), "tiff"),
+)
+BMP_HEADER_SIZES = (12, 40, 52, 56, 64, 108, 124)  # the DIB header sizes of BMP versions
 BROWSER_FORMATS = {"png": "image/png", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp",
                    "bmp": "image/bmp"}  # fmt: skip
 THUMBNAIL_SIZE = 128  # pixels, the longest side of a raw image's thumbnail
@@ -42,13 +52,10 @@ def sniff_image_format(data: bytes) -> str | None:
     """The format of encoded image bytes from their first bytes ("png", "jpeg", "gif", "bmp",
     "webp", "tiff", "ppm"), or None when they start like none of them."""
     head = bytes(data[:16])
-    found = next((name for magic, name in _MAGIC if head.startswith(magic)), None)
-    if found is not None:
-        return found
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "webp"
-    if head[:2] == b"BM" and len(head) >= 16 and int.from_bytes(head[14:16], "little") in _BMP_HEADER_SIZES:
-        return "bmp"
+    bmp_header = int.from_bytes(head[14:16], "little") if len(head) >= 16 else 0
+    for parts, name in SIGNATURES:
+        if all(head[at : at + len(magic)] == magic for at, magic in parts):
+            return name if name != "bmp" or bmp_header in BMP_HEADER_SIZES else None
     if len(head) >= 3 and head[0:1] == b"P" and head[1:2] in b"123456" and head[2:3].isspace():
         return "ppm"
     return None

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tfrecord_lite._html.images import BMP_HEADER_SIZES, SIGNATURES
+
 __all__ = ["FORMATS", "image_size", "sniff_formats"]
 
 FORMATS = ("jpeg", "png", "gif", "webp", "bmp")
@@ -18,7 +20,7 @@ _HEAD = 16
 _SOF = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
 _STANDALONE = {0x01, *range(0xD0, 0xD9)}
 _FIRST_BYTES = np.zeros(256, dtype=bool)
-_FIRST_BYTES[list(b"\xff\x89GRB")] = True  # the first bytes of the formats' magic
+_FIRST_BYTES[[parts[0][1][0] for parts, name in SIGNATURES if name in FORMATS]] = True
 
 
 def _head_matrix(data: np.ndarray, bounds: np.ndarray) -> np.ndarray:
@@ -51,11 +53,10 @@ def sniff_formats(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 def _sniff_heads(head: np.ndarray) -> np.ndarray:
     out = np.zeros(len(head), dtype=np.int8)
-    out[_matches(head, 0, b"\xff\xd8\xff")] = 1
-    out[_matches(head, 0, b"\x89PNG\r\n\x1a\n")] = 2
-    out[_matches(head, 0, b"GIF87a") | _matches(head, 0, b"GIF89a")] = 3
-    out[_matches(head, 0, b"RIFF") & _matches(head, 8, b"WEBP")] = 4
-    out[_matches(head, 0, b"BM")] = 5
+    for parts, name in SIGNATURES:
+        if name in FORMATS:
+            found = np.logical_and.reduce([_matches(head, at, magic) for at, magic in parts])
+            out[found] = FORMATS.index(name) + 1
     return out
 
 
@@ -96,7 +97,7 @@ def _bmp(data: bytes) -> tuple[int, int] | None:
     header = _le(data, 14, 4)
     if header == 12:
         return _le(data, 18, 2), _le(data, 20, 2)
-    if header not in (40, 52, 56, 64, 108, 124):
+    if header not in BMP_HEADER_SIZES:
         return None
     width = int.from_bytes(data[18:22], "little", signed=True)
     height = int.from_bytes(data[22:26], "little", signed=True)
