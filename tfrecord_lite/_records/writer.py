@@ -275,7 +275,7 @@ class TFRecordWriter:
         """Map the file further, for a record of `size` bytes (the file grown first)."""
         written = self._written()
         self._drained_bytes = written - self._start
-        self._map, self._at, self._room = None, 0, 0
+        self._map, self._at, self._room, self._at_counted = None, 0, 0, 0
         try:
             self._map, self._at, self._room = self._mapped.grow(written, written + size)  # type: ignore[union-attr]
         except OSError as err:

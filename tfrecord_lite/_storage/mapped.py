@@ -5,7 +5,8 @@ system call per record. Not a power-loss guarantee (nothing is fsync'ed), as wit
 
 The file grows ahead of the data in chunks (1 MiB, doubling up to 64 MiB) with
 os.posix_fallocate before they are mapped, so a full disk (or RLIMIT_FSIZE) is an OSError when
-a chunk is added, never a SIGBUS on a store. finish() cuts the file back to the written length.
+a chunk is added (when a whole chunk does not fit, room for the record at hand is asked for:
+the disk is used to the end), never a SIGBUS on a store. finish() cuts the file back to the written length.
 A process killed before that leaves the records written, then zero bytes up to the end of the
 chunk: readers recognise that tail (_wire/unfinished.py) and append / salvage cut it off.
 
@@ -48,7 +49,13 @@ class MappedFile:
         limit = max(needed, written + self._chunk)
         limit += -limit % _PAGE
         if limit > self._allocated:
-            os.posix_fallocate(self._fd, self._allocated, limit - self._allocated)
+            try:
+                os.posix_fallocate(self._fd, self._allocated, limit - self._allocated)
+            except OSError:  # a disk nearly full: room for this record only, or the error
+                limit = needed + -needed % _PAGE
+                if limit <= self._allocated:
+                    raise
+                os.posix_fallocate(self._fd, self._allocated, limit - self._allocated)
             self._allocated = limit
             self._chunk = min(self._chunk * 2, LAST_CHUNK)
         self.map = mmap.mmap(self._fd, limit - base, mmap.MAP_SHARED, offset=base)
