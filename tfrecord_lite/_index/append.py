@@ -2,7 +2,8 @@
 breaking it or its index sidecar. Before writing, prepare_append proves that the
 file ends on a complete record: O(1) with a fresh sidecar, else a walk over the
 record headers (payloads unread) plus one CRC check of the last record, so a torn
-write is never built upon; an incomplete tail is an error, or cut off on request.
+write is never built upon; an incomplete tail (or the zero tail of a stopped write-through
+writer, _wire/unfinished.py) is an error, or cut off on request.
 After writing, finish_append extends a sidecar that was fresh before by scanning
 only the new records, so a dataset that grows keeps O(1) opening.
 """
@@ -109,7 +110,7 @@ def _complete_end(path: str, buf: Buffer, st: os.stat_result) -> tuple[int, bool
         if err.offset is None or describe_tail(reader_of(buf), err.offset, len(buf)) is None:
             raise
         with memoryview(buf)[: err.offset] as head:  # the records before it
-            found, end = scan_offsets(head, start, verify=False, final=False, path=path)
+            found, end = scan_offsets(head, start, verify=False, final=False, path=path)  # type: ignore[arg-type]
     last = int(found[-1]) if len(found) else None
     if last is not None:  # the last complete record must be whole, not a torn write padded with zeros
         scan(buf, last, verify=True, final=False, path=path, max_records=1)  # type: ignore[arg-type]

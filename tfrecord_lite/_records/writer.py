@@ -1,11 +1,14 @@
 """The writer. Records are collected in memory up to a megabyte, framed together by
 framing.frame_many and written with one call, so a small record costs no system call and
 little Python work (TensorFlow's writer, Python's open() and every peer buffer too). With
-`buffered=False`, each write() to a local uncompressed file hands its framed record to the
-kernel with one os.writev (header, payload and footer, never concatenated) before it returns,
-so a process killed at any moment (SIGKILL included) leaves every record whose write()
-returned. write_buffer() frames a batch of records lying in one buffer at once
-(framing.frame_buffer). GZIP and ZLIB files are one zlib stream over
+`buffered=False`, each write() to an uncompressed file hands its record to the kernel before
+it returns, so a process killed at any moment (SIGKILL included) leaves every record whose
+write() returned: a local regular file is written through a shared memory map
+(_storage/mapped.py; a store, no system call, and write() is _ThroughWriter's, framing
+inlined; the length CRC stored last, so that readers know a stopped writer's tail,
+_wire/unfinished.py) once its first records show they are small; otherwise one os.writev a
+record (header, payload and footer, never concatenated). write_buffer() frames a batch of
+records lying in one buffer at once (framing.frame_buffer). GZIP and ZLIB files are one zlib stream over
 the whole file, as TensorFlow writes them (zlib wrapper with adler32 for ZLIB,
 gzip wrapper for GZIP; default level, memLevel 9 like TF's ZlibOutputBuffer), so the
 default output is TensorFlow's byte for byte; `level=` and `fast=True` (ISA-L or
@@ -14,8 +17,8 @@ adds full-flush points that random access enters without stored windows.
 
 A file is written in place, as TensorFlow does: killed midway, it holds every record
 pushed to the OS so far (whole: by flush(), by a full buffer, or by each write() with
-`buffered=False`) and at most one torn record at its end, which
-TFRecordWriter(append=True, truncate_partial=True) cuts off. A local path is locked
+`buffered=False`) and at most one torn record at its end, or the zero bytes ahead of a map,
+which TFRecordWriter(append=True, truncate_partial=True) cuts off. A local path is locked
 (publish.OutputLock) while the writer is open, so two writers never mix their records;
 a failed write (disk full) cuts an uncompressed file back to its last complete record.
 """
@@ -70,14 +73,14 @@ def _fields(length: int) -> tuple[bytes, bytes]:
     return fields
 
 
-def _write_rest(fd: int, parts: tuple[bytes, ...], written: int) -> None:
+def _write_rest(fd: int, parts: tuple[bytes | memoryview, ...], written: int) -> None:
     """Finish a short write of `parts` (the disk filling up), so that the error that stopped it is raised."""
     rest = memoryview(b"".join(parts))[written:]
     while rest:
         rest = rest[os.write(fd, rest) :]
 
 
-def _join_and_write(fd: int, parts: tuple[bytes, ...]) -> int:
+def _join_and_write(fd: int, parts: tuple[bytes | memoryview, ...]) -> int:
     return os.write(fd, b"".join(parts))
 
 
@@ -128,8 +131,11 @@ class TFRecordWriter:
     most one incomplete record at the end (a reader raises TruncatedRecordError there;
     append=True, truncate_partial=True cuts it off). `buffered=False` (write-through) makes
     each write() to an uncompressed file hand its record to the OS before it returns, so a
-    killed writer (even by SIGKILL) keeps every record whose write() returned: one system
-    call per record, slower for records of a few hundred bytes. A compressed stream is
+    killed writer (even by SIGKILL) keeps every record whose write() returned. A local file
+    is then written through a shared memory map, grown in zeroed chunks and cut to its
+    records by flush() and close(): killed, it ends with zero bytes, which readers report as
+    a truncated tail (TensorFlow: as a corrupted record) and append=True,
+    truncate_partial=True cuts off. Other outputs get one system call per record. A compressed stream is
     always buffered (`buffered=False` is refused): what reached the file by the last
     `flush()` survives a kill; an upload appears whole or not at all (see
     docs/reliability.md). A local path is locked while the writer is open (`.NAME.lock`
@@ -188,7 +194,7 @@ class TFRecordWriter:
         self._compressor = _compressor(self.compression, level, fast) if self.compression else None
         local = self._owned and isinstance(self._file, io.BufferedWriter)
         self._fd = self._file.fileno() if local else None  # written to directly, past the file object's buffer
-        self._through = not buffered  # a local file: mapped, or one os.writev per record; a file object: write and flush
+        self._through = not buffered  # a local file: mapped or os.writev per record; a file object: write, flush
         self._slow = self._through  # write() takes _write_slow: write-through, or closed
         self._mapped: MappedFile | None = None
         if self._through and self._fd is not None:
@@ -324,7 +330,7 @@ class TFRecordWriter:
         self._drained_records += records
         self._drained_bytes += size
 
-    def _emit(self, size: int, *parts: bytes) -> None:
+    def _emit(self, size: int, *parts: bytes | memoryview) -> None:
         """Write `parts` (`size` bytes) and push them to the OS, so that a failure is seen here, after
         whole records only."""
         try:
@@ -465,10 +471,11 @@ class TFRecordWriter:
 
 
 class _ThroughWriter(TFRecordWriter):
-    """A write-through TFRecordWriter (buffered=False), whose write() stores into a shared map of the
-    file (storage.mapped) when it can, the framing inlined; else it is TFRecordWriter's. Each record's length goes in first, then its payload and footer, and its
-    length CRC last: a record cut short by a kill is known by its missing length CRC
-    (_wire/unfinished.py), the map being zero ahead of the data."""
+    """A write-through TFRecordWriter (buffered=False; TFRecordWriter.__new__ makes one), whose
+    write() stores into a shared map of the file (_storage/mapped.py) when it can, the framing
+    inlined; else it is TFRecordWriter's. Each record's length goes in first, then its payload and
+    footer, and its length CRC last: a record cut short by a kill is known by its missing length
+    CRC (_wire/unfinished.py), the map being zero ahead of the data."""
 
     def write(self, record: Any) -> None:
         mm = self._map

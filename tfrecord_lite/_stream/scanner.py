@@ -16,7 +16,10 @@ salvage, count_records and the index builders all run on it. It raises the first
 damage, or (with an on_damage hook) reports every damaged span as a Damage and
 resynchronises after it: after a bad header, and after a good header whose length runs
 past the end (a forged length in front of good records). Skipping damage in a character
-device (/dev/zero) is refused: nothing would end that scan.
+device (/dev/zero) is refused: nothing would end that scan. Damage in a plain stream is the
+TruncatedRecordError of a stopped write-through writer when the rest of the stream is its zero
+tail (_wire/unfinished.py; read with os.pread from a regular file, or found in the buffer at
+the end of the stream).
 """
 
 from __future__ import annotations

@@ -14,7 +14,10 @@ what it walked: a few records one by one, many together with numpy (the length
 CRCs from tables, crc.masked_length_crcs; the payload CRCs of records under a KiB with one crc32c call
 over the buffer, see _payloads_match, of larger ones a call each and the footers
 compared at once); a mismatch is then looked up record by record, so the error
-names the first bad record exactly as a one-at-a-time walk would.
+names the first bad record exactly as a one-at-a-time walk would. With `final`, damage
+that is the zero tail of a stopped write-through writer (_wire/unfinished.py) is a
+TruncatedRecordError instead. `frame_many` puts the records 16 bytes apart with one join and
+writes the footers and headers between them with numpy.
 """
 
 from __future__ import annotations

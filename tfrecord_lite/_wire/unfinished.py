@@ -16,20 +16,21 @@ file, or zeros after a damaged record, stay CorruptRecordError.
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Callable
 
 from tfrecord_lite._repr import plural
 
-ReadAt = Callable[[int, int], "bytes | memoryview"]  # (offset, size) -> the bytes there (fewer at the end)
+ReadAt = Callable[[int, int], "bytes | bytearray | memoryview"]  # (offset, size) -> the bytes there (fewer at the end)
 
 _CHUNK = 1 << 20
 _ZEROS = bytes(_CHUNK)
 
 
-def reader_of(buf: bytes | bytearray | memoryview) -> ReadAt:
-    """read_at over a buffer that holds the file (or its end; offsets are then the buffer's)."""
-    view = memoryview(buf)
-    return lambda offset, size: view[offset : offset + size]
+def reader_of(buf: bytes | bytearray | memoryview | mmap.mmap) -> ReadAt:
+    """read_at over a buffer that holds the file (or its end; offsets are then the buffer's); no view
+    of it is kept, so that a map can be closed."""
+    return lambda offset, size: buf[offset : offset + size]
 
 
 STOPPED = "a write-through writer (buffered=False) stopped before it closed"
