@@ -187,3 +187,15 @@ def test_a_tail_cut_anywhere_in_the_writers_order_of_stores_is_a_truncated_tail(
         fh.write(bytes(tail))
     with open(path, "rb") as fh, pytest.raises(tfr.TruncatedRecordError, match="write-through writer"):
         list(tfr.iter_records(fh))  # a file object, read as a stream
+
+
+def test_a_subclass_of_the_writer_writes_through_as_itself(tmp_path: Path) -> None:
+    class Logged(tfr.TFRecordWriter):
+        pass
+
+    path = tmp_path / "sub.tfrecord"
+    with Logged(path, buffered=False) as w:
+        assert type(w) is Logged
+        for i in range(100):
+            w.write(record(i))
+    assert list(tfr.iter_records(path)) == [record(i) for i in range(100)]

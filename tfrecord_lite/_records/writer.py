@@ -150,7 +150,7 @@ class TFRecordWriter:
 
     def __new__(cls, *args: Any, buffered: bool = True, **kwargs: Any) -> TFRecordWriter:
         """A write-through writer is a _ThroughWriter, whose write() stores into a map when it can."""
-        return object.__new__(cls if buffered else _ThroughWriter)
+        return object.__new__(_ThroughWriter if cls is TFRecordWriter and not buffered else cls)
 
     def __init__(
         self,
@@ -255,7 +255,7 @@ class TFRecordWriter:
         elif self._mapped is not None and self._maps_small_records():
             if self._at + n + 16 > self._room:
                 self._map_more(n + 16)
-            self.write(record)  # _ThroughWriter.write
+            _ThroughWriter.write(self, record)  # the store, also from a subclass of TFRecordWriter
         else:
             c = _crc32c(record)  # framing inlined (frame_header / frame_footer, cached)
             footer = _U32(((c * _ROTATE >> 15) + MASK_DELTA) & 0xFFFFFFFF)
