@@ -255,7 +255,7 @@ class TFRecordWriter:
         elif self._mapped is not None and self._maps_small_records():
             if self._at + n + 16 > self._room:
                 self._map_more(n + 16)
-            _ThroughWriter.write(self, record)  # the store, also from a subclass of TFRecordWriter
+            _ThroughWriter.write(self, record)  # type: ignore[arg-type]  # the store; self may be a subclass
         else:
             c = _crc32c(record)  # framing inlined (frame_header / frame_footer, cached)
             footer = _U32(((c * _ROTATE >> 15) + MASK_DELTA) & 0xFFFFFFFF)
