@@ -1,6 +1,7 @@
-# TFRecordWriter.write, buffered (the default) and write-through (buffered=False: one os.writev per
-# record, so that SIGKILL loses at most the record in flight), beside TensorFlow's
-# tf.io.TFRecordWriter writing the same records:
+# TFRecordWriter.write, buffered (the default) and write-through (buffered=False: each record in the
+# kernel's page cache before write() returns, so that SIGKILL loses at most the record in flight;
+# stored into a shared map of the file when the records are small, else one os.writev each), beside
+# TensorFlow's tf.io.TFRecordWriter writing the same records:
 #
 #   python benchmarks/write_through.py [--rounds N] [--quick] [--dir DIR] [--tf-python P] [--out FILE.json]
 #

@@ -31,7 +31,9 @@ _HOOKED = ("replace", "rename", "unlink", "mkdir", "fsync", "ftruncate", "trunca
 
 
 def _install_kill(kill_at: int, counter: list[int]) -> None:
-    """Count the writers' file-system steps; SIGKILL this process at step `kill_at` (0: never)."""
+    """Count the writers' file-system steps; SIGKILL this process at step `kill_at` (0: never). A step
+    is a call of the os functions in _HOOKED, a write (torn in half by the kill), or a write-through
+    writer's store of a record into its map (killed before it: a map is written by no call to tear)."""
     from tfrecord_lite._records.writer import TFRecordWriter
 
     def step() -> bool:
@@ -61,6 +63,16 @@ def _install_kill(kill_at: int, counter: list[int]) -> None:
         emit(self, size, *parts)
 
     TFRecordWriter._emit = torn_emit  # type: ignore[method-assign]
+    from tfrecord_lite._records.writer import _ThroughWriter
+
+    store = _ThroughWriter.write
+
+    def mapped_write(self: _ThroughWriter, record: bytes) -> None:  # a write-through writer's store into its map
+        if self._map is not None and self._at + len(record) + 16 <= self._room and step():
+            die()
+        store(self, record)
+
+    _ThroughWriter.write = mapped_write  # type: ignore[method-assign]
 
 
 def _run_child(request: dict[str, Any], output: int) -> int:

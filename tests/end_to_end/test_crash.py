@@ -205,7 +205,9 @@ def test_killed_anywhere_then_rerun(name: str, kit: Runner, work: Path) -> None:
 
 def test_killed_write_through_writer_loses_only_the_torn_record(kit: Runner, work: Path) -> None:
     """buffered=False, no flush(): every record whose write() returned is in the file, whether the kill
-    tears the next record (at a write step) or lands at a random moment."""
+    tears the next record (at a write step: the first 32 records go to os.writev), lands before a
+    record is stored into the map (the later steps: the file then ends with zero bytes, reported as
+    a truncated tail), or lands at a random moment (in a store, too)."""
     path = work / "log.tfrecord"
     rng = random.Random(SEED)
     kills = [{"kill_at": k + 2} for k in rng.sample(range(40), 16)]  # step 1 takes the lock; k+2 tears record k

@@ -259,9 +259,14 @@ def test_the_writer_buffers_by_default_and_buffered_false_writes_through(tmp_pat
             a.write(r)
             b.write(r)
         assert buffered.stat().st_size == 0  # the default keeps the tail in memory until flush()
-        assert through.stat().st_size == framed  # every returned write() reached the OS
-        assert list(tfr.iter_records(through)) == records
+        data = through.read_bytes()  # every returned write() reached the OS; a map's zero bytes follow
+        assert data[framed:] == bytes(len(data) - framed)
+        assert data[:framed] == bytes(framing.frame_many(records))
+        with pytest.raises(tfr.TruncatedRecordError, match="write-through writer"):
+            list(tfr.iter_records(through))
+        assert list(tfr.iter_records(through, on_error="skip")) == records
         a.flush()
+        b.flush()  # cuts the file to its records
         assert buffered.read_bytes() == through.read_bytes()
     sink = io.BytesIO()
     with tfr.TFRecordWriter(sink, buffered=False) as w:  # a file object: written and flushed per record

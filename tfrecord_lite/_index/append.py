@@ -2,7 +2,8 @@
 breaking it or its index sidecar. Before writing, prepare_append proves that the
 file ends on a complete record: O(1) with a fresh sidecar, else a walk over the
 record headers (payloads unread) plus one CRC check of the last record, so a torn
-write is never built upon; an incomplete tail is an error, or cut off on request.
+write is never built upon; an incomplete tail (or the zero tail of a stopped write-through
+writer, _wire/unfinished.py) is an error, or cut off on request.
 After writing, finish_append extends a sidecar that was fresh before by scanning
 only the new records, so a dataset that grows keeps O(1) opening.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-from tfrecord_lite._errors import PathName, TruncatedRecordError
+from tfrecord_lite._errors import CorruptRecordError, PathName, TruncatedRecordError
 from tfrecord_lite._index.record_index import (
     Buffer,
     build_record_index,
@@ -29,6 +30,9 @@ from tfrecord_lite._index.record_index import (
 from tfrecord_lite._index.sidecar_file import sidecar_path
 from tfrecord_lite._storage.locations import has_scheme
 from tfrecord_lite._wire.framing import scan
+from tfrecord_lite._wire.unfinished import STOPPED, describe_tail, reader_of
+
+_TORN = "the file ends with an incomplete record ({} bytes from this offset to the end; a write was interrupted?)"
 
 
 class AppendPoint(NamedTuple):
@@ -66,19 +70,25 @@ def prepare_append(target: object, truncate_partial: bool = False, compression: 
         try:
             require_uncompressed(buf, name, "appending")
             end, indexed = _complete_end(name, buf, st)
+            if end < st.st_size and not truncate_partial:
+                raise _incomplete(buf, name, end, st.st_size)
         finally:
             release(buf)
         if end < st.st_size:
-            if not truncate_partial:
-                raise TruncatedRecordError(
-                    f"cannot append: the file ends with an incomplete record ({st.st_size - end} bytes from "
-                    f"this offset to the end; a write was interrupted?). Open the writer with "
-                    f"truncate_partial=True to cut it off and append after the last complete record",
-                    path=name,
-                    offset=end,
-                )
             fh.truncate(end)
     return AppendPoint(end, indexed)
+
+
+def _incomplete(buf: Buffer, path: str, end: int, size: int) -> TruncatedRecordError:
+    """The refusal to append after the incomplete tail at `end`."""
+    tail = describe_tail(reader_of(buf), end, size)
+    what = f"the file ends with {tail}: {STOPPED}" if tail is not None else _TORN.format(size - end)
+    return TruncatedRecordError(
+        f"cannot append: {what}. Open the writer with truncate_partial=True to cut it off and append after "
+        "the last complete record",
+        path=path,
+        offset=end,
+    )
 
 
 def _complete_end(path: str, buf: Buffer, st: os.stat_result) -> tuple[int, bool]:
@@ -94,7 +104,13 @@ def _complete_end(path: str, buf: Buffer, st: os.stat_result) -> tuple[int, bool
         idx.close()
     if len(buf) == 0:
         return 0, False
-    found, end = scan_offsets(buf, start, verify=False, final=False, path=path)
+    try:
+        found, end = scan_offsets(buf, start, verify=False, final=False, path=path)
+    except CorruptRecordError as err:  # zero bytes where a header should be: a write-through writer's tail?
+        if err.offset is None or describe_tail(reader_of(buf), err.offset, len(buf)) is None:
+            raise
+        with memoryview(buf)[: err.offset] as head:  # the records before it
+            found, end = scan_offsets(head, start, verify=False, final=False, path=path)  # type: ignore[arg-type]
     last = int(found[-1]) if len(found) else None
     if last is not None:  # the last complete record must be whole, not a torn write padded with zeros
         scan(buf, last, verify=True, final=False, path=path, max_records=1)  # type: ignore[arg-type]

@@ -1,11 +1,14 @@
 """The writer. Records are collected in memory up to a megabyte, framed together by
 framing.frame_many and written with one call, so a small record costs no system call and
 little Python work (TensorFlow's writer, Python's open() and every peer buffer too). With
-`buffered=False`, each write() to a local uncompressed file hands its framed record to the
-kernel with one os.writev (header, payload and footer, never concatenated) before it returns,
-so a process killed at any moment (SIGKILL included) leaves every record whose write()
-returned. write_buffer() frames a batch of records lying in one buffer at once
-(framing.frame_buffer). GZIP and ZLIB files are one zlib stream over
+`buffered=False`, each write() to an uncompressed file hands its record to the kernel before
+it returns, so a process killed at any moment (SIGKILL included) leaves every record whose
+write() returned: a local regular file is written through a shared memory map
+(_storage/mapped.py; a store, no system call, and write() is _ThroughWriter's, framing
+inlined; the length CRC stored last, so that readers know a stopped writer's tail,
+_wire/unfinished.py) once its first records show they are small; otherwise one os.writev a
+record (header, payload and footer, never concatenated). write_buffer() frames a batch of
+records lying in one buffer at once (framing.frame_buffer). GZIP and ZLIB files are one zlib stream over
 the whole file, as TensorFlow writes them (zlib wrapper with adler32 for ZLIB,
 gzip wrapper for GZIP; default level, memLevel 9 like TF's ZlibOutputBuffer), so the
 default output is TensorFlow's byte for byte; `level=` and `fast=True` (ISA-L or
@@ -14,8 +17,8 @@ adds full-flush points that random access enters without stored windows.
 
 A file is written in place, as TensorFlow does: killed midway, it holds every record
 pushed to the OS so far (whole: by flush(), by a full buffer, or by each write() with
-`buffered=False`) and at most one torn record at its end, which
-TFRecordWriter(append=True, truncate_partial=True) cuts off. A local path is locked
+`buffered=False`) and at most one torn record at its end, or the zero bytes ahead of a map,
+which TFRecordWriter(append=True, truncate_partial=True) cuts off. A local path is locked
 (publish.OutputLock) while the writer is open, so two writers never mix their records;
 a failed write (disk full) cuts an uncompressed file back to its last complete record.
 """
@@ -48,22 +51,36 @@ from tfrecord_lite._storage.files import (
     size_in_bytes,
 )
 from tfrecord_lite._storage.locations import StorageOptions, has_scheme
+from tfrecord_lite._storage.mapped import MappedFile, open_mapped
 from tfrecord_lite._storage.publish import OutputLock
 from tfrecord_lite._wire.crc import MASK_DELTA
 from tfrecord_lite._wire.framing import HEADERS_BY_LENGTH, cached_header, frame_buffer, frame_many
 
 _BUFFER_SIZE = 1 << 20
 _U32 = struct.Struct("<I").pack
+_ROTATE = 0x100000001  # c * _ROTATE >> 15 is c rotated right by 15 bits (TFRecord's mask), in its low 32 bits
+_SMALL = 512  # a payload up to this long is joined to its footer, to be stored in one step
+_PROBE = 32  # write-through: records written with os.writev before the map is used, if they are small
+_MAPPED_SIZE = 2048
+_FIELDS: dict[int, tuple[bytes, bytes]] = {}  # length -> its header's length field and length CRC
 
 
-def _write_rest(fd: int, parts: tuple[bytes, ...], written: int) -> None:
+def _fields(length: int) -> tuple[bytes, bytes]:
+    header = cached_header(length)
+    fields = header[:8], header[8:]
+    if len(_FIELDS) < 4096:
+        _FIELDS[length] = fields
+    return fields
+
+
+def _write_rest(fd: int, parts: tuple[bytes | memoryview, ...], written: int) -> None:
     """Finish a short write of `parts` (the disk filling up), so that the error that stopped it is raised."""
     rest = memoryview(b"".join(parts))[written:]
     while rest:
         rest = rest[os.write(fd, rest) :]
 
 
-def _join_and_write(fd: int, parts: tuple[bytes, ...]) -> int:
+def _join_and_write(fd: int, parts: tuple[bytes | memoryview, ...]) -> int:
     return os.write(fd, b"".join(parts))
 
 
@@ -114,8 +131,11 @@ class TFRecordWriter:
     most one incomplete record at the end (a reader raises TruncatedRecordError there;
     append=True, truncate_partial=True cuts it off). `buffered=False` (write-through) makes
     each write() to an uncompressed file hand its record to the OS before it returns, so a
-    killed writer (even by SIGKILL) keeps every record whose write() returned: one system
-    call per record, slower for records of a few hundred bytes. A compressed stream is
+    killed writer (even by SIGKILL) keeps every record whose write() returned. A local file
+    is then written through a shared memory map, grown in zeroed chunks and cut to its
+    records by flush() and close(): killed, it ends with zero bytes, which readers report as
+    a truncated tail (TensorFlow: as a corrupted record) and append=True,
+    truncate_partial=True cuts off. Other outputs get one system call per record. A compressed stream is
     always buffered (`buffered=False` is refused): what reached the file by the last
     `flush()` survives a kill; an upload appears whole or not at all (see
     docs/reliability.md). A local path is locked while the writer is open (`.NAME.lock`
@@ -127,6 +147,10 @@ class TFRecordWriter:
     when close() completes the upload: an exception inside `with`, a failed write or a
     crash leaves no object. `storage_options`: fsspec's options, or an fsspec filesystem.
     """
+
+    def __new__(cls, *args: Any, buffered: bool = True, **kwargs: Any) -> TFRecordWriter:
+        """A write-through writer is a _ThroughWriter, whose write() stores into a map when it can."""
+        return object.__new__(_ThroughWriter if cls is TFRecordWriter and not buffered else cls)
 
     def __init__(
         self,
@@ -170,7 +194,15 @@ class TFRecordWriter:
         self._compressor = _compressor(self.compression, level, fast) if self.compression else None
         local = self._owned and isinstance(self._file, io.BufferedWriter)
         self._fd = self._file.fileno() if local else None  # written to directly, past the file object's buffer
-        self._through = not buffered  # a local file: one os.writev per record; a file object: write and flush
+        self._through = not buffered  # a local file: mapped or os.writev per record; a file object: write, flush
+        self._slow = self._through  # write() takes _write_slow: write-through, or closed
+        self._mapped: MappedFile | None = None
+        if self._through and self._fd is not None:
+            self._mapped = open_mapped(self.path, self._fd, self._start)  # type: ignore[arg-type]
+        self._map: Any = None  # the mapped part of the file (from _mapped.base), where the data ends in it, its length
+        self._at = self._room = 0
+        self._probing = True  # write-through: the map not yet chosen or refused (_maps_small_records)
+        self._at_counted = 0  # where the data ended in the map when _drained_bytes was last brought up to date
         self._records: list[bytes] = []  # written but not yet framed
         self._pending = 0  # their framed size
         self._drained_records = 0
@@ -191,34 +223,77 @@ class TFRecordWriter:
     @property
     def bytes_written(self) -> int:
         """The uncompressed size of the record stream so far."""
-        return self._drained_bytes + self._pending
+        return self._drained_bytes + self._pending + self._at - self._at_counted
+
+    def _written(self) -> int:
+        """The file offset where the records handed to the OS end."""
+        return self._start + self._drained_bytes + self._at - self._at_counted
 
     def write(self, record: Any) -> None:
         """Append one serialized record (bytes or any bytes-like object); for a dict of
         feature values use write_example."""
-        if type(record) is not bytes or self._file is None:
-            if self._file is None:
-                raise ValueError("write to a closed TFRecordWriter")
-            record = as_record(record)
-        if self._through:  # the hot path: framing inlined (frame_header / frame_footer, cached)
-            n = len(record)
-            c = _crc32c(record)
-            footer = _U32((((c >> 15) | (c << 17)) + MASK_DELTA) & 0xFFFFFFFF)
-            self._emit(n + 16, HEADERS_BY_LENGTH.get(n) or cached_header(n), record, footer)
-            self._drained_records += 1
-            self._drained_bytes += n + 16
+        if type(record) is not bytes or self._slow:
+            self._write_slow(record)
             return
-        self._records.append(record)
+        self._records.append(record)  # the hot path: framed in groups by _drain
         self._pending += len(record) + 16
         if self._pending >= self._drain_at:
             self._drain()
+
+    def _write_slow(self, record: Any) -> None:
+        """write() to a write-through or closed writer, or of anything but bytes (or to a mapped
+        writer whose map is full)."""
+        if self._file is None:
+            raise ValueError("write to a closed TFRecordWriter")
+        record = as_record(record)
+        n = len(record)
+        if not self._through:
+            self._records.append(record)
+            self._pending += n + 16
+            if self._pending >= self._drain_at:
+                self._drain()
+        elif self._mapped is not None and self._maps_small_records():
+            if self._at + n + 16 > self._room:
+                self._map_more(n + 16)
+            _ThroughWriter.write(self, record)  # type: ignore[arg-type]  # the store; self may be a subclass
+        else:
+            c = _crc32c(record)  # framing inlined (frame_header / frame_footer, cached)
+            footer = _U32(((c * _ROTATE >> 15) + MASK_DELTA) & 0xFFFFFFFF)
+            self._emit(n + 16, HEADERS_BY_LENGTH.get(n) or cached_header(n), record, footer)
+            self._drained_records += 1
+            self._drained_bytes += n + 16
+
+    def _maps_small_records(self) -> bool:
+        """Whether to write through the map: the first records go to os.writev, then the map is used if
+        they were small (under _MAPPED_SIZE on average), for which a system call each is the cost. For
+        larger ones the copy into the page cache is, and a map makes it dearer (a page is zeroed first)."""
+        if self._map is not None or not self._probing:
+            return True
+        if self._drained_records < _PROBE:
+            return False
+        self._probing = False
+        if self._drained_bytes > _MAPPED_SIZE * self._drained_records:
+            self._close_mapped(self._written())  # larger records: os.writev from now on
+            return False
+        return True
+
+    def _map_more(self, size: int) -> None:
+        """Map the file further, for a record of `size` bytes (the file grown first)."""
+        written = self._written()
+        self._drained_bytes = written - self._start
+        self._map, self._at, self._room, self._at_counted = None, 0, 0, 0
+        try:
+            self._map, self._at, self._room = self._mapped.grow(written, written + size)  # type: ignore[union-attr]
+        except OSError as err:
+            self._fail(err)
+        self._at_counted = self._at
 
     def write_buffer(self, data: bytes | bytearray | memoryview, ends: Sequence[int]) -> None:
         """Append the records that lie back to back in `data` (record i ends at ends[i]), as
         write() of each would, framed at once (a batch encoder's output, say)."""
         if self._file is None:
             raise ValueError("write to a closed TFRecordWriter")
-        if self._seek is not None:  # seek points are placed record by record
+        if self._seek is not None or self._mapped is not None:  # seek points, the length CRC last: record by record
             view, start = memoryview(data).cast("B"), 0
             for end in ends:
                 self.write(view[start:end].tobytes())
@@ -255,7 +330,7 @@ class TFRecordWriter:
         self._drained_records += records
         self._drained_bytes += size
 
-    def _emit(self, size: int, *parts: bytes) -> None:
+    def _emit(self, size: int, *parts: bytes | memoryview) -> None:
         """Write `parts` (`size` bytes) and push them to the OS, so that a failure is seen here, after
         whole records only."""
         try:
@@ -272,7 +347,9 @@ class TFRecordWriter:
 
     def _fail(self, err: OSError) -> None:
         """Close after a failed write; an uncompressed file we own ends on its last complete record."""
-        complete = self._start + self._drained_bytes
+        complete = self._written()
+        with contextlib.suppress(OSError):
+            self._close_mapped(complete)
         with contextlib.suppress(OSError):
             if self._owned:  # an upload is cancelled rather than completed with what it got
                 getattr(self._file, "abort", self._file.close)()  # type: ignore[union-attr]
@@ -280,12 +357,24 @@ class TFRecordWriter:
             if self._owned and not self.compression and self.path is not None and self._lock is not None:
                 os.truncate(self.path, complete)
         self._file = None
+        self._slow = True
         self._unlock()
         where = self.path or "the file"
         reason = os.strerror(err.errno) if err.errno is not None else str(err)
         raise OSError(
             err.errno, f"{reason}: writing {where} failed; the records before the failed write are kept"
         ) from err
+
+    def _close_mapped(self, written: int) -> None:
+        """Unmap, cut the file to the `written` bytes (the zero bytes ahead of them), close the map's descriptor."""
+        mapped, self._mapped = self._mapped, None
+        self._drained_bytes = written - self._start
+        self._map, self._at, self._room, self._at_counted = None, 0, 0, 0
+        if mapped is not None:
+            try:
+                mapped.finish(written)
+            finally:
+                mapped.close()
 
     def _unlock(self) -> None:
         if self._lock is not None:
@@ -298,6 +387,14 @@ class TFRecordWriter:
         if self._file is None:
             return
         self._drain()
+        if self._mapped is not None:  # the file cut to the records written; the next write grows it again
+            written = self._written()
+            self._drained_bytes = written - self._start
+            self._map, self._at, self._room, self._at_counted = None, 0, 0, 0
+            try:
+                self._mapped.finish(written)
+            except OSError as err:
+                self._fail(err)
         if self._compressor is not None:
             out = self._compressor.flush(zlib.Z_SYNC_FLUSH)
             if self._seek is not None:
@@ -313,10 +410,13 @@ class TFRecordWriter:
             if self._compressor is not None:
                 out = self._compressor.flush(zlib.Z_FINISH)
                 self._emit(len(out), out)
+            self._close_mapped(self._written())
         finally:
             if self._file is not None and self._owned:
+                self._close_mapped(self._written())
                 self._file.close()
             self._file = None
+            self._slow = True
             self._unlock()
         if self._append is not None:
             finish_append(self.path, self._append)  # extend the index sidecar, if there is a fresh one
@@ -346,7 +446,11 @@ class TFRecordWriter:
         """Stop writing and drop the output when it is an upload (no object appears); a local file
         is closed as it is. Safe to call twice, and after close()."""
         file, self._file = self._file, None
-        self._unlock()
+        self._slow = True
+        try:
+            self._close_mapped(self._written())
+        finally:
+            self._unlock()
         if file is None:
             return
         if self._owned and hasattr(file, "abort"):
@@ -364,3 +468,35 @@ class TFRecordWriter:
                     self.close()
             except Exception:
                 pass
+
+
+class _ThroughWriter(TFRecordWriter):
+    """A write-through TFRecordWriter (buffered=False; TFRecordWriter.__new__ makes one), whose
+    write() stores into a shared map of the file (_storage/mapped.py) when it can, the framing
+    inlined; else it is TFRecordWriter's. Each record's length goes in first, then its payload and
+    footer, and its length CRC last: a record cut short by a kill is known by its missing length
+    CRC (_wire/unfinished.py), the map being zero ahead of the data."""
+
+    def write(self, record: Any) -> None:
+        mm = self._map
+        if type(record) is not bytes or mm is None:
+            self._write_slow(record)  # closed, not bytes, or not mapped yet
+            return
+        n = len(record)
+        at = self._at
+        end = at + n + 16
+        if end > self._room:
+            self._write_slow(record)
+            return
+        length, length_crc = _FIELDS.get(n) or _fields(n)
+        c = _crc32c(record)
+        footer = _U32(((c * _ROTATE >> 15) + MASK_DELTA) & 0xFFFFFFFF)
+        mm[at : at + 8] = length
+        if n <= _SMALL:
+            mm[at + 12 : end] = record + footer
+        else:
+            mm[at + 12 : end - 4] = record
+            mm[end - 4 : end] = footer
+        mm[at + 8 : at + 12] = length_crc
+        self._at = end
+        self._drained_records += 1

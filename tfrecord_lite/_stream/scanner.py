@@ -16,7 +16,10 @@ salvage, count_records and the index builders all run on it. It raises the first
 damage, or (with an on_damage hook) reports every damaged span as a Damage and
 resynchronises after it: after a bad header, and after a good header whose length runs
 past the end (a forged length in front of good records). Skipping damage in a character
-device (/dev/zero) is refused: nothing would end that scan.
+device (/dev/zero) is refused: nothing would end that scan. Damage in a plain stream is the
+TruncatedRecordError of a stopped write-through writer when the rest of the stream is its zero
+tail (_wire/unfinished.py; read with os.pread from a regular file, or found in the buffer at
+the end of the stream).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from tfrecord_lite._stream.damage import Damage
 from tfrecord_lite._wire.crc import mask, masked_crc
 from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, header_is_valid, scan
 from tfrecord_lite._wire.sniff import SNIFF_SIZE, inflates, not_a_tfrecord, sniff_compression
+from tfrecord_lite._wire.unfinished import ReadAt, reader_of, unfinished_tail
 
 CHUNK_SIZE = 1 << 20  # the scan buffer, and the most a read of the stream asks for
 MAX_RECORD_BYTES = 1 << 30  # the longest record a reader holds in memory unless told otherwise
@@ -170,6 +174,14 @@ class DecodedStream:
             return None
         return st.st_size if stat.S_ISREG(st.st_mode) else None
 
+    def read_at(self) -> ReadAt | None:
+        """Reading at an offset without moving through the stream (os.pread), for a plain regular
+        file with a descriptor; else None."""
+        if self.size() is None or not hasattr(os, "pread"):
+            return None
+        fd = self._file.fileno()
+        return lambda offset, size: os.pread(fd, size, offset)
+
     def is_device(self) -> bool:
         """Whether the source is a character device (/dev/zero, /dev/urandom, a terminal): one that
         may never end, unlike a file or a pipe."""
@@ -264,7 +276,7 @@ class StreamScanner:
                 if err.offset is None:  # pragma: no cover - scan always names the offset
                     raise
                 starts, lengths, end = scan(data[: err.offset - self._origin], pos, verify=self._verify)
-                damage = err
+                damage = self._unfinished(err, self.records + len(kept_starts) + len(starts))
             if kept_starts:
                 starts, lengths = kept_starts + starts, kept_lengths + lengths
                 kept_starts, kept_lengths = [], []
@@ -310,6 +322,20 @@ class StreamScanner:
             pos = end - done
             self._advance(done, len(kept_starts), multiple)
         self._end_of_stream(end)
+
+    def _unfinished(self, err: TFRecordError, records: int) -> TFRecordError:
+        """`err`, or the TruncatedRecordError for the tail a write-through writer left (zero bytes,
+        _wire/unfinished.py) when the plain stream from its offset on is one, read in chunks from
+        the file or, at the end of the stream, from the buffer; `records` come before it."""
+        at = err.offset
+        if at is None or self._stream.compression or isinstance(err, RecordTooLargeError):
+            return err
+        reason = None
+        if self._eof and self._failure is None:
+            reason = unfinished_tail(reader_of(self._view), at - self._origin, self._have, records)
+        elif (read_at := self._stream.read_at()) is not None:
+            reason = unfinished_tail(read_at, at, self._stream.size() or 0, records)
+        return err if reason is None else TruncatedRecordError(reason, path=self.path, offset=at)
 
     def _refused(self, starts: list[int], lengths: list[int]) -> RecordTooLargeError | None:
         """The error for the first record of a chunk longer than the limit, the records from it on

@@ -14,7 +14,10 @@ what it walked: a few records one by one, many together with numpy (the length
 CRCs from tables, crc.masked_length_crcs; the payload CRCs of records under a KiB with one crc32c call
 over the buffer, see _payloads_match, of larger ones a call each and the footers
 compared at once); a mismatch is then looked up record by record, so the error
-names the first bad record exactly as a one-at-a-time walk would.
+names the first bad record exactly as a one-at-a-time walk would. With `final`, damage
+that is the zero tail of a stopped write-through writer (_wire/unfinished.py) is a
+TruncatedRecordError instead. `frame_many` puts the records 16 bytes apart with one join and
+writes the footers and headers between them with numpy.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from crc32c import crc32c as _crc32c
 from tfrecord_lite._errors import CorruptRecordError, PathName, TruncatedRecordError
 from tfrecord_lite._repr import plural
 from tfrecord_lite._wire.crc import MASK_DELTA, masked_crc, masked_length_crcs
+from tfrecord_lite._wire.unfinished import reader_of, unfinished_tail
 
 HEADER_SIZE = 12
 FOOTER_SIZE = 4
@@ -97,8 +101,12 @@ def scan(
     if bad >= 0:  # a damaged payload before any damaged header comes first
         raise CorruptRecordError(_BAD_DATA, path=path, offset=origin + heads[bad])
     if valid < len(heads):
+        if final:
+            _check_unfinished(mv, heads[valid], end, origin, path)
         raise CorruptRecordError(_BAD_HEADER, path=path, offset=origin + heads[valid])
     if len(heads) != max_records:
+        if final and p < end:
+            _check_unfinished(mv, p, end, origin, path)
         _check_tail(mv, p, end, final, origin, path)
     return starts, lengths, p
 
@@ -233,6 +241,14 @@ def _header_crc_matches(mv: memoryview, p: int, length: int, want: int) -> bool:
 _VALID_HEADERS: dict[int, int] = {}
 
 
+def _check_unfinished(mv: memoryview, p: int, end: int, origin: int, path: PathName) -> None:
+    """Raise TruncatedRecordError when the rest of the buffer, from p, is the tail that a
+    write-through writer left when it stopped before it closed (_wire/unfinished.py)."""
+    reason = unfinished_tail(reader_of(mv), p, end)
+    if reason is not None:
+        raise TruncatedRecordError(reason, path=path, offset=origin + p)
+
+
 def _check_tail(mv: memoryview, p: int, end: int, final: bool, origin: int, path: PathName) -> None:
     """Raise for the incomplete data at p, the buffer's end: a damaged header, or with `final`
     a truncated record; nothing when more data may complete it."""
@@ -255,30 +271,32 @@ def _check_tail(mv: memoryview, p: int, end: int, final: bool, origin: int, path
         )
 
 
-def frame_many(records: Sequence[bytes]) -> bytes:
-    """The framed records, concatenated: b"".join(map(frame, records)), several times faster. The
-    16 bytes between two records (one's footer, the next one's header) are made for all of them at
-    once with numpy, so the join interleaves n + 1 such pieces with the n records."""
+def frame_many(records: Sequence[bytes]) -> memoryview:
+    """The framed records, concatenated (a view of a bytearray): b"".join(map(frame, records)),
+    several times faster. One join puts the records 16 bytes apart (one's footer, the next one's
+    header go there, with 12 bytes before the first and 4 after the last), and numpy writes those
+    fields for all records at once, as unaligned words at their offsets."""
     import numpy as np
 
     n = len(records)
-    if not n:
-        return b""
     lengths = np.fromiter(map(len, records), dtype=np.int64, count=n)
     c = np.fromiter(map(_crc32c, records), dtype=np.uint32, count=n)
-    joints = np.zeros((n + 1, 16), np.uint8)  # row i: footer of record i-1, header of record i
-    joints[1:, 0:4].view("<u4")[:, 0] = ((c >> np.uint32(15)) | (c << np.uint32(17))) + np.uint32(MASK_DELTA)
-    joints[:-1, 4:12].view("<i8")[:, 0] = lengths
-    joints[:-1, 12:16].view("<u4")[:, 0] = masked_length_crcs(lengths)
-    pieces: list[Any] = joints.view("V16")[:, 0].tolist()  # void items are bytes, NULs kept
-    pieces[0], pieces[-1] = pieces[0][4:], pieces[-1][:4]
-    parts: list[Any] = [None] * (2 * n + 1)
-    parts[0::2] = pieces
-    parts[1::2] = records
-    return b"".join(parts)
+    out = _GAP.join((b"", *records, b""))
+    size = len(out)
+    gaps = np.arange(0, OVERHEAD * n + 1, OVERHEAD, dtype=np.int64)  # where each gap of 16 bytes starts
+    np.cumsum(lengths, out=gaps[1:], dtype=np.int64)
+    gaps[1:] += np.arange(OVERHEAD, OVERHEAD * n + 1, OVERHEAD, dtype=np.int64)
+    words = np.ndarray((size - 3,), "<u4", out, 0, (1,))  # a little-endian uint32 at every offset
+    words[gaps[1:]] = ((c >> np.uint32(15)) | (c << np.uint32(17))) + np.uint32(MASK_DELTA)
+    np.ndarray((size - 7,), "<i8", out, 0, (1,))[gaps[:-1] + 4] = lengths
+    words[gaps[:-1] + 12] = masked_length_crcs(lengths)
+    return memoryview(out)[4 : size - 12]
 
 
-def frame_buffer(data: bytes | bytearray | memoryview, ends: Sequence[int]) -> bytes:
+_GAP = bytearray(OVERHEAD)  # a bytearray's join is a bytearray, which numpy writes into
+
+
+def frame_buffer(data: bytes | bytearray | memoryview, ends: Sequence[int]) -> memoryview:
     """The framed records that lie back to back in `data` (record i ends at ends[i]), concatenated:
     frame_many of the slices, with no Python work per record."""
     whole = bytes(data) if type(data) is not bytes else data
