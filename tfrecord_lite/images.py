@@ -25,7 +25,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
+
 from tfrecord_lite._datasets.image_append import ImageConflictError
+from tfrecord_lite._datasets.image_augment import random_view
 from tfrecord_lite._datasets.image_codec import (
     RAW,
     ImageDecodeError,
@@ -100,11 +103,15 @@ class ImageTransform:
     The image (under `image_key`: encoded bytes, or raw pixels) is decoded and converted to
     `mode`; `resize=(height, width)` scales it to that size (Pillow, bilinear), or
     `pad_to=(height, width)` places it unscaled at the top left of an image of that size filled
-    with `fill` (an image larger than it is an error); then `augment` (e.g. a torchvision
-    transform) is applied to the PIL image if given. The label is the integer under `label_key`
-    (missing: an error listing the record's keys). Without an augment returning a tensor, the
-    result is a uint8 CHW tensor (raw pixels keep their dtype), or float32 with `scale=True`
-    (uint8 divided by 255). Picklable, so it works in spawned DataLoader workers.
+    with `fill` (an image larger than it is an error); `random_crop=(height, width)` takes a
+    window of that size at a random place and `random_flip=True` mirrors it left to right half
+    of the time (numpy views, drawn from Python's `random`, which DataLoader seeds per worker);
+    then `augment` (e.g. a torchvision transform) is applied to the PIL image if given. A JPEG
+    decoded to RGB goes through simplejpeg when it is installed (the same pixels as Pillow's).
+    The label is the integer under `label_key` (missing: an error listing the record's keys).
+    Without an augment returning a tensor, the result is a uint8 CHW tensor (raw pixels keep
+    their dtype), or float32 with `scale=True` (uint8 divided by 255). Picklable, so it works in
+    spawned DataLoader workers.
     """
 
     def __init__(
@@ -118,6 +125,8 @@ class ImageTransform:
         resize: tuple[int, int] | None = None,
         pad_to: tuple[int, int] | None = None,
         fill: float = 0,
+        random_crop: tuple[int, int] | None = None,
+        random_flip: bool = False,
     ) -> None:
         if resize is not None and pad_to is not None:
             raise ValueError("give resize= (scale every image to one size) or pad_to= (pad it unscaled), not both")
@@ -127,11 +136,13 @@ class ImageTransform:
         self.image_key, self.label_key = image_key, label_key
         self.resize, self.pad_to = _size("resize", resize), _size("pad_to", pad_to)
         self.fill = fill
+        self.random_crop, self.random_flip = _size("random_crop", random_crop), bool(random_flip)
 
     @property
     def _straight(self) -> bool:
         """Whether a decoded image goes to augment as it is (no resize, no padding, a mode to convert to)."""
-        return self.augment is not None and self.mode is not None and self.resize is None and self.pad_to is None
+        reshaped = self.resize or self.pad_to or self.random_crop or self.random_flip
+        return self.augment is not None and self.mode is not None and not reshaped
 
     def __call__(self, record: bytes | Mapping[str, Any]) -> tuple[Any, int]:
         fields = record_fields(record)
@@ -146,8 +157,9 @@ class ImageTransform:
             pixels = resized(pixels, self.resize, path)
         elif self.pad_to is not None:
             pixels = padded(pixels, self.pad_to, self.fill, path)
+        pixels = random_view(pixels, self.random_crop, self.random_flip, path)
         if self.augment is not None:
-            return self._augmented(array_image(pixels, path), label)
+            return self._augmented(array_image(np.ascontiguousarray(pixels), path), label)
         return self._tensor(pixels), label
 
     def _augmented(self, image: Any, label: int) -> tuple[Any, int]:
@@ -158,8 +170,8 @@ class ImageTransform:
         return (out if isinstance(out, torch.Tensor) else self._tensor(image_array(out, None))), label
 
     def _tensor(self, pixels: Any) -> Any:
-        """HWC pixels as a CHW tensor: uint8 as they are, or float32 scaled with scale=True."""
-        import numpy as np
+        """HWC pixels (or a view of them) as a CHW tensor in one copy: uint8 as they are, or float32
+        scaled with scale=True."""
         import torch
 
         image = torch.from_numpy(np.ascontiguousarray(pixels.transpose(2, 0, 1)))  # numpy: no intra-op threads
