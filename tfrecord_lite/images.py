@@ -34,6 +34,7 @@ from tfrecord_lite._datasets.image_codec import (
     ImageDecodeError,
     array_image,
     decode_image_bytes,
+    fast_jpeg,
     image_array,
     open_image,
     padded,
@@ -152,7 +153,7 @@ class ImageTransform:
         if self._straight and rec.format != RAW:  # from the decoder to the augment, no array in between
             decoded = open_image(bytes(rec.encoded), path)
             return self._augmented(decoded if decoded.mode == self.mode else decoded.convert(self.mode), label)
-        pixels = rec.decode(self.mode)
+        pixels = self._decoded(rec)
         if self.resize is not None:
             pixels = resized(pixels, self.resize, path)
         elif self.pad_to is not None:
@@ -161,6 +162,15 @@ class ImageTransform:
         if self.augment is not None:
             return self._augmented(array_image(np.ascontiguousarray(pixels), path), label)
         return self._tensor(pixels), label
+
+    def _decoded(self, rec: ImageRecord) -> np.ndarray:
+        """The record's pixels in `mode`; a JPEG decoded to RGB without an augment goes to the decoding
+        thread's scratch buffer (_tensor, resize and pad_to copy it before the next image)."""
+        if self.augment is None and self.mode == "RGB" and rec.format != RAW:
+            pixels = fast_jpeg(rec.encoded, scratch=True)
+            if pixels is not None:
+                return pixels
+        return rec.decode(self.mode)
 
     def _augmented(self, image: Any, label: int) -> tuple[Any, int]:
         """`augment` applied to a PIL image; its result as the CHW tensor (or the tensor it returns)."""
@@ -174,7 +184,8 @@ class ImageTransform:
         scaled with scale=True."""
         import torch
 
-        image = torch.from_numpy(np.ascontiguousarray(pixels.transpose(2, 0, 1)))  # numpy: no intra-op threads
+        image = torch.from_numpy(np.empty((pixels.shape[2], *pixels.shape[:2]), pixels.dtype))
+        np.copyto(image.numpy(), pixels.transpose(2, 0, 1))  # always a copy (pixels may be scratch); no threads
         if self.scale:
             image = image.to(torch.float32)
             if pixels.dtype == "uint8":

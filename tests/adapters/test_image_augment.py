@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import random
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -130,9 +131,11 @@ def test_random_crop_and_flip_equal_the_simple_way(tmp_path: Path, raw: bool) ->
     records = list(tfr.iter_records(path))
     for crop, flip in [((9, 8), True), ((9, 9), False), ((5, 3), True)]:
         transform = images.ImageTransform(random_crop=crop, random_flip=flip)
+        outputs = []
         for i, record in enumerate(records):
             random.seed(i)
-            image, label = transform(record)
+            outputs.append(transform(record))
+        for i, (image, label) in enumerate(outputs):  # compared after all: no image shares a buffer
             random.seed(i)
             expected = reference(pixels[i], crop, flip)
             assert label == i and image.dtype == torch.uint8 and image.is_contiguous()
@@ -141,6 +144,18 @@ def test_random_crop_and_flip_equal_the_simple_way(tmp_path: Path, raw: bool) ->
     assert scaled.dtype == torch.float32 and tuple(scaled.shape) == (3, 4, 4) and float(scaled.max()) <= 1.0
     gray, _ = images.ImageTransform(mode="L", random_crop=(4, 6), random_flip=True)(records[0])
     assert tuple(gray.shape) == (1, 4, 6) and gray.dtype == torch.uint8
+
+
+@pytest.mark.torch
+def test_threads_decode_each_their_own_images(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    path, pixels = image_file(tmp_path, [(30, 20), (20, 30), (25, 25)] * 10)
+    transform = images.ImageTransform(scale=True)
+    with ThreadPoolExecutor(4) as pool:
+        outputs = list(pool.map(transform, tfr.iter_records(path)))
+    for i, ((image, label), expected) in enumerate(zip(outputs, pixels, strict=True)):
+        assert label == i
+        np.testing.assert_array_equal((image.numpy() * 255).round().astype(np.uint8), expected.transpose(2, 0, 1))
 
 
 @pytest.mark.torch

@@ -15,12 +15,16 @@ through it instead: libjpeg-turbo straight into a numpy array, with Pillow's set
 integer DCT, fancy upsampling), so the pixels are Pillow's, without a PIL image in between.
 simplejpeg is asked to be strict (a warning of libjpeg's is an error); anything it refuses (a
 CMYK JPEG, a damaged file) and any image past Pillow's decompression-bomb limit goes to Pillow,
-which decodes it or names the problem as before.
+which decodes it or names the problem as before. A caller that copies the pixels at once (as
+ImageTransform does into its tensor) may decode into a per-thread scratch buffer instead of a new
+array: a fresh array of an image's size is a fresh mapping of memory, whose page faults cost
+about a tenth of the decode.
 """
 
 from __future__ import annotations
 
 import io
+import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -56,6 +60,7 @@ def _pil() -> Any:
 
 _JPEG_MAGIC = b"\xff\xd8\xff"
 _simplejpeg: Any = None  # the module once imported; False when it is not installed
+_scratch = threading.local()  # .buffer: the flat uint8 array fast_jpeg(scratch=True) decodes into
 
 
 def _jpeg_decoder() -> Any:
@@ -70,10 +75,11 @@ def _jpeg_decoder() -> Any:
     return _simplejpeg or None
 
 
-def fast_jpeg(data: bytes) -> np.ndarray | None:
+def fast_jpeg(data: bytes, *, scratch: bool = False) -> np.ndarray | None:
     """A JPEG's pixels as an HWC uint8 RGB array decoded by simplejpeg, equal to Pillow's decode
     converted to RGB; None when simplejpeg is not installed, `data` is no JPEG, or simplejpeg
-    cannot decode it exactly as Pillow would (then decode with Pillow)."""
+    cannot decode it exactly as Pillow would (then decode with Pillow). With `scratch` the array
+    is a view of this thread's scratch buffer, overwritten by its next scratch decode."""
     decoder = _jpeg_decoder()
     if decoder is None or not data.startswith(_JPEG_MAGIC):
         return None
@@ -81,10 +87,21 @@ def fast_jpeg(data: bytes) -> np.ndarray | None:
         height, width, colorspace, _ = decoder.decode_jpeg_header(data)
         if colorspace not in ("Gray", "YCbCr", "RGB") or height * width > (_pil().MAX_IMAGE_PIXELS or 1 << 62):
             return None  # CMYK / YCCK convert otherwise in Pillow; large images get Pillow's bomb guard
-        pixels: np.ndarray = decoder.decode_jpeg(data, colorspace="RGB", fastdct=False, fastupsample=False)
+        buffer = _scratch_buffer(height * width * 3) if scratch else None
+        pixels: np.ndarray = decoder.decode_jpeg(
+            data, colorspace="RGB", fastdct=False, fastupsample=False, buffer=buffer
+        )
     except ValueError:  # damaged or unusual data: Pillow decodes it or says what is wrong
         return None
     return pixels
+
+
+def _scratch_buffer(size: int) -> np.ndarray:
+    """This thread's scratch buffer, grown to at least `size` bytes."""
+    buffer: np.ndarray | None = getattr(_scratch, "buffer", None)
+    if buffer is None or buffer.size < size:
+        buffer = _scratch.buffer = np.empty(size, np.uint8)
+    return buffer
 
 
 def open_image(data: bytes, path: str | None) -> PILImage.Image:
