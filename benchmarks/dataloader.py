@@ -23,7 +23,8 @@
 #   lite-map      TFRecordDataset, shuffled: BatchSampler(RandomSampler) index lists, each batch
 #                 read by random access (sorted by offset) and decoded by columns
 #   tfrecord      tfrecord.torch.TFRecordDataset + DataLoader(batch_size=B), with its text index
-#   lite-augment  IterableTFRecordDataset(transform=ImageTransform(random_crop=, random_flip=)), per item
+#   lite-augment  IterableTFRecordDataset(record_type="raw") + DataLoader(collate_fn=ImageTransform(
+#                 random_crop=, random_flip=).collate): each image written straight into the batch
 #   tfrecord-augment  the `tfrecord` package's dataset, transform= the same ImageTransform
 #   tf-data       tf.data.TFRecordDataset.map(parse, decode_jpeg, random_crop, random_flip,
 #                 num_parallel_calls=AUTOTUNE).batch(B).prefetch(AUTOTUNE): TensorFlow's threads;
@@ -128,9 +129,9 @@ def _lite_loader(system: str, path: str, features: dict[str, Any], workers: int,
         mapped = TFRecordDataset(path, spec)
         sampler = BatchSampler(RandomSampler(mapped), batch_size=batch, drop_last=False)
         return DataLoader(mapped, sampler=sampler, batch_size=None, **kw)
-    if system == "lite-augment":
-        ds = IterableTFRecordDataset(path, transform=_transform(), record_type="raw")
-        return DataLoader(ds, batch_size=batch, collate_fn=ds.collate_fn, **kw)
+    if system == "lite-augment":  # undecoded records; each batch decoded into its tensor by the transform
+        records = IterableTFRecordDataset(path, record_type="raw")
+        return DataLoader(records, batch_size=batch, collate_fn=_transform().collate, **kw)
     ds = IterableTFRecordDataset(path, spec)
     return DataLoader(ds, batch_size=batch, collate_fn=ds.collate_fn, **kw)
 

@@ -113,6 +113,15 @@ def image_file(tmp_path: Path, sizes: list[tuple[int, int]], raw: bool = False) 
     return path, pixels
 
 
+def upside_down(image: Any) -> Any:
+    return image.transpose(Image.Transpose.FLIP_TOP_BOTTOM)
+
+
+def collate_and_tell_if_shared(records: list[bytes]) -> tuple[Any, Any, bool]:
+    batch, labels = images.ImageTransform(random_crop=(8, 7)).collate(records)
+    return batch, labels, batch.is_shared()
+
+
 def reference(pixels: np.ndarray, crop: tuple[int, int], flip: bool) -> np.ndarray:
     """The crop and flip done the simple way with the transform's draws: top, left, then a flip."""
     top = random.randint(0, pixels.shape[0] - crop[0])
@@ -202,3 +211,60 @@ def test_two_workers_give_every_image_once_as_a_crop_of_itself(tmp_path: Path) -
 
     first, second = epoch(), epoch()
     assert all(torch.equal(a[0], b[0]) for a, b in zip(first, second, strict=True))  # the same seed, the same crops
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("raw", [False, True])
+def test_collate_writes_the_batch_the_items_stack_to(tmp_path: Path, raw: bool) -> None:
+    torch = pytest.importorskip("torch")
+    from tfrecord_lite.torch import collate
+
+    path, _ = image_file(tmp_path, [(20, 16), (9, 9), (33, 12)] * 3, raw=raw)
+    records = list(tfr.iter_records(path))
+    crop_flip, resize = {"random_crop": (9, 8), "random_flip": True}, {"resize": (10, 7), "scale": True}
+    pad_crop, augment = {"pad_to": (33, 16), "random_crop": (30, 15)}, {"random_crop": (6, 6), "augment": upside_down}
+    for options in [crop_flip, resize, pad_crop, augment]:
+        transform = images.ImageTransform(**options)  # type: ignore[arg-type]
+        random.seed(11)
+        batch, labels = transform.collate(records)
+        random.seed(11)
+        items_batch, items_labels = collate([transform(record) for record in records])
+        assert batch.dtype == items_batch.dtype and batch.is_contiguous(), options
+        assert torch.equal(batch, items_batch) and torch.equal(labels, items_labels), options
+    with pytest.raises(ValueError, match=r"sizes differ \(3x20x16, 3x9x9\)"):
+        images.ImageTransform().collate(records)
+    with pytest.raises(ValueError, match="at least one record"):
+        images.ImageTransform().collate([])
+
+
+@pytest.mark.torch
+def test_collate_in_two_workers_gives_every_image_once_as_a_crop_of_itself(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    from torch.utils.data import DataLoader
+
+    from tfrecord_lite.torch import IterableTFRecordDataset
+
+    path, pixels = image_file(tmp_path, [(14, 11), (12, 12), (16, 9)] * 7)
+    crop = (8, 7)
+    transform = images.ImageTransform(random_crop=crop, random_flip=True)
+    ds = IterableTFRecordDataset(path, record_type="raw")  # undecoded records, batched by the transform
+    loader = DataLoader(ds, batch_size=4, num_workers=2, persistent_workers=True, collate_fn=transform.collate)
+    shared = DataLoader(ds, batch_size=4, num_workers=1, collate_fn=collate_and_tell_if_shared)
+    assert all(in_shared_memory for _, _, in_shared_memory in shared)  # built in shared memory by the worker
+    for _ in range(2):
+        batches = list(loader)
+        assert sorted(torch.cat([b[1] for b in batches]).tolist()) == list(range(len(pixels)))
+        for batch, labels in batches:
+            assert type(batch) is torch.Tensor and batch.dtype == torch.uint8 and tuple(batch.shape[1:]) == (3, *crop)
+            for image, i in zip(batch, labels.tolist(), strict=True):
+                chw = np.transpose(pixels[i], (2, 0, 1))
+                found = [
+                    (top, left, flip)
+                    for top in range(chw.shape[1] - crop[0] + 1)
+                    for left in range(chw.shape[2] - crop[1] + 1)
+                    for flip in (False, True)
+                    if np.array_equal(
+                        image.numpy(), chw[:, top : top + crop[0], left : left + crop[1]][:, :, :: (-1 if flip else 1)]
+                    )
+                ]
+                assert found, i
