@@ -14,10 +14,12 @@ ids, skips images whose bytes the dataset already holds and settles a name taken
 by a different image as `on_conflict` says. The new
 shards and the label map are one publish.Publication: they appear together or
 not at all, and the prefix is locked meanwhile (two appends never interleave).
-Pillow (and torch, for ImageTransform) are imported lazily, inside functions, so
-`import tfrecord_lite.images` costs nothing extra. The code is the library's
-(_datasets: image_packing, image_records, image_codec, label_maps); this module
-is its public face, and adds ImageTransform, which hands images to PyTorch.
+Pillow, simplejpeg (and torch, for ImageTransform) are imported lazily, inside
+functions, so `import tfrecord_lite.images` costs nothing extra. The code is the
+library's (_datasets: image_packing, image_records, image_codec, image_augment,
+label_maps); this module is its public face, and adds ImageTransform, which hands
+images to PyTorch one by one or, as a collate_fn, writes a batch's images straight
+into its tensor.
 """
 
 from __future__ import annotations
