@@ -200,7 +200,8 @@ class ImageTransform:
         return random_view(pixels, self.random_crop, self.random_flip, path)
 
     def _dtype(self, pixels: np.dtype[Any]) -> Any:
-        """The torch dtype of this transform's tensor of `pixels`: theirs, or float32 with scale=True."""
+        """The torch dtype of this transform's tensors of pixels of numpy dtype `pixels`: the same, or
+        float32 with scale=True."""
         import torch
 
         return torch.float32 if self.scale else torch.from_numpy(np.empty(0, pixels)).dtype
