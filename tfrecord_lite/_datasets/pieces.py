@@ -121,10 +121,10 @@ def piece_batches(
     """The piece's Examples (or SequenceExamples: decode_arrow's `sequence_features`, or records
     that carry feature lists) as Arrow record batches of `batch_size` rows (decode_arrow's).
     `columns` without a spec decodes only those keys (null where a record lacks one)."""
-    from tfrecord_lite._datasets.arrow_batches import decode_arrow, decode_arrow_columns, iter_arrow_batches
+    from tfrecord_lite._datasets.arrow_batches import decode_arrow, decode_arrow_columns, file_arrow_batches
 
     if piece.records is None and storage_options is None:  # a whole file: the streaming decoder
-        yield from iter_arrow_batches(
+        yield from file_arrow_batches(
             piece.path,
             features,
             sequence_features=sequence_features,
