@@ -286,10 +286,16 @@ def frame_many(records: Sequence[bytes]) -> bytes:
     once with numpy, so the join interleaves n + 1 such pieces with the n records."""
     import numpy as np
 
-    n = len(records)
-    if not n:
+    if not records:
         return b""
-    lengths = np.fromiter(map(len, records), dtype=np.int64, count=n)
+    return _framed(records, np.fromiter(map(len, records), dtype=np.int64, count=len(records)))
+
+
+def _framed(records: Sequence[bytes], lengths: Any) -> bytes:
+    """frame_many of `records`, whose lengths (an int64 array) are known."""
+    import numpy as np
+
+    n = len(records)
     c = np.fromiter(map(_crc32c, records), dtype=np.uint32, count=n)
     joints = np.zeros((n + 1, 16), np.uint8)  # row i: footer of record i-1, header of record i
     joints[1:, 0:4].view("<u4")[:, 0] = ((c >> np.uint32(15)) | (c << np.uint32(17))) + np.uint32(MASK_DELTA)
@@ -306,11 +312,17 @@ def frame_many(records: Sequence[bytes]) -> bytes:
 def frame_buffer(data: bytes | bytearray | memoryview, ends: Sequence[int]) -> bytes:
     """The framed records that lie back to back in `data` (record i ends at ends[i]), concatenated:
     frame_many of the slices, with no Python work per record."""
+    import numpy as np
+
     whole = bytes(data) if type(data) is not bytes else data
-    starts = [0, *ends[:-1]]
-    if any(map(int.__gt__, starts, ends)) or (ends and ends[-1] > len(whole)):
+    if not len(ends):
+        return b""
+    stops = np.asarray(ends, dtype=np.int64)
+    lengths = np.diff(stops, prepend=0)
+    if (lengths < 0).any() or int(stops[-1]) > len(whole):
         raise ValueError(f"record ends {ends[0]}..{ends[-1]} do not fit in a buffer of {len(whole)} bytes")
-    return frame_many(list(map(whole.__getitem__, map(slice, starts, ends))))
+    records = list(map(whole.__getitem__, map(slice, (stops - lengths).tolist(), stops.tolist())))
+    return _framed(records, lengths)
 
 
 # length -> its header, for the first 4096 lengths met (cached_header fills it; loops look it up first)
