@@ -141,7 +141,9 @@ def _merged(segments: Sequence[Segment]) -> list[Segment]:
 
 def gather(segments: Sequence[Segment]) -> tuple[npt.NDArray[np.uint8], Ints]:
     """Each row's segments in order, every row after the other; (bytes, end of each row)."""
-    sizes = np.sum([segment.lengths for segment in segments], axis=0, dtype=np.int64)
+    sizes = np.zeros(len(segments[0].lengths) if segments else 0, dtype=np.int64)
+    for segment in segments:
+        sizes += segment.lengths
     ends = np.cumsum(sizes)
     out = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.uint8)
     at = ends - sizes
@@ -177,10 +179,11 @@ def _payload(column: FlatColumn) -> tuple[list[Segment], Ints]:
     if column.kind == INT64:
         sizes = varint_sizes(column.values)
         data = np.frombuffer(encode_varints(column.values), dtype=np.uint8)
-    else:
-        sizes = np.full(len(column.values), 4, dtype=np.int64)
+        first, packed = _row_ranges(sizes, column.offsets)
+    else:  # 4 bytes a value
         data = np.ascontiguousarray(column.values, dtype="<f4").view(np.uint8)
-    first, packed = _row_ranges(sizes, column.offsets)
+        offsets = np.asarray(column.offsets, dtype=np.int64)
+        first, packed = offsets[:-1] * 4, np.diff(offsets) * 4
     some = present & (packed > 0)  # an empty list: no packed field at all
     segments = [constant(_tag(1), some), varints(packed, some), spans(data, first, np.where(some, packed, 0))]
     return segments, np.where(packed > 0, 1 + varint_sizes(packed) + packed, 0)
