@@ -112,3 +112,15 @@ def test_a_file_grown_after_indexing_is_streamed_whole(tmp_path: Path) -> None:
         f.write(b"\0" * 5)  # a truncated record after the indexed ones
     indexed, streamed = _both(path, 7)
     assert indexed == streamed and indexed[1] is not None
+
+
+def test_record_offsets_are_where_the_records_lie(tmp_path: Path) -> None:
+    path = write_records(tmp_path / "data.tfrecord", RECORDS)
+    starts = record_starts(path.read_bytes())
+    with tfr.TFRecordFile(path) as f:
+        assert f.record_offsets().tolist() == [*starts, path.stat().st_size]
+        assert f.record_offsets(5, 9).tolist() == starts[5:10]
+        assert f.record_offsets(38).tolist() == [*starts[38:], path.stat().st_size]
+        assert f.record_offsets(7, 7).tolist() == [starts[7]]
+    with tfr.TFRecordFile(write_records(tmp_path / "data.tfrecord.gz", RECORDS, "gzip")) as f:
+        assert f.record_offsets() is None

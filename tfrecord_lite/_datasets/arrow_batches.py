@@ -47,6 +47,7 @@ from tfrecord_lite._stream.damage import DamagePolicy, OnError, as_policy
 __all__ = [
     "arrow_schema",
     "arrow_type",
+    "columns_batch",
     "decode_arrow",
     "decode_arrow_columns",
     "decode_sequence_arrow",
@@ -405,12 +406,17 @@ def _spans_batch(
     return _record_batch(flats, specs.context, n)
 
 
+def columns_batch(spans: Spans, columns: Sequence[str]) -> pa.RecordBatch:
+    """decode_arrow_columns of the records of `spans`."""
+    return _spans_batch(spans, Specs(None, None), columns, frozenset(columns))
+
+
 def decode_arrow_columns(records: Sequence[Any], columns: Sequence[str]) -> pa.RecordBatch:
     """A batch of serialized Examples (or SequenceExamples) decoded without a spec, only the
     keys of `columns` (in that order; a key no record has: nulls): a feature a record lacks is
     null there, as iter_arrow_batches(columns=...) gives it."""
     records = records if isinstance(records, (list, tuple)) else list(records)
-    return _spans_batch(spans_of(records), Specs(None, None), columns, frozenset(columns))
+    return columns_batch(spans_of(records), columns)
 
 
 def _columns_of(batch: pa.RecordBatch, columns: Sequence[str] | None) -> pa.RecordBatch:

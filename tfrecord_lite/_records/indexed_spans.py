@@ -63,17 +63,23 @@ def file_spans(path: str, batch_size: int, compression: str | None, verify: bool
         yield from record_spans(path, batch_size, compression, verify)
         return
     done = 0
+    for spans in offset_spans(path, offsets, batch_size, verify):
+        yield spans
+        done += len(spans.starts)
+    if done < len(offsets) - 1:  # damage, or a file changed since its sidecar was read: the stream reports it
+        yield from itertools.islice(record_spans(path, batch_size, compression, verify), done // batch_size, None)
+
+
+def offset_spans(path: str, offsets: np.ndarray, batch_size: int, verify: bool) -> Iterator[Spans]:
+    """The records between `offsets` (a run of a file's record offsets, the end of the last one
+    included), `batch_size` at a time, each batch read in one call and checked at once; it stops
+    before the first batch that does not check out (the caller reads on from there its own way)."""
     with open(path, "rb") as f:
         for lo in range(0, len(offsets) - 1, batch_size):
             spans = _batch(f, offsets[lo : lo + batch_size + 1], verify)
             if spans is None:
-                break
+                return
             yield spans
-            done += 1
-        else:
-            return
-    # damage, or a file changed since its sidecar was read: the stream finds and reports it
-    yield from itertools.islice(record_spans(path, batch_size, compression, verify), done, None)
 
 
 def _batch(f: object, offsets: np.ndarray, verify: bool) -> Spans | None:
