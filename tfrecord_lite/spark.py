@@ -25,6 +25,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from tfrecord_lite._datasets.arrow_batches import iter_arrow_batches, iter_encoded_buffers
 from tfrecord_lite._datasets.hive_partitions import partition_folder, partition_types, partitioned_files, typed_values
 from tfrecord_lite._datasets.pieces import Piece, piece_batches, piece_records, split_pieces
@@ -263,7 +265,7 @@ class _Writer(DataSourceArrowWriter):  # type: ignore[misc]
         context = TaskContext.get()
         task, attempt = (context.partitionId(), context.attemptNumber()) if context else (0, 0)
         folder = self._folder()
-        open_parts: dict[str, tuple[Part, TFRecordWriter, list[int]]] = {}
+        open_parts: dict[str, tuple[Part, TFRecordWriter, list[np.ndarray]]] = {}
         try:
             for batch in iterator:
                 for where, rows in self._groups(batch):
@@ -272,12 +274,12 @@ class _Writer(DataSourceArrowWriter):  # type: ignore[misc]
                     _, writer, lengths = open_parts[where]
                     for data, ends in self._records(rows):
                         writer.write_buffer(data, ends)
-                        lengths += map(int.__sub__, ends, [0, *ends])
+                        lengths.append(np.diff(ends, prepend=0))
             for _, writer, _ in open_parts.values():
                 writer.close()
             plain = self._options.compression is None
             return _Commit(
-                [folder.indexed(part, lengths if plain else None) for part, _, lengths in open_parts.values()]
+                [folder.indexed(part, _joined(lengths) if plain else None) for part, _, lengths in open_parts.values()]
             )
         except BaseException:
             for part, writer, _ in open_parts.values():
@@ -288,7 +290,7 @@ class _Writer(DataSourceArrowWriter):  # type: ignore[misc]
 
     def _open(
         self, folder: JobFolder, where: str, task: int, attempt: int, number: int
-    ) -> tuple[Part, TFRecordWriter, list[int]]:
+    ) -> tuple[Part, TFRecordWriter, list[np.ndarray]]:
         """A new part of this task in the partition folder `where`: its names, writer and record lengths.
         The writer buffers (a part is published whole at the commit, or not at all)."""
         part = folder.part(where, task, attempt, number, self._suffix)
@@ -330,6 +332,10 @@ class _Writer(DataSourceArrowWriter):  # type: ignore[misc]
             if not [path for path in folder.files() if folder.is_temp(path)]:
                 return
             folder.abort([])
+
+
+def _joined(lengths: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(lengths) if lengths else np.zeros(0, dtype=np.int64)
 
 
 def write(

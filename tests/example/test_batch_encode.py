@@ -9,7 +9,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.reference import decode_example, same_features
-from tfrecord_lite._example.batch_encode import FlatColumn, encode_flat_examples, varint_sizes
+from tfrecord_lite._example.batch_encode import (
+    FlatColumn,
+    constant,
+    encode_flat_examples,
+    gather,
+    varint_sizes,
+    varints,
+)
 from tfrecord_lite._example.encode import encode_example, encode_varints
 from tfrecord_lite._example.spec import BYTES, FLOAT, INT64
 
@@ -87,3 +94,50 @@ def test_rows_of_many_lengths_are_what_encode_example_writes(drawn: list[list], 
     for i, values in enumerate(cells):
         row = {} if values is None else {"f": typed(kind, values)}
         assert buffer[bounds[i] : bounds[i + 1]].tobytes() == encode_example(row)
+
+
+@st.composite
+def uniform_columns(draw: st.DrawFn) -> tuple[int, list[tuple[str, int, list[list | None]]]]:
+    # every row of a column holds the same number of values (bytes of one length), or lacks the
+    # feature: the lengths in every record are equal, so neighbouring segments merge into one
+    rows = draw(st.integers(1, 30))
+    out = []
+    for key in draw(st.lists(st.text(min_size=1, max_size=5), unique=True, min_size=1, max_size=4)):
+        kind = draw(st.sampled_from([INT64, FLOAT, BYTES]))
+        size = draw(st.integers(0, 3))
+        value = {
+            INT64: st.integers(0, 127) | st.integers(-(2**63), -1),
+            FLOAT: st.floats(width=32, allow_nan=False),
+            BYTES: st.binary(min_size=2, max_size=2),
+        }[kind]
+        cell = st.lists(value, min_size=size, max_size=size)
+        cells = draw(st.lists(st.none() | cell if draw(st.booleans()) else cell, min_size=rows, max_size=rows))
+        out.append((key, kind, cells))
+    return rows, out
+
+
+@given(uniform_columns())
+def test_rows_of_equal_lengths_are_what_encode_example_writes(
+    data: tuple[int, list[tuple[str, int, list[list | None]]]],
+) -> None:
+    rows, cols = data
+    buffer, ends = encode_flat_examples([flat(*c) for c in cols], rows)
+    bounds = [0, *ends.tolist()]
+    for i in range(rows):
+        row = {key: typed(kind, cells[i]) for key, kind, cells in cols if cells[i] is not None}
+        assert buffer[bounds[i] : bounds[i + 1]].tobytes() == encode_example(row)
+
+
+@given(
+    st.lists(st.tuples(st.binary(min_size=1, max_size=4), st.lists(st.booleans(), min_size=6, max_size=6)), max_size=5)
+)
+def test_gather_copies_neighbouring_constants_of_other_rows(parts: list[tuple[bytes, list[bool]]]) -> None:
+    # constants (and varints of one value) present in different rows: merged only where the rows agree
+    segments = [constant(data, np.array(rows)) for data, rows in parts]
+    segments += [varints(np.full(6, 300, dtype=np.int64), np.array(rows)) for _, rows in parts[:1]]
+    out, ends = gather(segments) if segments else (np.zeros(0, np.uint8), np.zeros(6, np.int64))
+    expected = [b"".join(data for data, rows in parts if rows[i]) for i in range(6)]
+    if parts:
+        expected = [e + (b"\xac\x02" if parts[0][1][i] else b"") for i, e in enumerate(expected)]
+    bounds = [0, *ends.tolist()]
+    assert [out[bounds[i] : bounds[i + 1]].tobytes() for i in range(6)] == expected

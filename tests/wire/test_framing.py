@@ -170,3 +170,20 @@ def test_frame_buffer_frames_each_record_of_the_buffer(records, kind):
 def test_frame_buffer_refuses_ends_outside_the_buffer(ends):
     with pytest.raises(ValueError, match="do not fit"):
         framing.frame_buffer(b"abcdef", ends)
+
+
+@given(st.lists(st.binary(max_size=300), min_size=1, max_size=40), st.data(), st.booleans())
+def test_run_is_intact_agrees_with_scan(records, data, verify):
+    """A run checked at offsets known beforehand is intact exactly where scan reads it whole."""
+    import numpy as np
+
+    framed = bytearray(framing.frame_many(records))
+    heads = np.cumsum([0] + [len(r) + 16 for r in records[:-1]], dtype=np.int64)
+    if data.draw(st.booleans()):
+        framed[data.draw(st.integers(0, len(framed) - 1))] ^= 1 << data.draw(st.integers(0, 7))
+    try:
+        starts, _, end = framing.scan(framed, verify=verify, final=True)
+        whole = end == len(framed) and starts == (heads + 12).tolist()
+    except tfr.TFRecordError:
+        whole = False
+    assert framing.run_is_intact(framed, heads, len(framed), verify) == whole

@@ -37,6 +37,7 @@ from tfrecord_lite._example.spec import FeatureSpec, FixedLenSequenceFeature, Sp
 from tfrecord_lite._example.validate import check_int, feature_specs
 from tfrecord_lite._example.wire import parse_sequence_example
 from tfrecord_lite._records.example_batches import record_spans
+from tfrecord_lite._records.indexed_spans import file_spans
 from tfrecord_lite._records.reader import sources_of
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._storage.files import is_file_object, normalize_compression
@@ -46,10 +47,12 @@ from tfrecord_lite._stream.damage import DamagePolicy, OnError, as_policy
 __all__ = [
     "arrow_schema",
     "arrow_type",
+    "columns_batch",
     "decode_arrow",
     "decode_arrow_columns",
     "decode_sequence_arrow",
     "encode_arrow",
+    "file_arrow_batches",
     "iter_arrow_batches",
     "iter_encoded",
     "iter_encoded_buffers",
@@ -296,14 +299,44 @@ def iter_arrow_batches(
     a batch has is a column of nulls there. `on_error` and `max_skipped` are iter_records'
     (with "skip", the batch before a damaged record may be smaller). `storage_options` are
     fsspec's, for URLs."""
+    specs = _checked_specs(features, sequence_features, columns, batch_size, compression)
+    policy = as_policy(on_error, max_skipped)
+    files = sources_of(source, storage_options)  # inputs that name no file fail here, not at the first batch
+    return _arrow_batches(files, specs, columns, batch_size, compression, verify, policy, storage_options)
+
+
+def _checked_specs(
+    features: Mapping[str, Any] | None,
+    sequence_features: Mapping[str, Any] | None,
+    columns: Sequence[str] | None,
+    batch_size: int,
+    compression: str | None,
+) -> Specs:
     check_int("batch_size", batch_size, 1)
     normalize_compression(compression, allow_auto=True)
     specs = Specs(feature_specs(features), feature_specs(sequence_features, "sequence_features"))
     arrow_schema(specs.context, specs.lists)  # a spec no column can hold fails here, as does
     specs.selected(columns)  # a column no spec names
-    policy = as_policy(on_error, max_skipped)
-    files = sources_of(source, storage_options)  # inputs that name no file fail here, not at the first batch
-    return _arrow_batches(files, specs, columns, batch_size, compression, verify, policy, storage_options)
+    return specs
+
+
+def file_arrow_batches(
+    path: str,
+    features: Mapping[str, Any] | None = None,
+    *,
+    sequence_features: Mapping[str, Any] | None = None,
+    columns: Sequence[str] | None = None,
+    batch_size: int = 2048,
+    compression: str | None = "auto",
+    verify: bool = True,
+) -> Iterator[pa.RecordBatch]:
+    """iter_arrow_batches of one local file, damage raised: the same batches and errors, the
+    records framed by the file's fresh index sidecar where it has one (_records/indexed_spans.py)."""
+    specs = _checked_specs(features, sequence_features, columns, batch_size, compression)
+    wanted = None if columns is None else frozenset(columns)
+    selected = specs.selected(columns)
+    spans = file_spans(path, batch_size, compression, verify)
+    return (_spans_batch(batch, selected, columns, wanted) for batch in spans)
 
 
 class Specs(NamedTuple):
@@ -373,12 +406,17 @@ def _spans_batch(
     return _record_batch(flats, specs.context, n)
 
 
+def columns_batch(spans: Spans, columns: Sequence[str]) -> pa.RecordBatch:
+    """decode_arrow_columns of the records of `spans`."""
+    return _spans_batch(spans, Specs(None, None), columns, frozenset(columns))
+
+
 def decode_arrow_columns(records: Sequence[Any], columns: Sequence[str]) -> pa.RecordBatch:
     """A batch of serialized Examples (or SequenceExamples) decoded without a spec, only the
     keys of `columns` (in that order; a key no record has: nulls): a feature a record lacks is
     null there, as iter_arrow_batches(columns=...) gives it."""
     records = records if isinstance(records, (list, tuple)) else list(records)
-    return _spans_batch(spans_of(records), Specs(None, None), columns, frozenset(columns))
+    return columns_batch(spans_of(records), columns)
 
 
 def _columns_of(batch: pa.RecordBatch, columns: Sequence[str] | None) -> pa.RecordBatch:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tfrecord_lite._datasets.file_kinds import file_kind
+from tfrecord_lite._records.indexed_spans import offset_spans
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._storage.files import normalize_compression
@@ -121,10 +122,10 @@ def piece_batches(
     """The piece's Examples (or SequenceExamples: decode_arrow's `sequence_features`, or records
     that carry feature lists) as Arrow record batches of `batch_size` rows (decode_arrow's).
     `columns` without a spec decodes only those keys (null where a record lacks one)."""
-    from tfrecord_lite._datasets.arrow_batches import decode_arrow, decode_arrow_columns, iter_arrow_batches
+    from tfrecord_lite._datasets.arrow_batches import decode_arrow, decode_arrow_columns, file_arrow_batches
 
     if piece.records is None and storage_options is None:  # a whole file: the streaming decoder
-        yield from iter_arrow_batches(
+        yield from file_arrow_batches(
             piece.path,
             features,
             sequence_features=sequence_features,
@@ -134,9 +135,31 @@ def piece_batches(
             verify=verify,
         )
         return
+    if piece.records is not None and columns is not None and features is None and sequence_features is None:
+        yield from _range_batches(piece, columns, batch_size, verify)
+        return
     for records in piece_records(piece, batch_size, compression, verify, storage_options):
         if columns is not None and features is None and sequence_features is None:
             yield decode_arrow_columns(records, columns)
         else:
             batch = decode_arrow(records, features, sequence_features=sequence_features)
             yield batch if columns is None else batch.select(list(columns))
+
+
+def _range_batches(piece: Piece, columns: Sequence[str], batch_size: int, verify: bool) -> Iterator[pa.RecordBatch]:
+    """A range piece's records decoded without a spec, only `columns`: framed by the index of the
+    piece's TFRecordFile a batch at a time (indexed_spans.offset_spans); from the first batch that
+    does not check out on, read record by record through the TFRecordFile, which reports what is
+    wrong as it always has."""
+    from tfrecord_lite._datasets.arrow_batches import columns_batch, decode_arrow_columns
+
+    assert piece.records is not None
+    stop = len(piece.records) if piece.stop is None else piece.stop
+    done = piece.start
+    offsets = piece.records.record_offsets(piece.start, stop)  # checked against the file when opened
+    if offsets is not None:
+        for spans in offset_spans(piece.path, offsets, batch_size, verify):
+            yield columns_batch(spans, columns)
+            done += len(spans.starts)
+    for lo in range(done, stop, batch_size):
+        yield decode_arrow_columns(piece.records[lo : min(lo + batch_size, stop)], columns)

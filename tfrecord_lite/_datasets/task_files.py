@@ -59,7 +59,7 @@ class JobFolder:
         temp = f"{where}/.{self.job}-{task}-{attempt}-{number}.tmp"
         return Part(temp, f"{where}/part-{task:05d}-{self.job}-c{number:03d}{suffix}")
 
-    def indexed(self, part: Part, lengths: Sequence[int] | None = None) -> Part:
+    def indexed(self, part: Part, lengths: Sequence[int] | np.ndarray | None = None) -> Part:
         """`part` with its sidecar written beside its temporary file: from the `lengths` of its
         records where the writer knows them (a local uncompressed part), else by one scan."""
         if lengths is not None and self._fs is None:

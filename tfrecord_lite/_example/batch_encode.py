@@ -11,8 +11,11 @@ and each segment is the (start, length) in each row of bytes in one source: a co
 column's varints or values. The output is allocated once and each segment copied to where it lies
 in every row, rows of one segment length at a time: `length` bytes are one item of a void dtype, so
 the copy takes one index per row, not one per byte (a segment of many distinct lengths in a batch
-is copied by a per-byte index). An absent feature's segments have length 0. Bytes values are first
-laid out the same way, one (tag, length, bytes) per value.
+is copied by a per-byte index). A segment that is the same bytes in every row that has it (a
+constant, or a varint of one value: a fixed-size list's lengths) is merged with such neighbours of
+the same rows, so that a column of fixed-size values costs two copies (its head, its values), not
+eight. An absent feature's segments have length 0. Bytes values are first laid out the same way,
+one (tag, length, bytes) per value.
 """
 
 from __future__ import annotations
@@ -59,21 +62,26 @@ _FEW_LENGTHS = 24  # distinct segment lengths of a column copied by length; more
 
 
 class Segment(NamedTuple):
-    """One segment of every row: its bytes are source[starts[i]:starts[i] + lengths[i]]."""
+    """One segment of every row: its bytes are source[starts[i]:starts[i] + lengths[i]];
+    `uniform` when they are the same bytes (all of source) in every row that has the segment."""
 
     source: npt.NDArray[np.uint8]
     starts: Ints
     lengths: Ints
+    uniform: bool = False
 
 
 def constant(data: bytes, present: npt.NDArray[np.bool_]) -> Segment:
     """`data` in every present row."""
     lengths = np.where(present, len(data), 0).astype(np.int64)
-    return Segment(np.frombuffer(data, dtype=np.uint8), np.zeros(len(present), dtype=np.int64), lengths)
+    return Segment(np.frombuffer(data, dtype=np.uint8), np.zeros(len(present), dtype=np.int64), lengths, True)
 
 
 def varints(values: Ints, present: npt.NDArray[np.bool_]) -> Segment:
-    """Row i's value as a varint, in every present row."""
+    """Row i's value as a varint, in every present row (a constant where those values are one)."""
+    held = values if present.all() else values[present]
+    if len(held) and held.min() == held.max():
+        return constant(bytes(encode_varints(held[:1])), present)
     sizes = varint_sizes(values)
     return Segment(
         np.frombuffer(encode_varints(values), dtype=np.uint8), np.cumsum(sizes) - sizes, np.where(present, sizes, 0)
@@ -94,7 +102,7 @@ def _items(buffer: npt.NDArray[np.uint8], width: int) -> np.ndarray:
 
 def _place(out: npt.NDArray[np.uint8], at: Ints, segment: Segment) -> None:
     """Copy each row's segment to out[at[i]:]: rows of one length at a time (one item per row)."""
-    source, starts, lengths = segment
+    source, starts, lengths, _ = segment
     widest = int(lengths.max()) if len(lengths) else 0
     if widest == 0:
         return
@@ -112,13 +120,34 @@ def _place(out: npt.NDArray[np.uint8], at: Ints, segment: Segment) -> None:
             _items(out, width)[at[rows]] = items[starts[rows]]
 
 
+def _merged(segments: Sequence[Segment]) -> list[Segment]:
+    """`segments` with neighbouring uniform ones of the same rows made one (their bytes joined),
+    so that they are copied together."""
+    merged: list[Segment] = []
+    for segment in segments:
+        last = merged[-1] if merged else None
+        if (
+            last is not None
+            and last.uniform
+            and segment.uniform
+            and np.array_equal(last.lengths > 0, segment.lengths > 0)
+        ):
+            source = np.concatenate([last.source, segment.source])
+            merged[-1] = Segment(source, last.starts, last.lengths + segment.lengths, True)
+        else:
+            merged.append(segment)
+    return merged
+
+
 def gather(segments: Sequence[Segment]) -> tuple[npt.NDArray[np.uint8], Ints]:
     """Each row's segments in order, every row after the other; (bytes, end of each row)."""
-    sizes = np.sum([segment.lengths for segment in segments], axis=0, dtype=np.int64)
+    sizes = np.zeros(len(segments[0].lengths) if segments else 0, dtype=np.int64)
+    for segment in segments:
+        sizes += segment.lengths
     ends = np.cumsum(sizes)
     out = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.uint8)
     at = ends - sizes
-    for segment in segments:
+    for segment in _merged(segments):
         _place(out, at, segment)
         at += segment.lengths
     return out, ends
@@ -150,10 +179,11 @@ def _payload(column: FlatColumn) -> tuple[list[Segment], Ints]:
     if column.kind == INT64:
         sizes = varint_sizes(column.values)
         data = np.frombuffer(encode_varints(column.values), dtype=np.uint8)
-    else:
-        sizes = np.full(len(column.values), 4, dtype=np.int64)
+        first, packed = _row_ranges(sizes, column.offsets)
+    else:  # 4 bytes a value
         data = np.ascontiguousarray(column.values, dtype="<f4").view(np.uint8)
-    first, packed = _row_ranges(sizes, column.offsets)
+        offsets = np.asarray(column.offsets, dtype=np.int64)
+        first, packed = offsets[:-1] * 4, np.diff(offsets) * 4
     some = present & (packed > 0)  # an empty list: no packed field at all
     segments = [constant(_tag(1), some), varints(packed, some), spans(data, first, np.where(some, packed, 0))]
     return segments, np.where(packed > 0, 1 + varint_sizes(packed) + packed, 0)

@@ -477,6 +477,17 @@ class TFRecordFile(RecordSequence):
         i = checked_position(i, self._n)
         return self._open_records().offset(i)
 
+    def record_offsets(self, start: int = 0, stop: int | None = None) -> np.ndarray | None:
+        """Where records start..stop - 1 (all by default) of an uncompressed local file start and, last,
+        where record stop - 1 ends (the records lie back to back), a copy of that part of the index;
+        None for a compressed file or an object in a store, and for an index built past damage (its
+        records do not follow each other)."""
+        records = self._open_records()
+        if not isinstance(records, MappedRecords) or records.index.ends is not None or is_url(self._path):
+            return None
+        start, stop, _ = slice(start, stop).indices(self._n)
+        return np.array(records.index.offsets[start : max(start, stop) + 1], dtype=np.int64)
+
     # -- life cycle
 
     def close(self) -> None:
