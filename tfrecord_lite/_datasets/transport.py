@@ -32,6 +32,7 @@ _HEADER = 64  # bytes before a slot's data: byte 0 is 1 while the main process h
 _ALIGN = 64
 _OWN_SEGMENT = 1 << 20  # tensors this large keep torch's way: their own segment, mapped, not copied
 _LARGE_VALUES = 4096  # mean size of a list's bytes values above which each is copied on its own
+_KEEP_FREED = 16 << 20  # glibc keeps up to twice this much freed memory, see _keep_freed_memory
 
 
 class _Dict(dict):  # type: ignore[type-arg]
@@ -126,7 +127,13 @@ def _tensor_bytes(value: Any) -> np.ndarray | None:
 
 
 def _is_bytes_list(value: Any) -> bool:
-    return type(value) is list and bool(value) and all(type(v) is bytes for v in value)
+    """A non-empty list of bytes, or of flat byte memoryviews (decode_example(copy=False)'s values),
+    which arrive as bytes."""
+    return type(value) is list and bool(value) and all(type(v) is bytes or _is_byte_view(v) for v in value)
+
+
+def _is_byte_view(value: Any) -> bool:
+    return type(value) is memoryview and value.ndim == 1 and value.itemsize == 1 and value.c_contiguous
 
 
 def _layout(values: list[Any]) -> tuple[list[tuple[Any, ...]], list[tuple[int, np.ndarray]], int]:
@@ -163,9 +170,37 @@ def _layout(values: list[Any]) -> tuple[list[tuple[Any, ...]], list[tuple[int, n
     return entries, copies, size
 
 
+class Packed:
+    """A batch already copied into a slot of this worker's ring (by `pack`): what it pickles to is
+    the slot's number and the batch's layout, which the main process unpacks into the plain batch."""
+
+    __slots__ = ("_args",)
+
+    def __init__(self, args: tuple[Any, ...]) -> None:
+        self._args = args
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _unpack, self._args
+
+
+def pack(batch: Any) -> Any:
+    """`batch` (a dict, list or tuple, marked or not) copied into a slot of this process's ring now,
+    as a Packed to put on a DataLoader queue; anything else is returned as it is. For a worker whose
+    batch goes to the queue untouched: torch's default_convert returns a Packed as it is, where it
+    walks a dict element by element, and the feeder thread has nothing left to copy."""
+    plain = _PLAIN.get(type(batch), type(batch))
+    if plain not in _MARKED:
+        return batch
+    return Packed(_packed(batch, plain))
+
+
 def _reduce(batch: Any) -> tuple[Any, tuple[Any, ...]]:
     """The ForkingPickler reduction of a marked batch: its values packed into a slot of the ring."""
-    plain = _PLAIN[type(batch)]
+    return _unpack, _packed(batch, _PLAIN[type(batch)])
+
+
+def _packed(batch: Any, plain: type) -> tuple[Any, ...]:
+    """`_unpack`'s arguments for `batch`, whose values are copied into a slot of the ring."""
     keys = list(batch) if plain is dict else None
     entries, copies, size = _layout(list(batch.values()) if plain is dict else list(batch))
     ring = _worker_ring()
@@ -174,7 +209,7 @@ def _reduce(batch: Any) -> tuple[Any, tuple[Any, ...]]:
     for start, raw in copies:
         data[_HEADER + start : _HEADER + start + raw.nbytes] = raw
     data[0] = 1
-    return _unpack, (plain.__name__, keys, entries, ring.token, slot, tensor if send else None)
+    return plain.__name__, keys, entries, ring.token, slot, tensor if send else None
 
 
 for _kind in _PLAIN:
@@ -228,14 +263,39 @@ def _unpack(
                 out.view(-1).numpy().view(np.uint8)[:] = data[_HEADER + start : _HEADER + start + n]
             values.append(out)
         else:
-            offsets = np.frombuffer(entry[1], np.int64) + (_HEADER + entry[2])
-            bounds = offsets.tolist()
-            values.append([bytes(view[a:b]) for a, b in itertools.pairwise(bounds)])
+            values.append(_bytes_list(view, np.frombuffer(entry[1], np.int64), _HEADER + entry[2]))
     del view
     data[0] = 0
     if container == "dict":
         return dict(zip(keys, values, strict=True))  # type: ignore[arg-type]
     return list(values) if container == "list" else tuple(values)
+
+
+def _bytes_list(view: memoryview, offsets: np.ndarray, start: int) -> list[bytes]:
+    """The bytes values at `offsets` (from `start`) of a slot: large ones copied out one by one, small
+    ones sliced from one copy of them all (a slice of bytes is cheaper than one of a memoryview)."""
+    bounds = offsets.tolist()
+    if bounds[-1] >= _LARGE_VALUES * (len(bounds) - 1):
+        _keep_freed_memory()
+        return [bytes(view[start + a : start + b]) for a, b in itertools.pairwise(bounds)]
+    joined = bytes(view[start : start + bounds[-1]])
+    return [joined[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+_kept = False
+
+
+def _keep_freed_memory() -> None:
+    """Once per process: let glibc's malloc keep the memory of freed large values for the next batch.
+    A batch's large bytes values (64 KiB images) come from malloc's heap; freeing a batch gives the
+    top of the heap back to the system, so that the next batch faults every page in again (as much
+    CPU as the copy itself). Freeing one block allocated by mmap raises glibc's dynamic thresholds:
+    below that size allocations come from the heap, which it trims only beyond twice that size.
+    Other allocators, or thresholds set by the user (MALLOC_TRIM_THRESHOLD_ ...), are left as they are."""
+    global _kept
+    if not _kept:
+        _kept = True
+        bytearray(_KEEP_FREED)  # allocated and freed at once
 
 
 def is_marked(batch: Any) -> bool:
