@@ -205,6 +205,8 @@ class Collate:
 
         if values and isinstance(values[0], Sparse):
             return _sparse_column(key, values), None
+        if set(map(type, values)) <= _BYTES_TYPES:  # a scalar bytes feature: the values as they are
+            return list(values), None
         ragged = key in self.ragged
         if any(isinstance(v, Ragged) for v in values) or (ragged and self.varlen == "nested" and _arrays(values)):
             return self._ragged(stack(values), key)
@@ -230,6 +232,9 @@ class Collate:
         for row, (t, n) in enumerate(zip(tensors, lengths, strict=False)):
             padded[row, :n] = t  # type: ignore[assignment]
         return padded, torch.tensor(lengths, dtype=torch.int64)
+
+
+_BYTES_TYPES = {bytes, memoryview}  # a scalar bytes value, memoryviews with decode_example(copy=False)
 
 
 def _arrays(values: list[Any]) -> bool:
