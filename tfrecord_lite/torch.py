@@ -103,10 +103,11 @@ def _fetched_by(dataset: Any) -> tuple[bool, bool]:
     if get_worker_info() is None:
         return False, False
     fetcher = sys._getframe(2).f_locals.get("self")  # 0: here, 1: the dataset's method, 2: its caller
-    if getattr(fetcher, "dataset", None) is not dataset:
+    if fetcher is None or getattr(fetcher, "dataset", None) is not dataset:
         return False, False
     collate_fn, batched = getattr(fetcher, "collate_fn", None), getattr(fetcher, "auto_collation", None)
-    return collate_fn is default_convert and batched is False, batched is True and collate_fn is dataset.collate_fn
+    own = collate_fn is not None and collate_fn is getattr(dataset, "collate_fn", None)
+    return collate_fn is default_convert and batched is False, batched is True and own
 
 
 # --------------------------------------------------------------------------- map-style

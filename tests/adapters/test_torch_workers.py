@@ -267,7 +267,9 @@ def test_a_collate_fn_of_ones_own_sees_plain_dicts_of_bytes(big_shards: list[str
     kw: dict[str, Any] = {"num_workers": 2}
     loaders = [
         DataLoader(batched, batch_size=None, collate_fn=seen, **kw),
-        DataLoader(mapped, sampler=BatchSampler(RandomSampler(mapped), 4, False), batch_size=None, collate_fn=seen, **kw),
+        DataLoader(
+            mapped, sampler=BatchSampler(RandomSampler(mapped), 4, False), batch_size=None, collate_fn=seen, **kw
+        ),
         DataLoader(items, batch_size=4, collate_fn=lambda b: items.collate_fn([seen(i) for i in b]), **kw),
         DataLoader(mapped, batch_size=4, collate_fn=lambda b: mapped.collate_fn([seen(i) for i in b]), **kw),
     ]

@@ -262,7 +262,9 @@ def _unpack(
             values.append(entry[1])
         elif entry[0] == "t":  # copied by numpy: a quarter of the time of torch.empty and a copy
             _, dtype, shape, start, n = entry
-            values.append(torch.from_numpy(data[_HEADER + start : _HEADER + start + n].view(dtype).reshape(shape).copy()))
+            values.append(
+                torch.from_numpy(data[_HEADER + start : _HEADER + start + n].view(dtype).reshape(shape).copy())
+            )
         else:
             values.append(_bytes_list(view, np.frombuffer(entry[1], np.int64), _HEADER + entry[2]))
     del view
