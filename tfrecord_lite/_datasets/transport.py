@@ -6,16 +6,21 @@ bytes and other values) by giving it a subclass of its container type. DataLoade
 with multiprocessing's ForkingPickler, for which this module registers a reducer of those
 subclasses: the bytes of every numeric tensor and the joined values of every list of bytes are
 copied into one buffer, with the layout (dtypes, shapes, offsets) beside it; anything else is
-pickled as usual. The buffer is a slot of a small ring of shared-memory buffers that each worker
+pickled as usual. `pack` does the same at once and returns a Packed, for a batch that reaches the
+queue through torch's default_convert (which walks a dict value by value, but passes a Packed on);
+lists of flat byte memoryviews (decode_example(copy=False)'s values) are carried like lists of
+bytes. The buffer is a slot of a small ring of shared-memory buffers that each worker
 keeps: a slot's segment crosses to the main process once (a file descriptor, as torch shares
 tensors), then only its number does. Unpickling, in the main process, copies the values out (a
 list of bytes, new tensors), so the main process gets the plain container it would get without
 workers, and marks the slot free again in its first byte; a worker that finds its next slot still
-busy sends a one-off segment instead. A tensor of a megabyte or more (a batch of decoded images)
+busy sends a one-off segment instead. The main process keeps the memory of freed large values for
+the next batch (see _keep_freed_memory). A tensor of a megabyte or more (a batch of decoded images)
 keeps torch's way, a segment of its own that the main process maps without a copy. Sharing a new
 segment costs a few hundred microseconds per
 tensor, and a list of large bytes values crossing the worker's pipe costs more; a slot reused costs
-one copy on each side. Any other pickler (pickle.dumps, copy.copy) sees the plain container.
+one copy on each side. Any other pickler (pickle.dumps, copy.copy) sees the plain container of a
+marked batch; a Packed is for a worker's queue only.
 """
 
 from __future__ import annotations
@@ -298,7 +303,7 @@ def _keep_freed_memory() -> None:
     global _kept
     if not _kept:
         _kept = True
-        bytearray(_KEEP_FREED)  # allocated and freed at once
+        bytes(_KEEP_FREED)  # allocated (calloc: by mmap, no page touched) and freed at once
 
 
 def is_marked(batch: Any) -> bool:
