@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -33,7 +34,7 @@ import numpy as np
 try:
     import torch
     import torch.distributed as dist
-    from torch.utils.data import Dataset, IterableDataset, get_worker_info
+    from torch.utils.data import Dataset, IterableDataset, default_convert, get_worker_info
 except ModuleNotFoundError as exc:  # still a ModuleNotFoundError, which pytest.importorskip and others expect
     raise ModuleNotFoundError(
         f"tfrecord_lite.torch needs PyTorch ({exc}): pip install 'tfrlite[torch]'", name=exc.name
@@ -45,7 +46,7 @@ from tfrecord_lite._datasets.mixing import copy_state, mixed_items, start_state
 from tfrecord_lite._datasets.plan import Segment, Share, plan_shares, shard_order
 from tfrecord_lite._datasets.sharded import ShardedRecords
 from tfrecord_lite._datasets.streaming import ShardStream
-from tfrecord_lite._datasets.transport import for_transport
+from tfrecord_lite._datasets.transport import for_transport, pack
 from tfrecord_lite._example.validate import check_choice, check_int
 from tfrecord_lite._repr import compression, count, describe, shown_paths
 from tfrecord_lite._storage.locations import StorageOptions
@@ -90,6 +91,23 @@ def _worker_pass(dataset: Any) -> int:
         return 0
     dataset._passes += 1
     return int(dataset._passes - 1)
+
+
+def _fetched_by(dataset: Any) -> tuple[bool, bool]:
+    """(pack, view) for the dataset method that calls this, as DataLoader's worker fetcher calls it:
+    pack when the fetcher hands what it returns to torch's default_convert and then to the queue
+    (batch_size=None), where a transport.Packed passes untouched while a dict is walked value by
+    value; view when the fetcher collates the items with the dataset's own collate_fn, which alone
+    sees them, so that their bytes values may be memoryviews until transport.py copies them. Both
+    False in the main process or when anything else calls (a wrapping dataset: as before)."""
+    if get_worker_info() is None:
+        return False, False
+    fetcher = sys._getframe(2).f_locals.get("self")  # 0: here, 1: the dataset's method, 2: its caller
+    if fetcher is None or getattr(fetcher, "dataset", None) is not dataset:
+        return False, False
+    collate_fn, batched = getattr(fetcher, "collate_fn", None), getattr(fetcher, "auto_collation", None)
+    own = collate_fn is not None and collate_fn is getattr(dataset, "collate_fn", None)
+    return collate_fn is default_convert and batched is False, batched is True and own
 
 
 # --------------------------------------------------------------------------- map-style
@@ -148,16 +166,21 @@ class TFRecordDataset(Dataset[Any]):
         decoded by columns when there is an Example spec and no transform (for a BatchSampler)."""
         if isinstance(index, (int, np.integer)) or (isinstance(index, torch.Tensor) and index.dim() == 0):
             return self._decode(self._open()[int(index)])
+        packs, _ = _fetched_by(self)
         indices = index.tolist() if isinstance(index, (np.ndarray, torch.Tensor)) else list(index)
         records = self._open()[indices]
         decode = self._decode
         if decode.record_type == "example" and decode.features is not None and decode.transform is None:
+            if packs:
+                return pack(decode_batch(records, decode.features, self.collate_fn, copy=not decode.can_view))
             return decode_batch(records, decode.features, self.collate_fn)
         return self.collate_fn([decode(r) for r in records])
 
     def __getitems__(self, indices: list[int]) -> list[Any]:
         """The items at `indices` (DataLoader's batched fetch with automatic batching)."""
-        return [self._decode(r) for r in self._open()[list(indices)]]
+        _, views = _fetched_by(self)
+        decode, copy = self._decode, not (views and self._decode.can_view)
+        return [decode(r, copy) for r in self._open()[list(indices)]]
 
     def raw(self, index: int) -> bytes:
         """The serialized record at `index`, undecoded."""
@@ -291,24 +314,34 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         """Every consumer's Share of the records for `epoch` (the same on every rank and worker)."""
         return self._stream.plan(epoch, consumers)
 
-    def _items(self, epoch: int, consumer: int, consumers: int, skip: int) -> Iterator[tuple[int, Any]]:
+    def _items(
+        self, epoch: int, consumer: int, consumers: int, skip: int, packs: bool = False, views: bool = False
+    ) -> Iterator[tuple[int, Any]]:
         """(records, item) pairs of this consumer for `epoch` from record position `skip` on: one decoded
-        record each, or with batch_size a collated batch (decoded by columns unless its records are large)."""
+        record each, or with batch_size a collated batch (decoded by columns unless its records are large).
+        `packs` / `views`: as _fetched_by says for the DataLoader worker that iterates."""
         raw = self._stream.records(epoch, consumer, consumers, skip)
+        decode = self._decode
         if self.batch_size is None:
-            decode = self._decode
+            copy = not (views and decode.can_view)
             for data in raw:
-                yield 1, decode(data)
+                yield 1, decode(data, copy)
             return
-        spec, size, transform = self._decode.features, self.batch_size, self._decode.transform
+        spec, size, transform = decode.features, self.batch_size, decode.transform
+        packs = packs and transform is None
+        copy = not (packs and decode.can_view)
         while True:
             records = list(itertools.islice(raw, size))
             if not records or (self.drop_last and len(records) < size):
                 return
-            batch = decode_batch(records, spec, self.collate_fn)  # type: ignore[arg-type]
-            yield len(records), for_transport(transform(batch)) if transform is not None else batch
+            batch = decode_batch(records, spec, self.collate_fn, copy=copy)  # type: ignore[arg-type]
+            if transform is not None:
+                yield len(records), for_transport(transform(batch))
+            else:
+                yield len(records), pack(batch) if packs else batch
 
     def __iter__(self) -> Iterator[Any]:
+        packs, views = _fetched_by(self)
         consumer, consumers = self._consumer()
         epoch, skip = self._epoch + _worker_pass(self), 0
         if self._resume is not None:
@@ -321,7 +354,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
                 )
             epoch, skip = resume["epoch"], resume["yielded"]
         self._position = {"epoch": epoch, "yielded": skip, "consumer": consumer, "consumers": consumers}
-        return self._generate(self._items(epoch, consumer, consumers, skip))
+        return self._generate(self._items(epoch, consumer, consumers, skip, packs, views))
 
     def _generate(self, items: Iterator[tuple[int, Any]]) -> Iterator[Any]:
         position = self._position

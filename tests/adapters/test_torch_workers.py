@@ -193,3 +193,85 @@ def test_image_tuples_cross_as_tensors(tmp_path: Path) -> None:
         labels = torch.cat([b[1] for b in batches]).tolist()
         assert labels == list(range(10))
         assert all(b[0].dtype == torch.uint8 and (b[0] == b[1].view(-1, 1, 1, 1)).all() for b in batches)
+
+
+def test_packed_batches_and_byte_views_arrive_as_plain_batches_of_bytes() -> None:
+    views = [memoryview(b"x" * 5000), memoryview(b"yz"), b"plain"]
+    batch = {"v": views, "small": [memoryview(b"ab"), memoryview(b"")], "t": torch.arange(6).view(2, 3), "n": 3}
+    for _ in range(transport._SLOTS + 1):
+        got = pickle.loads(ForkingPickler.dumps(transport.pack(batch)))
+        expected = {"v": [b"x" * 5000, b"yz", b"plain"], "small": [b"ab", b""], "t": batch["t"], "n": 3}
+        assert same(expected, got)
+    assert transport.pack(7) == 7  # not a batch: as it is
+
+
+BIG = {"id": tfr.FixedLenFeature([], "int64"), "blob": tfr.FixedLenFeature([], "bytes"), "x": SPEC["x"]}
+
+
+@pytest.fixture(scope="module")
+def big_shards(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """Records of 5-9 KiB: batches are decoded record by record, their blobs cross as large values."""
+    paths, i = [], 0
+    for s, size in enumerate([23, 18]):
+        path = tmp_path_factory.mktemp("big") / f"part-{s}.tfrecord"
+        with tfr.TFRecordWriter(path) as w:
+            for _ in range(size):
+                w.write_example({"id": i, "blob": bytes([i % 251]) * (5000 + 97 * i), "x": [float(i), 1.0]})
+                i += 1
+        tfr.write_index(path)
+        paths.append(str(path))
+    return paths
+
+
+def big_loaders(paths: list[str], **kw: Any) -> dict[str, DataLoader[Any]]:
+    batched = IterableTFRecordDataset(paths, BIG, shuffle=True, shuffle_buffer=4, batch_size=4)
+    items = IterableTFRecordDataset(paths, BIG, shuffle=True, shuffle_buffer=4)
+    mapped = TFRecordDataset(paths, BIG)
+    sampler = BatchSampler(RandomSampler(mapped), 4, False)
+    return {
+        "batched": DataLoader(batched, batch_size=None, **kw),
+        "items": DataLoader(items, batch_size=4, collate_fn=items.collate_fn, **kw),
+        "map, batch sampler": DataLoader(mapped, sampler=sampler, batch_size=None, **kw),
+        "map, __getitems__": DataLoader(mapped, batch_size=4, shuffle=True, collate_fn=mapped.collate_fn, **kw),
+    }
+
+
+def check_big(batch: dict[str, Any]) -> list[int]:
+    assert type(batch) is dict and type(batch["blob"]) is list
+    ids = batch["id"].tolist()
+    assert all(type(b) is bytes for b in batch["blob"])
+    assert batch["blob"] == [bytes([i % 251]) * (5000 + 97 * i) for i in ids]
+    assert batch["x"].tolist() == [[float(i), 1.0] for i in ids]
+    return ids
+
+
+@pytest.mark.parametrize("kind", ["batched", "items", "map, batch sampler", "map, __getitems__"])
+def test_kept_batches_of_large_records_stay_whole_and_cover_every_record(big_shards: list[str], kind: str) -> None:
+    loader = big_loaders(big_shards, num_workers=2, persistent_workers=True)[kind]
+    kept = [list(loader) for _ in range(2)]  # more batches than a worker's slots, all held on to
+    del loader  # the workers end; what they sent stays the main process's own
+    for epoch in kept:
+        assert sorted(i for batch in epoch for i in check_big(batch)) == list(range(41))
+
+
+def test_a_collate_fn_of_ones_own_sees_plain_dicts_of_bytes(big_shards: list[str]) -> None:
+    def seen(item: Any) -> Any:  # no memoryviews where user code looks
+        assert isinstance(item, dict), type(item)  # a dict (in a worker, marked for the transport)
+        blobs = item["blob"] if isinstance(item["blob"], list) else [item["blob"]]
+        assert blobs and all(type(b) is bytes for b in blobs)
+        return item
+
+    batched = IterableTFRecordDataset(big_shards, BIG, batch_size=4)
+    items = IterableTFRecordDataset(big_shards, BIG)
+    mapped = TFRecordDataset(big_shards, BIG)
+    kw: dict[str, Any] = {"num_workers": 2}
+    loaders = [
+        DataLoader(batched, batch_size=None, collate_fn=seen, **kw),
+        DataLoader(
+            mapped, sampler=BatchSampler(RandomSampler(mapped), 4, False), batch_size=None, collate_fn=seen, **kw
+        ),
+        DataLoader(items, batch_size=4, collate_fn=lambda b: items.collate_fn([seen(i) for i in b]), **kw),
+        DataLoader(mapped, batch_size=4, collate_fn=lambda b: mapped.collate_fn([seen(i) for i in b]), **kw),
+    ]
+    for loader in loaders:
+        assert sorted(i for batch in loader for i in check_big(batch)) == list(range(41))

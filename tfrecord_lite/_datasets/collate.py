@@ -31,7 +31,7 @@ from tfrecord_lite._example.decode import decode_example
 from tfrecord_lite._example.ragged import Ragged, padded, stack
 from tfrecord_lite._example.ragged_spec import RaggedFeature
 from tfrecord_lite._example.sparse import Sparse, stack_sparse
-from tfrecord_lite._example.spec import FixedLenSequenceFeature, VarLenFeature
+from tfrecord_lite._example.spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 from tfrecord_lite._example.validate import check_choice
 from tfrecord_lite._repr import describe
 
@@ -205,6 +205,8 @@ class Collate:
 
         if values and isinstance(values[0], Sparse):
             return _sparse_column(key, values), None
+        if set(map(type, values)) <= _BYTES_TYPES:  # a scalar bytes feature: the values as they are
+            return list(values), None
         ragged = key in self.ragged
         if any(isinstance(v, Ragged) for v in values) or (ragged and self.varlen == "nested" and _arrays(values)):
             return self._ragged(stack(values), key)
@@ -230,6 +232,9 @@ class Collate:
         for row, (t, n) in enumerate(zip(tensors, lengths, strict=False)):
             padded[row, :n] = t  # type: ignore[assignment]
         return padded, torch.tensor(lengths, dtype=torch.int64)
+
+
+_BYTES_TYPES = {bytes, memoryview}  # a scalar bytes value, memoryviews with decode_example(copy=False)
 
 
 def _arrays(values: list[Any]) -> bool:
@@ -277,15 +282,30 @@ def check_same_sizes(batch: Sequence[Any]) -> None:
 _LARGE_RECORD = 4096
 
 
-def decode_batch(records: list[bytes], features: Mapping[str, Any], collate_fn: Collate) -> dict[str, Any]:
+def decode_batch(
+    records: list[bytes], features: Mapping[str, Any], collate_fn: Collate, *, copy: bool = True
+) -> dict[str, Any]:
     """A batch of Examples decoded by `features` in collate_fn's layout, with the spec's ragged keys
     (before any transform): by columns, or record by record when the records are large (the layout
-    is the same either way)."""
+    is the same either way). `copy=False` leaves large records' bytes values as memoryviews into
+    them (decode_example's), for a batch whose next stop is transport.py, which copies them anyway."""
     collate_fn = collate_fn.for_spec(features)
     if sum(map(len, records)) >= _LARGE_RECORD * len(records):
-        batch: dict[str, Any] = collate_fn([decode_example(r, features) for r in records])
+        batch: dict[str, Any] = collate_fn([decode_example(r, features, copy=copy) for r in records])
         return batch
     return collate_fn.columns(decode_examples(records, features))
+
+
+def views_cross_whole(features: Mapping[str, Any] | None) -> bool:
+    """Whether Examples decoded by `features` with copy=False hold their memoryviews only as whole
+    values of a key (every bytes feature a scalar FixedLenFeature), so that a batch of them has lists
+    of memoryviews, which transport.py carries as lists of bytes, and no view nested deeper."""
+    if features is None:
+        return False
+    return all(
+        getattr(spec, "dtype", "bytes") != "bytes" or (type(spec) is FixedLenFeature and spec.shape == ())
+        for spec in features.values()
+    )
 
 
 collate = Collate()  # without a spec: pads only the keys whose shapes differ within a batch

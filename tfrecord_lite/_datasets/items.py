@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from tfrecord_lite._datasets.collate import Collate, collate, to_torch
+from tfrecord_lite._datasets.collate import Collate, collate, to_torch, views_cross_whole
 from tfrecord_lite._example.decode import decode_example, decode_sequence_example
 from tfrecord_lite._example.validate import check_callable, check_choice, feature_specs
 from tfrecord_lite._repr import shown_keys
@@ -76,6 +76,8 @@ class ItemDecoder:
         self.output = check_choice("output", output, ("numpy", "torch"))
         check_callable("transform", transform, "applied to each decoded item")
         self.transform = transform
+        # whether items may hold bytes values as memoryviews (copy=False) when only a Collate sees them
+        self.can_view = self.record_type == "example" and transform is None and views_cross_whole(self.features)
 
     def spec_parts(self) -> list[str | None]:
         """The repr parts of a dataset's decoding: record type, spec keys, output, transform."""
@@ -87,10 +89,11 @@ class ItemDecoder:
         parts.append(f"transform={getattr(self.transform, '__name__', self.transform)!r}" if self.transform else None)
         return parts
 
-    def __call__(self, data: bytes) -> Any:
+    def __call__(self, data: bytes, copy: bool = True) -> Any:
+        """The item of one record; `copy=False` (when can_view) keeps bytes values as memoryviews."""
         item: Any
         if self.record_type == "example":
-            item = decode_example(data, self.features)
+            item = decode_example(data, self.features, copy=copy)
         elif self.record_type == "sequence_example":
             context, lists = decode_sequence_example(data, self.context_features, self.sequence_features)
             clash = context.keys() & lists.keys()

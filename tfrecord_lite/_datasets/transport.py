@@ -6,16 +6,21 @@ bytes and other values) by giving it a subclass of its container type. DataLoade
 with multiprocessing's ForkingPickler, for which this module registers a reducer of those
 subclasses: the bytes of every numeric tensor and the joined values of every list of bytes are
 copied into one buffer, with the layout (dtypes, shapes, offsets) beside it; anything else is
-pickled as usual. The buffer is a slot of a small ring of shared-memory buffers that each worker
+pickled as usual. `pack` does the same at once and returns a Packed, for a batch that reaches the
+queue through torch's default_convert (which walks a dict value by value, but passes a Packed on);
+lists of flat byte memoryviews (decode_example(copy=False)'s values) are carried like lists of
+bytes. The buffer is a slot of a small ring of shared-memory buffers that each worker
 keeps: a slot's segment crosses to the main process once (a file descriptor, as torch shares
 tensors), then only its number does. Unpickling, in the main process, copies the values out (a
 list of bytes, new tensors), so the main process gets the plain container it would get without
 workers, and marks the slot free again in its first byte; a worker that finds its next slot still
-busy sends a one-off segment instead. A tensor of a megabyte or more (a batch of decoded images)
+busy sends a one-off segment instead. The main process keeps the memory of freed large values for
+the next batch (see _keep_freed_memory). A tensor of a megabyte or more (a batch of decoded images)
 keeps torch's way, a segment of its own that the main process maps without a copy. Sharing a new
 segment costs a few hundred microseconds per
 tensor, and a list of large bytes values crossing the worker's pipe costs more; a slot reused costs
-one copy on each side. Any other pickler (pickle.dumps, copy.copy) sees the plain container.
+one copy on each side. Any other pickler (pickle.dumps, copy.copy) sees the plain container of a
+marked batch; a Packed is for a worker's queue only.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ _HEADER = 64  # bytes before a slot's data: byte 0 is 1 while the main process h
 _ALIGN = 64
 _OWN_SEGMENT = 1 << 20  # tensors this large keep torch's way: their own segment, mapped, not copied
 _LARGE_VALUES = 4096  # mean size of a list's bytes values above which each is copied on its own
+_KEEP_FREED = 16 << 20  # glibc keeps up to twice this much freed memory, see _keep_freed_memory
 
 
 class _Dict(dict):  # type: ignore[type-arg]
@@ -111,8 +117,8 @@ def _worker_ring() -> _Ring:
     return _ring
 
 
-def _tensor_bytes(value: Any) -> np.ndarray | None:
-    """A dense CPU tensor's bytes as a flat uint8 array (None for other values and dtypes numpy lacks)."""
+def _tensor_array(value: Any) -> np.ndarray | None:
+    """A dense CPU tensor's values as a flat numpy array (None for other values and dtypes numpy lacks)."""
     import torch
 
     if not isinstance(value, torch.Tensor) or value.layout != torch.strided or value.is_nested:
@@ -120,29 +126,39 @@ def _tensor_bytes(value: Any) -> np.ndarray | None:
     if value.device.type != "cpu" or value.requires_grad:
         return None
     try:
-        return value.contiguous().numpy().reshape(-1).view(np.uint8)
+        return value.contiguous().numpy().reshape(-1)
     except (TypeError, RuntimeError):  # bfloat16 and others numpy has no dtype for
         return None
 
 
 def _is_bytes_list(value: Any) -> bool:
-    return type(value) is list and bool(value) and all(type(v) is bytes for v in value)
+    """A non-empty list of bytes, or of flat byte memoryviews (decode_example(copy=False)'s values),
+    which arrive as bytes."""
+    if type(value) is not list or not value:
+        return False
+    kinds = set(map(type, value))
+    return kinds == {bytes} or (kinds <= {bytes, memoryview} and all(map(_is_byte_view, value)))
+
+
+def _is_byte_view(value: Any) -> bool:
+    return type(value) is bytes or (value.ndim == 1 and value.itemsize == 1 and value.c_contiguous)
 
 
 def _layout(values: list[Any]) -> tuple[list[tuple[Any, ...]], list[tuple[int, np.ndarray]], int]:
     """(layout entry per value, (start, bytes) of what to copy into the slot, total size):
-    ("t", dtype, shape, start, n) for a tensor, ("b", offsets, start) for a list of bytes, ("v", value)
+    ("t", numpy dtype, shape, start, n) for a tensor, ("b", offsets, start) for a list of bytes, ("v", value)
     for anything else."""
     entries: list[tuple[Any, ...]] = []
     copies: list[tuple[int, np.ndarray]] = []
     size = 0
     for value in values:
-        raw = _tensor_bytes(value)
-        if raw is not None and raw.nbytes >= _OWN_SEGMENT:
+        array = _tensor_array(value)
+        if array is not None and array.nbytes >= _OWN_SEGMENT:
             entries.append(("v", value))  # a segment of its own, as torch shares tensors: no copy
             continue
-        if raw is not None:
-            entries.append(("t", value.dtype, tuple(value.shape), size, raw.nbytes))
+        if array is not None:
+            raw = array.view(np.uint8)
+            entries.append(("t", array.dtype.str, tuple(value.shape), size, raw.nbytes))
         elif _is_bytes_list(value):
             offsets = np.zeros(len(value) + 1, np.int64)
             np.cumsum([len(v) for v in value], out=offsets[1:])
@@ -163,9 +179,37 @@ def _layout(values: list[Any]) -> tuple[list[tuple[Any, ...]], list[tuple[int, n
     return entries, copies, size
 
 
+class Packed:
+    """A batch already copied into a slot of this worker's ring (by `pack`): what it pickles to is
+    the slot's number and the batch's layout, which the main process unpacks into the plain batch."""
+
+    __slots__ = ("_args",)
+
+    def __init__(self, args: tuple[Any, ...]) -> None:
+        self._args = args
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _unpack, self._args
+
+
+def pack(batch: Any) -> Any:
+    """`batch` (a dict, list or tuple, marked or not) copied into a slot of this process's ring now,
+    as a Packed to put on a DataLoader queue; anything else is returned as it is. For a worker whose
+    batch goes to the queue untouched: torch's default_convert returns a Packed as it is, where it
+    walks a dict element by element, and the feeder thread has nothing left to copy."""
+    plain = _PLAIN.get(type(batch), type(batch))
+    if plain not in _MARKED:
+        return batch
+    return Packed(_packed(batch, plain))
+
+
 def _reduce(batch: Any) -> tuple[Any, tuple[Any, ...]]:
     """The ForkingPickler reduction of a marked batch: its values packed into a slot of the ring."""
-    plain = _PLAIN[type(batch)]
+    return _unpack, _packed(batch, _PLAIN[type(batch)])
+
+
+def _packed(batch: Any, plain: type) -> tuple[Any, ...]:
+    """`_unpack`'s arguments for `batch`, whose values are copied into a slot of the ring."""
     keys = list(batch) if plain is dict else None
     entries, copies, size = _layout(list(batch.values()) if plain is dict else list(batch))
     ring = _worker_ring()
@@ -174,7 +218,7 @@ def _reduce(batch: Any) -> tuple[Any, tuple[Any, ...]]:
     for start, raw in copies:
         data[_HEADER + start : _HEADER + start + raw.nbytes] = raw
     data[0] = 1
-    return _unpack, (plain.__name__, keys, entries, ring.token, slot, tensor if send else None)
+    return plain.__name__, keys, entries, ring.token, slot, tensor if send else None
 
 
 for _kind in _PLAIN:
@@ -221,21 +265,45 @@ def _unpack(
     for entry in entries:
         if entry[0] == "v":
             values.append(entry[1])
-        elif entry[0] == "t":
+        elif entry[0] == "t":  # copied by numpy: a quarter of the time of torch.empty and a copy
             _, dtype, shape, start, n = entry
-            out = torch.empty(shape, dtype=dtype)
-            if n:
-                out.view(-1).numpy().view(np.uint8)[:] = data[_HEADER + start : _HEADER + start + n]
-            values.append(out)
+            values.append(
+                torch.from_numpy(data[_HEADER + start : _HEADER + start + n].view(dtype).reshape(shape).copy())
+            )
         else:
-            offsets = np.frombuffer(entry[1], np.int64) + (_HEADER + entry[2])
-            bounds = offsets.tolist()
-            values.append([bytes(view[a:b]) for a, b in itertools.pairwise(bounds)])
+            values.append(_bytes_list(view, np.frombuffer(entry[1], np.int64), _HEADER + entry[2]))
     del view
     data[0] = 0
     if container == "dict":
         return dict(zip(keys, values, strict=True))  # type: ignore[arg-type]
     return list(values) if container == "list" else tuple(values)
+
+
+def _bytes_list(view: memoryview, offsets: np.ndarray, start: int) -> list[bytes]:
+    """The bytes values at `offsets` (from `start`) of a slot: large ones copied out one by one, small
+    ones sliced from one copy of them all (a slice of bytes is cheaper than one of a memoryview)."""
+    bounds = offsets.tolist()
+    if bounds[-1] >= _LARGE_VALUES * (len(bounds) - 1):
+        _keep_freed_memory()
+        return [bytes(view[start + a : start + b]) for a, b in itertools.pairwise(bounds)]
+    joined = bytes(view[start : start + bounds[-1]])
+    return [joined[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+_kept = False
+
+
+def _keep_freed_memory() -> None:
+    """Once per process: let glibc's malloc keep the memory of freed large values for the next batch.
+    A batch's large bytes values (64 KiB images) come from malloc's heap; freeing a batch gives the
+    top of the heap back to the system, so that the next batch faults every page in again (as much
+    CPU as the copy itself). Freeing one block allocated by mmap raises glibc's dynamic thresholds:
+    below that size allocations come from the heap, which it trims only beyond twice that size.
+    Other allocators, or thresholds set by the user (MALLOC_TRIM_THRESHOLD_ ...), are left as they are."""
+    global _kept
+    if not _kept:
+        _kept = True
+        bytes(_KEEP_FREED)  # allocated (calloc: by mmap, no page touched) and freed at once
 
 
 def is_marked(batch: Any) -> bool:
