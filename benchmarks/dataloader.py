@@ -6,26 +6,31 @@
 #          [--workloads small images jpeg] [--lite-python P] [--tfrecord-python P] [--tf-python P]
 #
 # Workloads: "small" (200k Examples: int64 label, 8 float32, 12-byte string; batch 256) and
-# "images" (4k Examples: 64 KiB bytes + 3 int64; batch 32) come from benchmarks/workloads.py
-# (raw records: read, decode, batch); "jpeg" (1500 JPEG images, 256x256, quality 90, made here
-# once; batch 32) is decoded and augmented: images.ImageTransform with a random 224x224 crop and
-# a random horizontal flip -> uint8 CHW tensors, and labels. Every (system, workload, workers)
-# cell runs in its own interpreter: one DataLoader (persistent_workers=True when workers > 0)
-# iterated for 1 + E epochs. "start-up" is the time to the first batch of the first epoch
-# (workers started, files opened); "steady" is the median epoch time of the E epochs after the
-# first, the number the table shows. The main process of a torch cell runs torch with one
-# intra-op thread, as DataLoader workers do (else its OpenMP threads, spinning on 2 busy cores,
-# made 0 workers 10x slower on the JPEG workload). Systems take turns, round after round (benchmarks/_rounds.py),
-# and a cell reports the median of --rounds rounds with its spread. Systems:
+# "images" (4k Examples: 64 KiB bytes + 3 int64; batch 32) come from benchmarks/workloads.py (raw
+# records: read, decode, batch); "jpeg" (1500 JPEG images, 256x256, quality 90, made here once;
+# batch 32) is decoded and augmented: images.ImageTransform(random_crop=(224, 224),
+# random_flip=True) -> uint8 CHW tensors, and labels (simplejpeg decodes when installed). Every
+# (system, workload, workers) cell runs in its own interpreter: one DataLoader
+# (persistent_workers=True when workers > 0) iterated for 1 + E epochs. "start-up" is the time to
+# the first batch of the first epoch (workers started, files opened); "steady" is the median epoch
+# time of the E epochs after the first, the number the table shows. The main process of a torch
+# cell runs torch with one intra-op thread, as DataLoader workers do (else its OpenMP threads,
+# spinning on 2 busy cores, made 0 workers 10x slower on the JPEG workload). Systems take turns,
+# round after round (benchmarks/_rounds.py), and a cell reports the median of --rounds rounds with
+# its spread. Systems:
 #   lite-batched  IterableTFRecordDataset(batch_size=B): whole batches decoded by columns
 #   lite-items    IterableTFRecordDataset + DataLoader(batch_size=B, collate_fn=ds.collate_fn)
 #   lite-map      TFRecordDataset, shuffled: BatchSampler(RandomSampler) index lists, each batch
 #                 read by random access (sorted by offset) and decoded by columns
 #   tfrecord      tfrecord.torch.TFRecordDataset + DataLoader(batch_size=B), with its text index
-#   lite-augment  IterableTFRecordDataset(transform=ImageTransform(augment=crop+flip)), per item
+#   lite-augment  IterableTFRecordDataset(record_type="raw") + DataLoader(collate_fn=ImageTransform(
+#                 random_crop=, random_flip=).collate): each image written straight into the batch
 #   tfrecord-augment  the `tfrecord` package's dataset, transform= the same ImageTransform
 #   tf-data       tf.data.TFRecordDataset.map(parse, decode_jpeg, random_crop, random_flip,
-#                 num_parallel_calls=AUTOTUNE).batch(B).prefetch(AUTOTUNE): TensorFlow's threads
+#                 num_parallel_calls=AUTOTUNE).batch(B).prefetch(AUTOTUNE): TensorFlow's threads;
+#                 decode_jpeg(dct_method="INTEGER_ACCURATE"): the work (and the pixels) of Pillow's and
+#                 simplejpeg's decode, which ImageTransform does; TensorFlow's default ("") is libjpeg's
+#                 fast integer DCT, a less exact and slightly cheaper decode
 # Prints markdown tables and writes the JSON of every number (benchmarks/results/dataloader.json).
 # Not a test: asserts nothing except that each epoch yields every record once.
 from __future__ import annotations
@@ -34,7 +39,6 @@ import argparse
 import io
 import json
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -87,22 +91,10 @@ def ensure_jpegs(quick: bool) -> dict[str, Any]:
     return {"name": "jpeg", "count": count, "path": path, "features": {}}
 
 
-class CropFlip:
-    """A random CROP x CROP crop and a random horizontal flip of a PIL image (what an augment= does)."""
-
-    def __call__(self, image: Any) -> Any:
-        from PIL import Image
-
-        left = random.randint(0, image.width - CROP)
-        top = random.randint(0, image.height - CROP)
-        image = image.crop((left, top, left + CROP, top + CROP))
-        return image.transpose(Image.Transpose.FLIP_LEFT_RIGHT) if random.random() < 0.5 else image
-
-
 def _transform() -> Any:
     from tfrecord_lite.images import ImageTransform
 
-    return ImageTransform(augment=CropFlip())
+    return ImageTransform(random_crop=(CROP, CROP), random_flip=True)
 
 
 class _TfrecordPackageRecord:
@@ -137,9 +129,9 @@ def _lite_loader(system: str, path: str, features: dict[str, Any], workers: int,
         mapped = TFRecordDataset(path, spec)
         sampler = BatchSampler(RandomSampler(mapped), batch_size=batch, drop_last=False)
         return DataLoader(mapped, sampler=sampler, batch_size=None, **kw)
-    if system == "lite-augment":
-        ds = IterableTFRecordDataset(path, transform=_transform(), record_type="raw")
-        return DataLoader(ds, batch_size=batch, collate_fn=ds.collate_fn, **kw)
+    if system == "lite-augment":  # undecoded records; each batch decoded into its tensor by the transform
+        records = IterableTFRecordDataset(path, record_type="raw")
+        return DataLoader(records, batch_size=batch, collate_fn=_transform().collate, **kw)
     ds = IterableTFRecordDataset(path, spec)
     return DataLoader(ds, batch_size=batch, collate_fn=ds.collate_fn, **kw)
 
@@ -168,7 +160,7 @@ def _tf_data(path: str, batch: int) -> Any:
 
     def parse(record: Any) -> Any:
         f = tf.io.parse_single_example(record, spec)
-        image = tf.io.decode_jpeg(f["image/encoded"], channels=3)
+        image = tf.io.decode_jpeg(f["image/encoded"], channels=3, dct_method="INTEGER_ACCURATE")
         image = tf.image.random_flip_left_right(tf.image.random_crop(image, [CROP, CROP, 3]))
         return tf.transpose(image, [2, 0, 1]), f["image/class/label"]
 

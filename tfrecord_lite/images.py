@@ -14,23 +14,30 @@ ids, skips images whose bytes the dataset already holds and settles a name taken
 by a different image as `on_conflict` says. The new
 shards and the label map are one publish.Publication: they appear together or
 not at all, and the prefix is locked meanwhile (two appends never interleave).
-Pillow (and torch, for ImageTransform) are imported lazily, inside functions, so
-`import tfrecord_lite.images` costs nothing extra. The code is the library's
-(_datasets: image_packing, image_records, image_codec, label_maps); this module
-is its public face, and adds ImageTransform, which hands images to PyTorch.
+Pillow, simplejpeg (and torch, for ImageTransform) are imported lazily, inside
+functions, so `import tfrecord_lite.images` costs nothing extra. The code is the
+library's (_datasets: image_packing, image_records, image_codec, image_augment,
+label_maps); this module is its public face, and adds ImageTransform, which hands
+images to PyTorch one by one or, as a collate_fn, writes a batch's images straight
+into its tensor.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
+from tfrecord_lite._datasets.collate import check_same_sizes, collate, to_torch
 from tfrecord_lite._datasets.image_append import ImageConflictError
+from tfrecord_lite._datasets.image_augment import random_view
 from tfrecord_lite._datasets.image_codec import (
     RAW,
     ImageDecodeError,
     array_image,
     decode_image_bytes,
+    fast_jpeg,
     image_array,
     open_image,
     padded,
@@ -56,6 +63,7 @@ from tfrecord_lite._datasets.image_records import (
     record_label,
 )
 from tfrecord_lite._datasets.label_maps import check_label_map, label_map_path, load_label_map, save_label_map
+from tfrecord_lite._datasets.transport import for_transport
 from tfrecord_lite._html.images import sniff_image_format
 
 __all__ = [
@@ -100,11 +108,15 @@ class ImageTransform:
     The image (under `image_key`: encoded bytes, or raw pixels) is decoded and converted to
     `mode`; `resize=(height, width)` scales it to that size (Pillow, bilinear), or
     `pad_to=(height, width)` places it unscaled at the top left of an image of that size filled
-    with `fill` (an image larger than it is an error); then `augment` (e.g. a torchvision
-    transform) is applied to the PIL image if given. The label is the integer under `label_key`
-    (missing: an error listing the record's keys). Without an augment returning a tensor, the
-    result is a uint8 CHW tensor (raw pixels keep their dtype), or float32 with `scale=True`
-    (uint8 divided by 255). Picklable, so it works in spawned DataLoader workers.
+    with `fill` (an image larger than it is an error); `random_crop=(height, width)` takes a
+    window of that size at a random place and `random_flip=True` mirrors it left to right half
+    of the time (numpy views, drawn from Python's `random`, which DataLoader seeds per worker);
+    then `augment` (e.g. a torchvision transform) is applied to the PIL image if given. A JPEG
+    decoded to RGB goes through simplejpeg when it is installed (the same pixels as Pillow's).
+    The label is the integer under `label_key` (missing: an error listing the record's keys).
+    Without an augment returning a tensor, the result is a uint8 CHW tensor (raw pixels keep
+    their dtype), or float32 with `scale=True` (uint8 divided by 255). Picklable, so it works in
+    spawned DataLoader workers.
     """
 
     def __init__(
@@ -118,6 +130,8 @@ class ImageTransform:
         resize: tuple[int, int] | None = None,
         pad_to: tuple[int, int] | None = None,
         fill: float = 0,
+        random_crop: tuple[int, int] | None = None,
+        random_flip: bool = False,
     ) -> None:
         if resize is not None and pad_to is not None:
             raise ValueError("give resize= (scale every image to one size) or pad_to= (pad it unscaled), not both")
@@ -127,28 +141,79 @@ class ImageTransform:
         self.image_key, self.label_key = image_key, label_key
         self.resize, self.pad_to = _size("resize", resize), _size("pad_to", pad_to)
         self.fill = fill
+        self.random_crop, self.random_flip = _size("random_crop", random_crop), bool(random_flip)
 
     @property
     def _straight(self) -> bool:
         """Whether a decoded image goes to augment as it is (no resize, no padding, a mode to convert to)."""
-        return self.augment is not None and self.mode is not None and self.resize is None and self.pad_to is None
+        reshaped = self.resize or self.pad_to or self.random_crop or self.random_flip
+        return self.augment is not None and self.mode is not None and not reshaped
 
     def __call__(self, record: bytes | Mapping[str, Any]) -> tuple[Any, int]:
         fields = record_fields(record)
         rec = parse_image_record(fields, image_key=self.image_key, label_key=self.label_key)
         label = record_label(fields, self.label_key)
-        path = rec.filename or None
         if self._straight and rec.format != RAW:  # from the decoder to the augment, no array in between
-            decoded = open_image(bytes(rec.encoded), path)
+            decoded = open_image(bytes(rec.encoded), rec.filename or None)
             return self._augmented(decoded if decoded.mode == self.mode else decoded.convert(self.mode), label)
-        pixels = rec.decode(self.mode)
+        pixels = self._pixels(rec)
+        if self.augment is not None:
+            return self._augmented(array_image(np.ascontiguousarray(pixels), rec.filename or None), label)
+        return self._tensor(pixels), label
+
+    def collate(self, records: Sequence[bytes | Mapping[str, Any]]) -> tuple[Any, Any]:
+        """A DataLoader `collate_fn` over undecoded records (a dataset without a transform): the batch
+        (images [N, C, H, W], labels int64 [N]) that this transform's items would stack to, each image
+        cropped, flipped and transposed straight into the batch tensor, which a DataLoader worker
+        allocates in shared memory (as torch's default_collate does). The images must come out one
+        size (resize=, pad_to= or random_crop=); with augment= the items are made and stacked."""
+        if self.augment is not None:
+            stacked: tuple[Any, Any] = collate([self(record) for record in records])
+            return stacked
+        if not records:
+            raise ValueError("ImageTransform.collate needs at least one record")
+        images: Any = None
+        labels = np.empty(len(records), np.int64)
+        for i, record in enumerate(records):
+            fields = record_fields(record)
+            rec = parse_image_record(fields, image_key=self.image_key, label_key=self.label_key)
+            labels[i] = record_label(fields, self.label_key)
+            pixels = self._pixels(rec)
+            if images is None:
+                first = pixels.dtype
+                images = _batch_tensor((len(records), pixels.shape[2], *pixels.shape[:2]), self._dtype(first))
+            rows = images.numpy()
+            if pixels.shape[:2] != rows.shape[2:] or pixels.shape[2] != rows.shape[1] or pixels.dtype != first:
+                _differ(rows[0].shape, first, pixels)
+            np.copyto(rows[i], pixels.transpose(2, 0, 1), casting="unsafe")
+        batch: tuple[Any, Any] = for_transport((self._scaled(images, first), to_torch(labels)))
+        return batch
+
+    def _pixels(self, rec: ImageRecord) -> np.ndarray:
+        """The decoded pixels of a record, resized or padded, then cropped and flipped (a view)."""
+        path = rec.filename or None
+        pixels = self._decoded(rec)
         if self.resize is not None:
             pixels = resized(pixels, self.resize, path)
         elif self.pad_to is not None:
             pixels = padded(pixels, self.pad_to, self.fill, path)
-        if self.augment is not None:
-            return self._augmented(array_image(pixels, path), label)
-        return self._tensor(pixels), label
+        return random_view(pixels, self.random_crop, self.random_flip, path)
+
+    def _dtype(self, pixels: np.dtype[Any]) -> Any:
+        """The torch dtype of this transform's tensors of pixels of numpy dtype `pixels`: the same, or
+        float32 with scale=True."""
+        import torch
+
+        return torch.float32 if self.scale else torch.from_numpy(np.empty(0, pixels)).dtype
+
+    def _decoded(self, rec: ImageRecord) -> np.ndarray:
+        """The record's pixels in `mode`; a JPEG decoded to RGB without an augment goes to the decoding
+        thread's scratch buffer (_tensor, resize and pad_to copy it before the next image)."""
+        if self.augment is None and self.mode == "RGB" and rec.format != RAW:
+            pixels = fast_jpeg(rec.encoded, scratch=True)
+            if pixels is not None:
+                return pixels
+        return rec.decode(self.mode)
 
     def _augmented(self, image: Any, label: int) -> tuple[Any, int]:
         """`augment` applied to a PIL image; its result as the CHW tensor (or the tensor it returns)."""
@@ -158,13 +223,33 @@ class ImageTransform:
         return (out if isinstance(out, torch.Tensor) else self._tensor(image_array(out, None))), label
 
     def _tensor(self, pixels: Any) -> Any:
-        """HWC pixels as a CHW tensor: uint8 as they are, or float32 scaled with scale=True."""
-        import numpy as np
+        """HWC pixels (or a view of them) as a CHW tensor in one copy: uint8 as they are, or float32
+        scaled with scale=True."""
         import torch
 
-        image = torch.from_numpy(np.ascontiguousarray(pixels.transpose(2, 0, 1)))  # numpy: no intra-op threads
-        if self.scale:
-            image = image.to(torch.float32)
-            if pixels.dtype == "uint8":
-                image = image.div_(255.0)
-        return image
+        image = torch.from_numpy(np.empty((pixels.shape[2], *pixels.shape[:2]), pixels.dtype))
+        np.copyto(image.numpy(), pixels.transpose(2, 0, 1))  # always a copy (pixels may be scratch); no threads
+        return self._scaled(image.to(torch.float32) if self.scale else image, pixels.dtype)
+
+    def _scaled(self, images: Any, dtype: Any) -> Any:
+        """float32 tensors of uint8 pixels divided by 255 with scale=True (in place), else as they are."""
+        return images.div_(255.0) if self.scale and dtype == np.uint8 else images
+
+
+def _differ(shape: tuple[int, ...], dtype: np.dtype[Any], pixels: np.ndarray) -> None:
+    """Raise the error of images that cannot share a batch: their sizes (or dtypes) differ."""
+    check_same_sizes([np.empty(shape, dtype), pixels.transpose(2, 0, 1)])
+    raise ValueError(f"cannot stack the images into one batch: their dtypes differ ({dtype}, {pixels.dtype})")
+
+
+def _batch_tensor(shape: tuple[int, ...], dtype: Any) -> Any:
+    """An uninitialised tensor for a batch: in shared memory in a DataLoader worker, so that it crosses to
+    the main process as torch shares tensors, without a copy into a new segment."""
+    import torch
+    from torch.utils.data import get_worker_info
+
+    if get_worker_info() is None:
+        return torch.empty(shape, dtype=dtype)
+    size = int(np.prod(shape)) * torch.empty(0, dtype=dtype).element_size()
+    storage = torch.UntypedStorage._new_shared(size)  # type: ignore[no-untyped-call]
+    return torch.empty(0, dtype=dtype).set_(storage).view(shape)
