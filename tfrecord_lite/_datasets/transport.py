@@ -15,21 +15,22 @@ tensors), then only its number does. Unpickling, in the main process, copies the
 list of bytes, new tensors), so the main process gets the plain container it would get without
 workers, and marks the slot free again in its first byte; a worker that finds its next slot still
 busy sends a one-off segment instead. The main process keeps the memory of freed large values for
-the next batch (see _keep_freed_memory). A tensor of a megabyte or more keeps torch's way, a segment
-of its own that the main process maps without a copy. Sharing a new segment costs a few hundred
-microseconds per tensor, and a list of large bytes values crossing the worker's pipe costs more; a
-slot reused costs one copy on each side.
-
-A batch of decoded images is written in place instead: `batch_tensor` hands a worker a tensor that
-views a free slot of a second ring, of batch buffers (a new segment cost 3-4 ms of first-touch page
-faults per 4.8 MB batch, and a file descriptor sent each time). Such a tensor crosses as (token,
-slot, dtype, shape, strides, offset), with the slot's segment the first time; the main process maps
-each slot once and hands out a tensor that views it, without a copy, and marks the slot free in its
-first byte when the last view of it is dropped (weakref.finalize on the numpy array behind
-torch.from_numpy, which torch keeps alive while any view of its storage lives). The worker takes a
-slot only when that byte is 0 and it holds no tensor of the slot itself, else a one-off segment:
-memory that a live tensor views is never written again. Any other pickler (pickle.dumps, copy.copy) sees the plain container of a
+the next batch (see _keep_freed_memory). A tensor of a megabyte or more (a batch of decoded images)
+keeps torch's way, a segment of its own that the main process maps without a copy. Sharing a new
+segment costs a few hundred microseconds per
+tensor, and a list of large bytes values crossing the worker's pipe costs more; a slot reused costs
+one copy on each side. Any other pickler (pickle.dumps, copy.copy) sees the plain container of a
 marked batch; a Packed is for a worker's queue only.
+
+The exception is a batch of decoded images, written in place: `batch_tensor` hands a worker a tensor
+of a megabyte or more that views a free slot of a second ring, of batch buffers (a new segment cost
+3-4 ms of first-touch page faults per 4.8 MB batch, and a file descriptor sent each time). Such a
+tensor crosses as (token, slot, dtype, shape, strides, offset), with the slot's segment the first
+time; the main process maps each slot once and hands out a tensor that views it, without a copy, and
+marks the slot free in its first byte when the last view of it is dropped (weakref.finalize on the
+numpy array behind torch.from_numpy, which torch keeps alive while any view of its storage lives).
+The worker takes a slot only when that byte is 0 and it holds no tensor of the slot itself, else a
+one-off segment: memory that a live tensor views is never written again.
 """
 
 from __future__ import annotations
