@@ -63,7 +63,7 @@ from tfrecord_lite._datasets.image_records import (
     record_label,
 )
 from tfrecord_lite._datasets.label_maps import check_label_map, label_map_path, load_label_map, save_label_map
-from tfrecord_lite._datasets.transport import for_transport
+from tfrecord_lite._datasets.transport import batch_tensor, for_transport
 from tfrecord_lite._html.images import sniff_image_format
 
 __all__ = [
@@ -181,7 +181,7 @@ class ImageTransform:
             pixels = self._pixels(rec)
             if images is None:
                 first = pixels.dtype
-                images = _batch_tensor((len(records), pixels.shape[2], *pixels.shape[:2]), self._dtype(first))
+                images = batch_tensor((len(records), pixels.shape[2], *pixels.shape[:2]), self._dtype(first))
             rows = images.numpy()
             if pixels.shape[:2] != rows.shape[2:] or pixels.shape[2] != rows.shape[1] or pixels.dtype != first:
                 _differ(rows[0].shape, first, pixels)
@@ -240,16 +240,3 @@ def _differ(shape: tuple[int, ...], dtype: np.dtype[Any], pixels: np.ndarray) ->
     """Raise the error of images that cannot share a batch: their sizes (or dtypes) differ."""
     check_same_sizes([np.empty(shape, dtype), pixels.transpose(2, 0, 1)])
     raise ValueError(f"cannot stack the images into one batch: their dtypes differ ({dtype}, {pixels.dtype})")
-
-
-def _batch_tensor(shape: tuple[int, ...], dtype: Any) -> Any:
-    """An uninitialised tensor for a batch: in shared memory in a DataLoader worker, so that it crosses to
-    the main process as torch shares tensors, without a copy into a new segment."""
-    import torch
-    from torch.utils.data import get_worker_info
-
-    if get_worker_info() is None:
-        return torch.empty(shape, dtype=dtype)
-    size = int(np.prod(shape)) * torch.empty(0, dtype=dtype).element_size()
-    storage = torch.UntypedStorage._new_shared(size)  # type: ignore[no-untyped-call]
-    return torch.empty(0, dtype=dtype).set_(storage).view(shape)

@@ -21,12 +21,24 @@ segment costs a few hundred microseconds per
 tensor, and a list of large bytes values crossing the worker's pipe costs more; a slot reused costs
 one copy on each side. Any other pickler (pickle.dumps, copy.copy) sees the plain container of a
 marked batch; a Packed is for a worker's queue only.
+
+The exception is a batch of decoded images, written in place: `batch_tensor` hands a worker a tensor
+of a megabyte or more that views a free slot of a second ring, of batch buffers (a new segment cost
+3-4 ms of first-touch page faults per 4.8 MB batch, and a file descriptor sent each time). Such a
+tensor crosses as (token, slot, dtype, shape, strides, offset), with the slot's segment the first
+time; the main process maps each slot once and hands out a tensor that views it, without a copy, and
+marks the slot free in its first byte when the last view of it is dropped (weakref.finalize on the
+numpy array behind torch.from_numpy, which torch keeps alive while any view of its storage lives).
+The worker takes a slot only when that byte is 0 and it holds no tensor of the slot itself, else a
+one-off segment: memory that a live tensor views is never written again.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import threading
+import weakref
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
@@ -152,6 +164,10 @@ def _layout(values: list[Any]) -> tuple[list[tuple[Any, ...]], list[tuple[int, n
     copies: list[tuple[int, np.ndarray]] = []
     size = 0
     for value in values:
+        ring_entry = _ring_entry(value)
+        if ring_entry is not None:  # a view of the ring of batch buffers: its slot number, no copy
+            entries.append(ring_entry)
+            continue
         array = _tensor_array(value)
         if array is not None and array.nbytes >= _OWN_SEGMENT:
             entries.append(("v", value))  # a segment of its own, as torch shares tensors: no copy
@@ -243,12 +259,13 @@ def _slot(token: str, slot: int, tensor: Any) -> Any:
 
 
 def _forget_dead_workers() -> None:
-    """Drop the slots of rings whose worker process has exited."""
-    for token in list(_received):
+    """Drop the slots of rings (and of rings of batch buffers) whose worker process has exited."""
+    for token in [*_received, *_batch_slots]:
         try:
             os.kill(int(token.split("-")[0]), 0)
         except ProcessLookupError:
-            del _received[token]
+            _received.pop(token, None)
+            _batch_slots.pop(token, None)
         except (PermissionError, ValueError):
             pass
 
@@ -265,6 +282,8 @@ def _unpack(
     for entry in entries:
         if entry[0] == "v":
             values.append(entry[1])
+        elif entry[0] == "r":
+            values.append(_ring_tensor(entry))
         elif entry[0] == "t":  # copied by numpy: a quarter of the time of torch.empty and a copy
             _, dtype, shape, start, n = entry
             values.append(
@@ -309,3 +328,159 @@ def _keep_freed_memory() -> None:
 def is_marked(batch: Any) -> bool:
     """Whether `batch` is marked for the ring transport."""
     return type(batch) in _PLAIN
+
+
+# --------------------------------------------------------------------------- large tensors: a ring of batch buffers
+
+_BATCH_SLOTS = 4  # a worker's batches alive at once: prefetch_factor (2), one being made, one in the user's loop body
+
+
+class _BatchRing:
+    """A worker's shared-memory buffers for large batch tensors (`batch_tensor`), used in turn. A slot is
+    free when the worker no longer holds the array its tensor was made from and its busy byte is 0
+    (set when the tensor is sent, cleared by the main process when its last view there is dropped)."""
+
+    def __init__(self) -> None:
+        self.token = f"{os.getpid()}-{os.urandom(6).hex()}"
+        self.slots: list[Any] = [None] * _BATCH_SLOTS  # uint8 tensors in shared memory
+        self.sent = [False] * _BATCH_SLOTS
+        self.held: list[Any] = [None] * _BATCH_SLOTS  # weak references to the arrays handed out
+        self.starts: dict[int, int] = {}  # address of a slot's data -> slot
+        self.turn = 0
+
+    def take(self, size: int, dtype: np.dtype[Any], shape: tuple[int, ...]) -> np.ndarray | None:
+        """An array of `shape` viewing the next slot if it is free (the worker holds it from now on), else None."""
+        slot = self.turn
+        self.turn = (slot + 1) % _BATCH_SLOTS
+        tensor = self.slots[slot]
+        if tensor is not None and (self.held[slot]() is not None or tensor.numpy()[0]):
+            return None
+        if tensor is None or tensor.numel() < _HEADER + size:
+            tensor = self.slots[slot] = _shared(_HEADER + size)
+            self.sent[slot] = False
+            self.starts = {_data_address(t): s for s, t in enumerate(self.slots) if t is not None}
+        array: np.ndarray = tensor.numpy()[_HEADER : _HEADER + size].view(dtype).reshape(shape)
+        self.held[slot] = weakref.ref(array)  # torch.from_numpy keeps this very array alive
+        return array
+
+
+_batch_ring: _BatchRing | None = None
+
+
+def _data_address(slot: Any) -> int:
+    return int(slot.data_ptr()) + _HEADER
+
+
+def batch_tensor(shape: tuple[int, ...], dtype: Any) -> Any:
+    """An uninitialised tensor for a batch. In a DataLoader worker, a tensor of a megabyte or more views a
+    free slot of the worker's ring of batch buffers, which crosses to the main process inside a marked
+    batch as its slot number (the main process views the slot, no copy, no new segment); when the next
+    slot is still in use (batches kept), or for smaller tensors, it is a new segment of shared memory.
+    Outside a worker, a plain tensor."""
+    import torch
+    from torch.utils.data import get_worker_info
+
+    if get_worker_info() is None:
+        return torch.empty(shape, dtype=dtype)
+    empty = torch.empty(0, dtype=dtype)
+    size = int(np.prod(shape)) * empty.element_size()
+    dtype_ = _numpy_dtype(empty)
+    array = _worker_batch_ring().take(size, dtype_, shape) if size >= _OWN_SEGMENT and dtype_ is not None else None
+    if array is None:
+        storage = torch.UntypedStorage._new_shared(size)  # type: ignore[no-untyped-call]
+        return empty.set_(storage).view(shape)
+    return torch.from_numpy(array)
+
+
+def _numpy_dtype(empty: Any) -> np.dtype[Any] | None:
+    try:
+        return empty.numpy().dtype  # type: ignore[no-any-return]
+    except TypeError:  # bfloat16 and others numpy has no dtype for
+        return None
+
+
+def _worker_batch_ring() -> _BatchRing:
+    global _batch_ring
+    if _batch_ring is None or not _batch_ring.token.startswith(f"{os.getpid()}-"):
+        _batch_ring = _BatchRing()
+    return _batch_ring
+
+
+def _ring_entry(value: Any) -> tuple[Any, ...] | None:
+    """The layout entry of a tensor that views a slot of this worker's ring of batch buffers, whose busy
+    byte is set now: ("r", ring token, slot, the slot's tensor the first time, numpy dtype, shape, stride,
+    storage offset, bytes of the slot in use); None for any other value."""
+    import torch
+
+    ring = _batch_ring
+    if ring is None or not isinstance(value, torch.Tensor) or value.layout != torch.strided:
+        return None
+    if value.device.type != "cpu" or value.requires_grad or value.is_nested:
+        return None
+    storage = value.untyped_storage()
+    slot = ring.starts.get(int(storage.data_ptr()))
+    if slot is None:
+        return None
+    dtype = _numpy_dtype(torch.empty(0, dtype=value.dtype))
+    if dtype is None:
+        return None
+    tensor = ring.slots[slot]
+    tensor.numpy()[0] = 1
+    send, ring.sent[slot] = not ring.sent[slot], True
+    shape, stride = tuple(value.shape), value.stride()
+    return (
+        "r",
+        ring.token,
+        slot,
+        tensor if send else None,
+        dtype.str,
+        shape,
+        stride,
+        value.storage_offset(),
+        storage.nbytes(),
+    )
+
+
+_batch_slots: dict[str, dict[int, np.ndarray]] = {}  # ring token -> slot -> the slot's bytes, in this process
+_batch_views: dict[tuple[str, int], int] = {}  # (ring token, slot) -> arrays alive that view it
+_views_lock = threading.RLock()  # views are dropped in any thread (pin_memory's), or by the collector
+
+
+def _ring_tensor(entry: tuple[Any, ...]) -> Any:
+    """The tensor of a ring entry: a view of its slot, freed (busy byte 0) when its last view is dropped."""
+    import torch
+
+    _, token, slot, tensor, dtype, shape, stride, offset, nbytes = entry
+    if tensor is not None:
+        if token not in _batch_slots:
+            _forget_dead_workers()
+        _batch_slots.setdefault(token, {})[slot] = tensor.numpy()
+    data = _batch_slots[token][slot]
+    array = data[_HEADER : _HEADER + nbytes].view(dtype)
+    with _views_lock:
+        _batch_views[token, slot] = _batch_views.get((token, slot), 0) + 1
+    weakref.finalize(array, _release, token, slot, data)  # torch.from_numpy keeps this very array alive
+    return torch.from_numpy(array).as_strided(shape, stride, offset)
+
+
+def _release(token: str, slot: int, data: np.ndarray) -> None:
+    """One view of a slot is gone; the slot is free again once none is left."""
+    with _views_lock:
+        left = _batch_views.pop((token, slot)) - 1
+        if left:
+            _batch_views[token, slot] = left
+        else:
+            data[0] = 0
+
+
+def is_ring_tensor(value: Any) -> bool:
+    """Whether `value` is a tensor that views a slot of a ring of batch buffers (in this process)."""
+    import torch
+
+    if not isinstance(value, torch.Tensor):
+        return False
+    address = int(value.untyped_storage().data_ptr())
+    ring = _batch_ring
+    if ring is not None and ring.token.startswith(f"{os.getpid()}-") and address in ring.starts:
+        return True
+    return any(address == int(d[_HEADER:].ctypes.data) for slots in _batch_slots.values() for d in slots.values())
