@@ -62,12 +62,13 @@ _ROTATE = 0x100000001  # c * _ROTATE >> 15 is c rotated right by 15 bits (TFReco
 _SMALL = 512  # a payload up to this long is joined to its footer, to be stored in one step
 _PROBE = 32  # write-through: records written with os.writev before the map is used, if they are small
 _MAPPED_SIZE = 2048
-_FIELDS: dict[int, tuple[bytes, bytes]] = {}  # length -> its header's length field and length CRC
+_FIELDS: dict[int, tuple[bytes, bytes]] = {}  # length -> its header with a zero length CRC, and that CRC
+_NO_CRC = bytes(4)
 
 
 def _fields(length: int) -> tuple[bytes, bytes]:
     header = cached_header(length)
-    fields = header[:8], header[8:]
+    fields = header[:8] + _NO_CRC, header[8:]
     if len(_FIELDS) < 4096:
         _FIELDS[length] = fields
     return fields
@@ -204,7 +205,7 @@ class TFRecordWriter:
         self._probing = True  # write-through: the map not yet chosen or refused (_maps_small_records)
         self._at_counted = 0  # where the data ended in the map when _drained_bytes was last brought up to date
         self._records: list[bytes] = []  # written but not yet framed
-        self._pending = 0  # their framed size
+        self._pending = 0  # the size of their payloads (each framed adds 16 bytes)
         self._drained_records = 0
         self._drained_bytes = 0
         self._seek: SeekPoints | None = None
@@ -223,7 +224,7 @@ class TFRecordWriter:
     @property
     def bytes_written(self) -> int:
         """The uncompressed size of the record stream so far."""
-        return self._drained_bytes + self._pending + self._at - self._at_counted
+        return self._drained_bytes + self._pending + 16 * len(self._records) + self._at - self._at_counted
 
     def _written(self) -> int:
         """The file offset where the records handed to the OS end."""
@@ -236,7 +237,7 @@ class TFRecordWriter:
             self._write_slow(record)
             return
         self._records.append(record)  # the hot path: framed in groups by _drain
-        self._pending += len(record) + 16
+        self._pending += len(record)
         if self._pending >= self._drain_at:
             self._drain()
 
@@ -249,7 +250,7 @@ class TFRecordWriter:
         n = len(record)
         if not self._through:
             self._records.append(record)
-            self._pending += n + 16
+            self._pending += n
             if self._pending >= self._drain_at:
                 self._drain()
         elif self._mapped is not None and self._maps_small_records():
@@ -318,7 +319,8 @@ class TFRecordWriter:
         data = frame_many(self._records)
         if self._seek is not None:
             self._seek.add(self._records)
-        records, size = len(self._records), self._pending
+        records = len(self._records)
+        size = self._pending + 16 * records
         self._records = []
         self._pending = 0
         if self._compressor is not None:
@@ -473,9 +475,9 @@ class TFRecordWriter:
 class _ThroughWriter(TFRecordWriter):
     """A write-through TFRecordWriter (buffered=False; TFRecordWriter.__new__ makes one), whose
     write() stores into a shared map of the file (_storage/mapped.py) when it can, the framing
-    inlined; else it is TFRecordWriter's. Each record's length goes in first, then its payload and
-    footer, and its length CRC last: a record cut short by a kill is known by its missing length
-    CRC (_wire/unfinished.py), the map being zero ahead of the data."""
+    inlined; else it is TFRecordWriter's. Each record's header goes in first with its length CRC
+    zero (with the payload and footer in the same store for a small record), and its length CRC
+    last: a record cut short by a kill is known by its missing length CRC (_wire/unfinished.py)."""
 
     def write(self, record: Any) -> None:
         mm = self._map
@@ -488,13 +490,13 @@ class _ThroughWriter(TFRecordWriter):
         if end > self._room:
             self._write_slow(record)
             return
-        length, length_crc = _FIELDS.get(n) or _fields(n)
+        head, length_crc = _FIELDS.get(n) or _fields(n)
         c = _crc32c(record)
         footer = _U32(((c * _ROTATE >> 15) + MASK_DELTA) & 0xFFFFFFFF)
-        mm[at : at + 8] = length
-        if n <= _SMALL:
-            mm[at + 12 : end] = record + footer
+        if n <= _SMALL:  # the header with its length CRC still zero, the payload and the footer in one store
+            mm[at:end] = b"".join((head, record, footer))
         else:
+            mm[at : at + 12] = head
             mm[at + 12 : end - 4] = record
             mm[end - 4 : end] = footer
         mm[at + 8 : at + 12] = length_crc
