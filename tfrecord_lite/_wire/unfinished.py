@@ -2,8 +2,7 @@
 writes through a shared memory map grown in chunks; _storage/mapped.py) leaves when it is killed
 before close() cuts the file to its records: every record whose write() returned, then zero
 bytes to the end of the chunk, with at most one unfinished record first. The writer stores a
-record's length, then its payload and footer, and its length CRC last, so that record has a
-zero length CRC.
+record with its length CRC left zero and that CRC last, so that record has a zero length CRC.
 
 unfinished_tail says whether the bytes from an offset to the end of the file are such a tail,
 exactly: either every byte is zero, or the header there has a zero length CRC, its length fits
