@@ -196,7 +196,7 @@ class TFRecordWriter:
         local = self._owned and isinstance(self._file, io.BufferedWriter)
         self._fd = self._file.fileno() if local else None  # written to directly, past the file object's buffer
         self._through = not buffered  # a local file: mapped or os.writev per record; a file object: write, flush
-        self._slow = self._through  # write() takes _write_slow: write-through, or closed
+        self._slow = self._through  # write() diverts to _write_slow (_drain_at -1): write-through, or closed
         self._mapped: MappedFile | None = None
         if self._through and self._fd is not None:
             self._mapped = open_mapped(self.path, self._fd, self._start)  # type: ignore[arg-type]
@@ -215,6 +215,8 @@ class TFRecordWriter:
                 raise ValueError("seek_every= applies to a compressed file written to a local path")
             self._seek = SeekPoints(self.compression, size_in_bytes(seek_every))
             self._drain_at = min(_BUFFER_SIZE, self._seek.every)
+        if self._slow:
+            self._drain_at = -1
 
     @property
     def records_written(self) -> int:
@@ -233,13 +235,23 @@ class TFRecordWriter:
     def write(self, record: Any) -> None:
         """Append one serialized record (bytes or any bytes-like object); for a dict of
         feature values use write_example."""
-        if type(record) is not bytes or self._slow:
+        if type(record) is not bytes:
             self._write_slow(record)
             return
         self._records.append(record)  # the hot path: framed in groups by _drain
         self._pending += len(record)
-        if self._pending >= self._drain_at:
-            self._drain()
+        if self._pending >= self._drain_at:  # always, when write-through or closed (_drain_at -1)
+            self._drain_full()
+
+    def _drain_full(self) -> None:
+        """_drain, the buffer being full; for a write-through or closed writer, the record just
+        appended goes to _write_slow instead."""
+        if self._slow:
+            record = self._records.pop()
+            self._pending -= len(record)
+            self._write_slow(record)
+            return
+        self._drain()
 
     def _write_slow(self, record: Any) -> None:
         """write() to a write-through or closed writer, or of anything but bytes (or to a mapped
@@ -359,7 +371,7 @@ class TFRecordWriter:
             if self._owned and not self.compression and self.path is not None and self._lock is not None:
                 os.truncate(self.path, complete)
         self._file = None
-        self._slow = True
+        self._slow, self._drain_at = True, -1
         self._unlock()
         where = self.path or "the file"
         reason = os.strerror(err.errno) if err.errno is not None else str(err)
@@ -418,7 +430,7 @@ class TFRecordWriter:
                 self._close_mapped(self._written())
                 self._file.close()
             self._file = None
-            self._slow = True
+            self._slow, self._drain_at = True, -1
             self._unlock()
         if self._append is not None:
             finish_append(self.path, self._append)  # extend the index sidecar, if there is a fresh one
@@ -448,7 +460,7 @@ class TFRecordWriter:
         """Stop writing and drop the output when it is an upload (no object appears); a local file
         is closed as it is. Safe to call twice, and after close()."""
         file, self._file = self._file, None
-        self._slow = True
+        self._slow, self._drain_at = True, -1
         try:
             self._close_mapped(self._written())
         finally:
