@@ -100,6 +100,24 @@ def test_a_write_through_file_is_the_buffered_file_and_is_cut_at_flush_and_close
     assert mapped.read_bytes() == buffered.read_bytes()
 
 
+def test_records_and_bytes_written_count_mapped_records_across_growth_and_flush(tmp_path: Path) -> None:
+    """Mapped records are counted from their headers when asked: right at any point, whichever way a
+    record was stored (lengths both sides of the one-call store's limit), across map growth and flush()."""
+    records = [record(i, i * 37 % 1500) for i in range(2600)]  # about 2 MiB: the map grows twice
+    path, plain = tmp_path / "counted.tfrecord", tmp_path / "plain.tfrecord"
+    with tfr.TFRecordWriter(path, buffered=False) as w, tfr.TFRecordWriter(plain) as b:
+        for i, r in enumerate(records):
+            w.write(r)
+            b.write(r)
+            if i % 97 == 0 or i in (1100, 1101):
+                assert (w.records_written, w.bytes_written) == (b.records_written, b.bytes_written)
+            if i == 1100:
+                w.flush()
+        assert (w.records_written, w.bytes_written) == (len(records), sum(len(r) + 16 for r in records))
+    assert path.read_bytes() == plain.read_bytes()
+    assert "2600 records written" in repr(w)
+
+
 def test_a_full_disk_while_growing_the_map_is_an_oserror_and_the_file_keeps_whole_records(tmp_path: Path) -> None:
     """RLIMIT_FSIZE makes posix_fallocate fail (EFBIG) as a full disk would (ENOSPC): at growth time,
     never a SIGBUS on a store."""
