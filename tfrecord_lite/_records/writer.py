@@ -59,12 +59,11 @@ from tfrecord_lite._wire.framing import HEADERS_BY_LENGTH, cached_header, frame_
 _BUFFER_SIZE = 1 << 20
 _U32 = struct.Struct("<I").pack
 _ROTATE = 0x100000001  # c * _ROTATE >> 15 is c rotated right by 15 bits (TFRecord's mask), in its low 32 bits
-_SMALL = 512  # a payload up to this long is stored with its header and footer by one struct call
+_SMALL = 2048  # a payload up to this long is stored with its header and footer by one struct call
 _PROBE = 32  # write-through: records written with os.writev before the map is used, if they are small
 _MAPPED_SIZE = 2048
 _U32_INTO = struct.Struct("<I").pack_into
 _HEAD_INTO = struct.Struct("<Q4x").pack_into  # a header, its length CRC zero
-_LENGTH_AT = struct.Struct("<Q").unpack_from
 # length -> (a store of the header with its length CRC zero, a payload that long and its masked CRC,
 # called as store(map, offset, length, payload, masked CRC); the length CRC)
 _FIELDS: dict[int, tuple[Callable[[Any, int, int, bytes, int], None], int]] = {}
@@ -233,26 +232,14 @@ class TFRecordWriter:
     @property
     def records_written(self) -> int:
         """How many records were written so far."""
-        self._count_mapped()
         return self._drained_records + len(self._records)
 
-    def _count_mapped(self) -> None:
-        """Count the records stored into the map since last asked, from their headers (write() does not
-        count them, to spare the attribute store), into _drained_records and _drained_bytes."""
-        mm, at, end = self._map, self._at_counted, self._at
-        records = 0
-        while at < end:
-            at += _LENGTH_AT(mm, at)[0] + 16
-            records += 1
-        self._drained_records += records
-        self._drained_bytes += end - self._at_counted
-        self._at_counted = end
-
     def _unmap(self) -> int:
-        """Count the records stored into the map and drop it (the file keeps them): where they end in the file."""
-        self._count_mapped()
+        """Drop the map (the file keeps what was stored into it): where the data ends in the file."""
+        written = self._written()
+        self._drained_bytes = written - self._start
         self._map, self._at, self._room, self._at_counted = None, 0, 0, 0
-        return self._start + self._drained_bytes
+        return written
 
     @property
     def bytes_written(self) -> int:
@@ -518,17 +505,16 @@ class _ThroughWriter(TFRecordWriter):
     zero, and its length CRC last: a record cut short by a kill is known by its missing length CRC
     (_wire/unfinished.py). A small record's header, payload and footer are one struct.pack_into of
     a format made for its length (no bytes built to be copied again; _fields), its length CRC a
-    second; write() stores nothing but the new end of the data, and the records are counted from
-    their headers when records_written asks, or the map is let go (_count_mapped)."""
+    second."""
 
     def write(self, record: Any) -> None:
         if type(record) is not bytes:
-            self._write_slow(record)  # closed or not mapped yet: then _room is 0
+            self._write_slow(record)
             return
         n = len(record)
         at = self._at
         end = at + n + 16
-        if end > self._room:
+        if end > self._room:  # also when closed or not mapped yet: _room is 0 then
             self._write_slow(record)
             return
         store, length_crc = _FIELDS.get(n) or _fields(n)
@@ -536,4 +522,5 @@ class _ThroughWriter(TFRecordWriter):
         mm = self._map
         store(mm, at, n, record, ((c * _ROTATE >> 15) + MASK_DELTA) & 0xFFFFFFFF)  # length CRC zero
         _U32_INTO(mm, at + 8, length_crc)
-        self._at = end  # records are counted from their headers when asked for (_count_mapped)
+        self._at = end
+        self._drained_records += 1
