@@ -100,6 +100,24 @@ def test_a_write_through_file_is_the_buffered_file_and_is_cut_at_flush_and_close
     assert mapped.read_bytes() == buffered.read_bytes()
 
 
+def test_a_mapped_file_is_the_buffered_file_for_records_stored_either_way(tmp_path: Path) -> None:
+    """Records both sides of the length up to which a record is stored by one struct call, across map
+    growth and flush(): the buffered writer's bytes and counts at every point."""
+    records = [record(i, i * 37 % 4000) for i in range(1100)]  # over 2 MiB: the map grows twice
+    path, plain = tmp_path / "counted.tfrecord", tmp_path / "plain.tfrecord"
+    with tfr.TFRecordWriter(path, buffered=False) as w, tfr.TFRecordWriter(plain) as b:
+        for i, r in enumerate(records):
+            w.write(r)
+            b.write(r)
+            if i % 97 == 0 or i in (600, 601):
+                assert (w.records_written, w.bytes_written) == (b.records_written, b.bytes_written)
+            if i == 600:
+                w.flush()
+        assert (w.records_written, w.bytes_written) == (len(records), sum(len(r) + 16 for r in records))
+    assert path.read_bytes() == plain.read_bytes()
+    assert "1100 records written" in repr(w)
+
+
 def test_a_full_disk_while_growing_the_map_is_an_oserror_and_the_file_keeps_whole_records(tmp_path: Path) -> None:
     """RLIMIT_FSIZE makes posix_fallocate fail (EFBIG) as a full disk would (ENOSPC): at growth time,
     never a SIGBUS on a store."""

@@ -5,8 +5,8 @@ little Python work (TensorFlow's writer, Python's open() and every peer buffer t
 it returns, so a process killed at any moment (SIGKILL included) leaves every record whose
 write() returned: a local regular file is written through a shared memory map
 (_storage/mapped.py; a store, no system call, and write() is _ThroughWriter's, framing
-inlined; the length CRC stored last, so that readers know a stopped writer's tail,
-_wire/unfinished.py) once its first records show they are small; otherwise one os.writev a
+inlined into two struct.pack_into calls; the length CRC stored last, so that readers know a
+stopped writer's tail, _wire/unfinished.py) once its first records show they are small; otherwise one os.writev a
 record (header, payload and footer, never concatenated). write_buffer() frames a batch of
 records lying in one buffer at once (framing.frame_buffer). GZIP and ZLIB files are one zlib stream over
 the whole file, as TensorFlow writes them (zlib wrapper with adler32 for ZLIB,
@@ -31,7 +31,7 @@ import io
 import os
 import struct
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
 from crc32c import crc32c as _crc32c
@@ -59,16 +59,27 @@ from tfrecord_lite._wire.framing import HEADERS_BY_LENGTH, cached_header, frame_
 _BUFFER_SIZE = 1 << 20
 _U32 = struct.Struct("<I").pack
 _ROTATE = 0x100000001  # c * _ROTATE >> 15 is c rotated right by 15 bits (TFRecord's mask), in its low 32 bits
-_SMALL = 512  # a payload up to this long is joined to its footer, to be stored in one step
+_SMALL = 2048  # a payload up to this long is stored with its header and footer by one struct call
 _PROBE = 32  # write-through: records written with os.writev before the map is used, if they are small
 _MAPPED_SIZE = 2048
-_FIELDS: dict[int, tuple[bytes, bytes]] = {}  # length -> its header with a zero length CRC, and that CRC
-_NO_CRC = bytes(4)
+_U32_INTO = struct.Struct("<I").pack_into
+_HEAD_INTO = struct.Struct("<Q4x").pack_into  # a header, its length CRC zero
+# length -> (a store of the header with its length CRC zero, a payload that long and its masked CRC,
+# called as store(map, offset, length, payload, masked CRC); the length CRC)
+_FIELDS: dict[int, tuple[Callable[[Any, int, int, bytes, int], None], int]] = {}
 
 
-def _fields(length: int) -> tuple[bytes, bytes]:
-    header = cached_header(length)
-    fields = header[:8] + _NO_CRC, header[8:]
+def _store_apart(mm: Any, at: int, n: int, record: bytes, masked_crc: int) -> None:
+    """The store of a large record: its header (length CRC zero), payload and footer one by one, never copied
+    together (a struct call would zero the whole span before copying into it)."""
+    _HEAD_INTO(mm, at, n)
+    mm[at + 12 : at + 12 + n] = record
+    _U32_INTO(mm, at + 12 + n, masked_crc)
+
+
+def _fields(length: int) -> tuple[Callable[[Any, int, int, bytes, int], None], int]:
+    store = struct.Struct(f"<Q4x{length}sI").pack_into if length <= _SMALL else _store_apart
+    fields = store, int.from_bytes(cached_header(length)[8:], "little")
     if len(_FIELDS) < 4096:
         _FIELDS[length] = fields
     return fields
@@ -223,6 +234,13 @@ class TFRecordWriter:
         """How many records were written so far."""
         return self._drained_records + len(self._records)
 
+    def _unmap(self) -> int:
+        """Drop the map (the file keeps what was stored into it): where the data ends in the file."""
+        written = self._written()
+        self._drained_bytes = written - self._start
+        self._map, self._at, self._room, self._at_counted = None, 0, 0, 0
+        return written
+
     @property
     def bytes_written(self) -> int:
         """The uncompressed size of the record stream so far."""
@@ -292,9 +310,7 @@ class TFRecordWriter:
 
     def _map_more(self, size: int) -> None:
         """Map the file further, for a record of `size` bytes (the file grown first)."""
-        written = self._written()
-        self._drained_bytes = written - self._start
-        self._map, self._at, self._room, self._at_counted = None, 0, 0, 0
+        written = self._unmap()
         try:
             self._map, self._at, self._room = self._mapped.grow(written, written + size)  # type: ignore[union-attr]
         except OSError as err:
@@ -382,8 +398,8 @@ class TFRecordWriter:
     def _close_mapped(self, written: int) -> None:
         """Unmap, cut the file to the `written` bytes (the zero bytes ahead of them), close the map's descriptor."""
         mapped, self._mapped = self._mapped, None
+        self._unmap()
         self._drained_bytes = written - self._start
-        self._map, self._at, self._room, self._at_counted = None, 0, 0, 0
         if mapped is not None:
             try:
                 mapped.finish(written)
@@ -402,9 +418,7 @@ class TFRecordWriter:
             return
         self._drain()
         if self._mapped is not None:  # the file cut to the records written; the next write grows it again
-            written = self._written()
-            self._drained_bytes = written - self._start
-            self._map, self._at, self._room, self._at_counted = None, 0, 0, 0
+            written = self._unmap()
             try:
                 self._mapped.finish(written)
             except OSError as err:
@@ -488,29 +502,25 @@ class _ThroughWriter(TFRecordWriter):
     """A write-through TFRecordWriter (buffered=False; TFRecordWriter.__new__ makes one), whose
     write() stores into a shared map of the file (_storage/mapped.py) when it can, the framing
     inlined; else it is TFRecordWriter's. Each record's header goes in first with its length CRC
-    zero (with the payload and footer in the same store for a small record), and its length CRC
-    last: a record cut short by a kill is known by its missing length CRC (_wire/unfinished.py)."""
+    zero, and its length CRC last: a record cut short by a kill is known by its missing length CRC
+    (_wire/unfinished.py). A small record's header, payload and footer are one struct.pack_into of
+    a format made for its length (no bytes built to be copied again; _fields), its length CRC a
+    second."""
 
     def write(self, record: Any) -> None:
-        mm = self._map
-        if type(record) is not bytes or mm is None:
-            self._write_slow(record)  # closed, not bytes, or not mapped yet
+        if type(record) is not bytes:
+            self._write_slow(record)
             return
         n = len(record)
         at = self._at
         end = at + n + 16
-        if end > self._room:
+        if end > self._room:  # also when closed or not mapped yet: _room is 0 then
             self._write_slow(record)
             return
-        head, length_crc = _FIELDS.get(n) or _fields(n)
+        store, length_crc = _FIELDS.get(n) or _fields(n)
         c = _crc32c(record)
-        footer = _U32(((c * _ROTATE >> 15) + MASK_DELTA) & 0xFFFFFFFF)
-        if n <= _SMALL:  # the header with its length CRC still zero, the payload and the footer in one store
-            mm[at:end] = b"".join((head, record, footer))
-        else:
-            mm[at : at + 12] = head
-            mm[at + 12 : end - 4] = record
-            mm[end - 4 : end] = footer
-        mm[at + 8 : at + 12] = length_crc
+        mm = self._map
+        store(mm, at, n, record, ((c * _ROTATE >> 15) + MASK_DELTA) & 0xFFFFFFFF)  # length CRC zero
+        _U32_INTO(mm, at + 8, length_crc)
         self._at = end
         self._drained_records += 1
