@@ -229,8 +229,7 @@ def _payloads_match(mv: memoryview, heads: Any, lengths: Any) -> bool:
     copy = np.frombuffer(run, np.uint8)
     words = np.ndarray((copy.size - 3,), "<u4", copy, 0, (1,))  # a little-endian uint32 at every offset
     at = heads - first
-    np.ndarray((copy.size - 7,), "<u8", copy, 0, (1,))[at] = 0  # the length fields
-    words[at + 8] = 0  # and their CRCs
+    np.ndarray((copy.size - HEADER_SIZE + 1,), f"V{HEADER_SIZE}", copy, 0, (1,))[at] = bytes(HEADER_SIZE)  # headers
     footers = at + HEADER_SIZE + lengths
     masked = words[footers] - np.uint32(MASK_DELTA)
     words[footers] = ~((masked << np.uint32(15)) | (masked >> np.uint32(17)))
