@@ -55,13 +55,15 @@ def _one_features_field(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -
     last = len(buf) - 1
 
     def byte(k: int) -> np.ndarray:
-        return buf[np.minimum(starts + k, last)].astype(np.int64)
+        at: np.ndarray = buf[np.minimum(starts + k, last)].astype(np.int64)
+        return at
 
     one, two = size - 2, size - 3  # the payload's length if its varint has one byte, or two
     second = byte(1)
     short = (one < 0x80) & (second == one)
     wide = (two >= 0x80) & (two < 0x4000) & (second == (two & 0x7F) | 0x80) & (byte(2) == two >> 7)
-    return (byte(0) == 0x0A) & (short | wide) & (size > 0)
+    whole: np.ndarray = (byte(0) == 0x0A) & (short | wide) & (size > 0)
+    return whole
 
 
 def has_feature_lists(record: bytes) -> bool:
