@@ -124,3 +124,20 @@ def test_record_offsets_are_where_the_records_lie(tmp_path: Path) -> None:
         assert f.record_offsets(7, 7).tolist() == [starts[7]]
     with tfr.TFRecordFile(write_records(tmp_path / "data.tfrecord.gz", RECORDS, "gzip")) as f:
         assert f.record_offsets() is None
+
+
+def test_a_sidecar_whose_middle_offsets_no_longer_follow_the_records(tmp_path: Path) -> None:
+    """The same size, time, first and last records, but two records between of other lengths: the
+    batches before them come from the sidecar, the rest from the stream, all as the stream's."""
+    path = _indexed(tmp_path, RECORDS)
+    st_before = os.stat(path)
+    swapped = [*RECORDS]
+    swapped[16], swapped[17] = b"\x10" * len(RECORDS[17]), b"\x11" * len(RECORDS[16])
+    assert len(RECORDS[16]) != len(RECORDS[17])
+    write_records(path, swapped)
+    os.utime(path, ns=(st_before.st_atime_ns, st_before.st_mtime_ns))
+    assert fresh_offsets(str(path)) is None and fresh_offsets(str(path), every_header=False) is not None
+    for batch_size in (1, 5, 7, 40):
+        indexed, streamed = _both(path, batch_size)
+        assert indexed == streamed and indexed[1] is None
+        assert [r for batch in indexed[0] for r in batch] == swapped

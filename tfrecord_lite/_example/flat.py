@@ -404,19 +404,22 @@ def _row_column(buf: np.ndarray, view: memoryview, spans: _RowSpans, kind: int) 
     """The Flat column of a feature's _RowSpans; None where an int64 run does not decode."""
     lengths = spans.ends - spans.starts
     counts = spans.counts
-    if kind == INT64 and spans.one_each:  # a packed run a row: of one varint (a label, an id)?
+    rows = np.arange(len(counts) + 1, dtype=np.int64) if spans.one_each else None  # a span a row: _offsets(counts)
+    if kind == INT64 and rows is not None:  # a packed run a row: of one varint (a label, an id)?
         single = one_varint_each(buf, spans.starts, lengths)
         if single is not None:
-            return Flat(single, _offsets(counts), spans.valid)
+            return Flat(single, rows, spans.valid)
     data = ragged_gather(buf, view, spans.starts, spans.ends)
     if kind == BYTES:
-        return Flat(Binary(data, _offsets(lengths)), _offsets(counts), spans.valid)
+        return Flat(Binary(data, _offsets(lengths)), _offsets(counts) if rows is None else rows, spans.valid)
     if kind == FLOAT:  # one packed run per row that has values (canonical layouts)
         values, run_counts = data.view("<f4").astype(np.float32, copy=False), lengths // 4
     else:
         values, run_counts, bad = decode_varint_runs(data, lengths)
         if bad.any():
             return None
+    if rows is not None:  # every row has its run
+        return Flat(values, _offsets(run_counts), spans.valid)
     counts[counts > 0] = run_counts
     return Flat(values, _offsets(counts), spans.valid)
 

@@ -168,9 +168,12 @@ def ragged_gather(
     return buf[index_ranges(starts, lengths)]
 
 
-def _windows(buf: np.ndarray, width: int) -> np.ndarray:
-    """Every `width` bytes of `buf` as a row (row i starts at byte i): a view, no copy."""
-    return np.lib.stride_tricks.as_strided(buf, (len(buf) - width + 1, width), (1, 1), writeable=False)
+def _rows(buf: np.ndarray, base: np.ndarray, width: int) -> np.ndarray:
+    """The `width` bytes at each of `base` as the rows of a new array (each row copied as one
+    item of a void dtype: about a third cheaper than a gather of `width` one-byte items)."""
+    whole = np.ndarray((len(buf) - width + 1,), dtype=f"V{width}", buffer=buf, strides=(1,))
+    rows: np.ndarray = whole[base].view(np.uint8).reshape(-1, width)
+    return rows
 
 
 class _Column(NamedTuple):
@@ -373,9 +376,13 @@ def _fits(buf: np.ndarray, base: np.ndarray, length: int, layout: Layout) -> np.
         mask = np.zeros(length, dtype=np.uint8)
         mask[positions] = 0xFF
         mask[int_ends] |= 0x80  # a run's last byte ends a varint
-        off = _windows(buf, length)[base] ^ expected
+        off = _rows(buf, base, length)
+        off ^= expected
         off &= mask
-        return ~off.any(axis=1) if off.any() else np.ones(len(base), dtype=bool)
+        if not off.any():
+            return np.ones(len(base), dtype=bool)
+        fits: np.ndarray = np.logical_not(off.any(axis=1))
+        return fits
     seen = buf[base[:, None] + np.concatenate([positions, int_ends])]
     ok: np.ndarray = (seen[:, : len(skeleton)] == skeleton).all(axis=1)
     ok &= (seen[:, len(skeleton) :] < 0x80).all(axis=1)

@@ -37,13 +37,33 @@ def feature_list_rows(view: memoryview, starts: np.ndarray, ends: np.ndarray) ->
     if not filled.any():
         return out
     buf = np.frombuffer(view, dtype=np.uint8)
-    rows = np.flatnonzero(filled)
+    rows = np.flatnonzero(filled & ~_one_features_field(buf, starts, ends))
+    if not rows.size:
+        return out
     _, end, ok = delimited_fields(buf, starts[rows], ends[rows], 0x0A)
     example = ok & (end == ends[rows])
     out[rows[buf[starts[rows]] == 0x12]] = True
     for k in rows[~example & ~out[rows]].tolist():
         out[k] = _walk(bytes(view[starts[k] : ends[k]]))
     return out
+
+
+def _one_features_field(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Records that are exactly one field 1 with a one- or two-byte length (most Examples): the
+    bytes after the tag are the canonical varint of the length the record's size leaves."""
+    size = ends - starts
+    last = len(buf) - 1
+
+    def byte(k: int) -> np.ndarray:
+        at: np.ndarray = buf[np.minimum(starts + k, last)].astype(np.int64)
+        return at
+
+    one, two = size - 2, size - 3  # the payload's length if its varint has one byte, or two
+    second = byte(1)
+    short = (one < 0x80) & (second == one)
+    wide = (two >= 0x80) & (two < 0x4000) & (second == (two & 0x7F) | 0x80) & (byte(2) == two >> 7)
+    whole: np.ndarray = (byte(0) == 0x0A) & (short | wide) & (size > 0)
+    return whole
 
 
 def has_feature_lists(record: bytes) -> bool:

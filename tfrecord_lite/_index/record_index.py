@@ -343,8 +343,12 @@ def read_named_index(location: str, buf: Buffer, st: os.stat_result) -> RecordIn
     return RecordIndex(offsets, int(offsets[-1]), st.st_mtime_ns, edge_check(buf, offsets), False)
 
 
-def record_index_staleness(index: RecordIndex, buf: Buffer, st: os.stat_result) -> str | None:
-    """Why `index` no longer describes the file (None when it does)."""
+def record_index_staleness(
+    index: RecordIndex, buf: Buffer, st: os.stat_result, every_header: bool = True
+) -> str | None:
+    """Why `index` no longer describes the file (None when it does). Without `every_header`, the
+    headers between the first and last records are not checked here (for a reader that checks
+    each record's header as it reads, and falls back to the stream where one differs)."""
     changed = file_change(st, index.file_size, index.mtime_ns)
     if changed is not None:
         return changed
@@ -352,7 +356,7 @@ def record_index_staleness(index: RecordIndex, buf: Buffer, st: os.stat_result) 
         buf, index.offsets, index.ends
     ):
         return "the first or last record differs from the indexed one"
-    if index.ends is None and not follows_records(buf, index.offsets):
+    if every_header and index.ends is None and not follows_records(buf, index.offsets):
         return "its offsets do not follow the file's records (a record's header announces another length)"
     return None
 

@@ -3,9 +3,9 @@ record_spans' batches without following the length fields record by record.
 
 Strategy: a stream finds each record by reading the previous one's length field, one Python
 step a record, which costs as much as decoding small records. A file whose sidecar is there and
-fresh (the file's size and time, its first and last records, every indexed header announcing the
-indexed length) already holds every offset: each batch's bytes are read in one call and checked
-at once (framing.run_is_intact: lengths, length CRCs, payload CRCs). Nothing is built or saved
+fresh (the file's size and time, its first and last records) already holds every offset: each
+batch's bytes are read in one call and checked at once (framing.run_is_intact: each header
+announcing the indexed length, length CRCs, payload CRCs). Nothing is built or saved
 here: a file without a fresh sidecar is streamed as before. The batches are those of record_spans
 (`batch_size` records each, in order); where a batch does not check out (damage, or a file
 changed after its sidecar was read), the stream reads the file again from that batch on, so the
@@ -28,9 +28,11 @@ from tfrecord_lite._records.example_batches import record_spans
 from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, run_is_intact
 
 
-def fresh_offsets(path: str) -> np.ndarray | None:
+def fresh_offsets(path: str, every_header: bool = True) -> np.ndarray | None:
     """The record offsets (count + 1, the last the file's size) of the local uncompressed file
-    `path` from its fresh sidecar; None when it has none, a stale or damaged one, or is no such file."""
+    `path` from its fresh sidecar; None when it has none, a stale or damaged one, or is no such file.
+    Without `every_header`, only the file's size and time and its first and last records are
+    checked (record_index_staleness), not every indexed header."""
     location = sidecar_path(path)
     if not os.path.isfile(location):
         return None
@@ -43,7 +45,7 @@ def fresh_offsets(path: str) -> np.ndarray | None:
         if index is None:
             return None
         try:
-            if index.ends is not None or record_index_staleness(index, buf, st) is not None:
+            if index.ends is not None or record_index_staleness(index, buf, st, every_header) is not None:
                 return None
             offsets = np.array(index.offsets, dtype=np.int64)
         finally:
@@ -58,7 +60,10 @@ def fresh_offsets(path: str) -> np.ndarray | None:
 def file_spans(path: str, batch_size: int, compression: str | None, verify: bool) -> Iterator[Spans]:
     """record_spans(path, batch_size, compression, verify) (damage raises) of a local file: framed by
     its fresh sidecar where it has one (and `compression` is "auto" or None), streamed otherwise."""
-    offsets = fresh_offsets(path) if compression in ("auto", None) else None
+    # every header is checked batch by batch (run_is_intact) before its records are yielded, and
+    # from a batch where one differs the stream reads on: checking them all first too would read
+    # each length field twice
+    offsets = fresh_offsets(path, every_header=False) if compression in ("auto", None) else None
     if offsets is None:
         yield from record_spans(path, batch_size, compression, verify)
         return

@@ -229,15 +229,41 @@ def _payloads_match(mv: memoryview, heads: Any, lengths: Any) -> bool:
     copy = np.frombuffer(run, np.uint8)
     words = np.ndarray((copy.size - 3,), "<u4", copy, 0, (1,))  # a little-endian uint32 at every offset
     at = heads - first
-    np.ndarray((copy.size - 7,), "<u8", copy, 0, (1,))[at] = 0  # the length fields
-    words[at + 8] = 0  # and their CRCs
-    footers = at + HEADER_SIZE + lengths
-    masked = words[footers] - np.uint32(MASK_DELTA)
-    words[footers] = ~((masked << np.uint32(15)) | (masked >> np.uint32(17)))
-    at += HEADER_SIZE
-    words[at] = ~words[at]
+    if int(lengths.min()) >= 4:
+        _prepare_joints(copy, at[1:] - 4)
+        words[0:HEADER_SIZE:4] = 0  # the first record's header
+        words[HEADER_SIZE] = ~words[HEADER_SIZE]  # and its first 4 bytes
+        words[-1] = _unmasked_inverted(words[-1:])[0]  # the last footer
+    else:  # payloads of under 4 bytes: their first 4 bytes and their footer overlap
+        np.ndarray((copy.size - HEADER_SIZE + 1,), f"V{HEADER_SIZE}", copy, 0, (1,))[at] = bytes(HEADER_SIZE)
+        footers = at + HEADER_SIZE + lengths
+        words[footers] = _unmasked_inverted(words[footers])
+        at += HEADER_SIZE
+        words[at] = ~words[at]
     words[0] = ~words[0]  # CRC32C of the copy is then rawcrc ^ 0xFFFFFFFF
     return bool(_crc32c(run) == 0xFFFFFFFF)
+
+
+def _prepare_joints(copy: Any, joints: Any) -> None:
+    """_payloads_match's changes where records meet (payloads of 4 bytes or more): at each of
+    `joints`, 20 bytes (a footer, the next header, that record's first 4 bytes) taken together
+    into a new array, changed there and put back: two gathers instead of six."""
+    import numpy as np
+
+    whole = np.ndarray((copy.size - 19,), "V20", copy, 0, (1,))
+    words = whole[joints].view("<u4").reshape(-1, 5)
+    words[:, 0] = _unmasked_inverted(words[:, 0])
+    words[:, 1:4] = 0
+    words[:, 4] = ~words[:, 4]
+    whole[joints] = words.view("V20").reshape(-1)
+
+
+def _unmasked_inverted(masked: Any) -> Any:
+    """The inverted plain CRCs of footers' masked CRCs (uint32 numpy arrays)."""
+    import numpy as np
+
+    plain = masked - np.uint32(MASK_DELTA)
+    return ~((plain << np.uint32(15)) | (plain >> np.uint32(17)))
 
 
 def _payloads_match_each(mv: memoryview, heads: Any, lengths: Any) -> bool:
