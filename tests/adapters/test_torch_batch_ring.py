@@ -76,13 +76,28 @@ def test_batches_dropped_at_once_reuse_the_slots_and_equal_those_of_no_workers(
 @pytest.mark.parametrize("persistent", [True, False])
 def test_batches_kept_for_a_whole_epoch_stay_intact(raw_images: Path, persistent: bool) -> None:
     workers = loader(raw_images, 2, persistent_workers=persistent)
-    kept = [list(workers) for _ in range(2)]  # every batch held: the worker's next slot is busy, a new segment
+    kept = [list(workers) for _ in range(2)]  # every batch held: all the worker's slots busy, a new segment
     del workers
     for epoch in kept:
         assert sorted(i for batch, labels in epoch for i in check(batch, labels)) == list(range(BATCH * BATCHES))
     starts = [batch.untyped_storage().data_ptr() for epoch in kept for batch, _ in epoch]
     assert len(set(starts)) == len(starts)  # no two live batches share memory
     assert any(transport.is_ring_tensor(batch) for epoch in kept for batch, _ in epoch)
+
+
+def test_a_batch_kept_holds_its_slot_and_the_others_keep_coming_through_the_ring(raw_images: Path) -> None:
+    workers = loader(raw_images, 1, persistent_workers=True)
+    kept, seen = None, []
+    for _ in range(2):
+        for batch, labels in workers:
+            check(batch, labels)
+            seen.append(transport.is_ring_tensor(batch))
+            if kept is None:
+                kept = (batch, labels)  # holds one slot for good: the worker takes the next free one
+            del batch, labels
+    assert all(seen), seen  # a worker slot busy at every turn of the ring sent a segment of its own
+    assert kept is not None
+    check(*kept)
 
 
 @pytest.mark.filterwarnings("ignore:.pin_memory. argument is set as true")

@@ -349,12 +349,13 @@ class _BatchRing:
         self.turn = 0
 
     def take(self, size: int, dtype: np.dtype[Any], shape: tuple[int, ...]) -> np.ndarray | None:
-        """An array of `shape` viewing the next slot if it is free (the worker holds it from now on), else None."""
-        slot = self.turn
+        """An array of `shape` viewing the first free slot from the next one on (the worker holds it from now
+        on), else None: a batch kept in the main process holds its slot, not every _BATCH_SLOTS-th batch."""
+        slot = next((s for s in self._order() if self._free(s)), None)
+        if slot is None:
+            return None
         self.turn = (slot + 1) % _BATCH_SLOTS
         tensor = self.slots[slot]
-        if tensor is not None and (self.held[slot]() is not None or tensor.numpy()[0]):
-            return None
         if tensor is None or tensor.numel() < _HEADER + size:
             tensor = self.slots[slot] = _shared(_HEADER + size)
             self.sent[slot] = False
@@ -362,6 +363,13 @@ class _BatchRing:
         array: np.ndarray = tensor.numpy()[_HEADER : _HEADER + size].view(dtype).reshape(shape)
         self.held[slot] = weakref.ref(array)  # torch.from_numpy keeps this very array alive
         return array
+
+    def _order(self) -> list[int]:
+        return [(self.turn + i) % _BATCH_SLOTS for i in range(_BATCH_SLOTS)]
+
+    def _free(self, slot: int) -> bool:
+        tensor = self.slots[slot]
+        return tensor is None or (self.held[slot]() is None and not tensor.numpy()[0])
 
 
 _batch_ring: _BatchRing | None = None
@@ -374,8 +382,8 @@ def _data_address(slot: Any) -> int:
 def batch_tensor(shape: tuple[int, ...], dtype: Any) -> Any:
     """An uninitialised tensor for a batch. In a DataLoader worker, a tensor of a megabyte or more views a
     free slot of the worker's ring of batch buffers, which crosses to the main process inside a marked
-    batch as its slot number (the main process views the slot, no copy, no new segment); when the next
-    slot is still in use (batches kept), or for smaller tensors, it is a new segment of shared memory.
+    batch as its slot number (the main process views the slot, no copy, no new segment); when every slot
+    is still in use (batches kept), or for smaller tensors, it is a new segment of shared memory.
     Outside a worker, a plain tensor."""
     import torch
     from torch.utils.data import get_worker_info
