@@ -59,6 +59,7 @@ from tfrecord_lite._wire.framing import HEADERS_BY_LENGTH, cached_header, frame_
 _BUFFER_SIZE = 1 << 20
 _U32 = struct.Struct("<I").pack
 _ROTATE = 0x100000001  # c * _ROTATE >> 15 is c rotated right by 15 bits (TFRecord's mask), in its low 32 bits
+_DIVERT = -1  # the buffer threshold of a write-through or closed writer: write() takes _write_slow
 _SMALL = 2048  # a payload up to this long is stored with its header and footer by one struct call
 _PROBE = 32  # write-through: records written with os.writev before the map is used, if they are small
 _MAPPED_SIZE = 2048
@@ -207,7 +208,6 @@ class TFRecordWriter:
         local = self._owned and isinstance(self._file, io.BufferedWriter)
         self._fd = self._file.fileno() if local else None  # written to directly, past the file object's buffer
         self._through = not buffered  # a local file: mapped or os.writev per record; a file object: write, flush
-        self._slow = self._through  # write() diverts to _write_slow (_drain_at -1): write-through, or closed
         self._mapped: MappedFile | None = None
         if self._through and self._fd is not None:
             self._mapped = open_mapped(self.path, self._fd, self._start)  # type: ignore[arg-type]
@@ -226,8 +226,8 @@ class TFRecordWriter:
                 raise ValueError("seek_every= applies to a compressed file written to a local path")
             self._seek = SeekPoints(self.compression, size_in_bytes(seek_every))
             self._drain_at = min(_BUFFER_SIZE, self._seek.every)
-        if self._slow:
-            self._drain_at = -1
+        if self._through:
+            self._drain_at = _DIVERT
 
     @property
     def records_written(self) -> int:
@@ -258,13 +258,13 @@ class TFRecordWriter:
             return
         self._records.append(record)  # the hot path: framed in groups by _drain
         self._pending += len(record)
-        if self._pending >= self._drain_at:  # always, when write-through or closed (_drain_at -1)
+        if self._pending >= self._drain_at:  # always, when write-through or closed (_DIVERT)
             self._drain_full()
 
     def _drain_full(self) -> None:
         """_drain, the buffer being full; for a write-through or closed writer, the record just
         appended goes to _write_slow instead."""
-        if self._slow:
+        if self._drain_at == _DIVERT:
             record = self._records.pop()
             self._pending -= len(record)
             self._write_slow(record)
@@ -387,7 +387,7 @@ class TFRecordWriter:
             if self._owned and not self.compression and self.path is not None and self._lock is not None:
                 os.truncate(self.path, complete)
         self._file = None
-        self._slow, self._drain_at = True, -1
+        self._drain_at = _DIVERT
         self._unlock()
         where = self.path or "the file"
         reason = os.strerror(err.errno) if err.errno is not None else str(err)
@@ -444,7 +444,7 @@ class TFRecordWriter:
                 self._close_mapped(self._written())
                 self._file.close()
             self._file = None
-            self._slow, self._drain_at = True, -1
+            self._drain_at = _DIVERT
             self._unlock()
         if self._append is not None:
             finish_append(self.path, self._append)  # extend the index sidecar, if there is a fresh one
@@ -474,7 +474,7 @@ class TFRecordWriter:
         """Stop writing and drop the output when it is an upload (no object appears); a local file
         is closed as it is. Safe to call twice, and after close()."""
         file, self._file = self._file, None
-        self._slow, self._drain_at = True, -1
+        self._drain_at = _DIVERT
         try:
             self._close_mapped(self._written())
         finally:
