@@ -78,14 +78,20 @@ def parquet_source(folder: str) -> Any:
             self.target = to_arrow_schema(schema, timezone="UTC")
 
         def partitions(self) -> list[Any]:
+            """The files packed into partitions by the rule tfrecord_lite.spark plans by (Spark's)."""
+            from tfrecord_lite._datasets.pieces import Piece, pack_pieces, split_bytes
+
             names = sorted(n for n in os.listdir(folder) if n.endswith(".parquet"))
-            return [InputPartition(os.path.join(folder, n)) for n in names]
+            pieces = [Piece(os.path.join(folder, n), os.path.getsize(os.path.join(folder, n))) for n in names]
+            largest = split_bytes([p.size for p in pieces], 128 << 20, 4 << 20, os.cpu_count() or 1)
+            return [InputPartition([p.path for p in group]) for group in pack_pieces(pieces, largest, 4 << 20)]
 
         def read(self, partition: Any) -> Iterator[Any]:
             import pyarrow.parquet as pq
 
-            for batch in pq.ParquetFile(partition.value).iter_batches(batch_size=10_000):
-                yield batch.cast(self.target)
+            for path in partition.value:
+                for batch in pq.ParquetFile(path).iter_batches(batch_size=10_000):
+                    yield batch.cast(self.target)
 
     class ParquetSource(DataSource):  # type: ignore[misc]
         @classmethod

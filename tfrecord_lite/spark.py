@@ -19,9 +19,10 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import os
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +30,7 @@ import numpy as np
 
 from tfrecord_lite._datasets.arrow_batches import iter_arrow_batches, iter_encoded_buffers
 from tfrecord_lite._datasets.hive_partitions import partition_folder, partition_types, partitioned_files, typed_values
-from tfrecord_lite._datasets.pieces import Piece, piece_batches, piece_records, split_pieces
+from tfrecord_lite._datasets.pieces import Piece, pack_pieces, piece_batches, piece_records, split_bytes, split_pieces
 from tfrecord_lite._datasets.schema import infer_features, infer_sequence_features
 from tfrecord_lite._datasets.sharded import shard_suffix
 from tfrecord_lite._datasets.spark_types import (
@@ -47,7 +48,7 @@ from tfrecord_lite._datasets.task_files import JobFolder, Part
 from tfrecord_lite._index.sidecar_file import sidecar_path
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._records.writer import TFRecordWriter
-from tfrecord_lite._storage.files import size_in_bytes
+from tfrecord_lite._storage.files import file_size, size_in_bytes
 
 try:
     import pyarrow as pa
@@ -84,6 +85,8 @@ class _Options:
     bytes_type: str
     batch_size: int
     max_bytes: int
+    open_cost: int
+    min_partitions: int
     sample: int
     verify: bool
     on_error: str
@@ -93,8 +96,15 @@ class _Options:
     partition_by: list[str] = field(default_factory=list)
 
     @classmethod
-    def parse(cls, options: Any) -> _Options:
-        get = options.get
+    def parse(cls, options: Any, defaults: Mapping[str, str] | None = None) -> _Options:
+        """Parse the options of a read or write; `defaults` (the session's, see register) fill
+        in those not given."""
+        given = options.get
+
+        def get(name: str, default: str | None = None) -> Any:
+            found = given(name)
+            return found if found is not None else (defaults or {}).get(name, default)
+
         paths = json.loads(get("paths")) if get("paths") else []
         paths += [get("path")] if get("path") else []
         if not paths:
@@ -106,6 +116,8 @@ class _Options:
             bytes_type=get("bytesType", "string").lower(),
             batch_size=int(get("batchSize", "10000")),
             max_bytes=size_in_bytes(get("maxPartitionBytes", "128M")),
+            open_cost=size_in_bytes(get("openCostInBytes", "4M")),
+            min_partitions=int(get("minPartitions", str(os.cpu_count() or 1))),
             sample=int(get("sampleRecords", "1000")),
             verify=get("verify", "true").lower() != "false",
             on_error=get("on_error", "raise"),
@@ -121,12 +133,14 @@ class TFRecordDataSource(DataSource):  # type: ignore[misc]
     `spark.read.format("tfrecord").load(path)` and `df.write.format("tfrecord").save(path)`;
     docs/spark.md lists the options."""
 
+    defaults: Mapping[str, str] = {}  # the session's, in the class register() makes
+
     @classmethod
     def name(cls) -> str:
         return FORMAT
 
     def schema(self) -> StructType:
-        options = _Options.parse(self.options)
+        options = _Options.parse(self.options, self.defaults)
         found = partitioned_files(options.paths, options.storage_options)
         files = [path for path, _ in found]
         if options.record_type == "ByteArray":
@@ -144,25 +158,45 @@ class TFRecordDataSource(DataSource):  # type: ignore[misc]
         return StructType.fromJson(struct(fields))
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return _Reader(_Options.parse(self.options), schema)
+        return _Reader(_Options.parse(self.options, self.defaults), schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
-        return _Writer(_Options.parse(self.options), schema, overwrite)
+        return _Writer(_Options.parse(self.options, self.defaults), schema, overwrite)
 
 
 def register(spark: Any) -> None:
-    """Register the "tfrecord" data source with the SparkSession `spark`."""
-    spark.dataSource.register(TFRecordDataSource)
+    """Register the "tfrecord" data source with the SparkSession `spark`, taking the session's
+    file-source settings as the defaults of the read options maxPartitionBytes, openCostInBytes
+    and minPartitions (spark.sql.files.*, and the default parallelism), as they are now."""
+    defaults = _session_defaults(spark)
+    source = type(TFRecordDataSource.__name__, (TFRecordDataSource,), {"defaults": defaults, "__module__": __name__})
+    spark.dataSource.register(source)
+
+
+def _session_defaults(spark: Any) -> dict[str, str]:
+    """The session's settings that Spark's own file sources partition by, as option defaults."""
+    conf = spark.conf
+    defaults = {
+        "maxPartitionBytes": conf.get("spark.sql.files.maxPartitionBytes", None),
+        "openCostInBytes": conf.get("spark.sql.files.openCostInBytes", None),
+        "minPartitions": conf.get("spark.sql.files.minPartitionNum", None)
+        or conf.get("spark.sql.leafNodeDefaultParallelism", None),
+    }
+    if defaults["minPartitions"] is None:
+        with contextlib.suppress(Exception):  # Spark Connect has no SparkContext
+            defaults["minPartitions"] = str(spark.sparkContext.defaultParallelism)
+    return {name: value for name, value in defaults.items() if value is not None}
 
 
 # --------------------------------------------------------------------------- reading
 
 
 class _Partition(InputPartition):  # type: ignore[misc]
-    def __init__(self, piece: Piece, constants: dict[str, Any]) -> None:
+    """The pieces one task reads, each with its partition folder's column values."""
+
+    def __init__(self, pieces: list[tuple[Piece, dict[str, Any]]]) -> None:
         super().__init__(None)
-        self.piece = piece
-        self.constants = constants
+        self.pieces = pieces
 
 
 class _Reader(DataSourceReader):  # type: ignore[misc]
@@ -176,24 +210,30 @@ class _Reader(DataSourceReader):  # type: ignore[misc]
             self._columns = feature_columns(schema.jsonValue(), options.record_type, list(self._types))
 
     def partitions(self) -> list[_Partition]:
+        """The files as Spark's file sources would plan them: cut where larger than a partition
+        (split_bytes), then packed, largest first, into partitions of about that size."""
         options = self._options
-        paths = [path for path, _ in self._found]
+        files = [(path, file_size(path, options.storage_options)) for path, _ in self._found]
+        largest = split_bytes([size for _, size in files], options.max_bytes, options.open_cost, options.min_partitions)
         if options.on_error == "raise":
-            pieces = split_pieces(paths, options.max_bytes, options.batch_size, "auto", options.verify)
+            pieces = split_pieces(files, largest, options.batch_size, "auto", options.verify)
         else:  # a damaged file is read whole, by the tolerant stream scanner
-            pieces = [Piece(path, 0) for path in paths]
+            pieces = [Piece(path, size) for path, size in files]
         values = dict(self._found)
-        return [_Partition(piece, typed_values(values[piece.path], self._types)) for piece in pieces]
+        return [
+            _Partition([(piece, typed_values(values[piece.path], self._types)) for piece in group])
+            for group in pack_pieces(pieces, largest, options.open_cost)
+        ]
 
     def read(self, partition: _Partition) -> Iterator[pa.RecordBatch]:
         target = to_arrow_schema(self._schema, timezone="UTC")
-        constants = partition.constants
-        if self._options.record_type == "ByteArray":
-            for records in self._records(partition.piece):
-                yield byte_array_batch(records, target, constants)
-            return
-        for batch in self._batches(partition.piece):
-            yield conform(batch, self._columns, target, constants)
+        for piece, constants in partition.pieces:
+            if self._options.record_type == "ByteArray":
+                for records in self._records(piece):
+                    yield byte_array_batch(records, target, constants)
+                continue
+            for batch in self._batches(piece):
+                yield conform(batch, self._columns, target, constants)
 
     def _batches(self, piece: Piece) -> Iterator[pa.RecordBatch]:
         """The piece's batches, only the schema's features decoded (null where a record lacks one)."""

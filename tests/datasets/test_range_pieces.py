@@ -42,7 +42,8 @@ def _one_by_one(piece: Piece) -> Iterator[Any]:
 
 def _pieces(tmp_path: Path) -> tuple[Path, list[Piece]]:
     path = write_records(tmp_path / "big.tfrecord", RECORDS)
-    pieces = split_pieces([str(path)], os.path.getsize(path) // 4, 7, "auto", True)  # builds the sidecar
+    size = os.path.getsize(path)
+    pieces = split_pieces([(str(path), size)], size // 4, 7, "auto", True)  # builds the sidecar
     assert len(pieces) == 4 and all(piece.records is not None for piece in pieces)
     return path, pieces
 

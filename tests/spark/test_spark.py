@@ -162,6 +162,35 @@ def test_a_large_shard_splits_into_record_ranges_by_its_sidecar(spark_session: A
     assert df.count() == 5000 and df.selectExpr("sum(i)").first()[0] == sum(range(5000))
 
 
+def test_small_files_share_tasks_as_spark_packs_its_file_sources(spark_session: Any, tmp_path: Path) -> None:
+    for shard in range(4):
+        rows = range(shard * 100, (shard + 1) * 100)
+        write_records(tmp_path / f"part-{shard}.tfrecord", (tfr.encode_example({"i": [i]}) for i in rows))
+    df = spark_session.read.format("tfrecord").schema("i long").load(str(tmp_path))
+    assert df.rdd.getNumPartitions() == spark_session.sparkContext.defaultParallelism == 2
+    assert sorted(row.i for row in df.collect()) == list(range(400))
+    four = spark_session.read.format("tfrecord").schema("i long").option("minPartitions", "4")
+    assert four.option("openCostInBytes", "1k").load(str(tmp_path)).rdd.getNumPartitions() == 4
+
+
+def test_register_takes_the_sessions_file_source_settings(spark_session: Any, tmp_path: Path) -> None:
+    from tfrecord_lite.spark import register
+
+    path = write_records(tmp_path / "big.tfrecord", (tfr.encode_example({"i": [i]}) for i in range(5000)))
+    spark_session.conf.set("spark.sql.files.maxPartitionBytes", "20k")
+    spark_session.conf.set("spark.sql.files.openCostInBytes", "1k")
+    try:
+        register(spark_session)
+        df = spark_session.read.format("tfrecord").option("batchSize", "256").load(str(path))
+        assert df.rdd.getNumPartitions() > 3
+        assert df.count() == 5000 and df.selectExpr("sum(i)").first()[0] == sum(range(5000))
+    finally:
+        spark_session.conf.unset("spark.sql.files.maxPartitionBytes")
+        spark_session.conf.unset("spark.sql.files.openCostInBytes")
+        register(spark_session)
+    assert spark_session.read.format("tfrecord").load(str(path)).rdd.getNumPartitions() == 1
+
+
 def test_damage_names_file_and_offset_and_skip_reads_the_rest(spark_session: Any, tmp_path: Path) -> None:
     path = write_records(tmp_path / "bad.tfrecord", (tfr.encode_example({"i": [i]}) for i in range(10)))
     data = bytearray(path.read_bytes())

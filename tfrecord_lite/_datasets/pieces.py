@@ -4,8 +4,10 @@ read tasks, and what one task reads.
 Strategy: a piece is a whole file, or a record range of an uncompressed local file. Files are
 split only when there are fewer of them than the tasks wanted: each gets a share of the tasks in
 proportion to its size, cut at record boundaries found in its index (the sidecar, built and saved
-by one scan when missing), never into ranges shorter than one batch; split_pieces cuts instead
-every file larger than a size (Spark's partitions). A range piece carries its
+by one scan when missing), never into ranges shorter than one batch. Spark's partitions follow
+Spark's own rule for file sources instead: split_bytes sizes a partition from the dataset's bytes
+and the parallelism, split_pieces cuts every file larger than that, and pack_pieces groups the
+pieces, largest first, into partitions of about that size. A range piece carries its
 TFRecordFile, which pickles as its path (the worker maps the sidecar in O(1)) or, where no sidecar
 could be saved, with the offsets themselves. Compressed files and URLs are streamed whole (URLs
 through fsspec, with the caller's storage options or filesystem object). Every read goes through
@@ -74,15 +76,25 @@ def plan_pieces(paths: Sequence[str], wanted: int, batch_size: int, compression:
     return pieces
 
 
-def split_pieces(paths: Sequence[str], max_bytes: int, batch_size: int, compression: str, verify: bool) -> list[Piece]:
-    """Pieces of at most about `max_bytes` each: every file a piece, an uncompressed local file
-    larger than that cut into record ranges by its index (the sidecar, built and saved on first
-    use where the folder is writable), never into ranges shorter than one batch."""
+def split_bytes(sizes: Sequence[int], max_bytes: int, open_cost: int, min_partitions: int) -> int:
+    """How large a partition may grow, by Spark's rule for its file sources: the dataset's bytes
+    (each file counted `open_cost` larger) shared among `min_partitions`, between `open_cost`
+    and `max_bytes`."""
+    per_partition = sum(size + open_cost for size in sizes) // max(min_partitions, 1)
+    return min(max_bytes, max(open_cost, per_partition))
+
+
+def split_pieces(
+    files: Sequence[tuple[str, int]], max_bytes: int, batch_size: int, compression: str, verify: bool
+) -> list[Piece]:
+    """Pieces of at most about `max_bytes` each from (path, size) pairs: every file a piece, an
+    uncompressed local file larger than that cut into record ranges by its index (the sidecar,
+    built and saved on first use where the folder is writable), never into ranges shorter than
+    one batch."""
     compression = normalize_compression(compression, allow_auto=True)
     pieces: list[Piece] = []
-    for path in paths:
-        size = 0 if is_url(path) else os.path.getsize(path)
-        if size <= max_bytes or file_kind(path, compression) != "":
+    for path, size in files:
+        if size <= max_bytes or is_url(path) or file_kind(path, compression) != "":
             pieces.append(Piece(path, size))
             continue
         records = TFRecordFile(path, verify=verify)
@@ -90,6 +102,21 @@ def split_pieces(paths: Sequence[str], max_bytes: int, batch_size: int, compress
         bounds = [len(records) * i // cuts for i in range(cuts + 1)]
         pieces += [Piece(path, size // cuts, a, b, records) for a, b in itertools.pairwise(bounds)]
     return pieces
+
+
+def pack_pieces(pieces: Sequence[Piece], max_bytes: int, open_cost: int) -> list[list[Piece]]:
+    """Pieces grouped into partitions as Spark packs files: largest first (ties in their order), a
+    partition closed when the next piece would take it past `max_bytes`, each piece counted
+    `open_cost` larger. Small files share a task instead of paying one each."""
+    groups: list[list[Piece]] = []
+    filled = max_bytes + 1
+    for piece in sorted(pieces, key=lambda p: -p.size):
+        if filled + piece.size > max_bytes:
+            groups.append([])
+            filled = 0
+        groups[-1].append(piece)
+        filled += piece.size + open_cost
+    return groups
 
 
 def piece_records(

@@ -105,6 +105,14 @@ def open_regular(path: str, action: str) -> BinaryIO:
         raise
 
 
+def file_size(target: str | os.PathLike[str], storage_options: StorageOptions = None) -> int:
+    """The size in bytes of a local file, or of an object (asked of its store once)."""
+    path = os.fspath(target)
+    if is_url(path):
+        return RemoteObject(path, *split_options(storage_options)).size
+    return os.path.getsize(local_path(path))
+
+
 def sniff_file(target: str | os.PathLike[str], storage_options: StorageOptions = None) -> str:
     """'' | 'gzip' | 'zlib' | 'unknown': what the first bytes of a file (or object) say it holds."""
     return sniff_compression(read_head(target, HEADER_SIZE, storage_options))

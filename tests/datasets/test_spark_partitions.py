@@ -1,0 +1,71 @@
+"""Spark's partitions planned as Spark plans its file sources (split_bytes, split_pieces,
+pack_pieces): a partition's size from the dataset's bytes and the parallelism, files larger than
+that cut into record ranges, and the pieces packed largest first. Properties over any sizes
+(hypothesis), and real files."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tfrecord_lite as tfr
+from tfrecord_lite._datasets.pieces import Piece, pack_pieces, split_bytes, split_pieces
+
+from .._records import write_records
+
+MIB = 1 << 20
+
+
+def test_split_bytes_shares_the_bytes_among_the_partitions_within_its_bounds() -> None:
+    # Spark's maxSplitBytes: four 13,390,000-byte files, 4 MiB open cost, 2 cores
+    assert split_bytes([13_390_000] * 4, 128 * MIB, 4 * MIB, 2) == (4 * (13_390_000 + 4 * MIB)) // 2
+    assert split_bytes([13_390_000] * 4, 20 * MIB, 4 * MIB, 2) == 20 * MIB  # never over maxPartitionBytes
+    assert split_bytes([100] * 3, 128 * MIB, 4 * MIB, 200) == 4 * MIB  # never under the open cost
+    assert split_bytes([], 128 * MIB, 4 * MIB, 0) == 4 * MIB
+
+
+@given(
+    sizes=st.lists(st.integers(0, 50 * MIB), max_size=40),
+    max_bytes=st.integers(1, 64 * MIB),
+    open_cost=st.integers(0, 8 * MIB),
+)
+def test_packing_takes_every_piece_once_largest_first_closing_only_when_full(
+    sizes: list[int], max_bytes: int, open_cost: int
+) -> None:
+    pieces = [Piece(f"f{i}", size) for i, size in enumerate(sizes)]
+    groups = pack_pieces(pieces, max_bytes, open_cost)
+    flat = [piece for group in groups for piece in group]
+    assert sorted(p.path for p in flat) == sorted(p.path for p in pieces) and all(groups)
+    assert [p.size for p in flat] == sorted(sizes, reverse=True)
+    for group in groups:  # ties keep their order
+        same = [int(p.path[1:]) for p in group]
+        assert all(a < b for a, b in itertools.pairwise(same) if sizes[a] == sizes[b])
+    for group, after in itertools.pairwise(groups):
+        filled = sum(p.size + open_cost for p in group)
+        assert filled + after[0].size > max_bytes  # the next piece did not fit
+        assert len(group) == 1 or filled - open_cost <= max_bytes  # only a lone piece exceeds
+
+
+def test_small_files_share_partitions_and_a_large_one_is_cut_by_its_index(tmp_path: Path) -> None:
+    small = [
+        write_records(tmp_path / f"small-{i}.tfrecord", (tfr.encode_example({"i": [k]}) for k in range(50)))
+        for i in range(4)
+    ]
+    files = [(str(path), os.path.getsize(path)) for path in small]
+    largest = split_bytes([size for _, size in files], 128 * MIB, 1024, 2)
+    groups = pack_pieces(split_pieces(files, largest, 10, "auto", True), largest, 1024)
+    assert [[Path(p.path).name for p in group] for group in groups] == [
+        ["small-0.tfrecord", "small-1.tfrecord"],
+        ["small-2.tfrecord", "small-3.tfrecord"],
+    ]
+    big = write_records(tmp_path / "big.tfrecord", (tfr.encode_example({"i": [k]}) for k in range(1000)))
+    size = os.path.getsize(big)
+    largest = split_bytes([size], 128 * MIB, 1024, 2)
+    pieces = split_pieces([(str(big), size)], largest, 10, "auto", True)
+    groups = pack_pieces(pieces, largest, 1024)
+    assert len(groups) == 2 and [(p.start, p.stop) for g in groups for p in g] == [(0, 500), (500, 1000)]
+    assert (tmp_path / "big.tfrecord.tfrlidx").exists()
