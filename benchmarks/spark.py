@@ -8,7 +8,8 @@
 # "sum(score)").collect() over the whole folder; a write round writes every row (mode overwrite). The readers take
 # turns round by round (_rounds.py). "rows" is the same reader yielding Python tuples instead of Arrow record batches:
 # the Python Data Source API's row path, to show what the Arrow path saves; "parquet python" is Parquet read by
-# pyarrow inside a Python data source: the API's own cost, with a decoder that costs nothing. For the write, "parquet
+# pyarrow inside a Python data source, its files packed into partitions by the rule tfrecord_lite.spark plans by
+# (Spark's): the API's own cost, with a decoder that costs nothing. For the write, "parquet
 # python" writes the same rows as Parquet by pyarrow from a Python data source's Arrow writer (each task's batches
 # streamed to one file): the API's write path with an encoder that costs almost nothing, the ceiling of any Python
 # data source writer against Spark's Parquet writer. Prints rows/s (median and the lowest and highest round) and the
