@@ -17,7 +17,6 @@ an abort deletes them. This module holds only that adaptation: option parsing an
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import os
 import time
@@ -28,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from tfrecord_lite._datasets.arrow_batches import iter_arrow_batches, iter_encoded_buffers
+from tfrecord_lite._datasets.arrow_batches import iter_arrow_batches, iter_framed_buffers
 from tfrecord_lite._datasets.hive_partitions import partition_folder, partition_types, partitioned_files, typed_values
 from tfrecord_lite._datasets.pieces import Piece, pack_pieces, piece_batches, piece_records, split_bytes, split_pieces
 from tfrecord_lite._datasets.schema import infer_features, infer_sequence_features
@@ -49,6 +48,7 @@ from tfrecord_lite._index.sidecar_file import sidecar_path
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._storage.files import file_size, size_in_bytes
+from tfrecord_lite._wire.framing import frame_many
 
 try:
     import pyarrow as pa
@@ -312,9 +312,9 @@ class _Writer(DataSourceArrowWriter):  # type: ignore[misc]
                     if where not in open_parts:
                         open_parts[where] = self._open(folder, where, task, attempt, len(open_parts))
                     _, writer, lengths = open_parts[where]
-                    for data, ends in self._records(rows):
-                        writer.write_buffer(data, ends)
-                        lengths.append(np.diff(ends, prepend=0))
+                    for framed, sizes in self._framed(rows):
+                        writer.write_framed(framed, sizes)
+                        lengths.append(sizes)
             for _, writer, _ in open_parts.values():
                 writer.close()
             plain = self._options.compression is None
@@ -351,12 +351,12 @@ class _Writer(DataSourceArrowWriter):  # type: ignore[misc]
         for values, indices in rows.items():
             yield partition_folder(keys, values), data.take(pa.array(indices))
 
-    def _records(self, rows: pa.RecordBatch) -> Iterator[tuple[bytes, list[int]]]:
-        """The batch's records back to back, and where each ends."""
+    def _framed(self, rows: pa.RecordBatch) -> Iterator[tuple[Any, np.ndarray]]:
+        """The batch's records framed back to back, and each record's length."""
         if self._options.record_type == "ByteArray":
             records = raw_records(rows)
-            return iter([(b"".join(records), list(itertools.accumulate(map(len, records))))])
-        return iter_encoded_buffers(rows, feature_lists=self._lists)
+            return iter([(frame_many(records), np.fromiter(map(len, records), dtype=np.int64, count=len(records)))])
+        return iter_framed_buffers(rows, feature_lists=self._lists)
 
     def commit(self, messages: Sequence[_Commit | None]) -> None:
         parts = [part for message in messages if message is not None for part in message.parts]

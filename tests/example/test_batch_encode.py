@@ -71,6 +71,19 @@ def test_each_record_is_what_encode_example_writes(data: tuple[int, list[tuple[s
         assert same_features(decode_example(record), {k: v if v.dtype != object else list(v) for k, v in row.items()})
 
 
+@given(columns(), st.integers(0, 12), st.integers(0, 4))
+def test_slots_with_room_around_hold_the_same_records(
+    data: tuple[int, list[tuple[str, int, list[list | None]]]], before: int, after: int
+) -> None:
+    rows, cols = data
+    tight, ends = encode_flat_examples([flat(*c) for c in cols], rows)
+    roomy, slot_ends = encode_flat_examples([flat(*c) for c in cols], rows, before, after)
+    assert len(slot_ends) == rows and len(roomy) == len(tight) + rows * (before + after)
+    for i, (stop, slot_stop) in enumerate(zip(ends.tolist(), slot_ends.tolist(), strict=True)):
+        start = ends[i - 1] if i else 0
+        assert roomy[slot_stop - after - (stop - start) : slot_stop - after].tobytes() == tight[start:stop].tobytes()
+
+
 @given(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=50))
 def test_varint_sizes_are_the_encoded_sizes(values: list[int]) -> None:
     array = np.array(values, dtype=np.int64)

@@ -166,6 +166,27 @@ def test_frame_buffer_frames_each_record_of_the_buffer(records, kind):
     assert framed == b"".join(map(framing.frame, records)) == framing.frame_many(records)
 
 
+@given(payloads, st.integers(0, 255))
+def test_fill_frames_frames_records_in_their_slots(records, junk):
+    """Slots of 12 free bytes, the record, 4 free bytes (holding junk): framed in place, the buffer
+    is frame_many of the records."""
+    import numpy as np
+
+    slots = b"".join(bytes([junk]) * 12 + record + bytes([junk]) * 4 for record in records)
+    buffer = np.frombuffer(bytearray(slots), dtype=np.uint8)
+    ends = list(itertools.accumulate(len(record) + 16 for record in records))
+    lengths = framing.fill_frames(buffer, ends)
+    assert buffer.tobytes() == framing.frame_many(records) and lengths.tolist() == list(map(len, records))
+
+
+@pytest.mark.parametrize("ends", [[3], [20, 19], [40]])
+def test_fill_frames_refuses_slots_outside_the_buffer(ends):
+    import numpy as np
+
+    with pytest.raises(ValueError, match="do not fit"):
+        framing.fill_frames(np.zeros(32, dtype=np.uint8), ends)
+
+
 @pytest.mark.parametrize("ends", [[3, 2], [7], [-1]])
 def test_frame_buffer_refuses_ends_outside_the_buffer(ends):
     with pytest.raises(ValueError, match="do not fit"):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from tfrecord_lite._datasets.arrow_encode import encode_arrow, iter_encoded, iter_encoded_buffers
+from tfrecord_lite._datasets.arrow_encode import encode_arrow, iter_encoded, iter_framed_buffers
 from tfrecord_lite._datasets.batch_union import concat_batches
 from tfrecord_lite._datasets.feature_lists import feature_list_field
 from tfrecord_lite._errors import FeatureError
@@ -55,7 +55,7 @@ __all__ = [
     "file_arrow_batches",
     "iter_arrow_batches",
     "iter_encoded",
-    "iter_encoded_buffers",
+    "iter_framed_buffers",
     "read_arrow",
     "sequence_arrow_type",
     "write_arrow",
@@ -485,7 +485,7 @@ def write_arrow(
     `feature_lists` as encode_arrow takes it (marked feature-list columns become
     SequenceExamples without it). `storage_options` are fsspec's, for a URL (or an fsspec
     filesystem object)."""
-    records = iter_encoded_buffers(data, strict, feature_lists)
+    records = iter_framed_buffers(data, strict, feature_lists)
     if is_file_object(dest):
         return _write(records, dest, compression, None)
     with open_publication(os.fspath(dest), storage_options) as publication:
@@ -493,8 +493,8 @@ def write_arrow(
         return _write(records, temp, compression, storage_options)
 
 
-def _write(records: Iterable[tuple[bytes, list[int]]], dest: Any, compression: str | None, storage_options: Any) -> int:
+def _write(records: Iterable[tuple[Any, np.ndarray]], dest: Any, compression: str | None, storage_options: Any) -> int:
     with TFRecordWriter(dest, compression, storage_options=storage_options) as writer:
-        for data, ends in records:
-            writer.write_buffer(data, ends)
+        for framed, lengths in records:
+            writer.write_framed(framed, lengths)
         return writer.records_written

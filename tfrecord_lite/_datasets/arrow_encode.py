@@ -4,14 +4,14 @@ write_arrow, the engines' sinks and the CLI's `convert` use.
 Strategy: each Arrow column is flattened to its leaf values (nested lists flattened), offsets per
 row and presence, and checked for a type an Example can hold (integers and bools → int64, floats →
 float32, strings and binary → bytes, Arrow's buffers taken as they are). A batch without
-feature-list columns is then encoded all at once by the batch encoder (_example/batch_encode.py);
-a batch with some is encoded row by row by the codec, each row with a value in a feature-list
-column a SequenceExample.
+feature-list columns is then encoded all at once by the batch encoder (_example/batch_encode.py),
+for a writer into slots with room around each record, where its TFRecord frame is then written
+(iter_framed_buffers: the records are never copied again); a batch with some is encoded row by
+row by the codec, each row with a value in a feature-list column a SequenceExample.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
@@ -22,6 +22,7 @@ from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.batch_encode import FlatColumn, encode_flat_examples
 from tfrecord_lite._example.encode import encode_example, encode_sequence_example
 from tfrecord_lite._example.spec import BYTES, FLOAT, INT64
+from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, fill_frames, frame_many
 
 try:
     import pyarrow as pa
@@ -143,15 +144,18 @@ def _flat_column(name: str, array: pa.Array, strict: bool) -> FlatColumn:
     return FlatColumn(name, BYTES, data, offsets, valid, value_offsets)
 
 
-def _encoded_examples(batch: pa.RecordBatch, strict: bool) -> tuple[bytes, list[int]]:
-    """The rows of a batch without feature lists as Examples, encoded all at once: the records
-    back to back, and where each ends."""
-    columns = [
+def _flat_columns(batch: pa.RecordBatch, strict: bool) -> list[FlatColumn]:
+    return [
         _flat_column(name, array, strict)
         for name, array in zip(batch.schema.names, batch.columns, strict=True)
         if not pa.types.is_null(array.type)
     ]
-    buffer, ends = encode_flat_examples(columns, batch.num_rows)
+
+
+def _encoded_examples(batch: pa.RecordBatch, strict: bool) -> tuple[bytes, list[int]]:
+    """The rows of a batch without feature lists as Examples, encoded all at once: the records
+    back to back, and where each ends."""
+    buffer, ends = encode_flat_examples(_flat_columns(batch, strict), batch.num_rows)
     return buffer.tobytes(), ends.tolist()
 
 
@@ -183,17 +187,20 @@ def iter_encoded(data: Any, strict: bool = False, feature_lists: Collection[str]
         yield from _encoded(batch, strict, feature_lists)
 
 
-def iter_encoded_buffers(
+def iter_framed_buffers(
     data: Any, strict: bool = False, feature_lists: Collection[str] | None = None
-) -> Iterator[tuple[bytes, list[int]]]:
-    """encode_arrow's records a batch of `data` at a time: (the records back to back, where each
-    ends), as TFRecordWriter.write_buffer takes them."""
+) -> Iterator[tuple[Any, np.ndarray]]:
+    """encode_arrow's records a batch of `data` at a time, framed as a TFRecord file holds them:
+    (the framed records back to back, each record's length), as TFRecordWriter.write_framed takes
+    them. Examples are encoded into slots with room for their frames, which are then written
+    there (framing.fill_frames): no record is copied again."""
     for batch in _batches_of(data):
         if feature_list_names(batch.schema, feature_lists):
             records = list(_encoded(batch, strict, feature_lists))
-            yield b"".join(records), list(itertools.accumulate(map(len, records)))
+            yield frame_many(records), np.fromiter(map(len, records), dtype=np.int64, count=len(records))
         else:
-            yield _encoded_examples(batch, strict)
+            buffer, ends = encode_flat_examples(_flat_columns(batch, strict), batch.num_rows, HEADER_SIZE, FOOTER_SIZE)
+            yield buffer, fill_frames(buffer, ends)
 
 
 def encode_arrow(data: Any, *, strict: bool = False, feature_lists: Collection[str] | None = None) -> list[bytes]:

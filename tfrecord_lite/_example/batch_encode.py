@@ -139,14 +139,15 @@ def _merged(segments: Sequence[Segment]) -> list[Segment]:
     return merged
 
 
-def gather(segments: Sequence[Segment]) -> tuple[npt.NDArray[np.uint8], Ints]:
-    """Each row's segments in order, every row after the other; (bytes, end of each row)."""
-    sizes = np.zeros(len(segments[0].lengths) if segments else 0, dtype=np.int64)
+def gather(segments: Sequence[Segment], before: int = 0, after: int = 0) -> tuple[npt.NDArray[np.uint8], Ints]:
+    """Each row's segments in order, every row after the other, `before` and `after` bytes left
+    free around each (not written); (bytes, end of each row's slot, free bytes included)."""
+    sizes = np.full(len(segments[0].lengths) if segments else 0, before + after, dtype=np.int64)
     for segment in segments:
         sizes += segment.lengths
     ends = np.cumsum(sizes)
     out = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.uint8)
-    at = ends - sizes
+    at = ends - sizes + before
     for segment in _merged(segments):
         _place(out, at, segment)
         at += segment.lengths
@@ -210,9 +211,12 @@ def _entry(column: FlatColumn) -> tuple[list[Segment], Ints]:
     return segments, np.where(present, 1 + varint_sizes(entry) + entry, 0)
 
 
-def encode_flat_examples(columns: Sequence[FlatColumn], rows: int) -> tuple[np.ndarray, Ints]:
+def encode_flat_examples(
+    columns: Sequence[FlatColumn], rows: int, before: int = 0, after: int = 0
+) -> tuple[np.ndarray, Ints]:
     """The serialized Examples of `rows` rows of `columns`, in one uint8 buffer, and the end of
-    each record in it (record i is buffer[ends[i - 1]:ends[i]])."""
+    each record's slot in it: record i is buffer[ends[i - 1] + before:ends[i] - after], the bytes
+    around it left free (where framing.fill_frames writes a TFRecord frame's header and footer)."""
     everyone = np.ones(rows, dtype=bool)
     entries: list[Segment] = []
     features = np.zeros(rows, dtype=np.int64)
@@ -220,4 +224,4 @@ def encode_flat_examples(columns: Sequence[FlatColumn], rows: int) -> tuple[np.n
         segments, length = _entry(column)
         entries += segments
         features += length
-    return gather([constant(_tag(1), everyone), varints(features, everyone), *entries])
+    return gather([constant(_tag(1), everyone), varints(features, everyone), *entries], before, after)

@@ -8,7 +8,8 @@ write() returned: a local regular file is written through a shared memory map
 inlined into two struct.pack_into calls; the length CRC stored last, so that readers know a
 stopped writer's tail, _wire/unfinished.py) once its first records show they are small; otherwise one os.writev a
 record (header, payload and footer, never concatenated). write_buffer() frames a batch of
-records lying in one buffer at once (framing.frame_buffer). GZIP and ZLIB files are one zlib stream over
+records lying in one buffer at once (framing.frame_buffer); write_framed() takes a batch already
+framed in place (framing.fill_frames, in the gaps a batch encoder leaves). GZIP and ZLIB files are one zlib stream over
 the whole file, as TensorFlow writes them (zlib wrapper with adler32 for ZLIB,
 gzip wrapper for GZIP; default level, memLevel 9 like TF's ZlibOutputBuffer), so the
 default output is TensorFlow's byte for byte; `level=` and `fast=True` (ISA-L or
@@ -54,7 +55,14 @@ from tfrecord_lite._storage.locations import StorageOptions, has_scheme
 from tfrecord_lite._storage.mapped import MappedFile, open_mapped
 from tfrecord_lite._storage.publish import OutputLock
 from tfrecord_lite._wire.crc import MASK_DELTA
-from tfrecord_lite._wire.framing import HEADERS_BY_LENGTH, cached_header, frame_buffer, frame_many
+from tfrecord_lite._wire.framing import (
+    HEADER_SIZE,
+    HEADERS_BY_LENGTH,
+    OVERHEAD,
+    cached_header,
+    frame_buffer,
+    frame_many,
+)
 
 _BUFFER_SIZE = 1 << 20
 _U32 = struct.Struct("<I").pack
@@ -328,15 +336,34 @@ class TFRecordWriter:
                 self.write(view[start:end].tobytes())
                 start = end
             return
-        framed = frame_buffer(data, ends)
+        self._write_run(frame_buffer(data, ends), len(ends))
+
+    def write_framed(self, framed: Any, lengths: Sequence[int] | Any) -> None:
+        """Append records already framed, back to back in the bytes-like `framed`, record i's
+        payload lengths[i] bytes long: as write() of each would, without framing them again (a
+        batch encoder's output framed in place by framing.fill_frames, as write_arrow does)."""
+        if self._file is None:
+            raise ValueError("write to a closed TFRecordWriter")
+        view = memoryview(framed).cast("B")
+        if self._seek is not None or self._mapped is not None:  # seek points, the length CRC last: record by record
+            start = HEADER_SIZE
+            for length in map(int, lengths):
+                self.write(view[start : start + length].tobytes())
+                start += length + OVERHEAD
+            return
+        self._write_run(view, len(lengths))
+
+    def _write_run(self, framed: memoryview, count: int) -> None:
+        """Write `count` framed records back to back in `framed`, after any buffered ones."""
         if self._records:
             self._drain()
         size = len(framed)
+        data: bytes | memoryview = framed
         if self._compressor is not None:
-            framed = self._compressor.compress(framed)
-        if framed:
-            self._emit(len(framed), framed)
-        self._drained_records += len(ends)
+            data = self._compressor.compress(framed)
+        if data:
+            self._emit(len(data), data)
+        self._drained_records += count
         self._drained_bytes += size
 
     def write_example(self, features: Mapping[str, Any]) -> None:

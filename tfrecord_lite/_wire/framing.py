@@ -31,7 +31,7 @@ from crc32c import crc32c as _crc32c
 
 from tfrecord_lite._errors import CorruptRecordError, PathName, TruncatedRecordError
 from tfrecord_lite._repr import plural
-from tfrecord_lite._wire.crc import MASK_DELTA, masked_crc, masked_length_crcs
+from tfrecord_lite._wire.crc import MASK_DELTA, mask_all, masked_crc, masked_length_crcs
 from tfrecord_lite._wire.unfinished import reader_of, unfinished_tail
 
 HEADER_SIZE = 12
@@ -274,8 +274,7 @@ def _payloads_match_each(mv: memoryview, heads: Any, lengths: Any) -> bool:
     starts = (heads + HEADER_SIZE).tolist()
     plain = np.array([crc(mv[s : s + n]) for s, n in zip(starts, lengths.tolist(), strict=True)], np.uint32)
     footers = np.ndarray((mv.nbytes - 3,), "<u4", mv, 0, (1,))[heads + HEADER_SIZE + lengths]
-    masked = ((plain >> np.uint32(15)) | (plain << np.uint32(17))) + np.uint32(MASK_DELTA)
-    return bool((masked == footers).all())
+    return bool((mask_all(plain) == footers).all())
 
 
 def _header_crc_matches(mv: memoryview, p: int, length: int, want: int) -> bool:
@@ -344,7 +343,7 @@ def _framed(records: Sequence[bytes], lengths: Any) -> memoryview:
     np.cumsum(lengths, out=gaps[1:], dtype=np.int64)
     gaps[1:] += np.arange(OVERHEAD, OVERHEAD * n + 1, OVERHEAD, dtype=np.int64)
     words = np.ndarray((size - 3,), "<u4", out, 0, (1,))  # a little-endian uint32 at every offset
-    words[gaps[1:]] = ((c >> np.uint32(15)) | (c << np.uint32(17))) + np.uint32(MASK_DELTA)
+    words[gaps[1:]] = mask_all(c)
     np.ndarray((size - 7,), "<i8", out, 0, (1,))[gaps[:-1] + 4] = lengths
     words[gaps[:-1] + 12] = masked_length_crcs(lengths)
     return memoryview(out)[4 : size - 12]
@@ -367,6 +366,32 @@ def frame_buffer(data: bytes | bytearray | memoryview, ends: Sequence[int]) -> m
         raise ValueError(f"record ends {ends[0]}..{ends[-1]} do not fit in a buffer of {len(whole)} bytes")
     records = list(map(whole.__getitem__, map(slice, (stops - lengths).tolist(), stops.tolist())))
     return _framed(records, lengths)
+
+
+def fill_frames(buffer: Any, slot_ends: Any) -> Any:
+    """Frame in place the records that lie in `buffer` (a writable uint8 numpy array), each in a
+    slot ending at slot_ends[i] that holds HEADER_SIZE free bytes, the record and FOOTER_SIZE free
+    bytes (as a batch encoder leaves them, batch_encode.gather's `before` and `after`): every
+    header and footer is written there, and no record is copied. Returns the records' lengths
+    (an int64 array); the buffer then holds frame_many of the records."""
+    import numpy as np
+
+    ends = np.asarray(slot_ends, dtype=np.int64)
+    lengths = np.diff(ends, prepend=0) - OVERHEAD
+    if not len(ends):
+        return lengths
+    if (lengths < 0).any() or int(ends[-1]) > buffer.size:
+        raise ValueError(f"slots ending at {ends[0]}..{ends[-1]} do not fit in a buffer of {buffer.size} bytes")
+    starts = ends - lengths - FOOTER_SIZE
+    view = memoryview(buffer)
+    pieces = map(view.__getitem__, map(slice, starts.tolist(), (starts + lengths).tolist()))
+    crcs = np.fromiter(map(_crc32c, pieces), dtype=np.uint32, count=len(ends))
+    words = np.ndarray((buffer.size - 3,), "<u4", buffer, 0, (1,))  # a little-endian uint32 at every offset
+    words[starts + lengths] = mask_all(crcs)
+    headers = starts - HEADER_SIZE
+    np.ndarray((buffer.size - 7,), "<i8", buffer, 0, (1,))[headers] = lengths
+    words[headers + 8] = masked_length_crcs(lengths)
+    return lengths
 
 
 # length -> its header, for the first 4096 lengths met (cached_header fills it; loops look it up first)
