@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tfrecord_lite._datasets.pieces import Piece, input_files, piece_batches, plan_pieces
+from tfrecord_lite._datasets.pieces import Piece, group_pieces, input_files, piece_batches, plan_pieces
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.validate import check_int, feature_specs
 from tfrecord_lite._storage.sources import Sources
@@ -62,8 +62,8 @@ def _frame(table: pa.Table) -> pd.DataFrame:
     return table.to_pandas(types_mapper=_pandas_type)
 
 
-def _partition(piece: Piece, options: dict[str, Any], schema: pa.Schema) -> pd.DataFrame:
-    return _frame(_table(piece, options, schema))
+def _partition(pieces: list[Piece], options: dict[str, Any], schema: pa.Schema) -> pd.DataFrame:
+    return _frame(pa.concat_tables([_table(piece, options, schema) for piece in pieces]))
 
 
 def read_tfrecords(
@@ -85,7 +85,8 @@ def read_tfrecords(
     column of steps (list<list<T>>) beside the context columns, found in the records without a
     spec, or typed by `sequence_features` (then `features` is the context's spec). One partition
     per file; `npartitions` larger than the number of files splits uncompressed files by record
-    ranges. `verify` checks every CRC.
+    ranges, and smaller gives each partition a run of neighbouring files of about equal bytes.
+    `verify` checks every CRC.
     `storage_options` open URLs (s3://, gs://, ...): fsspec's options, as Dask's own readers take
     them, or an fsspec filesystem; the workers get them with each partition."""
     check_int("batch_size", batch_size, 1)
@@ -109,4 +110,5 @@ def read_tfrecords(
         first = next(piece_batches(Piece(files[0], 0), **options), pa.record_batch([]))
         schema = first.schema
     meta = _frame(schema.empty_table())
-    return dd.from_map(_partition, pieces, options=options, schema=schema, meta=meta, enforce_metadata=False)
+    groups = group_pieces(pieces, wanted)
+    return dd.from_map(_partition, groups, options=options, schema=schema, meta=meta, enforce_metadata=False)

@@ -3,7 +3,8 @@ read into a ray.data.Dataset and a Dataset written out as TFRecord shards, with 
 
 Strategy: reading is a ray.data.Datasource, Ray's public (PublicAPI) interface for custom sources,
 not FileBasedDatasource: that one is a developer API whose hooks have changed between releases,
-and it splits by whole files, where large files here are split by record ranges (pieces). Each
+and it splits by whole files, where large files here are split by record ranges (pieces), and
+more files than the tasks Ray asks for are grouped into that many runs of neighbouring files. Each
 read task yields decode_arrow's record batches as its blocks. Writing is a Datasink: each write
 task writes its rows (encode_arrow) to files under temporary names of this write and returns their
 names; on_write_complete, on the driver once every task has succeeded, renames them to TensorFlow's
@@ -21,7 +22,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from tfrecord_lite._datasets.pieces import Piece, input_files, piece_batches, plan_pieces
+from tfrecord_lite._datasets.pieces import Piece, group_pieces, input_files, piece_batches, plan_pieces
 from tfrecord_lite._datasets.sharded import shard_name, shard_suffix
 from tfrecord_lite._example.validate import check_int, feature_specs
 from tfrecord_lite._records.writer import TFRecordWriter
@@ -73,13 +74,14 @@ def _as_url(path: str, fs: Any) -> str:
     return f"{protocol}://{path}"
 
 
-def _read_piece(piece: Piece, options: dict[str, Any]) -> Iterator[pa.Table]:
-    """The blocks of one read task: its record batches as (zero-copy) tables, which Ray expects."""
+def _read_pieces(pieces: list[Piece], options: dict[str, Any]) -> Iterator[pa.Table]:
+    """The blocks of one read task: its pieces' record batches as (zero-copy) tables, which Ray expects."""
     include_paths = options.pop("include_paths")
-    for batch in piece_batches(piece, **options):
-        if include_paths:
-            batch = batch.append_column("path", pa.array([piece.path] * batch.num_rows, pa.string()))
-        yield pa.Table.from_batches([batch])
+    for piece in pieces:
+        for batch in piece_batches(piece, **options):
+            if include_paths:
+                batch = batch.append_column("path", pa.array([piece.path] * batch.num_rows, pa.string()))
+            yield pa.Table.from_batches([batch])
 
 
 class TFRecordDatasource(Datasource):  # type: ignore[misc]
@@ -119,6 +121,7 @@ class TFRecordDatasource(Datasource):  # type: ignore[misc]
 
     def get_read_tasks(self, parallelism: int, per_task_row_limit: int | None = None, **_: Any) -> list[ReadTask]:
         pieces = plan_pieces(self._paths, parallelism, self._batch_size, self._compression, self._verify)
+        groups = group_pieces(pieces, max(parallelism, 1))
         options = {
             "features": self._features,
             "batch_size": self._batch_size,
@@ -130,14 +133,23 @@ class TFRecordDatasource(Datasource):  # type: ignore[misc]
         extra = {"per_task_row_limit": per_task_row_limit} if per_task_row_limit is not None else {}
         return [
             ReadTask(
-                functools.partial(_read_piece, piece, {**options, "include_paths": self._include_paths}),
+                functools.partial(_read_pieces, group, {**options, "include_paths": self._include_paths}),
                 BlockMetadata(
-                    num_rows=piece.num_rows, size_bytes=piece.size or None, input_files=[piece.path], exec_stats=None
+                    num_rows=_rows(group),
+                    size_bytes=sum(piece.size for piece in group) or None,
+                    input_files=[piece.path for piece in group],
+                    exec_stats=None,
                 ),
                 **extra,
             )
-            for piece in pieces
+            for group in groups
         ]
+
+
+def _rows(pieces: list[Piece]) -> int | None:
+    """The rows of `pieces`, when each one knows its own."""
+    rows = [piece.num_rows for piece in pieces]
+    return None if None in rows else sum(row or 0 for row in rows)
 
 
 def read_tfrecords(

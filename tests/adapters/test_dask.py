@@ -42,6 +42,17 @@ def test_one_file_in_four_record_ranges_yields_each_record_once(tmp_path: Path) 
     assert evens.tolist() == list(range(0, 1000, 2))
 
 
+def test_fewer_partitions_than_files_take_runs_of_neighbouring_files(tmp_path: Path) -> None:
+    from tfrecord_lite.dask import read_tfrecords
+
+    for shard in range(6):
+        write_file(tmp_path / f"part-{shard}.tfrecord", range(shard * 50, (shard + 1) * 50))
+    df = read_tfrecords(tmp_path, SPEC, npartitions=2)
+    assert df.npartitions == 2
+    assert df.map_partitions(len).compute().tolist() == [150, 150]
+    assert df["id"].compute().tolist() == list(range(300))
+
+
 def test_without_a_spec_columns_come_from_the_first_file(tmp_path: Path) -> None:
     from tfrecord_lite.arrow import decode_arrow
     from tfrecord_lite.dask import read_tfrecords

@@ -65,6 +65,20 @@ def test_one_file_split_in_four_read_tasks_yields_each_record_once(tmp_path: Pat
     assert_rows_match(ds.take_all(), records)
 
 
+def test_more_files_than_tasks_share_the_tasks_in_order(tmp_path: Path) -> None:
+    from tfrecord_lite.ray import TFRecordDatasource, read_tfrecords
+
+    records = []
+    for shard in range(6):
+        records += write_file(tmp_path / f"part-{shard}.tfrecord", range(shard * 50, (shard + 1) * 50))
+    tasks = TFRecordDatasource(str(tmp_path), features=SPEC, batch_size=20).get_read_tasks(2)
+    assert [len(t.metadata.input_files) for t in tasks] == [3, 3]
+    ids = [i for task in tasks for block in task() for i in block.column("id").to_pylist()]
+    assert ids == list(range(300))
+    ds = read_tfrecords(tmp_path, features=SPEC, batch_size=20, override_num_blocks=2)
+    assert_rows_match(ds.take_all(), records)
+
+
 def test_compressed_files_are_one_task_each(tmp_path: Path) -> None:
     from tfrecord_lite.ray import TFRecordDatasource
 

@@ -4,7 +4,8 @@ read tasks, and what one task reads.
 Strategy: a piece is a whole file, or a record range of an uncompressed local file. Files are
 split only when there are fewer of them than the tasks wanted: each gets a share of the tasks in
 proportion to its size, cut at record boundaries found in its index (the sidecar, built and saved
-by one scan when missing), never into ranges shorter than one batch. Spark's partitions follow
+by one scan when missing), never into ranges shorter than one batch. When there are more files
+than tasks, group_pieces gives each task a run of neighbouring files of about equal bytes. Spark's partitions follow
 Spark's own rule for file sources instead: split_bytes sizes a partition from the dataset's bytes
 and the parallelism, split_pieces cuts every file larger than that, and pack_pieces groups the
 pieces, largest first, into partitions of about that size. A range piece carries its
@@ -74,6 +75,22 @@ def plan_pieces(paths: Sequence[str], wanted: int, batch_size: int, compression:
         bounds = [len(records) * i // cuts for i in range(cuts + 1)]
         pieces += [Piece(path, size // cuts, a, b, records) for a, b in itertools.pairwise(bounds)]
     return pieces
+
+
+def group_pieces(pieces: Sequence[Piece], wanted: int) -> list[list[Piece]]:
+    """At most `wanted` groups of neighbouring pieces, in their order, of about equal bytes (equal
+    counts where a size is unknown: a URL's): how more files than tasks share the tasks."""
+    if len(pieces) <= wanted:
+        return [[piece] for piece in pieces]
+    sized = not any(is_url(piece.path) for piece in pieces)
+    weights = [max(piece.size, 1) if sized else 1 for piece in pieces]
+    total = sum(weights)
+    groups: list[list[Piece]] = [[] for _ in range(wanted)]
+    before = 0
+    for piece, weight in zip(pieces, weights, strict=True):
+        groups[min(wanted - 1, (2 * before + weight) * wanted // (2 * total))].append(piece)  # by its middle
+        before += weight
+    return [group for group in groups if group]
 
 
 def split_bytes(sizes: Sequence[int], max_bytes: int, open_cost: int, min_partitions: int) -> int:

@@ -1,7 +1,8 @@
-"""Spark's partitions planned as Spark plans its file sources (split_bytes, split_pieces,
-pack_pieces): a partition's size from the dataset's bytes and the parallelism, files larger than
-that cut into record ranges, and the pieces packed largest first. Properties over any sizes
-(hypothesis), and real files."""
+"""How a dataset's read tasks are planned. Spark's partitions as Spark plans its file sources
+(split_bytes, split_pieces, pack_pieces): a partition's size from the dataset's bytes and the
+parallelism, files larger than that cut into record ranges, and the pieces packed largest first.
+Ray's and Dask's tasks when there are more files than tasks (group_pieces): runs of neighbouring
+files of about equal bytes. Properties over any sizes (hypothesis), and real files."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
-from tfrecord_lite._datasets.pieces import Piece, pack_pieces, split_bytes, split_pieces
+from tfrecord_lite._datasets.pieces import Piece, group_pieces, pack_pieces, split_bytes, split_pieces
 
 from .._records import write_records
 
@@ -69,3 +70,22 @@ def test_small_files_share_partitions_and_a_large_one_is_cut_by_its_index(tmp_pa
     groups = pack_pieces(pieces, largest, 1024)
     assert len(groups) == 2 and [(p.start, p.stop) for g in groups for p in g] == [(0, 500), (500, 1000)]
     assert (tmp_path / "big.tfrecord.tfrlidx").exists()
+
+
+@given(sizes=st.lists(st.integers(0, 10 * MIB), max_size=40), wanted=st.integers(1, 12))
+def test_grouping_keeps_the_order_in_at_most_the_groups_wanted(sizes: list[int], wanted: int) -> None:
+    pieces = [Piece(f"f{i}", size) for i, size in enumerate(sizes)]
+    groups = group_pieces(pieces, wanted)
+    assert [p for group in groups for p in group] == pieces and all(groups)
+    assert len(groups) == min(len(pieces), wanted) or (len(pieces) > wanted and len(groups) < wanted)
+    if sizes and len(pieces) > wanted:  # a group holds the pieces whose middle is in its share
+        weights = [max(size, 1) for size in sizes]
+        share = sum(weights) / wanted
+        assert all(sum(max(p.size, 1) for p in group) <= share + max(weights) for group in groups)
+
+
+def test_equal_files_are_grouped_evenly_and_urls_by_count() -> None:
+    pieces = [Piece(f"f{i}", 100) for i in range(6)]
+    assert [[p.path for p in g] for g in group_pieces(pieces, 2)] == [["f0", "f1", "f2"], ["f3", "f4", "f5"]]
+    urls = [Piece(f"s3://b/f{i}", 0) for i in range(4)]
+    assert [len(g) for g in group_pieces(urls, 2)] == [2, 2]
