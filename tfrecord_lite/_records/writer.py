@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import io
+import itertools
 import os
 import struct
 import zlib
@@ -242,13 +243,6 @@ class TFRecordWriter:
         """How many records were written so far."""
         return self._drained_records + len(self._records)
 
-    def _unmap(self) -> int:
-        """Drop the map (the file keeps what was stored into it): where the data ends in the file."""
-        written = self._written()
-        self._drained_bytes = written - self._start
-        self._map, self._at, self._room, self._at_counted = None, 0, 0, 0
-        return written
-
     @property
     def bytes_written(self) -> int:
         """The uncompressed size of the record stream so far."""
@@ -257,6 +251,13 @@ class TFRecordWriter:
     def _written(self) -> int:
         """The file offset where the records handed to the OS end."""
         return self._start + self._drained_bytes + self._at - self._at_counted
+
+    def _unmap(self) -> int:
+        """Drop the map (the file keeps what was stored into it): where the data ends in the file."""
+        written = self._written()
+        self._drained_bytes = written - self._start
+        self._map, self._at, self._room, self._at_counted = None, 0, 0, 0
+        return written
 
     def write(self, record: Any) -> None:
         """Append one serialized record (bytes or any bytes-like object); for a dict of
@@ -312,7 +313,7 @@ class TFRecordWriter:
             return False
         self._probing = False
         if self._drained_bytes > _MAPPED_SIZE * self._drained_records:
-            self._close_mapped(self._written())  # larger records: os.writev from now on
+            self._close_mapped()  # larger records: os.writev from now on
             return False
         return True
 
@@ -330,11 +331,9 @@ class TFRecordWriter:
         write() of each would, framed at once (a batch encoder's output, say)."""
         if self._file is None:
             raise ValueError("write to a closed TFRecordWriter")
-        if self._seek is not None or self._mapped is not None:  # seek points, the length CRC last: record by record
-            view, start = memoryview(data).cast("B"), 0
-            for end in ends:
-                self.write(view[start:end].tobytes())
-                start = end
+        if self._record_by_record:
+            stops = [int(end) for end in ends]
+            self._write_each(memoryview(data).cast("B"), [0, *stops[:-1]], stops)
             return
         self._write_run(frame_buffer(data, ends), len(ends))
 
@@ -345,13 +344,22 @@ class TFRecordWriter:
         if self._file is None:
             raise ValueError("write to a closed TFRecordWriter")
         view = memoryview(framed).cast("B")
-        if self._seek is not None or self._mapped is not None:  # seek points, the length CRC last: record by record
-            start = HEADER_SIZE
-            for length in map(int, lengths):
-                self.write(view[start : start + length].tobytes())
-                start += length + OVERHEAD
+        if self._record_by_record:
+            sizes = [int(n) for n in lengths]
+            starts = list(itertools.accumulate((n + OVERHEAD for n in sizes[:-1]), initial=HEADER_SIZE))
+            self._write_each(view, starts, [start + n for start, n in zip(starts, sizes, strict=True)])
             return
         self._write_run(view, len(lengths))
+
+    @property
+    def _record_by_record(self) -> bool:
+        """Whether a batch is written a record at a time: seek points are placed between records,
+        and a map stores each record's length CRC last."""
+        return self._seek is not None or self._mapped is not None
+
+    def _write_each(self, view: memoryview, starts: Sequence[int], stops: Sequence[int]) -> None:
+        for start, stop in zip(starts, stops, strict=True):
+            self.write(view[start:stop].tobytes())
 
     def _write_run(self, framed: memoryview, count: int) -> None:
         """Write `count` framed records back to back in `framed`, after any buffered ones."""
@@ -406,7 +414,7 @@ class TFRecordWriter:
         """Close after a failed write; an uncompressed file we own ends on its last complete record."""
         complete = self._written()
         with contextlib.suppress(OSError):
-            self._close_mapped(complete)
+            self._close_mapped()
         with contextlib.suppress(OSError):
             if self._owned:  # an upload is cancelled rather than completed with what it got
                 getattr(self._file, "abort", self._file.close)()  # type: ignore[union-attr]
@@ -422,11 +430,10 @@ class TFRecordWriter:
             err.errno, f"{reason}: writing {where} failed; the records before the failed write are kept"
         ) from err
 
-    def _close_mapped(self, written: int) -> None:
-        """Unmap, cut the file to the `written` bytes (the zero bytes ahead of them), close the map's descriptor."""
+    def _close_mapped(self) -> None:
+        """Unmap, cut the file to the records written (the zero bytes ahead of them), close the map's descriptor."""
         mapped, self._mapped = self._mapped, None
-        self._unmap()
-        self._drained_bytes = written - self._start
+        written = self._unmap()
         if mapped is not None:
             try:
                 mapped.finish(written)
@@ -465,10 +472,10 @@ class TFRecordWriter:
             if self._compressor is not None:
                 out = self._compressor.flush(zlib.Z_FINISH)
                 self._emit(len(out), out)
-            self._close_mapped(self._written())
+            self._close_mapped()
         finally:
             if self._file is not None and self._owned:
-                self._close_mapped(self._written())
+                self._close_mapped()
                 self._file.close()
             self._file = None
             self._drain_at = _DIVERT
@@ -503,7 +510,7 @@ class TFRecordWriter:
         file, self._file = self._file, None
         self._drain_at = _DIVERT
         try:
-            self._close_mapped(self._written())
+            self._close_mapped()
         finally:
             self._unlock()
         if file is None:
