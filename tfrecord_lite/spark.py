@@ -48,7 +48,7 @@ from tfrecord_lite._index.sidecar_file import sidecar_path
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._storage.files import file_size, size_in_bytes
-from tfrecord_lite._wire.framing import frame_many
+from tfrecord_lite._wire.framing import framed_records
 
 try:
     import pyarrow as pa
@@ -354,8 +354,7 @@ class _Writer(DataSourceArrowWriter):  # type: ignore[misc]
     def _framed(self, rows: pa.RecordBatch) -> Iterator[tuple[Any, np.ndarray]]:
         """The batch's records framed back to back, and each record's length."""
         if self._options.record_type == "ByteArray":
-            records = raw_records(rows)
-            return iter([(frame_many(records), np.fromiter(map(len, records), dtype=np.int64, count=len(records)))])
+            return iter([framed_records(raw_records(rows))])
         return iter_framed_buffers(rows, feature_lists=self._lists)
 
     def commit(self, messages: Sequence[_Commit | None]) -> None:

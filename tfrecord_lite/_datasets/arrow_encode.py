@@ -22,7 +22,7 @@ from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.batch_encode import FlatColumn, encode_flat_examples
 from tfrecord_lite._example.encode import encode_example, encode_sequence_example
 from tfrecord_lite._example.spec import BYTES, FLOAT, INT64
-from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, fill_frames, frame_many
+from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, fill_frames, framed_records
 
 try:
     import pyarrow as pa
@@ -197,7 +197,7 @@ def iter_framed_buffers(
     for batch in _batches_of(data):
         if feature_list_names(batch.schema, feature_lists):
             records = list(_encoded(batch, strict, feature_lists))
-            yield frame_many(records), np.fromiter(map(len, records), dtype=np.int64, count=len(records))
+            yield framed_records(records)
         else:
             buffer, ends = encode_flat_examples(_flat_columns(batch, strict), batch.num_rows, HEADER_SIZE, FOOTER_SIZE)
             yield buffer, fill_frames(buffer, ends)

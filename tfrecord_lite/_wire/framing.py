@@ -326,9 +326,16 @@ def frame_many(records: Sequence[bytes]) -> memoryview:
     several times faster. One join puts the records 16 bytes apart (one's footer, the next one's
     header go there, with 12 bytes before the first and 4 after the last), and numpy writes those
     fields for all records at once, as unaligned words at their offsets."""
+    return framed_records(records)[0]
+
+
+def framed_records(records: Sequence[bytes]) -> tuple[memoryview, Any]:
+    """(frame_many of `records`, their lengths as an int64 array), as TFRecordWriter.write_framed
+    takes them."""
     import numpy as np
 
-    return _framed(records, np.fromiter(map(len, records), dtype=np.int64, count=len(records)))
+    lengths = np.fromiter(map(len, records), dtype=np.int64, count=len(records))
+    return _framed(records, lengths), lengths
 
 
 def _framed(records: Sequence[bytes], lengths: Any) -> memoryview:
@@ -342,10 +349,7 @@ def _framed(records: Sequence[bytes], lengths: Any) -> memoryview:
     gaps = np.arange(0, OVERHEAD * n + 1, OVERHEAD, dtype=np.int64)  # where each gap of 16 bytes starts
     np.cumsum(lengths, out=gaps[1:], dtype=np.int64)
     gaps[1:] += np.arange(OVERHEAD, OVERHEAD * n + 1, OVERHEAD, dtype=np.int64)
-    words = np.ndarray((size - 3,), "<u4", out, 0, (1,))  # a little-endian uint32 at every offset
-    words[gaps[1:]] = mask_all(c)
-    np.ndarray((size - 7,), "<i8", out, 0, (1,))[gaps[:-1] + 4] = lengths
-    words[gaps[:-1] + 12] = masked_length_crcs(lengths)
+    _store_frames(out, gaps[:-1] + 4, lengths, c)
     return memoryview(out)[4 : size - 12]
 
 
@@ -386,12 +390,20 @@ def fill_frames(buffer: Any, slot_ends: Any) -> Any:
     view = memoryview(buffer)
     pieces = map(view.__getitem__, map(slice, starts.tolist(), (starts + lengths).tolist()))
     crcs = np.fromiter(map(_crc32c, pieces), dtype=np.uint32, count=len(ends))
-    words = np.ndarray((buffer.size - 3,), "<u4", buffer, 0, (1,))  # a little-endian uint32 at every offset
-    words[starts + lengths] = mask_all(crcs)
-    headers = starts - HEADER_SIZE
-    np.ndarray((buffer.size - 7,), "<i8", buffer, 0, (1,))[headers] = lengths
-    words[headers + 8] = masked_length_crcs(lengths)
+    _store_frames(buffer, starts - HEADER_SIZE, lengths, crcs)
     return lengths
+
+
+def _store_frames(buffer: Any, headers: Any, lengths: Any, crcs: Any) -> None:
+    """Write into `buffer` (bytearray or uint8 array) the header at each of `headers` and the footer
+    after its payload of `lengths` bytes, whose plain CRC32C is `crcs` (numpy arrays)."""
+    import numpy as np
+
+    size = len(buffer)
+    words = np.ndarray((size - 3,), "<u4", buffer, 0, (1,))  # a little-endian uint32 at every offset
+    np.ndarray((size - 7,), "<i8", buffer, 0, (1,))[headers] = lengths
+    words[headers + 8] = masked_length_crcs(lengths)
+    words[headers + HEADER_SIZE + lengths] = mask_all(crcs)
 
 
 # length -> its header, for the first 4096 lengths met (cached_header fills it; loops look it up first)
