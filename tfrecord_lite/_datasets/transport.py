@@ -124,23 +124,34 @@ def _shared(size: int) -> Any:
 
 def _worker_ring() -> _Ring:
     global _ring
-    if _ring is None or not _ring.token.startswith(f"{os.getpid()}-"):  # a forked child makes its own
+    if _ring is None or not _ours(_ring):  # a forked child makes its own
         _ring = _Ring()
     return _ring
 
 
-def _tensor_array(value: Any) -> np.ndarray | None:
-    """A dense CPU tensor's values as a flat numpy array (None for other values and dtypes numpy lacks)."""
+def _ours(ring: _Ring | _BatchRing) -> bool:
+    """Whether `ring` was made by this process (a forked worker inherits its parent's)."""
+    return ring.token.startswith(f"{os.getpid()}-")
+
+
+def _plain_tensor(value: Any) -> bool:
+    """Whether `value` is a dense CPU tensor that needs no autograd: one whose memory can cross as bytes."""
     import torch
 
     if not isinstance(value, torch.Tensor) or value.layout != torch.strided or value.is_nested:
-        return None
-    if value.device.type != "cpu" or value.requires_grad:
+        return False
+    return value.device.type == "cpu" and not value.requires_grad
+
+
+def _tensor_array(value: Any) -> np.ndarray | None:
+    """A dense CPU tensor's values as a flat numpy array (None for other values and dtypes numpy lacks)."""
+    if not _plain_tensor(value):
         return None
     try:
-        return value.contiguous().numpy().reshape(-1)
+        array: np.ndarray = value.contiguous().numpy().reshape(-1)
     except (TypeError, RuntimeError):  # bfloat16 and others numpy has no dtype for
         return None
+    return array
 
 
 def _is_bytes_list(value: Any) -> bool:
@@ -409,7 +420,7 @@ def _numpy_dtype(empty: Any) -> np.dtype[Any] | None:
 
 def _worker_batch_ring() -> _BatchRing:
     global _batch_ring
-    if _batch_ring is None or not _batch_ring.token.startswith(f"{os.getpid()}-"):
+    if _batch_ring is None or not _ours(_batch_ring):
         _batch_ring = _BatchRing()
     return _batch_ring
 
@@ -421,9 +432,7 @@ def _ring_entry(value: Any) -> tuple[Any, ...] | None:
     import torch
 
     ring = _batch_ring
-    if ring is None or not isinstance(value, torch.Tensor) or value.layout != torch.strided:
-        return None
-    if value.device.type != "cpu" or value.requires_grad or value.is_nested:
+    if ring is None or not _plain_tensor(value):
         return None
     storage = value.untyped_storage()
     slot = ring.starts.get(int(storage.data_ptr()))
@@ -489,6 +498,6 @@ def is_ring_tensor(value: Any) -> bool:
         return False
     address = int(value.untyped_storage().data_ptr())
     ring = _batch_ring
-    if ring is not None and ring.token.startswith(f"{os.getpid()}-") and address in ring.starts:
+    if ring is not None and _ours(ring) and address in ring.starts:
         return True
     return any(address == int(d[_HEADER:].ctypes.data) for slots in _batch_slots.values() for d in slots.values())
