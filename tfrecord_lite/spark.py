@@ -214,15 +214,16 @@ class _Reader(DataSourceReader):  # type: ignore[misc]
         (split_bytes), then packed, largest first, into partitions of about that size."""
         options = self._options
         files = [(path, file_size(path, options.storage_options)) for path, _ in self._found]
-        largest = split_bytes([size for _, size in files], options.max_bytes, options.open_cost, options.min_partitions)
+        sizes = [size for _, size in files]
+        per_partition = split_bytes(sizes, options.max_bytes, options.open_cost, options.min_partitions)
         if options.on_error == "raise":
-            pieces = split_pieces(files, largest, options.batch_size, "auto", options.verify)
+            pieces = split_pieces(files, per_partition, options.batch_size, "auto", options.verify)
         else:  # a damaged file is read whole, by the tolerant stream scanner
             pieces = [Piece(path, size) for path, size in files]
         values = dict(self._found)
         return [
             _Partition([(piece, typed_values(values[piece.path], self._types)) for piece in group])
-            for group in pack_pieces(pieces, largest, options.open_cost)
+            for group in pack_pieces(pieces, per_partition, options.open_cost)
         ]
 
     def read(self, partition: _Partition) -> Iterator[pa.RecordBatch]:

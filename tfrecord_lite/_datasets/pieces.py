@@ -5,14 +5,15 @@ Strategy: a piece is a whole file, or a record range of an uncompressed local fi
 split only when there are fewer of them than the tasks wanted: each gets a share of the tasks in
 proportion to its size, cut at record boundaries found in its index (the sidecar, built and saved
 by one scan when missing), never into ranges shorter than one batch. When there are more files
-than tasks, group_pieces gives each task a run of neighbouring files of about equal bytes. Spark's partitions follow
-Spark's own rule for file sources instead: split_bytes sizes a partition from the dataset's bytes
-and the parallelism, split_pieces cuts every file larger than that, and pack_pieces groups the
-pieces, largest first, into partitions of about that size. A range piece carries its
-TFRecordFile, which pickles as its path (the worker maps the sidecar in O(1)) or, where no sidecar
-could be saved, with the offsets themselves. Compressed files and URLs are streamed whole (URLs
-through fsspec, with the caller's storage options or filesystem object). Every read goes through
-the library's readers, so CRCs are checked and errors name the file and offset.
+than tasks, group_pieces gives each task a run of neighbouring files of about equal bytes.
+Spark's partitions follow Spark's own rule for file sources instead: split_bytes sizes a
+partition from the dataset's bytes and the parallelism, split_pieces cuts every file larger than
+that, and pack_pieces groups the pieces, largest first, into partitions of about that size. A
+range piece carries its TFRecordFile, which pickles as its path (the worker maps the sidecar in
+O(1)) or, where no sidecar could be saved, with the offsets themselves. Compressed files and URLs
+are streamed whole (URLs through fsspec, with the caller's storage options or filesystem object).
+Every read goes through the library's readers, so CRCs are checked and errors name the file and
+offset.
 """
 
 from __future__ import annotations
