@@ -107,8 +107,8 @@ def _assembly_after_decoding(batches: list[list[bytes]], specs: dict[str, Any]) 
     then assembled (timed), with the caches as decoding leaves them. Assembling the same
     columns again and again (the "warm" assembly) finds pyarrow's code and data in the caches,
     which decode_arrow never does: dense, ~15 µs a batch warm, ~200 µs just after a decode."""
-    from tfrecord_lite._datasets import arrow_batches
-    from tfrecord_lite._example.flat import decode_records_flat
+    from tfrecord_lite._arrow import batches as arrow_batches
+    from tfrecord_lite._batches.flat import decode_records_flat
 
     wall = cpu = 0.0
     for batch in batches:
@@ -122,8 +122,8 @@ def _assembly_after_decoding(batches: list[list[bytes]], specs: dict[str, Any]) 
 
 def _decoders(decoder: Any, batches: list[list[bytes]], spec: dict[str, Any]) -> dict[str, Callable[[], Any]]:
     from tfrecord_lite import arrow
-    from tfrecord_lite._datasets import arrow_batches
-    from tfrecord_lite._example.flat import decode_records_flat
+    from tfrecord_lite._arrow import batches as arrow_batches
+    from tfrecord_lite._batches.flat import decode_records_flat
     from tfrecord_lite._example.validate import feature_specs
 
     specs = feature_specs(spec)
@@ -193,7 +193,7 @@ import sys, time
 sys.path.insert(0, {root!r})
 import json, pyarrow as pa, tfrecord_lite as tfr
 from tfrecord_lite import arrow
-from tfrecord_lite._datasets.tables import table_writer
+from tfrecord_lite._arrow.tables import table_writer
 from tfrecord_lite._datasets.schema import features_from_json
 spec = features_from_json(json.loads({spec_json}))
 before = peak()
@@ -228,8 +228,8 @@ def _apart(src: str, out: str, spec: dict[str, Any]) -> float:
     import pyarrow as pa
 
     from tfrecord_lite import arrow
-    from tfrecord_lite._datasets.tables import table_writer
-    from tfrecord_lite._example.flat import decode_flat
+    from tfrecord_lite._arrow.tables import table_writer
+    from tfrecord_lite._batches.flat import decode_flat
     from tfrecord_lite._records.example_batches import record_spans
 
     schema = pa.schema([(k, arrow.arrow_type(s)) for k, s in spec.items()])

@@ -8,7 +8,7 @@ import numpy as np
 from google.protobuf.message import DecodeError as ProtobufDecodeError
 
 import tfrecord_lite as tfr
-from tfrecord_lite._example.tensor import TENSOR_DTYPES
+from tfrecord_lite._tensor.codec import TENSOR_DTYPES
 
 # The typed field of each dtype, and the numpy dtype of the Python values it holds.
 FIELD = dict.fromkeys(["int8", "int16", "int32", "uint8", "uint16"], ("int_val", "int64")) | {

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from tests._tensor_reference import FIELD
-from tfrecord_lite._example.tensor import TENSOR_DTYPES
+from tfrecord_lite._tensor.codec import TENSOR_DTYPES
 
 NUMERIC = [name for name in TENSOR_DTYPES if name != "bytes"]
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=4)

@@ -29,7 +29,7 @@ from tfrecord_lite._errors import (
 if TYPE_CHECKING:
     from tfrecord_lite._datasets.schema import infer_features, infer_sequence_features
     from tfrecord_lite._datasets.sharded import ShardedRecords, ShardedWriter
-    from tfrecord_lite._example.columnar import decode_examples
+    from tfrecord_lite._batches.columnar import decode_examples
     from tfrecord_lite._example.decode import decode_example, decode_sequence_example
     from tfrecord_lite._example.encode import encode_example, encode_sequence_example
     from tfrecord_lite._example.proto import (
@@ -47,10 +47,10 @@ if TYPE_CHECKING:
     from tfrecord_lite._example.ragged import Ragged
     from tfrecord_lite._example.ragged_spec import RaggedFeature
     from tfrecord_lite._example.raw import decode_raw
-    from tfrecord_lite._example.sequence_batches import decode_sequence_examples
+    from tfrecord_lite._batches.sequences import decode_sequence_examples
     from tfrecord_lite._example.sparse import Sparse
     from tfrecord_lite._example.spec import FixedLenFeature, FixedLenSequenceFeature, SparseFeature, VarLenFeature
-    from tfrecord_lite._example.tensor import parse_tensor, serialize_tensor
+    from tfrecord_lite._tensor.codec import parse_tensor, serialize_tensor
     from tfrecord_lite._index.write import write_index, write_text_index
     from tfrecord_lite._records.count import count_records
     from tfrecord_lite._records.example_batches import iter_example_batches, iter_sequence_example_batches

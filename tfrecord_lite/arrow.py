@@ -11,7 +11,7 @@ use it too; this module is its public face.
 
 from __future__ import annotations
 
-from tfrecord_lite._datasets.arrow_batches import (
+from tfrecord_lite._arrow.batches import (
     arrow_type,
     decode_arrow,
     decode_sequence_arrow,

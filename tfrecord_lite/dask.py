@@ -25,8 +25,8 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised where Dask is missing
     raise ImportError(f"tfrecord_lite.dask needs Dask's dataframes ({exc}): pip install 'tfrlite[dask]'") from exc
 
-from tfrecord_lite._datasets.arrow_batches import arrow_schema
-from tfrecord_lite._datasets.batch_union import concat_batches
+from tfrecord_lite._arrow.batches import arrow_schema
+from tfrecord_lite._arrow.union import concat_batches
 
 __all__ = ["read_tfrecords"]
 

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tfrecord_lite._datasets.image_records import ENCODED
+from tfrecord_lite._images.records import ENCODED
 from tfrecord_lite._datasets.pieces import Piece, input_files, piece_batches
 from tfrecord_lite._datasets.schema import infer_sequence_features
 from tfrecord_lite._example.spec import FeatureSpec, FixedLenFeature
@@ -34,7 +34,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised where datasets is missing
     raise ImportError(f"tfrecord_lite.hf needs Hugging Face datasets ({exc}): pip install 'tfrlite[hf]'") from exc
 
-from tfrecord_lite._datasets.arrow_batches import arrow_type, sequence_arrow_type
+from tfrecord_lite._arrow.batches import arrow_type, sequence_arrow_type
 
 __all__ = ["hf_features", "to_hf_dataset"]
 

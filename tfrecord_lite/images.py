@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from tfrecord_lite._datasets.collate import check_same_sizes, collate, to_torch
-from tfrecord_lite._datasets.image_append import ImageConflictError
-from tfrecord_lite._datasets.image_augment import random_view
-from tfrecord_lite._datasets.image_codec import (
+from tfrecord_lite._loader.collate import check_same_sizes, collate, to_torch
+from tfrecord_lite._images.append import ImageConflictError
+from tfrecord_lite._images.augment import random_view
+from tfrecord_lite._images.codec import (
     RAW,
     ImageDecodeError,
     array_image,
@@ -43,7 +43,7 @@ from tfrecord_lite._datasets.image_codec import (
     padded,
     resized,
 )
-from tfrecord_lite._datasets.image_packing import (
+from tfrecord_lite._images.packing import (
     IMAGE_EXTENSIONS,
     PackResult,
     pack_images,
@@ -52,7 +52,7 @@ from tfrecord_lite._datasets.image_packing import (
     scan_image_folder,
     unpack_images,
 )
-from tfrecord_lite._datasets.image_records import (
+from tfrecord_lite._images.records import (
     ENCODED,
     LABEL,
     ImageRecord,
@@ -62,8 +62,8 @@ from tfrecord_lite._datasets.image_records import (
     record_fields,
     record_label,
 )
-from tfrecord_lite._datasets.label_maps import check_label_map, label_map_path, load_label_map, save_label_map
-from tfrecord_lite._datasets.transport import batch_tensor, for_transport
+from tfrecord_lite._images.label_maps import check_label_map, label_map_path, load_label_map, save_label_map
+from tfrecord_lite._loader.transport import batch_tensor, for_transport
 from tfrecord_lite._html.images import sniff_image_format
 
 __all__ = [

@@ -39,7 +39,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised where Ray is missing
     raise ImportError(f"tfrecord_lite.ray needs Ray Data ({exc}): pip install 'tfrlite[ray]'") from exc
 
-from tfrecord_lite._datasets.arrow_batches import arrow_schema, encode_arrow
+from tfrecord_lite._arrow.batches import arrow_schema, encode_arrow
 
 __all__ = ["TFRecordDatasink", "TFRecordDatasource", "read_tfrecords", "write_tfrecords"]
 

@@ -27,12 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from tfrecord_lite._datasets.arrow_batches import iter_arrow_batches, iter_framed_buffers
+from tfrecord_lite._arrow.batches import iter_arrow_batches, iter_framed_buffers
 from tfrecord_lite._datasets.hive_partitions import partition_folder, partition_types, partitioned_files, typed_values
 from tfrecord_lite._datasets.pieces import Piece, pack_pieces, piece_batches, piece_records, split_bytes, split_pieces
 from tfrecord_lite._datasets.schema import infer_features, infer_sequence_features
 from tfrecord_lite._datasets.sharded import shard_suffix
-from tfrecord_lite._datasets.spark_types import (
+from tfrecord_lite._arrow.spark_types import (
     byte_array_batch,
     byte_array_fields,
     check_record_type,

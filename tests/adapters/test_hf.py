@@ -81,7 +81,7 @@ def test_tf_image_layout_becomes_an_image_column(tmp_path: Path) -> None:
     import datasets
     from PIL import Image
 
-    from tfrecord_lite._datasets.image_records import image_example
+    from tfrecord_lite._images.records import image_example
     from tfrecord_lite.hf import to_hf_dataset
 
     path = tmp_path / "images.tfrecord"

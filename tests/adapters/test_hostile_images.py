@@ -15,8 +15,8 @@ from PIL import Image
 import tfrecord_lite as tfr
 from tests._cli import run_cli
 from tfrecord_lite import images
-from tfrecord_lite._datasets.image_packing import MAX_IMAGE_BYTES
-from tfrecord_lite._datasets.image_records import image_example
+from tfrecord_lite._images.packing import MAX_IMAGE_BYTES
+from tfrecord_lite._images.records import image_example
 
 
 def png(seed: int) -> bytes:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
 from tfrecord_lite import images
-from tfrecord_lite._datasets import image_codec
+from tfrecord_lite._images import codec as image_codec
 
 Image = pytest.importorskip("PIL.Image")
 

@@ -18,7 +18,7 @@ from PIL import Image
 
 import tfrecord_lite as tfr
 from tfrecord_lite import images
-from tfrecord_lite._datasets.image_records import image_example
+from tfrecord_lite._images.records import image_example
 from tfrecord_lite._datasets.sharded import ShardedRecords
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tfrecord_lite as tfr
-from tfrecord_lite._datasets import transport
+from tfrecord_lite._loader import transport
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch

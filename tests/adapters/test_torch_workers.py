@@ -1,4 +1,4 @@
-# DataLoader workers: the ring transport of tfrecord_lite/_datasets/transport.py round-trips any batch
+# DataLoader workers: the ring transport of tfrecord_lite/_loader/transport.py round-trips any batch
 # (hypothesis, through the pickler DataLoader's queues use), real DataLoaders with 2 persistent workers
 # give every record exactly once in every epoch (each epoch a new shuffle) for the streaming and the
 # map-style datasets, and the batches that come out of workers have the types and values they have
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
-from tfrecord_lite._datasets import transport
+from tfrecord_lite._loader import transport
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch

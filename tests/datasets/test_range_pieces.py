@@ -34,7 +34,7 @@ def _run(batches: Iterator[Any]) -> tuple[list[Any], str | None]:
 
 
 def _one_by_one(piece: Piece) -> Iterator[Any]:
-    from tfrecord_lite._datasets.arrow_batches import decode_arrow_columns
+    from tfrecord_lite._arrow.batches import decode_arrow_columns
 
     for records in piece_records(piece, 7, "auto", True):
         yield decode_arrow_columns(records, COLUMNS)

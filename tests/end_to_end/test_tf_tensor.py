@@ -28,7 +28,7 @@ from tests._tensors import (
     typed_field,
     typed_values,
 )
-from tfrecord_lite._example.tensor import TENSOR_DTYPES
+from tfrecord_lite._tensor.codec import TENSOR_DTYPES
 
 from tensorflow.core.framework import tensor_pb2, tensor_shape_pb2, types_pb2  # isort: skip
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
-from tfrecord_lite._example.columnar import Spans
+from tfrecord_lite._batches.columnar import Spans
 from tfrecord_lite._records.example_batches import record_spans
 from tfrecord_lite._records.indexed_spans import file_spans, fresh_offsets
 

@@ -1,2 +1,2 @@
-"""Many files as one dataset: shards, schemas, columnar tables and Arrow batches, image datasets,
-engine pieces, streaming plans, items, collation and mixing; what the adapters and the CLI offer."""
+"""Many files as one dataset: shards and their writer, schemas, engine pieces and task plans, streaming
+plans and segments, mixing, hive partitions, splits."""

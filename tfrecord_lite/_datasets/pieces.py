@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tfrecord_lite._datasets.file_kinds import file_kind
+from tfrecord_lite._storage.file_kinds import file_kind
 from tfrecord_lite._records.indexed_spans import offset_spans
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._records.reader import iter_records
@@ -167,7 +167,7 @@ def piece_batches(
     """The piece's Examples (or SequenceExamples: decode_arrow's `sequence_features`, or records
     that carry feature lists) as Arrow record batches of `batch_size` rows (decode_arrow's).
     `columns` without a spec decodes only those keys (null where a record lacks one)."""
-    from tfrecord_lite._datasets.arrow_batches import decode_arrow, decode_arrow_columns, file_arrow_batches
+    from tfrecord_lite._arrow.batches import decode_arrow, decode_arrow_columns, file_arrow_batches
 
     if piece.records is None and storage_options is None:  # a whole file: the streaming decoder
         yield from file_arrow_batches(
@@ -196,7 +196,7 @@ def _range_batches(piece: Piece, columns: Sequence[str], batch_size: int, verify
     piece's TFRecordFile a batch at a time (indexed_spans.offset_spans); from the first batch that
     does not check out on, read record by record through the TFRecordFile, which reports what is
     wrong as it always has."""
-    from tfrecord_lite._datasets.arrow_batches import columns_batch, decode_arrow_columns
+    from tfrecord_lite._arrow.batches import columns_batch, decode_arrow_columns
 
     assert piece.records is not None
     stop = len(piece.records) if piece.stop is None else piece.stop

@@ -21,7 +21,7 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-from tfrecord_lite._datasets.file_kinds import file_kinds
+from tfrecord_lite._storage.file_kinds import file_kinds
 from tfrecord_lite._datasets.plan import (
     EVEN,
     SPLITS,

@@ -1,1 +1,2 @@
-"""The data model's codec: tf.train.Example / SequenceExample protos as bytes, specs, batch decoding."""
+"""The single-record codec: tf.train.Example / SequenceExample protos as bytes and back, the specs that
+say what to decode, sparse and ragged values."""

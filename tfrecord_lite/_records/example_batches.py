@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from tfrecord_lite._errors import TFRecordError
-from tfrecord_lite._example.columnar import Assembly, Spans, assembly_for, decode_buffer, decode_records, plan_features
-from tfrecord_lite._example.joins import SPARSE_RECORD, RecordSlicer
-from tfrecord_lite._example.sequence_batches import (
+from tfrecord_lite._batches.columnar import Assembly, Spans, assembly_for, decode_buffer, decode_records, plan_features
+from tfrecord_lite._batches.joins import SPARSE_RECORD, RecordSlicer
+from tfrecord_lite._batches.sequences import (
     Decoded,
     checked_context_specs,
     checked_sequence_specs,

@@ -12,7 +12,7 @@ from typing import Any
 
 from tfrecord_lite._datasets.schema import collect_schema, schema_specs, specs_from_json
 from tfrecord_lite._datasets.sharded import shard_suffix
-from tfrecord_lite._datasets.tables import SUFFIX, columnar_format, iter_table_batches, write_examples_table
+from tfrecord_lite._arrow.tables import SUFFIX, columnar_format, iter_table_batches, write_examples_table
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._repr import plural
@@ -34,7 +34,7 @@ TABLE_FORMATS = ("parquet", "arrow", "csv")
 def _arrow() -> Any:
     """The library's Arrow conversions (arrow_batches), or a usage error saying pyarrow is missing."""
     try:
-        from tfrecord_lite._datasets import arrow_batches
+        from tfrecord_lite._arrow import batches as arrow_batches
     except ImportError as err:
         raise UsageError(f"converting to or from columnar files needs pyarrow: {err}") from None
     return arrow_batches

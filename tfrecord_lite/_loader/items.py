@@ -1,0 +1,124 @@
+"""What a dataset yields for one serialized record, without torch: the record decoded as an
+Example, a SequenceExample or kept raw, turned into tensors when asked, then passed to the
+user's transform; and the collation that batches such items with the spec's ragged keys.
+
+Strategy: everything that can be checked is checked once, when the dataset is made (the record
+type against the specs, the specs themselves, the output, the transform), so that decoding a
+record is a few attribute reads and one decoder call. A SequenceExample's context features and
+feature lists share one dict (a key in both is an error); without a spec, a feature list of
+equal-length numeric steps becomes one [steps, n] array. Tensors come from collate.to_torch,
+which imports torch only when it is called.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from tfrecord_lite._loader.collate import Collate, collate, to_torch, views_cross_whole
+from tfrecord_lite._example.decode import decode_example, decode_sequence_example
+from tfrecord_lite._example.validate import check_callable, check_choice, feature_specs
+from tfrecord_lite._repr import shown_keys
+
+RECORD_TYPES = ("example", "sequence_example", "raw")
+
+
+def _steps_array(steps: Any) -> Any:
+    """A feature list decoded without a spec ([1-D array per step]) as one [steps, n] array when every
+    step has the same number of numeric values; otherwise unchanged."""
+    regular = isinstance(steps, list) and steps and all(isinstance(s, np.ndarray) for s in steps)
+    if regular and len({s.shape for s in steps}) == 1 and steps[0].dtype.kind in "iuf":
+        return np.stack(steps)
+    return steps
+
+
+def check_package_call(features: Any, transform: Any) -> None:
+    """Recognise the `tfrecord` package's call shape `TFRecordDataset(path, index_path, description)`,
+    whose index path lands in features= and description in transform=, and say how to write it here."""
+    if not isinstance(transform, Mapping) or not (features is None or isinstance(features, (str, os.PathLike))):
+        return
+    given = "None" if features is None else repr(os.fspath(features))
+    description = " ".join(repr(dict(transform)).split())
+    description = description if len(description) <= 60 else description[:56] + "...}"
+    raise TypeError(
+        f"(path, {given}, {description}) are the tfrecord package's arguments (data_path, index_path, "
+        "description): here the description (or a spec) comes second and the index is built for you, so drop "
+        f"{'the None' if features is None else 'the index path'}: TFRecordDataset(path, description), or "
+        "IterableTFRecordDataset(path, description) to stream; or keep the call as it is with "
+        "tfrecord_lite.compat.tfrecord.torch.dataset.TFRecordDataset"
+    )
+
+
+class ItemDecoder:
+    """Turns one serialized record into a dataset item: decode, optional tensors, then the user transform."""
+
+    def __init__(
+        self,
+        record_type: str | None,
+        features: Mapping[str, Any] | None,
+        context_features: Mapping[str, Any] | None,
+        sequence_features: Mapping[str, Any] | None,
+        output: str,
+        transform: Callable[[Any], Any] | None,
+    ) -> None:
+        check_package_call(features, transform)
+        if record_type is None:
+            record_type = "sequence_example" if (context_features or sequence_features) else "example"
+        self.record_type = check_choice("record_type", record_type, RECORD_TYPES)
+        if features is not None and record_type != "example":
+            raise ValueError("features= is the spec of an Example; for SequenceExamples use context_features=")
+        self.features = feature_specs(features)
+        self.context_features = feature_specs(context_features, "context_features")
+        self.sequence_features = feature_specs(sequence_features, "sequence_features")
+        self.output = check_choice("output", output, ("numpy", "torch"))
+        check_callable("transform", transform, "applied to each decoded item")
+        self.transform = transform
+        # whether items may hold bytes values as memoryviews (copy=False) when only a Collate sees them
+        self.can_view = self.record_type == "example" and transform is None and views_cross_whole(self.features)
+
+    def spec_parts(self) -> list[str | None]:
+        """The repr parts of a dataset's decoding: record type, spec keys, output, transform."""
+        specs = {"features": self.features, "context_features": self.context_features}
+        specs["sequence_features"] = self.sequence_features
+        parts: list[str | None] = [f"record_type={self.record_type!r}"]
+        parts += [f"{name}={shown_keys(spec)}" for name, spec in specs.items() if spec is not None]
+        parts.append(f"output={self.output!r}" if self.output != "numpy" else None)
+        parts.append(f"transform={getattr(self.transform, '__name__', self.transform)!r}" if self.transform else None)
+        return parts
+
+    def __call__(self, data: bytes, copy: bool = True) -> Any:
+        """The item of one record; `copy=False` (when can_view) keeps bytes values as memoryviews."""
+        item: Any
+        if self.record_type == "example":
+            item = decode_example(data, self.features, copy=copy)
+        elif self.record_type == "sequence_example":
+            context, lists = decode_sequence_example(data, self.context_features, self.sequence_features)
+            clash = context.keys() & lists.keys()
+            if clash:
+                raise ValueError(f"keys {sorted(clash)} are both context features and feature lists")
+            item = dict(context)
+            if self.sequence_features is None:  # with a spec the layout is the spec's
+                lists = {k: _steps_array(v) for k, v in lists.items()}
+            item.update(lists)
+        else:
+            item = data
+        if self.output == "torch":
+            item = to_torch(item)
+        return self.transform(item) if self.transform is not None else item
+
+
+def collate_for(collate_fn: Any, decode: ItemDecoder) -> Collate:
+    """A dataset's collate_fn: the given Collate (or the default) with the spec's ragged keys. With a
+    transform the items are the transform's, which the spec no longer describes (a VarLen value made
+    one length, or a number): their keys are padded only when their shapes differ, else stacked."""
+    if collate_fn is not None and not isinstance(collate_fn, Collate):
+        raise TypeError(
+            f"collate_fn must be a tfrecord_lite.torch.Collate, found {type(collate_fn).__name__}: "
+            "pass your own function to DataLoader(collate_fn=...) instead"
+        )
+    if decode.transform is not None:
+        return (collate_fn or collate).for_spec()
+    return (collate_fn or collate).for_spec(decode.features, decode.sequence_features)
