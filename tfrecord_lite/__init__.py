@@ -27,9 +27,10 @@ from tfrecord_lite._errors import (
 )
 
 if TYPE_CHECKING:
+    from tfrecord_lite._batches.columnar import decode_examples
+    from tfrecord_lite._batches.sequences import decode_sequence_examples
     from tfrecord_lite._datasets.schema import infer_features, infer_sequence_features
     from tfrecord_lite._datasets.sharded import ShardedRecords, ShardedWriter
-    from tfrecord_lite._batches.columnar import decode_examples
     from tfrecord_lite._example.decode import decode_example, decode_sequence_example
     from tfrecord_lite._example.encode import encode_example, encode_sequence_example
     from tfrecord_lite._example.proto import (
@@ -47,10 +48,8 @@ if TYPE_CHECKING:
     from tfrecord_lite._example.ragged import Ragged
     from tfrecord_lite._example.ragged_spec import RaggedFeature
     from tfrecord_lite._example.raw import decode_raw
-    from tfrecord_lite._batches.sequences import decode_sequence_examples
     from tfrecord_lite._example.sparse import Sparse
     from tfrecord_lite._example.spec import FixedLenFeature, FixedLenSequenceFeature, SparseFeature, VarLenFeature
-    from tfrecord_lite._tensor.codec import parse_tensor, serialize_tensor
     from tfrecord_lite._index.write import write_index, write_text_index
     from tfrecord_lite._records.count import count_records
     from tfrecord_lite._records.example_batches import iter_example_batches, iter_sequence_example_batches
@@ -66,6 +65,7 @@ if TYPE_CHECKING:
     from tfrecord_lite._storage.journal import JournalError
     from tfrecord_lite._storage.publish import OutputLockedError
     from tfrecord_lite._storage.sources import resolve_inputs
+    from tfrecord_lite._tensor.codec import parse_tensor, serialize_tensor
 
 _LAZY = {
     "_example.decode": ["decode_example", "decode_sequence_example"],

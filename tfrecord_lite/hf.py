@@ -18,11 +18,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tfrecord_lite._images.records import ENCODED
 from tfrecord_lite._datasets.pieces import Piece, input_files, piece_batches
 from tfrecord_lite._datasets.schema import infer_sequence_features
 from tfrecord_lite._example.spec import FeatureSpec, FixedLenFeature
 from tfrecord_lite._example.validate import check_int, feature_specs
+from tfrecord_lite._images.records import ENCODED
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._storage.locations import is_url, split_options
 from tfrecord_lite._storage.remote import RemoteObject

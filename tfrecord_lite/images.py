@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from tfrecord_lite._loader.collate import check_same_sizes, collate, to_torch
+from tfrecord_lite._html.images import sniff_image_format
 from tfrecord_lite._images.append import ImageConflictError
 from tfrecord_lite._images.augment import random_view
 from tfrecord_lite._images.codec import (
@@ -43,6 +43,7 @@ from tfrecord_lite._images.codec import (
     padded,
     resized,
 )
+from tfrecord_lite._images.label_maps import check_label_map, label_map_path, load_label_map, save_label_map
 from tfrecord_lite._images.packing import (
     IMAGE_EXTENSIONS,
     PackResult,
@@ -62,9 +63,8 @@ from tfrecord_lite._images.records import (
     record_fields,
     record_label,
 )
-from tfrecord_lite._images.label_maps import check_label_map, label_map_path, load_label_map, save_label_map
+from tfrecord_lite._loader.collate import check_same_sizes, collate, to_torch
 from tfrecord_lite._loader.transport import batch_tensor, for_transport
-from tfrecord_lite._html.images import sniff_image_format
 
 __all__ = [
     "IMAGE_EXTENSIONS",

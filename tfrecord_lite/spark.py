@@ -28,10 +28,6 @@ from typing import Any
 import numpy as np
 
 from tfrecord_lite._arrow.batches import iter_arrow_batches, iter_framed_buffers
-from tfrecord_lite._datasets.hive_partitions import partition_folder, partition_types, partitioned_files, typed_values
-from tfrecord_lite._datasets.pieces import Piece, pack_pieces, piece_batches, piece_records, split_bytes, split_pieces
-from tfrecord_lite._datasets.schema import infer_features, infer_sequence_features
-from tfrecord_lite._datasets.sharded import shard_suffix
 from tfrecord_lite._arrow.spark_types import (
     byte_array_batch,
     byte_array_fields,
@@ -43,6 +39,10 @@ from tfrecord_lite._arrow.spark_types import (
     raw_records,
     struct,
 )
+from tfrecord_lite._datasets.hive_partitions import partition_folder, partition_types, partitioned_files, typed_values
+from tfrecord_lite._datasets.pieces import Piece, pack_pieces, piece_batches, piece_records, split_bytes, split_pieces
+from tfrecord_lite._datasets.schema import infer_features, infer_sequence_features
+from tfrecord_lite._datasets.sharded import shard_suffix
 from tfrecord_lite._datasets.task_files import JobFolder, Part
 from tfrecord_lite._index.sidecar_file import sidecar_path
 from tfrecord_lite._records.reader import iter_records

@@ -40,14 +40,14 @@ except ModuleNotFoundError as exc:  # still a ModuleNotFoundError, which pytest.
         f"tfrecord_lite.torch needs PyTorch ({exc}): pip install 'tfrlite[torch]'", name=exc.name
     ) from exc
 
-from tfrecord_lite._loader.collate import Collate, collate, decode_batch, to_torch
-from tfrecord_lite._loader.items import ItemDecoder, collate_for
 from tfrecord_lite._datasets.mixing import copy_state, mixed_items, start_state
 from tfrecord_lite._datasets.plan import Segment, Share, plan_shares, shard_order
 from tfrecord_lite._datasets.sharded import ShardedRecords
 from tfrecord_lite._datasets.streaming import ShardStream
-from tfrecord_lite._loader.transport import for_transport, pack
 from tfrecord_lite._example.validate import check_choice, check_int
+from tfrecord_lite._loader.collate import Collate, collate, decode_batch, to_torch
+from tfrecord_lite._loader.items import ItemDecoder, collate_for
+from tfrecord_lite._loader.transport import for_transport, pack
 from tfrecord_lite._repr import compression, count, describe, shown_paths
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._storage.prefetch import PREFETCH

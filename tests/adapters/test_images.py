@@ -18,8 +18,8 @@ from PIL import Image
 
 import tfrecord_lite as tfr
 from tfrecord_lite import images
-from tfrecord_lite._images.records import image_example
 from tfrecord_lite._datasets.sharded import ShardedRecords
+from tfrecord_lite._images.records import image_example
 
 
 def make_image(path: Path, seed: int, size=(7, 5), mode: str = "RGB", fmt: str = "PNG") -> None:

@@ -26,8 +26,8 @@ from tests.example.test_codec import WIRE_CASES, ld, varint
 from tests.example.test_columnar import assert_like_stacked
 from tfrecord_lite._batches import joins as _joins
 from tfrecord_lite._batches import lockstep as _lockstep
-from tfrecord_lite._example import wire as _wire
 from tfrecord_lite._batches.columnar import decode_records, plan_features
+from tfrecord_lite._example import wire as _wire
 from tfrecord_lite._stream.scanner import CHUNK_SIZE
 
 KIND_FIELD = {"bytes": 1, "float32": 2, "int64": 3}

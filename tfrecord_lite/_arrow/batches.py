@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from tfrecord_lite._arrow.encode import encode_arrow, iter_encoded, iter_framed_buffers
-from tfrecord_lite._arrow.union import concat_batches
 from tfrecord_lite._arrow.feature_lists import feature_list_field
-from tfrecord_lite._errors import FeatureError
+from tfrecord_lite._arrow.union import concat_batches
 from tfrecord_lite._batches.columnar import Spans
 from tfrecord_lite._batches.flat import (
     Binary,
@@ -30,9 +29,10 @@ from tfrecord_lite._batches.flat import (
     decode_sequence_flat,
     spans_of,
 )
+from tfrecord_lite._batches.sequence_probe import CLASH, feature_list_rows
+from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.ragged_build import FlatRagged
 from tfrecord_lite._example.ragged_spec import RaggedFeature
-from tfrecord_lite._batches.sequence_probe import CLASH, feature_list_rows
 from tfrecord_lite._example.spec import FeatureSpec, FixedLenSequenceFeature, SparseFeature, VarLenFeature
 from tfrecord_lite._example.validate import check_int, feature_specs
 from tfrecord_lite._example.wire import parse_sequence_example

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from tfrecord_lite._arrow.feature_lists import feature_list_names, is_list_type, steps_of
-from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._batches.encode import FlatColumn, encode_flat_examples
+from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.encode import encode_example, encode_sequence_example
 from tfrecord_lite._example.spec import BYTES, FLOAT, INT64
 from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, fill_frames, framed_records

@@ -24,8 +24,6 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from tfrecord_lite._errors import FeatureError
-from tfrecord_lite._example.decode import apply_spec, decode_example
 from tfrecord_lite._batches.joins import (
     SCRATCH,
     SPARSE_RECORD,
@@ -47,6 +45,8 @@ from tfrecord_lite._batches.lockstep import (
     gather_numbers,
     match_layouts,
 )
+from tfrecord_lite._errors import FeatureError
+from tfrecord_lite._example.decode import apply_spec, decode_example
 from tfrecord_lite._example.ragged import Ragged
 from tfrecord_lite._example.ragged_build import finish_batch
 from tfrecord_lite._example.ragged_spec import RaggedFeature, has_ragged

@@ -26,8 +26,8 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from tfrecord_lite._example.encode import encode_varints
 from tfrecord_lite._batches.keys import index_ranges
+from tfrecord_lite._example.encode import encode_varints
 from tfrecord_lite._example.spec import BYTES, INT64
 
 Ints = npt.NDArray[np.int64]

@@ -25,7 +25,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._batches.columnar import (
     Assembly,
     Spans,
@@ -35,7 +34,6 @@ from tfrecord_lite._batches.columnar import (
     note_record,
     plan_features,
 )
-from tfrecord_lite._example.decode import decode_example, decode_sequence_example, values_of
 from tfrecord_lite._batches.joins import join_records
 from tfrecord_lite._batches.keys import index_ranges, key_groups
 from tfrecord_lite._batches.lockstep import (
@@ -47,6 +45,8 @@ from tfrecord_lite._batches.lockstep import (
     match_layouts,
     ragged_gather,
 )
+from tfrecord_lite._errors import FeatureError
+from tfrecord_lite._example.decode import decode_example, decode_sequence_example, values_of
 from tfrecord_lite._example.ragged import Ragged, stack
 from tfrecord_lite._example.ragged_build import FlatRagged, finish_flat
 from tfrecord_lite._example.ragged_spec import RaggedFeature

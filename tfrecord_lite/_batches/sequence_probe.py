@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfrecord_lite._errors import DecodeError
 from tfrecord_lite._batches.lockstep import delimited_fields
+from tfrecord_lite._errors import DecodeError
 from tfrecord_lite._example.wire import _fields, _read_varint32
 
 __all__ = ["CLASH", "feature_list_rows", "has_feature_lists"]

@@ -37,7 +37,6 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 
-from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._batches.columnar import (
     Assembly,
     assembly_for,
@@ -46,7 +45,6 @@ from tfrecord_lite._batches.columnar import (
     note_record,
     plan_features,
 )
-from tfrecord_lite._example.decode import decode_sequence_example
 from tfrecord_lite._batches.joins import join_records
 from tfrecord_lite._batches.keys import index_ranges, match_keys
 from tfrecord_lite._batches.lockstep import (
@@ -58,9 +56,6 @@ from tfrecord_lite._batches.lockstep import (
     delimited_fields,
     gather_numbers,
 )
-from tfrecord_lite._example.ragged import Ragged
-from tfrecord_lite._example.ragged_build import Column, build_steps
-from tfrecord_lite._example.ragged_spec import RaggedFeature, components
 from tfrecord_lite._batches.sequence_steps import (
     WALK_PAD,
     Strided,
@@ -69,6 +64,11 @@ from tfrecord_lite._batches.sequence_steps import (
     strided_values,
     walk_steps,
 )
+from tfrecord_lite._errors import FeatureError
+from tfrecord_lite._example.decode import decode_sequence_example
+from tfrecord_lite._example.ragged import Ragged
+from tfrecord_lite._example.ragged_build import Column, build_steps
+from tfrecord_lite._example.ragged_spec import RaggedFeature, components
 from tfrecord_lite._example.spec import (
     BYTES,
     INT64,

@@ -17,10 +17,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfrecord_lite._batches.sequence_probe import CLASH, has_feature_lists
 from tfrecord_lite._errors import DecodeError, FeatureError
 from tfrecord_lite._example.decode import decode_example, decode_sequence_example
 from tfrecord_lite._example.ragged_spec import RaggedFeature, partitions_from_json, ragged_to_json
-from tfrecord_lite._batches.sequence_probe import CLASH, has_feature_lists
 from tfrecord_lite._example.spec import (
     BYTES,
     FLOAT,

@@ -21,7 +21,6 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-from tfrecord_lite._storage.file_kinds import file_kinds
 from tfrecord_lite._datasets.plan import (
     EVEN,
     SPLITS,
@@ -38,6 +37,7 @@ from tfrecord_lite._datasets.plan import (
 from tfrecord_lite._datasets.segments import count_shard, read_segments, skip_segments
 from tfrecord_lite._example.validate import check_choice, check_int
 from tfrecord_lite._records.random_access import TFRecordFile
+from tfrecord_lite._storage.file_kinds import file_kinds
 from tfrecord_lite._storage.files import normalize_compression
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._storage.sources import Sources, resolve_inputs

@@ -19,9 +19,9 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from tfrecord_lite._images.records import ENCODED, FILENAME, parse_image_record
 from tfrecord_lite._datasets.sharded import ShardedWriter, existing_shards, prefix_store, shard_suffix
 from tfrecord_lite._example.spec import VarLenFeature
+from tfrecord_lite._images.records import ENCODED, FILENAME, parse_image_record
 from tfrecord_lite._records.example_batches import iter_example_batches
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._repr import plural

@@ -21,8 +21,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from tfrecord_lite._images.records import PathLike
 from tfrecord_lite._datasets.sharded import existing_shards, prefix_store, shard_suffix
+from tfrecord_lite._images.records import PathLike
 from tfrecord_lite._storage.files import read_whole, write_whole
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._storage.sources import committed_location

@@ -27,6 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfrecord_lite._datasets.sharded import open_shard_writer
+from tfrecord_lite._html.images import sniff_image_format
 from tfrecord_lite._images.append import Appending, Packed
 from tfrecord_lite._images.codec import (
     EXTENSIONS,
@@ -35,15 +37,6 @@ from tfrecord_lite._images.codec import (
     ImageDecodeError,
     pixel_file,
     stored_image,
-)
-from tfrecord_lite._images.records import (
-    ENCODED,
-    LABEL,
-    ImageRecord,
-    PathLike,
-    image_example,
-    iter_image_records,
-    parse_image_record,
 )
 from tfrecord_lite._images.label_maps import (
     add_new_classes,
@@ -54,8 +47,15 @@ from tfrecord_lite._images.label_maps import (
     save_label_map,
     starting_labels,
 )
-from tfrecord_lite._datasets.sharded import open_shard_writer
-from tfrecord_lite._html.images import sniff_image_format
+from tfrecord_lite._images.records import (
+    ENCODED,
+    LABEL,
+    ImageRecord,
+    PathLike,
+    image_example,
+    iter_image_records,
+    parse_image_record,
+)
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._storage.publish import open_publication

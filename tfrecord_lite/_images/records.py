@@ -23,7 +23,6 @@ from typing import Any, Union
 
 import numpy as np
 
-from tfrecord_lite._images.codec import RAW, decode_image_bytes, pixels_in_mode, raw_pixels
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.decode import decode_example
 from tfrecord_lite._example.encode import encode_example
@@ -38,6 +37,7 @@ from tfrecord_lite._html.images import (
     WIDTH_KEYS,
     sniff_image_format,
 )
+from tfrecord_lite._images.codec import RAW, decode_image_bytes, pixels_in_mode, raw_pixels
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._repr import shown_value
 from tfrecord_lite._storage.locations import StorageOptions

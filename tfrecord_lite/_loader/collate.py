@@ -25,7 +25,6 @@ import numpy as np
 if TYPE_CHECKING:
     import torch
 
-from tfrecord_lite._loader.transport import for_transport
 from tfrecord_lite._batches.columnar import decode_examples
 from tfrecord_lite._example.decode import decode_example
 from tfrecord_lite._example.ragged import Ragged, padded, stack
@@ -33,6 +32,7 @@ from tfrecord_lite._example.ragged_spec import RaggedFeature
 from tfrecord_lite._example.sparse import Sparse, stack_sparse
 from tfrecord_lite._example.spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 from tfrecord_lite._example.validate import check_choice
+from tfrecord_lite._loader.transport import for_transport
 from tfrecord_lite._repr import describe
 
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from tfrecord_lite._loader.collate import Collate, collate, to_torch, views_cross_whole
 from tfrecord_lite._example.decode import decode_example, decode_sequence_example
 from tfrecord_lite._example.validate import check_callable, check_choice, feature_specs
+from tfrecord_lite._loader.collate import Collate, collate, to_torch, views_cross_whole
 from tfrecord_lite._repr import shown_keys
 
 RECORD_TYPES = ("example", "sequence_example", "raw")

@@ -13,7 +13,6 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._batches.columnar import Assembly, Spans, assembly_for, decode_buffer, decode_records, plan_features
 from tfrecord_lite._batches.joins import SPARSE_RECORD, RecordSlicer
 from tfrecord_lite._batches.sequences import (
@@ -22,6 +21,7 @@ from tfrecord_lite._batches.sequences import (
     checked_sequence_specs,
     decode_sequence_records,
 )
+from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._example.spec import FeatureSpec, SpecDict
 from tfrecord_lite._example.validate import batch_specs, check_int
 from tfrecord_lite._records.reader import RecordIterator, sources_of

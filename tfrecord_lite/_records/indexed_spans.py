@@ -20,8 +20,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._batches.columnar import Spans
+from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._index.record_index import map_uncompressed, read_existing_index, record_index_staleness, release
 from tfrecord_lite._index.sidecar_file import sidecar_path
 from tfrecord_lite._records.example_batches import record_spans

@@ -13,9 +13,9 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tfrecord_lite._batches.sequence_probe import has_feature_lists
 from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._example.decode import decode_example, decode_sequence_example
-from tfrecord_lite._batches.sequence_probe import has_feature_lists
 from tfrecord_lite._html.records import RecordView, records_table
 from tfrecord_lite._html.style import fragment
 from tfrecord_lite._html.values import esc

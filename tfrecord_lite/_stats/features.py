@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._batches.flat import Flat, Nested
+from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._stats.numbers import COUNTS_SAMPLE, NumberAccumulator
 from tfrecord_lite._stats.results import FeatureStatistics
 from tfrecord_lite._stats.values import CategoryAccumulator, ImageAccumulator, as_binary

@@ -33,8 +33,8 @@ from tfrecord_lite._errors import DecodeError
 from tfrecord_lite._example.encode import _varint
 from tfrecord_lite._example.proto import TensorProto
 from tfrecord_lite._example.spec import DTypeLike, dtype_name
-from tfrecord_lite._tensor.wire import LocatedTensor, field_values, holds_values, locate
 from tfrecord_lite._example.varints import read_varint
+from tfrecord_lite._tensor.wire import LocatedTensor, field_values, holds_values, locate
 
 # The most bytes a tensor is filled to by repeating a typed field's last value: TensorFlow
 # writes no TensorProto over 2 GiB, so a larger tensor can only come from repetition.

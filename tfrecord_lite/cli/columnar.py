@@ -10,9 +10,9 @@ import json
 import os
 from typing import Any
 
+from tfrecord_lite._arrow.tables import SUFFIX, columnar_format, iter_table_batches, write_examples_table
 from tfrecord_lite._datasets.schema import collect_schema, schema_specs, specs_from_json
 from tfrecord_lite._datasets.sharded import shard_suffix
-from tfrecord_lite._arrow.tables import SUFFIX, columnar_format, iter_table_batches, write_examples_table
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._repr import plural

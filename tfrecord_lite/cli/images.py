@@ -10,8 +10,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from tfrecord_lite._images.records import ENCODED, LABEL
 from tfrecord_lite._datasets.sharded import shard_suffix
+from tfrecord_lite._images.records import ENCODED, LABEL
 from tfrecord_lite._redact import scrub
 from tfrecord_lite._repr import plural
 from tfrecord_lite.cli.options import (

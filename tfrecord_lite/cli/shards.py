@@ -11,9 +11,9 @@ import argparse
 import math
 import os
 
+from tfrecord_lite._arrow.tables import columnar_format
 from tfrecord_lite._datasets.sharded import renamed_for, shard_suffix
 from tfrecord_lite._datasets.splits import ratio_sizes, record_parts
-from tfrecord_lite._arrow.tables import columnar_format
 from tfrecord_lite._errors import CorruptRecordError, TruncatedRecordError
 from tfrecord_lite._records.count import count_file
 from tfrecord_lite._records.writer import TFRecordWriter
