@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
 from tests.example.test_codec import entry, example, ld
-from tests.example.test_columnar import _features_of, batches
+from tests.batches.test_columnar import _features_of, batches
 from tfrecord_lite._batches.columnar import _VIEWS, decode_records
 
 IMAGE = bytes(range(256)) * 256
