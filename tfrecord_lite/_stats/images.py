@@ -19,8 +19,8 @@ FORMATS = ("jpeg", "png", "gif", "webp", "bmp")
 _HEAD = 16
 _SOF = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
 _STANDALONE = {0x01, *range(0xD0, 0xD9)}
-_FIRST_BYTES = np.zeros(256, dtype=bool)
-_FIRST_BYTES[[parts[0][1][0] for parts, name in SIGNATURES if name in FORMATS]] = True
+FIRST_BYTES = np.zeros(256, dtype=bool)
+FIRST_BYTES[[parts[0][1][0] for parts, name in SIGNATURES if name in FORMATS]] = True
 
 
 def _head_matrix(data: np.ndarray, bounds: np.ndarray) -> np.ndarray:
@@ -43,7 +43,7 @@ def sniff_formats(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Per value, the index in FORMATS + 1 of the format its magic bytes name, else 0."""
     out = np.zeros(len(offsets) - 1, dtype=np.int8)
     starts = offsets[:-1][np.diff(offsets) >= 2]
-    maybe = _FIRST_BYTES[data[starts]]  # most values are ruled out by their first byte
+    maybe = FIRST_BYTES[data[starts]]  # most values are ruled out by their first byte
     if not maybe.any():
         return out
     rows = np.flatnonzero(np.diff(offsets) >= 2)[maybe]
