@@ -22,7 +22,7 @@ import errno
 import os
 import struct
 from collections.abc import Callable
-from typing import IO, Any, TypeVar, Union
+from typing import IO, Any, Union
 
 from crc32c import crc32c
 
@@ -33,7 +33,6 @@ SIDECAR_SUFFIX = ".tfrlidx"
 ON_STALE = ("rebuild", "raise")
 IndexArg = Union[str, "os.PathLike[str]", bool, None]
 _CRC = struct.Struct("<I")
-_Index = TypeVar("_Index")
 
 
 def sidecar_path(path: str | os.PathLike[str]) -> str:
@@ -115,19 +114,13 @@ def unpack_header(
 # ----------------------------------------------------------------- reading and saving
 
 
-def read_existing(read: Callable[[str], _Index], location: str, named: bool, missing_ok: bool = True) -> _Index | None:
-    """`read(location)`, or None: when nothing is there (unless not `missing_ok`), and when the
-    index is damaged and the caller has not `named` it (a damaged sidecar is rebuilt)."""
-    try:
-        return read(location)
-    except FileNotFoundError:
-        if missing_ok:
-            return None
-        raise
-    except IndexFormatError:
-        if named:
-            raise
-        return None
+def counts_as_missing(err: OSError | IndexFormatError, named: bool, missing_ok: bool = True) -> bool:
+    """Whether `err`, met while reading an index, means there is no index to use rather than a
+    failure to report: nothing is there (unless not `missing_ok`), or the index is damaged and
+    the caller has not `named` it (a damaged sidecar is rebuilt)."""
+    if isinstance(err, FileNotFoundError):
+        return missing_ok
+    return isinstance(err, IndexFormatError) and not named
 
 
 def save_bytes(data: bytes | Callable[[IO[bytes]], None], target: str, *, like: str | None = None) -> bool:

@@ -26,20 +26,14 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import numpy as np
 
-from tfrecord_lite._errors import CorruptRecordError, PathName, TFRecordError
+from tfrecord_lite._errors import CorruptRecordError, PathName
 from tfrecord_lite._example.decode import decode_example
-from tfrecord_lite._index.record_index import (
-    Buffer,
-    RecordIndex,
-    build_record_index,
-    map_uncompressed,
-    open_record_index,
-    release,
-)
+from tfrecord_lite._index.file_index import open_file_index
+from tfrecord_lite._index.record_index import Buffer, RecordIndex, release
 from tfrecord_lite._index.sidecar_file import IndexArg
 from tfrecord_lite._repr import count, describe, plural
 from tfrecord_lite._storage.files import display_name, read_head
-from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
+from tfrecord_lite._storage.locations import StorageOptions, is_url
 from tfrecord_lite._stream.damage import DamagePolicy, OnError
 from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES
 from tfrecord_lite._wire.crc import masked_crc
@@ -364,35 +358,15 @@ class TFRecordFile(RecordSequence):
             self._at, self._ends, self._read, self._mapped = records.at, records.ends, records.read, self._n
 
     def _open_mapped(self, prebuilt: RecordIndex | None) -> MappedRecords:
-        buf, st = map_uncompressed(self._path, "random access", damaged=self._policy is not None)
-        try:
-            idx = open_record_index(
-                self._path,
-                buf,
-                st,
-                self._index_arg,
-                verify=self._verify,
-                on_stale=self._on_stale,
-                prebuilt=prebuilt,
-                build=functools.partial(self._index_records, buf, st),
-            )
-        except BaseException:
-            release(buf)
-            raise
+        buf, idx = open_file_index(
+            self._path,
+            self._index_arg,
+            verify=self._verify,
+            on_stale=self._on_stale,
+            policy=self._policy,
+            prebuilt=prebuilt,
+        )
         return MappedRecords(buf, idx, self._path, self._verify)
-
-    def _index_records(self, buf: Buffer, st: os.stat_result, start: RecordIndex | None) -> RecordIndex:
-        """Index the file by one scan (going on after `start`, when the file grew from it). With an
-        on_error that skips damage, a file that does not index cleanly gets an index of its good
-        records, the damage reported as iter_records reports it."""
-        try:
-            return build_record_index(buf, st, path=self._path, verify=self._verify, start=start)
-        except TFRecordError:
-            if self._policy is None:
-                raise
-            from tfrecord_lite._index.tolerant import build_past_damage
-
-            return build_past_damage(self._path, buf, st, self._policy, self._verify)
 
     def _open_remote(self, prebuilt: RecordIndex | None) -> MappedRecords:
         from tfrecord_lite._index.remote_index import open_remote
@@ -402,20 +376,14 @@ class TFRecordFile(RecordSequence):
                 f"on_error= skips damage while indexing a local file; read {self._name} with "
                 "iter_records(on_error=...) instead"
             )
-
-        options, fs = split_options(self._storage_options)
-        buf, idx = (
-            open_remote(
-                self._path, self._index_arg, verify=self._verify, on_stale=self._on_stale, options=options, fs=fs
-            )
-            if prebuilt is None
-            else (None, prebuilt)
+        buf, idx = open_remote(
+            self._path,
+            self._index_arg,
+            verify=self._verify,
+            on_stale=self._on_stale,
+            storage_options=self._storage_options,
+            prebuilt=prebuilt,
         )
-        if buf is None:
-            from tfrecord_lite._storage.remote import RemoteBuffer, RemoteObject
-
-            obj = RemoteObject(self._path, options, fs)
-            buf = RemoteBuffer(obj, idx.file_size)
         return MappedRecords(buf, idx, self._path, self._verify, remote=True)  # type: ignore[arg-type]
 
     # -- reading
