@@ -7,7 +7,8 @@ over its good records instead (tolerant.py), held in memory only.
 record_index.py knows the format and each step (read, check, build, save); this module only
 chooses among them, in the order above, so no layer below it is handed a function to call
 back. TFRecordFile opens its file here in one call; write_text_index reads an index here
-without saving one.
+without saving one. indexed_count is the record count of an uncompressed file or object by
+its index (remote_index.py finds an object's), for a reader that needs counts, not records.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from tfrecord_lite._index.record_index import (
     release,
     save_record_index,
 )
+from tfrecord_lite._index.remote_index import open_remote
 from tfrecord_lite._index.sidecar_file import (
     IndexArg,
     check_on_stale,
@@ -36,6 +38,8 @@ from tfrecord_lite._index.sidecar_file import (
     stale_error,
 )
 from tfrecord_lite._index.tolerant import build_past_damage
+from tfrecord_lite._storage.locations import StorageOptions, is_url
+from tfrecord_lite._storage.remote import RemoteBuffer
 from tfrecord_lite._stream.damage import DamagePolicy
 
 
@@ -65,6 +69,25 @@ def open_file_index(
     except BaseException:
         release(buf)
         raise
+
+
+def indexed_count(path: str, storage_options: StorageOptions = None) -> int:
+    """The records of the uncompressed file (or object) `path`, from its index: a fresh one, else
+    one built now and saved (beside a local file; an object's in the local cache), as
+    TFRecordFile(path) would open it."""
+    buf: Buffer | RemoteBuffer
+    if is_url(path):
+        buf, idx = open_remote(path, None, verify=True, on_stale="rebuild", storage_options=storage_options)
+    else:
+        buf, idx = open_file_index(path)
+    try:
+        return len(idx)
+    finally:
+        idx.close()
+        if isinstance(buf, RemoteBuffer):
+            buf.close()
+        else:
+            release(buf)
 
 
 def _open_index(

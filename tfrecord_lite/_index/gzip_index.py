@@ -67,8 +67,6 @@ from tfrecord_lite._index.sidecar_file import (
 from tfrecord_lite._storage.files import sniff_file
 from tfrecord_lite._storage.locations import is_url, split_options
 from tfrecord_lite._stream.scanner import CHUNK_SIZE, MAX_RECORD_BYTES, DecodedStream, StreamScanner
-from tfrecord_lite._wire.framing import HEADER_SIZE
-from tfrecord_lite._wire.sniff import sniff_compression
 
 SPACING = 2 << 20  # bytes of output between points with windows
 _FEED = 1 << 18  # compressed bytes fed per step when building in-memory points
@@ -311,6 +309,7 @@ class SeekPoints:
 
 def open_gzip_spans(
     path: str,
+    kind: str,
     index: IndexArg,
     *,
     verify: bool,
@@ -318,20 +317,17 @@ def open_gzip_spans(
     storage_options: Any = None,
     max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> tuple[GzipIndex, SpanInflater]:
-    """(index, span reader) of the compressed file or object `path`: its index from a fresh
-    sidecar, else one pass over it (refusing a record longer than `max_record_bytes`), and what
-    reads spans of its uncompressed stream from the index's points."""
+    """(index, span reader) of the `kind` ("gzip" or "zlib") file or object `path`: its index from
+    a fresh sidecar, else one pass over it (refusing a record longer than `max_record_bytes`), and
+    what reads spans of its uncompressed stream from the index's points."""
     if is_url(path):
-        return _open_object_spans(path, index, verify, on_stale, storage_options, max_record_bytes)
-    kind = sniff_file(path)
-    if kind not in ("gzip", "zlib"):  # pragma: no cover - TFRecordFile sends only compressed files here
-        raise IndexFormatError("not a GZIP or ZLIB file", path=path)
+        return _open_object_spans(path, kind, index, verify, on_stale, storage_options, max_record_bytes)
     idx = open_gzip_index(path, kind, index, verify=verify, on_stale=on_stale, max_record_bytes=max_record_bytes)
     return idx, span_inflater(path, idx)
 
 
 def _open_object_spans(
-    url: str, index: IndexArg, verify: bool, on_stale: str, storage_options: Any, max_record_bytes: int
+    url: str, kind: str, index: IndexArg, verify: bool, on_stale: str, storage_options: Any, max_record_bytes: int
 ) -> tuple[GzipIndex, SpanInflater]:
     """open_gzip_spans of an object in a store: its bytes through a RemoteBuffer (ranged reads,
     block cache), which the span reader keeps; its index from the sidecar next to it."""
@@ -340,7 +336,6 @@ def _open_object_spans(
     obj = RemoteObject(url, *split_options(storage_options))
     buf = RemoteBuffer(obj, obj.size)
     try:
-        kind = sniff_compression(buf[0:HEADER_SIZE])
         idx = open_remote_gzip_index(
             url,
             buf,

@@ -88,6 +88,7 @@ class CompressedRecords:
 
 def open_compressed(
     path: str,
+    kind: str,
     index: IndexArg,
     *,
     verify: bool,
@@ -96,8 +97,8 @@ def open_compressed(
     storage_options: StorageOptions,
     max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> CompressedRecords:
-    """The records of the compressed file (or object) `path`, through its index: a fresh sidecar,
-    else one pass over the file (refusing a record longer than `max_record_bytes`)."""
+    """The records of the `kind` ("gzip" or "zlib") file (or object) `path`, through its index: a
+    fresh sidecar, else one pass over the file (refusing a record longer than `max_record_bytes`)."""
     if policy is not None:
         raise ValueError(
             f"on_error= skips damage while indexing an uncompressed file; {path} is compressed: read "
@@ -105,6 +106,7 @@ def open_compressed(
         )
     idx, spans = open_gzip_spans(
         path,
+        kind,
         index,
         verify=verify,
         on_stale=on_stale,

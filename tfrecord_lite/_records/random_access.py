@@ -108,16 +108,16 @@ class RecordSequence(Sequence[bytes]):
         raise NotImplementedError
 
 
-def _is_compressed(path: str, damaged: bool, storage_options: StorageOptions = None) -> bool:
-    """Whether `path` (or the object at a URL) starts like a GZIP or ZLIB file rather than a
-    record (missing files: no; opening them says why); with `damaged` (damage is skipped), only
-    if it starts a stream that inflates (see require_uncompressed)."""
+def _compression_of(path: str, damaged: bool, storage_options: StorageOptions = None) -> str:
+    """'gzip' or 'zlib' when `path` (or the object at a URL) starts like a GZIP or ZLIB file rather
+    than a record, else '' (missing files too: opening them says why); with `damaged` (damage is
+    skipped), only if it starts a stream that inflates (see require_uncompressed)."""
     try:
         head = read_head(path, SNIFF_SIZE, storage_options)
     except OSError:
-        return False
+        return ""
     kind = sniff_compression(head)
-    return kind in ("gzip", "zlib") and (not damaged or inflates(head, kind))
+    return kind if kind in ("gzip", "zlib") and (not damaged or inflates(head, kind)) else ""
 
 
 def _int_view(offsets: np.ndarray) -> memoryview:
@@ -153,7 +153,6 @@ class MappedRecords:
         self._buf: Buffer | None = buf
         self.index = index
         self._path = path
-        self._name = display_name(path) or path
         self._verify = verify
         self.at = _int_view(index.offsets)  # offsets as Python ints, faster to index than numpy
         self.ends = self.at[1:] if index.ends is None else _int_view(index.ends)  # where record i ends
@@ -163,6 +162,11 @@ class MappedRecords:
     def location(self) -> str | None:
         """The binary sidecar of the index, or None when it is held in memory."""
         return self.index.location
+
+    @property
+    def _name(self) -> str:
+        """The file or object as errors name it (a URL without its secrets)."""
+        return display_name(self._path) or self._path
 
     def __len__(self) -> int:
         return len(self.index)
@@ -305,7 +309,7 @@ class TFRecordFile(RecordSequence):
         policy = on_error if isinstance(on_error, DamagePolicy) else DamagePolicy(on_error, max_skipped)
         self._keep(path, index, verify, on_stale, None if policy.raises else policy, storage_options)
         damaged = on_error != "raise"  # damage is skipped: the first record may be
-        self._compressed = _is_compressed(self._path, damaged, storage_options)
+        self._compression = _compression_of(self._path, damaged, storage_options)
         self._open(None)
 
     def _keep(
@@ -336,11 +340,12 @@ class TFRecordFile(RecordSequence):
     def _open(self, prebuilt: RecordIndex | None) -> None:
         """Open the file's records (`prebuilt`: the in-memory index an uncompressed file pickles)."""
         records: MappedRecords | CompressedRecords
-        if self._compressed:
+        if self._compression:
             from tfrecord_lite._records.compressed_file import open_compressed
 
             records = open_compressed(
                 self._path,
+                self._compression,
                 self._index_arg,
                 verify=self._verify,
                 on_stale=self._on_stale,
@@ -495,7 +500,7 @@ class TFRecordFile(RecordSequence):
             "on_stale": self._on_stale,
             "policy": self._policy,
             "storage_options": self._storage_options,
-            "compressed": self._compressed,
+            "compression": self._compression,
             "max_record_bytes": self._max_record_bytes,
             "in_memory": in_memory,
             "closed": self.closed,
@@ -504,7 +509,7 @@ class TFRecordFile(RecordSequence):
     def __setstate__(self, state: dict[str, Any]) -> None:
         path, index, verify, on_stale = state["path"], state["index"], state["verify"], state["on_stale"]
         self._keep(path, index, verify, on_stale, state.get("policy"), state.get("storage_options"))
-        self._compressed = state.get("compressed", False)
+        self._compression = state.get("compression", "")
         self._max_record_bytes = state.get("max_record_bytes", MAX_RECORD_BYTES)
         if not state["closed"]:
             prebuilt = None
