@@ -1,7 +1,9 @@
 """Building the index of a GZIP / ZLIB TFRecord file (gzip_sidecar.py holds it), and
-opening it: a fresh sidecar, else one pass over the file now. The pass reads the
-uncompressed stream to its end through the StreamScanner (every record checked) and
-collects the marks; the seek points come from the same pass. The stream is the one every
+opening it: a fresh sidecar, else one pass over the file now. open_gzip_spans hands
+TFRecordFile the index and the reader of spans from its points (gzip_seek.py) in one call,
+for a local file or an object in a store. The pass reads the uncompressed stream to its
+end through the StreamScanner (every record checked) and collects the marks; the seek
+points come from the same pass. The stream is the one every
 reader sees (the streaming Inflater, or the same rule in _SavingInflater): concatenated
 members are one stream, anything else after one, or a cut anywhere, is an error, so no
 index of a shorter dataset is ever made. indexed_gzip, which is laxer, is only led

@@ -13,6 +13,8 @@ one PUT, for an object written by something else than ShardedWriter.
 An index is fresh when it ends at the object's size and the first and last records' headers
 and footers still check (edge_check, read through the RemoteBuffer, whose blocks the reads
 then reuse); the object's mtime is not compared, since an uploaded sidecar was made before it.
+open_remote hands TFRecordFile(url) the object's RemoteBuffer and its index in one call (an
+index that a pickled TFRecordFile brought along is taken as it is).
 """
 
 from __future__ import annotations

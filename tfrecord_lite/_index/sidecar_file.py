@@ -8,7 +8,8 @@ Its header opens with an 8-byte magic, which says the kind, and a u32 format ver
 and ends with the CRC32C of the bytes before it: unpack_header checks all three, so a
 sidecar of the other kind, of an unknown version or with a damaged header is an
 IndexFormatError. A damaged default sidecar is rebuilt like a stale one; an index the
-caller named must be valid. An index is fresh while the file has the size (and, for a
+caller named must be valid (counts_as_missing: the one rule of which read errors mean that
+there is no index to use, for every kind's reader). An index is fresh while the file has the size (and, for a
 local file, the mtime) recorded in it and its kind's check of the file's edges still
 matches; a stale index is rebuilt, or raises StaleIndexError with on_stale="raise".
 Sidecars are written through a temporary file renamed into place

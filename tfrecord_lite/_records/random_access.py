@@ -9,8 +9,11 @@ and pickling sends only the path and options (plus an in-memory index when there
 sidecar), so a spawned worker reopens the file in O(1). An object in a store (a URL) is
 read through a RemoteBuffer instead of a map (_index/remote_index.py finds its index):
 slices of it are ranged reads through a block cache, and a list of records is fetched
-first by a few coalesced, concurrent requests. With an on_error that skips damage, a
-file that does not index cleanly is indexed over its good records (_index/tolerant.py).
+first by a few coalesced, concurrent requests. Each kind of file is opened by one call down
+into _index, which hands back its index ready (file_index.open_file_index for a local file,
+remote_index.open_remote for an object, gzip_index.open_gzip_spans through
+compressed_file.py): with an on_error that skips damage, a file that does not index cleanly
+is indexed there over its good records (_index/tolerant.py).
 """
 
 from __future__ import annotations
