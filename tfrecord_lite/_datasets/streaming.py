@@ -101,7 +101,7 @@ class ShardStream:
         """Every consumer's Share of the records for `epoch` (the same for every consumer)."""
         all_indexed = not self.skipping and all(k == "" for k in self.kinds)
         split = choose_split(self.split, all_indexed, len(self.paths), consumers, self.even)
-        if needs_counts(split, None):
+        if needs_counts(split, self.even):
             self.count_all()
         order = shard_order(len(self.paths), self.seed, epoch, self.shuffle)
         return plan_shares(self.counts, consumers, split, order)
