@@ -120,6 +120,14 @@ def plan_shares(counts: Sequence[int | None], consumers: int, split: str, order:
     raise ValueError(f"split={split!r}: use one of {', '.join(repr(s) for s in SPLITS)}")
 
 
+def needs_counts(split: str, even: str | None) -> bool:
+    """Whether every shard's record count is needed before the epoch's plan whatever the consumers:
+    record ranges are cut by the counts, equal counts (`even`) compare them. Whole shards and
+    strides need none; split="auto" needs them where it comes to ranges (choose_split), known
+    only with the consumers."""
+    return split == "range" or even is not None
+
+
 def choose_split(split: str, all_indexed: bool, num_shards: int, consumers: int, even: str | None) -> str:
     """What split="auto" means here: record ranges when equal counts are wanted (the counts are known
     then, and ranges balance them to one record) or for indexed shards fewer than the consumers; whole

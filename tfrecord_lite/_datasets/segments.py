@@ -6,7 +6,9 @@ policy that skips damage always streams (an index has no place for a damaged rec
 position skips whole segments, and into the next one, by their known lengths instead of reading
 them. Streamed objects of a store have their first blocks fetched `prefetch` segments ahead.
 Indexed files are opened through the caller's `open_file`, which may keep them open from one
-epoch to the next (a persistent DataLoader worker reads each sidecar once).
+epoch to the next (a persistent DataLoader worker reads each sidecar once). A shard's count
+comes from its index alone (_index/file_index.py), or from one pass over its stream: counting
+opens no file for random access.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from tfrecord_lite._datasets.plan import Segment
 from tfrecord_lite._errors import TFRecordError
+from tfrecord_lite._index.file_index import indexed_count
 from tfrecord_lite._index.sidecar_file import sidecar_path
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._records.reader import RecordIterator, iter_records
@@ -33,8 +36,7 @@ def count_shard(
     (built and saved now if need be: reading uses it), else by one pass over the stream (also
     when damage is skipped: then the good records, found as reading will find them)."""
     if kind == "" and not skipping:
-        with TFRecordFile(path, storage_options=storage_options) as f:
-            return len(f)
+        return indexed_count(path, storage_options)
     policy = DamagePolicy(_ignore) if skipping else None
     return sum(1 for _ in RecordIterator(path, kind, verify and skipping, policy, storage_options=storage_options))
 

@@ -7,8 +7,9 @@ stride keeps every k-th record; equal counts pad a share by starting it over, or
 shuffle buffer seeded by (seed, epoch, consumer) mixes what comes out. The pipeline is
 deterministic, so a position is a number of records: resuming replays the raw records (no
 decoding) up to it, and without a shuffle buffer skips whole indexed segments unread. Record
-counts are learnt once (an uncompressed file's index, or one pass over a compressed one) and
-kept: they travel with the object when it is pickled to the consumers. Files read through their
+counts are learnt only where the split needs them (plan.needs_counts; split="auto" once the
+consumers are known), once (an uncompressed file's index, or one pass over a compressed one),
+and kept: they travel with the object when it is pickled to the consumers. Files read through their
 index stay open in the process that reads them (not pickled), so a persistent DataLoader worker
 opens each sidecar once, not once an epoch.
 """
@@ -29,6 +30,7 @@ from tfrecord_lite._datasets.plan import (
     choose_split,
     even_target,
     mix_seed,
+    needs_counts,
     padded_positions,
     plan_shares,
     shard_order,
@@ -81,7 +83,7 @@ class ShardStream:
         self.counts: list[int | None] = [None] * len(self.paths)
         self._opened: dict[str, TFRecordFile] = {}
         self._opened_by = os.getpid()
-        if self.split == "range" or self.even is not None:
+        if needs_counts(self.split, self.even):
             self.count_all()  # once, where the object is made: consumers get the counts with it
 
     def count_all(self) -> list[int]:
@@ -99,7 +101,7 @@ class ShardStream:
         """Every consumer's Share of the records for `epoch` (the same for every consumer)."""
         all_indexed = not self.skipping and all(k == "" for k in self.kinds)
         split = choose_split(self.split, all_indexed, len(self.paths), consumers, self.even)
-        if split == "range":
+        if needs_counts(split, self.even):
             self.count_all()
         order = shard_order(len(self.paths), self.seed, epoch, self.shuffle)
         return plan_shares(self.counts, consumers, split, order)

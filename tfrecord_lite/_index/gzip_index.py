@@ -1,7 +1,9 @@
 """Building the index of a GZIP / ZLIB TFRecord file (gzip_sidecar.py holds it), and
-opening it: a fresh sidecar, else one pass over the file now. The pass reads the
-uncompressed stream to its end through the StreamScanner (every record checked) and
-collects the marks; the seek points come from the same pass. The stream is the one every
+opening it: a fresh sidecar, else one pass over the file now. open_gzip_spans hands
+TFRecordFile the index and the reader of spans from its points (gzip_seek.py) in one call,
+for a local file or an object in a store. The pass reads the uncompressed stream to its
+end through the StreamScanner (every record checked) and collects the marks; the seek
+points come from the same pass. The stream is the one every
 reader sees (the streaming Inflater, or the same rule in _SavingInflater): concatenated
 members are one stream, anything else after one, or a cut anywhere, is an error, so no
 index of a shorter dataset is ever made. indexed_gzip, which is laxer, is only led
@@ -41,6 +43,7 @@ import numpy as np
 from tfrecord_lite._compression.inflate import WBITS
 from tfrecord_lite._compression.inflater import Inflater, not_a_next_member, starts_member
 from tfrecord_lite._errors import CorruptRecordError, IndexFormatError, TFRecordError, TruncatedRecordError
+from tfrecord_lite._index.gzip_seek import SpanInflater, span_inflater
 from tfrecord_lite._index.gzip_sidecar import (
     RAW,
     GzipIndex,
@@ -54,9 +57,9 @@ from tfrecord_lite._index.gzip_sidecar import (
 )
 from tfrecord_lite._index.sidecar_file import (
     IndexArg,
+    counts_as_missing,
     index_location,
     names_a_file,
-    read_existing,
     save_bytes,
     save_or_raise,
     sidecar_path,
@@ -64,6 +67,7 @@ from tfrecord_lite._index.sidecar_file import (
     stale_error,
 )
 from tfrecord_lite._storage.files import sniff_file
+from tfrecord_lite._storage.locations import is_url, split_options
 from tfrecord_lite._stream.scanner import CHUNK_SIZE, MAX_RECORD_BYTES, DecodedStream, StreamScanner
 
 SPACING = 2 << 20  # bytes of output between points with windows
@@ -305,6 +309,51 @@ class SeekPoints:
 # ----------------------------------------------------------------- opening
 
 
+def open_gzip_spans(
+    path: str,
+    kind: str,
+    index: IndexArg,
+    *,
+    verify: bool,
+    on_stale: str,
+    storage_options: Any = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
+) -> tuple[GzipIndex, SpanInflater]:
+    """(index, span reader) of the `kind` ("gzip" or "zlib") file or object `path`: its index from
+    a fresh sidecar, else one pass over it (refusing a record longer than `max_record_bytes`), and
+    what reads spans of its uncompressed stream from the index's points."""
+    if is_url(path):
+        return _open_object_spans(path, kind, index, verify, on_stale, storage_options, max_record_bytes)
+    idx = open_gzip_index(path, kind, index, verify=verify, on_stale=on_stale, max_record_bytes=max_record_bytes)
+    return idx, span_inflater(path, idx)
+
+
+def _open_object_spans(
+    url: str, kind: str, index: IndexArg, verify: bool, on_stale: str, storage_options: Any, max_record_bytes: int
+) -> tuple[GzipIndex, SpanInflater]:
+    """open_gzip_spans of an object in a store: its bytes through a RemoteBuffer (ranged reads,
+    block cache), which the span reader keeps; its index from the sidecar next to it."""
+    from tfrecord_lite._storage.remote import RemoteBuffer, RemoteObject
+
+    obj = RemoteObject(url, *split_options(storage_options))
+    buf = RemoteBuffer(obj, obj.size)
+    try:
+        idx = open_remote_gzip_index(
+            url,
+            buf,
+            kind,
+            index,
+            verify=verify,
+            on_stale=on_stale,
+            storage_options=storage_options,
+            max_record_bytes=max_record_bytes,
+        )
+        return idx, span_inflater(obj.name, idx, buf)
+    except BaseException:
+        buf.close()
+        raise
+
+
 def open_gzip_index(
     path: str,
     kind: str,
@@ -319,7 +368,7 @@ def open_gzip_index(
     location = index_location(path, index)
     found, reason = None, None
     if location is not None:
-        found = read_existing(read_gzip_index, location, names_a_file(index))
+        found = _read_existing(location, names_a_file(index))
         if found is not None:
             reason = gzip_index_staleness(found, path)
             if _usable(found, reason, location, on_stale, path):
@@ -348,21 +397,13 @@ def open_remote_gzip_index(
     (`<url>.tfrlidx`) or `index=` (a path or URL), checked against the object's size and first and
     last 4 KiB (an uploaded sidecar's mtime is not the object's); else one streaming pass over the
     object, whose points stay in memory (nothing is written next to an object)."""
-    from tfrecord_lite._storage.files import read_whole
     from tfrecord_lite._storage.locations import redact
     from tfrecord_lite._storage.remote import RemoteStream
 
     location = index_location(url, index)
     if location is not None:
         shown, named = redact(location), names_a_file(index)
-
-        def read(where: str) -> GzipIndex:
-            data = read_whole(where, storage_options, limit=largest_gzip_index(len(buf)))
-            if len(data) > largest_gzip_index(len(buf)):
-                raise IndexFormatError(f"longer than an index of a {len(buf)}-byte object can be", path=shown)
-            return parse_gzip_index(data, shown)
-
-        found = read_existing(read, location, named, missing_ok=not named)
+        found = _read_existing_object(location, shown, named, len(buf), storage_options)
         if found is not None:
             reason = size_change(len(buf), found.file_size, "object")
             if reason is None and _object_edge_check(buf) != found.check:
@@ -372,6 +413,36 @@ def open_remote_gzip_index(
     inflating = _SavingInflater(RemoteStream(buf.obj), kind, SPACING)
     marks = _scan_marks(inflating, redact(url), verify, max_record_bytes)
     return GzipIndex(kind, marks, inflating.points, b"", len(buf), 0, _object_edge_check(buf))
+
+
+def _read_existing(location: str, named: bool) -> GzipIndex | None:
+    """The sidecar at `location`; None when it is missing, or damaged and not `named` by the caller."""
+    try:
+        return read_gzip_index(location)
+    except (FileNotFoundError, IndexFormatError) as err:
+        if counts_as_missing(err, named):
+            return None
+        raise
+
+
+def _read_existing_object(
+    location: str, shown: str, named: bool, object_size: int, storage_options: Any
+) -> GzipIndex | None:
+    """The sidecar of a compressed object of `object_size` bytes at `location` (a path or URL,
+    `shown` redacted), read no further than such a sidecar can reach; None when it is missing and
+    not `named`, or damaged and not `named`."""
+    from tfrecord_lite._storage.files import read_whole
+
+    limit = largest_gzip_index(object_size)
+    try:
+        data = read_whole(location, storage_options, limit=limit)
+        if len(data) > limit:
+            raise IndexFormatError(f"longer than an index of a {object_size}-byte object can be", path=shown)
+        return parse_gzip_index(data, shown)
+    except (FileNotFoundError, IndexFormatError) as err:
+        if counts_as_missing(err, named, missing_ok=not named):
+            return None
+        raise
 
 
 def largest_gzip_index(object_size: int) -> int:

@@ -22,9 +22,9 @@ and last record) still matches, and every record's valid header announces the sp
 offsets give (one numpy gather, 8 bytes a record: a crafted sidecar that leaves records
 out, or cuts one in two, is rebuilt rather than trusted; a damaged header is reported when
 its record is read, as before). DALI / `tfrecord` text indexes ("offset length"
-lines, length = 12 + data + 4) are read here too (write.py writes them). How a file
-is indexed when it does not scan cleanly is its opener's choice (open_record_index
-takes the builder): TFRecordFile skips damage with _index/tolerant.py. The append
+lines, length = 12 + data + 4) are read here too (write.py writes them). This module
+offers the pieces (read, check, build, save); file_index.py chooses among them when a
+file is opened (a fresh index, else a scan, else one past damage). The append
 protocol that keeps a sidecar fresh across TFRecordWriter(append=True) lives in
 _index/append.py.
 """
@@ -35,26 +35,19 @@ import errno
 import mmap
 import os
 import struct
-import warnings
-from collections.abc import Callable
-from typing import IO, BinaryIO
+from typing import BinaryIO
 
 import numpy as np
 from crc32c import crc32c
 
-from tfrecord_lite._errors import IndexFallbackWarning, IndexFormatError, PathName, TFRecordError
+from tfrecord_lite._errors import IndexFormatError, PathName, TFRecordError
 from tfrecord_lite._index.sidecar_file import (
-    IndexArg,
-    check_on_stale,
+    counts_as_missing,
     file_change,
     header_size,
-    index_location,
-    names_a_file,
     pack_header,
-    read_existing,
     save_bytes,
     sidecar_path,
-    stale_error,
     unpack_header,
 )
 from tfrecord_lite._storage.files import open_regular
@@ -231,10 +224,7 @@ def save_record_index(index: RecordIndex, target: str, *, like: str | None = Non
     the caller keeps the index in memory; other I/O errors propagate.
     """
 
-    def write(fh: IO[bytes]) -> None:
-        fh.write(record_index_bytes(index))
-
-    if not save_bytes(write, target, like=like):
+    if not save_bytes(record_index_bytes(index), target, like=like):
         return False
     index.location = target
     return True
@@ -403,77 +393,19 @@ def grown_from(index: RecordIndex, buf: Buffer) -> bool:
     )
 
 
-Builder = Callable[[RecordIndex | None], RecordIndex]  # indexes a file, going on after the index given
-
-
-def open_record_index(
-    path: str,
-    buf: Buffer,
-    st: os.stat_result,
-    index: IndexArg = None,
-    *,
-    verify: bool = True,
-    on_stale: str = "rebuild",
-    save: bool = True,
-    prebuilt: RecordIndex | None = None,
-    build: Builder | None = None,
-) -> RecordIndex:
-    """The index of the mapped file `path`: a fresh existing one, else one built now (and saved).
-
-    `index`: None / True = the sidecar beside the file; a path = that binary or
-    text index (a new binary one is written there when it does not exist);
-    False = build in memory and write nothing. `prebuilt` is an in-memory index
-    (sent to a worker process) that is used when still fresh. `build(start)` makes
-    the new index (after `start`, the index of what the file was before it grew, when
-    there is one); by default one scan, which raises on damage. An index built with
-    `ends` (damage skipped: its records do not follow each other) is never saved.
-    """
-    check_on_stale(on_stale)
-    location = index_location(path, index)
-    named = names_a_file(index)
-    existing, where = prebuilt, "the in-memory index"
-    if existing is None and location is not None:
-        try:
-            existing, where = read_existing_index(location, buf, st, named), location
-        except OSError as err:
-            if named:  # an index the caller named must be readable
-                raise
-            warnings.warn(
-                f"{path}: its index sidecar {location} cannot be read ({err.strerror or err}); "
-                "using an in-memory index built by one scan",
-                IndexFallbackWarning,
-                stacklevel=5,
-            )
-            location = None  # and nothing is written over it
-    if existing is not None:
-        reason = record_index_staleness(existing, buf, st)
-        if reason is None:
-            return existing
-        if on_stale == "raise":
-            existing.close()
-            raise stale_error(where, reason, path)
-        if existing.location is None or existing.location != location:  # text or in-memory: never overwrite
-            location = sidecar_path(path) if index is not False else None
-    start = existing if existing is not None and grown_from(existing, buf) else None
-    try:
-        fresh = build_record_index(buf, st, path=path, verify=verify, start=start) if build is None else build(start)
-    finally:
-        if existing is not None:
-            existing.close()
-    if save and location is not None and fresh.ends is None:
-        save_record_index(fresh, location, like=path)
-    return fresh
-
-
 def read_existing_index(location: str, buf: Buffer, st: os.stat_result, named: bool) -> RecordIndex | None:
-    """Read the index at `location`; a missing one is None, and so is a damaged default sidecar.
-    A default sidecar that is there but cannot be read raises OSError (one that is not a regular
-    file, a folder or a FIFO, is not opened: a FIFO would block)."""
+    """Read the index at `location` (one the caller `named`: a binary sidecar or a text index);
+    a missing one is None, and so is a damaged default sidecar. A default sidecar that is there
+    but cannot be read raises OSError (one that is not a regular file, a folder or a FIFO, is not
+    opened: a FIFO would block)."""
     if not named and os.path.lexists(location) and not os.path.isfile(location):
         raise OSError(errno.EINVAL, "not a regular file", location)
-    if named:
-        return read_existing(lambda where: read_named_index(where, buf, st), location, named)
-    return read_existing(read_record_index, location, named)
+    try:
+        return read_named_index(location, buf, st) if named else read_record_index(location)
+    except (FileNotFoundError, IndexFormatError) as err:
+        if counts_as_missing(err, named):
+            return None
+        raise
 
 
 def map_uncompressed(path: str, action: str, damaged: bool = False) -> tuple[Buffer, os.stat_result]:

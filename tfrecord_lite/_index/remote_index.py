@@ -13,6 +13,8 @@ one PUT, for an object written by something else than ShardedWriter.
 An index is fresh when it ends at the object's size and the first and last records' headers
 and footers still check (edge_check, read through the RemoteBuffer, whose blocks the reads
 then reuse); the object's mtime is not compared, since an uploaded sidecar was made before it.
+open_remote hands TFRecordFile(url) the object's RemoteBuffer and its index in one call (an
+index that a pickled TFRecordFile brought along is taken as it is).
 """
 
 from __future__ import annotations
@@ -40,13 +42,13 @@ from tfrecord_lite._index.record_index import (
 from tfrecord_lite._index.sidecar_file import (
     SIDECAR_SUFFIX,
     IndexArg,
+    counts_as_missing,
     names_a_file,
-    read_existing,
     sidecar_path,
     size_change,
     stale_error,
 )
-from tfrecord_lite._storage.locations import is_url, redact
+from tfrecord_lite._storage.locations import StorageOptions, is_url, redact, split_options
 from tfrecord_lite._storage.remote import RemoteBuffer, RemoteObject, RemoteStream
 from tfrecord_lite._wire.framing import HEADER_SIZE, OVERHEAD, scan
 
@@ -66,10 +68,20 @@ def cache_path(obj: RemoteObject) -> Path:
 
 
 def open_remote(
-    url: str, index: IndexArg, *, verify: bool, on_stale: str, options: object, fs: object
+    url: str,
+    index: IndexArg,
+    *,
+    verify: bool,
+    on_stale: str,
+    storage_options: StorageOptions,
+    prebuilt: RecordIndex | None = None,
 ) -> tuple[RemoteBuffer, RecordIndex]:
-    """(random-access buffer, index) of the object at `url`."""
-    obj = RemoteObject(url, options, fs)  # type: ignore[arg-type]
+    """(random-access buffer, index) of the object at `url`; `prebuilt`: the in-memory index a
+    pickled TFRecordFile brought along, taken as it is."""
+    options, fs = split_options(storage_options)
+    obj = RemoteObject(url, options, fs)
+    if prebuilt is not None:
+        return RemoteBuffer(obj, prebuilt.file_size), prebuilt
     buf = RemoteBuffer(obj, obj.size)
     try:
         require_uncompressed(buf[0:HEADER_SIZE], obj.name, "random access")
@@ -115,7 +127,12 @@ def index_object(buf: RemoteBuffer, *, verify: bool) -> RecordIndex:
 
 def _load(location: str, options: object, fs: object, object_size: int, *, named: bool) -> RecordIndex | None:
     """The index at a local path or URL; None when it is missing (or damaged) and not `named` by the caller."""
-    return read_existing(lambda where: _read(where, options, fs, object_size), location, named, missing_ok=not named)
+    try:
+        return _read(location, options, fs, object_size)
+    except (FileNotFoundError, IndexFormatError) as err:
+        if counts_as_missing(err, named, missing_ok=not named):
+            return None
+        raise
 
 
 def largest_index(object_size: int) -> int:

@@ -8,7 +8,8 @@ Its header opens with an 8-byte magic, which says the kind, and a u32 format ver
 and ends with the CRC32C of the bytes before it: unpack_header checks all three, so a
 sidecar of the other kind, of an unknown version or with a damaged header is an
 IndexFormatError. A damaged default sidecar is rebuilt like a stale one; an index the
-caller named must be valid. An index is fresh while the file has the size (and, for a
+caller named must be valid (counts_as_missing: the one rule of which read errors mean that
+there is no index to use, for every kind's reader). An index is fresh while the file has the size (and, for a
 local file, the mtime) recorded in it and its kind's check of the file's edges still
 matches; a stale index is rebuilt, or raises StaleIndexError with on_stale="raise".
 Sidecars are written through a temporary file renamed into place
@@ -22,7 +23,7 @@ import errno
 import os
 import struct
 from collections.abc import Callable
-from typing import IO, Any, TypeVar, Union
+from typing import IO, Any, Union
 
 from crc32c import crc32c
 
@@ -33,7 +34,6 @@ SIDECAR_SUFFIX = ".tfrlidx"
 ON_STALE = ("rebuild", "raise")
 IndexArg = Union[str, "os.PathLike[str]", bool, None]
 _CRC = struct.Struct("<I")
-_Index = TypeVar("_Index")
 
 
 def sidecar_path(path: str | os.PathLike[str]) -> str:
@@ -115,19 +115,13 @@ def unpack_header(
 # ----------------------------------------------------------------- reading and saving
 
 
-def read_existing(read: Callable[[str], _Index], location: str, named: bool, missing_ok: bool = True) -> _Index | None:
-    """`read(location)`, or None: when nothing is there (unless not `missing_ok`), and when the
-    index is damaged and the caller has not `named` it (a damaged sidecar is rebuilt)."""
-    try:
-        return read(location)
-    except FileNotFoundError:
-        if missing_ok:
-            return None
-        raise
-    except IndexFormatError:
-        if named:
-            raise
-        return None
+def counts_as_missing(err: OSError | IndexFormatError, named: bool, missing_ok: bool = True) -> bool:
+    """Whether `err`, met while reading an index, means there is no index to use rather than a
+    failure to report: nothing is there (unless not `missing_ok`), or the index is damaged and
+    the caller has not `named` it (a damaged sidecar is rebuilt)."""
+    if isinstance(err, FileNotFoundError):
+        return missing_ok
+    return isinstance(err, IndexFormatError) and not named
 
 
 def save_bytes(data: bytes | Callable[[IO[bytes]], None], target: str, *, like: str | None = None) -> bool:

@@ -15,11 +15,11 @@ import os
 import numpy as np
 
 from tfrecord_lite._errors import PathName
+from tfrecord_lite._index.file_index import open_file_index
 from tfrecord_lite._index.gzip_index import build_remote_gzip_index, write_gzip_index
 from tfrecord_lite._index.record_index import (
     build_record_index,
     map_uncompressed,
-    open_record_index,
     record_index_bytes,
     release,
     require_uncompressed,
@@ -100,12 +100,11 @@ def write_remote_index(
 def write_text_index(tfrecord_path: PathName, out_path: PathName) -> None:
     """Write the DALI / `tfrecord`-package text index of a TFRecord file: one "offset length" line per record."""
     path = os.fspath(tfrecord_path)  # type: ignore[arg-type]
-    buf, st = map_uncompressed(path, "indexing")
+    buf, idx = open_file_index(path, save=False, action="indexing")
     try:
-        idx = open_record_index(path, buf, st, None, save=False)
         starts, lengths = idx.offsets[:-1].tolist(), np.diff(idx.offsets).tolist()
-        idx.close()
     finally:
+        idx.close()
         release(buf)
     text = "".join(f"{s} {n}\n" for s, n in zip(starts, lengths, strict=False)).encode()
     write_atomic(os.fspath(out_path), text, like=path)  # type: ignore[arg-type]

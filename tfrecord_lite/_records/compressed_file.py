@@ -7,7 +7,8 @@ state (each inflates from its point with its own inflater, reading the file by p
 so threads can share one object; pickling sends the path and options, and a worker
 reopens the file from its sidecar. An object in a store (a URL) is read the same way
 through a RemoteBuffer (ranged reads, a block cache), its index from the sidecar
-uploaded next to it (gzip_index.open_remote_gzip_index).
+uploaded next to it. Opening is one call down: gzip_index.open_gzip_spans gives the
+index (a fresh sidecar, else one pass) and the span reader, for a file or an object.
 """
 
 from __future__ import annotations
@@ -16,22 +17,14 @@ import bisect
 from collections.abc import Iterable, Iterator
 from itertools import groupby
 
-from tfrecord_lite._errors import IndexFormatError
-from tfrecord_lite._index.gzip_index import (
-    open_gzip_index,
-    open_remote_gzip_index,
-)
-from tfrecord_lite._index.gzip_seek import SpanInflater, record_at, record_offset, records_in_span, span_inflater
+from tfrecord_lite._index.gzip_index import open_gzip_spans
+from tfrecord_lite._index.gzip_seek import SpanInflater, record_at, record_offset, records_in_span
 from tfrecord_lite._index.gzip_sidecar import GzipIndex
 from tfrecord_lite._index.sidecar_file import IndexArg
 from tfrecord_lite._records.reader import iter_records
-from tfrecord_lite._storage.files import sniff_file
-from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
-from tfrecord_lite._storage.remote import RemoteBuffer, RemoteObject
+from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._stream.damage import DamagePolicy
 from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES
-from tfrecord_lite._wire.framing import HEADER_SIZE
-from tfrecord_lite._wire.sniff import sniff_compression
 
 
 class CompressedRecords:
@@ -95,6 +88,7 @@ class CompressedRecords:
 
 def open_compressed(
     path: str,
+    kind: str,
     index: IndexArg,
     *,
     verify: bool,
@@ -103,46 +97,23 @@ def open_compressed(
     storage_options: StorageOptions,
     max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> CompressedRecords:
-    """The records of the compressed file (or object) `path`, through its index: a fresh sidecar,
-    else one pass over the file (refusing a record longer than `max_record_bytes`)."""
+    """The records of the `kind` ("gzip" or "zlib") file (or object) `path`, through its index: a
+    fresh sidecar, else one pass over the file (refusing a record longer than `max_record_bytes`)."""
     if policy is not None:
         raise ValueError(
             f"on_error= skips damage while indexing an uncompressed file; {path} is compressed: read "
             "it with iter_records(on_error=...), or salvage() it into a clean copy"
         )
-    if is_url(path):
-        return _open_object(path, index, verify, on_stale, storage_options, max_record_bytes)
-    kind = sniff_file(path)
-    if kind not in ("gzip", "zlib"):  # pragma: no cover - TFRecordFile sends only compressed files here
-        raise IndexFormatError("not a GZIP or ZLIB file", path=path)
-    idx = open_gzip_index(path, kind, index, verify=verify, on_stale=on_stale, max_record_bytes=max_record_bytes)
-    return CompressedRecords(path, idx, span_inflater(path, idx), verify, storage_options)
-
-
-def _open_object(
-    url: str, index: IndexArg, verify: bool, on_stale: str, storage_options: StorageOptions, max_record_bytes: int
-) -> CompressedRecords:
-    """An object in a store: its bytes through a RemoteBuffer (ranged reads, block cache), its
-    index from the sidecar next to it (see open_remote_gzip_index)."""
-    obj = RemoteObject(url, *split_options(storage_options))
-    buf = RemoteBuffer(obj, obj.size)
-    try:
-        kind = sniff_compression(buf[0:HEADER_SIZE])
-        idx = open_remote_gzip_index(
-            url,
-            buf,
-            kind,
-            index,
-            verify=verify,
-            on_stale=on_stale,
-            storage_options=storage_options,
-            max_record_bytes=max_record_bytes,
-        )
-        spans = span_inflater(obj.name, idx, buf)
-    except BaseException:
-        buf.close()
-        raise
-    return CompressedRecords(url, idx, spans, verify, storage_options)
+    idx, spans = open_gzip_spans(
+        path,
+        kind,
+        index,
+        verify=verify,
+        on_stale=on_stale,
+        storage_options=storage_options,
+        max_record_bytes=max_record_bytes,
+    )
+    return CompressedRecords(path, idx, spans, verify, storage_options)
 
 
 def _mark_of(marks: list[int], i: int) -> int:

@@ -9,8 +9,11 @@ and pickling sends only the path and options (plus an in-memory index when there
 sidecar), so a spawned worker reopens the file in O(1). An object in a store (a URL) is
 read through a RemoteBuffer instead of a map (_index/remote_index.py finds its index):
 slices of it are ranged reads through a block cache, and a list of records is fetched
-first by a few coalesced, concurrent requests. With an on_error that skips damage, a
-file that does not index cleanly is indexed over its good records (_index/tolerant.py).
+first by a few coalesced, concurrent requests. Each kind of file is opened by one call down
+into _index, which hands back its index ready (file_index.open_file_index for a local file,
+remote_index.open_remote for an object, gzip_index.open_gzip_spans through
+compressed_file.py): with an on_error that skips damage, a file that does not index cleanly
+is indexed there over its good records (_index/tolerant.py).
 """
 
 from __future__ import annotations
@@ -26,20 +29,14 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import numpy as np
 
-from tfrecord_lite._errors import CorruptRecordError, PathName, TFRecordError
+from tfrecord_lite._errors import CorruptRecordError, PathName
 from tfrecord_lite._example.decode import decode_example
-from tfrecord_lite._index.record_index import (
-    Buffer,
-    RecordIndex,
-    build_record_index,
-    map_uncompressed,
-    open_record_index,
-    release,
-)
+from tfrecord_lite._index.file_index import open_file_index
+from tfrecord_lite._index.record_index import Buffer, RecordIndex, release
 from tfrecord_lite._index.sidecar_file import IndexArg
 from tfrecord_lite._repr import count, describe, plural
 from tfrecord_lite._storage.files import display_name, read_head
-from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
+from tfrecord_lite._storage.locations import StorageOptions, is_url
 from tfrecord_lite._stream.damage import DamagePolicy, OnError
 from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES
 from tfrecord_lite._wire.crc import masked_crc
@@ -114,16 +111,16 @@ class RecordSequence(Sequence[bytes]):
         raise NotImplementedError
 
 
-def _is_compressed(path: str, damaged: bool, storage_options: StorageOptions = None) -> bool:
-    """Whether `path` (or the object at a URL) starts like a GZIP or ZLIB file rather than a
-    record (missing files: no; opening them says why); with `damaged` (damage is skipped), only
-    if it starts a stream that inflates (see require_uncompressed)."""
+def _compression_of(path: str, damaged: bool, storage_options: StorageOptions = None) -> str:
+    """'gzip' or 'zlib' when `path` (or the object at a URL) starts like a GZIP or ZLIB file rather
+    than a record, else '' (missing files too: opening them says why); with `damaged` (damage is
+    skipped), only if it starts a stream that inflates (see require_uncompressed)."""
     try:
         head = read_head(path, SNIFF_SIZE, storage_options)
     except OSError:
-        return False
+        return ""
     kind = sniff_compression(head)
-    return kind in ("gzip", "zlib") and (not damaged or inflates(head, kind))
+    return kind if kind in ("gzip", "zlib") and (not damaged or inflates(head, kind)) else ""
 
 
 def _int_view(offsets: np.ndarray) -> memoryview:
@@ -159,7 +156,6 @@ class MappedRecords:
         self._buf: Buffer | None = buf
         self.index = index
         self._path = path
-        self._name = display_name(path) or path
         self._verify = verify
         self.at = _int_view(index.offsets)  # offsets as Python ints, faster to index than numpy
         self.ends = self.at[1:] if index.ends is None else _int_view(index.ends)  # where record i ends
@@ -169,6 +165,11 @@ class MappedRecords:
     def location(self) -> str | None:
         """The binary sidecar of the index, or None when it is held in memory."""
         return self.index.location
+
+    @property
+    def _name(self) -> str:
+        """The file or object as errors name it (a URL without its secrets)."""
+        return display_name(self._path) or self._path
 
     def __len__(self) -> int:
         return len(self.index)
@@ -311,7 +312,7 @@ class TFRecordFile(RecordSequence):
         policy = on_error if isinstance(on_error, DamagePolicy) else DamagePolicy(on_error, max_skipped)
         self._keep(path, index, verify, on_stale, None if policy.raises else policy, storage_options)
         damaged = on_error != "raise"  # damage is skipped: the first record may be
-        self._compressed = _is_compressed(self._path, damaged, storage_options)
+        self._compression = _compression_of(self._path, damaged, storage_options)
         self._open(None)
 
     def _keep(
@@ -342,11 +343,12 @@ class TFRecordFile(RecordSequence):
     def _open(self, prebuilt: RecordIndex | None) -> None:
         """Open the file's records (`prebuilt`: the in-memory index an uncompressed file pickles)."""
         records: MappedRecords | CompressedRecords
-        if self._compressed:
+        if self._compression:
             from tfrecord_lite._records.compressed_file import open_compressed
 
             records = open_compressed(
                 self._path,
+                self._compression,
                 self._index_arg,
                 verify=self._verify,
                 on_stale=self._on_stale,
@@ -364,35 +366,15 @@ class TFRecordFile(RecordSequence):
             self._at, self._ends, self._read, self._mapped = records.at, records.ends, records.read, self._n
 
     def _open_mapped(self, prebuilt: RecordIndex | None) -> MappedRecords:
-        buf, st = map_uncompressed(self._path, "random access", damaged=self._policy is not None)
-        try:
-            idx = open_record_index(
-                self._path,
-                buf,
-                st,
-                self._index_arg,
-                verify=self._verify,
-                on_stale=self._on_stale,
-                prebuilt=prebuilt,
-                build=functools.partial(self._index_records, buf, st),
-            )
-        except BaseException:
-            release(buf)
-            raise
+        buf, idx = open_file_index(
+            self._path,
+            self._index_arg,
+            verify=self._verify,
+            on_stale=self._on_stale,
+            policy=self._policy,
+            prebuilt=prebuilt,
+        )
         return MappedRecords(buf, idx, self._path, self._verify)
-
-    def _index_records(self, buf: Buffer, st: os.stat_result, start: RecordIndex | None) -> RecordIndex:
-        """Index the file by one scan (going on after `start`, when the file grew from it). With an
-        on_error that skips damage, a file that does not index cleanly gets an index of its good
-        records, the damage reported as iter_records reports it."""
-        try:
-            return build_record_index(buf, st, path=self._path, verify=self._verify, start=start)
-        except TFRecordError:
-            if self._policy is None:
-                raise
-            from tfrecord_lite._index.tolerant import build_past_damage
-
-            return build_past_damage(self._path, buf, st, self._policy, self._verify)
 
     def _open_remote(self, prebuilt: RecordIndex | None) -> MappedRecords:
         from tfrecord_lite._index.remote_index import open_remote
@@ -402,20 +384,14 @@ class TFRecordFile(RecordSequence):
                 f"on_error= skips damage while indexing a local file; read {self._name} with "
                 "iter_records(on_error=...) instead"
             )
-
-        options, fs = split_options(self._storage_options)
-        buf, idx = (
-            open_remote(
-                self._path, self._index_arg, verify=self._verify, on_stale=self._on_stale, options=options, fs=fs
-            )
-            if prebuilt is None
-            else (None, prebuilt)
+        buf, idx = open_remote(
+            self._path,
+            self._index_arg,
+            verify=self._verify,
+            on_stale=self._on_stale,
+            storage_options=self._storage_options,
+            prebuilt=prebuilt,
         )
-        if buf is None:
-            from tfrecord_lite._storage.remote import RemoteBuffer, RemoteObject
-
-            obj = RemoteObject(self._path, options, fs)
-            buf = RemoteBuffer(obj, idx.file_size)
         return MappedRecords(buf, idx, self._path, self._verify, remote=True)  # type: ignore[arg-type]
 
     # -- reading
@@ -527,7 +503,7 @@ class TFRecordFile(RecordSequence):
             "on_stale": self._on_stale,
             "policy": self._policy,
             "storage_options": self._storage_options,
-            "compressed": self._compressed,
+            "compression": self._compression,
             "max_record_bytes": self._max_record_bytes,
             "in_memory": in_memory,
             "closed": self.closed,
@@ -536,7 +512,7 @@ class TFRecordFile(RecordSequence):
     def __setstate__(self, state: dict[str, Any]) -> None:
         path, index, verify, on_stale = state["path"], state["index"], state["verify"], state["on_stale"]
         self._keep(path, index, verify, on_stale, state.get("policy"), state.get("storage_options"))
-        self._compressed = state.get("compressed", False)
+        self._compression = state.get("compression", "")
         self._max_record_bytes = state.get("max_record_bytes", MAX_RECORD_BYTES)
         if not state["closed"]:
             prebuilt = None
