@@ -537,7 +537,7 @@ def test_torch_streaming_dataset_with_two_workers_over_s3(s3: Any) -> None:
     records = [tfr.encode_example({"i": [i]}) for i in range(500)]
     write_shards(f"{s3.bucket}/t/train", records, s3.storage_options, num_shards=6)
     ds = IterableTFRecordDataset(
-        f"{s3.bucket}/t/train", {"i": tfr.FixedLenFeature([], "int64")}, storage_options=s3.storage_options
+        f"{s3.bucket}/t/train", features={"i": tfr.FixedLenFeature([], "int64")}, storage_options=s3.storage_options
     )
     got = [int(item["i"]) for item in DataLoader(ds, batch_size=None, num_workers=2)]
     assert sorted(got) == list(range(500))  # every record exactly once across the two workers
