@@ -44,6 +44,7 @@ except ModuleNotFoundError as exc:  # still a ModuleNotFoundError, which pytest.
 
 from tfrecord_lite._datasets.mixing import copy_state, mixed_items, start_state
 from tfrecord_lite._datasets.plan import Segment, Share, plan_shares, shard_order
+from tfrecord_lite._datasets.segments import compression_mismatch
 from tfrecord_lite._datasets.sharded import ShardedRecords
 from tfrecord_lite._datasets.streaming import ShardStream
 from tfrecord_lite._example.validate import check_choice, check_int
@@ -118,12 +119,9 @@ def _check_compression(records: ShardedRecords, expected: str) -> None:
     """Raise (closing `records`) if a shard's compression, recognised from its content, is not `expected`."""
     for shard in records.shards:
         if shard.compression != expected:
+            error = compression_mismatch(shard.path, shard.compression, expected)
             records.close()
-            found = f"{shard.compression.upper()}-compressed" if shard.compression else "uncompressed"
-            given = repr(expected) if expected else "None"
-            raise ValueError(
-                f"{shard.path} is {found}, but compression={given} was given: compression='auto' recognises it"
-            )
+            raise error
 
 
 class TFRecordDataset(Dataset[Any]):

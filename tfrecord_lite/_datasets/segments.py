@@ -37,6 +37,24 @@ class ShardOptions(TypedDict):
 NO_OPTIONS: ShardOptions = {"storage_options": None, "max_record_bytes": MAX_RECORD_BYTES}
 
 
+def compression_mismatch(path: str, found: str, given: str) -> ValueError:
+    """The error of a shard whose content is `found` ('' / 'gzip' / 'zlib') while `given` was declared."""
+    content = f"{found.upper()}-compressed" if found else "uncompressed"
+    declared = repr(given) if given else "None"
+    return ValueError(f"{path} is {content}, but compression={declared} was given: compression='auto' recognises it")
+
+
+def open_plain(path: str, verify: bool = True, options: ShardOptions = NO_OPTIONS) -> TFRecordFile:
+    """A shard taken as uncompressed, opened through its index. The index reads a compressed file too, so one
+    is refused here: it was declared uncompressed (compression=None), as a stream of it would be read."""
+    f = TFRecordFile(path, verify=verify, **options)
+    if f.compression:
+        error = compression_mismatch(path, f.compression, "")
+        f.close()
+        raise error
+    return f
+
+
 def count_shard(
     path: str, kind: str, skipping: bool = False, verify: bool = True, options: ShardOptions = NO_OPTIONS
 ) -> int:
@@ -44,7 +62,7 @@ def count_shard(
     (built and saved now if need be: reading uses it), else by one pass over the stream (also
     when damage is skipped: then the good records, found as reading will find them)."""
     if kind == "" and not skipping:
-        with TFRecordFile(path, **options) as f:
+        with open_plain(path, options=options) as f:
             return len(f)
     policy = DamagePolicy(_ignore) if skipping else None
     return sum(1 for _ in RecordIterator(path, kind, verify and skipping, policy, **options))
@@ -84,7 +102,7 @@ def _read_segment(
         if open_file is not None:
             yield from _indexed_records(open_file(path), seg)
         else:
-            with TFRecordFile(path, verify=verify, **options) as f:
+            with open_plain(path, verify, options) as f:
                 yield from _indexed_records(f, seg)
     else:
         records = iter_records(source, compression=kind or "", verify=verify, **options)

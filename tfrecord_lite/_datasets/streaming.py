@@ -34,7 +34,7 @@ from tfrecord_lite._datasets.plan import (
     shard_order,
     shuffle_buffer,
 )
-from tfrecord_lite._datasets.segments import ShardOptions, count_shard, read_segments, skip_segments
+from tfrecord_lite._datasets.segments import ShardOptions, count_shard, open_plain, read_segments, skip_segments
 from tfrecord_lite._example.validate import check_choice, check_int
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._storage.file_kinds import file_kinds
@@ -157,7 +157,7 @@ class ShardStream:
             self._opened, self._opened_by = {}, os.getpid()
         f = self._opened.get(path)
         if f is None or f.closed:
-            f = self._opened[path] = TFRecordFile(path, verify=self.verify, **self._options())
+            f = self._opened[path] = open_plain(path, self.verify, self._options())
         return f
 
     def _options(self) -> ShardOptions:
