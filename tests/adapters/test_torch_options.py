@@ -42,7 +42,7 @@ def packed(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
 @pytest.mark.parametrize("dataset_class", [TFRecordDataset, IterableTFRecordDataset])
 def test_both_datasets_take_every_reader_option_by_keyword(dataset_class: type) -> None:
     params = inspect.signature(dataset_class).parameters
-    assert list(params)[0] == "source"
+    assert next(iter(params)) == "source"
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in list(params.values())[1:])
     for name, (annotation, default) in READ_OPTIONS.items():
         assert (str(params[name].annotation), params[name].default) == (annotation, default)
