@@ -124,15 +124,15 @@ def _lite_loader(system: str, path: str, features: dict[str, Any], workers: int,
     kw: dict[str, Any] = {"num_workers": workers, "persistent_workers": workers > 0}
     spec = {k: tfr.FixedLenFeature(shape, dtype) for k, (dtype, shape) in features.items()}
     if system == "lite-batched":
-        return DataLoader(IterableTFRecordDataset(path, spec, batch_size=batch), batch_size=None, **kw)
+        return DataLoader(IterableTFRecordDataset(path, features=spec, batch_size=batch), batch_size=None, **kw)
     if system == "lite-map":
-        mapped = TFRecordDataset(path, spec)
+        mapped = TFRecordDataset(path, features=spec)
         sampler = BatchSampler(RandomSampler(mapped), batch_size=batch, drop_last=False)
         return DataLoader(mapped, sampler=sampler, batch_size=None, **kw)
     if system == "lite-augment":  # undecoded records; each batch decoded into its tensor by the transform
         records = IterableTFRecordDataset(path, record_type="raw")
         return DataLoader(records, batch_size=batch, collate_fn=_transform().collate, **kw)
-    ds = IterableTFRecordDataset(path, spec)
+    ds = IterableTFRecordDataset(path, features=spec)
     return DataLoader(ds, batch_size=batch, collate_fn=ds.collate_fn, **kw)
 
 

@@ -16,10 +16,13 @@ shards and the label map are one publish.Publication: they appear together or
 not at all, and the prefix is locked meanwhile (two appends never interleave).
 Pillow, simplejpeg (and torch, for ImageTransform) are imported lazily, inside
 functions, so `import tfrecord_lite.images` costs nothing extra. The code is the
-library's (_datasets: image_packing, image_records, image_codec, image_augment,
-label_maps); this module is its public face, and adds ImageTransform, which hands
-images to PyTorch one by one or, as a collate_fn, writes a batch's images straight
-into its tensor.
+library's (_images: packing, records, codec, augment, append, label_maps); this
+module is its public face, and adds ImageTransform, which hands images to PyTorch
+one by one or, as a collate_fn, writes a batch's images straight into its tensor.
+The names speak the library's vocabulary (docs/conventions.md): what is read is
+`source`, the shards written are `prefix`, a folder written is `destination`; the
+functions that read records take the reader options, and the shards that
+pack_images and remove_images write are compressed as `output_compression` says.
 """
 
 from __future__ import annotations
@@ -161,12 +164,14 @@ class ImageTransform:
             return self._augmented(array_image(np.ascontiguousarray(pixels), rec.filename or None), label)
         return self._tensor(pixels), label
 
-    def collate(self, records: Sequence[bytes | Mapping[str, Any]]) -> tuple[Any, Any]:
-        """A DataLoader `collate_fn` over undecoded records (a dataset without a transform): the batch
-        (images [N, C, H, W], labels int64 [N]) that this transform's items would stack to, each image
-        cropped, flipped and transposed straight into the batch tensor, which a DataLoader worker
-        allocates in shared memory (as torch's default_collate does). The images must come out one
-        size (resize=, pad_to= or random_crop=); with augment= the items are made and stacked."""
+    def collate(self, batch: Sequence[bytes | Mapping[str, Any]]) -> tuple[Any, Any]:
+        """A DataLoader `collate_fn` over a `batch` of undecoded records (a dataset without a
+        transform): the batch (images [N, C, H, W], labels int64 [N]) that this transform's items
+        would stack to, each image cropped, flipped and transposed straight into the batch tensor,
+        which a DataLoader worker allocates in shared memory (as torch's default_collate does). The
+        images must come out one size (resize=, pad_to= or random_crop=); with augment= the items
+        are made and stacked."""
+        records = batch
         if self.augment is not None:
             stacked: tuple[Any, Any] = collate([self(record) for record in records])
             return stacked
@@ -186,8 +191,8 @@ class ImageTransform:
             if pixels.shape[:2] != rows.shape[2:] or pixels.shape[2] != rows.shape[1] or pixels.dtype != first:
                 _differ(rows[0].shape, first, pixels)
             np.copyto(rows[i], pixels.transpose(2, 0, 1), casting="unsafe")
-        batch: tuple[Any, Any] = for_transport((self._scaled(images, first), to_torch(labels)))
-        return batch
+        collated: tuple[Any, Any] = for_transport((self._scaled(images, first), to_torch(labels)))
+        return collated
 
     def _pixels(self, rec: ImageRecord) -> np.ndarray:
         """The decoded pixels of a record, resized or padded, then cropped and flipped (a view)."""

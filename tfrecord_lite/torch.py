@@ -16,9 +16,11 @@ is deterministic, so resuming replays the raw record stream (no decoding) up to 
 position; without a shuffle buffer, indexed files skip straight to it.
 
 This module holds what is torch's only: the Dataset classes, who the calling consumer is
-(DataLoader worker and rank), and the state_dict protocol. The rest is torch-free, in
-_datasets: the records a consumer streams (streaming.py, over plan.py and segments.py), what
-an item is (items.py), batching (collate.py, re-exported here) and weighted mixing (mixing.py).
+(DataLoader worker and rank), and the state_dict protocol. The rest is torch-free: in _datasets
+the records a consumer streams (streaming.py, over plan.py and segments.py) and weighted mixing
+(mixing.py); in _loader what an item is (items.py, which also types the decoding parameters both
+datasets take, once) and batching (collate.py, re-exported here). Both datasets take `source` and
+the reader options as every reader does (docs/conventions.md).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -42,17 +44,18 @@ except ModuleNotFoundError as exc:  # still a ModuleNotFoundError, which pytest.
 
 from tfrecord_lite._datasets.mixing import copy_state, mixed_items, start_state
 from tfrecord_lite._datasets.plan import Segment, Share, plan_shares, shard_order
+from tfrecord_lite._datasets.segments import compression_mismatch
 from tfrecord_lite._datasets.sharded import ShardedRecords
 from tfrecord_lite._datasets.streaming import ShardStream
 from tfrecord_lite._example.validate import check_choice, check_int
 from tfrecord_lite._loader.collate import Collate, collate, decode_batch, to_torch
-from tfrecord_lite._loader.items import ItemDecoder, collate_for
+from tfrecord_lite._loader.items import CollateFn, ItemDecoder, Output, RecordType, Spec, Transform, collate_for
 from tfrecord_lite._loader.transport import for_transport, pack
 from tfrecord_lite._repr import compression, count, describe, shown_paths
-from tfrecord_lite._storage.locations import StorageOptions
+from tfrecord_lite._storage.files import normalize_compression
 from tfrecord_lite._storage.prefetch import PREFETCH
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
-from tfrecord_lite._stream.damage import OnError
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 
 __all__ = [
     "Collate",
@@ -72,8 +75,7 @@ def __dir__() -> list[str]:  # dir() and IDEs show the API, not the imported mod
     return sorted(__all__)
 
 
-Paths = Sources  # a file, a list of files, a folder, a glob, a ShardedWriter prefix (docs/inputs.md)
-_SHOWN_SOURCES = 3  # sources a MixedTFRecordDataset's repr shows
+_SHOWN_DATASETS = 3  # datasets a MixedTFRecordDataset's repr shows
 
 
 def _distributed() -> tuple[int, int] | None:
@@ -113,49 +115,72 @@ def _fetched_by(dataset: Any) -> tuple[bool, bool]:
 # --------------------------------------------------------------------------- map-style
 
 
+def _check_compression(records: ShardedRecords, expected: str) -> None:
+    """Raise (closing `records`) if a shard's compression, recognised from its content, is not `expected`."""
+    for shard in records.shards:
+        if shard.compression != expected:
+            error = compression_mismatch(shard.path, shard.compression, expected)
+            records.close()
+            raise error
+
+
 class TFRecordDataset(Dataset[Any]):
     """Map-style dataset over TFRecord shards (GZIP / ZLIB ones through their index): len(), [i] -> decoded
     item, picklable (each process reopens the files), for DataLoader(shuffle=True) and DistributedSampler.
     Batch its items with `collate_fn=ds.collate_fn` (a Collate that knows the spec's ragged keys).
-    `on_error` / `max_skipped` are ShardedRecords': a damaged shard is indexed over its good records
-    (in each process that opens it), so `len` counts them; damage found later by `[i]` raises."""
+
+    `source`: a file, a list of files, a folder, a glob, a ShardedWriter prefix or URLs (docs/inputs.md).
+    The decoding (`features`, `transform`, `context_features`, `sequence_features`, `record_type`,
+    `output`, `collate_fn`) is IterableTFRecordDataset's. The reader options are every reader's
+    (docs/conventions.md): each shard's compression is recognised from its content, so `compression`,
+    when given, is checked against it; `max_record_bytes` bounds the records of a GZIP / ZLIB shard
+    (RecordTooLargeError while it is indexed); `on_error` / `max_skipped` are ShardedRecords': a
+    damaged shard is indexed over its good records (in each process that opens it), so `len` counts
+    them; damage found later by `[i]` raises."""
 
     def __init__(
         self,
-        paths: Paths,
-        features: Mapping[str, Any] | None = None,
-        transform: Callable[[Any], Any] | None = None,
+        source: Sources,
         *,
-        context_features: Mapping[str, Any] | None = None,
-        sequence_features: Mapping[str, Any] | None = None,
-        record_type: str | None = None,
-        output: str = "numpy",
+        features: Spec = None,
+        transform: Transform = None,
+        context_features: Spec = None,
+        sequence_features: Spec = None,
+        record_type: RecordType = None,
+        output: Output = "numpy",
+        collate_fn: CollateFn = None,
+        compression: Compression = "auto",
         verify: bool = True,
-        collate_fn: Collate | None = None,
         on_error: OnError = "raise",
         max_skipped: int | None = None,
         storage_options: StorageOptions = None,
+        max_record_bytes: int = MAX_RECORD_BYTES,
     ) -> None:
         self._decode = ItemDecoder(record_type, features, context_features, sequence_features, output, transform)
         self.collate_fn = collate_for(collate_fn, self._decode)
-        self.paths = resolve_inputs(paths, storage_options=storage_options)
+        self.compression = normalize_compression(compression, allow_auto=True)
+        self.paths = resolve_inputs(source, storage_options=storage_options)
         self.verify = verify
         self.on_error, self.max_skipped = on_error, max_skipped
         self.storage_options = storage_options
+        self.max_record_bytes = check_int("max_record_bytes", max_record_bytes, 1)
         self._records: ShardedRecords | None = None
         self._pid = -1
         self._len = len(self._open())
 
     def _open(self) -> ShardedRecords:
         if self._records is None or self._pid != os.getpid():
-            self._records = ShardedRecords(
+            records = ShardedRecords(
                 self.paths,
                 verify=self.verify,
                 on_error=self.on_error,
                 max_skipped=self.max_skipped,
                 storage_options=self.storage_options,
+                max_record_bytes=self.max_record_bytes,
             )
-            self._pid = os.getpid()
+            if self.compression != "auto":
+                _check_compression(records, self.compression)
+            self._records, self._pid = records, os.getpid()
         return self._records
 
     def __len__(self) -> int:
@@ -209,19 +234,29 @@ class IterableTFRecordDataset(IterableDataset[Any]):
     order + a bounded buffer) that set_epoch() changes; optional equal counts per consumer (even=
     "drop" / "pad"); state_dict() / load_state_dict() to resume mid-epoch. With batch_size it yields
     whole batches decoded by columns (fastest; use DataLoader(batch_size=None)); otherwise batch its
-    items with `collate_fn=ds.collate_fn`. `on_error` / `max_skipped` are iter_records' (skipped damage
-    is counted per pass of each DataLoader worker; a callable must be picklable for spawned workers)."""
+    items with `collate_fn=ds.collate_fn`.
+
+    `source`: a file, a list of files, a folder, a glob, a ShardedWriter prefix or URLs (docs/inputs.md).
+    Decoding: an Example by `features` (a spec; None: every feature as stored), a SequenceExample by
+    `context_features` / `sequence_features`, or the bytes as they are (`record_type="raw"`); `output=
+    "torch"` makes tensors of the values, then `transform` is applied to each item (with batch_size,
+    to each batch); `collate_fn` is the Collate that `ds.collate_fn` holds. The reader options are
+    iter_records' (docs/conventions.md): skipped damage is counted per pass of each DataLoader worker,
+    and a callable `on_error` must be picklable for spawned workers."""
 
     def __init__(
         self,
-        paths: Paths,
-        features: Mapping[str, Any] | None = None,
-        transform: Callable[[Any], Any] | None = None,
+        source: Sources,
         *,
-        context_features: Mapping[str, Any] | None = None,
-        sequence_features: Mapping[str, Any] | None = None,
-        record_type: str | None = None,
-        output: str = "numpy",
+        features: Spec = None,
+        transform: Transform = None,
+        context_features: Spec = None,
+        sequence_features: Spec = None,
+        record_type: RecordType = None,
+        output: Output = "numpy",
+        collate_fn: CollateFn = None,
+        batch_size: int | None = None,
+        drop_last: bool = False,
         shuffle: bool = False,
         shuffle_buffer: int = 1024,
         seed: int = 0,
@@ -229,15 +264,13 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         even: str | None = None,
         rank: int | None = None,
         world_size: int | None = None,
-        compression: str | None = "auto",
-        verify: bool = True,
-        batch_size: int | None = None,
-        drop_last: bool = False,
-        collate_fn: Collate | None = None,
-        storage_options: StorageOptions = None,
         prefetch: int = PREFETCH,
+        compression: Compression = "auto",
+        verify: bool = True,
         on_error: OnError = "raise",
         max_skipped: int | None = None,
+        storage_options: StorageOptions = None,
+        max_record_bytes: int = MAX_RECORD_BYTES,
     ) -> None:
         self._decode = ItemDecoder(record_type, features, context_features, sequence_features, output, transform)
         if batch_size is not None:
@@ -253,7 +286,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
             raise ValueError(f"rank {rank} is not in range(world_size={world_size})")
         self._dist = (rank, world_size) if world_size is not None else _distributed()
         self._stream = ShardStream(  # made here, in the main process: workers get the record counts with it
-            paths,
+            source,
             shuffle=shuffle,
             shuffle_buffer=shuffle_buffer,
             seed=seed,
@@ -265,6 +298,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
             prefetch=prefetch,
             on_error=on_error,
             max_skipped=max_skipped,
+            max_record_bytes=max_record_bytes,
         )
         self._epoch = 0
         self._passes = 0  # passes begun by this copy in a DataLoader worker
@@ -282,6 +316,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
     prefetch = _of_stream("prefetch", "Shards fetched ahead from a store.")
     on_error = _of_stream("on_error", "What a damaged record does: iter_records' on_error.")
     max_skipped = _of_stream("max_skipped", "How many damaged spans a pass may skip.")
+    max_record_bytes = _of_stream("max_record_bytes", "The longest record read; a longer one is damage.")
 
     def __repr__(self) -> str:
         stream = self._stream
@@ -400,33 +435,33 @@ class IterableTFRecordDataset(IterableDataset[Any]):
 
 
 class MixedTFRecordDataset(IterableDataset[Any]):
-    """Draws items from several IterableTFRecordDatasets at random with the given weights (each source
-    split across workers and ranks on its own). Finite: stop="all" goes on with the remaining sources
-    when one ends, stop="first" ends with the first exhausted source; infinite=True restarts an exhausted
-    source with its next epoch and never ends (unless every source is empty)."""
+    """Draws items from several IterableTFRecordDatasets at random with the given weights (each dataset
+    split across workers and ranks on its own). Finite: stop="all" goes on with the remaining datasets
+    when one ends, stop="first" ends with the first exhausted dataset; infinite=True restarts an exhausted
+    dataset with its next epoch and never ends (unless every dataset is empty)."""
 
     def __init__(
         self,
-        sources: Sequence[IterableTFRecordDataset],
-        weights: Sequence[float] | None = None,
+        datasets: Sequence[IterableTFRecordDataset],
         *,
+        weights: Sequence[float] | None = None,
         seed: int = 0,
         stop: str = "all",
         infinite: bool = False,
     ) -> None:
-        if isinstance(sources, IterableDataset):
-            raise TypeError("sources must be a list of IterableTFRecordDatasets ([ds1, ds2]), found one dataset")
-        self.sources = list(sources)
-        if not self.sources:
-            raise ValueError("no sources to mix")
-        for i, src in enumerate(self.sources):
-            if not isinstance(src, IterableTFRecordDataset):
-                raise TypeError(f"sources[{i}] must be an IterableTFRecordDataset, found {type(src).__name__}")
-        if any(src.batch_size is not None for src in self.sources):
-            raise ValueError("mix sources of single records (no batch_size): batch the mixture in the DataLoader")
-        w = [1.0] * len(self.sources) if weights is None else [float(x) for x in weights]
-        if len(w) != len(self.sources) or any(not x >= 0 for x in w) or sum(w) <= 0:
-            raise ValueError(f"weights must be {len(self.sources)} non-negative numbers, not all zero: {weights!r}")
+        if isinstance(datasets, IterableDataset):
+            raise TypeError("datasets must be a list of IterableTFRecordDatasets ([ds1, ds2]), found one dataset")
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise ValueError("no datasets to mix")
+        for i, dataset in enumerate(self.datasets):
+            if not isinstance(dataset, IterableTFRecordDataset):
+                raise TypeError(f"datasets[{i}] must be an IterableTFRecordDataset, found {type(dataset).__name__}")
+        if any(dataset.batch_size is not None for dataset in self.datasets):
+            raise ValueError("mix datasets of single records (no batch_size): batch the mixture in the DataLoader")
+        w = [1.0] * len(self.datasets) if weights is None else [float(x) for x in weights]
+        if len(w) != len(self.datasets) or any(not x >= 0 for x in w) or sum(w) <= 0:
+            raise ValueError(f"weights must be {len(self.datasets)} non-negative numbers, not all zero: {weights!r}")
         self.weights = w
         self.seed = check_int("seed", seed)
         self.stop = check_choice("stop", stop, ("all", "first"))
@@ -437,19 +472,19 @@ class MixedTFRecordDataset(IterableDataset[Any]):
         self._state: dict[str, Any] = {}
 
     def __repr__(self) -> str:
-        sources = ", ".join(repr(src) for src in self.sources[:_SHOWN_SOURCES])
-        more = f", ... ({len(self.sources)} sources)" if len(self.sources) > _SHOWN_SOURCES else ""
+        shown = ", ".join(repr(dataset) for dataset in self.datasets[:_SHOWN_DATASETS])
+        more = f", ... ({len(self.datasets)} datasets)" if len(self.datasets) > _SHOWN_DATASETS else ""
         mode = "infinite" if self.infinite else f"stop={self.stop!r}"
-        return describe("MixedTFRecordDataset", f"[{sources}{more}]", f"weights={self.weights}", mode)
+        return describe("MixedTFRecordDataset", f"[{shown}{more}]", f"weights={self.weights}", mode)
 
     def set_epoch(self, epoch: int) -> None:
-        """Use `epoch` for the next iteration (sources start at it too)."""
+        """Use `epoch` for the next iteration (the datasets start at it too)."""
         self._epoch = int(epoch)
         if self._resume is not None and self._resume["epoch"] != self._epoch:
             self._resume = None
 
     def __iter__(self) -> Iterator[Any]:
-        consumer, consumers = self.sources[0]._consumer()
+        consumer, consumers = self.datasets[0]._consumer()
         state = self._resume
         self._resume = None
         if state is None:
@@ -471,19 +506,19 @@ class MixedTFRecordDataset(IterableDataset[Any]):
         consumer, consumers = state["consumer"], state["consumers"]
 
         def open_source(i: int, epoch: int, skip: int) -> Iterator[tuple[int, Any]]:
-            return self.sources[i]._items(epoch, consumer, consumers, skip)
+            return self.datasets[i]._items(epoch, consumer, consumers, skip)
 
         return mixed_items(state, self.weights, open_source, stop=self.stop, infinite=self.infinite)
 
     def state_dict(self) -> dict[str, Any]:
-        """The mixing position: RNG state and each source's epoch and items yielded."""
+        """The mixing position: RNG state and each dataset's epoch and items yielded (under "sources")."""
         if self._resume is not None:
             return copy_state(self._resume)
-        return copy_state(self._state or self._start(*self.sources[0]._consumer()))
+        return copy_state(self._state or self._start(*self.datasets[0]._consumer()))
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Make the next iteration continue right after the position that `state` records."""
-        if len(state["sources"]) != len(self.sources):
-            raise ValueError(f"this state mixes {len(state['sources'])} sources, the dataset {len(self.sources)}")
+        if len(state["sources"]) != len(self.datasets):
+            raise ValueError(f"this state mixes {len(state['sources'])} datasets, this mixture {len(self.datasets)}")
         self._epoch = int(state["epoch"])
         self._resume = copy_state(state)

@@ -38,7 +38,7 @@ def test_unpack_names_files_inside_the_output_whatever_the_record_says(tmp_path:
             w.write(record)
     out = tmp_path / "deep" / "out"
     (out / "unlabelled" / "00000000.d").mkdir(parents=True)  # the folder the first name walks through
-    assert images.unpack_images(str(source), out) == len(hostile)
+    assert images.unpack_images(str(source), destination=out) == len(hostile)
     written = sorted(p for p in tmp_path.rglob("*") if p.is_file() and p != source)
     assert len(written) == len(hostile)
     assert all(p.resolve().is_relative_to(out.resolve()) for p in written), written
@@ -61,14 +61,14 @@ def hostile_folder(tmp_path: Path) -> Path:
 
 def test_packing_refuses_non_regular_and_oversized_files(tmp_path: Path) -> None:
     root = hostile_folder(tmp_path)
-    result = images.pack_images(root, tmp_path / "out" / "pets", on_error="skip")
+    result = images.pack_images(root, prefix=tmp_path / "out" / "pets", on_bad_image="skip")
     assert result.written == 1
     reasons = {Path(path).name: reason for path, reason in result.skipped}
     assert set(reasons) == {"x.jpg", "z.png", "huge.png"}
     assert "not a regular file" in reasons["x.jpg"] and "not a regular file" in reasons["z.png"]
     assert f"limit of {MAX_IMAGE_BYTES} bytes" in reasons["huge.png"]
     with pytest.raises(images.ImageDecodeError, match=r"not a regular file|limit"):
-        images.pack_images(root, tmp_path / "out2" / "pets")
+        images.pack_images(root, prefix=tmp_path / "out2" / "pets")
 
 
 def test_pack_images_command_skips_them_with_one_line_each(tmp_path: Path) -> None:

@@ -75,7 +75,7 @@ def test_what_simplejpeg_refuses_goes_to_pillow(tmp_path: Path, monkeypatch: pyt
     for damaged in (whole[: len(whole) // 2], whole[:3] + b"\x00" * 40, b"\xff\xd8\xff"):
         assert image_codec.fast_jpeg(damaged) is None
         with pytest.raises(images.ImageDecodeError, match="cannot decode image") as info:
-            images.decode_image_bytes(damaged, path="cats/1.jpg")
+            images.decode_image_bytes(damaged, name="cats/1.jpg")
         assert info.value.path == "cats/1.jpg"
 
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)  # 4096 pixels > 2 x 1000: Pillow refuses

@@ -153,7 +153,7 @@ def test_pack_raw_and_unpack_as_png(tmp_path: Path) -> None:
     for name, array in originals.items():
         (source / name).parent.mkdir(parents=True, exist_ok=True)
         (source / name).write_bytes(encoded(array))
-    result = images.pack_images(source, tmp_path / "out" / "pets", format="raw")
+    result = images.pack_images(source, prefix=tmp_path / "out" / "pets", format="raw")
     fields = tfr.decode_example(next(tfr.iter_records(result.paths[0])))
     assert fields["image/format"] == [b"raw"] and fields["image/dtype"] == [b"uint8"]
     for rec in images.iter_image_records(result.paths):
@@ -161,7 +161,7 @@ def test_pack_raw_and_unpack_as_png(tmp_path: Path) -> None:
         assert rec.format == "raw" and rec.channels == array.shape[2] and rec.encoded == array.tobytes()
         np.testing.assert_array_equal(rec.decode(mode=None), array)
 
-    assert images.unpack_images(result.paths, tmp_path / "restored") == 3
+    assert images.unpack_images(result.paths, destination=tmp_path / "restored") == 3
     for name, array in originals.items():
         with Image.open(tmp_path / "restored" / name) as im:
             assert im.format == "PNG"
@@ -181,8 +181,8 @@ def test_unpack_names_files_for_the_format_their_bytes_hold(tmp_path: Path) -> N
     (source / "jpeg_named.png").write_bytes(encoded(pixels(2, 4, 4), "JPEG"))
     (source / "gif_named.bmp").write_bytes(encoded(pixels(3, 4, 4), "GIF"))
     (source / "right.webp").write_bytes(encoded(pixels(4, 4, 4), "WEBP"))
-    result = images.pack_images(tmp_path / "photos", tmp_path / "out" / "x")
-    images.unpack_images(result.paths, tmp_path / "restored")
+    result = images.pack_images(tmp_path / "photos", prefix=tmp_path / "out" / "x")
+    images.unpack_images(result.paths, destination=tmp_path / "restored")
     got = sorted(p.name for p in (tmp_path / "restored" / "cls").iterdir())
     assert got == ["gif_named.gif", "jpeg_named.jpg", "png_named.png", "right.webp"]
     for path in (tmp_path / "restored" / "cls").iterdir():
@@ -203,7 +203,7 @@ def mixed_size_dataset(tmp_path: Path) -> tuple[list, dict[str, np.ndarray]]:
     for name, array in arrays.items():
         (source / name).parent.mkdir(parents=True, exist_ok=True)
         (source / name).write_bytes(encoded(array))
-    return images.pack_images(source, tmp_path / "out" / "mixed", shuffle=False).paths, arrays
+    return images.pack_images(source, prefix=tmp_path / "out" / "mixed", shuffle=False).paths, arrays
 
 
 @pytest.mark.torch

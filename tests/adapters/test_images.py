@@ -48,7 +48,7 @@ def records_by_name(paths) -> dict:
 
 
 def test_pack_keeps_original_bytes_labels_and_sizes(folder: Path, tmp_path: Path) -> None:
-    result = images.pack_images(folder, tmp_path / "out" / "pets", num_shards=2, seed=3)
+    result = images.pack_images(folder, prefix=tmp_path / "out" / "pets", num_shards=2, seed=3)
     assert result.written == 4 and not result.skipped
     assert [os.path.basename(p) for p in result.paths] == [
         "pets-00000-of-00002.tfrecord",
@@ -77,7 +77,7 @@ def test_pack_keeps_original_bytes_labels_and_sizes(folder: Path, tmp_path: Path
 
 def test_shuffle_is_seeded(folder: Path, tmp_path: Path) -> None:
     def order(name: str, **kw) -> list:
-        res = images.pack_images(folder, tmp_path / name / "x", **kw)
+        res = images.pack_images(folder, prefix=tmp_path / name / "x", **kw)
         return [r.filename for r in images.iter_image_records(res.paths)]
 
     assert order("a", seed=7) == order("b", seed=7)
@@ -91,7 +91,7 @@ def test_csv_source_with_numeric_labels(tmp_path: Path) -> None:
     make_image(tmp_path / "img" / "y.png", 6)
     make_image(tmp_path / "img" / "z.png", 7)
     (tmp_path / "list.csv").write_text("path,label\nimg/x.png,5\nimg/y.png,2\n\nimg/z.png,5\n")
-    result = images.pack_images(tmp_path / "list.csv", tmp_path / "out" / "nums", shuffle=False)
+    result = images.pack_images(tmp_path / "list.csv", prefix=tmp_path / "out" / "nums", shuffle=False)
     assert result.label_map == {"2": 2, "5": 5}  # decimal class names keep their number as id
     got = records_by_name(result.paths)
     assert {k: v.label for k, v in got.items()} == {"img/x.png": 5, "img/y.png": 2, "img/z.png": 5}
@@ -100,13 +100,13 @@ def test_csv_source_with_numeric_labels(tmp_path: Path) -> None:
 
 def test_append_keeps_label_ids_and_old_shards(folder: Path, tmp_path: Path) -> None:
     prefix = tmp_path / "out" / "pets"
-    first = images.pack_images(folder, prefix, num_shards=2)
+    first = images.pack_images(folder, prefix=prefix, num_shards=2)
     before = {p: Path(p).read_bytes() for p in first.paths}
 
     more = tmp_path / "more"
     make_image(more / "ant" / "e.png", 8)  # a new class that sorts before the old ones
     make_image(more / "dog" / "f.png", 9)
-    second = images.pack_images(more, prefix, append=True, num_shards=1)
+    second = images.pack_images(more, prefix=prefix, append=True, num_shards=1)
     assert second.new_classes == ["ant"]
     assert second.label_map == {"cat": 0, "dog": 1, "ant": 2}
     assert images.load_label_map(images.label_map_path(prefix)) == {"cat": 0, "dog": 1, "ant": 2}
@@ -121,17 +121,17 @@ def test_append_keeps_label_ids_and_old_shards(folder: Path, tmp_path: Path) -> 
     everything.close()
 
     with pytest.raises(FileExistsError):
-        images.pack_images(more, prefix)  # without append=True existing shards are not touched
+        images.pack_images(more, prefix=prefix)  # without append=True existing shards are not touched
     os.remove(images.label_map_path(prefix))
     with pytest.raises(FileNotFoundError, match="label map"):
-        images.pack_images(more, prefix, append=True)  # ids could not stay stable without it
+        images.pack_images(more, prefix=prefix, append=True)  # ids could not stay stable without it
 
 
 def test_conflicting_label_map_is_refused(folder: Path, tmp_path: Path) -> None:
     prefix = tmp_path / "out" / "pets"
-    images.pack_images(folder, prefix)
+    images.pack_images(folder, prefix=prefix)
     with pytest.raises(ValueError, match="conflict"):
-        images.pack_images(folder, prefix, append=True, label_map={"cat": 5})
+        images.pack_images(folder, prefix=prefix, append=True, label_map={"cat": 5})
 
 
 def test_undecodable_images_are_reported_never_silent(folder: Path, tmp_path: Path) -> None:
@@ -140,19 +140,19 @@ def test_undecodable_images_are_reported_never_silent(folder: Path, tmp_path: Pa
     (folder / "dog" / "empty.jpg").write_bytes(b"")
 
     with pytest.raises(images.ImageDecodeError) as info:
-        images.pack_images(folder, tmp_path / "o1" / "x")
+        images.pack_images(folder, prefix=tmp_path / "o1" / "x")
     assert info.value.path in (str(bad), str(folder / "dog" / "empty.jpg"))
     assert info.value.path in str(info.value)
     assert not list((tmp_path / "o1").glob("*.tfrecord"))  # nothing published after a fatal error
 
     told = []
-    result = images.pack_images(folder, tmp_path / "o2" / "x", on_error=lambda path, err: told.append(path))
+    result = images.pack_images(folder, prefix=tmp_path / "o2" / "x", on_bad_image=lambda path, err: told.append(path))
     assert sorted(told) == sorted([str(bad), str(folder / "dog" / "empty.jpg")])
     assert sorted(p for p, _ in result.skipped) == sorted(told)
     assert all("cannot decode image" in why for _, why in result.skipped)
     assert result.written == 4
 
-    quiet = images.pack_images(folder, tmp_path / "o3" / "x", on_error="skip")
+    quiet = images.pack_images(folder, prefix=tmp_path / "o3" / "x", on_bad_image="skip")
     assert len(quiet.skipped) == 2 and quiet.written == 4  # listed in the result even without a callback
 
 
@@ -161,25 +161,25 @@ def test_decompression_bomb_guard_stays_on(tmp_path: Path, monkeypatch: pytest.M
     assert Image.MAX_IMAGE_PIXELS is not None
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)  # 3600 pixels > 2 x 1000: Pillow refuses
     with pytest.raises(images.ImageDecodeError, match="DecompressionBomb"):
-        images.pack_images(tmp_path / "big", tmp_path / "out" / "x")
+        images.pack_images(tmp_path / "big", prefix=tmp_path / "out" / "x")
     assert Image.MAX_IMAGE_PIXELS == 1000  # the library never switched the guard off
 
 
 def test_resize_and_reencode(folder: Path, tmp_path: Path) -> None:
-    result = images.pack_images(folder, tmp_path / "out" / "small", resize=4, format="jpeg", quality=80)
+    result = images.pack_images(folder, prefix=tmp_path / "out" / "small", resize=4, format="jpeg", quality=80)
     for rec in records_by_name(result.paths).values():
         assert rec.format == "jpeg" and rec.encoded[:3] == b"\xff\xd8\xff"
         assert max(rec.width, rec.height) == 4
         with Image.open(__import__("io").BytesIO(rec.encoded)) as im:
             assert im.size == (rec.width, rec.height)
-    exact = images.pack_images(folder, tmp_path / "out" / "exact", resize=(3, 2))
+    exact = images.pack_images(folder, prefix=tmp_path / "out" / "exact", resize=(3, 2))
     assert {(r.width, r.height) for r in records_by_name(exact.paths).values()} == {(3, 2)}
     with pytest.raises(ValueError, match="format"):
-        images.pack_images(folder, tmp_path / "out" / "bad", format="xyz")
+        images.pack_images(folder, prefix=tmp_path / "out" / "bad", format="xyz")
 
 
 def test_decode_helpers_give_pillows_pixels(folder: Path, tmp_path: Path) -> None:
-    result = images.pack_images(folder, tmp_path / "out" / "pets", shuffle=False)
+    result = images.pack_images(folder, prefix=tmp_path / "out" / "pets", shuffle=False)
     records = list(tfr.iter_records(result.paths[0]))
     for record in records:
         rec = images.parse_image_record(record)
@@ -193,7 +193,7 @@ def test_decode_helpers_give_pillows_pixels(folder: Path, tmp_path: Path) -> Non
     rgba = images.parse_image_record(records[3]).decode(mode=None)
     assert rgba.shape[2] == 4  # mode=None keeps the image's own channels
     with pytest.raises(images.ImageDecodeError):
-        images.decode_image_bytes(b"garbage", path="x.png")
+        images.decode_image_bytes(b"garbage", name="x.png")
 
 
 @pytest.mark.torch
@@ -203,7 +203,7 @@ def test_torch_transform_gives_chw_tensors_through_a_dataloader(folder: Path, tm
 
     from tfrecord_lite.torch import TFRecordDataset
 
-    resized = images.pack_images(folder, tmp_path / "out" / "sq", resize=(4, 4), format="png", shuffle=False)
+    resized = images.pack_images(folder, prefix=tmp_path / "out" / "sq", resize=(4, 4), format="png", shuffle=False)
     ds = TFRecordDataset(resized.paths, transform=images.ImageTransform(mode="RGB"))
     image, label = ds[0]
     assert image.dtype == torch.uint8 and image.shape == (3, 4, 4)
@@ -219,9 +219,9 @@ def test_torch_transform_gives_chw_tensors_through_a_dataloader(folder: Path, tm
 
 
 def test_remove_images_filters_into_new_shards(folder: Path, tmp_path: Path) -> None:
-    src = images.pack_images(folder, tmp_path / "v1" / "pets", num_shards=2)
+    src = images.pack_images(folder, prefix=tmp_path / "v1" / "pets", num_shards=2)
     before = records_by_name(src.paths)
-    result = images.remove_images(src.paths, tmp_path / "v2" / "pets", filenames={"cat/b.jpg"},
+    result = images.remove_images(src.paths, prefix=tmp_path / "v2" / "pets", filenames={"cat/b.jpg"},
                                   keep=lambda rec: rec.filename != "dog/c.png")  # fmt: skip
     assert result.written == 2 and result.removed == 2
     after = records_by_name(result.paths)
@@ -231,12 +231,12 @@ def test_remove_images_filters_into_new_shards(folder: Path, tmp_path: Path) -> 
 
 
 def test_unpack_restores_the_tree_and_stays_inside(folder: Path, tmp_path: Path) -> None:
-    src = images.pack_images(folder, tmp_path / "out" / "pets")
+    src = images.pack_images(folder, prefix=tmp_path / "out" / "pets")
     evil = tmp_path / "evil.tfrecord"
     with tfr.TFRecordWriter(str(evil)) as w:
         w.write(image_example(b"x", "png", 1, 1, 0, "../..", "../../../escape.png"))
         w.write(image_example(b"y", "png", 1, 1, 0, "cat", "a.png"))  # clashes with cat/a.png
-    n = images.unpack_images(list(src.paths) + [str(evil)], tmp_path / "restored")
+    n = images.unpack_images(list(src.paths) + [str(evil)], destination=tmp_path / "restored")
     assert n == 6
     restored = tmp_path / "restored"
     for name in ["cat/a.png", "cat/b.jpg", "dog/c.png"]:
@@ -256,13 +256,13 @@ def test_importing_images_and_cli_stays_light() -> None:
 
 
 def test_thread_count_does_not_change_the_shards(folder: Path, tmp_path: Path) -> None:
-    one = images.pack_images(folder, tmp_path / "a" / "x", workers=1, seed=5)
-    four = images.pack_images(folder, tmp_path / "b" / "x", workers=4, seed=5)
+    one = images.pack_images(folder, prefix=tmp_path / "a" / "x", workers=1, seed=5)
+    four = images.pack_images(folder, prefix=tmp_path / "b" / "x", workers=4, seed=5)
     assert [Path(p).read_bytes() for p in one.paths] == [Path(p).read_bytes() for p in four.paths]
 
 
 def test_no_images_is_an_error_not_an_empty_dataset(tmp_path: Path) -> None:
     make_image(tmp_path / "flat" / "a.png", 1)  # images directly in the root: no class folders
     with pytest.raises(ValueError, match=r"no images found .*one sub-folder per class"):
-        images.pack_images(tmp_path / "flat", tmp_path / "out" / "x")
+        images.pack_images(tmp_path / "flat", prefix=tmp_path / "out" / "x")
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())

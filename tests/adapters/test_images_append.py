@@ -37,7 +37,7 @@ def dataset(tmp_path: Path) -> Path:
     """out/pets: cat/a.png, cat/b.png, dog/c.png in two shards."""
     for name, seed in (("cat/a.png", 1), ("cat/b.png", 2), ("dog/c.png", 3)):
         make_image(tmp_path / "photos" / name, seed)
-    images.pack_images(tmp_path / "photos", tmp_path / "out" / "pets", num_shards=2)
+    images.pack_images(tmp_path / "photos", prefix=tmp_path / "out" / "pets", num_shards=2)
     return tmp_path / "out" / "pets"
 
 
@@ -50,10 +50,10 @@ def test_same_bytes_are_skipped_other_bytes_under_a_taken_name_refused(dataset: 
     make_image(more / "cat" / "new.png", 21)
     before = sorted(os.listdir(dataset.parent))
     with pytest.raises(images.ImageConflictError, match=r"1 image to append has the name .*'cat/b.png'"):
-        images.pack_images(more, dataset, append=True)
+        images.pack_images(more, prefix=dataset, append=True)
     assert sorted(os.listdir(dataset.parent)) == before  # nothing published, nothing staged left
 
-    result = images.pack_images(more, dataset, append=True, on_conflict="skip")
+    result = images.pack_images(more, prefix=dataset, append=True, on_conflict="skip")
     assert sorted(result.duplicates) == ["cat/a.png", "cat/copy.png"] and result.conflicts == ["cat/b.png"]
     got = packed(dataset)
     assert sorted(got) == ["cat/a.png", "cat/b.png", "cat/new.png", "dog/c.png"]
@@ -63,12 +63,12 @@ def test_same_bytes_are_skipped_other_bytes_under_a_taken_name_refused(dataset: 
 def test_rename_and_replace(dataset: Path, tmp_path: Path) -> None:
     more = tmp_path / "more"
     make_image(more / "cat" / "b.png", 20)
-    renamed = images.pack_images(more, dataset, append=True, on_conflict="rename")
+    renamed = images.pack_images(more, prefix=dataset, append=True, on_conflict="rename")
     assert renamed.renamed == [("cat/b.png", "cat/b-1.png")]
     assert packed(dataset)["cat/b-1.png"] == (more / "cat" / "b.png").read_bytes()
 
     make_image(more / "dog" / "c.png", 30)
-    replaced = images.pack_images(more, dataset, append=True, on_conflict="replace")
+    replaced = images.pack_images(more, prefix=dataset, append=True, on_conflict="replace")
     assert replaced.replaced == ["dog/c.png"] and replaced.duplicates == ["cat/b.png"]
     got = packed(dataset)
     assert got["dog/c.png"] == (more / "dog" / "c.png").read_bytes()  # the old dog/c.png left its shard
@@ -81,7 +81,7 @@ def test_rename_and_replace(dataset: Path, tmp_path: Path) -> None:
 
 def test_every_shard_name_says_the_new_total(dataset: Path, tmp_path: Path) -> None:
     make_image(tmp_path / "more" / "cat" / "z.png", 40)
-    result = images.pack_images(tmp_path / "more", dataset, append=True, num_shards=2)
+    result = images.pack_images(tmp_path / "more", prefix=dataset, append=True, num_shards=2)
     names = sorted(os.path.basename(p) for p in glob.glob(str(dataset) + "-?????-of-00004.tfrecord"))
     assert names == [f"pets-0000{k}-of-00004.tfrecord" for k in range(4)]
     assert not glob.glob(str(dataset) + "-*-of-00002.tfrecord*")
@@ -93,12 +93,12 @@ def test_a_given_label_map_is_complete_unless_extended(tmp_path: Path) -> None:
     make_image(tmp_path / "photos" / "dog" / "b.png", 2)
     (tmp_path / "labels.txt").write_text("cat\n")
     with pytest.raises(ValueError, match=r"1 of the classes to pack is not in the label map .*labels.txt: 'dog'"):
-        images.pack_images(tmp_path / "photos", tmp_path / "out" / "x", label_map=tmp_path / "labels.txt")
+        images.pack_images(tmp_path / "photos", prefix=tmp_path / "out" / "x", label_map=tmp_path / "labels.txt")
     assert not (tmp_path / "out").exists()  # a failed first run leaves no folder behind
     result = images.pack_images(
-        tmp_path / "photos", tmp_path / "out" / "x", label_map=tmp_path / "labels.txt", extend_label_map=True
+        tmp_path / "photos", prefix=tmp_path / "out" / "x", label_map=tmp_path / "labels.txt", extend_label_map=True
     )
     assert result.label_map == {"cat": 0, "dog": 1} and result.new_classes == ["dog"]
     with pytest.raises(ValueError, match=r"class 'cat' has the id '0' \(str\)"):
-        images.pack_images(tmp_path / "photos", tmp_path / "out2" / "x", label_map={"cat": "0", "dog": 1})
+        images.pack_images(tmp_path / "photos", prefix=tmp_path / "out2" / "x", label_map={"cat": "0", "dog": 1})
     assert not (tmp_path / "out2").exists()

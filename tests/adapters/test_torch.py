@@ -108,9 +108,9 @@ def test_arguments_are_checked(plain3: list[str]) -> None:
     with pytest.raises(ValueError, match="range"):
         IterableTFRecordDataset(plain3, rank=2, world_size=2)
     with pytest.raises(ValueError, match="weights"):
-        MixedTFRecordDataset([IterableTFRecordDataset(plain3)], [1, 2])
+        MixedTFRecordDataset([IterableTFRecordDataset(plain3)], weights=[1, 2])
     with pytest.raises(ValueError, match="features="):
-        TFRecordDataset(plain3, SPEC, record_type="sequence_example")
+        TFRecordDataset(plain3, features=SPEC, record_type="sequence_example")
     with pytest.raises(FileNotFoundError):
         IterableTFRecordDataset(str(Path(plain3[0]).parent / "nothing-*.tfrecord"))
 
@@ -165,7 +165,7 @@ def test_to_torch_shares_memory() -> None:
 
 @pytest.mark.parametrize(("workers", "ctx"), [(0, None), (2, "fork"), (2, "spawn")])
 def test_map_dataset_shuffled_loader_sees_each_record_once(plain3: list[str], workers: int, ctx: str | None) -> None:
-    ds = TFRecordDataset(plain3, SPEC)
+    ds = TFRecordDataset(plain3, features=SPEC)
     assert len(ds) == 19
     assert int(ds[8]["id"]) == 8 and ds[-1]["name"] == b"n18"
     assert ds[3]["var"].tolist() == [0, 1, 2]
@@ -184,7 +184,7 @@ def test_map_dataset_shuffled_loader_sees_each_record_once(plain3: list[str], wo
 
 @pytest.mark.parametrize("workers", [0, 2])
 def test_map_dataset_batches_by_index_lists(plain3: list[str], workers: int) -> None:
-    ds = TFRecordDataset(plain3, SPEC)
+    ds = TFRecordDataset(plain3, features=SPEC)
     batch = ds[[3, 17, 0]]
     expected = ds.collate_fn([ds[3], ds[17], ds[0]])
     assert batch.keys() == expected.keys()
@@ -197,23 +197,23 @@ def test_map_dataset_batches_by_index_lists(plain3: list[str], workers: int) -> 
     sampler = BatchSampler(RandomSampler(ds), batch_size=4, drop_last=False)
     seen = ids(DataLoader(ds, sampler=sampler, batch_size=None, num_workers=workers))
     assert sorted(seen) == list(range(19)) and seen != list(range(19))
-    with_transform = TFRecordDataset(plain3, SPEC, transform=lambda e: {"id": e["id"] * 2})
+    with_transform = TFRecordDataset(plain3, features=SPEC, transform=lambda e: {"id": e["id"] * 2})
     assert with_transform[[1, 2]]["id"].tolist() == [2, 4]
 
 
 def test_map_dataset_torch_output_and_transform(plain3: list[str]) -> None:
-    ds = TFRecordDataset(plain3, SPEC, output="torch")
+    ds = TFRecordDataset(plain3, features=SPEC, output="torch")
     item = ds[5]
     assert isinstance(item["x"], torch.Tensor) and item["x"].tolist() == [5.0, -5.0]
     assert item["id"].dim() == 0 and int(item["id"]) == 5
-    plus = TFRecordDataset(plain3[0], SPEC, transform=lambda e: int(e["id"]) + 100)
+    plus = TFRecordDataset(plain3[0], features=SPEC, transform=lambda e: int(e["id"]) + 100)
     assert [plus[i] for i in range(len(plus))] == list(range(100, 107))
 
 
 def test_map_dataset_over_a_compressed_file(tmp_path: Path) -> None:
     paths = write_shards(tmp_path, [3], compression="gzip")
     plain = write_shards(tmp_path, [3], name="plain")
-    gz, ref = TFRecordDataset(paths, SPEC), TFRecordDataset(plain, SPEC)
+    gz, ref = TFRecordDataset(paths, features=SPEC), TFRecordDataset(plain, features=SPEC)
     assert len(gz) == 3 and [gz.raw(i) for i in range(3)] == [ref.raw(i) for i in range(3)]
 
 
@@ -238,7 +238,7 @@ def test_stream_sees_each_record_once(
     tmp_path: Path, sizes: list[int], compression: str | None, workers: int, ctx: str | None, shuffle: bool
 ) -> None:
     paths = write_shards(tmp_path, sizes, compression=compression)
-    ds = IterableTFRecordDataset(paths, SPEC, shuffle=shuffle, shuffle_buffer=5, seed=3)
+    ds = IterableTFRecordDataset(paths, features=SPEC, shuffle=shuffle, shuffle_buffer=5, seed=3)
     seen = ids(loader(ds, workers, ctx))
     assert sorted(seen) == list(range(sum(sizes)))
 
@@ -315,10 +315,10 @@ def test_batched_mode_equals_collated_items(tmp_path: Path, workers: int) -> Non
         SPEC, names=tfr.VarLenFeature("bytes"), pair=tfr.FixedLenFeature([2], "bytes", default_value=[b"a", b"b"])
     )
     opts: dict[str, Any] = {"shuffle": True, "shuffle_buffer": 4, "seed": 2}
-    per_item = IterableTFRecordDataset(paths, spec, **opts)
+    per_item = IterableTFRecordDataset(paths, features=spec, **opts)
     items = DataLoader(per_item, batch_size=4, num_workers=workers, collate_fn=per_item.collate_fn)
     batches = DataLoader(
-        IterableTFRecordDataset(paths, spec, batch_size=4, **opts), batch_size=None, num_workers=workers
+        IterableTFRecordDataset(paths, features=spec, batch_size=4, **opts), batch_size=None, num_workers=workers
     )
     n = 0
     for a, b in itertools.zip_longest(items, batches):
@@ -349,25 +349,27 @@ def test_batched_mode_large_records(tmp_path: Path) -> None:
         "blob": tfr.FixedLenFeature([], "bytes"),
         "var": tfr.VarLenFeature("int64"),
     }
-    per_item = IterableTFRecordDataset([path], spec)
+    per_item = IterableTFRecordDataset([path], features=spec)
     expected = list(DataLoader(per_item, batch_size=4, collate_fn=per_item.collate_fn))
-    got = list(IterableTFRecordDataset([path], spec, batch_size=4))
+    got = list(IterableTFRecordDataset([path], features=spec, batch_size=4))
     assert len(got) == len(expected) == 3
     for a, b in zip(expected, got, strict=False):
         assert a.keys() == b.keys() == {"id", "blob", "var", "var_length"}
         assert torch.equal(a["id"], b["id"]) and torch.equal(a["var"], b["var"]) and a["blob"] == b["blob"]
     assert got[0]["id"].dtype == torch.int64 and got[0]["blob"][1] == b"\x01" * 6000
-    mapped = TFRecordDataset([path], spec)[[9, 2]]
+    mapped = TFRecordDataset([path], features=spec)[[9, 2]]
     assert mapped["id"].tolist() == [9, 2] and mapped["var_length"].tolist() == [0, 2]
 
 
 def test_batched_mode_drop_last_transform_and_resume(tmp_path: Path) -> None:
     paths = write_shards(tmp_path, [10])
-    ds = IterableTFRecordDataset(paths, SPEC, batch_size=4, drop_last=True, transform=lambda b: b["id"].tolist())
+    ds = IterableTFRecordDataset(
+        paths, features=SPEC, batch_size=4, drop_last=True, transform=lambda b: b["id"].tolist()
+    )
     assert list(ds) == [[0, 1, 2, 3], [4, 5, 6, 7]]
     it = iter(ds)
     next(it)
-    again = IterableTFRecordDataset(paths, SPEC, batch_size=4)
+    again = IterableTFRecordDataset(paths, features=SPEC, batch_size=4)
     again.load_state_dict(ds.state_dict())
     assert [b["id"].tolist() for b in again] == [[4, 5, 6, 7], [8, 9]]
     with pytest.raises(ValueError, match="features"):
@@ -480,7 +482,7 @@ def test_even_counts_per_rank(tmp_path: Path, even: str, compression: str | None
 def test_mixing_ratios_hold(tmp_path: Path) -> None:
     a = IterableTFRecordDataset(write_shards(tmp_path, [20], name="a"), shuffle=True)
     b = IterableTFRecordDataset(write_shards(tmp_path, [7], first_id=1000, name="b"), shuffle=True)
-    mixed = MixedTFRecordDataset([a, b], [3, 1], seed=4, infinite=True)
+    mixed = MixedTFRecordDataset([a, b], weights=[3, 1], seed=4, infinite=True)
     n = 4000
     got = ids(itertools.islice(iter(mixed), n))
     share = sum(i < 1000 for i in got) / n
@@ -494,12 +496,12 @@ def test_mixing_ratios_hold(tmp_path: Path) -> None:
 def test_finite_mixing_ends(tmp_path: Path) -> None:
     a = IterableTFRecordDataset(write_shards(tmp_path, [30], name="a"))
     b = IterableTFRecordDataset(write_shards(tmp_path, [10], first_id=1000, name="b"))
-    every = ids(MixedTFRecordDataset([a, b], [1, 1], stop="all"))
+    every = ids(MixedTFRecordDataset([a, b], weights=[1, 1], stop="all"))
     assert sorted(every) == list(range(30)) + list(range(1000, 1010))
-    first = ids(MixedTFRecordDataset([a, b], [1, 1], stop="first"))
+    first = ids(MixedTFRecordDataset([a, b], weights=[1, 1], stop="first"))
     assert len(set(first)) == len(first) < 40
     assert set(range(1000, 1010)) <= set(first) or set(range(30)) <= set(first)
-    with_workers = ids(loader(MixedTFRecordDataset([a, b], [1, 2], stop="all"), 2, "fork"))
+    with_workers = ids(loader(MixedTFRecordDataset([a, b], weights=[1, 2], stop="all"), 2, "fork"))
     assert sorted(with_workers) == sorted(every)
 
 
@@ -509,7 +511,9 @@ def test_mixing_resume(tmp_path: Path) -> None:
 
     def make() -> MixedTFRecordDataset:
         return MixedTFRecordDataset(
-            [IterableTFRecordDataset(a, shuffle=True, shuffle_buffer=4), IterableTFRecordDataset(b)], [2, 1], seed=1
+            [IterableTFRecordDataset(a, shuffle=True, shuffle_buffer=4), IterableTFRecordDataset(b)],
+            weights=[2, 1],
+            seed=1,
         )
 
     head, rest, full = take_then_resume(make, 13)
@@ -549,7 +553,7 @@ def test_the_streaming_dataset_shows_its_settings(tmp_path: Path) -> None:
     """The settings given to IterableTFRecordDataset read back as attributes, also after pickling."""
     paths = write_shards(tmp_path, [3, 2])
     ds = IterableTFRecordDataset(
-        tmp_path, SPEC, shuffle=True, shuffle_buffer=8, seed=7, split="stride", even="drop", verify=False,
+        tmp_path, features=SPEC, shuffle=True, shuffle_buffer=8, seed=7, split="stride", even="drop", verify=False,
         prefetch=4, on_error="skip", max_skipped=2, batch_size=2,
     )  # fmt: skip
     for shown in (ds, pickle.loads(pickle.dumps(ds))):

@@ -49,12 +49,12 @@ def run_rank(rank: int, port: int, paths: list[str], out: str) -> None:
     )
     try:
         got: dict[str, Any] = {}
-        ds = TFRecordDataset(paths, SPEC)
+        ds = TFRecordDataset(paths, features=SPEC)
         sampler = DistributedSampler(ds, shuffle=True, seed=3)
         sampler.set_epoch(1)
         got["map"] = batches(DataLoader(ds, batch_size=4, sampler=sampler, num_workers=2, collate_fn=collate))
         for even, ctx in ((None, "fork"), ("drop", "fork"), ("pad", "spawn")):
-            stream = IterableTFRecordDataset(paths, SPEC, shuffle=True, shuffle_buffer=4, seed=3, even=even)
+            stream = IterableTFRecordDataset(paths, features=SPEC, shuffle=True, shuffle_buffer=4, seed=3, even=even)
             stream.set_epoch(1)
             loader = DataLoader(stream, batch_size=4, num_workers=2, multiprocessing_context=ctx, collate_fn=collate)
             got[f"stream-{even}"] = batches(loader)

@@ -120,7 +120,7 @@ def test_a_dataloader_batches_ragged_features(tmp_path: Path) -> None:
     with tfr.TFRecordWriter(path) as writer:
         for record in _records():
             writer.write(record)
-    ds = TFRecordDataset(path, SPEC)
+    ds = TFRecordDataset(path, features=SPEC)
     loader = torch.utils.data.DataLoader(ds, batch_size=4, collate_fn=ds.collate_fn, num_workers=0)
     batches = list(loader)
     expected = tfr.decode_examples(_records()[:4], SPEC)

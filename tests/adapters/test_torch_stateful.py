@@ -47,7 +47,7 @@ def test_stateful_dataloader_resume_mixed(tmp_path: Path) -> None:
 
     def make() -> MixedTFRecordDataset:
         return MixedTFRecordDataset(
-            [IterableTFRecordDataset(a, shuffle=True), IterableTFRecordDataset(b, shuffle=True)], [1, 2], seed=2
+            [IterableTFRecordDataset(a, shuffle=True), IterableTFRecordDataset(b, shuffle=True)], weights=[1, 2], seed=2
         )
 
     head, rest, full = resume_through_loader(make, 2, 3)

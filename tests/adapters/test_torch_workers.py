@@ -117,9 +117,9 @@ def shards(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 def loaders(paths: list[str], workers: int) -> dict[str, DataLoader[Any]]:
     """Every way of batching the datasets, with `workers` persistent workers."""
     kw: dict[str, Any] = {"num_workers": workers, "persistent_workers": workers > 0}
-    batched = IterableTFRecordDataset(paths, SPEC, shuffle=True, shuffle_buffer=8, batch_size=16)
-    items = IterableTFRecordDataset(paths, SPEC, shuffle=True, shuffle_buffer=8)
-    mapped = TFRecordDataset(paths, SPEC)
+    batched = IterableTFRecordDataset(paths, features=SPEC, shuffle=True, shuffle_buffer=8, batch_size=16)
+    items = IterableTFRecordDataset(paths, features=SPEC, shuffle=True, shuffle_buffer=8)
+    mapped = TFRecordDataset(paths, features=SPEC)
     sampler = BatchSampler(RandomSampler(mapped, generator=torch.Generator().manual_seed(0)), 16, False)
     return {
         "batched": DataLoader(batched, batch_size=None, **kw),
@@ -141,8 +141,8 @@ def test_persistent_workers_give_every_record_once_per_epoch(shards: list[str], 
 
 
 def test_a_mixture_through_persistent_workers_is_every_record_once_per_epoch(shards: list[str]) -> None:
-    sources = [IterableTFRecordDataset(p, SPEC, shuffle=True, shuffle_buffer=4) for p in shards]
-    mixed = MixedTFRecordDataset(sources, [1, 2, 1], seed=3)
+    sources = [IterableTFRecordDataset(p, features=SPEC, shuffle=True, shuffle_buffer=4) for p in shards]
+    mixed = MixedTFRecordDataset(sources, weights=[1, 2, 1], seed=3)
     loader = DataLoader(mixed, batch_size=8, collate_fn=sources[0].collate_fn, num_workers=2, persistent_workers=True)
     orders = []
     for _ in range(3):
@@ -224,9 +224,9 @@ def big_shards(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 
 
 def big_loaders(paths: list[str], **kw: Any) -> dict[str, DataLoader[Any]]:
-    batched = IterableTFRecordDataset(paths, BIG, shuffle=True, shuffle_buffer=4, batch_size=4)
-    items = IterableTFRecordDataset(paths, BIG, shuffle=True, shuffle_buffer=4)
-    mapped = TFRecordDataset(paths, BIG)
+    batched = IterableTFRecordDataset(paths, features=BIG, shuffle=True, shuffle_buffer=4, batch_size=4)
+    items = IterableTFRecordDataset(paths, features=BIG, shuffle=True, shuffle_buffer=4)
+    mapped = TFRecordDataset(paths, features=BIG)
     sampler = BatchSampler(RandomSampler(mapped), 4, False)
     return {
         "batched": DataLoader(batched, batch_size=None, **kw),
@@ -261,9 +261,9 @@ def test_a_collate_fn_of_ones_own_sees_plain_dicts_of_bytes(big_shards: list[str
         assert blobs and all(type(b) is bytes for b in blobs)
         return item
 
-    batched = IterableTFRecordDataset(big_shards, BIG, batch_size=4)
-    items = IterableTFRecordDataset(big_shards, BIG)
-    mapped = TFRecordDataset(big_shards, BIG)
+    batched = IterableTFRecordDataset(big_shards, features=BIG, batch_size=4)
+    items = IterableTFRecordDataset(big_shards, features=BIG)
+    mapped = TFRecordDataset(big_shards, features=BIG)
     kw: dict[str, Any] = {"num_workers": 2}
     loaders = [
         DataLoader(batched, batch_size=None, collate_fn=seen, **kw),

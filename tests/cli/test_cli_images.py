@@ -70,3 +70,27 @@ def test_append_conflicts_duplicates_and_shard_names(photos: Path, tmp_path: Pat
     assert shards == [f"pets-0000{k}-of-00003.tfrecord" for k in range(3)]  # one glob matches every shard
     count = run_cli("count", out)
     assert count.returncode == 0 and count.stdout.strip() == "3" and count.stderr == ""
+
+
+def test_remove_images_reads_the_inputs_compression_and_can_skip_damage(photos: Path, tmp_path: Path) -> None:
+    """-z is the inputs' compression, --to the new shards'; --on-error skip steps over a damaged record."""
+    packed = run_cli("pack-images", str(photos), str(tmp_path / "gz" / "pets"), "--to", "gzip", "--no-shuffle")
+    assert packed.returncode == 0
+    (shard,) = glob.glob(str(tmp_path / "gz" / "pets-*.tfrecord.gz"))
+    wrong = run_cli("remove-images", shard, "-z", "zlib", "-o", str(tmp_path / "z" / "pets"), "--class", "dog")
+    assert wrong.returncode != 0 and "ZLIB" in wrong.stderr
+    kept = run_cli("remove-images", shard, "-z", "gzip", "-o", str(tmp_path / "v2" / "pets"), "--class", "dog")
+    assert kept.returncode == 0 and "kept 1 image, removed 1" in kept.stderr
+    plain = run_cli("pack-images", str(photos), str(tmp_path / "plain" / "pets"), "--no-shuffle")
+    assert plain.returncode == 0
+    (shard,) = glob.glob(str(tmp_path / "plain" / "pets-*.tfrecord"))
+    data = bytearray(Path(shard).read_bytes())
+    data[len(data) // 4] ^= 0xFF  # inside the first record's payload
+    Path(shard).write_bytes(bytes(data))
+    strict = run_cli("remove-images", shard, "-o", str(tmp_path / "strict" / "pets"), "--class", "cat")
+    assert strict.returncode != 0 and not glob.glob(str(tmp_path / "strict" / "*"))
+    lenient = run_cli(
+        "remove-images", shard, "-o", str(tmp_path / "lenient" / "pets"), "--class", "cat", "--on-error", "skip"
+    )
+    assert lenient.returncode == 0, lenient.stderr
+    assert "skipped" in lenient.stderr.lower() or "damaged" in lenient.stderr.lower()

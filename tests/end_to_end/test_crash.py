@@ -48,9 +48,9 @@ def packed(base: Path) -> None:
     from tfrecord_lite import images as im
 
     images(base / "photos", {"cat": 4, "dog": 3})
-    im.pack_images(base / "photos", base / "out" / "photos", max_records=4)
+    im.pack_images(base / "photos", prefix=base / "out" / "photos", max_records=4)
     images(base / "more", {"cat": 2, "dog": 2, "bird": 2}, prefix="m")
-    im.remove_images(tfr.ShardedRecords(str(base / "out" / "photos")).paths, base / "clean" / "photos",
+    im.remove_images(tfr.ShardedRecords(str(base / "out" / "photos")).paths, prefix=base / "clean" / "photos",
                      filenames={"dog/0.png"})  # fmt: skip
 
 
@@ -342,7 +342,7 @@ def test_two_appends_at_once_never_interleave(tmp_path: Path) -> None:
 
     images(tmp_path / "photos", {"cat": 3})
     prefix = tmp_path / "out" / "photos"
-    im.pack_images(tmp_path / "photos", prefix)
+    im.pack_images(tmp_path / "photos", prefix=prefix)
     for k in "ab":
         images(tmp_path / k, {f"class_{k}": 30}, prefix=k)
     root = Path(__file__).resolve().parents[2]

@@ -196,14 +196,17 @@ DATASETS = ["TFRecordDataset", "IterableTFRecordDataset"]
 @pytest.mark.parametrize(
     ("args", "kwargs", "error", "message"),
     [
-        ((None, {"image": "bytes"}), {}, TypeError, r"\(path, None, \{'image': 'bytes'\}\) are the tfrecord package's"),
-        ((["image", "label"],), {}, TypeError, "a list of keys has no types"),
-        (({"image": "bytes"},), {}, tfr.FeatureError, "feature 'image': unsupported spec"),
-        (({"label": tfr.FixedLenFeature([], "int64")}, "not callable"), {}, TypeError, "transform must be a callable"),
+        ((None, {"image": "bytes"}), {}, TypeError, "takes 2 positional arguments but 4 were given"),
+        ((), {"features": "train.index"}, TypeError, "if it is an index path .* drop it"),
+        ((), {"features": ["image", "label"]}, TypeError, "a list of keys has no types"),
+        ((), {"features": {"image": "bytes"}}, tfr.FeatureError, "feature 'image': unsupported spec"),
+        ((), {"transform": "not callable"}, TypeError, "transform must be a callable"),
         ((), {"context_features": ["a"]}, TypeError, "context_features must be a dict"),
         ((), {"sequence_features": {"s": 1}}, tfr.FeatureError, "feature 's': unsupported spec"),
         ((), {"collate_fn": lambda batch: batch}, TypeError, r"collate_fn must be a tfrecord_lite.torch.Collate"),
         ((), {"output": "tensor"}, ValueError, "output='tensor': use one of 'numpy', 'torch'"),
+        ((), {"compression": "lz4"}, ValueError, "unknown compression 'lz4'"),
+        ((), {"max_record_bytes": 0}, ValueError, "max_record_bytes must be an int >= 1, found 0"),
     ],
 )
 def test_datasets_check_specs_and_arguments_when_built(torch_datasets, shards, name, args, kwargs, error, message):
@@ -216,27 +219,27 @@ def test_streaming_and_mixing_arguments_are_checked_when_built(torch_datasets, s
     tt = torch_datasets
     spec = {"label": tfr.FixedLenFeature([], "int64")}
     with pytest.raises(TypeError, match=r"batch_size must be an int >= 1, found float 2\.5"):
-        tt.IterableTFRecordDataset(shards, spec, batch_size=2.5)
+        tt.IterableTFRecordDataset(shards, features=spec, batch_size=2.5)
     with pytest.raises(ValueError, match="shuffle_buffer must be an int >= 0, found -1"):
         tt.IterableTFRecordDataset(shards, shuffle=True, shuffle_buffer=-1)
     with pytest.raises(TypeError, match="seed must be an int, found str 'abc'"):
         tt.IterableTFRecordDataset(shards, seed="abc")
-    source = tt.IterableTFRecordDataset(shards, spec)
+    source = tt.IterableTFRecordDataset(shards, features=spec)
     with pytest.raises(TypeError, match=r"a list of IterableTFRecordDatasets \(\[ds1, ds2\]\), found one dataset"):
         tt.MixedTFRecordDataset(source)
-    with pytest.raises(TypeError, match=r"sources\[1\] must be an IterableTFRecordDataset, found str"):
+    with pytest.raises(TypeError, match=r"datasets\[1\] must be an IterableTFRecordDataset, found str"):
         tt.MixedTFRecordDataset([source, shards])
 
 
 @pytest.mark.torch
 def test_datasets_read_with_the_tfrecord_packages_descriptions(torch_datasets, shards):
     described = {"image": "byte", "label": "int", "weights": "float"}
-    ds = torch_datasets.TFRecordDataset(shards, described)
+    ds = torch_datasets.TFRecordDataset(shards, features=described)
     expected = tfr.decode_example(ds.raw(5), described)
     label = int(expected["label"][0])
     assert ds[5]["image"] == expected["image"] == bytes([label] * 4)
     assert ds[5]["label"].tolist() == [label] and ds[5]["weights"].tolist() == [label / 2, label + 0.25]
     batch = ds[[0, 5]]  # the spec's VarLenFeatures are padded, with lengths
     assert batch["weights"].shape == (2, 2) and batch["label_length"].tolist() == [1, 1]
-    stream = torch_datasets.IterableTFRecordDataset(shards, described, batch_size=4)
+    stream = torch_datasets.IterableTFRecordDataset(shards, features=described, batch_size=4)
     assert sorted(int(v) for b in stream for v in b["label"].flatten()) == list(range(12))

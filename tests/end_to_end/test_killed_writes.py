@@ -114,7 +114,7 @@ def s3_env(s3: Any) -> dict[str, str]:
 def pack_code(tree: Path, prefix: str, **kw: Any) -> str:
     return f"""
 from tfrecord_lite import images
-images.pack_images({str(tree)!r}, {prefix!r}, **{kw!r})
+images.pack_images({str(tree)!r}, prefix={prefix!r}, **{kw!r})
 """
 
 
@@ -143,7 +143,7 @@ def test_a_pack_killed_before_its_commit_shows_the_previous_dataset(
     options = s3.storage_options
     prefix = f"{s3.bucket}/ds/pets"
     before = images.pack_images(
-        image_tree(tmp_path / "a", ["1.png", "2.png", "3.png"]), prefix, num_shards=2, storage_options=options
+        image_tree(tmp_path / "a", ["1.png", "2.png", "3.png"]), prefix=prefix, num_shards=2, storage_options=options
     )
     more = image_tree(tmp_path / "b", ["4.png", "5.png"])
     (more / "dog").rename(more / "ant")
@@ -153,11 +153,11 @@ def test_a_pack_killed_before_its_commit_shows_the_previous_dataset(
     assert tfr.resolve_inputs(prefix, storage_options=options) == before.paths
     assert seen(f"{prefix}-*-of-*.tfrecord", options) == seen(before.paths, options)
     assert len(tfr.ShardedRecords(prefix, storage_options=options)) == 3
-    assert images.load_label_map(before.label_map_path, options) == before.label_map
+    assert images.load_label_map(before.label_map_path, storage_options=options) == before.label_map
     assert int(cli_count(s3, prefix)) == 3
     # the next run on the output removes what the killed one staged (its process is gone), and says so
     with caplog.at_level(logging.WARNING, "tfrecord_lite"):
-        after = images.pack_images(more, prefix, append=True, num_shards=2, storage_options=options)
+        after = images.pack_images(more, prefix=prefix, append=True, num_shards=2, storage_options=options)
     assert "rolled back an unfinished write" in caplog.text
     assert staged(s3) == []
     assert after.label_map == {**before.label_map, "ant": 2}
@@ -177,11 +177,11 @@ def test_a_pack_killed_while_publishing_shows_the_new_dataset(s3: Any, tmp_path:
     kw = {"append": True, "num_shards": 2} if mode == "append" else {"overwrite": True, "num_shards": 2}
     # the oracle: the same two packs run to the end under another prefix
     done = f"{s3.bucket}/done/pets"
-    images.pack_images(first, done, num_shards=3, storage_options=options)
-    oracle = images.pack_images(more, done, storage_options=options, **kw)
+    images.pack_images(first, prefix=done, num_shards=3, storage_options=options)
+    oracle = images.pack_images(more, prefix=done, storage_options=options, **kw)
 
     prefix = f"{s3.bucket}/ds/pets"
-    images.pack_images(first, prefix, num_shards=3, storage_options=options)
+    images.pack_images(first, prefix=prefix, num_shards=3, storage_options=options)
     run_killed(pack_code(more, prefix, **kw), "tfrecord_lite._storage.journal:StoreFolder.move", at=2, **s3_env(s3))
     assert staged(s3)  # killed after the journal, one object given its final name
     paths = tfr.resolve_inputs(prefix, storage_options=options)
@@ -194,7 +194,7 @@ def test_a_pack_killed_while_publishing_shows_the_new_dataset(s3: Any, tmp_path:
     assert [r["image/filename"] for r in streamed] == [
         r["image/filename"] for r in map(tfr.decode_example, seen(done, options))
     ]
-    assert images.load_label_map(f"{prefix}.labels.json", options) == oracle.label_map
+    assert images.load_label_map(f"{prefix}.labels.json", storage_options=options) == oracle.label_map
     assert int(cli_count(s3, prefix)) == len(seen(done, options))
     # the next write of the output finishes the copies first
     open_publication(prefix, options).abort()

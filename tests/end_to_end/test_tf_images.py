@@ -110,7 +110,7 @@ def test_pack_raw_reads_in_tensorflow(tmp_path: Path) -> None:
     for name, array in originals.items():
         (tmp_path / "src" / name).parent.mkdir(parents=True, exist_ok=True)
         Image.fromarray(array).save(tmp_path / "src" / name)
-    result = images.pack_images(tmp_path / "src", tmp_path / "out" / "raw", format="raw", num_shards=1)
+    result = images.pack_images(tmp_path / "src", prefix=tmp_path / "out" / "raw", format="raw", num_shards=1)
     spec = {
         "image/encoded": tf.io.FixedLenFeature([], tf.string),
         "image/filename": tf.io.FixedLenFeature([], tf.string),

@@ -79,9 +79,9 @@ def test_dataset_and_collate_reprs(prefix, tmp_path):
     tt = pytest.importorskip("tfrecord_lite.torch")
     first, last = prefix + "-00000-of-00005.tfrecord", prefix + "-00004-of-00005.tfrecord"
     files = f"[{first!r}, ..., {last!r}] (5 files)"
-    ds = tt.TFRecordDataset(prefix, SPEC)
+    ds = tt.TFRecordDataset(prefix, features=SPEC)
     assert repr(ds) == f"TFRecordDataset({files}, 20 records, record_type='example', features=['label', 'tags'])"
-    stream = tt.IterableTFRecordDataset(prefix, SPEC, shuffle=True, batch_size=4, output="torch")
+    stream = tt.IterableTFRecordDataset(prefix, features=SPEC, shuffle=True, batch_size=4, output="torch")
     assert repr(stream) == (
         f"IterableTFRecordDataset({files}, record_type='example', features=['label', 'tags'], output='torch', "
         "batch_size=4, shuffle_buffer=1024, seed=0)"
@@ -93,12 +93,16 @@ def test_dataset_and_collate_reprs(prefix, tmp_path):
         writer.write(b"r")
     raw = tt.IterableTFRecordDataset(gz, record_type="raw", transform=len)
     assert repr(raw) == f"IterableTFRecordDataset({gz!r}, compression='gzip', record_type='raw', transform='len')"
-    mixed = tt.MixedTFRecordDataset([tt.IterableTFRecordDataset(prefix, SPEC), raw], [3, 1], stop="first")
+    mixed = tt.MixedTFRecordDataset(
+        [tt.IterableTFRecordDataset(prefix, features=SPEC), raw], weights=[3, 1], stop="first"
+    )
     assert repr(mixed).startswith("MixedTFRecordDataset([IterableTFRecordDataset(")
     assert repr(mixed).endswith("weights=[3.0, 1.0], stop='first')")
     assert repr(ds.collate_fn) == "Collate(varlen='pad', pad_value=0, length_key='{}_length', ragged=['tags'])"
     many = {f"k{i}": tfr.VarLenFeature("int64") for i in range(9)}
-    assert "features=['k0', 'k1', 'k2', 'k3', 'k4', 'k5', ...] (9 keys)" in repr(tt.TFRecordDataset(prefix, many))
+    assert "features=['k0', 'k1', 'k2', 'k3', 'k4', 'k5', ...] (9 keys)" in repr(
+        tt.TFRecordDataset(prefix, features=many)
+    )
 
 
 # engine adapter -> (the library it imports, its marker: the engines' environment runs it)

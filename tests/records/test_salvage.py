@@ -466,13 +466,13 @@ def test_iterable_dataset_skips_damage_in_every_worker(tmp_path: Path, workers: 
 
     paths = damaged_shards(tmp_path, gzip_middle=True)
     spec = {"id": tfr.FixedLenFeature([], "int64")}
-    ds = IterableTFRecordDataset(paths, spec, on_error="skip")
+    ds = IterableTFRecordDataset(paths, features=spec, on_error="skip")
     got = sorted(int(item["id"]) for item in DataLoader(ds, batch_size=None, num_workers=workers))
     assert got == [i for i in range(60) if i not in (5, 40)]
     with pytest.raises(tfr.CorruptRecordError):
-        list(IterableTFRecordDataset(paths, spec))
+        list(IterableTFRecordDataset(paths, features=spec))
     with pytest.raises(tfr.CorruptRecordError, match="max_skipped=1"):
-        list(IterableTFRecordDataset(paths, spec, on_error="skip", max_skipped=1))
+        list(IterableTFRecordDataset(paths, features=spec, on_error="skip", max_skipped=1))
 
 
 @pytest.mark.torch
@@ -486,8 +486,8 @@ def test_map_style_dataset_indexes_the_good_records(tmp_path: Path, workers: int
     paths = damaged_shards(tmp_path)
     spec = {"id": tfr.FixedLenFeature([], "int64")}
     with pytest.raises(tfr.CorruptRecordError):
-        TFRecordDataset(paths, spec)
-    ds = TFRecordDataset(paths, spec, on_error="skip")
+        TFRecordDataset(paths, features=spec)
+    ds = TFRecordDataset(paths, features=spec, on_error="skip")
     assert len(ds) == 58 and int(ds[5]["id"]) == 6 and int(ds[39]["id"]) == 41
     loader = DataLoader(ds, batch_size=None, shuffle=True, num_workers=workers)
     assert sorted(int(item["id"]) for item in loader) == [i for i in range(60) if i not in (5, 40)]

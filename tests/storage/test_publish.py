@@ -141,12 +141,12 @@ def test_append_skips_images_already_packed(tmp_path: Path) -> None:
         for i in range(n):
             Image.new("RGB", (4, 3), (i * 40, 0, 0)).save(folder / cls / f"{i}.png")
     prefix = str(tmp_path / "out" / "photos")
-    first = images.pack_images(folder, prefix)
+    first = images.pack_images(folder, prefix=prefix)
     packed = sorted(r.filename for r in images.iter_image_records(first.paths))
     Image.new("RGB", (4, 3), (1, 2, 3)).save(folder / "dog" / "new.png")  # bytes not yet packed
-    second = images.pack_images(folder, prefix, append=True)
+    second = images.pack_images(folder, prefix=prefix, append=True)
     assert second.written == 1 and sorted(second.duplicates) == packed
-    again = images.pack_images(folder, prefix, append=True, allow_duplicates=True)
+    again = images.pack_images(folder, prefix=prefix, append=True, allow_duplicates=True)
     assert again.written == 6 and again.duplicates == []
     names = [r.filename for r in images.iter_image_records(tfr.ShardedRecords(prefix).paths)]
     assert len(names) == 12 and len(set(names)) == 6

@@ -537,7 +537,7 @@ def test_torch_streaming_dataset_with_two_workers_over_s3(s3: Any) -> None:
     records = [tfr.encode_example({"i": [i]}) for i in range(500)]
     write_shards(f"{s3.bucket}/t/train", records, s3.storage_options, num_shards=6)
     ds = IterableTFRecordDataset(
-        f"{s3.bucket}/t/train", {"i": tfr.FixedLenFeature([], "int64")}, storage_options=s3.storage_options
+        f"{s3.bucket}/t/train", features={"i": tfr.FixedLenFeature([], "int64")}, storage_options=s3.storage_options
     )
     got = [int(item["i"]) for item in DataLoader(ds, batch_size=None, num_workers=2)]
     assert sorted(got) == list(range(500))  # every record exactly once across the two workers
@@ -574,15 +574,15 @@ def test_pack_images_to_s3_publishes_shards_sidecars_then_the_label_map(s3: Any,
     from tfrecord_lite import images
 
     tree = image_tree(tmp_path / "photos", [f"{k}.png" for k in range(12)])
-    local = images.pack_images(tree, tmp_path / "out" / "pets", num_shards=3)
+    local = images.pack_images(tree, prefix=tmp_path / "out" / "pets", num_shards=3)
     s3.faults.reset()
     prefix = f"{s3.bucket}/ds/pets"
-    result = images.pack_images(tree, prefix, num_shards=3, storage_options=s3.storage_options)
+    result = images.pack_images(tree, prefix=prefix, num_shards=3, storage_options=s3.storage_options)
     s3.fs.invalidate_cache()
     names = sorted(p.rsplit("/", 1)[1] for p in s3.fs.find(f"{s3.bucket}/ds"))
     shards = [f"pets-0000{k}-of-00003.tfrecord" for k in range(3)]
     assert names == sorted(["pets.labels.json", *shards, *(n + ".tfrlidx" for n in shards)])  # nothing staged left
-    assert images.load_label_map(result.label_map_path, s3.storage_options) == local.label_map
+    assert images.load_label_map(result.label_map_path, storage_options=s3.storage_options) == local.label_map
     got = [images.parse_image_record(r) for r in tfr.iter_records(result.paths, storage_options=s3.storage_options)]
     assert got == [images.parse_image_record(r) for r in tfr.iter_records(local.paths)]
     # the objects get their final names (a copy each) shards first, the label map last
@@ -591,7 +591,7 @@ def test_pack_images_to_s3_publishes_shards_sidecars_then_the_label_map(s3: Any,
     # appending reads the label map back from the bucket: ids stay, a new class gets the next id
     more = image_tree(tmp_path / "more", ["x.png"], seed=1)  # bytes not packed yet
     (more / "dog").rename(more / "ant")
-    again = images.pack_images(more, prefix, append=True, num_shards=1, storage_options=s3.storage_options)
+    again = images.pack_images(more, prefix=prefix, append=True, num_shards=1, storage_options=s3.storage_options)
     assert again.label_map == {**local.label_map, "ant": 2}
     grown = tfr.ShardedRecords(prefix, storage_options=s3.storage_options)
     assert len(grown) == 13  # the old shards renamed to the new total, in the bucket too:
@@ -605,7 +605,7 @@ def test_pack_images_to_s3_interrupted_leaves_nothing(s3: Any, tmp_path: Path) -
     tree = image_tree(tmp_path / "photos", [f"{k}.png" for k in range(6)])
     (tree / "cat" / "broken.png").write_bytes(b"not a png")
     with pytest.raises(images.ImageDecodeError):
-        images.pack_images(tree, f"{s3.bucket}/ds/pets", num_shards=2, storage_options=s3.storage_options)
+        images.pack_images(tree, prefix=f"{s3.bucket}/ds/pets", num_shards=2, storage_options=s3.storage_options)
     s3.fs.invalidate_cache()
     assert s3.fs.find(f"{s3.bucket}/ds") == []  # no shard, no label map, no staging object
 
@@ -626,7 +626,10 @@ def test_cli_pack_images_to_s3_and_remove_images(s3: Any, tmp_path: Path) -> Non
     )
     from tfrecord_lite import images
 
-    assert images.load_label_map(f"{s3.bucket}/cli/few.labels.json", s3.storage_options) == {"cat": 0, "dog": 1}
+    assert images.load_label_map(f"{s3.bucket}/cli/few.labels.json", storage_options=s3.storage_options) == {
+        "cat": 0,
+        "dog": 1,
+    }
     kept = tfr.iter_records(f"{s3.bucket}/cli/few-*-of-*.tfrecord", storage_options=s3.storage_options)
     assert sorted(images.parse_image_record(r).text for r in kept) == ["dog"] * 4
 
@@ -635,8 +638,8 @@ def test_pack_images_to_gcs(gcs: Any, tmp_path: Path) -> None:
     from tfrecord_lite import images
 
     tree = image_tree(tmp_path / "photos", [f"{k}.png" for k in range(6)])
-    result = images.pack_images(tree, f"{gcs.bucket}/ds/pets", num_shards=2, storage_options=gcs.storage_options)
-    assert images.load_label_map(result.label_map_path, gcs.storage_options) == {"cat": 0, "dog": 1}
+    result = images.pack_images(tree, prefix=f"{gcs.bucket}/ds/pets", num_shards=2, storage_options=gcs.storage_options)
+    assert images.load_label_map(result.label_map_path, storage_options=gcs.storage_options) == {"cat": 0, "dog": 1}
     assert len(list(tfr.iter_records(result.paths, storage_options=gcs.storage_options))) == 6
 
 
@@ -846,9 +849,9 @@ def test_image_readers_take_storage_options(s3: Any, tmp_path: Path) -> None:
 
     tree = image_tree(tmp_path / "photos", [f"{k}.png" for k in range(5)])
     fs = s3.filesystem()
-    packed = images.pack_images(tree, f"{s3.bucket}/ds/pets", num_shards=2, storage_options=fs)
+    packed = images.pack_images(tree, prefix=f"{s3.bucket}/ds/pets", num_shards=2, storage_options=fs)
     got = sorted(r.filename for r in images.iter_image_records(packed.paths, storage_options=fs))
     assert got == sorted(f"{cls}/{k}.png" for k, cls in enumerate(["dog", "cat"] * 3) if k < 5)
-    assert images.unpack_images(packed.paths, tmp_path / "back", storage_options=fs) == 5
+    assert images.unpack_images(packed.paths, destination=tmp_path / "back", storage_options=fs) == 5
     for original in tree.rglob("*.png"):
         assert (tmp_path / "back" / original.relative_to(tree)).read_bytes() == original.read_bytes()

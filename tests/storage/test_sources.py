@@ -167,7 +167,7 @@ def test_torch_datasets_read_a_folder_of_gzip_shards(tmp_path: Path) -> None:
     for k in range(5):
         write_records(tmp_path / f"s{k}.tfrecord.gz", [tfr.encode_example({"k": [k]})], "gzip")
     write_records(tmp_path / "plain.tfrecord", [tfr.encode_example({"k": [5]})])
-    ds = torch_module.IterableTFRecordDataset(tmp_path, {"k": tfr.FixedLenFeature([], "int64")})
+    ds = torch_module.IterableTFRecordDataset(tmp_path, features={"k": tfr.FixedLenFeature([], "int64")})
     assert sorted(int(x["k"]) for x in ds) == list(range(6))
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypedDict
 
 from tfrecord_lite._datasets.plan import Segment
 from tfrecord_lite._errors import TFRecordError
@@ -24,21 +24,54 @@ from tfrecord_lite._index.file_index import indexed_count
 from tfrecord_lite._index.sidecar_file import sidecar_path
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._records.reader import RecordIterator, iter_records
+from tfrecord_lite._storage.files import sniff_file
 from tfrecord_lite._storage.locations import StorageOptions, is_url
 from tfrecord_lite._storage.prefetch import prefetched
 from tfrecord_lite._stream.damage import DamagePolicy
+from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES
+
+
+class ShardOptions(TypedDict):
+    """How every shard is opened, whichever way it is read: where it is, the longest record it may hold."""
+
+    storage_options: StorageOptions
+    max_record_bytes: int
+
+
+NO_OPTIONS: ShardOptions = {"storage_options": None, "max_record_bytes": MAX_RECORD_BYTES}
+
+
+def compression_mismatch(path: str, found: str, given: str) -> ValueError:
+    """The error of a shard whose content is `found` ('' / 'gzip' / 'zlib') while `given` was declared."""
+    content = f"{found.upper()}-compressed" if found else "uncompressed"
+    declared = repr(given) if given else "None"
+    return ValueError(f"{path} is {content}, but compression={declared} was given: compression='auto' recognises it")
+
+
+def open_plain(path: str, verify: bool = True, options: ShardOptions = NO_OPTIONS) -> TFRecordFile:
+    """A shard taken as uncompressed, opened through its index. The index reads a compressed file too, so one
+    is refused here: it was declared uncompressed (compression=None), as a stream of it would be read."""
+    f = TFRecordFile(path, verify=verify, **options)
+    if f.compression:
+        error = compression_mismatch(path, f.compression, "")
+        f.close()
+        raise error
+    return f
 
 
 def count_shard(
-    path: str, kind: str, skipping: bool = False, verify: bool = True, storage_options: StorageOptions = None
+    path: str, kind: str, skipping: bool = False, verify: bool = True, options: ShardOptions = NO_OPTIONS
 ) -> int:
     """Records in one shard as the streaming dataset reads them: from its index when uncompressed
     (built and saved now if need be: reading uses it), else by one pass over the stream (also
     when damage is skipped: then the good records, found as reading will find them)."""
     if kind == "" and not skipping:
-        return indexed_count(path, storage_options)
+        found = sniff_file(path, options["storage_options"])
+        if found in ("gzip", "zlib"):  # declared uncompressed: held to the content, as reading it is
+            raise compression_mismatch(path, found, "")
+        return indexed_count(path, options["storage_options"])
     policy = DamagePolicy(_ignore) if skipping else None
-    return sum(1 for _ in RecordIterator(path, kind, verify and skipping, policy, storage_options=storage_options))
+    return sum(1 for _ in RecordIterator(path, kind, verify and skipping, policy, **options))
 
 
 def _ignore(err: TFRecordError) -> None:
@@ -61,7 +94,7 @@ def _read_segment(
     seg: Segment,
     verify: bool,
     policy: DamagePolicy | None = None,
-    storage_options: StorageOptions = None,
+    options: ShardOptions = NO_OPTIONS,
     stream: Any = None,
     open_file: Callable[[str], TFRecordFile] | None = None,
 ) -> Iterator[bytes]:
@@ -69,21 +102,16 @@ def _read_segment(
     `open_file` opens an indexed file and keeps it (else it is opened here and closed after)."""
     source = stream if stream is not None else path
     if policy is not None and not policy.raises:
-        records = RecordIterator(source, kind, verify, policy, storage_options=storage_options)
+        records = RecordIterator(source, kind, verify, policy, **options)
         yield from itertools.islice(records, seg.start, seg.stop)
     elif _indexed(path, kind, seg):
         if open_file is not None:
             yield from _indexed_records(open_file(path), seg)
         else:
-            with TFRecordFile(path, verify=verify, storage_options=storage_options) as f:
+            with open_plain(path, verify, options) as f:
                 yield from _indexed_records(f, seg)
     else:
-        records = iter_records(
-            source,
-            compression=kind or "",
-            verify=verify,
-            storage_options=storage_options,
-        )
+        records = iter_records(source, compression=kind or "", verify=verify, **options)
         yield from itertools.islice(records, seg.start, seg.stop)
 
 
@@ -120,15 +148,15 @@ def read_segments(
     segments: list[Segment],
     verify: bool,
     policy: DamagePolicy | None,
-    storage_options: StorageOptions,
+    options: ShardOptions,
     prefetch: int,
     open_file: Callable[[str], TFRecordFile] | None = None,
 ) -> Iterator[bytes]:
     """The raw records of `segments` in order; streamed objects of a store are fetched `prefetch` ahead;
     indexed files are opened by `open_file` when given."""
     streamed = [None if _indexed(paths[s.shard], kinds[s.shard], s, policy) else paths[s.shard] for s in segments]
-    streams = prefetched(streamed, prefetch, storage_options)
+    streams = prefetched(streamed, prefetch, options["storage_options"])
     return itertools.chain.from_iterable(
-        _read_segment(paths[s.shard], kinds[s.shard], s, verify, policy, storage_options, stream, open_file)
+        _read_segment(paths[s.shard], kinds[s.shard], s, verify, policy, options, stream, open_file)
         for s, stream in zip(segments, streams, strict=True)
     )

@@ -53,6 +53,7 @@ from tfrecord_lite._storage.publish import Publication
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
 from tfrecord_lite._storage.uploads import RemotePublication, Store
 from tfrecord_lite._stream.damage import DamagePolicy, OnError
+from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES
 from tfrecord_lite._wire.crc import masked_crc
 from tfrecord_lite._wire.framing import frame_header
 
@@ -117,6 +118,7 @@ class ShardedRecords(RecordSequence):
     (their shards are opened concurrently), with `storage_options` for fsspec.
     `on_error` / `max_skipped`: a shard that does not index cleanly is indexed over its good
     records, as TFRecordFile does; max_skipped counts the damaged spans of all the shards.
+    `max_record_bytes` is each shard's TFRecordFile's.
     """
 
     def __init__(
@@ -128,6 +130,7 @@ class ShardedRecords(RecordSequence):
         on_error: OnError = "raise",
         max_skipped: int | None = None,
         storage_options: StorageOptions = None,
+        max_record_bytes: int = MAX_RECORD_BYTES,
     ) -> None:
         self.paths = resolve_inputs(inputs, storage_options=storage_options)
         self._verify, self._storage_options = verify, storage_options
@@ -137,9 +140,16 @@ class ShardedRecords(RecordSequence):
         def open_shard(path: str) -> TFRecordFile:
             if is_url(path):
                 return TFRecordFile(
-                    path, verify=verify, on_stale=on_stale, on_error=policy, storage_options=storage_options
+                    path,
+                    verify=verify,
+                    on_stale=on_stale,
+                    on_error=policy,
+                    storage_options=storage_options,
+                    max_record_bytes=max_record_bytes,
                 )
-            return TFRecordFile(path, verify=verify, on_stale=on_stale, on_error=policy)
+            return TFRecordFile(
+                path, verify=verify, on_stale=on_stale, on_error=policy, max_record_bytes=max_record_bytes
+            )
 
         try:
             with _one_fallback_warning(len(self.paths)):

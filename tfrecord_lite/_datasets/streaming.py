@@ -36,7 +36,7 @@ from tfrecord_lite._datasets.plan import (
     shard_order,
     shuffle_buffer,
 )
-from tfrecord_lite._datasets.segments import count_shard, read_segments, skip_segments
+from tfrecord_lite._datasets.segments import ShardOptions, count_shard, open_plain, read_segments, skip_segments
 from tfrecord_lite._example.validate import check_choice, check_int
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._storage.file_kinds import file_kinds
@@ -50,11 +50,11 @@ class ShardStream:
     """The records of TFRecord shards dealt out to consumers epoch by epoch: who reads what
     (`split`, `even`), in which order (`shuffle`: seeded shard order and a buffer of
     `shuffle_buffer` records), and how (`verify`, `on_error` / `max_skipped`, `prefetch`,
-    `storage_options`). The arguments are tfrecord_lite.torch.IterableTFRecordDataset's."""
+    `storage_options`, `max_record_bytes`). The arguments are tfrecord_lite.torch.IterableTFRecordDataset's."""
 
     def __init__(
         self,
-        paths: Sources,
+        source: Sources,
         *,
         shuffle: bool,
         shuffle_buffer: int,
@@ -67,13 +67,15 @@ class ShardStream:
         prefetch: int,
         on_error: OnError,
         max_skipped: int | None,
+        max_record_bytes: int,
     ) -> None:
         self.skipping = not DamagePolicy(on_error, max_skipped).raises  # checks them
         self.on_error, self.max_skipped = on_error, max_skipped
         self.shuffle = bool(shuffle)
         self.shuffle_buffer = check_int("shuffle_buffer", shuffle_buffer, 0) if shuffle else 0
         self.seed = check_int("seed", seed)
-        self.paths = resolve_inputs(paths, storage_options=storage_options)
+        self.paths = resolve_inputs(source, storage_options=storage_options)
+        self.max_record_bytes = check_int("max_record_bytes", max_record_bytes, 1)
         self.storage_options = storage_options
         self.prefetch = check_int("prefetch", prefetch, 0)
         self.split = check_choice("split", split, SPLITS)
@@ -90,7 +92,7 @@ class ShardStream:
         """The record count of every shard, learnt once."""
         for i, path in enumerate(self.paths):
             if self.counts[i] is None:
-                self.counts[i] = count_shard(path, self.kinds[i], self.skipping, self.verify, self.storage_options)
+                self.counts[i] = count_shard(path, self.kinds[i], self.skipping, self.verify, self._options())
         return self.counts  # type: ignore[return-value]
 
     def known_count(self) -> int | None:
@@ -133,7 +135,7 @@ class ShardStream:
         n = self.counts[seg.shard]
         if n is None and self.kinds[seg.shard] == "":
             n = self.counts[seg.shard] = count_shard(
-                self.paths[seg.shard], "", self.skipping, self.verify, self.storage_options
+                self.paths[seg.shard], "", self.skipping, self.verify, self._options()
             )
         if n is None:
             return None
@@ -145,7 +147,7 @@ class ShardStream:
         if share.step == 1:
             segments, skip = skip_segments(segments, skip, self._segment_len)
         records: Iterator[bytes] = read_segments(
-            self.paths, self.kinds, segments, self.verify, policy, self.storage_options, self.prefetch, self._open
+            self.paths, self.kinds, segments, self.verify, policy, self._options(), self.prefetch, self._open
         )
         if share.step > 1:
             records = itertools.islice(records, share.offset, None, share.step)
@@ -157,8 +159,12 @@ class ShardStream:
             self._opened, self._opened_by = {}, os.getpid()
         f = self._opened.get(path)
         if f is None or f.closed:
-            f = self._opened[path] = TFRecordFile(path, verify=self.verify, storage_options=self.storage_options)
+            f = self._opened[path] = open_plain(path, self.verify, self._options())
         return f
+
+    def _options(self) -> ShardOptions:
+        """ShardOptions the shards are (storage_options) and the longest record they may hold."""
+        return {"storage_options": self.storage_options, "max_record_bytes": self.max_record_bytes}
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

@@ -48,10 +48,10 @@ THUMBNAIL_SIZE = 128  # pixels, the longest side of a raw image's thumbnail
 _MODES = {1: "L", 3: "RGB", 4: "RGBA"}
 
 
-def sniff_image_format(data: bytes) -> str | None:
+def sniff_image_format(source: bytes) -> str | None:
     """The format of encoded image bytes from their first bytes ("png", "jpeg", "gif", "bmp",
     "webp", "tiff", "ppm"), or None when they start like none of them."""
-    head = bytes(data[:16])
+    head = bytes(source[:16])
     bmp_header = int.from_bytes(head[14:16], "little") if len(head) >= 16 else 0
     for parts, name in SIGNATURES:
         if all(head[at : at + len(magic)] == magic for at, magic in parts):

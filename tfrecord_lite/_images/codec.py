@@ -254,16 +254,17 @@ def image_array(im: PILImage.Image, mode: str | None) -> np.ndarray:
     return arr[:, :, None] if arr.ndim == 2 else arr
 
 
-def decode_image_bytes(encoded: bytes, *, mode: str | None = "RGB", path: str | None = None) -> np.ndarray:
+def decode_image_bytes(source: bytes, *, mode: str | None = "RGB", name: str | None = None) -> np.ndarray:
     """Decode encoded image bytes (JPEG, PNG, ...) into an HWC uint8 array.
 
     `mode` is a Pillow mode to convert to ('RGB' -> 3 channels, 'L' -> 1, 'RGBA'
     -> 4), or None to keep the image's own (palette images become RGB/RGBA).
-    The result is always 3-D. Raises ImageDecodeError naming `path` on bad data.
+    The result is always 3-D. Raises ImageDecodeError naming the image by `name` (e.g. its
+    file name) on bad data.
     """
-    data = bytes(encoded)
+    data = bytes(source)
     fast = fast_jpeg(data) if mode == "RGB" else None
     if fast is not None:
         return fast
-    with open_image(data, path) as im:
+    with open_image(data, name) as im:
         return image_array(im, mode)

@@ -41,13 +41,13 @@ def label_map_path(prefix: PathLike) -> str:
     return os.fspath(prefix) + LABEL_MAP_SUFFIX
 
 
-def load_label_map(path: PathLike, storage_options: StorageOptions = None) -> dict[str, int]:
-    """Read a label map file or object: JSON ({"class name": id, ...}; also any file that starts
+def load_label_map(source: PathLike, *, storage_options: StorageOptions = None) -> dict[str, int]:
+    """Read a label map file or object (a path or a URL): JSON ({"class name": id, ...}; also any file that starts
     with '{'), a .txt file (one class name a line, ids 0, 1, ... by line order; or `id name` lines)
     or a .csv file with an `id,name` (or `name,id`) header. Ids must be unique integers >= 0; an
     error names the file and the line. While a committed pack is still giving its files their final
     names, its new label map is read."""
-    path = os.fspath(path)
+    path = os.fspath(source)
     data = read_whole(committed_location(path, storage_options), storage_options)
     try:
         text = data.decode("utf-8-sig")
@@ -157,10 +157,13 @@ def _checked_pairs(pairs: Pairs, path: str) -> dict[str, int]:
     return {name: ident for _, name, ident in pairs}
 
 
-def save_label_map(label_map: Mapping[str, int], path: PathLike, storage_options: StorageOptions = None) -> None:
-    """Write a label map as JSON ordered by id, atomically (temporary file + rename; one PUT to a URL)."""
+def save_label_map(
+    label_map: Mapping[str, int], destination: PathLike, *, storage_options: StorageOptions = None
+) -> None:
+    """Write a label map as JSON ordered by id to `destination` (a path or a URL), atomically (temporary
+    file + rename; one PUT to a URL)."""
     ordered = dict(sorted(label_map.items(), key=lambda kv: kv[1]))
-    write_whole(path, (json.dumps(ordered, indent=1, ensure_ascii=False) + "\n").encode(), storage_options)
+    write_whole(destination, (json.dumps(ordered, indent=1, ensure_ascii=False) + "\n").encode(), storage_options)
 
 
 def add_new_classes(label_map: dict[str, int], names: Iterable[str]) -> list[str]:
@@ -206,7 +209,7 @@ def starting_labels(
     given = (
         check_label_map(label_map)
         if isinstance(label_map, Mapping)
-        else load_label_map(label_map, storage_options)
+        else load_label_map(label_map, storage_options=storage_options)
         if label_map
         else {}
     )
@@ -232,7 +235,7 @@ def missing_classes(label_map: Mapping[str, int], names: Iterable[str], where: s
 def _existing_label_map(path: str, storage_options: StorageOptions) -> dict[str, int] | None:
     """The label map at `path`, or None where there is none."""
     try:
-        return load_label_map(path, storage_options)
+        return load_label_map(path, storage_options=storage_options)
     except FileNotFoundError:
         return None
 

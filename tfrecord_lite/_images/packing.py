@@ -57,8 +57,10 @@ from tfrecord_lite._images.records import (
     parse_image_record,
 )
 from tfrecord_lite._records.reader import iter_records
-from tfrecord_lite._storage.locations import StorageOptions
+from tfrecord_lite._storage.files import normalize_compression
 from tfrecord_lite._storage.publish import open_publication
+from tfrecord_lite._storage.sources import Sources, resolve_inputs
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 
 IMAGE_EXTENSIONS = (
     ".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff", ".ppm", ".pgm", ".pbm", ".pnm",
@@ -66,8 +68,8 @@ IMAGE_EXTENSIONS = (
 DEFAULT_SHARD_BYTES = 128 << 20  # a new shard every 128 MiB unless told otherwise
 MAX_IMAGE_BYTES = 256 << 20  # the most read of one image file when packing: a bigger one is a bad image
 
-OnError = str | Callable[[str, ImageDecodeError], None]
-Source = PathLike | Iterable[tuple[PathLike, Any]]
+OnBadImage = str | Callable[[str, ImageDecodeError], None]  # "raise", "skip" or told (path, error) of each
+Images = PathLike | Iterable[tuple[PathLike, Any]]  # what pack_images packs: a folder, a CSV, (path, label)s
 
 
 @dataclass
@@ -87,13 +89,14 @@ class PackResult:
     replaced: list[str] = field(default_factory=list)  # names whose old image was replaced
 
 
-def scan_image_folder(root: PathLike) -> list[tuple[str, str]]:
-    """(path, class name) for every image in an ImageFolder tree (one sub-folder per class), sorted.
+def scan_image_folder(source: PathLike) -> list[tuple[str, str]]:
+    """(path, class name) for every image in the ImageFolder tree `source` (one sub-folder per class),
+    sorted.
 
     Images are found recursively under each class folder; hidden files and files
     without an image extension are ignored, as torchvision's ImageFolder does.
     """
-    root = os.fspath(root)
+    root = os.fspath(source)
     if not os.path.isdir(root):
         raise FileNotFoundError(f"no such directory: {root}")
     items: list[tuple[str, str]] = []
@@ -107,12 +110,12 @@ def scan_image_folder(root: PathLike) -> list[tuple[str, str]]:
     return items
 
 
-def read_image_list(path: PathLike) -> list[tuple[str, str]]:
-    """(path, label) rows of a CSV file: two columns, an optional `path,label` header line.
+def read_image_list(source: PathLike) -> list[tuple[str, str]]:
+    """(path, label) rows of the CSV file `source`: two columns, an optional `path,label` header line.
 
     Relative image paths are resolved against the CSV file's folder.
     """
-    path = os.fspath(path)
+    path = os.fspath(source)
     base = os.path.dirname(os.path.abspath(path))
     rows: list[tuple[str, str]] = []
     with open(path, newline="", encoding="utf-8") as f:
@@ -128,7 +131,7 @@ def read_image_list(path: PathLike) -> list[tuple[str, str]]:
     return rows
 
 
-def _source_items(source: Source) -> tuple[list[tuple[str, str]], str | None]:
+def _source_items(source: Images) -> tuple[list[tuple[str, str]], str | None]:
     """(path, class name) items and the root that image/filename is made relative to."""
     if isinstance(source, (str, os.PathLike)):
         src = os.fspath(source)
@@ -207,19 +210,19 @@ def _in_threads(func: Callable[[Any], Any], items: Sequence[Any], workers: int |
             yield from pool.map(func, items[start : start + window])
 
 
-def _report(on_error: OnError, err: ImageDecodeError, skipped: list[tuple[str, str]]) -> None:
-    """Apply the on_error policy to one bad image: raise it, or record (and pass on) the skip."""
-    if on_error == "raise":
+def _report(on_bad_image: OnBadImage, err: ImageDecodeError, skipped: list[tuple[str, str]]) -> None:
+    """Apply the on_bad_image policy to one bad image: raise it, or record (and pass on) the skip."""
+    if on_bad_image == "raise":
         raise err
     skipped.append((err.path or "", err.reason))
-    if callable(on_error):
-        on_error(err.path or "", err)
+    if callable(on_bad_image):
+        on_bad_image(err.path or "", err)
 
 
 def pack_images(
-    source: Source,
-    out_prefix: PathLike,
+    source: Images,
     *,
+    prefix: PathLike,
     num_shards: int | None = None,
     max_records: int | None = None,
     max_bytes: int | None = None,
@@ -229,13 +232,13 @@ def pack_images(
     resize: int | tuple[int, int] | None = None,
     format: str | None = None,
     quality: int = 95,
-    on_error: OnError = "raise",
+    on_bad_image: OnBadImage = "raise",
     append: bool = False,
     overwrite: bool = False,
     allow_duplicates: bool = False,
     on_conflict: str = "error",
     extend_label_map: bool = False,
-    compression: str | None = None,
+    output_compression: Compression = None,
     index: bool = True,
     progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
     workers: int | None = None,
@@ -249,10 +252,11 @@ def pack_images(
     side, or (width, height)) or `format` ('jpeg', 'png', 'webp', or 'raw': the pixels, as
     np.asarray(image).tobytes() gives them, with image/channels and image/dtype) asks otherwise.
     Order: sorted, then shuffled with `seed` (reproducible). An image that does
-    not decode raises ImageDecodeError (on_error='raise'), or is skipped and
+    not decode raises ImageDecodeError (on_bad_image='raise'), or is skipped and
     listed in the result ('skip', or a callable(path, error) told about each); so
     does a path that is not a regular file (a FIFO, a device) or one of more than
-    MAX_IMAGE_BYTES (256 MiB), which is not read.
+    MAX_IMAGE_BYTES (256 MiB), which is not read. The shards are written with
+    `output_compression` (None, "gzip" or "zlib", as a writer's `compression`).
     `label_map` (a mapping, or a JSON, .txt or .csv file: see load_label_map) gives the ids; a
     class it lacks is a ValueError unless `extend_label_map`, which gives it the next free id.
     With `append=True` new shards are added (the old ones renamed to the new shard total, see
@@ -268,19 +272,20 @@ def pack_images(
     prefix meanwhile raises OutputLockedError. Files are read and
     checked by `workers` threads (default: up to 8); the output order does not
     depend on it. `progress(iterable, total)` may wrap the loop (e.g. with tqdm).
-    `out_prefix` may be a URL (s3://bucket/photos, with `storage_options` for fsspec):
+    `prefix` may be a URL (s3://bucket/photos, with `storage_options` for fsspec):
     the shards, their sidecars and, last, the label map are published as in
     docs/cloud.md ("Writing").
     """
-    prefix = os.fspath(out_prefix)
+    prefix = os.fspath(prefix)
+    compression = output_compression
     if num_shards is None and max_records is None and max_bytes is None:
         max_bytes = DEFAULT_SHARD_BYTES
     size = _parse_size(resize)
     fmt = None if format is None else FORMAT_NAMES.get(format.lower())
     if format is not None and fmt is None:
         raise ValueError(f"unknown image format {format!r}: use one of jpeg, png, webp, bmp, gif, tiff, raw")
-    if on_error not in ("raise", "skip") and not callable(on_error):
-        raise ValueError(f"on_error must be 'raise', 'skip' or a callable, got {on_error!r}")
+    if on_bad_image not in ("raise", "skip") and not callable(on_bad_image):
+        raise ValueError(f"on_bad_image must be 'raise', 'skip' or a callable, got {on_bad_image!r}")
 
     with open_publication(prefix, storage_options) as publication:
         labels = starting_labels(prefix, compression, append, label_map, storage_options)
@@ -325,7 +330,7 @@ def pack_images(
         with contextlib.closing(loads), shards as writer:
             for (path, name), loaded in todo:
                 if isinstance(loaded, ImageDecodeError):
-                    _report(on_error, loaded, skipped)
+                    _report(on_bad_image, loaded, skipped)
                     continue
                 data, fmt_name, height, width, channels = loaded
                 stored = _stored_filename(path, root)
@@ -340,7 +345,8 @@ def pack_images(
             if appending is not None:
                 appending.finish(writer, prefix, storage_options)
         map_path = label_map_path(prefix)
-        save_label_map(labels, publication.file(map_path), storage_options)  # published last: see docs/cloud.md
+        # published last: see docs/cloud.md
+        save_label_map(labels, publication.file(map_path), storage_options=storage_options)
     result = PackResult(list(writer.paths), map_path, labels, written, skipped, new_classes)
     if appending is not None:
         result.duplicates, result.conflicts = appending.duplicates, appending.conflicts
@@ -390,30 +396,43 @@ def _file_name(filename: str, ext: str, fallback: str) -> str:
 
 
 def unpack_images(
-    paths: PathLike | Sequence[PathLike],
-    out_dir: PathLike,
+    source: Sources,
     *,
-    compression: str = "auto",
-    progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
+    destination: PathLike,
+    compression: Compression = "auto",
+    verify: bool = True,
+    on_error: OnError = "raise",
+    max_skipped: int | None = None,
     storage_options: StorageOptions = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
+    progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
     image_key: str = ENCODED,
     label_key: str = LABEL,
 ) -> int:
-    """Write every image back to `out_dir/<class>/<file name>` (an ImageFolder tree); returns the count.
-    `paths` may be URLs (`storage_options` for fsspec); `out_dir` is a local folder. The image is
-    read from `image_key`, the class id from `label_key` (the class name is image/class/text).
+    """Write every image of `source` back to `destination/<class>/<file name>` (an ImageFolder tree);
+    returns the count. `source` is read as iter_image_records reads it (URLs too, and the reader
+    options); `destination` is a local folder. The image is read from `image_key`, the class id from
+    `label_key` (the class name is image/class/text).
 
     The stored bytes are written unchanged, named for the format they start like (PNG bytes in a
     record named x.jpg become x.png); raw pixels are written as a PNG file (uint8, 1 to 4 channels)
     or a .npy file. Names come from image/class/text (else the label) and image/filename,
-    sanitised so nothing lands outside `out_dir`; clashes get '-1', '-2', ... suffixes. Records
+    sanitised so nothing lands outside `destination`; clashes get '-1', '-2', ... suffixes. Records
     without a name become <class>/<n>.<format>.
     """
-    out_dir = os.fspath(out_dir)
+    out_dir = os.fspath(destination)
     os.makedirs(out_dir, exist_ok=True)
     count = 0
     records: Iterable[ImageRecord] = iter_image_records(
-        paths, compression=compression, storage_options=storage_options, image_key=image_key, label_key=label_key
+        source,
+        compression=compression,
+        verify=verify,
+        on_error=on_error,
+        max_skipped=max_skipped,
+        storage_options=storage_options,
+        max_record_bytes=max_record_bytes,
+        image_key=image_key,
+        label_key=label_key,
     )
     if progress is not None:
         records = progress(records, 0)
@@ -438,38 +457,45 @@ def unpack_images(
 
 
 def remove_images(
-    paths: PathLike | Sequence[PathLike],
-    out_prefix: PathLike,
+    source: Sources,
     *,
+    prefix: PathLike,
     filenames: Iterable[str] = (),
     keep: Callable[[ImageRecord], bool] | None = None,
     label_map: PathLike | None = None,
     num_shards: int | None = None,
     max_records: int | None = None,
     max_bytes: int | None = None,
-    compression: str | None = None,
+    output_compression: Compression = None,
     index: bool = True,
     overwrite: bool = False,
+    compression: Compression = "auto",
+    verify: bool = True,
+    on_error: OnError = "raise",
+    max_skipped: int | None = None,
     storage_options: StorageOptions = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
     image_key: str = ENCODED,
     label_key: str = LABEL,
 ) -> PackResult:
-    """Copy image records into new shards under `out_prefix`, leaving some out.
+    """Copy the image records of `source` into new shards under `prefix`, leaving some out.
 
     A record is dropped when its image/filename is in `filenames` or `keep(record)`
     is false. Records are copied byte for byte; the label map (`label_map`, or the
     one beside the first input shard's prefix) is copied beside the new shards
     unchanged, so label ids stay valid; both appear together, or not at all.
-    `overwrite=True` replaces existing shards of `out_prefix`. Inputs and `out_prefix`
-    may be URLs (`storage_options` for fsspec); `keep` sees the image under `image_key` and the
-    class id under `label_key`. Returns counts of written and removed.
+    `overwrite=True` replaces existing shards of `prefix`. `source` is read as iter_records
+    reads it (`compression` and the other reader options are its); the new shards are written
+    with `output_compression` (None, "gzip" or "zlib"). `source` and `prefix` may be URLs
+    (`storage_options` for fsspec); `keep` sees the image under `image_key` and the class id under
+    `label_key`. Returns counts of written and removed.
     """
     drop = set(filenames)
-    prefix = os.fspath(out_prefix)
-    sources = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    prefix = os.fspath(prefix)
+    sources = resolve_inputs(source, storage_options=storage_options)
     written = removed = 0
     labels = (
-        load_label_map(label_map, storage_options)
+        load_label_map(label_map, storage_options=storage_options)
         if label_map is not None
         else label_map_beside(sources, storage_options)
     )
@@ -480,20 +506,28 @@ def remove_images(
             num_shards,
             max_records,
             max_bytes,
-            compression,
+            output_compression,
             index,
             overwrite=overwrite,
             publication=publication,
             storage_options=storage_options,
         )
         with shards as writer:
-            for path in sources:
-                for record in iter_records(path, storage_options=storage_options):
-                    rec = parse_image_record(record, image_key=image_key, label_key=label_key)
-                    if rec.filename in drop or (keep is not None and not keep(rec)):
-                        removed += 1
-                        continue
-                    writer.write(record)
-                    written += 1
-        save_label_map(labels, publication.file(map_path), storage_options)
+            records = iter_records(
+                sources,
+                compression=normalize_compression(compression, allow_auto=True),
+                verify=verify,
+                on_error=on_error,
+                max_skipped=max_skipped,
+                storage_options=storage_options,
+                max_record_bytes=max_record_bytes,
+            )
+            for record in records:
+                rec = parse_image_record(record, image_key=image_key, label_key=label_key)
+                if rec.filename in drop or (keep is not None and not keep(rec)):
+                    removed += 1
+                    continue
+                writer.write(record)
+                written += 1
+        save_label_map(labels, publication.file(map_path), storage_options=storage_options)
     return PackResult(list(writer.paths), map_path, labels, written, removed=removed)

@@ -40,7 +40,9 @@ from tfrecord_lite._html.images import (
 from tfrecord_lite._images.codec import RAW, decode_image_bytes, pixels_in_mode, raw_pixels
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._repr import shown_value
-from tfrecord_lite._storage.locations import StorageOptions
+from tfrecord_lite._storage.files import normalize_compression
+from tfrecord_lite._storage.sources import Sources
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -95,7 +97,7 @@ class ImageRecord:
         keep their dtype, and are converted to `mode` only when they are uint8 (None: as stored)."""
         path = self.filename or None
         if self.format != RAW:
-            return decode_image_bytes(self.encoded, mode=mode, path=path)
+            return decode_image_bytes(self.encoded, mode=mode, name=path)
         shape = (self.height, self.width, self.channels)
         return pixels_in_mode(raw_pixels(self.encoded, shape, self.dtype, key=self.key, path=path), mode, path)
 
@@ -209,22 +211,40 @@ def record_label(record: bytes | Mapping[str, Any], label_key: str = LABEL) -> i
 
 
 def iter_image_records(
-    paths: PathLike | Sequence[PathLike],
+    source: Sources,
     *,
-    compression: str = "auto",
+    compression: Compression = "auto",
+    verify: bool = True,
+    on_error: OnError = "raise",
+    max_skipped: int | None = None,
     storage_options: StorageOptions = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
     image_key: str = ENCODED,
     label_key: str = LABEL,
 ) -> Iterator[ImageRecord]:
-    """ImageRecord for every record of one file or several (in the given order); URLs with
-    `storage_options` for fsspec; the image under `image_key`, the class id under `label_key`."""
-
-    for path in [paths] if isinstance(paths, (str, os.PathLike)) else paths:
-        for i, record in enumerate(iter_records(path, compression=compression, storage_options=storage_options)):
-            try:
-                yield parse_image_record(record, image_key=image_key, label_key=label_key)
-            except FeatureError as err:
-                raise FeatureError(err.key, f"{err.detail} (record {i} of {os.fspath(path)})") from None
+    """ImageRecord for every record of `source` (a file, a list of them, a folder, a glob, a prefix,
+    URLs), file after file; the image under `image_key`, the class id under `label_key`. The reader
+    options are iter_records' (docs/conventions.md): with on_error="skip" a damaged record is passed
+    over (and max_skipped counts over all the files); a record without an image is an error either
+    way, naming its file and its number there."""
+    records = iter_records(
+        source,
+        compression=normalize_compression(compression, allow_auto=True),
+        verify=verify,
+        on_error=on_error,
+        max_skipped=max_skipped,
+        storage_options=storage_options,
+        max_record_bytes=max_record_bytes,
+    )
+    path, number = None, 0
+    for record in records:
+        if records.path != path:
+            path, number = records.path, 0
+        try:
+            yield parse_image_record(record, image_key=image_key, label_key=label_key)
+        except FeatureError as err:
+            raise FeatureError(err.key, f"{err.detail} (record {number} of {path})") from None
+        number += 1
 
 
 def decode_image(

@@ -12,7 +12,6 @@ which imports torch only when it is called.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -25,6 +24,13 @@ from tfrecord_lite._repr import shown_keys
 
 RECORD_TYPES = ("example", "sequence_example", "raw")
 
+# The types of the decoding parameters that tfrecord_lite.torch's datasets share, written once here:
+Spec = Mapping[str, Any] | None  # features= (an Example's), context_features=, sequence_features=
+Transform = Callable[[Any], Any] | None  # applied to each decoded item (or batch)
+RecordType = str | None  # one of RECORD_TYPES; None: from the specs given
+Output = str  # "numpy" or "torch"
+CollateFn = Collate | None  # the dataset's collate_fn (None: the default Collate)
+
 
 def _steps_array(steps: Any) -> Any:
     """A feature list decoded without a spec ([1-D array per step]) as one [steps, n] array when every
@@ -35,36 +41,18 @@ def _steps_array(steps: Any) -> Any:
     return steps
 
 
-def check_package_call(features: Any, transform: Any) -> None:
-    """Recognise the `tfrecord` package's call shape `TFRecordDataset(path, index_path, description)`,
-    whose index path lands in features= and description in transform=, and say how to write it here."""
-    if not isinstance(transform, Mapping) or not (features is None or isinstance(features, (str, os.PathLike))):
-        return
-    given = "None" if features is None else repr(os.fspath(features))
-    description = " ".join(repr(dict(transform)).split())
-    description = description if len(description) <= 60 else description[:56] + "...}"
-    raise TypeError(
-        f"(path, {given}, {description}) are the tfrecord package's arguments (data_path, index_path, "
-        "description): here the description (or a spec) comes second and the index is built for you, so drop "
-        f"{'the None' if features is None else 'the index path'}: TFRecordDataset(path, description), or "
-        "IterableTFRecordDataset(path, description) to stream; or keep the call as it is with "
-        "tfrecord_lite.compat.tfrecord.torch.dataset.TFRecordDataset"
-    )
-
-
 class ItemDecoder:
     """Turns one serialized record into a dataset item: decode, optional tensors, then the user transform."""
 
     def __init__(
         self,
-        record_type: str | None,
-        features: Mapping[str, Any] | None,
-        context_features: Mapping[str, Any] | None,
-        sequence_features: Mapping[str, Any] | None,
-        output: str,
-        transform: Callable[[Any], Any] | None,
+        record_type: RecordType,
+        features: Spec,
+        context_features: Spec,
+        sequence_features: Spec,
+        output: Output,
+        transform: Transform,
     ) -> None:
-        check_package_call(features, transform)
         if record_type is None:
             record_type = "sequence_example" if (context_features or sequence_features) else "example"
         self.record_type = check_choice("record_type", record_type, RECORD_TYPES)

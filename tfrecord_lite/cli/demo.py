@@ -155,7 +155,7 @@ def run(
 
     _step(2, f"pack into shards + label map   (tfrecord-lite pack-images {folder} {prefix} --shards {shards})")
     start = time.perf_counter()
-    packed = images.pack_images(folder, prefix, num_shards=shards, seed=seed)
+    packed = images.pack_images(folder, prefix=prefix, num_shards=shards, seed=seed)
     seconds = time.perf_counter() - start
     size = sum(os.path.getsize(p) for p in packed.paths)
     print(f"      {packed.written} images in {len(packed.paths)} shards ({size / 1024:.0f} KiB) in {seconds:.2f} s: "

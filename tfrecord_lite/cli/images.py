@@ -18,6 +18,7 @@ from tfrecord_lite.cli.options import (
     PROG,
     UsageError,
     add_command,
+    add_damage_options,
     add_inputs,
     add_output_options,
     check_shards_new,
@@ -80,7 +81,7 @@ def _pack(args: argparse.Namespace, report: Callable[[str, Exception], None]) ->
 
     return images.pack_images(
         args.source,
-        args.output,
+        prefix=args.output,
         num_shards=args.shards,
         max_records=args.max_records,
         max_bytes=args.max_bytes,
@@ -90,13 +91,13 @@ def _pack(args: argparse.Namespace, report: Callable[[str, Exception], None]) ->
         resize=args.resize,
         format=args.format,
         quality=args.quality,
-        on_error=report if args.skip_bad else "raise",
+        on_bad_image=report if args.skip_bad else "raise",
         append=args.append,
         overwrite=args.force,
         allow_duplicates=args.allow_duplicates,
         on_conflict=args.on_conflict,
         extend_label_map=args.extend_label_map,
-        compression=args.to or None,
+        output_compression=args.to or None,
         index=not args.no_index,
         progress=lambda items, total: progress(items, total, "pack", "img", args.quiet),
         workers=args.workers,
@@ -109,7 +110,7 @@ def cmd_unpack_images(args: argparse.Namespace) -> int:
     paths = expand_inputs(args.inputs)
     n = images.unpack_images(
         paths,
-        args.output,
+        destination=args.output,
         compression=args.compression,
         progress=lambda it, total: progress(it, total, "unpack", "img", args.quiet),
         image_key=args.image_key,
@@ -134,16 +135,19 @@ def cmd_remove_images(args: argparse.Namespace) -> int:
     with refusing_existing():
         result = images.remove_images(
             paths,
-            args.output,
+            prefix=args.output,
             filenames=names,
             keep=(lambda rec: rec.text not in classes) if classes else None,
             label_map=args.label_map,
             num_shards=args.shards,
             max_records=args.max_records,
             max_bytes=args.max_bytes,
-            compression=args.to or None,
+            output_compression=args.to or None,
             index=not args.no_index,
             overwrite=args.force,
+            compression=args.compression,
+            on_error="skip" if args.max_skipped is not None else args.on_error,
+            max_skipped=args.max_skipped,
             image_key=args.image_key,
             label_key=args.label_key,
         )
@@ -251,6 +255,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     p.add_argument("--label-map", metavar="FILE", help="label map to copy beside the new shards (default: the inputs')")
     _add_key_options(p)
+    add_damage_options(p, writes=True)
     add_output_options(p)
 
 
