@@ -39,35 +39,35 @@ def test_skip_yields_every_undamaged_row(damaged: tuple[Path, list[int]]) -> Non
     path, _ = damaged
     expected = _oracle(path)
     assert [row["i"] for row in expected] == [i for i in range(30) if i not in (4, 17)]
-    batches = list(arrow.iter_arrow_batches(path, SPEC, batch_size=8, on_error="skip"))
+    batches = list(arrow.iter_arrow_batches(path, features=SPEC, batch_size=8, on_error="skip"))
     assert [row for b in batches for row in b.to_pylist()] == expected
-    assert arrow.read_arrow(path, SPEC, on_error="skip").to_pylist() == expected
+    assert arrow.read_arrow(path, features=SPEC, on_error="skip").to_pylist() == expected
     assert arrow.read_arrow(path, on_error="skip").num_rows == 28  # schema-less too
 
 
 def test_raise_names_the_file_and_offset(damaged: tuple[Path, list[int]]) -> None:
     path, starts = damaged
     with pytest.raises(tfr.CorruptRecordError) as info:
-        list(arrow.iter_arrow_batches(path, SPEC))
+        list(arrow.iter_arrow_batches(path, features=SPEC))
     assert info.value.path == str(path) and info.value.offset == starts[0]
     with pytest.raises(tfr.CorruptRecordError, match=f"at byte offset {starts[0]}"):
-        arrow.read_arrow(path, SPEC)
+        arrow.read_arrow(path, features=SPEC)
 
 
 def test_max_skipped_counts_over_the_call(damaged: tuple[Path, list[int]]) -> None:
     path, starts = damaged
-    assert arrow.read_arrow(path, SPEC, on_error="skip", max_skipped=2).num_rows == 28
+    assert arrow.read_arrow(path, features=SPEC, on_error="skip", max_skipped=2).num_rows == 28
     with pytest.raises(tfr.CorruptRecordError, match="more than max_skipped=1") as info:
-        arrow.read_arrow(path, SPEC, on_error="skip", max_skipped=1)
+        arrow.read_arrow(path, features=SPEC, on_error="skip", max_skipped=1)
     assert info.value.offset == starts[1]
     with pytest.raises(ValueError, match="max_skipped applies only"):
-        arrow.iter_arrow_batches(path, SPEC, max_skipped=1)  # checked before the first batch
+        arrow.iter_arrow_batches(path, features=SPEC, max_skipped=1)  # checked before the first batch
 
 
 def test_a_callable_receives_each_error(damaged: tuple[Path, list[int]]) -> None:
     path, starts = damaged
     errors: list[tfr.TFRecordError] = []
-    table = arrow.read_arrow(path, SPEC, on_error=errors.append)
+    table = arrow.read_arrow(path, features=SPEC, on_error=errors.append)
     assert table.num_rows == 28
     assert [(type(e), e.path, e.offset) for e in errors] == [
         (tfr.CorruptRecordError, str(path), starts[0]),
