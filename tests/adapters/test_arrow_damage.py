@@ -73,3 +73,39 @@ def test_a_callable_receives_each_error(damaged: tuple[Path, list[int]]) -> None
         (tfr.CorruptRecordError, str(path), starts[0]),
         (tfr.CorruptRecordError, str(path), starts[1]),
     ]
+
+
+def test_max_record_bytes_refuses_a_longer_record_on_every_path(tmp_path: Path) -> None:
+    """iter_arrow_batches, read_arrow and an engine's whole-file read (framed by a fresh sidecar) and
+    record ranges all refuse a record longer than max_record_bytes, naming the file."""
+    from tfrecord_lite._datasets.pieces import Piece, PieceOptions, piece_batches, split_pieces
+
+    path = tmp_path / "long.tfrecord"
+    with tfr.TFRecordWriter(path) as writer:
+        for i in range(40):
+            writer.write_example({"i": i, "name": b"x" * (5000 if i == 30 else 10)})
+    with tfr.TFRecordFile(path):  # the sidecar is built: the indexed fast path is taken where allowed
+        pass
+    with pytest.raises(tfr.RecordTooLargeError, match="long.tfrecord"):
+        arrow.read_arrow(path, features=SPEC, max_record_bytes=1000)
+    with pytest.raises(tfr.RecordTooLargeError):
+        list(arrow.iter_arrow_batches(path, columns=["i"], max_record_bytes=1000))
+    assert arrow.read_arrow(path, features=SPEC, max_record_bytes=6000).num_rows == 40
+    strict = PieceOptions(max_record_bytes=1000)
+    with pytest.raises(tfr.RecordTooLargeError):
+        list(piece_batches(Piece(str(path), 0), SPEC, 8, strict))
+    pieces = split_pieces([(str(path), path.stat().st_size)], 1000, 8, strict)
+    assert [p.records for p in pieces] == [None]  # not cut: the stream reads it, and refuses the record
+    cut = split_pieces([(str(path), path.stat().st_size)], 1000, 8)
+    assert len(cut) > 1 and sum(len(list(piece_batches(p, SPEC, 8))) for p in cut) >= len(cut)
+
+
+def test_the_options_are_keywords_with_the_reader_defaults(damaged: tuple[Path, list[int]]) -> None:
+    path, _ = damaged
+    with pytest.raises(TypeError):
+        arrow.read_arrow(path, SPEC)  # type: ignore[misc]
+    with pytest.raises(ValueError, match="unknown compression"):
+        arrow.iter_arrow_batches(path, compression="lz4")
+    with pytest.raises(tfr.TFRecordError):
+        arrow.read_arrow(path, compression="gzip")
+    assert arrow.read_arrow(path, features=SPEC, compression=None, on_error="skip").num_rows == 28

@@ -90,6 +90,20 @@ def test_reader_options_reach_the_files(tmp_path):
     assert len(Catalog(gz, compression="GZIP")) == 2
 
 
+def test_the_command_lists_damage_unless_told_to_raise(tmp_path):
+    path = write_images(tmp_path / "a.tfrecord", 20)
+    with tfr.TFRecordFile(path, index=False) as f:
+        hit = f.offset(5) + 20
+    damage(path, hit)
+    out = tmp_path / "report.html"
+    listed = run_cli("view", str(path), "--html", str(out))
+    assert listed.returncode == 0, listed.stderr
+    assert f"<td>{hit - 20}</td>" in out.read_text("utf-8")  # the damaged span's offset, on the overview
+    raised = run_cli("view", str(path), "--html", str(out), "--on-error", "raise")
+    assert raised.returncode != 0 and "a.tfrecord" in raised.stderr
+    assert run_cli("view", str(path), "--html", str(out), "--max-skipped", "0").returncode != 0
+
+
 def test_a_record_damaged_after_indexing_shows_its_error(tmp_path):
     path = write_images(tmp_path / "a.tfrecord", 10)
     with tfr.TFRecordFile(path) as f:  # the sidecar is written
