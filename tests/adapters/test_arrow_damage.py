@@ -86,7 +86,7 @@ def test_max_record_bytes_refuses_a_longer_record_on_every_path(tmp_path: Path) 
             writer.write_example({"i": i, "name": b"x" * (5000 if i == 30 else 10)})
     with tfr.TFRecordFile(path):  # the sidecar is built: the indexed fast path is taken where allowed
         pass
-    with pytest.raises(tfr.RecordTooLargeError, match="long.tfrecord"):
+    with pytest.raises(tfr.RecordTooLargeError, match=r"long\.tfrecord"):
         arrow.read_arrow(path, features=SPEC, max_record_bytes=1000)
     with pytest.raises(tfr.RecordTooLargeError):
         list(arrow.iter_arrow_batches(path, columns=["i"], max_record_bytes=1000))

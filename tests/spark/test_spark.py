@@ -212,14 +212,14 @@ def test_the_reader_options_by_their_names(spark_session: Any, tmp_path: Path) -
     assert all(p.read_bytes()[:2] == b"\x1f\x8b" for p in parts(tmp_path / "gz"))
     read = spark_session.read.format("tfrecord").schema("i long")
     assert read.option("compression", "gzip").load(str(tmp_path / "gz")).count() == 20
-    with pytest.raises(Exception, match="compress|gzip|GZIP"):
+    with pytest.raises(Exception, match=r"compress|gzip|GZIP"):
         read.option("compression", "none").load(str(tmp_path / "gz")).collect()
     with pytest.raises(Exception, match="not both"):
         write(df, str(tmp_path / "both"), compression="gzip", codec="zlib")
     long = tmp_path / "long.tfrecord"
     write_records(long, (tfr.encode_example({"i": [i], "pad": [b"x" * (5000 if i == 3 else 1)]}) for i in range(6)))
     limited = spark_session.read.format("tfrecord").schema("i long").option("max_record_bytes", "1k")
-    with pytest.raises(Exception, match="RecordTooLarge|max_record_bytes"):
+    with pytest.raises(Exception, match=r"RecordTooLarge|max_record_bytes"):
         limited.load(str(long)).collect()
     assert limited.option("max_record_bytes", "8k").load(str(long)).count() == 6
     bad = write_records(tmp_path / "bad.tfrecord", (tfr.encode_example({"i": [i]}) for i in range(10)))
