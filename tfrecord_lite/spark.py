@@ -1,6 +1,7 @@
 """Apache Spark adapter (extra [spark]; `import tfrecord_lite` never imports this module):
 `spark.read.format("tfrecord")` and `df.write.format("tfrecord")` with no JAR and no TensorFlow,
-through Spark 4's Python Data Source API, with spark-tfrecord's option names.
+through Spark 4's Python Data Source API: the reader options by the library's names (compression,
+verify, on_error, max_skipped, storage_options, max_record_bytes), the others by spark-tfrecord's.
 
 Strategy: TFRecordDataSource is a pyspark DataSource named "tfrecord". Its schema is the one
 given (.schema(...)) or inferred from the first records (_datasets/schema.py), mapped to Spark
