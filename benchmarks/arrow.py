@@ -200,7 +200,7 @@ before = peak()
 t = time.perf_counter()
 schema = pa.schema([(k, arrow.arrow_type(s)) for k, s in spec.items()])
 with table_writer({out!r}, "parquet", schema, in_thread=True) as w:
-    for b in arrow.iter_arrow_batches({src!r}, spec, batch_size={batch}):
+    for b in arrow.iter_arrow_batches({src!r}, features=spec, batch_size={batch}):
         w.write(b)
 print(time.perf_counter() - t, before, peak())
 """

@@ -5,7 +5,7 @@ a flat run of values, offsets, presence); this module only wraps those buffers i
 arrays of the types the spec asks for (tfx-bsl's types without one). Encoding goes the
 other way: each Arrow column is flattened to numpy values plus per-row offsets, checked
 for a type an Example can hold, and the records are encoded row by row by the codec.
-The code is _datasets/arrow_batches.py's, where the engine adapters and the command line
+The code is _arrow/batches.py's, where the engine adapters and the command line
 use it too; this module is its public face.
 """
 

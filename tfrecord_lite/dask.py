@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tfrecord_lite._datasets.pieces import Piece, group_pieces, input_files, piece_batches, plan_pieces
+from tfrecord_lite._datasets.pieces import Piece, PieceOptions, group_pieces, input_files, piece_batches, plan_pieces
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.validate import check_int, feature_specs
 from tfrecord_lite._storage.sources import Sources
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 
 try:
     import dask.dataframe as dd
@@ -67,17 +68,20 @@ def _partition(pieces: list[Piece], options: dict[str, Any], schema: pa.Schema) 
 
 
 def read_tfrecords(
-    paths: Sources,
-    features: Mapping[str, Any] | None = None,
+    source: Sources,
     *,
-    batch_size: int = 2048,
-    compression: str | None = "auto",
-    verify: bool = True,
-    npartitions: int | None = None,
-    storage_options: Any = None,
+    features: Mapping[str, Any] | None = None,
     sequence_features: Mapping[str, Any] | None = None,
+    batch_size: int = 2048,
+    npartitions: int | None = None,
+    compression: Compression = "auto",
+    verify: bool = True,
+    on_error: OnError = "raise",
+    max_skipped: int | None = None,
+    storage_options: StorageOptions = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> dd.DataFrame:
-    """A Dask DataFrame of the Examples in `paths` (files, folders, globs, URLs, or a list of those).
+    """A Dask DataFrame of the Examples in `source` (files, folders, globs, URLs, or a list of those).
 
     Columns are decode_arrow's in pandas: numbers as numpy columns, lists and bytes Arrow-backed
     (pd.ArrowDtype). With `features` they are typed as TensorFlow parses them; without, one list
@@ -86,22 +90,22 @@ def read_tfrecords(
     spec, or typed by `sequence_features` (then `features` is the context's spec). One partition
     per file; `npartitions` larger than the number of files splits uncompressed files by record
     ranges, and smaller gives each partition a run of neighbouring files of about equal bytes.
-    `verify` checks every CRC.
+
+    The reader options are iter_records'. With on_error="skip" (or a callable) files are read
+    whole, never split, and `max_skipped` counts the damaged spans of each file.
     `storage_options` open URLs (s3://, gs://, ...): fsspec's options, as Dask's own readers take
     them, or an fsspec filesystem; the workers get them with each partition."""
     check_int("batch_size", batch_size, 1)
     specs = feature_specs(features)
     lists = feature_specs(sequence_features, "sequence_features")
-    files = input_files(paths, storage_options)
-    compression = "" if compression is None else compression
+    reading = PieceOptions(compression, verify, on_error, max_skipped, storage_options, max_record_bytes)
+    files = input_files(source, storage_options)
     wanted = len(files) if npartitions is None else check_int("npartitions", npartitions, 1)
-    pieces = plan_pieces(files, wanted, batch_size, compression, verify)
+    pieces = plan_pieces(files, wanted, batch_size, reading)
     options: dict[str, Any] = {
         "features": specs,
         "batch_size": batch_size,
-        "compression": compression,
-        "verify": verify,
-        "storage_options": storage_options,
+        "options": reading,
         "sequence_features": lists,
     }
     if specs is not None:

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tfrecord_lite._datasets.pieces import Piece, input_files, piece_batches
+from tfrecord_lite._datasets.pieces import Piece, PieceOptions, input_files, piece_batches
 from tfrecord_lite._datasets.schema import infer_sequence_features
 from tfrecord_lite._example.spec import FeatureSpec, FixedLenFeature
 from tfrecord_lite._example.validate import check_int, feature_specs
@@ -27,6 +27,7 @@ from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._storage.locations import is_url, split_options
 from tfrecord_lite._storage.remote import RemoteObject
 from tfrecord_lite._storage.sources import Sources
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 
 try:
     import datasets
@@ -113,12 +114,12 @@ class TFRecordBuilder(datasets.ArrowBasedBuilder):  # type: ignore[misc]
         specs: dict[str, FeatureSpec],
         images: dict[str, str],
         batch_size: int,
-        storage_options: Any = None,
+        options: PieceOptions,
         lists: dict[str, FeatureSpec] | None = None,
         **kwargs: Any,
     ) -> None:
         self._files, self._specs, self._images, self._batch_size = files, specs, images, batch_size
-        self._storage_options, self._lists = storage_options, lists
+        self._options, self._lists = options, lists
         features = hf_features(specs, images, lists)
         super().__init__(dataset_name="tfrecord_lite", features=features, hash=self._fingerprint(), **kwargs)
 
@@ -127,13 +128,19 @@ class TFRecordBuilder(datasets.ArrowBasedBuilder):  # type: ignore[misc]
         rebuilds it."""
         stats = [(p, *self._version(p)) for p in self._files]
         lists = sorted((self._lists or {}).items())
-        identity = repr((stats, sorted(self._specs.items()), lists, sorted(self._images.items()), self._batch_size))
+        options = self._options
+        on_error = options.on_error
+        on_error = on_error if isinstance(on_error, str) else getattr(on_error, "__qualname__", "a callable")
+        reading = (options.compression, options.verify, on_error, options.max_skipped, options.max_record_bytes)
+        identity = repr(
+            (stats, sorted(self._specs.items()), lists, sorted(self._images.items()), self._batch_size, reading)
+        )
         return hashlib.sha256(identity.encode()).hexdigest()[:16]
 
     def _version(self, path: str) -> tuple[Any, ...]:
         if not is_url(path):
             return os.stat(path).st_size, os.stat(path).st_mtime_ns
-        options, fs = split_options(self._storage_options)
+        options, fs = split_options(self._options.storage_options)
         return (RemoteObject(path, options, fs).version(),)
 
     def _info(self) -> datasets.DatasetInfo:
@@ -149,9 +156,7 @@ class TFRecordBuilder(datasets.ArrowBasedBuilder):  # type: ignore[misc]
         schema = self.config.features.arrow_schema
         for file_number, path in enumerate(files):
             piece = Piece(path, 0)
-            batches = piece_batches(
-                piece, self._specs, self._batch_size, "auto", True, self._storage_options, self._lists
-            )
+            batches = piece_batches(piece, self._specs, self._batch_size, self._options, self._lists)
             for batch_number, batch in enumerate(batches):
                 yield datasets.builder.Key(file_number, batch_number), self._table(batch, schema)
 
@@ -164,18 +169,23 @@ class TFRecordBuilder(datasets.ArrowBasedBuilder):  # type: ignore[misc]
 
 
 def to_hf_dataset(
-    paths: Sources,
-    features: Mapping[str, Any] | None = None,
+    source: Sources,
     *,
+    features: Mapping[str, Any] | None = None,
+    sequence_features: Mapping[str, Any] | None = None,
     streaming: bool = False,
     num_proc: int | None = None,
     image_keys: Any = "auto",
     batch_size: int = 2048,
     cache_dir: str | os.PathLike[str] | None = None,
-    storage_options: Any = None,
-    sequence_features: Mapping[str, Any] | None = None,
+    compression: Compression = "auto",
+    verify: bool = True,
+    on_error: OnError = "raise",
+    max_skipped: int | None = None,
+    storage_options: StorageOptions = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> datasets.Dataset | datasets.IterableDataset:
-    """The Examples of `paths` (files, folders, globs, URLs, or a list of those) as a Hugging Face
+    """The Examples of `source` (files, folders, globs, URLs, or a list of those) as a Hugging Face
     `datasets.Dataset` — written once to the datasets cache (`cache_dir`, else the default) in
     Arrow, by `num_proc` processes — or, with `streaming=True`, an `IterableDataset` whose shards
     are the files. Columns follow `features` (a spec; without one it is inferred from the first
@@ -184,20 +194,34 @@ def to_hf_dataset(
     {key: column name}, names others; None keeps the bytes. SequenceExamples: each feature list
     is a List(List(...)) column of steps beside the context's, typed by `sequence_features` (then
     `features` is the context's spec), inferred with the context when neither spec is given.
-    `storage_options` open URLs (s3://, gs://, ...): fsspec's options, or an fsspec filesystem."""
+
+    The reader options are iter_records' (a change to one of them builds the cache anew);
+    `max_skipped` counts the damaged spans of each file, which `datasets` may read in another
+    process. `storage_options` open URLs (s3://, gs://, ...): fsspec's options, or an fsspec
+    filesystem."""
     check_int("batch_size", batch_size, 1)
-    files = input_files(paths, storage_options)
+    options = PieceOptions(compression, verify, on_error, max_skipped, storage_options, max_record_bytes)
+    files = input_files(source, storage_options)
     specs = feature_specs(features)
     lists = feature_specs(sequence_features, "sequence_features")
     if specs is None and lists is None:
-        specs, lists = infer_sequence_features(iter_records(files[0], storage_options=storage_options))
+        first = iter_records(
+            files[0],
+            compression=options.compression or "",
+            verify=verify,
+            on_error=on_error,
+            max_skipped=max_skipped,
+            storage_options=storage_options,
+            max_record_bytes=max_record_bytes,
+        )
+        specs, lists = infer_sequence_features(first)
     specs = specs or {}
     builder = TFRecordBuilder(
         files,
         specs,
         _image_columns(specs, image_keys),
         batch_size,
-        storage_options,
+        options,
         lists or None,
         cache_dir=None if cache_dir is None else os.fspath(cache_dir),
     )

@@ -22,12 +22,14 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from tfrecord_lite._datasets.pieces import Piece, group_pieces, input_files, piece_batches, plan_pieces
+from tfrecord_lite._datasets.pieces import Piece, PieceOptions, group_pieces, input_files, piece_batches, plan_pieces
 from tfrecord_lite._datasets.sharded import shard_name, shard_suffix
 from tfrecord_lite._example.validate import check_int, feature_specs
 from tfrecord_lite._records.writer import TFRecordWriter
-from tfrecord_lite._storage.locations import has_scheme, is_url
+from tfrecord_lite._storage.locations import filesystem as fsspec_filesystem
+from tfrecord_lite._storage.locations import has_scheme, is_url, split_options
 from tfrecord_lite._storage.sources import Sources
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 
 try:
     import pyarrow as pa
@@ -89,29 +91,35 @@ class TFRecordDatasource(Datasource):  # type: ignore[misc]
 
     def __init__(
         self,
-        paths: Sources,
+        source: Sources,
         *,
         features: Mapping[str, Any] | None = None,
-        batch_size: int = 2048,
-        compression: str | None = "auto",
-        verify: bool = True,
-        include_paths: bool = False,
-        filesystem: Any = None,
         sequence_features: Mapping[str, Any] | None = None,
+        batch_size: int = 2048,
+        include_paths: bool = False,
+        compression: Compression = "auto",
+        verify: bool = True,
+        on_error: OnError = "raise",
+        max_skipped: int | None = None,
+        storage_options: StorageOptions = None,
+        max_record_bytes: int = MAX_RECORD_BYTES,
+        filesystem: Any = None,
     ) -> None:
         super().__init__()
         check_int("batch_size", batch_size, 1)
+        if filesystem is not None and storage_options is not None:
+            raise ValueError("give storage_options or filesystem, not both: each says how to open the files")
         self._features = feature_specs(features)
         self._lists = feature_specs(sequence_features, "sequence_features")
         self._batch_size = batch_size
-        self._compression = "" if compression is None else compression
-        self._verify = verify
         self._include_paths = include_paths
         self._fs = None if filesystem is None else _as_fsspec(filesystem)
         if self._fs is not None:  # the names are the filesystem's: folders, globs and prefixes listed by it
-            given = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-            paths = [_as_url(os.fspath(p), self._fs) for p in given]
-        self._paths = input_files(paths, self._fs)
+            given = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+            source = [_as_url(os.fspath(p), self._fs) for p in given]
+        opener = self._fs if self._fs is not None else storage_options
+        self._options = PieceOptions(compression, verify, on_error, max_skipped, opener, max_record_bytes)
+        self._paths = input_files(source, opener)
 
     def get_name(self) -> str:
         return "ReadTFRecordLite"
@@ -120,14 +128,12 @@ class TFRecordDatasource(Datasource):  # type: ignore[misc]
         return sum(os.path.getsize(p) for p in self._paths if not is_url(p)) or None
 
     def get_read_tasks(self, parallelism: int, per_task_row_limit: int | None = None, **_: Any) -> list[ReadTask]:
-        pieces = plan_pieces(self._paths, parallelism, self._batch_size, self._compression, self._verify)
+        pieces = plan_pieces(self._paths, parallelism, self._batch_size, self._options)
         groups = group_pieces(pieces, max(parallelism, 1))
         options = {
             "features": self._features,
             "batch_size": self._batch_size,
-            "compression": self._compression,
-            "verify": self._verify,
-            "storage_options": self._fs,
+            "options": self._options,
             "sequence_features": self._lists,
         }
         extra = {"per_task_row_limit": per_task_row_limit} if per_task_row_limit is not None else {}
@@ -153,18 +159,22 @@ def _rows(pieces: list[Piece]) -> int | None:
 
 
 def read_tfrecords(
-    paths: Sources,
+    source: Sources,
     *,
     features: Mapping[str, Any] | None = None,
-    batch_size: int = 2048,
-    compression: str | None = "auto",
-    verify: bool = True,
-    include_paths: bool = False,
-    filesystem: Any = None,
     sequence_features: Mapping[str, Any] | None = None,
+    batch_size: int = 2048,
+    include_paths: bool = False,
+    compression: Compression = "auto",
+    verify: bool = True,
+    on_error: OnError = "raise",
+    max_skipped: int | None = None,
+    storage_options: StorageOptions = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
+    filesystem: Any = None,
     **read_args: Any,
 ) -> ray.data.Dataset:
-    """A Ray Dataset of the Examples in `paths` (files, folders, globs, URLs, or a list of those).
+    """A Ray Dataset of the Examples in `source` (files, folders, globs, URLs, or a list of those).
 
     Each block is an Arrow record batch of up to `batch_size` rows from `decode_arrow`: with
     `features`, typed columns as TensorFlow parses them; without, one list column per key as
@@ -172,33 +182,48 @@ def read_tfrecords(
     (list<list<T>>) beside the context columns, found in the records without a spec, or typed
     by `sequence_features` (then `features` is the context's spec). Uncompressed local files are
     split into several read tasks by record ranges when there are fewer files than tasks; GZIP /
-    ZLIB files and URLs are read by one task each. `verify` checks every CRC. `include_paths` adds
-    a "path" column. URLs (s3://, gs://, ...) are opened by fsspec with the credentials the
-    workers find (environment, instance role);
-    `filesystem` (a pyarrow.fs.FileSystem or an fsspec filesystem, which pickles to the workers)
-    opens and lists them instead, and takes paths without a scheme too ("bucket/folder").
+    ZLIB files and URLs are read by one task each. `include_paths` adds a "path" column.
+
+    The reader options are iter_records'. With on_error="skip" (or a callable, which pickles to
+    the workers) files are read whole, never split, and `max_skipped` counts the damaged spans of
+    each file. URLs (s3://, gs://, ...) are opened by fsspec with `storage_options` (fsspec's
+    options or filesystem), else with the credentials the workers find (environment, instance
+    role). `filesystem` (a pyarrow.fs.FileSystem or an fsspec filesystem, which pickles to the
+    workers), as Ray's own readers take it, opens and lists them instead, and takes paths without
+    a scheme too ("bucket/folder"); give one of the two.
     `read_args` go to `ray.data.read_datasource` (`override_num_blocks`, `concurrency`, `num_cpus`,
     `memory`, `runtime_env`, ...: Ray's named remote parameters, which replace `ray_remote_args`).
     """
-    source = TFRecordDatasource(
-        paths,
+    datasource = TFRecordDatasource(
+        source,
         features=features,
+        sequence_features=sequence_features,
         batch_size=batch_size,
+        include_paths=include_paths,
         compression=compression,
         verify=verify,
-        include_paths=include_paths,
+        on_error=on_error,
+        max_skipped=max_skipped,
+        storage_options=storage_options,
+        max_record_bytes=max_record_bytes,
         filesystem=filesystem,
-        sequence_features=sequence_features,
     )
-    return ray.data.read_datasource(source, **read_args)
+    return ray.data.read_datasource(datasource, **read_args)
 
 
 # --------------------------------------------------------------------------- writing
 
 
-def _target(location: str, filesystem: Any) -> tuple[pafs.FileSystem, str]:
+def _target(location: str, filesystem: Any, storage_options: StorageOptions = None) -> tuple[pafs.FileSystem, str]:
     """(pyarrow filesystem, folder in it) of a write to `location` through `filesystem`: pyarrow's,
-    fsspec's (wrapped), or None for the one the URL names (local paths made absolute)."""
+    fsspec's (wrapped), or None for the one the URL names (local paths made absolute), opened by
+    fsspec with `storage_options` where they are given."""
+    if filesystem is not None and storage_options is not None:
+        raise ValueError("give storage_options or filesystem, not both: each says how to open the folder")
+    if storage_options is not None:
+        where = location if has_scheme(location) else os.path.abspath(location)
+        fs, folder = fsspec_filesystem(where, *split_options(storage_options))
+        return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), folder.rstrip("/")
     if filesystem is None:
         found: tuple[pafs.FileSystem, str] = pafs.FileSystem.from_uri(
             location if has_scheme(location) else os.path.abspath(location)
@@ -230,13 +255,14 @@ class TFRecordDatasink(Datasink):  # type: ignore[misc]
 
     def __init__(
         self,
-        path: str | os.PathLike[str],
+        destination: str | os.PathLike[str],
         *,
-        compression: str | None = None,
+        compression: Compression = None,
         features: Mapping[str, Any] | None = None,
         num_rows_per_file: int | None = None,
-        filesystem: Any = None,
         feature_lists: Sequence[str] | None = None,
+        storage_options: StorageOptions = None,
+        filesystem: Any = None,
     ) -> None:
         if num_rows_per_file is not None:
             check_int("num_rows_per_file", num_rows_per_file, 1)
@@ -245,9 +271,9 @@ class TFRecordDatasink(Datasink):  # type: ignore[misc]
         self._suffix = shard_suffix(compression)
         self._compression = compression
         self._rows_per_file = num_rows_per_file
-        location = os.fspath(path)
+        location = os.fspath(destination)
         self._location = location.rstrip("/")
-        self._fs, self._folder = _target(location, filesystem)
+        self._fs, self._folder = _target(location, filesystem, storage_options)
         self._temp_prefix = f".tmp-{uuid.uuid4().hex}-"  # this write's temporary files, whichever task
         self.paths: list[str] = []  # the shards, once written
 
@@ -331,34 +357,38 @@ class TFRecordDatasink(Datasink):  # type: ignore[misc]
 
 
 def write_tfrecords(
-    ds: ray.data.Dataset,
-    path: str | os.PathLike[str],
+    dataset: ray.data.Dataset,
+    destination: str | os.PathLike[str],
     *,
-    compression: str | None = None,
+    compression: Compression = None,
     features: Mapping[str, Any] | None = None,
     num_rows_per_file: int | None = None,
-    filesystem: Any = None,
     feature_lists: Sequence[str] | None = None,
+    storage_options: StorageOptions = None,
+    filesystem: Any = None,
     **write_args: Any,
 ) -> list[str]:
-    """Write the rows of `ds` as Examples (encode_arrow's) to TensorFlow-named shards
-    `part-00000-of-000NN.tfrecord` in the folder `path` (local, or a URL pyarrow's filesystems
+    """Write the rows of `dataset` as Examples (encode_arrow's) to TensorFlow-named shards
+    `part-00000-of-000NN.tfrecord` in the folder `destination` (local, or a URL pyarrow's filesystems
     open); returns their paths. Each shard appears under its name only when every write task has
     succeeded. `compression`: None, "gzip" or "zlib" (shards end in .gz / .zlib). `features`: a
     spec the columns are cast to before encoding (and the only columns written). Columns read
     from feature lists (marked in the schema) are written back as feature lists of
     SequenceExamples; `feature_lists` names such columns where the mark is lost.
     `num_rows_per_file`: at most that many rows per shard. The folder must hold no shards yet.
-    `filesystem` (pyarrow's or fsspec's) writes through it instead of the one the URL names; on
-    object stores shards are uploaded under temporary names and copied to theirs at the end.
+    `storage_options` (fsspec's options, or an fsspec filesystem) open the URL's store; `filesystem`
+    (pyarrow's or fsspec's, as Ray's own writers take it) writes through it instead of the one the
+    URL names; give one of the two. On object stores shards are uploaded under temporary names and
+    copied to theirs at the end.
     `write_args` go to `Dataset.write_datasink` (`ray_remote_args`, `concurrency`)."""
     sink = TFRecordDatasink(
-        path,
+        destination,
         compression=compression,
         features=features,
         num_rows_per_file=num_rows_per_file,
-        filesystem=filesystem,
         feature_lists=feature_lists,
+        storage_options=storage_options,
+        filesystem=filesystem,
     )
-    ds.write_datasink(sink, **write_args)
+    dataset.write_datasink(sink, **write_args)
     return sink.paths

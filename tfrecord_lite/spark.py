@@ -1,6 +1,7 @@
 """Apache Spark adapter (extra [spark]; `import tfrecord_lite` never imports this module):
 `spark.read.format("tfrecord")` and `df.write.format("tfrecord")` with no JAR and no TensorFlow,
-through Spark 4's Python Data Source API, with spark-tfrecord's option names.
+through Spark 4's Python Data Source API: the reader options by the library's names (compression,
+verify, on_error, max_skipped, storage_options, max_record_bytes), the others by spark-tfrecord's.
 
 Strategy: TFRecordDataSource is a pyspark DataSource named "tfrecord". Its schema is the one
 given (.schema(...)) or inferred from the first records (_datasets/schema.py), mapped to Spark
@@ -27,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from tfrecord_lite._arrow.batches import iter_arrow_batches, iter_framed_buffers
+from tfrecord_lite._arrow.batches import iter_framed_buffers
 from tfrecord_lite._arrow.spark_types import (
     byte_array_batch,
     byte_array_fields,
@@ -40,14 +41,23 @@ from tfrecord_lite._arrow.spark_types import (
     struct,
 )
 from tfrecord_lite._datasets.hive_partitions import partition_folder, partition_types, partitioned_files, typed_values
-from tfrecord_lite._datasets.pieces import Piece, pack_pieces, piece_batches, piece_records, split_bytes, split_pieces
+from tfrecord_lite._datasets.pieces import (
+    Piece,
+    PieceOptions,
+    pack_pieces,
+    piece_batches,
+    piece_records,
+    split_bytes,
+    split_pieces,
+)
 from tfrecord_lite._datasets.schema import infer_features, infer_sequence_features
 from tfrecord_lite._datasets.sharded import shard_suffix
 from tfrecord_lite._datasets.task_files import JobFolder, Part
 from tfrecord_lite._index.sidecar_file import sidecar_path
-from tfrecord_lite._records.reader import iter_records
+from tfrecord_lite._records.reader import RecordIterator, iter_records
 from tfrecord_lite._records.writer import TFRecordWriter
-from tfrecord_lite._storage.files import file_size, size_in_bytes
+from tfrecord_lite._storage.files import file_size, normalize_compression, size_in_bytes
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression
 from tfrecord_lite._wire.framing import framed_records
 
 try:
@@ -78,7 +88,9 @@ _SETTLE_SECONDS = 1.0  # an abort sweeps again this long after a sweep that foun
 
 @dataclass(frozen=True)
 class _Options:
-    """The options of a read or write, parsed once (names as spark-tfrecord spells them)."""
+    """The options of a read or write, parsed once: the reader options by the library's names
+    (compression, verify, on_error, max_skipped, storage_options, max_record_bytes), the others
+    as spark-tfrecord spells them (its `codec` too, for the compression written)."""
 
     paths: list[str]
     record_type: str
@@ -88,12 +100,14 @@ class _Options:
     open_cost: int
     min_partitions: int
     sample: int
-    verify: bool
-    on_error: str
-    max_skipped: int | None
-    storage_options: dict[str, Any] | None
-    compression: str | None
+    reading: PieceOptions
+    written: Compression  # what a write compresses with
     partition_by: list[str] = field(default_factory=list)
+
+    @property
+    def storage_options(self) -> dict[str, Any] | None:
+        found: dict[str, Any] | None = self.reading.storage_options  # type: ignore[assignment]
+        return found
 
     @classmethod
     def parse(cls, options: Any, defaults: Mapping[str, str] | None = None) -> _Options:
@@ -110,6 +124,14 @@ class _Options:
         if not paths:
             raise ValueError("no path: spark.read.format('tfrecord').load(PATH) or df.write...save(PATH)")
         skipped = get("max_skipped")
+        reading = PieceOptions(
+            compression=get("compression", "auto"),
+            verify=get("verify", "true").lower() != "false",
+            on_error=get("on_error", "raise"),
+            max_skipped=None if skipped is None else int(skipped),
+            storage_options=json.loads(get("storage_options", "null")),
+            max_record_bytes=size_in_bytes(get("max_record_bytes", str(MAX_RECORD_BYTES))),
+        )
         return cls(
             paths=paths,
             record_type=check_record_type(get("recordType", "Example")),
@@ -119,13 +141,21 @@ class _Options:
             open_cost=size_in_bytes(get("openCostInBytes", "4M")),
             min_partitions=int(get("minPartitions", str(os.cpu_count() or 1))),
             sample=int(get("sampleRecords", "1000")),
-            verify=get("verify", "true").lower() != "false",
-            on_error=get("on_error", "raise"),
-            max_skipped=None if skipped is None else int(skipped),
-            storage_options=json.loads(get("storage_options", "null")),
-            compression=codec_compression(get("codec", "")),
+            reading=reading,
+            written=_written(get("compression"), get("codec")),
             partition_by=[name.strip() for name in get("partitionBy", "").split(",") if name.strip()],
         )
+
+
+def _written(compression: str | None, codec: str | None) -> Compression:
+    """The compression a write writes: the `compression` option, or spark-tfrecord's `codec`."""
+    if compression is not None and codec is not None:
+        raise ValueError(f"give compression or codec (spark-tfrecord's name), not both: {compression!r}, {codec!r}")
+    if codec is not None:
+        return codec_compression(codec)
+    if compression is None or compression.lower() == "auto":  # "auto" is a read's: a write of no compression
+        return None
+    return normalize_compression(compression) or None
 
 
 class TFRecordDataSource(DataSource):  # type: ignore[misc]
@@ -146,12 +176,12 @@ class TFRecordDataSource(DataSource):  # type: ignore[misc]
         if options.record_type == "ByteArray":
             fields = byte_array_fields()
         elif options.record_type == "SequenceExample":
-            context, lists = infer_sequence_features(
-                files, max_records=options.sample, storage_options=options.storage_options
-            )
+            with _records_of(files, options.reading) as records:
+                context, lists = infer_sequence_features(records, max_records=options.sample)
             fields = inferred_fields(context, lists, options.bytes_type)
         else:
-            features = infer_features(files, max_records=options.sample, storage_options=options.storage_options)
+            with _records_of(files, options.reading) as records:
+                features = infer_features(records, max_records=options.sample)
             fields = inferred_fields(features, None, options.bytes_type)
         keys = partition_types(found)
         fields += [{"name": key, "type": kind, "nullable": True, "metadata": {}} for key, kind in keys.items()]
@@ -162,6 +192,19 @@ class TFRecordDataSource(DataSource):  # type: ignore[misc]
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
         return _Writer(_Options.parse(self.options, self.defaults), schema, overwrite)
+
+
+def _records_of(files: list[str], reading: PieceOptions) -> RecordIterator:
+    """The records of `files`, read with the reader options (for the schema's sample)."""
+    return iter_records(
+        files,
+        compression=reading.compression or "",
+        verify=reading.verify,
+        on_error=reading.on_error,
+        max_skipped=reading.max_skipped,
+        storage_options=reading.storage_options,
+        max_record_bytes=reading.max_record_bytes,
+    )
 
 
 def register(spark: Any) -> None:
@@ -216,10 +259,8 @@ class _Reader(DataSourceReader):  # type: ignore[misc]
         files = [(path, file_size(path, options.storage_options)) for path, _ in self._found]
         sizes = [size for _, size in files]
         per_partition = split_bytes(sizes, options.max_bytes, options.open_cost, options.min_partitions)
-        if options.on_error == "raise":
-            pieces = split_pieces(files, per_partition, options.batch_size, "auto", options.verify)
-        else:  # a damaged file is read whole, by the tolerant stream scanner
-            pieces = [Piece(path, size) for path, size in files]
+        # where damage is skipped, a file is read whole, by the tolerant stream scanner
+        pieces = split_pieces(files, per_partition, options.batch_size, options.reading)
         values = dict(self._found)
         return [
             _Partition([(piece, typed_values(values[piece.path], self._types)) for piece in group])
@@ -228,51 +269,16 @@ class _Reader(DataSourceReader):  # type: ignore[misc]
 
     def read(self, partition: _Partition) -> Iterator[pa.RecordBatch]:
         target = to_arrow_schema(self._schema, timezone="UTC")
+        options = self._options
         for piece, constants in partition.pieces:
-            if self._options.record_type == "ByteArray":
-                for records in self._records(piece):
+            if options.record_type == "ByteArray":
+                for records in piece_records(piece, options.batch_size, options.reading):
                     yield byte_array_batch(records, target, constants)
                 continue
-            for batch in self._batches(piece):
+            # only the schema's features decoded (null where a record lacks one)
+            columns = [column.name for column in self._columns]
+            for batch in piece_batches(piece, None, options.batch_size, options.reading, columns=columns):
                 yield conform(batch, self._columns, target, constants)
-
-    def _batches(self, piece: Piece) -> Iterator[pa.RecordBatch]:
-        """The piece's batches, only the schema's features decoded (null where a record lacks one)."""
-        options, columns = self._options, [column.name for column in self._columns]
-        if options.on_error == "raise":
-            return piece_batches(
-                piece, None, options.batch_size, "auto", options.verify, options.storage_options, columns=columns
-            )
-        return iter_arrow_batches(
-            piece.path,
-            columns=columns,
-            batch_size=options.batch_size,
-            verify=options.verify,
-            on_error=options.on_error,
-            max_skipped=options.max_skipped,
-            storage_options=options.storage_options,
-        )
-
-    def _records(self, piece: Piece) -> Iterator[list[bytes]]:
-        options = self._options
-        if options.on_error == "raise":
-            yield from piece_records(piece, options.batch_size, "auto", options.verify, options.storage_options)
-            return
-        records = iter_records(
-            piece.path,
-            verify=options.verify,
-            on_error=options.on_error,
-            max_skipped=options.max_skipped,
-            storage_options=options.storage_options,
-        )
-        batch: list[bytes] = []
-        for record in records:
-            batch.append(record)
-            if len(batch) == options.batch_size:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
 
 
 # --------------------------------------------------------------------------- writing
@@ -293,7 +299,7 @@ class _Writer(DataSourceArrowWriter):  # type: ignore[misc]
         self._options = options
         self._overwrite = overwrite
         self._job = uuid.uuid4().hex
-        self._suffix = shard_suffix(options.compression)
+        self._suffix = shard_suffix(options.written)
         self._lists: list[str] = []
         if options.record_type != "ByteArray":
             columns = feature_columns(schema.jsonValue(), options.record_type, options.partition_by)
@@ -318,7 +324,7 @@ class _Writer(DataSourceArrowWriter):  # type: ignore[misc]
                         lengths.append(sizes)
             for _, writer, _ in open_parts.values():
                 writer.close()
-            plain = self._options.compression is None
+            plain = self._options.written is None
             return _Commit(
                 [folder.indexed(part, _joined(lengths) if plain else None) for part, _, lengths in open_parts.values()]
             )
@@ -336,7 +342,7 @@ class _Writer(DataSourceArrowWriter):  # type: ignore[misc]
         The writer buffers (a part is published whole at the commit, or not at all)."""
         part = folder.part(where, task, attempt, number, self._suffix)
         options = self._options
-        writer = TFRecordWriter(part.temp, options.compression, buffered=True, storage_options=options.storage_options)
+        writer = TFRecordWriter(part.temp, options.written, buffered=True, storage_options=options.storage_options)
         return part, writer, []
 
     def _groups(self, batch: pa.RecordBatch) -> Iterator[tuple[str, pa.RecordBatch]]:
@@ -380,29 +386,29 @@ def _joined(lengths: list[np.ndarray]) -> np.ndarray:
 
 def write(
     df: Any,
-    path: str,
+    destination: str,
     *,
     mode: str = "errorifexists",
     partition_by: Sequence[str] = (),
     **options: Any,
 ) -> None:
-    """Write the DataFrame `df` as TFRecord parts under `path` with every save mode ("append",
+    """Write the DataFrame `df` as TFRecord parts under the folder `destination` with every save mode ("append",
     "overwrite", "errorifexists", "ignore"; Spark lets Python data sources take only the first
     two) and `partition_by` (Spark's DataFrameWriter.partitionBy is refused for them too):
     the other two modes are decided here, on the driver, before an append. `options` are the
-    data source's (recordType, codec, storage_options as a dict or JSON, ...)."""
+    data source's (recordType, compression, storage_options as a dict or JSON, ...)."""
     if mode.lower() not in ("append", "overwrite", "errorifexists", "error", "ignore"):
         raise ValueError(f"mode must be append, overwrite, errorifexists or ignore, not {mode!r}")
     storage = options.get("storage_options")
     if isinstance(storage, dict):
         options["storage_options"] = json.dumps(storage)
     storage = json.loads(options["storage_options"]) if options.get("storage_options") else None
-    if mode.lower() in ("errorifexists", "error", "ignore") and JobFolder(path, "", storage).exists():
+    if mode.lower() in ("errorifexists", "error", "ignore") and JobFolder(destination, "", storage).exists():
         if mode.lower() == "ignore":
             return
-        raise FileExistsError(f"{path} already holds files (mode={mode!r}; use append or overwrite)")
+        raise FileExistsError(f"{destination} already holds files (mode={mode!r}; use append or overwrite)")
     register(df.sparkSession)
     writer = df.write.format(FORMAT).mode("overwrite" if mode.lower() == "overwrite" else "append")
     if partition_by:
         options["partitionBy"] = ",".join(partition_by)
-    writer.options(**{key: str(value) for key, value in options.items()}).save(path)
+    writer.options(**{key: str(value) for key, value in options.items()}).save(destination)

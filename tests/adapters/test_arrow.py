@@ -326,7 +326,7 @@ def test_parquet_round_trip(tmp_path: Path):
     with tfr.TFRecordWriter(str(source), "gzip") as writer:
         for r in records:
             writer.write(r)
-    pq.write_table(tfa.read_arrow(str(source), spec), tmp_path / "x.parquet")
+    pq.write_table(tfa.read_arrow(str(source), features=spec), tmp_path / "x.parquet")
     out = tmp_path / "out.tfrecord"
     assert tfa.write_arrow(pq.read_table(tmp_path / "x.parquet"), str(out)) == 50
     for a, b in zip(tfr.iter_records(str(out)), records, strict=True):
@@ -421,7 +421,7 @@ def test_read_arrow_columns_and_inference(tmp_path: Path):
     paths = sorted(str(p) for p in tmp_path.glob("part-*"))
     spec = tfr.infer_features(paths)
     assert spec == {"id": tfr.FixedLenFeature([], "int64"), "v": tfr.VarLenFeature("float32")}
-    table = tfa.read_arrow(paths, spec, columns=["v"])
+    table = tfa.read_arrow(paths, features=spec, columns=["v"])
     assert table.schema.names == ["v"] and table.num_rows == 120
     untyped = tfa.read_arrow(paths)
     assert untyped.num_rows == 120 and untyped.column("id").type == pa.large_list(pa.int64())
@@ -453,9 +453,9 @@ def test_read_arrow_decodes_only_the_columns(tmp_path: Path, spec: dict[str, Any
     with pytest.raises((tfr.FeatureError, tfr.DecodeError)):
         tfa.read_arrow(odd)  # every feature decoded: "kinds" changes kind, "overlong" is malformed
     for columns in (["v", "id"], ["id"]):
-        got = tfa.read_arrow(odd, spec, columns=columns)
-        assert got.equals(tfa.read_arrow(clean, spec).select(columns))  # selected after decoding all
-        batches = list(tfa.iter_arrow_batches(odd, spec, columns=columns, batch_size=16))
+        got = tfa.read_arrow(odd, features=spec, columns=columns)
+        assert got.equals(tfa.read_arrow(clean, features=spec).select(columns))  # selected after decoding all
+        batches = list(tfa.iter_arrow_batches(odd, features=spec, columns=columns, batch_size=16))
         assert [b.num_rows for b in batches] == [16, 16, 16, 2]
         assert pa.Table.from_batches(batches).equals(got)
     assert tfa.read_arrow(clean, columns=["name", "id"]).equals(tfa.read_arrow(clean).select(["name", "id"]))
@@ -473,7 +473,7 @@ def test_columns_that_a_batch_lacks_are_null_there(tmp_path: Path):
     assert table.column("rare").to_pylist() == [None] * 16 + [[b"r"]] * 4
     assert tfa.read_arrow(path, columns=["absent"]).column("absent").null_count == 20
     with pytest.raises(KeyError, match="absent"):
-        tfa.read_arrow(path, {"id": tfr.FixedLenFeature([], "int64")}, columns=["absent"])
+        tfa.read_arrow(path, features={"id": tfr.FixedLenFeature([], "int64")}, columns=["absent"])
 
 
 def test_infer_features_checks_kinds_and_counts():
@@ -494,7 +494,7 @@ def test_corpus_files(name: str):
     spec = tfr.infer_features(path)
     records = list(tfr.iter_records(path))
     assert_rows_like_decode_example(records[:200], spec)
-    table = tfa.read_arrow(path, spec)
+    table = tfa.read_arrow(path, features=spec)
     assert table.num_rows == len(records)
     assert tfa.encode_arrow(table)[:5] and all(
         reference.same_features(tfr.decode_example(a, spec), tfr.decode_example(b, spec))

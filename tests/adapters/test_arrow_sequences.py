@@ -98,7 +98,7 @@ def test_iter_arrow_batches_and_decode_arrow_find_the_feature_lists() -> None:
 def test_sequence_features_spec_types_the_feature_lists() -> None:
     context, lists = tfr.infer_sequence_features(TFX_SEQUENCES)
     assert lists == {"s": tfr.FixedLenSequenceFeature([], "bytes")}
-    table = tfa.read_arrow(TFX_SEQUENCES, context, sequence_features=lists)
+    table = tfa.read_arrow(TFX_SEQUENCES, features=context, sequence_features=lists)
     assert table.schema.field("s").type == pa.large_list(pa.large_binary())
     assert table.schema.field("s").metadata == MARK
     records = list(tfr.iter_records(TFX_SEQUENCES))
@@ -106,7 +106,7 @@ def test_sequence_features_spec_types_the_feature_lists() -> None:
         ctx, seq = tfr.decode_sequence_example(records[i], context, lists)
         assert table.column("s")[i].as_py() == list(seq["s"])
         assert table.column("i")[i].as_py() == ctx["i"].tolist()
-    only = tfa.read_arrow(TFX_SEQUENCES, context, sequence_features=lists, columns=["s", "i"])
+    only = tfa.read_arrow(TFX_SEQUENCES, features=context, sequence_features=lists, columns=["s", "i"])
     assert only.column_names == ["s", "i"] and only.column("s").equals(table.column("s"))
 
 

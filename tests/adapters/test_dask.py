@@ -21,7 +21,7 @@ def test_partitions_per_file_and_values_equal_decode_example(tmp_path: Path) -> 
     records = write_file(tmp_path / "a.tfrecord", range(100))
     records += write_file(tmp_path / "b.tfrecord.gz", range(100, 130), "gzip")
     records += write_file(tmp_path / "c.tfrecord", range(130, 131))
-    df = read_tfrecords([tmp_path / "a.tfrecord", tmp_path / "b.tfrecord.gz", tmp_path / "c.tfrecord"], SPEC)
+    df = read_tfrecords([tmp_path / "a.tfrecord", tmp_path / "b.tfrecord.gz", tmp_path / "c.tfrecord"], features=SPEC)
     assert df.npartitions == 3
     assert list(df.columns) == list(SPEC) and str(df.dtypes["id"]) == "int64"
     frame = df.compute()
@@ -35,7 +35,7 @@ def test_one_file_in_four_record_ranges_yields_each_record_once(tmp_path: Path) 
     from tfrecord_lite.dask import read_tfrecords
 
     write_file(tmp_path / "big.tfrecord", range(1000))
-    df = read_tfrecords(tmp_path / "big.tfrecord", SPEC, batch_size=100, npartitions=4)
+    df = read_tfrecords(tmp_path / "big.tfrecord", features=SPEC, batch_size=100, npartitions=4)
     assert df.npartitions == 4
     assert df.map_partitions(len).compute().tolist() == [250] * 4
     evens = df[df["id"] % 2 == 0]["id"].compute()
@@ -47,7 +47,7 @@ def test_fewer_partitions_than_files_take_runs_of_neighbouring_files(tmp_path: P
 
     for shard in range(6):
         write_file(tmp_path / f"part-{shard}.tfrecord", range(shard * 50, (shard + 1) * 50))
-    df = read_tfrecords(tmp_path, SPEC, npartitions=2)
+    df = read_tfrecords(tmp_path, features=SPEC, npartitions=2)
     assert df.npartitions == 2
     assert df.map_partitions(len).compute().tolist() == [150, 150]
     assert df["id"].compute().tolist() == list(range(300))
@@ -84,7 +84,7 @@ def test_read_s3_with_storage_options(s3: Any, tmp_path: Path) -> None:
     s3.fs.put(str(tmp_path / "a.tfrecord"), f"{s3.bucket}/in/a.tfrecord")
     s3.fs.put(str(tmp_path / "b.tfrecord.gz"), f"{s3.bucket}/in/b.tfrecord.gz")
     for options in (s3.storage_options, s3.filesystem()):  # fsspec's options, or a filesystem object
-        df = read_tfrecords(f"{s3.bucket}/in/", SPEC, storage_options=options)
+        df = read_tfrecords(f"{s3.bucket}/in/", features=SPEC, storage_options=options)
         assert df.npartitions == 2
         frame = df.compute()
         assert list(frame["id"]) == list(range(100))

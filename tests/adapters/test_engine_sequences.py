@@ -76,7 +76,7 @@ def test_dask_frames_hold_the_feature_lists(tmp_path: Path) -> None:
     found = read_tfrecords([tmp_path / "a.tfrecord", tmp_path / "b.tfrecord"])
     assert list(found.columns) == ["id", "frames", "xy"]
     assert_rows(found.compute().to_dict("records"), records)
-    typed = read_tfrecords(tmp_path / "a.tfrecord", CONTEXT, sequence_features=LISTS, npartitions=2)
+    typed = read_tfrecords(tmp_path / "a.tfrecord", features=CONTEXT, sequence_features=LISTS, npartitions=2)
     assert list(typed.columns) == ["id", "frames", "xy"]
     assert_rows(typed.compute().to_dict("records"), records[:40])
 
@@ -91,5 +91,5 @@ def test_hf_dataset_infers_and_holds_the_feature_lists(tmp_path: Path) -> None:
     ds = to_hf_dataset(tmp_path / "seq.tfrecord", cache_dir=tmp_path / "cache")
     assert isinstance(ds.features["frames"], datasets.List) and isinstance(ds.features["frames"].feature, datasets.List)
     assert_rows(list(ds), records)
-    streamed = to_hf_dataset(tmp_path / "seq.tfrecord", CONTEXT, sequence_features=LISTS, streaming=True)
+    streamed = to_hf_dataset(tmp_path / "seq.tfrecord", features=CONTEXT, sequence_features=LISTS, streaming=True)
     assert_rows(list(streamed), records)

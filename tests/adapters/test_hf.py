@@ -37,7 +37,7 @@ def test_dataset_values_and_features(tmp_path: Path) -> None:
     from tfrecord_lite.hf import to_hf_dataset
 
     records = write_files(tmp_path, [70, 30])
-    ds = to_hf_dataset(str(tmp_path / "part-*"), SPEC, cache_dir=tmp_path / "cache", batch_size=16)
+    ds = to_hf_dataset(str(tmp_path / "part-*"), features=SPEC, cache_dir=tmp_path / "cache", batch_size=16)
     assert isinstance(ds, datasets.Dataset) and len(ds) == 100
     assert ds.features == datasets.Features(
         {
@@ -57,8 +57,8 @@ def test_two_processes_build_the_same_rows(tmp_path: Path) -> None:
     from tfrecord_lite.hf import to_hf_dataset
 
     write_files(tmp_path, [40, 25, 35])
-    one = to_hf_dataset(str(tmp_path / "part-*"), SPEC, cache_dir=tmp_path / "one")
-    two = to_hf_dataset(str(tmp_path / "part-*"), SPEC, cache_dir=tmp_path / "two", num_proc=2)
+    one = to_hf_dataset(str(tmp_path / "part-*"), features=SPEC, cache_dir=tmp_path / "one")
+    two = to_hf_dataset(str(tmp_path / "part-*"), features=SPEC, cache_dir=tmp_path / "two", num_proc=2)
     assert one["id"] == two["id"] == list(range(100))
     assert one.data.table.equals(two.data.table)
 
@@ -70,7 +70,7 @@ def test_streaming_shards_are_the_files(tmp_path: Path) -> None:
     from tfrecord_lite.hf import to_hf_dataset
 
     write_files(tmp_path, [10, 20, 30, 40])
-    ds = to_hf_dataset(str(tmp_path / "part-*"), SPEC, streaming=True)
+    ds = to_hf_dataset(str(tmp_path / "part-*"), features=SPEC, streaming=True)
     assert isinstance(ds, datasets.IterableDataset) and ds.num_shards == 4
     assert [row["id"] for row in ds] == list(range(100))
     ranks = [[row["id"] for row in split_dataset_by_node(ds, rank=r, world_size=2)] for r in range(2)]
@@ -116,7 +116,7 @@ def test_s3_with_storage_options(s3: Any, tmp_path: Path) -> None:
     s3.fs.put(str(tmp_path / "part-00000-of-00002.tfrecord"), f"{s3.bucket}/in/part-00001-of-00002.tfrecord")
     again = to_hf_dataset(f"{s3.bucket}/in/", cache_dir=tmp_path / "cache", storage_options=s3.storage_options)
     assert again.num_rows == 60  # the object changed (its ETag): the cache is built anew
-    streamed = to_hf_dataset(f"{s3.bucket}/in/", SPEC, streaming=True, storage_options=s3.filesystem())
+    streamed = to_hf_dataset(f"{s3.bucket}/in/", features=SPEC, streaming=True, storage_options=s3.filesystem())
     assert streamed.num_shards == 2 and [row["id"] for row in streamed] == [*range(30), *range(30)]
 
 
@@ -126,7 +126,7 @@ def test_data_loader_workers_divide_the_streaming_shards(tmp_path: Path) -> None
     from tfrecord_lite.hf import to_hf_dataset
 
     write_files(tmp_path, [10, 20, 30, 40])
-    ds = to_hf_dataset(str(tmp_path / "part-*"), SPEC, streaming=True).with_format("torch")
+    ds = to_hf_dataset(str(tmp_path / "part-*"), features=SPEC, streaming=True).with_format("torch")
     loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2)
     ids = [int(row["id"]) for row in loader]
     assert sorted(ids) == list(range(100))  # each record once, over 2 worker processes

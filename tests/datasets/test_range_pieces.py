@@ -36,14 +36,14 @@ def _run(batches: Iterator[Any]) -> tuple[list[Any], str | None]:
 def _one_by_one(piece: Piece) -> Iterator[Any]:
     from tfrecord_lite._arrow.batches import decode_arrow_columns
 
-    for records in piece_records(piece, 7, "auto", True):
+    for records in piece_records(piece, 7):
         yield decode_arrow_columns(records, COLUMNS)
 
 
 def _pieces(tmp_path: Path) -> tuple[Path, list[Piece]]:
     path = write_records(tmp_path / "big.tfrecord", RECORDS)
     size = os.path.getsize(path)
-    pieces = split_pieces([(str(path), size)], size // 4, 7, "auto", True)  # builds the sidecar
+    pieces = split_pieces([(str(path), size)], size // 4, 7)  # builds the sidecar
     assert len(pieces) == 4 and all(piece.records is not None for piece in pieces)
     return path, pieces
 
@@ -51,12 +51,12 @@ def _pieces(tmp_path: Path) -> tuple[Path, list[Piece]]:
 def test_range_pieces_decode_as_their_records_one_by_one(tmp_path: Path) -> None:
     _, pieces = _pieces(tmp_path)
     for piece in pieces:
-        fast = _run(piece_batches(piece, None, 7, "auto", True, columns=COLUMNS))
+        fast = _run(piece_batches(piece, None, 7, columns=COLUMNS))
         assert fast == _run(_one_by_one(piece)) and fast[1] is None
     rows = [
         row
         for piece in pieces
-        for batch in _run(piece_batches(piece, None, 7, "auto", True, columns=COLUMNS))[0]
+        for batch in _run(piece_batches(piece, None, 7, columns=COLUMNS))[0]
         for row in batch["id"]
     ]
     assert rows == [[k] for k in range(100)]
@@ -71,6 +71,6 @@ def test_damage_in_a_range_fails_as_the_one_by_one_read_does(tmp_path: Path, whe
     data[record_starts(bytes(data))[60] + where] ^= 0xFF
     path.write_bytes(bytes(data))
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # the sidecar still looks fresh
-    fast = _run(piece_batches(target, None, 7, "auto", True, columns=COLUMNS))
+    fast = _run(piece_batches(target, None, 7, columns=COLUMNS))
     assert fast == _run(_one_by_one(target))
     assert fast[1] is not None and "CorruptRecordError" in fast[1]

@@ -58,7 +58,7 @@ def test_small_files_share_partitions_and_a_large_one_is_cut_by_its_index(tmp_pa
     ]
     files = [(str(path), os.path.getsize(path)) for path in small]
     largest = split_bytes([size for _, size in files], 128 * MIB, 1024, 2)
-    groups = pack_pieces(split_pieces(files, largest, 10, "auto", True), largest, 1024)
+    groups = pack_pieces(split_pieces(files, largest, 10), largest, 1024)
     assert [[Path(p.path).name for p in group] for group in groups] == [
         ["small-0.tfrecord", "small-1.tfrecord"],
         ["small-2.tfrecord", "small-3.tfrecord"],
@@ -66,7 +66,7 @@ def test_small_files_share_partitions_and_a_large_one_is_cut_by_its_index(tmp_pa
     big = write_records(tmp_path / "big.tfrecord", (tfr.encode_example({"i": [k]}) for k in range(1000)))
     size = os.path.getsize(big)
     largest = split_bytes([size], 128 * MIB, 1024, 2)
-    pieces = split_pieces([(str(big), size)], largest, 10, "auto", True)
+    pieces = split_pieces([(str(big), size)], largest, 10)
     groups = pack_pieces(pieces, largest, 1024)
     assert len(groups) == 2 and [(p.start, p.stop) for g in groups for p in g] == [(0, 500), (500, 1000)]
     assert (tmp_path / "big.tfrecord.tfrlidx").exists()

@@ -204,6 +204,35 @@ def test_damage_names_file_and_offset_and_skip_reads_the_rest(spark_session: Any
     assert sorted(r.i for r in skipped.collect()) == [0, 1, 2, 3, 5, 6, 7, 8, 9]
 
 
+def test_the_reader_options_by_their_names(spark_session: Any, tmp_path: Path) -> None:
+    """compression (read and written; codec is spark-tfrecord's name for it), max_skipped and
+    max_record_bytes as data source options, as iter_records takes them."""
+    df = spark_session.range(20).selectExpr("id AS i")
+    write(df, str(tmp_path / "gz"), compression="gzip")
+    assert all(p.read_bytes()[:2] == b"\x1f\x8b" for p in parts(tmp_path / "gz"))
+    read = spark_session.read.format("tfrecord").schema("i long")
+    assert read.option("compression", "gzip").load(str(tmp_path / "gz")).count() == 20
+    with pytest.raises(Exception, match=r"compress|gzip|GZIP"):
+        read.option("compression", "none").load(str(tmp_path / "gz")).collect()
+    with pytest.raises(Exception, match="not both"):
+        write(df, str(tmp_path / "both"), compression="gzip", codec="zlib")
+    long = tmp_path / "long.tfrecord"
+    write_records(long, (tfr.encode_example({"i": [i], "pad": [b"x" * (5000 if i == 3 else 1)]}) for i in range(6)))
+    limited = spark_session.read.format("tfrecord").schema("i long").option("max_record_bytes", "1k")
+    with pytest.raises(Exception, match=r"RecordTooLarge|max_record_bytes"):
+        limited.load(str(long)).collect()
+    assert limited.option("max_record_bytes", "8k").load(str(long)).count() == 6
+    bad = write_records(tmp_path / "bad.tfrecord", (tfr.encode_example({"i": [i]}) for i in range(10)))
+    data = bytearray(bad.read_bytes())
+    for k in (2, 6):
+        data[record_starts(bytes(data))[k] + 14] ^= 0xFF
+    bad.write_bytes(bytes(data))
+    skipping = spark_session.read.format("tfrecord").schema("i long").option("on_error", "skip")
+    assert skipping.option("max_skipped", "2").load(str(bad)).count() == 8
+    with pytest.raises(Exception, match="max_skipped=1"):
+        skipping.option("max_skipped", "1").load(str(bad)).collect()
+
+
 def fail_in_partition_one(index: int, rows: Any) -> Any:
     yield from rows
     if index == 1:

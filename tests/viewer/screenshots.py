@@ -24,7 +24,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, chromium() as browser:
         os.chdir(tmp)  # the pages name the file as given: train.tfrecord
         path = write_images(Path("train.tfrecord"), 120, size=48)
-        server = ViewerServer(Catalog(path))
+        server = ViewerServer(Catalog(path, on_error="skip"))
         server.start()
         try:
             watched = Watched(browser, (server.url, "data:"))

@@ -52,7 +52,7 @@ def serve():
     servers = []
 
     def start(source):
-        server = ViewerServer(Catalog(source))
+        server = ViewerServer(Catalog(source, on_error="skip"))
         server.start()
         servers.append(server)
         return server.url

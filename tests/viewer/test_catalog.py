@@ -48,7 +48,9 @@ def test_damage_is_located_as_verify_file_locates_it(tmp_path):
     with tfr.TFRecordFile(path, index=False) as f:
         hit = f.offset(17) + 20
     damage(path, hit)
-    catalog = Catalog(path)
+    with pytest.raises(tfr.CorruptRecordError, match="offset"):  # on_error="raise", as every reader
+        Catalog(path)
+    catalog = Catalog(path, on_error="skip")
     (report,) = catalog.damage
     (span,) = verify_file(path).damage
     assert report.offset == span.offset and report.path == str(path)
@@ -56,6 +58,50 @@ def test_damage_is_located_as_verify_file_locates_it(tmp_path):
     assert len(catalog) == 39
     page = Elements(PAGES["/"](catalog, {}))
     assert str(span.offset) in page.text and "17" in page.text
+
+
+def test_damage_goes_to_a_callable_and_max_skipped_counts_over_the_files(tmp_path):
+    for name in ("a", "b"):
+        path = write_images(tmp_path / f"{name}.tfrecord", 20)
+        with tfr.TFRecordFile(path, index=False) as f:
+            hit = f.offset(5) + 20
+        damage(path, hit)
+    seen = []
+    catalog = Catalog(tmp_path, on_error=seen.append)
+    assert len(seen) == len(catalog.damage) == 2 and len(catalog) == 38
+    assert Catalog(tmp_path, on_error="skip", max_skipped=2).damage == catalog.damage
+    with pytest.raises(tfr.CorruptRecordError, match="max_skipped=1"):
+        Catalog(tmp_path, on_error="skip", max_skipped=1)
+    with pytest.raises(ValueError, match="max_skipped applies only"):
+        Catalog(tmp_path, max_skipped=1)
+
+
+def test_reader_options_reach_the_files(tmp_path):
+    path = write_images(tmp_path / "a.tfrecord", 5)
+    with pytest.raises(ValueError, match="compression='gzip' was given, but the file is uncompressed"):
+        Catalog(path, compression="gzip")
+    assert len(Catalog(path, compression=None, verify=False, statistics=False)) == 5
+    gz = tmp_path / "b.tfrecord.gz"
+    with tfr.TFRecordWriter(gz, compression="gzip") as w:
+        w.write_example({"label": 1})
+        w.write_example({"label": b"x" * 5000})
+    with pytest.raises(tfr.RecordTooLargeError):
+        Catalog(gz, compression="gzip", max_record_bytes=1000)
+    assert len(Catalog(gz, compression="GZIP")) == 2
+
+
+def test_the_command_lists_damage_unless_told_to_raise(tmp_path):
+    path = write_images(tmp_path / "a.tfrecord", 20)
+    with tfr.TFRecordFile(path, index=False) as f:
+        hit = f.offset(5) + 20
+    damage(path, hit)
+    out = tmp_path / "report.html"
+    listed = run_cli("view", str(path), "--html", str(out))
+    assert listed.returncode == 0, listed.stderr
+    assert f"<td>{hit - 20}</td>" in out.read_text("utf-8")  # the damaged span's offset, on the overview
+    raised = run_cli("view", str(path), "--html", str(out), "--on-error", "raise")
+    assert raised.returncode != 0 and "a.tfrecord" in raised.stderr
+    assert run_cli("view", str(path), "--html", str(out), "--max-skipped", "0").returncode != 0
 
 
 def test_a_record_damaged_after_indexing_shows_its_error(tmp_path):
@@ -105,7 +151,7 @@ def test_the_command_writes_one_self_contained_page(folder, tmp_path):
     assert page.named("script") == [] and [a["href"] for a in page.named("link")] == ["data:,"]
     assert all(not (a.get("href") or "").startswith(("http", "/", "record", "grid")) for a in page.named("a"))
     assert any(CLASSES[2] in text for text in page.text)  # the label, escaped, shown as written
-    assert out.read_text("utf-8") == report_html(Catalog(folder), 6)
+    assert out.read_text("utf-8") == report_html(Catalog(folder), n=6)
 
 
 def test_the_command_serves_on_localhost_until_interrupted(folder):

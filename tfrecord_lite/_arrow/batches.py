@@ -42,7 +42,8 @@ from tfrecord_lite._records.reader import sources_of
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._storage.files import is_file_object, normalize_compression
 from tfrecord_lite._storage.publish import open_publication
-from tfrecord_lite._stream.damage import DamagePolicy, OnError, as_policy
+from tfrecord_lite._stream.damage import DamagePolicy, as_policy
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 
 __all__ = [
     "arrow_schema",
@@ -190,12 +191,13 @@ def _record_batch(flats: Mapping[str, Flat | None], specs: Mapping[str, FeatureS
 
 
 def decode_arrow(
-    records: Sequence[Any],
+    source: Sequence[Any],
     features: Mapping[str, Any] | None = None,
     *,
     sequence_features: Mapping[str, Any] | None = None,
 ) -> pa.RecordBatch:
-    """Decode a batch of serialized Examples (or SequenceExamples) into an Arrow record batch.
+    """Decode a batch of serialized Examples (or SequenceExamples), `source`, into an Arrow record
+    batch.
 
     Without `features`: one large_list column per key (int64, float32 or large_binary), in
     order of their keys (as tfx-bsl); null where a record lacks the feature or it has no kind; a
@@ -209,7 +211,7 @@ def decode_arrow(
     feature lists and `features` for the context. A key of `features` that is a feature list
     of some record is an error (it would decode as missing).
     """
-    records = records if isinstance(records, (list, tuple)) else list(records)
+    records = source if isinstance(source, (list, tuple)) else list(source)
     if sequence_features is not None:
         return decode_sequence_arrow(records, features, sequence_features)
     specs = feature_specs(features)
@@ -247,18 +249,18 @@ def _nested_column(nested: Nested | Flat | FlatRagged | None, spec: FeatureSpec 
 
 
 def decode_sequence_arrow(
-    records: Sequence[Any],
+    source: Sequence[Any],
     context_features: Mapping[str, Any] | None = None,
     sequence_features: Mapping[str, Any] | None = None,
 ) -> pa.RecordBatch:
-    """Decode a batch of serialized SequenceExamples into one record batch: the context
+    """Decode a batch of serialized SequenceExamples, `source`, into one record batch: the context
     features as decode_arrow gives them, then each feature list as a large_list of steps
     (without a spec or for a VarLenFeature, each step a large_list of values; for a
     FixedLenSequenceFeature, each step the spec's shape; without a spec, a feature list
     whose steps never have a kind holds null steps). The feature-list fields carry the
     feature_lists.FEATURE_LIST mark in the schema, which write_arrow reads back. A key that
     is both a context feature and a feature list is an error."""
-    records = records if isinstance(records, (list, tuple)) else list(records)
+    records = source if isinstance(source, (list, tuple)) else list(source)
     context_specs = feature_specs(context_features, "context_features")
     list_specs = feature_specs(sequence_features, "sequence_features")
     arrow_schema(context_specs, list_specs)  # a spec no column can hold fails before decoding
@@ -278,31 +280,64 @@ def decode_sequence_arrow(
 
 def iter_arrow_batches(
     source: Any,
-    features: Mapping[str, Any] | None = None,
     *,
+    features: Mapping[str, Any] | None = None,
     sequence_features: Mapping[str, Any] | None = None,
     columns: Sequence[str] | None = None,
     batch_size: int = 2048,
-    compression: str | None = "auto",
+    compression: Compression = "auto",
     verify: bool = True,
-    on_error: OnError | DamagePolicy = "raise",
+    on_error: OnError = "raise",
     max_skipped: int | None = None,
-    storage_options: Any = None,
+    storage_options: StorageOptions = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> Iterator[pa.RecordBatch]:
     """Record batches of `batch_size` Examples (the last one may be smaller) from a path, a
-    URL, a glob or a list of those (shards in order), decoded as decode_arrow does; memory
-    stays flat whatever the size of the files. Without a spec each batch has the columns of
-    its own records (a batch whose records carry feature lists: decode_sequence_arrow's).
-    `sequence_features` reads SequenceExamples, `features` then being the context's spec.
-    `columns` keeps those (in that order), and only those are decoded: what
+    URL, a glob or a list of those (shards in order), decoded as decode_arrow does with
+    `features`; memory stays flat whatever the size of the files. Without a spec each batch has
+    the columns of its own records (a batch whose records carry feature lists:
+    decode_sequence_arrow's). `sequence_features` reads SequenceExamples, `features` then being
+    the context's spec. `columns` keeps those (in that order), and only those are decoded: what
     the other features hold does not matter; without a spec, a named key that no record of
-    a batch has is a column of nulls there. `on_error` and `max_skipped` are iter_records'
-    (with "skip", the batch before a damaged record may be smaller). `storage_options` are
-    fsspec's, for URLs."""
+    a batch has is a column of nulls there. The reader options are iter_records' (with
+    on_error="skip", the batch before a damaged record may be smaller)."""
+    return policy_arrow_batches(
+        source,
+        Reading(features, sequence_features, columns, batch_size),
+        compression=compression,
+        verify=verify,
+        policy=as_policy(on_error, max_skipped),
+        storage_options=storage_options,
+        max_record_bytes=max_record_bytes,
+    )
+
+
+class Reading(NamedTuple):
+    """What iter_arrow_batches decodes, apart from the reader options."""
+
+    features: Mapping[str, Any] | None = None
+    sequence_features: Mapping[str, Any] | None = None
+    columns: Sequence[str] | None = None
+    batch_size: int = 2048
+
+
+def policy_arrow_batches(
+    source: Any,
+    reading: Reading,
+    *,
+    compression: Compression,
+    verify: bool,
+    policy: DamagePolicy,
+    storage_options: StorageOptions,
+    max_record_bytes: int,
+) -> Iterator[pa.RecordBatch]:
+    """iter_arrow_batches with its damage policy made (one policy may span several readers, as a
+    command's does)."""
+    features, sequence_features, columns, batch_size = reading
     specs = _checked_specs(features, sequence_features, columns, batch_size, compression)
-    policy = as_policy(on_error, max_skipped)
     files = sources_of(source, storage_options)  # inputs that name no file fail here, not at the first batch
-    return _arrow_batches(files, specs, columns, batch_size, compression, verify, policy, storage_options)
+    spans = record_spans(files, batch_size, compression, verify, policy, storage_options, max_record_bytes)
+    return _arrow_batches(spans, specs, columns)
 
 
 def _checked_specs(
@@ -310,7 +345,7 @@ def _checked_specs(
     sequence_features: Mapping[str, Any] | None,
     columns: Sequence[str] | None,
     batch_size: int,
-    compression: str | None,
+    compression: Compression,
 ) -> Specs:
     check_int("batch_size", batch_size, 1)
     normalize_compression(compression, allow_auto=True)
@@ -322,21 +357,17 @@ def _checked_specs(
 
 def file_arrow_batches(
     path: str,
-    features: Mapping[str, Any] | None = None,
+    reading: Reading,
     *,
-    sequence_features: Mapping[str, Any] | None = None,
-    columns: Sequence[str] | None = None,
-    batch_size: int = 2048,
-    compression: str | None = "auto",
+    compression: Compression = "auto",
     verify: bool = True,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> Iterator[pa.RecordBatch]:
     """iter_arrow_batches of one local file, damage raised: the same batches and errors, the
     records framed by the file's fresh index sidecar where it has one (_records/indexed_spans.py)."""
+    features, sequence_features, columns, batch_size = reading
     specs = _checked_specs(features, sequence_features, columns, batch_size, compression)
-    wanted = None if columns is None else frozenset(columns)
-    selected = specs.selected(columns)
-    spans = file_spans(path, batch_size, compression, verify)
-    return (_spans_batch(batch, selected, columns, wanted) for batch in spans)
+    return _arrow_batches(file_spans(path, batch_size, compression, verify, max_record_bytes), specs, columns)
 
 
 class Specs(NamedTuple):
@@ -369,22 +400,13 @@ class Specs(NamedTuple):
         return schema if columns is None else pa.schema([schema.field(key) for key in columns])
 
 
-def _arrow_batches(
-    source: Any,
-    specs: Specs,
-    columns: Sequence[str] | None,
-    batch_size: int,
-    compression: str | None,
-    verify: bool,
-    policy: DamagePolicy,
-    storage_options: Any = None,
-) -> Iterator[pa.RecordBatch]:
-    """iter_arrow_batches' batches; without a spec, only the keys of `columns` (None: all) are
-    decoded, in that order (a key no record has: a null column)."""
+def _arrow_batches(spans: Iterable[Spans], specs: Specs, columns: Sequence[str] | None) -> Iterator[pa.RecordBatch]:
+    """iter_arrow_batches' batches of the records of `spans`; without a spec, only the keys of
+    `columns` (None: all) are decoded, in that order (a key no record has: a null column)."""
     wanted = None if columns is None else frozenset(columns)
     specs = specs.selected(columns)
-    for spans in record_spans(source, batch_size, compression, verify, policy, storage_options):
-        yield _spans_batch(spans, specs, columns, wanted)
+    for batch in spans:
+        yield _spans_batch(batch, specs, columns, wanted)
 
 
 def _spans_batch(
@@ -411,11 +433,11 @@ def columns_batch(spans: Spans, columns: Sequence[str]) -> pa.RecordBatch:
     return _spans_batch(spans, Specs(None, None), columns, frozenset(columns))
 
 
-def decode_arrow_columns(records: Sequence[Any], columns: Sequence[str]) -> pa.RecordBatch:
+def decode_arrow_columns(source: Sequence[Any], columns: Sequence[str]) -> pa.RecordBatch:
     """A batch of serialized Examples (or SequenceExamples) decoded without a spec, only the
     keys of `columns` (in that order; a key no record has: nulls): a feature a record lacks is
     null there, as iter_arrow_batches(columns=...) gives it."""
-    records = records if isinstance(records, (list, tuple)) else list(records)
+    records = source if isinstance(source, (list, tuple)) else list(source)
     return columns_batch(spans_of(records), columns)
 
 
@@ -430,24 +452,25 @@ def _columns_of(batch: pa.RecordBatch, columns: Sequence[str] | None) -> pa.Reco
 
 def read_arrow(
     source: Any,
-    features: Mapping[str, Any] | None = None,
     *,
+    features: Mapping[str, Any] | None = None,
     sequence_features: Mapping[str, Any] | None = None,
     columns: Sequence[str] | None = None,
-    compression: str | None = "auto",
+    compression: Compression = "auto",
     verify: bool = True,
     on_error: OnError = "raise",
     max_skipped: int | None = None,
-    storage_options: Any = None,
+    storage_options: StorageOptions = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> pa.Table:
     """All the Examples (or SequenceExamples) of `source` (as iter_arrow_batches takes it) as one
-    Arrow table; `sequence_features` and `columns` as iter_arrow_batches takes them. Without a
-    spec, batches that lack a key get nulls there; a key whose type differs between batches
-    is an error naming it. `on_error` and `max_skipped` are iter_records'."""
+    Arrow table; `features`, `sequence_features` and `columns` as iter_arrow_batches takes them.
+    Without a spec, batches that lack a key get nulls there; a key whose type differs between
+    batches is an error naming it. The reader options are iter_records'."""
     batches = list(
         iter_arrow_batches(
             source,
-            features,
+            features=features,
             sequence_features=sequence_features,
             columns=columns,
             compression=compression,
@@ -455,6 +478,7 @@ def read_arrow(
             on_error=on_error,
             max_skipped=max_skipped,
             storage_options=storage_options,
+            max_record_bytes=max_record_bytes,
         )
     )
     schema = Specs(feature_specs(features), feature_specs(sequence_features, "sequence_features"))
@@ -471,30 +495,35 @@ def read_arrow(
 
 def write_arrow(
     data: Any,
-    dest: Any,
+    destination: Any,
     *,
-    compression: str | None = None,
+    compression: Compression = None,
     strict: bool = False,
     feature_lists: Collection[str] | None = None,
-    storage_options: Any = None,
+    storage_options: StorageOptions = None,
 ) -> int:
     """Write the rows of `data` (as encode_arrow takes it) as Examples to the TFRecord file
-    `dest` (a path, a URL or a file object), batch by batch; returns the number of records
+    `destination` (a path, a URL or a file object), batch by batch; returns the number of records
     written. A path or URL is written under a temporary name and published whole once done
     (as every command's output): a failure or a kill leaves the old file, never part of one.
     `feature_lists` as encode_arrow takes it (marked feature-list columns become
     SequenceExamples without it). `storage_options` are fsspec's, for a URL (or an fsspec
     filesystem object)."""
     records = iter_framed_buffers(data, strict, feature_lists)
-    if is_file_object(dest):
-        return _write(records, dest, compression, None)
-    with open_publication(os.fspath(dest), storage_options) as publication:
-        temp = publication.file(os.fspath(dest))
+    if is_file_object(destination):
+        return _write(records, destination, compression, None)
+    with open_publication(os.fspath(destination), storage_options) as publication:
+        temp = publication.file(os.fspath(destination))
         return _write(records, temp, compression, storage_options)
 
 
-def _write(records: Iterable[tuple[Any, np.ndarray]], dest: Any, compression: str | None, storage_options: Any) -> int:
-    with TFRecordWriter(dest, compression, storage_options=storage_options) as writer:
+def _write(
+    records: Iterable[tuple[Any, np.ndarray]],
+    destination: Any,
+    compression: Compression,
+    storage_options: StorageOptions,
+) -> int:
+    with TFRecordWriter(destination, compression, storage_options=storage_options) as writer:
         for framed, lengths in records:
             writer.write_framed(framed, lengths)
         return writer.records_written

@@ -203,8 +203,8 @@ def iter_framed_buffers(
             yield buffer, fill_frames(buffer, ends)
 
 
-def encode_arrow(data: Any, *, strict: bool = False, feature_lists: Collection[str] | None = None) -> list[bytes]:
-    """Serialized Examples, one per row of `data` (a RecordBatch, a Table, an iterable of
+def encode_arrow(source: Any, *, strict: bool = False, feature_lists: Collection[str] | None = None) -> list[bytes]:
+    """Serialized Examples, one per row of `source` (a RecordBatch, a Table, an iterable of
     RecordBatches or a pandas DataFrame). Scalars become one-value lists; lists (nested:
     flattened) become lists; integers and bools → int64, floats → float32, strings and
     binary → bytes; a null leaves the feature out. Other types are an error naming the
@@ -214,4 +214,4 @@ def encode_arrow(data: Any, *, strict: bool = False, feature_lists: Collection[s
     list in its schema field, or that `feature_lists` names, holds one list of steps per row;
     a row with a value in such a column becomes a SequenceExample (the other columns its
     context, each step a Feature, a null step one with no kind); a row with none, an Example."""
-    return list(iter_encoded(data, strict, feature_lists))
+    return list(iter_encoded(source, strict, feature_lists))

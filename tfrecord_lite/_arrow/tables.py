@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._storage.publish import Publication
+from tfrecord_lite._stream.damage import DamagePolicy, as_policy
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -194,9 +196,9 @@ def write_examples_table(
     *,
     sequence_features: Mapping[str, FeatureSpec] | None = None,
     batch_size: int = 2048,
-    compression: str | None = "auto",
+    compression: Compression = "auto",
     progress: Progress | None = None,
-    on_error: Any = "raise",
+    on_error: OnError | DamagePolicy = "raise",
     max_skipped: int | None = None,
 ) -> int:
     """Decode the Examples of `source` (files, globs, folders, as iter_arrow_batches takes them) with
@@ -206,8 +208,9 @@ def write_examples_table(
     context; each feature list becomes a column of steps, marked in the schema (Parquet and Arrow
     keep the mark, and write_arrow reads it back); CSV cannot hold them, a FeatureError naming them
     says so before anything is written. `progress(batches, None)` may wrap the loop over the batches.
-    `on_error` and `max_skipped` are iter_records'."""
-    from tfrecord_lite._arrow.batches import arrow_schema, iter_arrow_batches
+    `on_error` and `max_skipped` are iter_records' (a DamagePolicy: one command's, counting over
+    every file it reads)."""
+    from tfrecord_lite._arrow.batches import Reading, arrow_schema, policy_arrow_batches
 
     if sequence_features and fmt == "csv":
         names = ", ".join(sequence_features)
@@ -216,14 +219,14 @@ def write_examples_table(
             f"is a feature list (the records are SequenceExamples with feature lists {names}): CSV holds one "
             "value per cell, not a list of steps; convert to Parquet or Arrow (.parquet, .arrow)",
         )
-    batches: Iterable[pa.RecordBatch] = iter_arrow_batches(
+    batches: Iterable[pa.RecordBatch] = policy_arrow_batches(
         source,
-        features,
-        sequence_features=sequence_features,
-        batch_size=batch_size,
+        Reading(features, sequence_features, None, batch_size),
         compression=compression,
-        on_error=on_error,
-        max_skipped=max_skipped,
+        verify=True,
+        policy=as_policy(on_error, max_skipped),
+        storage_options=None,
+        max_record_bytes=MAX_RECORD_BYTES,
     )
     with table_writer(path, fmt, arrow_schema(features, sequence_features), in_thread=True) as writer:
         for batch in batches if progress is None else progress(batches, None):

@@ -12,8 +12,10 @@ that, and pack_pieces groups the pieces, largest first, into partitions of about
 range piece carries its TFRecordFile, which pickles as its path (the worker maps the sidecar in
 O(1)) or, where no sidecar could be saved, with the offsets themselves. Compressed files and URLs
 are streamed whole (URLs through fsspec, with the caller's storage options or filesystem object).
-Every read goes through the library's readers, so CRCs are checked and errors name the file and
-offset.
+Every read goes through the library's readers with the caller's reader options (PieceOptions, which
+pickle to the workers), so CRCs are checked and errors name the file and offset. Where damage is
+skipped (on_error other than "raise"), files are never cut: a damaged file has no index to cut it
+by, so each is read whole by the tolerant stream scanner, and `max_skipped` counts per file.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from tfrecord_lite._records.indexed_spans import offset_spans
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._records.reader import iter_records
@@ -32,6 +36,9 @@ from tfrecord_lite._storage.file_kinds import file_kind
 from tfrecord_lite._storage.files import normalize_compression
 from tfrecord_lite._storage.locations import StorageOptions, is_url
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
+from tfrecord_lite._stream.damage import DamagePolicy
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError
+from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -42,6 +49,30 @@ def input_files(paths: Sources, storage_options: StorageOptions = None) -> list[
     paths made absolute, since an engine's workers do not share the caller's directory."""
     found = resolve_inputs(paths, storage_options=storage_options)
     return [path if is_url(path) else os.path.abspath(path) for path in found]
+
+
+@dataclass(frozen=True)
+class PieceOptions:
+    """The reader options of an engine's read (iter_records' meanings), checked once on the driver and
+    handed to every task with its pieces."""
+
+    compression: Compression = "auto"
+    verify: bool = True
+    on_error: OnError = "raise"
+    max_skipped: int | None = None
+    storage_options: StorageOptions = None
+    max_record_bytes: int = MAX_RECORD_BYTES
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "compression", normalize_compression(self.compression, allow_auto=True))
+        DamagePolicy(self.on_error, self.max_skipped)  # a wrong on_error or max_skipped fails here
+        if type(self.max_record_bytes) is not int or self.max_record_bytes < 1:
+            raise ValueError(f"max_record_bytes must be an int >= 1, not {self.max_record_bytes!r}")
+
+    @property
+    def cuts(self) -> bool:
+        """Whether files may be cut into record ranges: not where damage is skipped."""
+        return self.on_error == "raise"
 
 
 @dataclass(frozen=True)
@@ -60,18 +91,19 @@ class Piece:
         return None if self.stop is None else self.stop - self.start
 
 
-def plan_pieces(paths: Sequence[str], wanted: int, batch_size: int, compression: str, verify: bool) -> list[Piece]:
+def plan_pieces(
+    paths: Sequence[str], wanted: int, batch_size: int, options: PieceOptions = PieceOptions()
+) -> list[Piece]:
     """About `wanted` pieces covering every record of `paths` once, in order."""
-    compression = normalize_compression(compression, allow_auto=True)
     sizes = [0 if is_url(path) else os.path.getsize(path) for path in paths]
     total = sum(sizes)
     pieces: list[Piece] = []
     for path, size in zip(paths, sizes, strict=True):
         share = round(wanted * size / total) if len(paths) < wanted and total else 1
-        if share < 2 or file_kind(path, compression) != "":
+        records = _cuttable(path, options) if share >= 2 else None
+        if records is None:
             pieces.append(Piece(path, size))
             continue
-        records = TFRecordFile(path, verify=verify)
         cuts = min(share, math.ceil(len(records) / batch_size)) or 1
         bounds = [len(records) * i // cuts for i in range(cuts + 1)]
         pieces += [Piece(path, size // cuts, a, b, records) for a, b in itertools.pairwise(bounds)]
@@ -102,20 +134,34 @@ def split_bytes(sizes: Sequence[int], max_bytes: int, open_cost: int, min_partit
     return min(max_bytes, max(open_cost, per_partition))
 
 
+def _cuttable(path: str, options: PieceOptions) -> TFRecordFile | None:
+    """The random access of `path` where it may be cut into record ranges: an uncompressed local
+    file, read with errors raised, whose records are no longer than max_record_bytes (the stream
+    refuses a longer one, naming it); else None (the file is read whole)."""
+    if not options.cuts or is_url(path) or file_kind(path, options.compression or "") != "":
+        return None
+    records = TFRecordFile(path, verify=options.verify, max_record_bytes=options.max_record_bytes)
+    offsets = records.record_offsets()
+    longest = int(np.diff(offsets).max()) - HEADER_SIZE - FOOTER_SIZE if offsets is not None and len(offsets) > 1 else 0
+    if longest > options.max_record_bytes:
+        records.close()
+        return None
+    return records
+
+
 def split_pieces(
-    files: Sequence[tuple[str, int]], max_bytes: int, batch_size: int, compression: str, verify: bool
+    files: Sequence[tuple[str, int]], max_bytes: int, batch_size: int, options: PieceOptions = PieceOptions()
 ) -> list[Piece]:
     """Pieces of at most about `max_bytes` each from (path, size) pairs: every file a piece, an
     uncompressed local file larger than that cut into record ranges by its index (the sidecar,
     built and saved on first use where the folder is writable), never into ranges shorter than
     one batch."""
-    compression = normalize_compression(compression, allow_auto=True)
     pieces: list[Piece] = []
     for path, size in files:
-        if size <= max_bytes or is_url(path) or file_kind(path, compression) != "":
+        records = _cuttable(path, options) if size > max_bytes else None
+        if records is None:
             pieces.append(Piece(path, size))
             continue
-        records = TFRecordFile(path, verify=verify)
         cuts = min(math.ceil(size / max_bytes), math.ceil(len(records) / batch_size)) or 1
         bounds = [len(records) * i // cuts for i in range(cuts + 1)]
         pieces += [Piece(path, size // cuts, a, b, records) for a, b in itertools.pairwise(bounds)]
@@ -137,16 +183,22 @@ def pack_pieces(pieces: Sequence[Piece], max_bytes: int, open_cost: int) -> list
     return groups
 
 
-def piece_records(
-    piece: Piece, batch_size: int, compression: str, verify: bool, storage_options: StorageOptions = None
-) -> Iterator[list[bytes]]:
-    """The piece's serialized records, `batch_size` at a time (a URL opened with `storage_options`)."""
+def piece_records(piece: Piece, batch_size: int, options: PieceOptions = PieceOptions()) -> Iterator[list[bytes]]:
+    """The piece's serialized records, `batch_size` at a time, read with `options`."""
     if piece.records is not None:
         stop = len(piece.records) if piece.stop is None else piece.stop
         for lo in range(piece.start, stop, batch_size):
             yield piece.records[lo : min(lo + batch_size, stop)]
         return
-    records = iter_records(piece.path, compression=compression, verify=verify, storage_options=storage_options)
+    records = iter_records(
+        piece.path,
+        compression=options.compression or "",
+        verify=options.verify,
+        on_error=options.on_error,
+        max_skipped=options.max_skipped,
+        storage_options=options.storage_options,
+        max_record_bytes=options.max_record_bytes,
+    )
     try:
         while batch := list(itertools.islice(records, batch_size)):
             yield batch
@@ -158,32 +210,29 @@ def piece_batches(
     piece: Piece,
     features: Mapping[str, Any] | None,
     batch_size: int,
-    compression: str,
-    verify: bool,
-    storage_options: StorageOptions = None,
+    options: PieceOptions = PieceOptions(),
     sequence_features: Mapping[str, Any] | None = None,
     columns: Sequence[str] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The piece's Examples (or SequenceExamples: decode_arrow's `sequence_features`, or records
     that carry feature lists) as Arrow record batches of `batch_size` rows (decode_arrow's).
     `columns` without a spec decodes only those keys (null where a record lacks one)."""
-    from tfrecord_lite._arrow.batches import decode_arrow, decode_arrow_columns, file_arrow_batches
+    from tfrecord_lite._arrow.batches import Reading, decode_arrow, decode_arrow_columns, file_arrow_batches
 
-    if piece.records is None and storage_options is None:  # a whole file: the streaming decoder
+    whole = piece.records is None and options.storage_options is None
+    if whole and options.cuts and not is_url(piece.path):  # a whole local file: the streaming decoder
         yield from file_arrow_batches(
             piece.path,
-            features,
-            sequence_features=sequence_features,
-            columns=columns,
-            batch_size=batch_size,
-            compression=compression,
-            verify=verify,
+            Reading(features, sequence_features, columns, batch_size),
+            compression=options.compression,
+            verify=options.verify,
+            max_record_bytes=options.max_record_bytes,
         )
         return
     if piece.records is not None and columns is not None and features is None and sequence_features is None:
-        yield from _range_batches(piece, columns, batch_size, verify)
+        yield from _range_batches(piece, columns, batch_size, options.verify)
         return
-    for records in piece_records(piece, batch_size, compression, verify, storage_options):
+    for records in piece_records(piece, batch_size, options):
         if columns is not None and features is None and sequence_features is None:
             yield decode_arrow_columns(records, columns)
         else:

@@ -28,6 +28,7 @@ from tfrecord_lite._records.reader import RecordIterator, sources_of
 from tfrecord_lite._storage.files import normalize_compression
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._stream.damage import DamagePolicy, OnError
+from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES
 from tfrecord_lite._wire.framing import HEADER_SIZE
 
 T = TypeVar("T")  # a decoded batch
@@ -156,12 +157,15 @@ def record_spans(
     verify: bool,
     policy: DamagePolicy | None = None,
     storage_options: StorageOptions = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> Iterator[Spans]:
     """The records of `source` (anything _sources resolves; files in order) in batches of
     `batch_size`, as spans of the reader's buffer (valid until the next batch is asked for):
     no object per record."""
     files = sources_of(source, storage_options)
-    with RecordIterator(files, compression, verify, policy, storage_options=storage_options) as records:
+    with RecordIterator(
+        files, compression, verify, policy, storage_options=storage_options, max_record_bytes=max_record_bytes
+    ) as records:
         yield from _spans(records, batch_size)
 
 

@@ -25,6 +25,7 @@ from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._index.record_index import map_uncompressed, read_existing_index, record_index_staleness, release
 from tfrecord_lite._index.sidecar_file import sidecar_path
 from tfrecord_lite._records.example_batches import record_spans
+from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES
 from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, run_is_intact
 
 
@@ -57,22 +58,29 @@ def fresh_offsets(path: str, every_header: bool = True) -> np.ndarray | None:
     return offsets if len(offsets) and int(offsets[-1]) == st.st_size and int(offsets[0]) == 0 else None
 
 
-def file_spans(path: str, batch_size: int, compression: str | None, verify: bool) -> Iterator[Spans]:
+def file_spans(
+    path: str, batch_size: int, compression: str | None, verify: bool, max_record_bytes: int = MAX_RECORD_BYTES
+) -> Iterator[Spans]:
     """record_spans(path, batch_size, compression, verify) (damage raises) of a local file: framed by
-    its fresh sidecar where it has one (and `compression` is "auto" or None), streamed otherwise."""
+    its fresh sidecar where it has one (and `compression` is "auto" or None), streamed otherwise.
+    A file holding a record longer than `max_record_bytes` is streamed, which refuses it."""
     # every header is checked batch by batch (run_is_intact) before its records are yielded, and
     # from a batch where one differs the stream reads on: checking them all first too would read
     # each length field twice
     offsets = fresh_offsets(path, every_header=False) if compression in ("auto", None) else None
+    if offsets is not None and len(offsets) > 1:
+        longest = int(np.diff(offsets).max()) - HEADER_SIZE - FOOTER_SIZE
+        offsets = offsets if longest <= max_record_bytes else None
     if offsets is None:
-        yield from record_spans(path, batch_size, compression, verify)
+        yield from record_spans(path, batch_size, compression, verify, max_record_bytes=max_record_bytes)
         return
     done = 0
     for spans in offset_spans(path, offsets, batch_size, verify):
         yield spans
         done += len(spans.starts)
     if done < len(offsets) - 1:  # damage, or a file changed since its sidecar was read: the stream reports it
-        yield from itertools.islice(record_spans(path, batch_size, compression, verify), done // batch_size, None)
+        again = record_spans(path, batch_size, compression, verify, max_record_bytes=max_record_bytes)
+        yield from itertools.islice(again, done // batch_size, None)
 
 
 def offset_spans(path: str, offsets: np.ndarray, batch_size: int, verify: bool) -> Iterator[Spans]:

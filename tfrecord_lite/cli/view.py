@@ -7,16 +7,17 @@ import argparse
 
 from tfrecord_lite._redact import redact
 from tfrecord_lite._repr import plural
-from tfrecord_lite.cli.options import PROG, add_command, say
+from tfrecord_lite.cli.options import PROG, add_command, non_negative_int, say
 
 
 def cmd_view(args: argparse.Namespace) -> int:
     from tfrecord_lite.viewer import Catalog, ViewerServer, write_report
 
-    catalog = Catalog(args.inputs)
+    on_error = "skip" if args.max_skipped is not None else args.on_error
+    catalog = Catalog(args.inputs, on_error=on_error, max_skipped=args.max_skipped)
     try:
         if args.html:
-            say(args, f"{redact(write_report(catalog, args.html, args.records))}: {plural(len(catalog), 'record')}")
+            say(args, f"{redact(write_report(catalog, args.html, n=args.records))}: {plural(len(catalog), 'record')}")
             return 0
         server = ViewerServer(catalog, args.host, args.port)
         print(f"serving {plural(len(catalog), 'record')} at {server.url} (Ctrl-C stops)", flush=True)
@@ -45,3 +46,16 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--port", type=int, default=0, help="port to serve on (default: 0, a free one)")
     p.add_argument("--html", metavar="FILE", help="write one self-contained HTML page instead of serving")
     p.add_argument("--records", type=int, default=50, metavar="N", help="records in the --html page (default: 50)")
+    p.add_argument(
+        "--on-error",
+        choices=("raise", "skip"),
+        default="skip",
+        help="skip (default here): show the good records and list each damaged span on the overview; "
+        "raise: a damaged file stops the command",
+    )
+    p.add_argument(
+        "--max-skipped",
+        type=non_negative_int,
+        metavar="N",
+        help="fail after more than N damaged spans over all the files (implies --on-error skip)",
+    )

@@ -1,7 +1,7 @@
 """The dataset viewer: TFRecord files browsed in a web browser on this machine, or written as one
 static HTML page.
 
-`Catalog(sources)` opens the files (a path, folder, glob or list) for random access;
+`Catalog(source)` opens the files (a path, folder, glob or list) for random access;
 `ViewerServer(catalog)` serves its pages (overview, record browser, image grid, search) on
 127.0.0.1 with the standard library's HTTP server; `write_report(catalog, "report.html")` writes
 the static page. `tfrecord-lite view` is the command line of both. Nothing is fetched from

@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import os
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,9 +28,12 @@ from tfrecord_lite._html.records import RecordView, image_uris
 from tfrecord_lite._html.values import esc, text_of
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._records.views import record_view
-from tfrecord_lite._redact import redact, scrub
+from tfrecord_lite._redact import log, redact, scrub
 from tfrecord_lite._stats.collect import statistics
+from tfrecord_lite._storage.files import normalize_compression, sniff_file
 from tfrecord_lite._storage.sources import resolve_inputs
+from tfrecord_lite._stream.damage import DamagePolicy
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 
 LABEL_KEYS = ("image/class/label", "label", "image/class/text", "class", "labels")
 LABEL_SAMPLE = 10_000  # records whose labels the overview counts
@@ -59,10 +62,34 @@ class SearchResult:
 
 
 class Catalog:
-    """The files of `sources` (a path, folder, glob or list), for the viewer."""
+    """The files of `source` (a path, folder, glob, URL or list), for the viewer.
 
-    def __init__(self, sources: Any, *, statistics: bool = True) -> None:
-        self.paths = resolve_inputs(sources)
+    `statistics=False` leaves the overview's statistics out. The reader options are iter_records':
+    with on_error="raise" (the default) a damaged file raises its error (file and offset) here;
+    with "skip" or a callable its good records are shown and each damaged span is listed in
+    `damage` (and on the overview), logged or given to the callable; more than `max_skipped` of
+    them over all the files raise. `compression` is recognised from the content; one given must
+    be each file's."""
+
+    def __init__(
+        self,
+        source: Any,
+        *,
+        statistics: bool = True,
+        compression: Compression = "auto",
+        verify: bool = True,
+        on_error: OnError = "raise",
+        max_skipped: int | None = None,
+        storage_options: StorageOptions = None,
+        max_record_bytes: int = MAX_RECORD_BYTES,
+    ) -> None:
+        DamagePolicy(on_error, max_skipped)  # a wrong on_error or max_skipped fails here
+        self._compression = normalize_compression(compression, allow_auto=True)
+        self._verify, self._storage_options, self._max_record_bytes = verify, storage_options, max_record_bytes
+        self._skips = on_error != "raise"
+        self._found: list[TFRecordError] = []
+        self._policy = DamagePolicy(_listing(on_error, self._found), max_skipped)  # one count over every file
+        self.paths = resolve_inputs(source, storage_options=storage_options)
         self._statistics: str | None = None if statistics else ""
         self.damage: list[DamageReport] = []
         self.files: list[TFRecordFile] = []
@@ -72,15 +99,38 @@ class Catalog:
         self._labels: tuple[str, Counter[str], int] | None = None
 
     def _open(self, path: str, first: int) -> TFRecordFile:
+        self._check_compression(path)
         try:
-            return TFRecordFile(path)
+            return self._file(path, "raise")
         except TFRecordError:
-            found: list[TFRecordError] = []
-            f = TFRecordFile(path, on_error=found.append)
-            for err in found:
+            if not self._skips:
+                raise
+            self._found.clear()
+            f = self._file(path, self._policy)
+            for err in self._found:
                 before = bisect.bisect_left(range(len(f)), err.offset or 0, key=f.offset)
                 self.damage.append(DamageReport(redact(path), err.offset, first + before, scrub(err.reason)))
             return f
+
+    def _file(self, path: str, on_error: OnError | DamagePolicy) -> TFRecordFile:
+        return TFRecordFile(
+            path,
+            verify=self._verify,
+            on_error=on_error,
+            storage_options=self._storage_options,
+            max_record_bytes=self._max_record_bytes,
+        )
+
+    def _check_compression(self, path: str) -> None:
+        """A compression given must be the file's (TFRecordFile recognises it from the content)."""
+        if self._compression == "auto":
+            return
+        found = sniff_file(path, self._storage_options)
+        if (found or "") != self._compression and found != "unknown":
+            raise ValueError(
+                f"{redact(path)}: compression={self._compression!r} was given, but the file is "
+                f"{found or 'uncompressed'}; pass compression='auto' to recognise it"
+            )
 
     def __len__(self) -> int:
         return int(self.starts[-1])
@@ -118,7 +168,14 @@ class Catalog:
         """tfr.statistics of the first STATS_SAMPLE records as HTML (computed once; damage skipped)."""
         if self._statistics is None:
             try:
-                stats = statistics(self.paths, max_records=STATS_SAMPLE, on_error="skip")
+                stats = statistics(
+                    self.paths,
+                    max_records=STATS_SAMPLE,
+                    compression=self._compression,
+                    verify=self._verify,
+                    on_error="skip" if self._skips else "raise",  # the damage is listed already
+                    storage_options=self._storage_options,
+                )
                 self._statistics = f"<h3>Statistics of the first {stats.records} records</h3>{stats.to_html()}"
             except TFRecordError as err:
                 self._statistics = f'<p class="damage">statistics: {esc(err)}</p>'
@@ -155,6 +212,19 @@ class Catalog:
                     break
         end = i + 1 if len(found) >= limit else stop
         return SearchResult(found, end - start, end if end < len(self) else None)
+
+
+def _listing(on_error: OnError, found: list[TFRecordError]) -> Callable[[TFRecordError], object]:
+    """An on_error callable that keeps each error in `found`, then does what `on_error` says."""
+
+    def listed(err: TFRecordError) -> object:
+        found.append(err)
+        if callable(on_error):
+            return on_error(err)
+        log.warning("skipped damaged data: %s", err)
+        return None
+
+    return listed
 
 
 def as_texts(value: Any) -> list[str]:

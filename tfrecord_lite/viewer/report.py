@@ -16,9 +16,9 @@ from tfrecord_lite.viewer.catalog import Catalog
 from tfrecord_lite.viewer.pages import grid_body, overview_body, records_body
 
 
-def report_html(catalog: Catalog, records: int = 50) -> str:
-    """The static page of `catalog` with its first `records` records."""
-    shown = min(records, len(catalog))
+def report_html(catalog: Catalog, *, n: int = 50) -> str:
+    """The static page of `catalog` with its first `n` records."""
+    shown = min(n, len(catalog))
     nav = '<nav><a href="#overview">overview</a><a href="#records">records</a><a href="#grid">grid</a></nav>'
     body = (
         f'{nav}<h2 id="overview">Overview</h2>{overview_body(catalog)}'
@@ -30,8 +30,8 @@ def report_html(catalog: Catalog, records: int = 50) -> str:
     return page("tfrecord-lite report", body)
 
 
-def write_report(catalog: Catalog, out: str | os.PathLike[str], records: int = 50) -> str:
-    """Write report_html to `out` (atomically); the path written."""
-    path = os.fspath(out)
-    write_atomic(path, report_html(catalog, records).encode("utf-8"))
+def write_report(catalog: Catalog, destination: str | os.PathLike[str], *, n: int = 50) -> str:
+    """Write report_html of the first `n` records to `destination` (atomically); the path written."""
+    path = os.fspath(destination)
+    write_atomic(path, report_html(catalog, n=n).encode("utf-8"))
     return path
