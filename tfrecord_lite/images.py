@@ -21,8 +21,9 @@ module is its public face, and adds ImageTransform, which hands images to PyTorc
 one by one or, as a collate_fn, writes a batch's images straight into its tensor.
 The names speak the library's vocabulary (docs/conventions.md): what is read is
 `source`, the shards written are `prefix`, a folder written is `destination`; the
-functions that read records take the reader options, and the shards that
-pack_images and remove_images write are compressed as `output_compression` says.
+functions that read records take the reader options; pack_images writes shards
+compressed as its `compression` says, and remove_images, which reads records and
+writes others, names what it writes `output_compression`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ modules is walked with `inspect.signature`:
 
 - an input is `source`: no parameter carries another input name (`path`, `paths`, `inputs`, ...);
 - a target is `destination`, or `prefix` where shards are made: no other output name;
-- a reader (a callable taking `source` and any reader option) takes every reader option, each with the
+- a reader (a callable taking `source` and any option only readers take) takes every reader option, each with the
   annotation and default of `READ_OPTIONS`, and everything after `source` keyword-only;
 - a writer's `compression` is typed as a reader's and defaults to None (written uncompressed).
 
@@ -27,6 +27,9 @@ from tfrecord_lite._stream.options import READ_OPTIONS
 
 INPUT_NAMES = {"sources", "inputs", "path", "paths", "tfrecord_path", "records", "data", "path_or_file", "root"}
 OUTPUT_NAMES = {"dest", "out", "out_path", "out_prefix", "out_dir", "index_path", "target"}
+# the options only a reader of records takes: with `source`, any of them makes a callable a reader (a
+# writer takes `compression` and `storage_options` too, meaning what it writes and where)
+READS_RECORDS = {"verify", "on_error", "max_skipped", "max_record_bytes"}
 # readers that read damage by design: they list or skip it, so they take no verify / on_error / max_skipped
 DAMAGE_READERS = {"verify_file", "salvage"}
 # callables whose first parameter is a record's bytes and whose specs may follow it positionally, as in
@@ -91,7 +94,7 @@ def problems_of(name: str, function: Callable[..., Any]) -> list[str]:
     if "source" in names and names[0] != "source":
         found.append(f"{name}: 'source' is parameter {names.index('source') + 1}, not the first")
     options = [p for p in params if p.name in READ_OPTIONS]
-    is_reader = "source" in names and any(p.name != "storage_options" for p in options)
+    is_reader = "source" in names and any(p.name in READS_RECORDS for p in options)
     for p in options:
         annotation, default = READ_OPTIONS[p.name]
         if p.name == "compression" and not is_reader:
@@ -137,16 +140,16 @@ def test_the_rules_catch_each_kind_of_slip() -> None:
 
     def reader(source: Any, features: Any = None, *, compression: Any = "auto") -> None: ...
 
-    def writer(data: Any, out_path: Any, compression: Any = "gzip") -> None: ...
+    def saver(data: Any, out_path: Any, compression: Any = "gzip") -> None: ...
 
-    slips = "\n".join(problems_of("reader", reader) + problems_of("writer", writer))
+    slips = "\n".join(problems_of("reader", reader) + problems_of("saver", saver))
     for expected in (
         "reader: features follows 'source' but can be passed by position",
         "reader: compression is annotated",
         "reader: reads records but takes no 'verify'",
-        "writer: input named 'data'",
-        "writer: target named 'out_path'",
-        "writer: compression defaults to 'gzip', not None",
-        "writer: compression can be passed by position",
+        "saver: input named 'data'",
+        "saver: target named 'out_path'",
+        "saver: compression defaults to 'gzip', not None",
+        "saver: compression can be passed by position",
     ):
         assert expected in slips

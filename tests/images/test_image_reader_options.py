@@ -1,8 +1,9 @@
-# The image functions that read records take the reader options and mean by them what every reader
-# means (docs/conventions.md): over real packed shards, GZIP and ZLIB ones recognised or declared,
-# a record with a flipped payload byte raising, trusted, or skipped (max_skipped bounding the skips),
-# and a record longer than max_record_bytes refused; the shards that pack_images and remove_images
-# write are compressed as output_compression says.
+"""The image functions that read records take the reader options and mean by them what every reader means
+(docs/conventions.md): over real packed shards, GZIP and ZLIB ones recognised or declared, a record with
+a flipped payload byte raising, trusted, or skipped (max_skipped bounding the skips), and a record
+longer than max_record_bytes refused; the shards pack_images writes are compressed as its compression
+says, those remove_images writes as its output_compression says."""
+
 from __future__ import annotations
 
 import inspect
@@ -37,7 +38,7 @@ def photos(tmp_path: Path) -> Path:
 
 def pack(photos: Path, prefix: Path, compression: str | None = None) -> list[str]:
     """The shard (one) of the photos packed in name order."""
-    result = images.pack_images(photos, prefix=prefix, num_shards=1, shuffle=False, output_compression=compression)
+    result = images.pack_images(photos, prefix=prefix, num_shards=1, shuffle=False, compression=compression)
     return result.paths
 
 
@@ -61,8 +62,8 @@ def test_the_record_readers_take_every_reader_option(name: str) -> None:
 
 def test_pack_images_reads_no_records_and_says_what_it_writes(photos: Path, tmp_path: Path) -> None:
     params = inspect.signature(images.pack_images).parameters
-    assert set(params) & set(READ_OPTIONS) == {"storage_options"}
-    assert params["output_compression"].default is None and params["on_bad_image"].default == "raise"
+    assert set(params) & set(READ_OPTIONS) == {"compression", "storage_options"}
+    assert params["compression"].default is None and params["on_bad_image"].default == "raise"
     for kind in ("gzip", "zlib"):
         (shard,) = pack(photos, tmp_path / kind / "pets", kind.upper())
         assert sniff_file(shard) == kind and shard.endswith(".tfrecord." + {"gzip": "gz", "zlib": "zlib"}[kind])

@@ -238,7 +238,7 @@ def pack_images(
     allow_duplicates: bool = False,
     on_conflict: str = "error",
     extend_label_map: bool = False,
-    output_compression: Compression = None,
+    compression: Compression = None,
     index: bool = True,
     progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
     workers: int | None = None,
@@ -256,7 +256,7 @@ def pack_images(
     listed in the result ('skip', or a callable(path, error) told about each); so
     does a path that is not a regular file (a FIFO, a device) or one of more than
     MAX_IMAGE_BYTES (256 MiB), which is not read. The shards are written with
-    `output_compression` (None, "gzip" or "zlib", as a writer's `compression`).
+    `compression` (None, "gzip" or "zlib").
     `label_map` (a mapping, or a JSON, .txt or .csv file: see load_label_map) gives the ids; a
     class it lacks is a ValueError unless `extend_label_map`, which gives it the next free id.
     With `append=True` new shards are added (the old ones renamed to the new shard total, see
@@ -277,7 +277,6 @@ def pack_images(
     docs/cloud.md ("Writing").
     """
     prefix = os.fspath(prefix)
-    compression = output_compression
     if num_shards is None and max_records is None and max_bytes is None:
         max_bytes = DEFAULT_SHARD_BYTES
     size = _parse_size(resize)

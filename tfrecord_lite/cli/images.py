@@ -97,7 +97,7 @@ def _pack(args: argparse.Namespace, report: Callable[[str, Exception], None]) ->
         allow_duplicates=args.allow_duplicates,
         on_conflict=args.on_conflict,
         extend_label_map=args.extend_label_map,
-        output_compression=args.to or None,
+        compression=args.to or None,
         index=not args.no_index,
         progress=lambda items, total: progress(items, total, "pack", "img", args.quiet),
         workers=args.workers,
