@@ -138,7 +138,7 @@ def test_each_adapter_speaks_it_too(adapter: str) -> None:
 def test_the_rules_catch_each_kind_of_slip() -> None:
     """Each rule fires on a callable that breaks it, so a pass above means something."""
 
-    def reader(source: Any, features: Any = None, *, compression: Any = "auto") -> None: ...
+    def reader(source: Any, features: Any = None, *, compression: Any = "auto", verify: bool = True) -> None: ...
 
     def saver(data: Any, out_path: Any, compression: Any = "gzip") -> None: ...
 
@@ -146,7 +146,7 @@ def test_the_rules_catch_each_kind_of_slip() -> None:
     for expected in (
         "reader: features follows 'source' but can be passed by position",
         "reader: compression is annotated",
-        "reader: reads records but takes no 'verify'",
+        "reader: reads records but takes no 'on_error'",
         "saver: input named 'data'",
         "saver: target named 'out_path'",
         "saver: compression defaults to 'gzip', not None",
