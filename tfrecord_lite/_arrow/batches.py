@@ -30,6 +30,7 @@ from tfrecord_lite._batches.flat import (
     spans_of,
 )
 from tfrecord_lite._batches.sequence_probe import CLASH, feature_list_rows
+from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.ragged_build import FlatRagged
 from tfrecord_lite._example.ragged_spec import RaggedFeature
@@ -40,7 +41,7 @@ from tfrecord_lite._records.example_batches import record_spans
 from tfrecord_lite._records.indexed_spans import file_spans
 from tfrecord_lite._records.reader import sources_of
 from tfrecord_lite._records.writer import TFRecordWriter
-from tfrecord_lite._storage.files import is_file_object, normalize_compression
+from tfrecord_lite._storage.files import is_file_object
 from tfrecord_lite._storage.publish import open_publication
 from tfrecord_lite._stream.damage import DamagePolicy, OnError, as_policy
 

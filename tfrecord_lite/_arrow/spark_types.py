@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tfrecord_lite._compression.kinds import from_alias
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.spec import FeatureSpec, FixedLenFeature
 
@@ -230,10 +231,7 @@ def codec_compression(codec: str) -> str | None:
     "deflate", "none") or a Hadoop codec class (org.apache.hadoop.io.compress.GzipCodec;
     DefaultCodec and DeflateCodec write ZLIB streams, as TensorFlow's ZLIB reads them)."""
     name = codec.rsplit(".", 1)[-1].lower().removesuffix("codec")
-    if name in ("", "none", "uncompressed"):
-        return None
-    if name in ("gzip", "gz"):
-        return "gzip"
-    if name in ("zlib", "deflate", "default"):
-        return "zlib"
+    kind = from_alias(name)  # the names of each kind are _compression/kinds.py's
+    if kind is not None:
+        return kind or None
     raise ValueError(f"codec {codec!r} is not one TFRecord files take: gzip, zlib (deflate) or none")

@@ -25,11 +25,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._records.indexed_spans import offset_spans
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._storage.file_kinds import file_kind
-from tfrecord_lite._storage.files import normalize_compression
 from tfrecord_lite._storage.locations import StorageOptions, is_url
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
 

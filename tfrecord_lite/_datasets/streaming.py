@@ -21,6 +21,7 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._datasets.plan import (
     EVEN,
     SPLITS,
@@ -38,7 +39,6 @@ from tfrecord_lite._datasets.segments import count_shard, read_segments, skip_se
 from tfrecord_lite._example.validate import check_choice, check_int
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._storage.file_kinds import file_kinds
-from tfrecord_lite._storage.files import normalize_compression
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
 from tfrecord_lite._stream.damage import DamagePolicy, OnError

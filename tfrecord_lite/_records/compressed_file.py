@@ -16,6 +16,7 @@ import bisect
 from collections.abc import Iterable, Iterator
 from itertools import groupby
 
+from tfrecord_lite._compression.kinds import index_kind
 from tfrecord_lite._errors import IndexFormatError
 from tfrecord_lite._index.gzip_index import (
     open_gzip_index,
@@ -113,7 +114,7 @@ def open_compressed(
     if is_url(path):
         return _open_object(path, index, verify, on_stale, storage_options, max_record_bytes)
     kind = sniff_file(path)
-    if kind not in ("gzip", "zlib"):  # pragma: no cover - TFRecordFile sends only compressed files here
+    if index_kind(kind) != "seek_points":  # pragma: no cover - TFRecordFile sends only compressed files here
         raise IndexFormatError("not a GZIP or ZLIB file", path=path)
     idx = open_gzip_index(path, kind, index, verify=verify, on_stale=on_stale, max_record_bytes=max_record_bytes)
     return CompressedRecords(path, idx, span_inflater(path, idx), verify, storage_options)

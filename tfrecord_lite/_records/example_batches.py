@@ -21,11 +21,11 @@ from tfrecord_lite._batches.sequences import (
     checked_sequence_specs,
     decode_sequence_records,
 )
+from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._example.spec import FeatureSpec, SpecDict
 from tfrecord_lite._example.validate import batch_specs, check_int
 from tfrecord_lite._records.reader import RecordIterator, sources_of
-from tfrecord_lite._storage.files import normalize_compression
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._stream.damage import DamagePolicy, OnError
 from tfrecord_lite._wire.framing import HEADER_SIZE

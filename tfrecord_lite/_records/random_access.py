@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import numpy as np
 
+from tfrecord_lite._compression.kinds import index_kind
 from tfrecord_lite._errors import CorruptRecordError, PathName, TFRecordError
 from tfrecord_lite._example.decode import decode_example
 from tfrecord_lite._index.record_index import (
@@ -123,7 +124,7 @@ def _is_compressed(path: str, damaged: bool, storage_options: StorageOptions = N
     except OSError:
         return False
     kind = sniff_compression(head)
-    return kind in ("gzip", "zlib") and (not damaged or inflates(head, kind))
+    return index_kind(kind) == "seek_points" and (not damaged or inflates(head, kind))
 
 
 def _int_view(offsets: np.ndarray) -> memoryview:

@@ -12,6 +12,7 @@ import math
 import os
 
 from tfrecord_lite._arrow.tables import columnar_format
+from tfrecord_lite._compression.kinds import choices
 from tfrecord_lite._datasets.sharded import renamed_for, shard_suffix
 from tfrecord_lite._datasets.splits import ratio_sizes, record_parts
 from tfrecord_lite._errors import CorruptRecordError, TruncatedRecordError
@@ -156,7 +157,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         raise UsageError("--shards / --max-records / --max-bytes split columnar inputs; for TFRecord files use reshard")
     if len(paths) > 1 or os.path.isdir(args.output) or args.output.endswith(os.sep):
         if args.to is None:
-            raise UsageError("converting several files into a folder needs --to none|gzip|zlib")
+            raise UsageError(f"converting several files into a folder needs --to {choices(sep='|')}")
         if not is_url(args.output):
             os.makedirs(args.output, exist_ok=True)
         targets = [os.path.join(args.output, renamed_for(p, args.to)) for p in paths]
@@ -334,7 +335,9 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         metavar="C",
         help="input compression (default auto)",
     )
-    add_output_options(p, to_type=convert_target_arg, to_help="output: none (default), gzip, zlib, parquet, arrow, csv")
+    add_output_options(
+        p, to_type=convert_target_arg, to_help=f"output: {choices(sep=', ')}, parquet, arrow, csv (default: none)"
+    )
     add_damage_options(p, writes=True)
     p.add_argument(
         "--features",
