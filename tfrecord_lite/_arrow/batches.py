@@ -19,6 +19,7 @@ import numpy as np
 
 from tfrecord_lite._arrow.encode import encode_arrow, iter_encoded, iter_framed_buffers
 from tfrecord_lite._arrow.feature_lists import feature_list_field
+from tfrecord_lite._arrow.lazy import lazy
 from tfrecord_lite._arrow.union import concat_batches
 from tfrecord_lite._batches.columnar import Spans
 from tfrecord_lite._batches.flat import (
@@ -64,19 +65,23 @@ __all__ = [
 
 if TYPE_CHECKING:
     import pyarrow as pa
+else:  # imported at first use (lazy.py)
+    pa = lazy("pyarrow", globals(), "pa")
 
-try:
-    import pyarrow as pa
-except ImportError as exc:  # pragma: no cover - exercised where pyarrow is missing
-    raise ImportError("tfrecord_lite.arrow needs pyarrow: pip install 'tfrlite[arrow]'") from exc
+_ARROW_DTYPE: dict[str, pa.DataType] = {}  # dtype -> Arrow type, filled at first use (pyarrow is imported then)
 
-_ARROW_DTYPE = {"int64": pa.int64(), "float32": pa.float32(), "bytes": pa.large_binary()}
+
+def _arrow_type(dtype: str) -> pa.DataType:
+    if not _ARROW_DTYPE:
+        _ARROW_DTYPE.update(int64=pa.int64(), float32=pa.float32(), bytes=pa.large_binary())
+    return _ARROW_DTYPE[dtype]
+
 
 # --------------------------------------------------------------------------- decoding
 
 
 def _shaped_type(dtype: str, shape: tuple[int, ...]) -> pa.DataType:
-    value_type = _ARROW_DTYPE[dtype]
+    value_type = _arrow_type(dtype)
     for size in reversed(shape):  # Arrow has no fixed_size_list of 0: an (always empty) large_list
         value_type = pa.list_(value_type, size) if size else pa.large_list(value_type)
     return value_type
@@ -92,12 +97,12 @@ def arrow_type(spec: FeatureSpec) -> pa.DataType:
     if isinstance(spec, SparseFeature):
         raise TypeError(f"{spec!r} decodes to a Sparse, which Arrow columns have no layout for")
     if isinstance(spec, RaggedFeature):
-        out = pa.large_list(_ARROW_DTYPE[spec.dtype])
+        out = pa.large_list(_arrow_type(spec.dtype))
         for _ in spec.partitions:
             out = pa.large_list(out)
         return out
     if isinstance(spec, VarLenFeature):
-        return pa.large_list(_ARROW_DTYPE[spec.dtype])
+        return pa.large_list(_arrow_type(spec.dtype))
     if isinstance(spec, FixedLenSequenceFeature):
         if 0 in spec.shape:
             raise ValueError(f"{spec!r}: steps of no values cannot be counted in an Arrow column; use VarLenFeature")
@@ -128,8 +133,8 @@ def _values(flat: Flat, dtype: str) -> pa.Array:
         return pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(values), buffers)
     if isinstance(values, np.ndarray):  # numbers: their buffer taken as it is, as pa.array would, by a shorter road
         values = np.ascontiguousarray(values, dtype=dtype)
-        return pa.Array.from_buffers(_ARROW_DTYPE[dtype], len(values), [None, pa.py_buffer(values)])
-    return pa.array(values, type=_ARROW_DTYPE[dtype])
+        return pa.Array.from_buffers(_arrow_type(dtype), len(values), [None, pa.py_buffer(values)])
+    return pa.array(values, type=_arrow_type(dtype))
 
 
 def _mask(valid: np.ndarray | None) -> pa.Array | None:

@@ -35,6 +35,8 @@ TABLE_FORMATS = ("parquet", "arrow", "csv")
 def _arrow() -> Any:
     """The library's Arrow conversions (arrow_batches), or a usage error saying pyarrow is missing."""
     try:
+        import pyarrow  # noqa: F401  # _arrow imports it at first use: ask for it here, where it can be said
+
         from tfrecord_lite._arrow import batches as arrow_batches
     except ImportError as err:
         raise UsageError(f"converting to or from columnar files needs pyarrow: {err}") from None
