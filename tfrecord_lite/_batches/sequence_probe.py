@@ -17,7 +17,7 @@ import numpy as np
 
 from tfrecord_lite._batches.lockstep import delimited_fields
 from tfrecord_lite._errors import DecodeError
-from tfrecord_lite._example.wire import _fields, _read_varint32
+from tfrecord_lite._example.wire import fields_in, read_varint32
 
 __all__ = ["CLASH", "feature_list_rows", "has_feature_lists"]
 
@@ -76,7 +76,7 @@ def has_feature_lists(record: bytes) -> bool:
 def _filled(record: bytes) -> bool:
     """Whether the record's first field (a field 1) is all of it."""
     try:
-        length, after = _read_varint32(record, 1, len(record))
+        length, after = read_varint32(record, 1, len(record))
     except DecodeError:
         return False
     return after + length == len(record)
@@ -84,6 +84,6 @@ def _filled(record: bytes) -> bool:
 
 def _walk(record: bytes) -> bool:
     try:
-        return any(number == _FEATURE_LISTS and wire == 2 for number, wire, _, _ in _fields(record, 0, len(record)))
+        return any(number == _FEATURE_LISTS and wire == 2 for number, wire, _, _ in fields_in(record, 0, len(record)))
     except DecodeError:
         return False

@@ -28,7 +28,7 @@ import numpy as np
 from tfrecord_lite._batches.keys import index_ranges
 from tfrecord_lite._batches.lockstep import _repeated, feature_spans
 from tfrecord_lite._example.spec import BYTES, FLOAT, INT64
-from tfrecord_lite._example.varints import _CONTINUED, _FIRST_BYTES, one_varint_each
+from tfrecord_lite._example.varints import CONTINUED, FIRST_BYTES, one_varint_each
 
 
 class Strided(NamedTuple):
@@ -45,7 +45,7 @@ class Strided(NamedTuple):
 
 _HEAD = 6  # a step's tag and length, its list's, its packed run's: one byte each
 _WORD = 8  # bytes read at once at a value
-_HEAD_BYTES = _FIRST_BYTES[_HEAD]
+_HEAD_BYTES = FIRST_BYTES[_HEAD]
 
 
 def _windows(buf: np.ndarray, width: int) -> np.ndarray:
@@ -96,8 +96,8 @@ def _first_width(buf: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 def _one_varint(buf: np.ndarray, at: np.ndarray, width: np.ndarray) -> np.ndarray:
     """Whether the `width` bytes at each of `at` are one varint (1 <= width <= 8)."""
-    word = _words(buf)[at] & _FIRST_BYTES[width]
-    ok: np.ndarray = (word & _CONTINUED[width]) == _CONTINUED[width - 1]
+    word = _words(buf)[at] & FIRST_BYTES[width]
+    ok: np.ndarray = (word & CONTINUED[width]) == CONTINUED[width - 1]
     return ok
 
 

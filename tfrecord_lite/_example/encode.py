@@ -22,7 +22,7 @@ from tfrecord_lite._example.spec import BYTES, FLOAT, INT64
 _INT64_MIN = -(1 << 63)
 
 
-def _varint(value: int) -> bytes:
+def varint_bytes(value: int) -> bytes:
     if value < 0x80:
         return bytes((value,))
     out = bytearray()
@@ -35,14 +35,14 @@ def _varint(value: int) -> bytes:
 
 def _ld(field: int, payload: bytes) -> bytes:
     """A length-delimited field (wire type 2)."""
-    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
+    return varint_bytes(field << 3 | 2) + varint_bytes(len(payload)) + payload
 
 
 def encode_varints(values: np.ndarray) -> bytes:
     """Encode int64 values as concatenated varints (negative → 10-byte two's complement)."""
     u = np.ascontiguousarray(values, dtype=np.int64).view(np.uint64)
     if u.size <= 16:
-        return b"".join([_varint(v) for v in u.tolist()])
+        return b"".join([varint_bytes(v) for v in u.tolist()])
     if not (u >= 0x80).any():
         return u.astype(np.uint8).tobytes()
     nbytes = np.ones(u.shape, dtype=np.int64)
@@ -117,7 +117,7 @@ def _kind_and_payload(key: str, value: Any) -> tuple[int, bytes]:
         v = int(value)
         if not _INT64_MIN <= v < (1 << 63):
             raise _out_of_range(key, v)
-        return INT64, _ld(1, _varint(v & 0xFFFFFFFFFFFFFFFF))
+        return INT64, _ld(1, varint_bytes(v & 0xFFFFFFFFFFFFFFFF))
     if isinstance(value, (float, np.floating)):
         return FLOAT, _packed(_float_array(np.asarray([value], dtype=np.float64)).tobytes())
     if isinstance(value, np.ndarray):

@@ -222,8 +222,8 @@ def _packed(word: np.ndarray) -> np.ndarray:
 
 
 # The first k bytes of a little-endian word (index k), and their continuation bits.
-_FIRST_BYTES = np.array([(1 << 8 * k) - 1 for k in range(9)], dtype=_U64)
-_CONTINUED = _FIRST_BYTES & _U64(0x8080808080808080)
+FIRST_BYTES = np.array([(1 << 8 * k) - 1 for k in range(9)], dtype=_U64)
+CONTINUED = FIRST_BYTES & _U64(0x8080808080808080)
 
 
 def one_varint_each(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
@@ -233,8 +233,8 @@ def one_varint_each(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) ->
         return None
     words = np.ndarray((len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))
     word = words[starts]
-    word &= _FIRST_BYTES[lengths]
-    if not np.array_equal(word & _CONTINUED[lengths], _CONTINUED[lengths - 1]):
+    word &= FIRST_BYTES[lengths]
+    if not np.array_equal(word & CONTINUED[lengths], CONTINUED[lengths - 1]):
         return None  # a byte before the last ends a varint, or the last does not
     return _packed(word).view(np.int64)
 

@@ -42,7 +42,7 @@ MAX_DEPTH = 100
 _FEATURES, _ENTRY, _FEATURE, _STEP = 1, 2, 3, 4
 
 
-def _read_varint32(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+def read_varint32(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     """A tag or length: at most 5 bytes and 32 bits, as the protobuf runtime requires."""
     value, after = read_varint(buf, pos, end)
     if after - pos > 5 or value > 0xFFFFFFFF:
@@ -50,7 +50,7 @@ def _read_varint32(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     return value, after
 
 
-def _fields(buf: bytes, pos: int, end: int, depth: int = 0) -> Iterator[tuple[int, int, int, int]]:
+def fields_in(buf: bytes, pos: int, end: int, depth: int = 0) -> Iterator[tuple[int, int, int, int]]:
     """Yield (field_number, wire_type, start, stop) for each field of the message in buf[pos:end].
 
     For length-delimited fields buf[start:stop] is the payload; for varints, fixed32
@@ -63,7 +63,7 @@ def _fields(buf: bytes, pos: int, end: int, depth: int = 0) -> Iterator[tuple[in
             tag = b
             pos += 1
         else:
-            tag, pos = _read_varint32(buf, pos, end)
+            tag, pos = read_varint32(buf, pos, end)
         number, wire = tag >> 3, tag & 7
         if number == 0:
             raise DecodeError("malformed protobuf: field number 0")
@@ -79,7 +79,7 @@ def _value_end(buf: bytes, pos: int, end: int, number: int, wire: int, depth: in
             length = buf[pos]
             pos += 1
         else:
-            length, pos = _read_varint32(buf, pos, end)
+            length, pos = read_varint32(buf, pos, end)
         stop = pos + length
         if stop > end:
             raise DecodeError(f"malformed protobuf: a field of {length} bytes runs past the end of its message")
@@ -105,7 +105,7 @@ def _value_end(buf: bytes, pos: int, end: int, number: int, wire: int, depth: in
             raise DecodeError(f"malformed protobuf: groups nested more than {MAX_DEPTH} deep")
         start = pos
         while pos < end:
-            tag, after = _read_varint32(buf, pos, end)
+            tag, after = read_varint32(buf, pos, end)
             if tag & 7 == 4:
                 if tag >> 3 != number:
                     raise DecodeError("malformed protobuf: mismatched end-group tag")
@@ -121,14 +121,14 @@ def _parse_feature(buf: bytes, start: int, end: int, depth: int = _FEATURE) -> P
     """Reduce one Feature message to (kind, chunks) with oneof semantics."""
     kind = 0
     chunks: list[tuple[int, int]] = []
-    for number, wire, s, e in _fields(buf, start, end, depth):
+    for number, wire, s, e in fields_in(buf, start, end, depth):
         if wire != 2 or not (BYTES <= number <= INT64):
             continue  # unknown field
         if number != kind:
             check_dropped(buf, (kind, chunks))
             kind = number
             chunks = []
-        for vnum, vwire, vs, ve in _fields(buf, s, e, depth + 1):
+        for vnum, vwire, vs, ve in fields_in(buf, s, e, depth + 1):
             if vnum != 1:
                 continue
             if number == BYTES:
@@ -172,13 +172,13 @@ def _parse_map(
     an entry holding any other field is parsed (so errors surface) and then dropped; so is
     a replaced value (`check_dropped` raises the errors decoding it would).
     """
-    for number, wire, s, e in _fields(buf, start, end, _FEATURES):
+    for number, wire, s, e in fields_in(buf, start, end, _FEATURES):
         if number != 1 or wire != 2:
             continue
         name = ""
         value: list[tuple[int, int]] = []
         keep = True
-        for enum, ewire, es, ee in _fields(buf, s, e, _ENTRY):
+        for enum, ewire, es, ee in fields_in(buf, s, e, _ENTRY):
             if ewire == 2 and enum == 1:
                 key = buf[es:ee]
                 try:  # every occurrence must be UTF-8, not only the last, which wins
@@ -221,7 +221,7 @@ def _check_dropped_steps(buf: bytes, steps: list[Parsed]) -> None:
 def _feature_list_value(buf: bytes, ranges: list[tuple[int, int]]) -> list[Parsed]:
     steps = []
     for s, e in ranges:
-        for number, wire, fs, fe in _fields(buf, s, e, _FEATURE):
+        for number, wire, fs, fe in fields_in(buf, s, e, _FEATURE):
             if number == 1 and wire == 2:
                 steps.append(_parse_feature(buf, fs, fe, _STEP))
     return steps
@@ -245,7 +245,7 @@ def _delimited_span(buf: bytes, p: int, tag: int, limit: int) -> tuple[int, int]
     if n < 0x80:
         start = p + 2
     else:
-        n, start = _read_varint32(buf, p + 1, limit)
+        n, start = read_varint32(buf, p + 1, limit)
     return (start, start + n) if start + n <= limit else None
 
 
@@ -304,7 +304,7 @@ def _canonical_example(buf: bytes) -> dict[str, Parsed] | None:
     end = len(buf)
     if end < 2 or buf[0] != 0x0A:
         return None
-    n, start = (buf[1], 2) if buf[1] < 0x80 else _read_varint32(buf, 1, end)
+    n, start = (buf[1], 2) if buf[1] < 0x80 else read_varint32(buf, 1, end)
     return _canonical_features(buf, start, end) if start + n == end else None
 
 
@@ -313,7 +313,7 @@ def general_example(buf: bytes, check_dropped: Callable[[bytes, Parsed], None] =
     later entry of its key replaces is checked as protobuf checks it; with a spec, decoding
     passes `leave_unchecked`: TensorFlow's parser never looks at a replaced value."""
     features: dict[str, Parsed] = {}
-    for number, wire, s, e in _fields(buf, 0, len(buf)):
+    for number, wire, s, e in fields_in(buf, 0, len(buf)):
         if number == 1 and wire == 2:
             _parse_map(buf, s, e, features, _feature_value, check_dropped)
     return features
@@ -411,7 +411,7 @@ def parse_sequence_example(data: Any) -> tuple[bytes, dict[str, Parsed], dict[st
     buf = as_bytes(data)
     context: dict[str, Parsed] = {}
     lists: dict[str, list[Parsed]] = {}
-    for number, wire, s, e in _fields(buf, 0, len(buf)):
+    for number, wire, s, e in fields_in(buf, 0, len(buf)):
         if wire != 2:
             continue
         if number == 1:

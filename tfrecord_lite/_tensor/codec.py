@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tfrecord_lite._errors import DecodeError
-from tfrecord_lite._example.encode import _varint
+from tfrecord_lite._example.encode import varint_bytes
 from tfrecord_lite._example.proto import TensorProto
 from tfrecord_lite._example.spec import DTypeLike, dtype_name
 from tfrecord_lite._example.varints import read_varint
@@ -110,7 +110,7 @@ def serialize_tensor(array: Any) -> bytes:
         return head
     # tensor_content, the field after the head's, joined on without a copy in between.
     content = _little_endian_bytes(arr)
-    return b"".join([head, _CONTENT_TAG, _varint(content.nbytes), content.data])
+    return b"".join([head, _CONTENT_TAG, varint_bytes(content.nbytes), content.data])
 
 
 def _little_endian_bytes(arr: np.ndarray) -> np.ndarray:

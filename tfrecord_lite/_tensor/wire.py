@@ -23,7 +23,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from tfrecord_lite._errors import DecodeError
 from tfrecord_lite._example.proto import TensorProto, TensorShapeProto
 from tfrecord_lite._example.varints import decode_varints, read_varint
-from tfrecord_lite._example.wire import _fields
+from tfrecord_lite._example.wire import fields_in
 
 Span = tuple[int, int, int]  # (wire type, start, stop) of one occurrence of a field
 
@@ -72,7 +72,7 @@ def locate(buf: bytes) -> LocatedTensor:
 def _locate(buf: bytes) -> LocatedTensor:
     dtype, dims, content = 0, [], (0, 0)
     values: dict[str, list[Span]] = {}
-    for number, wire, start, stop in _fields(buf, 0, len(buf)):
+    for number, wire, start, stop in fields_in(buf, 0, len(buf)):
         if number == _DTYPE and wire == 0:
             dtype = _signed(read_varint(buf, start, stop)[0], 32)
         elif number == _SHAPE and wire == 2:
@@ -94,13 +94,15 @@ def _signed(value: int, bits: int) -> int:
 def _dims(buf: bytes, start: int, stop: int) -> list[int]:
     """The dimension sizes in a TensorShapeProto (unknown_rank, like TensorFlow, is not read)."""
     return [
-        _dim_size(buf, s, e) for number, wire, s, e in _fields(buf, start, stop) if number == _DIM.number and wire == 2
+        _dim_size(buf, s, e)
+        for number, wire, s, e in fields_in(buf, start, stop)
+        if number == _DIM.number and wire == 2
     ]
 
 
 def _dim_size(buf: bytes, start: int, stop: int) -> int:
     size = 0
-    for number, wire, s, e in _fields(buf, start, stop):
+    for number, wire, s, e in fields_in(buf, start, stop):
         if number == _DIM_SIZE and wire == 0:
             size = _signed(read_varint(buf, s, e)[0], 64)
         elif number == _DIM_NAME and wire == 2:
