@@ -18,9 +18,9 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 import tfrecord_lite as tfr
 from tests import reference
+from tests.batches.test_columnar import _features_of, batches
 from tests.conftest import DATA_DIR
 from tests.example.test_codec import entry, example, ld
-from tests.batches.test_columnar import _features_of, batches
 from tfrecord_lite import arrow as tfa
 from tfrecord_lite._example.varints import read_varint
 

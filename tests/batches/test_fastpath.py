@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
 from tests import reference
-from tests.example.test_codec import WIRE_CASES, ld, varint
 from tests.batches.test_columnar import assert_like_stacked
+from tests.example.test_codec import WIRE_CASES, ld, varint
 from tfrecord_lite._batches import joins as _joins
 from tfrecord_lite._batches import lockstep as _lockstep
 from tfrecord_lite._batches.columnar import decode_records, plan_features

@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
-from tests.example.test_codec import entry, example, ld
 from tests.batches.test_columnar import _features_of, batches
+from tests.example.test_codec import entry, example, ld
 from tfrecord_lite._batches.columnar import _VIEWS, decode_records
 
 IMAGE = bytes(range(256)) * 256
