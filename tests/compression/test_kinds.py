@@ -32,6 +32,7 @@ from tfrecord_lite._compression.kinds import (
     is_compressed,
     kind_of,
     kind_starting,
+    label_of,
     normalize_compression,
     without_suffix,
 )
@@ -126,6 +127,7 @@ def test_names_spellings_and_endings() -> None:
         assert renamed_for("d/a.tfrecord.gz", kind.name) == "a.tfrecord" + kind.suffix
     assert compression_by_name("x.tfrecord") == "" and compression_by_name("x.gzipped") == ""
     assert choices(auto=True) == "auto, none, gzip or zlib" and choices(sep="|") == "none|gzip|zlib"
+    assert [label_of(n) for n in ("", "gzip", "zlib", "unknown")] == ["none", "GZIP", "ZLIB", "UNKNOWN"]
 
 
 def test_no_two_kinds_claim_one_spelling() -> None:

@@ -144,6 +144,12 @@ def kind_of(name: str) -> CompressionKind:
         raise ValueError(f"unknown compression kind {name!r}: one of {', '.join(map(repr, NAMES))}") from None
 
 
+def label_of(name: str) -> str:
+    """How messages show a kind ('GZIP'), or a sniffed name that is none ('unknown') in upper case."""
+    found = KINDS.get(name)
+    return found.label if found is not None else name.upper()
+
+
 def is_compressed(name: str) -> bool:
     """Whether a normalized name (or a sniffed kind: 'unknown' too) is a compressed kind."""
     return name in COMPRESSED_NAMES

@@ -39,7 +39,7 @@ from typing import IO, Any
 from crc32c import crc32c as _crc32c
 
 from tfrecord_lite._compression.inflate import library
-from tfrecord_lite._compression.kinds import kind_of, normalize_compression
+from tfrecord_lite._compression.kinds import COMPRESSED_NAMES, kind_of, normalize_compression
 from tfrecord_lite._example.encode import encode_example
 from tfrecord_lite._example.validate import as_record
 from tfrecord_lite._index.append import finish_append, prepare_append
@@ -188,7 +188,8 @@ class TFRecordWriter:
                 "files: a GZIP / ZLIB stream is decodable only up to its last flush(); call flush() instead"
             )
         if (level is not None or fast) and not self.compression:
-            raise ValueError("level= and fast=True apply to compressed files: pass compression='gzip' or 'zlib'")
+            named = " or ".join(repr(name) for name in COMPRESSED_NAMES)
+            raise ValueError(f"level= and fast=True apply to compressed files: pass compression={named}")
         self.path = display_name(path_or_file)
         self._file: IO[bytes] | None = None
         self._lock: OutputLock | None = None

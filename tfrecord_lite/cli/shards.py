@@ -12,7 +12,7 @@ import math
 import os
 
 from tfrecord_lite._arrow.tables import columnar_format
-from tfrecord_lite._compression.kinds import choices
+from tfrecord_lite._compression.kinds import choices, label_of
 from tfrecord_lite._datasets.sharded import renamed_for, shard_suffix
 from tfrecord_lite._datasets.splits import ratio_sizes, record_parts
 from tfrecord_lite._errors import CorruptRecordError, TruncatedRecordError
@@ -90,7 +90,7 @@ def _plain_for_text_index(args: argparse.Namespace, paths: list[str]) -> set[str
     kinds = {p: "url" if is_url(p) else sniff_file(p) for p in paths}
     unfit = [p for p in paths if kinds[p]]
     if unfit and len(paths) == 1:
-        where = "a URL" if kinds[paths[0]] == "url" else f"{kinds[paths[0]].upper()}-compressed"
+        where = "a URL" if kinds[paths[0]] == "url" else f"{label_of(kinds[paths[0]])}-compressed"
         raise UsageError(
             f"{paths[0]} is {where}, and a text index ('offset length' lines for DALI or the tfrecord "
             "package) needs a local uncompressed file, as those readers do: `tfrecord-lite convert IN OUT` "
