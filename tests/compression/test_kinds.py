@@ -26,6 +26,7 @@ from tfrecord_lite._compression.kinds import (
     by_sidecar_code,
     choices,
     compression_by_name,
+    endings,
     from_alias,
     index_kind,
     inflater_for,
@@ -127,6 +128,7 @@ def test_names_spellings_and_endings() -> None:
         assert renamed_for("d/a.tfrecord.gz", kind.name) == "a.tfrecord" + kind.suffix
     assert compression_by_name("x.tfrecord") == "" and compression_by_name("x.gzipped") == ""
     assert choices(auto=True) == "auto, none, gzip or zlib" and choices(sep="|") == "none|gzip|zlib"
+    assert endings() == ".gz / .gzip -> GZIP, .zlib / .zz -> ZLIB"
     assert [label_of(n) for n in ("", "gzip", "zlib", "unknown")] == ["none", "GZIP", "ZLIB", "UNKNOWN"]
 
 

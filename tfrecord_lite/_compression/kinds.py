@@ -214,6 +214,11 @@ def by_sidecar_code(code: int) -> CompressionKind | None:
     return next((k for k in COMPRESSED if k.sidecar_code == code), None)
 
 
+def endings() -> str:
+    """The file-name endings that ask for each kind, for messages: '.gz / .gzip -> GZIP, .zlib / .zz -> ZLIB'."""
+    return ", ".join(f"{' / '.join(k.suffixes)} -> {k.label}" for k in COMPRESSED)
+
+
 def choices(*, auto: bool = False, sep: str | None = None) -> str:
     """The names a user may give, for messages: 'auto, none, gzip or zlib' (joined by `sep`
     when given: 'none|gzip|zlib')."""

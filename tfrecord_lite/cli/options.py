@@ -198,7 +198,7 @@ def compression_arg(value: str) -> str:
 
 
 def output_compression(to: str | None, path: str) -> str:
-    """--to if given, else from the output's extension (.gz -> gzip, .zz / .zlib -> zlib, else none)."""
+    """--to if given, else from the output's extension (kinds.compression_by_name: .gz -> gzip ...)."""
     return to if to is not None else compression_by_name(path)
 
 

@@ -12,7 +12,7 @@ import math
 import os
 
 from tfrecord_lite._arrow.tables import columnar_format
-from tfrecord_lite._compression.kinds import choices, label_of
+from tfrecord_lite._compression.kinds import choices, endings, label_of
 from tfrecord_lite._datasets.sharded import renamed_for, shard_suffix
 from tfrecord_lite._datasets.splits import ratio_sizes, record_parts
 from tfrecord_lite._errors import CorruptRecordError, TruncatedRecordError
@@ -272,7 +272,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     add_inputs(p)
     p.add_argument(
-        "-o", "--output", required=True, metavar="OUT_FILE", help="the merged file (.gz -> GZIP unless --to)"
+        "-o", "--output", required=True, metavar="OUT_FILE", help=f"the merged file ({endings()}, unless --to)"
     )
     add_output_options(p, sharded=False)
     add_damage_options(p, writes=True)
