@@ -16,7 +16,7 @@ shards and the label map are one publish.Publication: they appear together or
 not at all, and the prefix is locked meanwhile (two appends never interleave).
 Pillow, simplejpeg (and torch, for ImageTransform) are imported lazily, inside
 functions, so `import tfrecord_lite.images` costs nothing extra. The code is the
-library's (_datasets: image_packing, image_records, image_codec, image_augment,
+library's (_images: packing, records, codec, augment,
 label_maps); this module is its public face, and adds ImageTransform, which hands
 images to PyTorch one by one or, as a collate_fn, writes a batch's images straight
 into its tensor.

@@ -4,7 +4,7 @@ through Spark 4's Python Data Source API, with spark-tfrecord's option names.
 
 Strategy: TFRecordDataSource is a pyspark DataSource named "tfrecord". Its schema is the one
 given (.schema(...)) or inferred from the first records (_datasets/schema.py), mapped to Spark
-types by _datasets/spark_types.py, with the key=value folders of a partitioned dataset as
+types by _arrow/spark_types.py, with the key=value folders of a partitioned dataset as
 columns (_datasets/hive_partitions.py). The reader's partitions are the pieces of
 _datasets/pieces.py (a shard each; a large uncompressed shard cut into record ranges by its
 index sidecar); each yields decode_arrow's record batches, only the schema's features decoded,

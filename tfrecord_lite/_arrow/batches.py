@@ -1,12 +1,12 @@
 """Examples as Apache Arrow record batches, and Arrow data as Examples (encoded by
-arrow_encode.py, re-exported here): the code behind tfrecord_lite.arrow, which the engine
-adapters (Ray, Dask, HF, Spark), the engine pieces and the CLI's `convert` use from here. It
-imports pyarrow, so only what converts to or from Arrow imports it.
+encode.py, re-exported here): the code behind tfrecord_lite.arrow, which the engine
+adapters (Ray, Dask, HF, Spark), the engine pieces and the CLI's `convert` use from here.
+pyarrow is imported at its first use (lazy.py), so importing this module imports nothing heavy.
 
-Strategy: the batch decoder (_example/flat.py) hands back flat columns (a flat run of values,
+Strategy: the batch decoder (_batches/flat.py) hands back flat columns (a flat run of values,
 offsets, presence); here those buffers are only wrapped in Arrow arrays of the types the spec
 asks for (tfx-bsl's types without one), whose layout they already have. Writing a file
-(write_arrow) streams arrow_encode's records through the writer, published whole.
+(write_arrow) streams encode.py's records through the writer, published whole.
 """
 
 from __future__ import annotations

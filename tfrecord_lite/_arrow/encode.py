@@ -4,7 +4,7 @@ write_arrow, the engines' sinks and the CLI's `convert` use.
 Strategy: each Arrow column is flattened to its leaf values (nested lists flattened), offsets per
 row and presence, and checked for a type an Example can hold (integers and bools → int64, floats →
 float32, strings and binary → bytes, Arrow's buffers taken as they are). A batch without
-feature-list columns is then encoded all at once by the batch encoder (_example/batch_encode.py),
+feature-list columns is then encoded all at once by the batch encoder (_batches/encode.py),
 for a writer into slots with room around each record, where its TFRecord frame is then written
 (iter_framed_buffers: the records are never copied again); a batch with some is encoded row by
 row by the codec, each row with a value in a feature-list column a SequenceExample.

@@ -6,7 +6,7 @@ Strategy: packing stores each file's original encoded bytes (re-encoding only wh
 a format is asked for); Pillow decodes each image once, in worker threads, to read its size and
 to prove that it decodes, so a broken file is caught at packing time, with its path, instead of
 in the middle of a training run. Appending extends the label map (label_maps) and judges each
-new image against those already packed (image_append: the same bytes are skipped, a name taken
+new image against those already packed (append.py: the same bytes are skipped, a name taken
 by other bytes is a conflict settled by on_conflict). The new shards and the label map are one
 publish.Publication: they appear together or not at all, and the prefix is locked meanwhile
 (two appends never interleave). Removing copies the stored bytes unchanged; unpacking too, into

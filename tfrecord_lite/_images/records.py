@@ -11,7 +11,7 @@ by other tools read too: only the image bytes are required, and their absence is
 lists the keys the record has. The bytes are raw pixels when image/format says "raw", or when the
 shape keys give exactly their byte count, or when the record has a shape but no image/format and
 the bytes start like no image format; else they are an encoded image. Pixels are decoded on
-demand (image_codec), never while records are read.
+demand (codec.py), never while records are read.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 decoder (which works on bytes only). Batches are spans of the reader's buffer, decoded
 where they lie, no object per record; a stream whose records are large (images) is read
 as bytes records instead, whose long values columnar slices once. SequenceExamples are
-read as lists of bytes records, each list decoded by sequence_batches' batch decoder.
+read as lists of bytes records, each list decoded by _batches/sequences.py's batch decoder.
 """
 
 from __future__ import annotations

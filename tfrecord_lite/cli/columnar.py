@@ -1,6 +1,6 @@
 """`convert` between TFRecord and columnar files (Parquet, Arrow IPC, CSV), both ways: the
 arguments and messages only; reading, decoding and writing batch by batch are the
-library's (_datasets: arrow_batches, tables, schema).
+library's (_arrow: batches, tables; _datasets: schema).
 """
 
 from __future__ import annotations
