@@ -17,8 +17,9 @@ position; without a shuffle buffer, indexed files skip straight to it.
 
 This module holds what is torch's only: the Dataset classes, who the calling consumer is
 (DataLoader worker and rank), and the state_dict protocol. The rest is torch-free, in
-_datasets: the records a consumer streams (streaming.py, over plan.py and segments.py), what
-an item is (items.py), batching (collate.py, re-exported here) and weighted mixing (mixing.py).
+_datasets (the records a consumer streams: streaming.py, over plan.py and segments.py; weighted
+mixing: mixing.py) and _loader (what an item is: items.py; batching: collate.py, re-exported here;
+the workers' transport: transport.py).
 """
 
 from __future__ import annotations
