@@ -5,7 +5,7 @@ verify, on_error, max_skipped, storage_options, max_record_bytes), the others by
 
 Strategy: TFRecordDataSource is a pyspark DataSource named "tfrecord". Its schema is the one
 given (.schema(...)) or inferred from the first records (_datasets/schema.py), mapped to Spark
-types by _datasets/spark_types.py, with the key=value folders of a partitioned dataset as
+types by _arrow/spark_types.py, with the key=value folders of a partitioned dataset as
 columns (_datasets/hive_partitions.py). The reader's partitions are the pieces of
 _datasets/pieces.py (a shard each; a large uncompressed shard cut into record ranges by its
 index sidecar); each yields decode_arrow's record batches, only the schema's features decoded,
@@ -40,6 +40,7 @@ from tfrecord_lite._arrow.spark_types import (
     raw_records,
     struct,
 )
+from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._datasets.hive_partitions import partition_folder, partition_types, partitioned_files, typed_values
 from tfrecord_lite._datasets.pieces import (
     Piece,
@@ -56,7 +57,7 @@ from tfrecord_lite._datasets.task_files import JobFolder, Part
 from tfrecord_lite._index.sidecar_file import sidecar_path
 from tfrecord_lite._records.reader import RecordIterator, iter_records
 from tfrecord_lite._records.writer import TFRecordWriter
-from tfrecord_lite._storage.files import file_size, normalize_compression, size_in_bytes
+from tfrecord_lite._storage.files import file_size, size_in_bytes
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression
 from tfrecord_lite._wire.framing import framed_records
 

@@ -19,8 +19,8 @@ This module holds what is torch's only: the Dataset classes, who the calling con
 (DataLoader worker and rank), and the state_dict protocol. The rest is torch-free: in _datasets
 the records a consumer streams (streaming.py, over plan.py and segments.py) and weighted mixing
 (mixing.py); in _loader what an item is (items.py, which also types the decoding parameters both
-datasets take, once) and batching (collate.py, re-exported here). Both datasets take `source` and
-the reader options as every reader does (docs/conventions.md).
+datasets take, once), batching (collate.py, re-exported here) and the workers' transport
+(transport.py). Both datasets take `source` and the reader options as every reader does (docs/conventions.md).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ except ModuleNotFoundError as exc:  # still a ModuleNotFoundError, which pytest.
         f"tfrecord_lite.torch needs PyTorch ({exc}): pip install 'tfrlite[torch]'", name=exc.name
     ) from exc
 
+from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._datasets.mixing import copy_state, mixed_items, start_state
 from tfrecord_lite._datasets.plan import Segment, Share, plan_shares, shard_order
 from tfrecord_lite._datasets.segments import compression_mismatch
@@ -52,7 +53,6 @@ from tfrecord_lite._loader.collate import Collate, collate, decode_batch, to_tor
 from tfrecord_lite._loader.items import CollateFn, ItemDecoder, Output, RecordType, Spec, Transform, collate_for
 from tfrecord_lite._loader.transport import for_transport, pack
 from tfrecord_lite._repr import compression, count, describe, shown_paths
-from tfrecord_lite._storage.files import normalize_compression
 from tfrecord_lite._storage.prefetch import PREFETCH
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions

@@ -8,6 +8,7 @@ reaches into the private names of no module but the one it unit-tests."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -126,3 +127,71 @@ def test_a_private_attribute_of_an_imported_module_counts(tmp_path: Path) -> Non
         "framing._HIDDEN, errors._other, framing.scan\n"
     )
     assert private_uses(sample) == {"tfrecord_lite._wire.framing", "tfrecord_lite._errors"}
+
+
+# ---------------------------------------------------------------- docs/architecture.md and the tree
+
+PAGE = ROOT / "docs" / "architecture.md"
+MAX_MODULES = 15  # per folder
+
+
+def described_folder_only(path: Path) -> bool:
+    """A package __init__.py that holds nothing but its docstring: the folder's description, which the
+    page gives as the folder's heading and introduction rather than as a row."""
+    tree = ast.parse(path.read_text())
+    return path.name == "__init__.py" and all(
+        isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) for node in tree.body
+    )
+
+
+def tree_modules() -> set[str]:
+    """Every module of the package that the page must name, as a path relative to tfrecord_lite/."""
+    return {
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if "__pycache__" not in path.parts and not described_folder_only(path)
+    }
+
+
+def page_modules(text: str) -> set[str]:
+    """The modules the page's tables name, as paths relative to tfrecord_lite/: each `### ` section
+    under "What each folder owns" is about the folder its heading names first (`_wire`, `cli`, ...),
+    or about the package's top level (no folder named: the adapters, `_errors`, `_repr`, ...); a
+    row's first cell is a module of that folder."""
+    owned = text.split("## What each folder owns", 1)[1].split("\n## ", 1)[0]
+    found = set()
+    folder = ""
+    for line in owned.splitlines():
+        if line.startswith("### "):
+            named = re.findall(r"`([^`]+)`", line)
+            folder = named[0] if named and (PACKAGE / named[0]).is_dir() else ""
+        elif (row := re.match(r"\| `([^`]+\.py)` \|", line)) is not None:
+            found.add(f"{folder}/{row.group(1)}" if folder else row.group(1))
+    return found
+
+
+def test_the_architecture_page_names_every_module_and_only_those() -> None:
+    on_page, in_tree = page_modules(PAGE.read_text()), tree_modules()
+    assert in_tree - on_page == set(), "modules missing from docs/architecture.md"
+    assert on_page - in_tree == set(), "docs/architecture.md names modules that do not exist"
+
+
+def test_the_page_check_sees_a_missing_and_an_extra_module() -> None:
+    text = PAGE.read_text()
+    assert "wire/framing.py" not in page_modules(text.replace("| `framing.py` |", "| framing |"))
+    extra = text.replace(
+        "### `_wire`: the framing on bytes\n", "### `_wire`: the framing on bytes\n\n| `ghost.py` | x |\n"
+    )
+    assert "_wire/ghost.py" in page_modules(extra) - tree_modules()
+    assert {"torch.py", "_redact.py", "__init__.py", "cli/__init__.py", "compat/tfrecord/torch/dataset.py"} <= (
+        page_modules(text)
+    )
+
+
+def test_no_folder_holds_more_than_15_modules() -> None:
+    crowded = {
+        str(folder.relative_to(PACKAGE)): count
+        for folder in [PACKAGE, *(p for p in PACKAGE.rglob("*") if p.is_dir() and p.name != "__pycache__")]
+        if (count := sum(1 for f in folder.glob("*.py") if f.name != "__init__.py")) > MAX_MODULES
+    }
+    assert crowded == {}, f"folders of more than {MAX_MODULES} modules (split them by idea): {crowded}"

@@ -1,12 +1,12 @@
 """Examples as Apache Arrow record batches, and Arrow data as Examples (encoded by
-arrow_encode.py, re-exported here): the code behind tfrecord_lite.arrow, which the engine
-adapters (Ray, Dask, HF, Spark), the engine pieces and the CLI's `convert` use from here. It
-imports pyarrow, so only what converts to or from Arrow imports it.
+encode.py, re-exported here): the code behind tfrecord_lite.arrow, which the engine
+adapters (Ray, Dask, HF, Spark), the engine pieces and the CLI's `convert` use from here.
+pyarrow is imported at its first use (lazy.py), so importing this module imports nothing heavy.
 
-Strategy: the batch decoder (_example/flat.py) hands back flat columns (a flat run of values,
+Strategy: the batch decoder (_batches/flat.py) hands back flat columns (a flat run of values,
 offsets, presence); here those buffers are only wrapped in Arrow arrays of the types the spec
 asks for (tfx-bsl's types without one), whose layout they already have. Writing a file
-(write_arrow) streams arrow_encode's records through the writer, published whole.
+(write_arrow) streams encode.py's records through the writer, published whole.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 
 from tfrecord_lite._arrow.encode import encode_arrow, iter_encoded, iter_framed_buffers
 from tfrecord_lite._arrow.feature_lists import feature_list_field
+from tfrecord_lite._arrow.lazy import lazy
 from tfrecord_lite._arrow.union import concat_batches
 from tfrecord_lite._batches.columnar import Spans
 from tfrecord_lite._batches.flat import (
@@ -30,6 +31,7 @@ from tfrecord_lite._batches.flat import (
     spans_of,
 )
 from tfrecord_lite._batches.sequence_probe import CLASH, feature_list_rows
+from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.ragged_build import FlatRagged
 from tfrecord_lite._example.ragged_spec import RaggedFeature
@@ -40,7 +42,7 @@ from tfrecord_lite._records.example_batches import record_spans
 from tfrecord_lite._records.indexed_spans import file_spans
 from tfrecord_lite._records.reader import sources_of
 from tfrecord_lite._records.writer import TFRecordWriter
-from tfrecord_lite._storage.files import is_file_object, normalize_compression
+from tfrecord_lite._storage.files import is_file_object
 from tfrecord_lite._storage.publish import open_publication
 from tfrecord_lite._stream.damage import DamagePolicy, as_policy
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
@@ -64,19 +66,23 @@ __all__ = [
 
 if TYPE_CHECKING:
     import pyarrow as pa
+else:  # imported at first use (lazy.py)
+    pa = lazy("pyarrow", globals(), "pa")
 
-try:
-    import pyarrow as pa
-except ImportError as exc:  # pragma: no cover - exercised where pyarrow is missing
-    raise ImportError("tfrecord_lite.arrow needs pyarrow: pip install 'tfrlite[arrow]'") from exc
+_ARROW_DTYPE: dict[str, pa.DataType] = {}  # dtype -> Arrow type, filled at first use (pyarrow is imported then)
 
-_ARROW_DTYPE = {"int64": pa.int64(), "float32": pa.float32(), "bytes": pa.large_binary()}
+
+def _arrow_type(dtype: str) -> pa.DataType:
+    if not _ARROW_DTYPE:
+        _ARROW_DTYPE.update(int64=pa.int64(), float32=pa.float32(), bytes=pa.large_binary())
+    return _ARROW_DTYPE[dtype]
+
 
 # --------------------------------------------------------------------------- decoding
 
 
 def _shaped_type(dtype: str, shape: tuple[int, ...]) -> pa.DataType:
-    value_type = _ARROW_DTYPE[dtype]
+    value_type = _arrow_type(dtype)
     for size in reversed(shape):  # Arrow has no fixed_size_list of 0: an (always empty) large_list
         value_type = pa.list_(value_type, size) if size else pa.large_list(value_type)
     return value_type
@@ -92,12 +98,12 @@ def arrow_type(spec: FeatureSpec) -> pa.DataType:
     if isinstance(spec, SparseFeature):
         raise TypeError(f"{spec!r} decodes to a Sparse, which Arrow columns have no layout for")
     if isinstance(spec, RaggedFeature):
-        out = pa.large_list(_ARROW_DTYPE[spec.dtype])
+        out = pa.large_list(_arrow_type(spec.dtype))
         for _ in spec.partitions:
             out = pa.large_list(out)
         return out
     if isinstance(spec, VarLenFeature):
-        return pa.large_list(_ARROW_DTYPE[spec.dtype])
+        return pa.large_list(_arrow_type(spec.dtype))
     if isinstance(spec, FixedLenSequenceFeature):
         if 0 in spec.shape:
             raise ValueError(f"{spec!r}: steps of no values cannot be counted in an Arrow column; use VarLenFeature")
@@ -128,8 +134,8 @@ def _values(flat: Flat, dtype: str) -> pa.Array:
         return pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(values), buffers)
     if isinstance(values, np.ndarray):  # numbers: their buffer taken as it is, as pa.array would, by a shorter road
         values = np.ascontiguousarray(values, dtype=dtype)
-        return pa.Array.from_buffers(_ARROW_DTYPE[dtype], len(values), [None, pa.py_buffer(values)])
-    return pa.array(values, type=_ARROW_DTYPE[dtype])
+        return pa.Array.from_buffers(_arrow_type(dtype), len(values), [None, pa.py_buffer(values)])
+    return pa.array(values, type=_arrow_type(dtype))
 
 
 def _mask(valid: np.ndarray | None) -> pa.Array | None:

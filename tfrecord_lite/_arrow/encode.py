@@ -4,7 +4,7 @@ write_arrow, the engines' sinks and the CLI's `convert` use.
 Strategy: each Arrow column is flattened to its leaf values (nested lists flattened), offsets per
 row and presence, and checked for a type an Example can hold (integers and bools → int64, floats →
 float32, strings and binary → bytes, Arrow's buffers taken as they are). A batch without
-feature-list columns is then encoded all at once by the batch encoder (_example/batch_encode.py),
+feature-list columns is then encoded all at once by the batch encoder (_batches/encode.py),
 for a writer into slots with room around each record, where its TFRecord frame is then written
 (iter_framed_buffers: the records are never copied again); a batch with some is encoded row by
 row by the codec, each row with a value in a feature-list column a SequenceExample.
@@ -13,22 +13,24 @@ row by the codec, each row with a value in a feature-list column a SequenceExamp
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tfrecord_lite._arrow.feature_lists import feature_list_names, is_list_type, steps_of
+from tfrecord_lite._arrow.lazy import lazy
 from tfrecord_lite._batches.encode import FlatColumn, encode_flat_examples
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.encode import encode_example, encode_sequence_example
 from tfrecord_lite._example.spec import BYTES, FLOAT, INT64
 from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, fill_frames, framed_records
 
-try:
+if TYPE_CHECKING:
     import pyarrow as pa
     import pyarrow.compute as pc
-except ImportError as exc:  # pragma: no cover - exercised where pyarrow is missing
-    raise ImportError("tfrecord_lite.arrow needs pyarrow: pip install 'tfrlite[arrow]'") from exc
+else:  # imported at first use (lazy.py)
+    pa = lazy("pyarrow", globals(), "pa")
+    pc = lazy("pyarrow.compute", globals(), "pc")
 
 
 def _batches_of(data: Any) -> Iterator[pa.RecordBatch]:

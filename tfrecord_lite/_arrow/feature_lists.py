@@ -14,13 +14,19 @@ Example columns are; a null step is a step whose Feature has no kind.
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from tfrecord_lite._arrow.lazy import lazy
 from tfrecord_lite._errors import FeatureError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+else:  # imported at first use (lazy.py)
+    pa = lazy("pyarrow", globals(), "pa")
+    pc = lazy("pyarrow.compute", globals(), "pc")
 
 __all__ = [
     "FEATURE_LIST",

@@ -19,14 +19,21 @@ them, or binary with bytes_type="binary".
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from tfrecord_lite._arrow.lazy import lazy
+from tfrecord_lite._compression.kinds import from_alias
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.spec import FeatureSpec, FixedLenFeature
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+else:  # imported at first use (lazy.py)
+    pa = lazy("pyarrow", globals(), "pa")
+    pc = lazy("pyarrow.compute", globals(), "pc")
 
 # Spark's leaf types (their JSON names) and the kind of Feature list that holds each
 _LEAF_DTYPES = {
@@ -230,10 +237,7 @@ def codec_compression(codec: str) -> str | None:
     "deflate", "none") or a Hadoop codec class (org.apache.hadoop.io.compress.GzipCodec;
     DefaultCodec and DeflateCodec write ZLIB streams, as TensorFlow's ZLIB reads them)."""
     name = codec.rsplit(".", 1)[-1].lower().removesuffix("codec")
-    if name in ("", "none", "uncompressed"):
-        return None
-    if name in ("gzip", "gz"):
-        return "gzip"
-    if name in ("zlib", "deflate", "default"):
-        return "zlib"
+    kind = from_alias(name)  # the names of each kind are _compression/kinds.py's
+    if kind is not None:
+        return kind or None
     raise ValueError(f"codec {codec!r} is not one TFRecord files take: gzip, zlib (deflate) or none")

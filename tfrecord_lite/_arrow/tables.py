@@ -9,7 +9,7 @@ the destination holds the old file or the new one, never half of one. A writer c
 a thread of its own, fed through a short queue: pyarrow encodes and writes without the GIL,
 so a conversion reads and decodes the next batch while the last one is written: from
 TFRecord, write_examples_table decodes the Examples (or SequenceExamples, their feature lists
-as marked columns of steps) batch by batch (arrow_batches) into one.
+as marked columns of steps) batch by batch (batches.py) into one.
 pyarrow is imported inside the functions, so the CLI can ask columnar_format cheaply.
 """
 

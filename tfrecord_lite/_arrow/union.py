@@ -12,11 +12,16 @@ or a silent promotion (int64 into double would round large values). Columns with
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from tfrecord_lite._arrow.feature_lists import is_feature_list, is_list_type
+from tfrecord_lite._arrow.lazy import lazy
 from tfrecord_lite._errors import FeatureError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:  # imported at first use (lazy.py)
+    pa = lazy("pyarrow", globals(), "pa")
 
 __all__ = ["concat_batches"]
 

@@ -8,10 +8,10 @@ stdlib's level 6 at the same ratio, zlib-ng's 1.5x; and ISA-L's wheels are small
 and self-contained. So ISA-L is the one [fast] installs, and zlib-ng is used when
 it is the one present. TFRECORD_LITE_INFLATE=isal|zlib-ng|zlib forces one (an
 ImportError when it is not installed). Default writes never come here: they use
-the stdlib with TensorFlow's settings, so their bytes are TensorFlow's. WBITS is the
-`wbits` argument of that API for each format, for every library and the stdlib. A GZIP
-member whose header carries a header CRC is inflated by the stdlib (`decompressor`): ISA-L
-misreads such a header when its input is cut inside it.
+the stdlib with TensorFlow's settings, so their bytes are TensorFlow's. Each kind's
+`wbits` (the argument of that API for its format, the same for every library) is in
+kinds.py, with the rule that sends a GZIP member whose header carries a header CRC to the
+stdlib: ISA-L misreads such a header when its input is cut inside it.
 
 rapidgzip's parallel inflate is not used for big single files
 (benchmarks/gzip_parallel.py): on a 1 GiB GZIP TFRecord here (2 cores shared with
@@ -36,19 +36,12 @@ from typing import Any
 ENV_VAR = "TFRECORD_LITE_INFLATE"
 # name -> module that provides the zlib API, best first
 LIBRARIES = {"isal": "isal.isal_zlib", "zlib-ng": "zlib_ng.zlib_ng", "zlib": "zlib"}
-# format -> wbits: a 32 KiB window in a GZIP wrapper (16 + 15) or a ZLIB one (15)
-WBITS = {"gzip": 31, "zlib": 15}
-FHCRC = 0x02  # the FLG bit of a GZIP header that says a CRC16 of the header follows it
 
 
-def decompressor(wbits: int, head: bytes | memoryview = b"", zdict: Any = None) -> Any:
-    """A decompressor (library()'s) for a stream of `wbits` that starts with `head`. A GZIP member
-    whose header carries a header CRC (FHCRC, in its 4th byte) gets the stdlib's instead: ISA-L
-    misreads such a header when its input is cut inside it (a header over 64 KiB, of long extra
-    fields or names, fed a step at a time)."""
-    lib = library()
-    if wbits == WBITS["gzip"] and len(head) > 3 and head[3] & FHCRC:
-        lib = zlib
+def decompressor(wbits: int, zdict: Any = None, *, stdlib: bool = False) -> Any:
+    """A decompressor of library()'s (the stdlib's when `stdlib`) for a stream of `wbits`
+    (each kind's is in kinds.py; a negative one is raw deflate), primed with `zdict` when given."""
+    lib = zlib if stdlib else library()
     return lib.decompressobj(wbits) if zdict is None else lib.decompressobj(wbits, zdict=zdict)
 
 

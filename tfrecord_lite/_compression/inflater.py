@@ -13,12 +13,12 @@ from __future__ import annotations
 import zlib
 from typing import IO, Any
 
-from tfrecord_lite._compression.inflate import WBITS, decompressor, library
+from tfrecord_lite._compression.inflate import library
+from tfrecord_lite._compression.kinds import CompressionKind, kind_of
 from tfrecord_lite._errors import CorruptRecordError, TFRecordError, TruncatedRecordError
 
 _INPUT = 1 << 20  # compressed bytes read from the file at a time
 _STEP = 1 << 16  # compressed bytes fed to the decompressor at a time (the most fed again after damage)
-_RESERVED_FLAGS = 0xE0  # bits 5-7 of a GZIP header's FLG byte (RFC 1952: a decoder must refuse them)
 
 
 class Inflater:
@@ -32,12 +32,12 @@ class Inflater:
     state cannot be copied, so with it a failing step is replayed by the stdlib from the
     start of its member (a file that cannot seek then loses that step's partial output).
     A member whose GZIP header carries a header CRC is inflated by the stdlib
-    (inflate.decompressor)."""
+    (kinds.CompressionKind.inflater)."""
 
     def __init__(self, raw: IO[bytes], compression: str, head: bytes) -> None:
         self._raw = raw
-        self._wbits = WBITS[compression]
-        self._name = compression.upper()
+        self._kind = kind_of(compression)
+        self._name = self._kind.label
         self._lib = library()
         self._input = memoryview(head)  # compressed bytes not yet consumed
         self._at = 0  # compressed offset of self._input[0]
@@ -85,7 +85,7 @@ class Inflater:
         step = self._input[:_STEP]
         saved = self._d.copy() if self._copyable else None
         try:
-            self._check_gzip_flags(step)
+            self._check_header_flags(step)
             out: bytes = self._d.decompress(step, size)
         except (zlib.error, self._lib.error) as err:
             self._salvage(saved if saved is not None else self._replayed(), step, err)
@@ -100,23 +100,25 @@ class Inflater:
         header): concatenated members are one stream, anything else after the end is damage."""
         while len(self._input) < 2 and (more := self._raw.read(_INPUT)):
             self._input = memoryview(bytes(self._input) + more)
-        if not starts_member(bytes(self._input[:2]), self._name.lower()):
-            raise not_a_next_member(self._name.lower(), self._at)
+        if not self._kind.starts(bytes(self._input[:2])):
+            raise not_a_next_member(self._kind, self._at)
 
     def _decompressor(self) -> Any:
-        """A decompressor for the member starting at the input (inflate.decompressor, which
+        """A decompressor for the member starting at the input (the kind's inflater, which
         reads a GZIP header's flags: the 4th byte)."""
         if len(self._input) < 4:
             self._input = memoryview(bytes(self._input) + self._raw.read(_INPUT))
-        d = decompressor(self._wbits, self._input)
+        d = self._kind.inflater(self._input)
         self._copyable = hasattr(d, "copy")
         return d
 
-    def _check_gzip_flags(self, step: memoryview) -> None:
+    def _check_header_flags(self, step: memoryview) -> None:
         """Raise zlib's error for a GZIP member header whose reserved flag bits are set, when `step`
         holds its flag byte: the stdlib (and TensorFlow) refuse such a header, ISA-L reads past it."""
-        flags_at = self._member + 3 - self._at  # the flag byte's place in `step`
-        if self._wbits == WBITS["gzip"] and 0 <= flags_at < len(step) and step[flags_at] & _RESERVED_FLAGS:
+        if self._kind.flags_at is None:
+            return
+        flags_at = self._member + self._kind.flags_at - self._at  # the flag byte's place in `step`
+        if 0 <= flags_at < len(step) and self._kind.reserved_flags(step, flags_at):
             raise zlib.error("Error -3 while decompressing data: unknown header flags set")
 
     def _replayed(self) -> Any:
@@ -124,7 +126,7 @@ class Inflater:
         its member again from the start; None when the file cannot seek."""
         if self._base is None:
             return None
-        d = zlib.decompressobj(self._wbits)
+        d = zlib.decompressobj(self._kind.wbits)
         self._raw.seek(self._base + self._member)
         left = self._at - self._member
         while left:
@@ -154,16 +156,9 @@ class Inflater:
         )
 
 
-def starts_member(head: bytes, compression: str) -> bool:
-    """Whether `head` (two bytes) starts a GZIP member (its magic) or a ZLIB stream (a valid header)."""
-    if compression == "gzip":
-        return head == b"\x1f\x8b"
-    return len(head) == 2 and head[0] & 0x0F == 8 and (head[0] << 8 | head[1]) % 31 == 0
-
-
-def not_a_next_member(compression: str, at: int) -> CorruptRecordError:
+def not_a_next_member(compressed: CompressionKind, at: int) -> CorruptRecordError:
     """The error for data after the end of a member (stream) that does not start another one."""
-    name, unit = compression.upper(), "member" if compression == "gzip" else "stream"
+    name, unit = compressed.label, compressed.unit
     return CorruptRecordError(
         f"the {name} stream ends at compressed offset {at}, and what follows is not another {name} {unit} "
         "(only those may follow one)"

@@ -18,6 +18,7 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any, TypedDict
 
+from tfrecord_lite._compression.kinds import is_compressed
 from tfrecord_lite._datasets.plan import Segment
 from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._index.file_index import indexed_count
@@ -67,7 +68,7 @@ def count_shard(
     when damage is skipped: then the good records, found as reading will find them)."""
     if kind == "" and not skipping:
         found = sniff_file(path, options["storage_options"])
-        if found in ("gzip", "zlib"):  # declared uncompressed: held to the content, as reading it is
+        if is_compressed(found):  # declared uncompressed: held to the content, as reading it is
             raise compression_mismatch(path, found, "")
         return indexed_count(path, options["storage_options"])
     policy = DamagePolicy(_ignore) if skipping else None

@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 import numpy as np
 from crc32c import crc32c
 
+from tfrecord_lite._compression.kinds import kind_of, normalize_compression, without_suffix
 from tfrecord_lite._errors import IndexFallbackWarning, PathName
 from tfrecord_lite._example.encode import encode_example
 from tfrecord_lite._example.validate import as_record
@@ -47,7 +48,6 @@ from tfrecord_lite._records.random_access import RecordSequence, TFRecordFile, c
 from tfrecord_lite._records.reader import RecordIterator, iter_records
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._repr import compression, count, describe, plural, shown_paths
-from tfrecord_lite._storage.files import normalize_compression
 from tfrecord_lite._storage.locations import StorageOptions, is_url, split_options
 from tfrecord_lite._storage.publish import Publication
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
@@ -58,24 +58,16 @@ from tfrecord_lite._wire.crc import masked_crc
 from tfrecord_lite._wire.framing import frame_header
 
 _SHARD_DIGITS = 5
-COMPRESSION_SUFFIX = {"": "", "gzip": ".gz", "zlib": ".zlib"}  # file name ending per compression
-_COMPRESSED_ENDING = re.compile(r"(\.gz|\.zz|\.zlib)$", re.IGNORECASE)  # what names of compressed files end in
-
-
-def compression_by_name(path: str) -> str:
-    """The compression a file's name asks for: .gz -> gzip, .zz / .zlib -> zlib, else none ('')."""
-    ending = _COMPRESSED_ENDING.search(path)
-    return "" if ending is None else "gzip" if ending.group().lower() == ".gz" else "zlib"
 
 
 def renamed_for(path: str, compression: str) -> str:
     """The file name of `path` with its compression ending (if any) replaced by that of `compression`."""
-    return _COMPRESSED_ENDING.sub("", os.path.basename(path)) + COMPRESSION_SUFFIX[compression]
+    return without_suffix(os.path.basename(path)) + kind_of(compression).suffix
 
 
 def shard_suffix(compression: str | None) -> str:
     """File name ending of shards: '.tfrecord', '.tfrecord.gz' (GZIP) or '.tfrecord.zlib' (ZLIB)."""
-    return ".tfrecord" + COMPRESSION_SUFFIX[normalize_compression(compression)]
+    return ".tfrecord" + kind_of(normalize_compression(compression)).suffix
 
 
 def shard_name(prefix: str, number: int, total: int, suffix: str = ".tfrecord") -> str:

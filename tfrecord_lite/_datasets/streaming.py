@@ -22,6 +22,7 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._datasets.plan import (
     EVEN,
     SPLITS,
@@ -40,7 +41,6 @@ from tfrecord_lite._datasets.segments import ShardOptions, count_shard, open_pla
 from tfrecord_lite._example.validate import check_choice, check_int
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._storage.file_kinds import file_kinds
-from tfrecord_lite._storage.files import normalize_compression
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
 from tfrecord_lite._stream.damage import DamagePolicy, OnError

@@ -17,7 +17,7 @@ import io
 from collections.abc import Mapping
 from typing import Any
 
-# Feature keys of image records (TensorFlow's conventions; _datasets/image_records.py reads them).
+# Feature keys of image records (TensorFlow's conventions; _images/records.py reads them).
 HEIGHT = "image/height"
 WIDTH = "image/width"
 CHANNELS = "image/channels"  # as TF slim's build_imagenet_data writes it

@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from tfrecord_lite._compression.kinds import SUFFIX_PATTERN
 from tfrecord_lite._datasets.sharded import existing_shards, prefix_store, shard_suffix
 from tfrecord_lite._images.records import PathLike
 from tfrecord_lite._storage.files import read_whole, write_whole
@@ -243,7 +244,7 @@ def _existing_label_map(path: str, storage_options: StorageOptions) -> dict[str,
 def label_map_beside(shards: Sequence[PathLike], storage_options: StorageOptions = None) -> dict[str, int]:
     """The label map next to a shard 'x/name-00000-of-00004.tfrecord' ('x/name.labels.json'), or {}."""
     for shard in shards:
-        stem = re.sub(r"(-\d{5}-of-\d{5})?(\.tfrecords?|\.tfrec)?(\.gz|\.zlib|\.zz)?$", "", os.fspath(shard))
+        stem = re.sub(rf"(-\d{{5}}-of-\d{{5}})?(\.tfrecords?|\.tfrec)?{SUFFIX_PATTERN}?$", "", os.fspath(shard))
         found = _existing_label_map(label_map_path(stem), storage_options)
         if found is not None:
             return found

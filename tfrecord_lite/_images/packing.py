@@ -6,7 +6,7 @@ Strategy: packing stores each file's original encoded bytes (re-encoding only wh
 a format is asked for); Pillow decodes each image once, in worker threads, to read its size and
 to prove that it decodes, so a broken file is caught at packing time, with its path, instead of
 in the middle of a training run. Appending extends the label map (label_maps) and judges each
-new image against those already packed (image_append: the same bytes are skipped, a name taken
+new image against those already packed (append.py: the same bytes are skipped, a name taken
 by other bytes is a conflict settled by on_conflict). The new shards and the label map are one
 publish.Publication: they appear together or not at all, and the prefix is locked meanwhile
 (two appends never interleave). Removing copies the stored bytes unchanged; unpacking too, into
@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._datasets.sharded import open_shard_writer
 from tfrecord_lite._html.images import sniff_image_format
 from tfrecord_lite._images.append import Appending, Packed
@@ -57,7 +58,6 @@ from tfrecord_lite._images.records import (
     parse_image_record,
 )
 from tfrecord_lite._records.reader import iter_records
-from tfrecord_lite._storage.files import normalize_compression
 from tfrecord_lite._storage.publish import open_publication
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions

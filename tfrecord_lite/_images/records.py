@@ -11,7 +11,7 @@ by other tools read too: only the image bytes are required, and their absence is
 lists the keys the record has. The bytes are raw pixels when image/format says "raw", or when the
 shape keys give exactly their byte count, or when the record has a shape but no image/format and
 the bytes start like no image format; else they are an encoded image. Pixels are decoded on
-demand (image_codec), never while records are read.
+demand (codec.py), never while records are read.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.decode import decode_example
 from tfrecord_lite._example.encode import encode_example
@@ -40,7 +41,6 @@ from tfrecord_lite._html.images import (
 from tfrecord_lite._images.codec import RAW, decode_image_bytes, pixels_in_mode, raw_pixels
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._repr import shown_value
-from tfrecord_lite._storage.files import normalize_compression
 from tfrecord_lite._storage.sources import Sources
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 

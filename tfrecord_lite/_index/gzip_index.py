@@ -40,8 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from tfrecord_lite._compression.inflate import WBITS
-from tfrecord_lite._compression.inflater import Inflater, not_a_next_member, starts_member
+from tfrecord_lite._compression.inflater import Inflater, not_a_next_member
+from tfrecord_lite._compression.kinds import GZIP, CompressionKind, kind_of
 from tfrecord_lite._errors import CorruptRecordError, IndexFormatError, TFRecordError, TruncatedRecordError
 from tfrecord_lite._index.gzip_seek import SpanInflater, span_inflater
 from tfrecord_lite._index.gzip_sidecar import (
@@ -133,7 +133,7 @@ def _one_pass(
     indexed_gzip over `source` (a path or a seekable file) for a GZIP file when it is installed,
     led through the file in step with the Inflater, else from the same pass, as copies of a
     stdlib decompressor."""
-    gz = _open_indexed_gzip(source, spacing) if kind == "gzip" else None
+    gz = _open_indexed_gzip(source, spacing) if kind == GZIP.name else None  # indexed_gzip reads GZIP only
     if gz is not None:
         with gz:
             follower = _Follower(gz)
@@ -145,7 +145,7 @@ def _one_pass(
                     decoded.close()
             blob = follower.export(marks.end) if marks.end > spacing else b""
         if blob is not None:
-            return marks, [Point(0, 0, WBITS["gzip"])], blob
+            return marks, [Point(0, 0, GZIP.wbits)], blob
     with stream() as fh:  # no indexed_gzip, or a file it does not take
         inflating = _SavingInflater(fh, kind, spacing)
         return _scan_marks(inflating, name, verify, limit), inflating.points, b""
@@ -223,8 +223,8 @@ class _SavingInflater(io.RawIOBase):
 
     def __init__(self, fh: Any, kind: str, spacing: int) -> None:
         self._fh = fh
-        self._kind = kind
-        self._wbits = WBITS[kind]
+        self._kind: CompressionKind = kind_of(kind)
+        self._wbits = self._kind.wbits
         self._d = zlib.decompressobj(self._wbits)
         self._spacing = spacing
         self._cin = 0  # compressed bytes fed so far
@@ -250,18 +250,18 @@ class _SavingInflater(io.RawIOBase):
                     more = self._fh.read(1)
                     self._cin += len(more)
                     data += more
-                if not starts_member(bytes(data[:2]), self._kind):
+                if not self._kind.starts(bytes(data[:2])):
                     raise not_a_next_member(self._kind, self._cin - len(data))
                 self._d = zlib.decompressobj(self._wbits)
             else:
                 data = self._fh.read(_FEED)
                 self._cin += len(data)
                 if not data:
-                    raise TruncatedRecordError(f"the {self._kind.upper()} stream ends before its end marker")
+                    raise TruncatedRecordError(f"the {self._kind.label} stream ends before its end marker")
             try:
                 self._out = self._d.decompress(data)
             except zlib.error as err:
-                raise CorruptRecordError(f"corrupt {self._kind.upper()} data ({err})") from None
+                raise CorruptRecordError(f"corrupt {self._kind.label} data ({err})") from None
             self._uout += len(self._out)
         n = min(len(view), len(self._out))
         view[:n] = self._out[:n]
@@ -276,7 +276,7 @@ class SeekPoints:
         self.kind = kind
         self.every = every
         self.marks = Marks()
-        self.points = [Point(0, 0, WBITS[kind])]
+        self.points = [Point(0, 0, kind_of(kind).wbits)]
         self._out = 0  # compressed bytes written
 
     def add(self, records: list[bytes]) -> None:

@@ -24,7 +24,8 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tfrecord_lite._compression.inflate import WBITS, decompressor, library
+from tfrecord_lite._compression.inflate import library
+from tfrecord_lite._compression.kinds import kind_of
 from tfrecord_lite._errors import CorruptRecordError, PathName, TruncatedRecordError
 from tfrecord_lite._index.gzip_sidecar import GzipIndex, Point, seek_points
 from tfrecord_lite._wire.crc import masked_crc
@@ -49,7 +50,7 @@ class SpanInflater:
         self._fd = os.open(path, os.O_RDONLY) if pread is None else -1
         self._pread = pread or self._read_file  # (size, offset) -> bytes: the file's, or an object's
         self._path = path
-        self._kind = kind
+        self._kind = kind_of(kind)
         self._points = points
         self._starts = [p.uout for p in points]
 
@@ -82,12 +83,12 @@ class SpanInflater:
         d = point.decompressor(pending)
         while done < goal:
             if d.eof:  # a member (stream) ended: the next one follows, or nothing does
-                if point.wbits != WBITS[self._kind]:  # a raw deflate point: the next member has its own point
+                if point.wbits != self._kind.wbits:  # a raw deflate point: the next member has its own point
                     break
                 pending = d.unused_data or next(feed, b"")
                 if not pending:
                     break
-                d = decompressor(point.wbits, pending)
+                d = self._kind.inflater(pending)
             if not pending:
                 pending = next(feed, b"")
                 if not pending:
@@ -95,7 +96,7 @@ class SpanInflater:
             try:
                 out = d.decompress(pending)
             except (zlib.error, lib.error) as err:
-                raise CorruptRecordError(f"corrupt {self._kind.upper()} data ({err})", path=self._path) from None
+                raise CorruptRecordError(f"corrupt {self._kind.label} data ({err})", path=self._path) from None
             pending = b""
             if done + len(out) > skip:
                 parts.append(out if done >= skip else out[skip - done :])

@@ -39,14 +39,13 @@ from typing import Any
 import numpy as np
 from crc32c import crc32c
 
-from tfrecord_lite._compression.inflate import WBITS, decompressor
+from tfrecord_lite._compression.kinds import GZIP, by_sidecar_code, inflater_for, kind_of
 from tfrecord_lite._errors import IndexFormatError
 from tfrecord_lite._index.sidecar_file import file_change, header_size, pack_header, unpack_header
 from tfrecord_lite._wire.framing import OVERHEAD
 
 GZIP_INDEX_MAGIC = b"TFRLGZX\0"
 GZIP_INDEX_VERSION = 1
-KINDS = {"gzip": 1, "zlib": 2}
 MARK_RECORDS = 256
 MARK_BYTES_SHIFT = 16  # a mark at the first record starting in each 64 KiB of the stream
 EDGE = 4096
@@ -111,10 +110,10 @@ class Point:
 
     def decompressor(self, head: bytes | memoryview = b"") -> Any:
         """A decompressor in the state of this point, whose input starts with `head` (which tells
-        a GZIP member's header flags: inflate.decompressor)."""
+        a GZIP member's header flags: kinds.CompressionKind.inflater)."""
         if self.saved is not None:
             return self.saved.copy()
-        return decompressor(self.wbits, head, self.window)
+        return inflater_for(self.wbits, head, self.window)
 
 
 class GzipIndex:
@@ -152,7 +151,7 @@ class GzipIndex:
             _GZIP_INDEX_HEAD,
             GZIP_INDEX_MAGIC,
             GZIP_INDEX_VERSION,
-            KINDS[self.kind],
+            kind_of(self.kind).sidecar_code,
             self.count,
             self.file_size,
             self.mtime_ns,
@@ -171,7 +170,7 @@ def parse_gzip_index(data: bytes, location: str) -> GzipIndex:
     fields = unpack_header(data, _GZIP_INDEX_HEAD, GZIP_INDEX_MAGIC, GZIP_INDEX_VERSION, location, not_one)
     _, _, kind, count, file_size, mtime_ns, check, n_marks, n_points, blob_size, stream_size = fields
     body = 16 * n_marks + 24 * n_points
-    if len(data) != _GZIP_INDEX_HEAD_SIZE + body + blob_size or kind not in KINDS.values() or n_marks < 1:
+    if len(data) != _GZIP_INDEX_HEAD_SIZE + body + blob_size or by_sidecar_code(kind) is None or n_marks < 1:
         raise IndexFormatError(f"the index is {len(data)} bytes, not what its header describes", path=location)
     table = np.frombuffer(data, "<u8", 2 * n_marks, _GZIP_INDEX_HEAD_SIZE).reshape(-1, 2)
     rows = np.frombuffer(data, "<u8", 3 * n_points, _GZIP_INDEX_HEAD_SIZE + 16 * n_marks).reshape(-1, 3).tolist()
@@ -185,8 +184,10 @@ def parse_gzip_index(data: bytes, location: str) -> GzipIndex:
         or (np.diff(rows_and_offsets, axis=0) <= 0).any()
     ):
         raise IndexFormatError("the index's record table is damaged", path=location)
-    name = {v: k for k, v in KINDS.items()}[kind]
-    if any(wbits - 64 not in (WBITS[name], RAW) or cin > file_size or uout > stream_size for cin, uout, wbits in rows):
+    named = by_sidecar_code(kind)
+    assert named is not None  # checked with the sizes above
+    name = named.name
+    if any(wbits - 64 not in (named.wbits, RAW) or cin > file_size or uout > stream_size for cin, uout, wbits in rows):
         raise IndexFormatError("the index's seek points are damaged", path=location)
     points = [Point(cin, uout, wbits - 64) for cin, uout, wbits in rows]
     blob = data[len(data) - blob_size :] if blob_size else b""
@@ -220,7 +221,7 @@ def window_points(blob: bytes, file_size: int) -> list[Point]:
     complete = len(rows) == n and len(windows) == window * int(rows["window"].sum()) and not extra and d.eof
     if not complete or (rows["bits"] > 7).any() or (rows["window"] > 1).any():
         raise IndexFormatError(damaged)
-    points, at, data = [Point(0, 0, WBITS["gzip"])], 0, memoryview(windows)
+    points, at, data = [Point(0, 0, GZIP.wbits)], 0, memoryview(windows)
     for cin, uout, bits, has_window in rows.tolist():
         points.append(Point(cin, uout, RAW, bits=bits, window=data[at : at + window] if has_window else None))
         at += window if has_window else 0

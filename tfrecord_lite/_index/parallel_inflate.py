@@ -36,6 +36,7 @@ from collections.abc import Generator, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from tfrecord_lite._compression.inflater import Inflater
+from tfrecord_lite._compression.kinds import GZIP
 from tfrecord_lite._stream.scanner import CHUNK_SIZE
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def parallel_inflater(raw: IO[bytes], path: str, head: bytes) -> ParallelInflate
         if size > STORED * isize or workers < 2:  # (the length mod 2**32: checked again below)
             return None
         index = read_gzip_index(sidecar_path(path))
-        if index.kind != "gzip" or needs_pass(index) or gzip_index_staleness(index, path) is not None:
+        if index.kind != GZIP.name or needs_pass(index) or gzip_index_staleness(index, path) is not None:
             return None
     except (OSError, IndexFormatError):
         return None
@@ -103,7 +104,7 @@ def parallel_inflater(raw: IO[bytes], path: str, head: bytes) -> ParallelInflate
     segments = _segments(points, index.stream_size)
     if len(segments) < 2 or segments[0][0].uout != 0:
         return None
-    return ParallelInflater(raw, SpanInflater(path, "gzip", points), index, segments, workers)
+    return ParallelInflater(raw, SpanInflater(path, GZIP.name, points), index, segments, workers)
 
 
 def _segments(points: list[Point], end: int) -> list[tuple[Point, int]]:
@@ -212,7 +213,7 @@ class ParallelInflater:
         """The one-thread inflater from the start of the file, its first `drop` bytes dropped."""
         _stop(self._closing, self._pool, self._spans)
         self._raw.seek(0)
-        inflater = Inflater(self._raw, "gzip", b"")
+        inflater = Inflater(self._raw, GZIP.name, b"")
         while drop:
             dropped = len(inflater.read(min(drop, CHUNK_SIZE)))
             if not dropped:

@@ -40,6 +40,7 @@ from typing import BinaryIO
 import numpy as np
 from crc32c import crc32c
 
+from tfrecord_lite._compression.kinds import is_compressed, kind_of
 from tfrecord_lite._errors import IndexFormatError, PathName, TFRecordError
 from tfrecord_lite._index.sidecar_file import (
     counts_as_missing,
@@ -134,14 +135,14 @@ def require_uncompressed(buf: Buffer, path: PathName, action: str = "random acce
     skipped, so a file whose first record is damaged (even into GZIP / ZLIB look-alike bytes
     that do not inflate) is a plain file, as iter_records reads it."""
     head = bytes(buf[:SNIFF_SIZE])
-    kind = sniff_compression(head).upper()
-    if damaged and (kind == "UNKNOWN" or (kind and not inflates(head, kind.lower()))):
+    kind = sniff_compression(head)
+    if damaged and (kind == "unknown" or (is_compressed(kind) and not inflates(head, kind))):
         return
-    if kind == "UNKNOWN":
+    if kind == "unknown":
         raise not_a_tfrecord(path, head)
-    if kind:
+    if is_compressed(kind):
         raise TFRecordError(
-            f"this file is {kind}-compressed, and {action} needs an uncompressed TFRecord file "
+            f"this file is {kind_of(kind).label}-compressed, and {action} needs an uncompressed TFRecord file "
             f"(a compressed stream cannot be entered in the middle): convert it once with "
             f"`tfrecord-lite convert IN OUT` (or copy its records with tfr.iter_records into a "
             f"tfr.TFRecordWriter without compression), or read it sequentially with tfr.iter_records",

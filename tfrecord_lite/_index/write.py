@@ -14,6 +14,7 @@ import os
 
 import numpy as np
 
+from tfrecord_lite._compression.kinds import index_kind
 from tfrecord_lite._errors import PathName
 from tfrecord_lite._index.file_index import open_file_index
 from tfrecord_lite._index.gzip_index import build_remote_gzip_index, write_gzip_index
@@ -54,7 +55,7 @@ def write_index(
         target_url = os.fspath(index_path) if index_path is not None else None
         return write_remote_index(path, target_url, verify=verify, storage_options=storage_options)[0]
     target = os.fspath(index_path) if index_path is not None else sidecar_path(path)
-    if sniff_file(path) in ("gzip", "zlib"):
+    if index_kind(sniff_file(path)) == "seek_points":
         return write_gzip_index(path, target, verify=verify)
     buf, st = map_uncompressed(path, "indexing")
     try:
@@ -84,7 +85,7 @@ def write_remote_index(
     try:
         head = buf[0:HEADER_SIZE]
         kind = sniff_compression(head)
-        if kind in ("gzip", "zlib"):
+        if index_kind(kind) == "seek_points":
             gz = build_remote_gzip_index(buf, kind, verify=verify)
             data, count = gz.to_bytes(), gz.count
         else:

@@ -2,7 +2,7 @@
 decoder (which works on bytes only). Batches are spans of the reader's buffer, decoded
 where they lie, no object per record; a stream whose records are large (images) is read
 as bytes records instead, whose long values columnar slices once. SequenceExamples are
-read as lists of bytes records, each list decoded by sequence_batches' batch decoder.
+read as lists of bytes records, each list decoded by _batches/sequences.py's batch decoder.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from tfrecord_lite._batches.sequences import (
     checked_sequence_specs,
     decode_sequence_records,
 )
+from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._example.spec import FeatureSpec, SpecDict
 from tfrecord_lite._example.validate import batch_specs, check_int
 from tfrecord_lite._records.reader import RecordIterator, sources_of
-from tfrecord_lite._storage.files import normalize_compression
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._stream.damage import DamagePolicy, OnError
 from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import numpy as np
 
+from tfrecord_lite._compression.kinds import index_kind
 from tfrecord_lite._errors import CorruptRecordError, PathName
 from tfrecord_lite._example.decode import decode_example
 from tfrecord_lite._index.file_index import open_file_index
@@ -120,7 +121,7 @@ def _compression_of(path: str, damaged: bool, storage_options: StorageOptions = 
     except OSError:
         return ""
     kind = sniff_compression(head)
-    return kind if kind in ("gzip", "zlib") and (not damaged or inflates(head, kind)) else ""
+    return kind if index_kind(kind) == "seek_points" and (not damaged or inflates(head, kind)) else ""
 
 
 def _int_view(offsets: np.ndarray) -> memoryview:

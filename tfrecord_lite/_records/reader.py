@@ -19,6 +19,7 @@ from collections.abc import Callable, Generator, Iterator
 from typing import IO, cast
 
 from tfrecord_lite._compression.inflater import Inflater
+from tfrecord_lite._compression.kinds import GZIP, SUFFIX_PATTERN
 from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._index.parallel_inflate import parallel_inflater
 from tfrecord_lite._repr import compression, describe, shown_paths
@@ -33,7 +34,7 @@ from tfrecord_lite._storage.sources import Sources, resolve_inputs
 from tfrecord_lite._stream.damage import Damage, DamagePolicy, OnError, as_policy
 from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES, DecodedStream, StreamInflater, StreamScanner
 
-_RECORD_URL = re.compile(r"[a-z][a-z0-9+.-]*://[^*?\[]*\.(tfrecords?|tfrec|tfr)(\.gz|\.zlib|\.zz)?$", re.I)
+_RECORD_URL = re.compile(rf"[a-z][a-z0-9+.-]*://[^*?\[]*\.(tfrecords?|tfrec|tfr){SUFFIX_PATTERN}?$", re.I)
 
 
 class RecordIterator(Iterator[bytes]):
@@ -154,7 +155,7 @@ class RecordIterator(Iterator[bytes]):
 def _inflater(source: PathOrFile, raw: IO[bytes], compression: str, head: bytes) -> StreamInflater:
     """What inflates `source` (open as `raw`, `head` read): threads from its sidecar's seek points
     for a big indexed GZIP file while a core is idle (parallel_inflater), else one Inflater."""
-    if compression == "gzip" and isinstance(source, (str, os.PathLike)):
+    if compression == GZIP.name and isinstance(source, (str, os.PathLike)):
         threads = parallel_inflater(raw, os.fspath(source), head)
         if threads is not None:
             return threads

@@ -38,20 +38,14 @@ from typing import IO, Any
 
 from crc32c import crc32c as _crc32c
 
-from tfrecord_lite._compression.inflate import WBITS, library
+from tfrecord_lite._compression.inflate import library
+from tfrecord_lite._compression.kinds import COMPRESSED_NAMES, kind_of, normalize_compression
 from tfrecord_lite._example.encode import encode_example
 from tfrecord_lite._example.validate import as_record
 from tfrecord_lite._index.append import finish_append, prepare_append
 from tfrecord_lite._index.gzip_index import SeekPoints
 from tfrecord_lite._repr import compression, count, describe
-from tfrecord_lite._storage.files import (
-    PathOrFile,
-    display_name,
-    is_file_object,
-    normalize_compression,
-    open_binary,
-    size_in_bytes,
-)
+from tfrecord_lite._storage.files import PathOrFile, display_name, is_file_object, open_binary, size_in_bytes
 from tfrecord_lite._storage.locations import StorageOptions, has_scheme
 from tfrecord_lite._storage.mapped import MappedFile, open_mapped
 from tfrecord_lite._storage.publish import OutputLock
@@ -115,7 +109,7 @@ def _compressor(compression: str, level: int | None, fast: bool) -> Any:
     if level is None:
         level = lib.Z_DEFAULT_COMPRESSION
     try:
-        return lib.compressobj(level, lib.DEFLATED, WBITS[compression], 9)
+        return kind_of(compression).deflater(level, lib)
     except (ValueError, zlib.error, lib.error) as err:
         raise ValueError(f"level={level} is not a valid deflate level for {lib.__name__} ({err})") from None
 
@@ -194,7 +188,8 @@ class TFRecordWriter:
                 "files: a GZIP / ZLIB stream is decodable only up to its last flush(); call flush() instead"
             )
         if (level is not None or fast) and not self.compression:
-            raise ValueError("level= and fast=True apply to compressed files: pass compression='gzip' or 'zlib'")
+            named = " or ".join(repr(name) for name in COMPRESSED_NAMES)
+            raise ValueError(f"level= and fast=True apply to compressed files: pass compression={named}")
         self.path = display_name(path_or_file)
         self._file: IO[bytes] | None = None
         self._lock: OutputLock | None = None

@@ -18,6 +18,7 @@ from typing import Any
 from tfrecord_lite._batches.columnar import Spans
 from tfrecord_lite._batches.flat import decode_flat, decode_sequence_flat
 from tfrecord_lite._batches.sequence_probe import CLASH, feature_list_rows
+from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.validate import check_int
 from tfrecord_lite._records.example_batches import record_spans
@@ -26,7 +27,7 @@ from tfrecord_lite._redact import scrub
 from tfrecord_lite._stats.features import FeatureAccumulator
 from tfrecord_lite._stats.results import DatasetStatistics
 from tfrecord_lite._storage.file_kinds import file_kinds
-from tfrecord_lite._storage.files import display_name, normalize_compression
+from tfrecord_lite._storage.files import display_name
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._stream.damage import DamagePolicy, OnError
 

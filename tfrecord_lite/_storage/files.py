@@ -1,8 +1,8 @@
 """Opening what users pass as a source or destination: a local path, a URL that
 fsspec understands (s3://, gs://, ..., imported only then), or a binary file
 object they already opened (which we then never close). Also what a file holds,
-from its first bytes (sniff_file), and the knobs that every I/O module shares:
-the accepted compression names, and sizes written as "4M".
+from its first bytes (sniff_file), and sizes written as "4M" (the compression names
+are _compression/kinds.py's).
 A URL is read by _storage/remote.py (ranged reads that resume) and written by
 _storage/uploads.py (objects that appear only complete), with `storage_options`:
 fsspec options, or an fsspec filesystem object (_storage/locations.py).
@@ -24,19 +24,6 @@ from tfrecord_lite._wire.framing import HEADER_SIZE
 from tfrecord_lite._wire.sniff import sniff_compression
 
 PathOrFile = Union[str, "os.PathLike[str]", IO[bytes], Any]
-
-COMPRESSIONS = ("", "gzip", "zlib")
-
-
-def normalize_compression(compression: str | None, *, allow_auto: bool = False) -> str:
-    """'' | 'gzip' | 'zlib' (| 'auto'), from TF-style spellings such as None, 'GZIP'."""
-    allowed = COMPRESSIONS + (("auto",) if allow_auto else ())
-    if compression is None:
-        return ""
-    if isinstance(compression, str) and compression.lower() in allowed:
-        return compression.lower()
-    shown = ", ".join(repr(c) for c in (None,) + allowed)
-    raise ValueError(f"unknown compression {compression!r}: use one of {shown} (case-insensitive)")
 
 
 def is_file_object(obj: Any) -> bool:

@@ -35,6 +35,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
+from tfrecord_lite._compression.kinds import SUFFIX_PATTERN
 from tfrecord_lite._errors import NoInputsError
 from tfrecord_lite._redact import log
 from tfrecord_lite._repr import plural
@@ -58,8 +59,8 @@ Sources = Source | Sequence[Source]
 Skipped = defaultdict[str, list[str]]  # kind of file passed over -> their names
 _BY_CONTENT = "other file"
 
-_SHARD = re.compile(r"-\d{5,}-of-\d{5,}(\.tfrecords?)?(\.gz|\.zlib|\.zz)?")
-_RECORD_NAME = re.compile(rf"(\.tfrecords?|\.tfrec|\.tfr)(\.gz|\.gzip|\.zlib|\.zz)?$|{_SHARD.pattern}$", re.I)
+_SHARD = re.compile(rf"-\d{{5,}}-of-\d{{5,}}(\.tfrecords?)?{SUFFIX_PATTERN}?")
+_RECORD_NAME = re.compile(rf"(\.tfrecords?|\.tfrec|\.tfr){SUFFIX_PATTERN}?$|{_SHARD.pattern}$", re.I)
 # names of files that travel with record files: passed over even when named explicitly
 _COMPANIONS = ((".tfrlidx", "index sidecar"), (".labels.json", "label map"), (".idx", "DALI text index"))
 _COMPANION_KINDS = {kind for _, kind in _COMPANIONS}

@@ -31,11 +31,11 @@ from typing import IO, Protocol
 
 from crc32c import crc32c
 
-from tfrecord_lite._compression.inflate import WBITS
 from tfrecord_lite._compression.inflater import Inflater
+from tfrecord_lite._compression.kinds import is_compressed, normalize_compression
 from tfrecord_lite._errors import CorruptRecordError, RecordTooLargeError, TFRecordError, TruncatedRecordError
 from tfrecord_lite._repr import plural
-from tfrecord_lite._storage.files import PathOrFile, display_name, normalize_compression, not_a_file, open_binary
+from tfrecord_lite._storage.files import PathOrFile, display_name, not_a_file, open_binary
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._stream.damage import Damage
 from tfrecord_lite._wire.crc import mask, masked_crc
@@ -94,7 +94,7 @@ class DecodedStream:
             head = self._read_head()
             if compression == "auto":
                 compression = sniff_compression(head)
-                if not strict and compression in WBITS and not inflates(head, compression):
+                if not strict and is_compressed(compression) and not inflates(head, compression):
                     compression = "unknown"  # a damaged first header that looks like a zlib / gzip header
             if compression == "unknown":
                 if strict:

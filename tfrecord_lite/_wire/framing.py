@@ -375,7 +375,7 @@ def frame_buffer(data: bytes | bytearray | memoryview, ends: Sequence[int]) -> m
 def fill_frames(buffer: Any, slot_ends: Any) -> Any:
     """Frame in place the records that lie in `buffer` (a writable uint8 numpy array), each in a
     slot ending at slot_ends[i] that holds HEADER_SIZE free bytes, the record and FOOTER_SIZE free
-    bytes (as a batch encoder leaves them, batch_encode.gather's `before` and `after`): every
+    bytes (as a batch encoder leaves them, _batches/encode.py's gather, `before` and `after`): every
     header and footer is written there, and no record is copied. Returns the records' lengths
     (an int64 array); the buffer then holds frame_many of the records."""
     import numpy as np

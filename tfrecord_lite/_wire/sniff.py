@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import zlib
 
-from tfrecord_lite._compression.inflate import WBITS
+from tfrecord_lite._compression.kinds import is_compressed, kind_of, kind_starting
 from tfrecord_lite._errors import NotTFRecordError, PathName
 from tfrecord_lite._wire.framing import HEADER_SIZE, header_is_valid
 
 SNIFF_SIZE = 4096  # bytes read to recognise a file
-_GZIP_MAGIC = b"\x1f\x8b"
 _MAGICS = (
     (b"\x89PNG\r\n\x1a\n", "a PNG image"),
     (b"\xff\xd8\xff", "a JPEG image"),
@@ -41,17 +40,16 @@ def sniff_compression(head: bytes) -> str:
     truncated (the reader says so), not an unknown kind."""
     if not head or header_is_valid(head):
         return ""
-    if head[:2] == _GZIP_MAGIC:
-        return "gzip"
-    if len(head) >= 2 and head[0] & 0x0F == 8 and head[0] >> 4 <= 7 and (head[0] << 8 | head[1]) % 31 == 0:
-        return "zlib"
+    compressed = kind_starting(head)  # the kind whose magic / header starts it (_compression/kinds.py)
+    if compressed is not None:
+        return compressed
     return "" if len(head) < HEADER_SIZE else "unknown"  # shorter: a truncated first record
 
 
 def inflates(head: bytes, compression: str) -> bool:
     """Whether the first bytes of a file start a GZIP / ZLIB stream: they inflate to something
     before any error (a stream damaged later is still a stream)."""
-    inflater = zlib.decompressobj(WBITS[compression])
+    inflater = zlib.decompressobj(kind_of(compression).wbits)
     for at in range(0, len(head), 16):
         try:
             if inflater.decompress(head[at : at + 16], 1) or inflater.eof:
@@ -64,7 +62,7 @@ def inflates(head: bytes, compression: str) -> bool:
 def inflated_head(head: bytes, compression: str) -> bytes | None:
     """The first (up to 12) bytes `head` inflates to; None when it is not valid GZIP / ZLIB data."""
     try:
-        return zlib.decompressobj(WBITS[compression]).decompress(head, HEADER_SIZE)
+        return zlib.decompressobj(kind_of(compression).wbits).decompress(head, HEADER_SIZE)
     except zlib.error:
         return None
 
@@ -85,9 +83,9 @@ def looks_like(head: bytes) -> str:
         if head.startswith(magic):
             return what
     kind = sniff_compression(head)
-    if kind in ("gzip", "zlib"):
-        inner = inflated_head(head, kind)
-        return f"{kind.upper()} data that does not hold TFRecords" if inner else f"damaged {kind.upper()} data"
+    if is_compressed(kind):
+        inner, label = inflated_head(head, kind), kind_of(kind).label
+        return f"{label} data that does not hold TFRecords" if inner else f"damaged {label} data"
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -1,6 +1,6 @@
 """`convert` between TFRecord and columnar files (Parquet, Arrow IPC, CSV), both ways: the
 arguments and messages only; reading, decoding and writing batch by batch are the
-library's (_datasets: arrow_batches, tables, schema).
+library's (_arrow: batches, tables; _datasets: schema).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import os
 from typing import Any
 
 from tfrecord_lite._arrow.tables import SUFFIX, columnar_format, iter_table_batches, write_examples_table
+from tfrecord_lite._compression.kinds import choices
 from tfrecord_lite._datasets.schema import collect_schema, schema_specs, specs_from_json
 from tfrecord_lite._datasets.sharded import shard_suffix
 from tfrecord_lite._errors import FeatureError
@@ -34,6 +35,8 @@ TABLE_FORMATS = ("parquet", "arrow", "csv")
 def _arrow() -> Any:
     """The library's Arrow conversions (arrow_batches), or a usage error saying pyarrow is missing."""
     try:
+        import pyarrow  # noqa: F401  # _arrow imports it at first use: ask for it here, where it can be said
+
         from tfrecord_lite._arrow import batches as arrow_batches
     except ImportError as err:
         raise UsageError(f"converting to or from columnar files needs pyarrow: {err}") from None
@@ -73,7 +76,7 @@ def _targets(args: argparse.Namespace, paths: list[str], fmt: str | None) -> lis
             raise UsageError(f"{args.output}: give it a .parquet, .arrow or .csv extension, or --to parquet|arrow|csv")
         return [(paths, args.output, out_fmt)]
     if fmt is None:
-        raise UsageError("converting into a folder needs --to parquet|arrow|csv (or none|gzip|zlib)")
+        raise UsageError(f"converting into a folder needs --to parquet|arrow|csv (or {choices(sep='|')})")
     os.makedirs(args.output, exist_ok=True)
     stem = (os.path.basename(p).split(".")[0] for p in paths)
     return [([p], os.path.join(args.output, s + SUFFIX[fmt]), fmt) for p, s in zip(paths, stem, strict=True)]
@@ -109,7 +112,7 @@ def from_table(args: argparse.Namespace, paths: list[str]) -> int:
     """Parquet / Arrow / CSV files -> TFRecord: one file, or shards with --shards / --max-records / --max-bytes."""
     arrow_batches = _arrow()
     if args.to in TABLE_FORMATS:
-        raise UsageError("the inputs are columnar files: --to takes none, gzip or zlib here")
+        raise UsageError(f"the inputs are columnar files: --to takes {choices()} here")
     sharded = args.shards is not None or args.max_records is not None or args.max_bytes is not None
     lists = [key for key in (args.feature_lists or "").split(",") if key]
     batches = progress(

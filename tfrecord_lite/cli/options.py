@@ -19,7 +19,8 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from tfrecord_lite._datasets.sharded import compression_by_name, existing_shards, open_shard_writer
+from tfrecord_lite._compression.kinds import choices, compression_by_name, normalize_compression
+from tfrecord_lite._datasets.sharded import existing_shards, open_shard_writer
 from tfrecord_lite._errors import (
     CorruptRecordError,
     NoInputsError,
@@ -30,7 +31,7 @@ from tfrecord_lite._errors import (
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._redact import redact, scrub
 from tfrecord_lite._repr import plural
-from tfrecord_lite._storage.files import normalize_compression, size_in_bytes
+from tfrecord_lite._storage.files import size_in_bytes
 from tfrecord_lite._storage.sources import resolve_inputs
 from tfrecord_lite._stream.damage import DamagePolicy
 from tfrecord_lite.cli.output import printable
@@ -193,18 +194,18 @@ def compression_arg(value: str) -> str:
     try:
         return normalize_compression(value, allow_auto=True)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"unknown compression {value!r} (use auto, none, gzip or zlib)") from None
+        raise argparse.ArgumentTypeError(f"unknown compression {value!r} (use {choices(auto=True)})") from None
 
 
 def output_compression(to: str | None, path: str) -> str:
-    """--to if given, else from the output's extension (.gz -> gzip, .zz / .zlib -> zlib, else none)."""
+    """--to if given, else from the output's extension (kinds.compression_by_name: .gz -> gzip ...)."""
     return to if to is not None else compression_by_name(path)
 
 
 def out_compression_arg(value: str) -> str:
     result = compression_arg(value)
     if result == "auto":
-        raise argparse.ArgumentTypeError("an output compression must be none, gzip or zlib")
+        raise argparse.ArgumentTypeError(f"an output compression must be {choices()}")
     return result
 
 
@@ -258,7 +259,7 @@ def add_command(
 def add_inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="TFRecord files, globs, folders or prefixes")
     p.add_argument("-z", "--compression", type=compression_arg, default="auto", metavar="C",
-                   help="input compression: auto (default: from the content), none, gzip, zlib")  # fmt: skip
+                   help=f"input compression: auto (default: from the content), {choices()}")  # fmt: skip
 
 
 def convert_target_arg(value: str) -> str:
@@ -270,7 +271,7 @@ def add_output_options(
     p: argparse.ArgumentParser,
     sharded: bool = True,
     to_type: Any = None,
-    to_help: str = "output compression: none (default), gzip, zlib",
+    to_help: str = f"output compression: {choices()} (default: none)",
 ) -> None:
     if sharded:
         g = p.add_mutually_exclusive_group()

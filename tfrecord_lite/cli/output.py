@@ -13,6 +13,7 @@ import json
 import math
 from typing import Any
 
+from tfrecord_lite._compression.kinds import GZIP
 from tfrecord_lite._datasets.schema import Decoded, value_kind
 from tfrecord_lite._html.images import sniff_image_format
 from tfrecord_lite._records.verify import VerifyReport
@@ -21,8 +22,8 @@ from tfrecord_lite._repr import plural
 
 def _kind(value: bytes) -> str:
     """The format a binary value starts like, as a prefix of its view ("PNG "), or ""."""
-    if value.startswith(b"\x1f\x8b"):
-        return "GZIP "
+    if GZIP.starts(value):
+        return f"{GZIP.label} "
     image = sniff_image_format(value)
     return f"{image.upper()} " if image else ""
 

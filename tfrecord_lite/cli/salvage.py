@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from tfrecord_lite._compression.kinds import choices, endings
 from tfrecord_lite._redact import redact, scrub
 from tfrecord_lite._repr import plural
 from tfrecord_lite.cli.options import (
@@ -47,8 +48,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         f"  {PROG} salvage cut.tfrecord.gz rescued.tfrecord || echo 'some records were lost'",
     )
     p.add_argument("input", metavar="INPUT", help="the damaged TFRecord file (plain, GZIP or ZLIB)")
-    p.add_argument("output", metavar="OUTPUT", help="the new file (.gz -> GZIP, .zz / .zlib -> ZLIB unless --to)")
+    p.add_argument("output", metavar="OUTPUT", help=f"the new file ({endings()}, unless --to)")
     p.add_argument("--to", type=out_compression_arg, default=None, metavar="C",
-                   help="output compression: none, gzip, zlib (default: from OUTPUT's name)")  # fmt: skip
+                   help=f"output compression: {choices()} (default: from OUTPUT's name)")  # fmt: skip
     p.add_argument("--no-index", action="store_true", help="do not write the index sidecar")
     p.add_argument("-f", "--force", action="store_true", help="overwrite OUTPUT if it exists")

@@ -12,6 +12,7 @@ import math
 import os
 
 from tfrecord_lite._arrow.tables import columnar_format
+from tfrecord_lite._compression.kinds import choices, endings, label_of
 from tfrecord_lite._datasets.sharded import renamed_for, shard_suffix
 from tfrecord_lite._datasets.splits import ratio_sizes, record_parts
 from tfrecord_lite._errors import CorruptRecordError, TruncatedRecordError
@@ -89,7 +90,7 @@ def _plain_for_text_index(args: argparse.Namespace, paths: list[str]) -> set[str
     kinds = {p: "url" if is_url(p) else sniff_file(p) for p in paths}
     unfit = [p for p in paths if kinds[p]]
     if unfit and len(paths) == 1:
-        where = "a URL" if kinds[paths[0]] == "url" else f"{kinds[paths[0]].upper()}-compressed"
+        where = "a URL" if kinds[paths[0]] == "url" else f"{label_of(kinds[paths[0]])}-compressed"
         raise UsageError(
             f"{paths[0]} is {where}, and a text index ('offset length' lines for DALI or the tfrecord "
             "package) needs a local uncompressed file, as those readers do: `tfrecord-lite convert IN OUT` "
@@ -156,7 +157,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         raise UsageError("--shards / --max-records / --max-bytes split columnar inputs; for TFRecord files use reshard")
     if len(paths) > 1 or os.path.isdir(args.output) or args.output.endswith(os.sep):
         if args.to is None:
-            raise UsageError("converting several files into a folder needs --to none|gzip|zlib")
+            raise UsageError(f"converting several files into a folder needs --to {choices(sep='|')}")
         if not is_url(args.output):
             os.makedirs(args.output, exist_ok=True)
         targets = [os.path.join(args.output, renamed_for(p, args.to)) for p in paths]
@@ -271,7 +272,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     add_inputs(p)
     p.add_argument(
-        "-o", "--output", required=True, metavar="OUT_FILE", help="the merged file (.gz -> GZIP unless --to)"
+        "-o", "--output", required=True, metavar="OUT_FILE", help=f"the merged file ({endings()}, unless --to)"
     )
     add_output_options(p, sharded=False)
     add_damage_options(p, writes=True)
@@ -334,7 +335,9 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         metavar="C",
         help="input compression (default auto)",
     )
-    add_output_options(p, to_type=convert_target_arg, to_help="output: none (default), gzip, zlib, parquet, arrow, csv")
+    add_output_options(
+        p, to_type=convert_target_arg, to_help=f"output: {choices(sep=', ')}, parquet, arrow, csv (default: none)"
+    )
     add_damage_options(p, writes=True)
     p.add_argument(
         "--features",

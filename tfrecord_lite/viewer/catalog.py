@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._html.records import RecordView, image_uris
 from tfrecord_lite._html.values import esc, text_of
@@ -30,7 +31,7 @@ from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._records.views import record_view
 from tfrecord_lite._redact import log, redact, scrub
 from tfrecord_lite._stats.collect import statistics
-from tfrecord_lite._storage.files import normalize_compression, sniff_file
+from tfrecord_lite._storage.files import sniff_file
 from tfrecord_lite._storage.sources import resolve_inputs
 from tfrecord_lite._stream.damage import DamagePolicy
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions

@@ -15,18 +15,18 @@ import os
 import sys
 
 import tfrecord_lite as tfr
+from tfrecord_lite._compression.kinds import is_compressed
 from tfrecord_lite._storage.files import sniff_file
 
 __all__ = ["create_index", "create_indices", "main"]
 
 _FRAME = 16  # length, length CRC, payload CRC
-_COMPRESSED = ("gzip", "zlib")
 
 
 def create_index(tfrecord_file: str, index_file: str) -> None:
     """Write the text index of `tfrecord_file` to `index_file`: each record's start and size in bytes."""
     path = os.fspath(tfrecord_file)
-    if sniff_file(path) not in _COMPRESSED:
+    if not is_compressed(sniff_file(path)):
         tfr.write_text_index(path, index_file)
         return
     lines, offset = [], 0
