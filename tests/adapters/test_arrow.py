@@ -18,9 +18,9 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 import tfrecord_lite as tfr
 from tests import reference
+from tests.batches.test_columnar import _features_of, batches
 from tests.conftest import DATA_DIR
 from tests.example.test_codec import entry, example, ld
-from tests.batches.test_columnar import _features_of, batches
 from tfrecord_lite import arrow as tfa
 from tfrecord_lite._example.varints import read_varint
 
@@ -323,7 +323,7 @@ def test_parquet_round_trip(tmp_path: Path):
     spec = {"label": tfr.FixedLenFeature([], "int64"), "ids": tfr.VarLenFeature("float32")}
     records = [tfr.encode_example({"label": i, "ids": np.arange(i, dtype=np.float32)}) for i in range(50)]
     source = tmp_path / "in.tfrecord.gz"
-    with tfr.TFRecordWriter(str(source), "gzip") as writer:
+    with tfr.TFRecordWriter(str(source), compression="gzip") as writer:
         for r in records:
             writer.write(r)
     pq.write_table(tfa.read_arrow(str(source), spec), tmp_path / "x.parquet")
@@ -400,7 +400,7 @@ def test_encode_rejects_other_data():
 def _shards(tmp_path: Path, n: int = 3, per: int = 40) -> list[bytes]:
     records = []
     for s in range(n):
-        with tfr.TFRecordWriter(str(tmp_path / f"part-{s}.tfrecord.gz"), "gzip") as writer:
+        with tfr.TFRecordWriter(str(tmp_path / f"part-{s}.tfrecord.gz"), compression="gzip") as writer:
             for i in range(per):
                 r = tfr.encode_example({"id": s * per + i, "v": np.arange(i % 3, dtype=np.float32)})
                 writer.write(r)

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
 from tests import reference
-from tests.example.test_codec import WIRE_CASES, ld, varint
 from tests.batches.test_columnar import assert_like_stacked
+from tests.example.test_codec import WIRE_CASES, ld, varint
 from tfrecord_lite._batches import joins as _joins
 from tfrecord_lite._batches import lockstep as _lockstep
 from tfrecord_lite._batches.columnar import decode_records, plan_features
@@ -221,7 +221,7 @@ def test_large_records_compressed(big_file, tmp_path):
     _path, records = big_file
     for compression in ("gzip", "zlib"):
         target = str(tmp_path / f"big.{compression}")
-        with tfr.TFRecordWriter(target, compression) as w:
+        with tfr.TFRecordWriter(target, compression=compression) as w:
             for r in records:
                 w.write(r)
         assert list(tfr.iter_records(target)) == records

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
-from tests.example.test_codec import ld, varint
 from tests.batches.test_sequence_batches import assert_like_stacked
+from tests.example.test_codec import ld, varint
 from tfrecord_lite._batches.columnar import assembly_for
 from tfrecord_lite._batches.sequence_steps import strided_lists
 from tfrecord_lite._batches.sequences import checked_sequence_specs, decode_sequence_records

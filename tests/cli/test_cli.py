@@ -62,7 +62,7 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = root / "data"
     d.mkdir()
     for name, compression in (("a.tfrecord", None), ("b.tfrecord.gz", "gzip"), ("c.tfrecord.zz", "zlib")):
-        with tfr.TFRecordWriter(str(d / name), compression) as w:
+        with tfr.TFRecordWriter(str(d / name), compression=compression) as w:
             for i in range(N):
                 w.write_example(example(i))
     with tfr.TFRecordWriter(str(root / "seq.tfrecord")) as w:

@@ -494,7 +494,7 @@ def write_arrow(
 
 
 def _write(records: Iterable[tuple[Any, np.ndarray]], dest: Any, compression: str | None, storage_options: Any) -> int:
-    with TFRecordWriter(dest, compression, storage_options=storage_options) as writer:
+    with TFRecordWriter(dest, compression=compression, storage_options=storage_options) as writer:
         for framed, lengths in records:
             writer.write_framed(framed, lengths)
         return writer.records_written

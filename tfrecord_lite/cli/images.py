@@ -18,6 +18,7 @@ from tfrecord_lite.cli.options import (
     PROG,
     UsageError,
     add_command,
+    add_compression,
     add_inputs,
     add_output_options,
     check_shards_new,
@@ -227,6 +228,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         f"  {PROG} unpack-images mnist.tfrecord -o digits/ --image-key image_raw --label-key label",
     )
     add_inputs(p)
+    add_compression(p)
     p.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="folder to write into")
     _add_key_options(p)
 
@@ -239,6 +241,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         f"  {PROG} remove-images out/ -o clean/photos --filenames-from bad.txt --class blurry",
     )
     add_inputs(p)
+    add_compression(p)
     p.add_argument("-o", "--output", required=True, metavar="OUT_PREFIX", help="prefix of the new shards")
     p.add_argument("--filename", action="append", metavar="NAME", help="image/filename to remove (repeatable)")
     p.add_argument("--filenames-from", metavar="FILE", help="a file with one image/filename per line to remove")
