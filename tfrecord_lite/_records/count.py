@@ -45,7 +45,8 @@ def count_records(
     index sidecar is counted from it without reading the file, others by a scan that checks
     the length CRCs but not the payloads. `on_error` and `max_skipped` are iter_records': with
     "skip", damaged spans are stepped over and the good records counted. `storage_options` are
-    fsspec's, for URLs (or an fsspec filesystem object); `max_record_bytes` is iter_records'.
+    fsspec's, for URLs (or an fsspec filesystem object). Counting holds no record in memory, so
+    `max_record_bytes` refuses none: a longer record is streamed through, its CRC checked on the way.
     """
     policy = DamagePolicy(on_error, max_skipped)
     return sum(

@@ -66,8 +66,9 @@ def verify_file(
     length CRC, or a length that runs past the end of the file, the scan moves on to the next
     valid record header. A damaged compressed
     stream or a truncated tail ends the scan and is reported too. `on_progress` is told
-    how many (uncompressed) bytes each read brought. `compression`, `storage_options` (fsspec's,
-    for a URL) and `max_record_bytes` (a longer length field is damage) are iter_records'.
+    how many (uncompressed) bytes each read brought. `compression` and `storage_options` (fsspec's,
+    for a URL) are iter_records'; `max_record_bytes` is taken as every reader takes it, but the check
+    holds no record in memory, so a longer record is streamed through, its CRCs checked on the way.
     """
     stream = DecodedStream(source, compression, strict=False, storage_options=storage_options)
     report = VerifyReport(display_name(source), compression=stream.compression)

@@ -312,13 +312,13 @@ class StreamScanner:
                         break
                     pos = resume - self._origin
                     continue
-                if self._payloads or self._on_damage is None:  # a strict count refuses what a reader would
-                    self._refuse_longer(length)
                 if not self._payloads and not self._held_for_resync():
                     pos = end = 0
                     if self._pass_long_record():
                         continue
                     break
+                if self._payloads:
+                    self._refuse_longer(length)
             pos = end - done
             self._advance(done, len(kept_starts), multiple)
         self._end_of_stream(end)
