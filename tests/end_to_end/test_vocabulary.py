@@ -137,16 +137,17 @@ def test_the_rules_catch_each_kind_of_slip() -> None:
 
     def reader(source: Any, features: Any = None, *, compression: Any = "auto") -> None: ...
 
-    def writer(data: Any, out_path: Any, compression: Any = "gzip") -> None: ...
+    # not named write*: a writer's method named so may take what it writes as `data` or `records`
+    def saver(data: Any, out_path: Any, compression: Any = "gzip") -> None: ...
 
-    slips = "\n".join(problems_of("reader", reader) + problems_of("writer", writer))
+    slips = "\n".join(problems_of("reader", reader) + problems_of("saver", saver))
     for expected in (
         "reader: features follows 'source' but can be passed by position",
         "reader: compression is annotated",
         "reader: reads records but takes no 'verify'",
-        "writer: input named 'data'",
-        "writer: target named 'out_path'",
-        "writer: compression defaults to 'gzip', not None",
-        "writer: compression can be passed by position",
+        "saver: input named 'data'",
+        "saver: target named 'out_path'",
+        "saver: compression defaults to 'gzip', not None",
+        "saver: compression can be passed by position",
     ):
         assert expected in slips
