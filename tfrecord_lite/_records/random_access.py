@@ -275,6 +275,9 @@ class MappedRecords:
 class TFRecordFile(RecordSequence):
     """Random access to the records of a TFRecord file through a memory map and an index.
 
+    `source`: one file, a path or a URL. `compression`: "auto" (default) recognises a GZIP or ZLIB
+    file from its first bytes; None / "", "gzip" or "zlib" says what the file is, and a file that
+    starts as another kind raises ValueError naming both.
     `index`: None (default) uses, or builds and saves, the sidecar `<path>.tfrlidx`;
     a path names a binary sidecar or a DALI / `tfrecord` text index (built there if
     missing); False keeps the index in memory only. `verify` checks CRCs when the
