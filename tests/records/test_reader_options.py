@@ -200,3 +200,38 @@ def test_a_records_view_is_named_for_what_it_shows(tmp_path: Path) -> None:
     path = write(tmp_path / "a.tfrecord")
     view = tfr.show(path, n=2)
     assert view.name == str(path) and repr(view) == f"RecordsView({str(path)!r}, 2 records)"
+
+
+def test_sharded_records_refuse_a_record_longer_than_max_record_bytes(tmp_path: Path) -> None:
+    write(tmp_path / "p-00000-of-00001.tfrecord.gz", "gzip", big=True)
+    with pytest.raises(tfr.RecordTooLargeError):  # while its shard is indexed, as TFRecordFile
+        tfr.ShardedRecords(str(tmp_path / "p"), max_record_bytes=LIMIT)
+    with tfr.ShardedRecords(str(tmp_path / "p")) as records:
+        assert len(records) == 4
+
+
+def test_schema_inference_and_show_take_the_reader_options(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.tfrecord", n=6)
+    flip_payload(path, 2)
+    assert set(tfr.infer_features(path, on_error="skip")) == {"k", "blob"}
+    context, lists = tfr.infer_sequence_features(path, on_error=lambda err: None, max_skipped=1)
+    assert set(context) == {"k", "blob"} and lists == {}
+    assert len(tfr.show(path, n=6, verify=False)) == 6
+    gz = write(tmp_path / "b.tfrecord.gz", "gzip")
+    assert set(tfr.infer_features(gz, compression="gzip")) == {"k", "blob"}
+    assert len(tfr.show(gz, compression="GZIP")) == 4
+    with pytest.raises(tfr.TFRecordError):
+        tfr.infer_features(gz, compression=None)
+
+
+def test_write_text_index_reads_and_writes_urls_with_storage_options(tmp_path: Path) -> None:
+    fsspec = pytest.importorskip("fsspec")
+    store = fsspec.filesystem("memory")
+    url = "memory://options/a.tfrecord"
+    with tfr.TFRecordWriter(url, storage_options={"skip_instance_cache": True}) as w:
+        w.write(b"abc")
+        w.write(b"de")
+    tfr.write_text_index(url, destination="memory://options/a.idx", storage_options=store)
+    assert store.cat("memory://options/a.idx") == b"0 19\n19 18\n"
+    tfr.write_text_index(url, destination=tmp_path / "a.idx", storage_options=store)
+    assert (tmp_path / "a.idx").read_text() == "0 19\n19 18\n"
