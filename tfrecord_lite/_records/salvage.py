@@ -95,8 +95,8 @@ def salvage(
     CRC is bad is skipped by its length, after a damaged header the next valid record is
     searched for (also after a good header whose length runs past the end of the file), a
     truncated tail or a broken GZIP / ZLIB stream ends the file. `compression` is the source's,
-    as every reader takes it ("auto": recognised from its content); `max_record_bytes` too (a
-    longer length field is damage, stepped over).
+    as every reader takes it ("auto": recognised from its content); so is `max_record_bytes`: a
+    record whose (CRC-checked) header claims more raises RecordTooLargeError before it is held.
 
     The new file keeps the source's compression (`destination_compression="same"`, the
     default); None / "" writes it uncompressed, "gzip" or "zlib" compressed. It appears under
