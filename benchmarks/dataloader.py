@@ -319,7 +319,7 @@ def main() -> None:
     for entry in entries:
         path = entry["path"]
         if not os.path.exists(path + ".idx"):  # both systems read with their index
-            tfr.write_text_index(path, path + ".idx")
+            tfr.write_text_index(path, destination=path + ".idx")
         tfr.write_index(path)
         systems = list(JPEG_SYSTEMS if entry["name"] == "jpeg" else RAW_SYSTEMS)
         rows.extend(measure(args, pythons, entry, systems))

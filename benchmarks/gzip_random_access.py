@@ -50,7 +50,7 @@ def gz_file(wl: W.Workload, target: int, seek_every: str | None) -> str:
         return path
     print(f"generating {path}", file=sys.stderr)
     records = [tfr.encode_example(row) for row in wl.rows()]
-    with tfr.TFRecordWriter(path, "gzip", fast=True, seek_every=seek_every) as writer:
+    with tfr.TFRecordWriter(path, compression="gzip", fast=True, seek_every=seek_every) as writer:
         while os.path.getsize(path) < target:
             for record in records:
                 writer.write(record)

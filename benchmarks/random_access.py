@@ -135,7 +135,7 @@ def measure(quick: bool, n_rounds: int) -> dict[str, Any]:
             count = len(g)
 
         def build(p: str = path) -> None:
-            tfr.write_index(p, p + ".bench-idx")
+            tfr.write_index(p, destination=p + ".bench-idx")
 
         seconds = median_times({f"build_{name}": build})[f"build_{name}"]
         os.unlink(path + ".bench-idx")

@@ -59,7 +59,7 @@ TASKS = {
 OUR_WAYS = {
     "scan": "iter_records",
     "decode": "decode_example over iter_records",
-    "batched": "iter_example_batches(path, spec, 1024)",
+    "batched": "iter_example_batches(path, features=spec, batch_size=1024)",
     "write": "TFRecordWriter.write",
     "write_example": "TFRecordWriter.write_example(dict)",
     "gzscan": "iter_records on the GZIP file (inflated by ISA-L; no sidecar next to it)",
@@ -67,7 +67,7 @@ OUR_WAYS = {
     "listdecode": "decode_examples(list of 1024 records from iter_records, spec)",
     "decodeview": "decode_example(record, spec, copy=False) over iter_records",
     "listdecodeview": "decode_examples(list of 1024 records, spec, copy=False): bytes values as views",
-    "batchedview": "iter_example_batches(path, spec, 1024, copy=False)",
+    "batchedview": "iter_example_batches(path, features=spec, batch_size=1024, copy=False)",
 }
 PEER_WAYS = {
     "tfrecord": {

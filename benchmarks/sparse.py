@@ -80,7 +80,7 @@ def systems(records: list[bytes], spec: dict[str, Any], batch: int, path: str) -
     batches = _batches(records, batch)
     dataset = tf.data.TFRecordDataset(path).batch(batch).map(lambda x: tf.io.parse_example(x, spec)["s"])
     return {
-        "ours_file": lambda: [b["s"] for b in tfr.iter_example_batches(path, spec, batch)],
+        "ours_file": lambda: [b["s"] for b in tfr.iter_example_batches(path, features=spec, batch_size=batch)],
         "tf_file": lambda: [_fetched(s) for s in dataset],
         "ours_list": lambda: [tfr.decode_examples(b, spec)["s"] for b in batches],
         "tf_list": lambda: [_fetched(tf.io.parse_example(b, spec)["s"]) for b in batches],

@@ -68,7 +68,7 @@ def lite_tasks(wl: W.Workload, path: str, out: str) -> dict[str, Prepare]:
 
     def batched() -> int:
         n = 0
-        for batch in tfr.iter_example_batches(path, spec, BATCH):
+        for batch in tfr.iter_example_batches(path, features=spec, batch_size=BATCH):
             n += len(next(iter(batch.values())))
         return n
 
@@ -93,7 +93,7 @@ def lite_tasks(wl: W.Workload, path: str, out: str) -> dict[str, Prepare]:
 
     def batchedview() -> int:
         n = 0
-        for batch in tfr.iter_example_batches(path, spec, BATCH, copy=False):
+        for batch in tfr.iter_example_batches(path, features=spec, batch_size=BATCH, copy=False):
             n += len(next(iter(batch.values())))
         return n
 

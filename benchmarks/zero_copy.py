@@ -1,5 +1,5 @@
 # copy=False against the default in the batched decoders: decode_examples on lists of 1024
-# records from iter_records, and iter_example_batches(path, spec, 1024), each with bytes values
+# records from iter_records, and iter_example_batches(path, features=spec, batch_size=1024), each with bytes values
 # copied (the default) and as views (copy=False). The four ways take turns in one process
 # (_rounds); µs a record, median (lowest..highest), and the minor page faults a record
 # (getrusage), which is where a batch of 64 KiB copies pays: glibc hands each freed batch
@@ -36,7 +36,7 @@ def ways(wl: W.Workload, path: str) -> dict[str, Callable[[], None]]:
             tfr.decode_examples(batch, spec, copy=copy)
 
     def batches(copy: bool) -> None:
-        for _ in tfr.iter_example_batches(path, spec, BATCH, copy=copy):
+        for _ in tfr.iter_example_batches(path, features=spec, batch_size=BATCH, copy=copy):
             pass
 
     return {

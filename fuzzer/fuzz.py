@@ -316,9 +316,11 @@ class _IndexFiles:
         with tfr.TFRecordWriter(self.path) as w:
             for r in self.records:
                 w.write(r)
-        self.sidecar = Path(tfr.write_index(self.path, os.path.join(self.folder, "good.tfrlidx"))).read_bytes()
+        self.sidecar = Path(
+            tfr.write_index(self.path, destination=os.path.join(self.folder, "good.tfrlidx"))
+        ).read_bytes()
         text = os.path.join(self.folder, "good.idx")
-        tfr.write_text_index(self.path, text)
+        tfr.write_text_index(self.path, destination=text)
         self.text = Path(text).read_bytes()
         self.gz_path = os.path.join(self.folder, "data.tfrecord.gz")
         rng = np.random.default_rng(0)  # 1.2 MB that compress to 60 %: seek points with windows

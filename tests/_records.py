@@ -18,7 +18,7 @@ def write_records(
 ) -> Path:
     """Write `records` to the file at `path` (compression and TFRecordWriter's other options as
     given); returns the path."""
-    with tfr.TFRecordWriter(path, compression, **options) as writer:
+    with tfr.TFRecordWriter(path, compression=compression, **options) as writer:
         for record in records:
             writer.write(record)
     return Path(path)

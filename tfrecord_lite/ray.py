@@ -322,7 +322,10 @@ class TFRecordDatasink(Datasink):  # type: ignore[misc]
     def _write_file(self, name: str, first: bytes, records: Iterator[bytes]) -> None:
         """`first` and at most `num_rows_per_file` - 1 more of `records` into the file `name`."""
         more = None if self._rows_per_file is None else self._rows_per_file - 1
-        with self._fs.open_output_stream(name) as stream, TFRecordWriter(stream, self._compression) as writer:
+        with (
+            self._fs.open_output_stream(name) as stream,
+            TFRecordWriter(stream, compression=self._compression) as writer,
+        ):
             writer.write(first)
             for record in itertools.islice(records, more):
                 writer.write(record)

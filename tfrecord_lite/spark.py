@@ -343,7 +343,9 @@ class _Writer(DataSourceArrowWriter):  # type: ignore[misc]
         The writer buffers (a part is published whole at the commit, or not at all)."""
         part = folder.part(where, task, attempt, number, self._suffix)
         options = self._options
-        writer = TFRecordWriter(part.temp, options.written, buffered=True, storage_options=options.storage_options)
+        writer = TFRecordWriter(
+            part.temp, compression=options.written, buffered=True, storage_options=options.storage_options
+        )
         return part, writer, []
 
     def _groups(self, batch: pa.RecordBatch) -> Iterator[tuple[str, pa.RecordBatch]]:

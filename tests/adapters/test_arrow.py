@@ -323,7 +323,7 @@ def test_parquet_round_trip(tmp_path: Path):
     spec = {"label": tfr.FixedLenFeature([], "int64"), "ids": tfr.VarLenFeature("float32")}
     records = [tfr.encode_example({"label": i, "ids": np.arange(i, dtype=np.float32)}) for i in range(50)]
     source = tmp_path / "in.tfrecord.gz"
-    with tfr.TFRecordWriter(str(source), "gzip") as writer:
+    with tfr.TFRecordWriter(str(source), compression="gzip") as writer:
         for r in records:
             writer.write(r)
     pq.write_table(tfa.read_arrow(str(source), features=spec), tmp_path / "x.parquet")
@@ -400,7 +400,7 @@ def test_encode_rejects_other_data():
 def _shards(tmp_path: Path, n: int = 3, per: int = 40) -> list[bytes]:
     records = []
     for s in range(n):
-        with tfr.TFRecordWriter(str(tmp_path / f"part-{s}.tfrecord.gz"), "gzip") as writer:
+        with tfr.TFRecordWriter(str(tmp_path / f"part-{s}.tfrecord.gz"), compression="gzip") as writer:
             for i in range(per):
                 r = tfr.encode_example({"id": s * per + i, "v": np.arange(i % 3, dtype=np.float32)})
                 writer.write(r)

@@ -386,7 +386,7 @@ def test_large_records_decode_like_stacked_single_records():
 
 def _write(path: Any, rows: list[dict[str, Any]], compression: Any = None) -> list[bytes]:
     records = [tfr.encode_example(r) for r in rows]
-    with tfr.TFRecordWriter(path, compression) as w:
+    with tfr.TFRecordWriter(path, compression=compression) as w:
         for r in records:
             w.write(r)
     return records
@@ -417,7 +417,7 @@ def test_iter_example_batches_equals_decode_examples_over_batches(tmp_path, batc
         "v": tfr.VarLenFeature("float32"),
         "s": tfr.FixedLenFeature([], "bytes"),
     }
-    _same_batches(list(tfr.iter_example_batches(path, spec, batch_size)), records, spec, batch_size)
+    _same_batches(list(tfr.iter_example_batches(path, features=spec, batch_size=batch_size)), records, spec, batch_size)
 
 
 def test_iter_example_batches_with_records_larger_than_the_buffer_and_compression(tmp_path):
@@ -430,7 +430,9 @@ def test_iter_example_batches_with_records_larger_than_the_buffer_and_compressio
         path = str(tmp_path / f"big-{compression}.tfrecord")
         records = _write(path, rows, compression)
         for batch_size in (1, 4):
-            _same_batches(list(tfr.iter_example_batches(path, spec, batch_size)), records, spec, batch_size)
+            _same_batches(
+                list(tfr.iter_example_batches(path, features=spec, batch_size=batch_size)), records, spec, batch_size
+            )
 
 
 @pytest.mark.parametrize("compression", [None, "gzip"])
@@ -444,7 +446,9 @@ def test_iter_example_batches_of_large_records(tmp_path, compression):
     paths = [str(tmp_path / f"{k}.tfrecord") for k in range(2)]
     records = _write(paths[0], rows[:35], compression) + _write(paths[1], rows[35:], compression)
     for batch_size in (1, 16):
-        _same_batches(list(tfr.iter_example_batches(paths, spec, batch_size)), records, spec, batch_size)
+        _same_batches(
+            list(tfr.iter_example_batches(paths, features=spec, batch_size=batch_size)), records, spec, batch_size
+        )
     if compression:
         return
     offset = sum(len(r) + 16 for r in records[:20])
@@ -453,7 +457,7 @@ def test_iter_example_batches_of_large_records(tmp_path, compression):
         f.write(b"\x00\x01\x02")
     got = []
     with pytest.raises(tfr.CorruptRecordError) as info:
-        got.extend(batch["label"].tolist() for batch in tfr.iter_example_batches(paths, spec, 16))
+        got.extend(batch["label"].tolist() for batch in tfr.iter_example_batches(paths, features=spec, batch_size=16))
     assert info.value.offset == offset and info.value.path == paths[0]
     assert got == [list(range(16)), list(range(16, 20))]
 
@@ -468,7 +472,7 @@ def test_iter_example_batches_yields_the_batches_before_a_corrupt_record(tmp_pat
         f.seek(offset + 12 + 2)
         f.write(bytes([byte[0] ^ 1]))
     got = []
-    batches = tfr.iter_example_batches(path, {"n": tfr.FixedLenFeature([], "int64")}, 16)
+    batches = tfr.iter_example_batches(path, features={"n": tfr.FixedLenFeature([], "int64")}, batch_size=16)
     with pytest.raises(tfr.CorruptRecordError) as info:
         got.extend(batch["n"].tolist() for batch in batches)  # keeps the batches before the error
     assert info.value.offset == offset and info.value.path == path
@@ -479,7 +483,7 @@ def test_iter_example_batches_checks_its_arguments(tmp_path):
     path = str(tmp_path / "x.tfrecord")
     _write(path, [{"n": 1}])
     with pytest.raises(ValueError, match="batch_size"):
-        next(tfr.iter_example_batches(path, {"n": tfr.FixedLenFeature([], "int64")}, 0))
+        next(tfr.iter_example_batches(path, features={"n": tfr.FixedLenFeature([], "int64")}, batch_size=0))
     with pytest.raises(tfr.FeatureError, match="required feature is missing") as info:
-        list(tfr.iter_example_batches(path, {"m": tfr.FixedLenFeature([], "int64")}))
+        list(tfr.iter_example_batches(path, features={"m": tfr.FixedLenFeature([], "int64")}))
     assert info.value.key == "m"

@@ -221,7 +221,7 @@ def test_large_records_compressed(big_file, tmp_path):
     _path, records = big_file
     for compression in ("gzip", "zlib"):
         target = str(tmp_path / f"big.{compression}")
-        with tfr.TFRecordWriter(target, compression) as w:
+        with tfr.TFRecordWriter(target, compression=compression) as w:
             for r in records:
                 w.write(r)
         assert list(tfr.iter_records(target)) == records

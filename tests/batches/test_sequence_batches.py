@@ -335,11 +335,13 @@ def test_bytes_like_records_and_iterables():
 def test_iter_sequence_example_batches_equals_decode_over_batches(tmp_path):
     records = _rows(23, seed=3)
     path = tmp_path / "sequences.tfrecord.gz"
-    with tfr.TFRecordWriter(path, "gzip") as writer:
+    with tfr.TFRecordWriter(path, compression="gzip") as writer:
         for record in records:
             writer.write(record)
     spec = {"tokens": SEQUENCE["tokens"], "floats": SEQUENCE["floats"], "words": SEQUENCE["words"]}
-    batches = list(tfr.iter_sequence_example_batches(path, CONTEXT, spec, batch_size=10))
+    batches = list(
+        tfr.iter_sequence_example_batches(path, context_features=CONTEXT, sequence_features=spec, batch_size=10)
+    )
     assert [len(b[0]["id"]) for b in batches] == [10, 10, 3]
     for i, (context, lists, lengths) in enumerate(batches):
         want_context, want_lists, want_lengths = tfr.decode_sequence_examples(
@@ -353,6 +355,8 @@ def test_iter_sequence_example_batches_equals_decode_over_batches(tmp_path):
         assert np.array_equal(lists["floats"].row_splits, want_lists["floats"].row_splits)
         assert np.array_equal(lists["floats"].values.values, want_lists["floats"].values.values)
     with pytest.raises(tfr.FeatureError, match="not FixedLenFeature"):  # checked before the first batch
-        tfr.iter_sequence_example_batches(path, {}, {"tokens": tfr.FixedLenFeature([3], "int64")})
+        tfr.iter_sequence_example_batches(
+            path, context_features={}, sequence_features={"tokens": tfr.FixedLenFeature([3], "int64")}
+        )
     with pytest.raises(ValueError, match="batch_size"):
-        tfr.iter_sequence_example_batches(path, CONTEXT, spec, batch_size=0)
+        tfr.iter_sequence_example_batches(path, context_features=CONTEXT, sequence_features=spec, batch_size=0)

@@ -172,11 +172,11 @@ def test_iter_example_batches_views_outlive_the_read_buffer(tmp_path: Any, compr
     into the reader's buffer, which later batches are read into (the files are 3+ buffers long)."""
     count = 2000 if size < 100 else 120
     path = str(tmp_path / "x.tfrecord")
-    with tfr.TFRecordWriter(path, compression) as w:
+    with tfr.TFRecordWriter(path, compression=compression) as w:
         for row in _rows(count, size):
             w.write_example(row)
-    copied = list(tfr.iter_example_batches(path, BATCH_SPEC, 64))
-    viewed = list(tfr.iter_example_batches(path, BATCH_SPEC, 64, copy=False))
+    copied = list(tfr.iter_example_batches(path, features=BATCH_SPEC, batch_size=64))
+    viewed = list(tfr.iter_example_batches(path, features=BATCH_SPEC, batch_size=64, copy=False))
     assert len(viewed) == len(copied) == -(-count // 64)
     for a, b in zip(viewed, copied, strict=True):
         assert {k: plain(v) for k, v in a.items()} == {k: plain(v) for k, v in b.items()}
@@ -189,5 +189,7 @@ def test_iter_example_batches_copy_false_without_bytes_features(tmp_path: Any) -
         for row in _rows(100, 10):
             w.write_example(row)
     spec = {"label": BATCH_SPEC["label"]}
-    got = [n for b in tfr.iter_example_batches(path, spec, 30, copy=False) for n in b["label"].tolist()]
+    got = [
+        n for b in tfr.iter_example_batches(path, features=spec, batch_size=30, copy=False) for n in b["label"].tolist()
+    ]
     assert got == list(range(100))

@@ -5,6 +5,7 @@
 # are computed here from what the test wrote, independently of the CLI.
 from __future__ import annotations
 
+import argparse
 import base64
 import functools
 import gzip
@@ -62,7 +63,7 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = root / "data"
     d.mkdir()
     for name, compression in (("a.tfrecord", None), ("b.tfrecord.gz", "gzip"), ("c.tfrecord.zz", "zlib")):
-        with tfr.TFRecordWriter(str(d / name), compression) as w:
+        with tfr.TFRecordWriter(str(d / name), compression=compression) as w:
             for i in range(N):
                 w.write_example(example(i))
     with tfr.TFRecordWriter(str(root / "seq.tfrecord")) as w:
@@ -120,7 +121,7 @@ def test_bad_input_gives_one_line_errors_and_exit_codes(data: Path) -> None:
     assert "unknown compression 'bz2'" in line
     assert "--shards" in error_line(cli("reshard", "data", "-o", "x", "--shards", "0", cwd=data, ok=False), 2)
     assert "invalid choice" in error_line(cli("frobnicate", cwd=data, ok=False), 2)
-    line = error_line(cli("count", "--verify", "corrupt.tfrecord", cwd=data, ok=False), 1)
+    line = error_line(cli("count", "corrupt.tfrecord", cwd=data, ok=False), 1)
     offs = record_starts((data / "data" / "a.tfrecord").read_bytes())
     assert "corrupt.tfrecord" in line and f"offset {offs[3]}" in line
     line = error_line(cli("head", "-n", "100", "noise.bin", cwd=data, ok=False), 1)
@@ -424,3 +425,52 @@ def test_progress_bars_only_on_a_terminal_and_only_with_tqdm(monkeypatch: pytest
     monkeypatch.setitem(sys.modules, "tqdm", None)  # tqdm not installed: the job runs without a bar
     assert cli_module.progress(items, 3) is items
     assert list(cli_module.progress(items)) == items
+
+
+READERS = ("count", "head", "cat", "schema", "stats", "index", "reshard", "merge", "split", "convert")
+DAMAGE_READERS = ("verify", "salvage")
+
+
+def _flags() -> dict[str, dict[str, str]]:
+    """{command: {flag: dest}} of the reader flags each command's parser takes."""
+    from tfrecord_lite.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    wanted = {"--compression", "--no-verify", "--on-error", "--max-skipped", "--max-record-bytes"}
+    return {
+        name: {flag: action.dest for action in parser._actions for flag in action.option_strings if flag in wanted}
+        for name, parser in sub.choices.items()
+    }
+
+
+def test_every_reading_command_takes_the_reader_flags_by_the_library_names() -> None:
+    flags = _flags()
+    full = {
+        "--compression": "compression",
+        "--no-verify": "verify",
+        "--on-error": "on_error",
+        "--max-skipped": "max_skipped",
+        "--max-record-bytes": "max_record_bytes",
+    }
+    for command in READERS:
+        expected = dict(full)
+        if command == "index":  # a sidecar describes a clean file: damage is reported, never indexed past
+            del expected["--on-error"], expected["--max-skipped"]
+        assert flags[command] == expected, command
+    for command in DAMAGE_READERS:
+        assert flags[command] == {"--compression": "compression", "--max-record-bytes": "max_record_bytes"}
+
+
+def test_the_reader_flags_reach_the_library(tmp_path: Path) -> None:
+    path = tmp_path / "a.tfrecord.gz"
+    with tfr.TFRecordWriter(path, compression="gzip") as w:
+        w.write(b"x" * 10)
+        w.write(b"y" * (2 << 20))
+    assert cli("count", "-z", "gzip", "--no-verify", str(path), cwd=tmp_path).stdout.strip() == "2"
+    for command in ("head", "schema", "stats"):
+        line = error_line(cli(command, "--max-record-bytes", "1M", str(path), cwd=tmp_path, ok=False), 1)
+        assert "max_record_bytes" in line, command
+    assert "unknown compression" in error_line(
+        cli("verify", "--compression", "lz4", str(path), cwd=tmp_path, ok=False), 2
+    )
+    assert cli("salvage", "-z", "gzip", str(path), str(tmp_path / "out.tfrecord"), cwd=tmp_path).returncode == 0

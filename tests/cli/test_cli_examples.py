@@ -52,7 +52,7 @@ def make_world(root: Path) -> None:
         with tfr.TFRecordWriter(root / "data" / f"train-{k:05d}-of-00003.tfrecord") as w:
             for i in range(10):
                 w.write_example({"label": [i % 2], "image/class/text": rng_labels[i % 2].encode()})
-    with tfr.TFRecordWriter(root / "data" / "extra.tfrecord.gz", "gzip") as w:
+    with tfr.TFRecordWriter(root / "data" / "extra.tfrecord.gz", compression="gzip") as w:
         w.write_example({"label": [1], "image/class/text": b"dog"})
     for name, n in (("train.tfrecord", 20), ("big.tfrecord", 50), ("all.tfrecord", 1300)):
         with tfr.TFRecordWriter(root / name) as w:

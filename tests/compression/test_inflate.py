@@ -119,7 +119,7 @@ def test_without_the_env_var_the_best_installed_library_is_used(monkeypatch: pyt
 def test_default_writes_are_the_stdlib_with_tensorflows_settings(tmp_path: Path, compression: str) -> None:
     # TensorFlow's ZlibOutputBuffer: level 6, memLevel 9; tests/end_to_end/test_tf_compat.py compares with TF itself
     path = tmp_path / "x"
-    with tfr.TFRecordWriter(path, compression) as writer:
+    with tfr.TFRecordWriter(path, compression=compression) as writer:
         for record in RECORDS:
             writer.write(record)
     deflate = zlib.compressobj(6, zlib.DEFLATED, 31 if compression == "gzip" else 15, 9)
@@ -130,13 +130,13 @@ def test_default_writes_are_the_stdlib_with_tensorflows_settings(tmp_path: Path,
 @pytest.mark.parametrize("options", [{"level": 1}, {"level": 9}, {"fast": True}, {"fast": True, "level": 0}])
 def test_level_and_fast_files_read_back(tmp_path: Path, compression: str, options: dict) -> None:
     path = tmp_path / "x"
-    with tfr.TFRecordWriter(path, compression, **options) as writer:
+    with tfr.TFRecordWriter(path, compression=compression, **options) as writer:
         for record in RECORDS:
             writer.write(record)
     assert list(tfr.iter_records(path)) == RECORDS
     assert zlib.decompress(path.read_bytes(), wbits=47) == stream()  # any zlib reads it
     default = tmp_path / "default"
-    with tfr.TFRecordWriter(default, compression) as writer:
+    with tfr.TFRecordWriter(default, compression=compression) as writer:
         for record in RECORDS:
             writer.write(record)
     assert path.read_bytes() != default.read_bytes()  # no longer TensorFlow's bytes (test_tf_compat.py)
@@ -144,7 +144,7 @@ def test_level_and_fast_files_read_back(tmp_path: Path, compression: str, option
 
 def test_a_bad_level_names_the_library(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="level=42"):
-        tfr.TFRecordWriter(tmp_path / "x", "gzip", level=42)
+        tfr.TFRecordWriter(tmp_path / "x", compression="gzip", level=42)
 
 
 def test_level_on_an_uncompressed_file_is_refused(tmp_path: Path) -> None:

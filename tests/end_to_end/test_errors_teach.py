@@ -39,7 +39,7 @@ def test_a_missing_key_lists_the_record_keys_and_the_close_matches():
 def test_a_missing_key_without_close_matches_still_lists_the_keys(shards):
     spec = {"zzz": tfr.FixedLenFeature([], "int64")}
     with pytest.raises(tfr.FeatureError, match=r"missing and its spec has no default_value\. The record has 'image'"):
-        next(tfr.iter_example_batches(shards + "-00000-of-00003.tfrecord", spec))
+        next(tfr.iter_example_batches(shards + "-00000-of-00003.tfrecord", features=spec))
     with pytest.raises(tfr.FeatureError, match="did you mean"):
         tfr.decode_examples([RECORD], {"imgae": tfr.FixedLenFeature([], "bytes")})
 
@@ -96,7 +96,7 @@ def test_the_tfrecord_packages_descriptions_give_its_values(shards):
     assert np.frombuffer(ours["image"], np.uint8).tolist() == list(raw["image"][0])  # the package's uint8 array
     assert ours["label"].dtype == np.int64 and ours["label"].tolist() == raw["label"].tolist()
     assert ours["weights"].dtype == np.float32 and ours["weights"].tolist() == raw["weights"].tolist()
-    batch = next(tfr.iter_example_batches(path, described))
+    batch = next(tfr.iter_example_batches(path, features=described))
     assert batch["label"].row(0).tolist() == ours["label"].tolist()
 
 
@@ -112,7 +112,7 @@ def test_the_tfrecord_packages_descriptions_give_its_values(shards):
 )
 def test_bad_specs_are_refused_when_the_decoder_is_built(shards, spec, error, message):
     with pytest.raises(error, match=message):
-        tfr.iter_example_batches(shards + "-00000-of-00003.tfrecord", spec)  # no batch asked for yet
+        tfr.iter_example_batches(shards + "-00000-of-00003.tfrecord", features=spec)  # no batch asked for yet
     with pytest.raises(error, match=message):
         tfr.decode_examples([RECORD], spec)
     if not isinstance(spec, dict) or all(isinstance(key, str) for key in spec):  # one record: no key check
@@ -126,12 +126,12 @@ def test_batch_decoders_check_their_other_arguments_at_once(shards):
     with pytest.raises(TypeError, match="decoding a batch by columns needs features="):
         tfr.decode_examples([RECORD], None)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="batch_size must be an int >= 1, found 0"):
-        tfr.iter_example_batches(path, spec, 0)
+        tfr.iter_example_batches(path, features=spec, batch_size=0)
     with pytest.raises(TypeError, match="batch_size must be an int >= 1, found str '8'"):
-        tfr.iter_example_batches(path, spec, "8")  # type: ignore[arg-type]
+        tfr.iter_example_batches(path, features=spec, batch_size="8")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown compression 'lz4'"):
-        tfr.iter_example_batches(path, spec, compression="lz4")
-    assert len(next(tfr.iter_example_batches(path, spec, np.int64(2)))["label"]) == 2
+        tfr.iter_example_batches(path, features=spec, compression="lz4")
+    assert len(next(tfr.iter_example_batches(path, features=spec, batch_size=np.int64(2)))["label"]) == 2
 
 
 # --------------------------------------------------------------------------- dtype aliases

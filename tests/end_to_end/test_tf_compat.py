@@ -70,7 +70,7 @@ def test_tf_reads_what_we_write(tmp_path: Path, compression: str) -> None:
 @pytest.mark.parametrize("compression", ["GZIP", "ZLIB"])
 def test_tf_reads_our_compressed_file_flushed_between_records(tmp_path: Path, compression: str) -> None:
     path = tmp_path / "flushed.tfrecord"
-    with tfr.TFRecordWriter(path, compression.lower()) as writer:
+    with tfr.TFRecordWriter(path, compression=compression.lower()) as writer:
         for record in PAYLOADS[:4]:
             writer.write(record)
             writer.flush()
@@ -93,7 +93,7 @@ def test_tf_reads_files_deflated_at_other_levels_or_by_the_fast_library(
     tmp_path: Path, compression: str, options: dict[str, Any]
 ) -> None:
     path = tmp_path / "fast.tfrecord"
-    with tfr.TFRecordWriter(path, compression.lower(), **options) as writer:
+    with tfr.TFRecordWriter(path, compression=compression.lower(), **options) as writer:
         for record in PAYLOADS:
             writer.write(record)
     assert tf_read(path, compression) == PAYLOADS
@@ -920,7 +920,7 @@ def test_our_messages_have_tensorflows_fields_under_our_own_package(name: str) -
 def test_write_example_file_parses_in_a_tf_pipeline(tmp_path: Path) -> None:
     path = tmp_path / "examples.tfrecord.gz"
     rows = [{"id": i, "x": np.full(3, i / 2, np.float32), "name": f"row{i}"} for i in range(5)]
-    with tfr.TFRecordWriter(path, "gzip") as writer:
+    with tfr.TFRecordWriter(path, compression="gzip") as writer:
         for row in rows:
             writer.write_example(row)
     spec = {
@@ -953,7 +953,7 @@ def test_random_access_into_files_tf_compressed(tmp_path: Path, compression: str
 def test_tf_reads_files_written_with_seek_points(tmp_path: Path, compression: str) -> None:
     path = tmp_path / "seekable.tfrecord.z"
     records = [RNG.integers(0, 9, int(n), dtype=np.uint8).tobytes() for n in RNG.integers(0, 40_000, 120)]
-    with tfr.TFRecordWriter(path, compression.lower(), seek_every="64k") as writer:
+    with tfr.TFRecordWriter(path, compression=compression.lower(), seek_every="64k") as writer:
         for record in records:
             writer.write(record)
     assert tf_read(path, compression) == records

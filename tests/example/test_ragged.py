@@ -305,7 +305,7 @@ def test_batches_read_from_a_file_and_large_records(tmp_path: Any) -> None:
         for record in records:
             writer.write(record)
     expected = {key: [tfr.decode_example(r, spec)[key] for r in records] for key in spec}
-    for got in (tfr.decode_examples(records, spec), next(tfr.iter_example_batches(path, spec, batch_size=10))):
+    for got in (tfr.decode_examples(records, spec), next(tfr.iter_example_batches(path, features=spec, batch_size=10))):
         assert got["x"].to_list() == [v.to_list() for v in expected["x"]]
         assert got["y"].to_list() == [v.tolist() for v in expected["y"]]
         assert got["y"].flat_values.shape[1:] == (2,)

@@ -37,7 +37,7 @@ def through_file(path: Path, values: list[bytes]) -> list[bytes]:
     with tfr.TFRecordWriter(path) as writer:
         for value in values:
             writer.write_example({"raw": value})
-    batch = next(tfr.iter_example_batches(path, {"raw": tfr.FixedLenFeature([], "bytes")}))["raw"]
+    batch = next(tfr.iter_example_batches(path, features={"raw": tfr.FixedLenFeature([], "bytes")}))["raw"]
     return batch
 
 

@@ -177,7 +177,11 @@ def test_iter_sequence_example_batches_takes_ragged_features(tmp_path: Any) -> N
         for record in batch:
             writer.write(record)
     context_specs, sequence_specs = _specs("int64")
-    batches = list(tfr.iter_sequence_example_batches(path, context_specs, sequence_specs, batch_size=4))
+    batches = list(
+        tfr.iter_sequence_example_batches(
+            path, context_features=context_specs, sequence_features=sequence_specs, batch_size=4
+        )
+    )
     assert [b[1]["rows"].nrows for b in batches] == [4, 2]
     for i, (context, lists, _) in enumerate(batches):
         want_context, want_lists, _ = tfr.decode_sequence_examples(batch[4 * i : 4 * i + 4], *_specs("int64"))

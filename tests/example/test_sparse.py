@@ -159,7 +159,7 @@ def test_iter_example_batches_gives_the_batches_of_decode_examples(tmp_path: Pat
     with tfr.TFRecordWriter(path) as w:
         for record in records:
             w.write(record)
-    batches = list(tfr.iter_example_batches(path, spec, batch_size=4))
+    batches = list(tfr.iter_example_batches(path, features=spec, batch_size=4))
     for b, batch in enumerate(batches):
         expected = tfr.decode_examples(records[4 * b : 4 * b + 4], spec)
         assert list(batch) == ["s", "i"]

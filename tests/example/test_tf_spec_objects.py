@@ -58,7 +58,7 @@ def test_a_dataset_takes_tensorflow_specs_once(tmp_path: Any) -> None:
     path = tmp_path / "a.tfrecord"
     with tfr.TFRecordWriter(path) as w:
         w.write_example({"x": [5, 6]})
-    batch = next(tfr.iter_example_batches(path, {"x": FixedLenFeature([2], INT64, None)}))
+    batch = next(tfr.iter_example_batches(path, features={"x": FixedLenFeature([2], INT64, None)}))
     assert batch["x"].tolist() == [[5, 6]]
 
 

@@ -129,9 +129,9 @@ def test_damage_in_a_streamed_record_is_found(tmp_path: Path) -> None:
     report = verify_file(bad)
     assert report.records == 1 and report.bad == [(0, "payload CRC mismatch")]
     with pytest.raises(tfr.CorruptRecordError) as info:
-        tfr.count_records(bad, verify=True)
+        tfr.count_records(bad)
     assert info.value.offset == 0
-    assert tfr.count_records(bad) == 2  # without verify only the length CRCs are checked
+    assert tfr.count_records(bad, verify=False) == 2  # only the length CRCs are checked
 
     cut = tmp_path / "cut.tfrecord.gz"
     cut.write_bytes(zero_record_gzip(3, cut=True))

@@ -43,11 +43,11 @@ def test_sidecars_built_by_readers_and_index_writers_keep_the_data_files_mode(
     with tfr.TFRecordFile(path) as f:  # builds and saves the sidecar
         assert len(f) == 300
         assert f.index_path is not None and mode(f.index_path) == data_mode
-    named = tfr.write_index(path, tmp_path / "named.idx")
+    named = tfr.write_index(path, destination=tmp_path / "named.idx")
     assert mode(named) == data_mode
     if compression is None:
         text = tmp_path / "data.txt"
-        tfr.write_text_index(path, text)
+        tfr.write_text_index(path, destination=text)
         assert mode(text) == data_mode
     assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
 
@@ -55,7 +55,7 @@ def test_sidecars_built_by_readers_and_index_writers_keep_the_data_files_mode(
 def test_sidecars_written_with_the_data_keep_its_mode(tmp_path: Path, open_umask: None) -> None:
     path = tmp_path / "data.tfrecord.gz"
     path.touch(mode=0o600)
-    with tfr.TFRecordWriter(path, "gzip", seek_every="64k") as writer:  # a writer that saves a sidecar
+    with tfr.TFRecordWriter(path, compression="gzip", seek_every="64k") as writer:  # a writer that saves a sidecar
         for r in records():
             writer.write(r)
     assert mode(path) == 0o600 and mode(f"{path}.tfrlidx") == 0o600

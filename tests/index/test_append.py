@@ -75,7 +75,7 @@ def test_append_refuses_compression_and_file_objects(tmp_path: Path) -> None:
     path = tmp_path / "g.tfrecord"
     write_records(path, [b"a"], compression="gzip")
     with pytest.raises(ValueError, match="uncompressed"):
-        tfr.TFRecordWriter(path, "gzip", append=True)
+        tfr.TFRecordWriter(path, compression="gzip", append=True)
     with pytest.raises(tfr.TFRecordError, match="GZIP"):
         tfr.TFRecordWriter(path, append=True)
     with open(tmp_path / "f.tfrecord", "ab") as fh, pytest.raises(ValueError, match="local file path"):

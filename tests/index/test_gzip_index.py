@@ -219,7 +219,7 @@ def test_empty_and_tiny_files(tmp_path: Path, engine: str) -> None:
 @pytest.mark.parametrize("fast", [False, True])
 def test_writer_seek_points_need_no_windows(tmp_path: Path, compression: str, fast: bool) -> None:
     path = tmp_path / "seek.tfrecord.gz"
-    with tfr.TFRecordWriter(path, compression, seek_every="256k", fast=fast) as writer:
+    with tfr.TFRecordWriter(path, compression=compression, seek_every="256k", fast=fast) as writer:
         for record in RECORDS:
             writer.write(record)
     assert list(tfr.iter_records(path)) == RECORDS
@@ -233,7 +233,7 @@ def test_seek_every_needs_a_compressed_local_file(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="seek_every"):
         tfr.TFRecordWriter(tmp_path / "x", seek_every="4M")
     with pytest.raises(ValueError, match="size"):
-        tfr.TFRecordWriter(tmp_path / "x", "gzip", seek_every="four")
+        tfr.TFRecordWriter(tmp_path / "x", compression="gzip", seek_every="four")
 
 
 def test_write_index_and_sharded_records(tmp_path: Path, engine: str) -> None:

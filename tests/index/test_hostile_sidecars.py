@@ -57,7 +57,7 @@ def test_a_crafted_sidecar_is_rebuilt_not_trusted(tmp_path: Path, how: str) -> N
         assert len(f) == len(records)
         assert f[3:8] == records[3:8]
     assert real_offsets(path) == offsets  # the sidecar was written again, right
-    assert tfr.count_records(path) == len(records)
+    assert tfr.count_records(path, verify=False) == len(records)
 
 
 def test_a_crafted_sidecar_is_stale_to_a_reader_that_will_not_rebuild(tmp_path: Path) -> None:
@@ -65,4 +65,4 @@ def test_a_crafted_sidecar_is_stale_to_a_reader_that_will_not_rebuild(tmp_path: 
     forge(path, crafted(real_offsets(path))["records left out"])
     with pytest.raises(tfr.StaleIndexError, match="do not follow the file's records"):
         tfr.TFRecordFile(path, on_stale="raise")
-    assert tfr.count_records(path) == 10  # counted by a scan, not from the sidecar
+    assert tfr.count_records(path, verify=False) == 10  # counted by a scan, not from the sidecar

@@ -99,7 +99,7 @@ def test_corpus_gzip_random_access_matches_the_sequential_reading(tmp_path: Path
 
 def test_zlib_file_random_access(tmp_path: Path) -> None:
     path = tmp_path / "z.tfrecord"
-    with tfr.TFRecordWriter(path, "ZLIB") as w:
+    with tfr.TFRecordWriter(path, compression="ZLIB") as w:
         w.write(b"abc")
         w.write(b"de")
     with tfr.TFRecordFile(path) as f:
@@ -141,7 +141,7 @@ def test_random_access_equals_sequential(
         mask = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
         assert f[np.array(mask, dtype=bool)] == [r for r, m in zip(records, mask, strict=False) if m]
         assert [f.offset(i) for i in range(n)] == [o for o, _ in raw_index(path)]
-    tfr.write_text_index(path, folder / "g.idx")  # DALI text index == the one computed from raw headers
+    tfr.write_text_index(path, destination=folder / "g.idx")  # DALI text index == the one computed from raw headers
     assert (folder / "g.idx").read_text() == "".join(f"{o} {m}\n" for o, m in raw_index(path))
     with tfr.TFRecordFile(path, index=folder / "g.idx") as f:
         assert f[:] == records
@@ -271,7 +271,7 @@ def test_damaged_sidecar_is_rebuilt(small: tuple[Path, list[bytes]]) -> None:
 
 def test_write_index_explicit_path(small: tuple[Path, list[bytes]], tmp_path: Path) -> None:
     path, records = small
-    where = tfr.write_index(path, tmp_path / "elsewhere.idx")
+    where = tfr.write_index(path, destination=tmp_path / "elsewhere.idx")
     assert where == str(tmp_path / "elsewhere.idx") and not Path(str(path) + SIDECAR).exists()
     with tfr.TFRecordFile(path, index=where) as f:
         assert f.index_path == where and list(f) == records
@@ -405,7 +405,7 @@ def test_text_index_round_trip(tmp_path: Path) -> None:
     records = payloads(40, seed=11)
     path = write_records(tmp_path / "d.tfrecord", records)
     text = tmp_path / "d.idx"
-    tfr.write_text_index(path, text)
+    tfr.write_text_index(path, destination=text)
     independent = "".join(f"{o} {n}\n" for o, n in raw_index(path))
     assert text.read_text() == independent
     with tfr.TFRecordFile(path, index=text) as f:  # read back through the text index

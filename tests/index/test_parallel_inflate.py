@@ -72,7 +72,7 @@ def test_a_tensorflow_style_file_reads_in_threads(tmp_path: Path) -> None:
 
 def test_seek_every_files_read_in_threads(tmp_path: Path) -> None:
     path = tmp_path / "seek.tfrecord.gz"
-    with tfr.TFRecordWriter(path, "gzip", seek_every="64k") as writer:
+    with tfr.TFRecordWriter(path, compression="gzip", seek_every="64k") as writer:
         for record in RECORDS:
             writer.write(record)
     assert threaded(path)
@@ -118,7 +118,7 @@ def test_files_it_does_not_take_read_as_before(tmp_path: Path, monkeypatch: pyte
     members.write_bytes(gzipped(data[:half]) + gzipped(data[half:]))
     tfr.write_index(members)
     zlib_file = tmp_path / "x.zz"
-    with tfr.TFRecordWriter(zlib_file, "zlib", seek_every="64k") as writer:
+    with tfr.TFRecordWriter(zlib_file, compression="zlib", seek_every="64k") as writer:
         for record in RECORDS:
             writer.write(record)
     stale = one_stream(tmp_path, data, "stale.gz")

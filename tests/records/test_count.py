@@ -1,5 +1,6 @@
-"""tfr.count_records: through a fresh index sidecar without reading the file, else one scan;
-verify=True checks every payload CRC. Oracles: the TFX corpus JSON and TensorFlow."""
+"""tfr.count_records: one scan that checks every CRC, as every reader does (a damaged file raises);
+verify=False counts through a fresh index sidecar without reading the file, else by a scan of the
+headers. Oracles: the TFX corpus JSON and TensorFlow."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def oracle(path: Path) -> int:
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
 def test_each_corpus_file(path: Path) -> None:
-    assert tfr.count_records(path) == tfr.count_records(path, verify=True) == oracle(path)
+    assert tfr.count_records(path) == tfr.count_records(path, verify=False) == oracle(path)
 
 
 def test_a_folder_a_glob_and_a_list() -> None:
@@ -51,12 +52,12 @@ def test_a_fresh_sidecar_answers_without_reading_the_file(tmp_path: Path) -> Non
     n = oracle(TFX / "mnist.tfrecord")
     tfr.write_index(path)
     flip_middle_length_crc(path)
-    assert tfr.count_records(path) == n  # from the sidecar: the damage is not seen
+    assert tfr.count_records(path, verify=False) == n  # from the sidecar: the damage is not seen
     with pytest.raises(tfr.CorruptRecordError, match="length CRC"):
-        tfr.count_records(path, verify=True)  # verify scans
+        tfr.count_records(path)  # verifying (the default) scans
     os.remove(sidecar_path(path))
     with pytest.raises(tfr.CorruptRecordError, match="length CRC"):
-        tfr.count_records(path)  # no sidecar: a scan, and lengths are always checked
+        tfr.count_records(path, verify=False)  # no sidecar: a scan, and lengths are always checked
     assert not os.path.exists(sidecar_path(path))  # counting writes no sidecar
 
 
@@ -67,10 +68,10 @@ def test_a_stale_sidecar_is_not_trusted(tmp_path: Path) -> None:
     tfr.write_index(path)
     with open(path, "ab") as fh, tfr.TFRecordWriter(fh) as w:  # appended behind the sidecar's back
         w.write(b"two")
-    assert tfr.count_records(path) == 2
+    assert tfr.count_records(path, verify=False) == 2
 
 
-def test_payload_crcs_only_with_verify(tmp_path: Path) -> None:
+def test_payload_crcs_unless_verify_is_false(tmp_path: Path) -> None:
     path = tmp_path / "a.tfrecord"
     with tfr.TFRecordWriter(path) as w:
         for k in range(5):
@@ -78,9 +79,34 @@ def test_payload_crcs_only_with_verify(tmp_path: Path) -> None:
     data = bytearray(path.read_bytes())
     data[16 + len(b"payload 0") + 12 + 2] ^= 1  # inside the second record's payload
     path.write_bytes(bytes(data))
-    assert tfr.count_records(path) == 5
+    assert tfr.count_records(path, verify=False) == 5
     with pytest.raises(tfr.CorruptRecordError, match="data CRC"):
-        tfr.count_records(path, verify=True)
+        tfr.count_records(path)  # a flipped payload byte raises, as every reader
+
+
+def test_cli_count_verifies_unless_no_verify(tmp_path: Path) -> None:
+    path = tmp_path / "a.tfrecord"
+    with tfr.TFRecordWriter(path) as w:
+        for k in range(5):
+            w.write(b"payload %d" % k)
+    data = bytearray(path.read_bytes())
+    data[16 + len(b"payload 0") + 12 + 2] ^= 1
+    path.write_bytes(bytes(data))
+    damaged = run_cli("count", str(path))
+    assert damaged.returncode == 1 and "data CRC" in damaged.stderr
+    assert run_cli("count", "--no-verify", str(path)).stdout.strip() == "5"
+
+
+def test_the_options_reach_the_scan(tmp_path: Path) -> None:
+    path = tmp_path / "a.tfrecord.gz"
+    with tfr.TFRecordWriter(path, compression="gzip") as w:
+        for k in range(3):
+            w.write(b"x" * (k << 21))  # 0, 2 and 4 MiB
+    assert tfr.count_records(path, compression="gzip") == 3
+    with pytest.raises(tfr.CorruptRecordError, match="ZLIB stream damaged"):
+        tfr.count_records(path, compression="zlib")  # read as it is told, as every stream reader
+    # counting holds no record: one longer than max_record_bytes streams through, in flat memory
+    assert tfr.count_records(path, max_record_bytes=3 << 20) == 3
 
 
 def test_cli_count_uses_it(tmp_path: Path) -> None:

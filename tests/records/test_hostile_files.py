@@ -102,7 +102,7 @@ def test_a_forged_length_past_the_end_costs_only_its_record(tmp_path: Path, comp
     assert "announces 1073741824 bytes" in report.damage[0].reason
     if not compress:
         assert list(tfr.TFRecordFile(str(path), on_error="skip")) == survivors
-    result = tfr.salvage(str(path), tmp_path / "saved.tfrecord")
+    result = tfr.salvage(str(path), destination=tmp_path / "saved.tfrecord")
     assert list(tfr.iter_records(str(tmp_path / "saved.tfrecord"))) == survivors
     assert len(result.damage) == 1
 

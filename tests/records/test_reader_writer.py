@@ -276,7 +276,7 @@ def test_the_writer_buffers_by_default_and_buffered_false_writes_through(tmp_pat
 
 def test_buffered_false_is_refused_where_records_cannot_reach_the_os_one_by_one(tmp_path):
     with pytest.raises(ValueError, match=r"buffered=False .* uncompressed"):
-        tfr.TFRecordWriter(tmp_path / "a.tfrecord.gz", "gzip", buffered=False)
+        tfr.TFRecordWriter(tmp_path / "a.tfrecord.gz", compression="gzip", buffered=False)
     with pytest.raises(ValueError, match=r"buffered=False .* upload"):
         tfr.TFRecordWriter("memory://bucket/a.tfrecord", buffered=False)
     assert not (tmp_path / "a.tfrecord.gz").exists()
@@ -337,10 +337,10 @@ def test_any_records_through_a_trickling_pipe(records, compression, piece):
 def test_write_buffer_and_write_framed_write_what_write_writes(tmp_path, compression, options):
     ends = list(itertools.accumulate(map(len, RECORDS)))
     one_by_one, batched = tmp_path / "one.tfrecord", tmp_path / "batch.tfrecord"
-    with tfr.TFRecordWriter(str(one_by_one), compression, **options) as writer:
+    with tfr.TFRecordWriter(str(one_by_one), compression=compression, **options) as writer:
         for record in RECORDS * 3:
             writer.write(record)
-    with tfr.TFRecordWriter(str(batched), compression, **options) as writer:
+    with tfr.TFRecordWriter(str(batched), compression=compression, **options) as writer:
         writer.write(RECORDS[0])  # a record written before the buffer stays before it
         writer.write_buffer(b"".join(RECORDS[1:]), [end - ends[0] for end in ends[1:]])
         writer.write_buffer(memoryview(b"".join(RECORDS * 2)), ends + [ends[-1] + end for end in ends])
@@ -349,7 +349,7 @@ def test_write_buffer_and_write_framed_write_what_write_writes(tmp_path, compres
     assert batched.read_bytes() == one_by_one.read_bytes()
     assert list(tfr.iter_records(str(batched))) == RECORDS * 3
     framed = tmp_path / "framed.tfrecord"
-    with tfr.TFRecordWriter(str(framed), compression, **options) as writer:
+    with tfr.TFRecordWriter(str(framed), compression=compression, **options) as writer:
         writer.write(RECORDS[0])
         writer.write_framed(framing.frame_many(RECORDS[1:]), [len(r) for r in RECORDS[1:]])
         writer.write_framed(framing.frame_many(RECORDS * 2), np.array([len(r) for r in RECORDS * 2]))

@@ -32,7 +32,7 @@ def prefix(tmp_path: Path) -> str:
 
 def test_writer_and_iterator_reprs(tmp_path):
     path = str(tmp_path / "a.tfrecord.gz")
-    with tfr.TFRecordWriter(path, "GZIP") as writer:
+    with tfr.TFRecordWriter(path, compression="GZIP") as writer:
         writer.write(b"x")
         assert repr(writer) == f"TFRecordWriter({path!r}, compression='gzip', 1 record written, open)"
         writer.write(b"y")
@@ -89,7 +89,7 @@ def test_dataset_and_collate_reprs(prefix, tmp_path):
     stream.num_records()
     assert ", 20 records, " in repr(stream)
     gz = str(tmp_path / "c.tfrecord.gz")
-    with tfr.TFRecordWriter(gz, "gzip") as writer:
+    with tfr.TFRecordWriter(gz, compression="gzip") as writer:
         writer.write(b"r")
     raw = tt.IterableTFRecordDataset(gz, record_type="raw", transform=len)
     assert repr(raw) == f"IterableTFRecordDataset({gz!r}, compression='gzip', record_type='raw', transform='len')"

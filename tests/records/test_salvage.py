@@ -100,7 +100,7 @@ def test_every_untouched_record_comes_back_once(seed: int, kind: str, where: lis
             assert len(f) == len(expected) and list(f) == expected and f[::-1] == expected[::-1]
             assert [str(e) for e in found] == [str(e) for e in errors]
             assert (f.index_path is None) == damaged  # no sidecar that would leave records out
-        report = tfr.salvage(src, dst)
+        report = tfr.salvage(src, destination=dst)
         assert list(tfr.iter_records(dst)) == expected
         assert report.records == len(expected) and report.ok != damaged
         assert len(report.damage) == len(errors)
@@ -207,7 +207,7 @@ def test_a_gzip_stream_cut_short_yields_what_it_held(intact, tmp_path: Path) -> 
     assert got == records[: len(got)] and 0 < len(got) < len(records)
     assert len(errors) == 1 and isinstance(errors[0], tfr.TruncatedRecordError)
     assert f"({len(got)} records were)" in str(errors[0])
-    report = tfr.salvage(path, tmp_path / "rescued.tfrecord.gz", compression="gzip")
+    report = tfr.salvage(path, destination=tmp_path / "rescued.tfrecord.gz", destination_compression="gzip")
     assert report.records == len(got) and report.compression == "gzip"
     assert list(tfr.iter_records(tmp_path / "rescued.tfrecord.gz")) == got
 
@@ -294,7 +294,7 @@ def test_bad_knobs_are_refused_at_once(tmp_path: Path, on_error: str, max_skippe
     with pytest.raises(ValueError, match=message):
         tfr.iter_records(tmp_path / "never-opened.tfrecord", on_error=on_error, max_skipped=max_skipped)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=message):
-        tfr.iter_example_batches(tmp_path / "x", {}, on_error=on_error, max_skipped=max_skipped)  # type: ignore[arg-type]
+        tfr.iter_example_batches(tmp_path / "x", features={}, on_error=on_error, max_skipped=max_skipped)  # type: ignore[arg-type]
 
 
 def test_example_batches_skip_damaged_records(tmp_path: Path) -> None:
@@ -308,12 +308,12 @@ def test_example_batches_skip_damaged_records(tmp_path: Path) -> None:
     path.write_bytes(bad)
     spec = {"id": tfr.FixedLenFeature([], "int64"), "v": tfr.VarLenFeature("float32")}
     errors: list[tfr.TFRecordError] = []
-    batches = list(tfr.iter_example_batches(path, spec, 16, on_error=errors.append))
+    batches = list(tfr.iter_example_batches(path, features=spec, batch_size=16, on_error=errors.append))
     ids = np.concatenate([b["id"] for b in batches]).tolist()
     assert ids == [i for i in range(100) if i not in (10, 55)]
     assert [e.offset for e in errors] == [spans[10][0], spans[55][0]]
     with pytest.raises(tfr.CorruptRecordError):
-        list(tfr.iter_example_batches(path, spec, 16))
+        list(tfr.iter_example_batches(path, features=spec, batch_size=16))
 
 
 # ---------------------------------------------------------------- salvage
@@ -327,8 +327,8 @@ def test_salvage_writes_atomically_and_refuses_its_source(tmp_path: Path) -> Non
     src.write_bytes(bad)
     before = bytes(bad)
     with pytest.raises(ValueError, match="overwrite its source"):
-        tfr.salvage(src, src)
-    report = tfr.salvage(src, dst)
+        tfr.salvage(src, destination=src)
+    report = tfr.salvage(src, destination=dst)
     assert src.read_bytes() == before  # the source is only read
     assert sorted(os.listdir(tmp_path)) == ["in.tfrecord", "out.tfrecord", "out.tfrecord.tfrlidx"]
     assert report.records == 49 and report.records_skipped == 1
@@ -351,10 +351,10 @@ class FailingDisk(io.BytesIO):
 
 def test_salvage_leaves_the_old_state_when_it_fails(tmp_path: Path) -> None:
     dst = tmp_path / "out.tfrecord"
-    tfr.salvage(io.BytesIO(framed([b"old"])), dst)
+    tfr.salvage(io.BytesIO(framed([b"old"])), destination=dst)
     before = {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)}
     with pytest.raises(OSError, match="Input/output error"):
-        tfr.salvage(FailingDisk(framed([b"x" * 1000] * 3000)), dst)
+        tfr.salvage(FailingDisk(framed([b"x" * 1000] * 3000)), destination=dst)
     assert {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)} == before
 
 
@@ -517,6 +517,6 @@ def test_tensorflow_reads_the_salvaged_file_as_the_records_skipping_found(
     ours, _ = skip_read(src)
     assert theirs == records[:3] == ours[:3]
     assert ours == [r for i, r in enumerate(records) if i not in (3, 7)]
-    tfr.salvage(src, dst, compression=compression)
+    tfr.salvage(src, destination=dst, destination_compression=compression)
     tf_compression = "GZIP" if compression else ""
     assert [r.numpy() for r in tf.data.TFRecordDataset(str(dst), tf_compression)] == ours

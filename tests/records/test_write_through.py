@@ -80,7 +80,7 @@ def test_a_killed_write_through_writer_keeps_every_returned_record(tmp_path: Pat
 def test_salvage_keeps_the_records_before_a_killed_writers_tail(tmp_path: Path) -> None:
     path, rescued = tmp_path / "log.tfrecord", tmp_path / "rescued.tfrecord"
     _killed_writer(path, 100, size=1000)
-    tfr.salvage(path, rescued)
+    tfr.salvage(path, destination=rescued)
     assert list(tfr.iter_records(rescued)) == [record(i, 1000) for i in range(100)]
 
 

@@ -122,7 +122,7 @@ def test_files_get_the_umask_permissions(tmp_path: Path, umask: int) -> None:
         with tfr.TFRecordWriter(tmp_path / "one.tfrecord") as w:
             w.write(b"b")
         tfr.write_index(tmp_path / "one.tfrecord")
-        tfr.write_text_index(tmp_path / "one.tfrecord", tmp_path / "one.idx")
+        tfr.write_text_index(tmp_path / "one.tfrecord", destination=tmp_path / "one.idx")
     finally:
         os.umask(old)
     for name in os.listdir(tmp_path):

@@ -333,7 +333,7 @@ def test_s3_without_credentials_fails_at_once(s3: Any, tmp_path: Path, monkeypat
 def test_s3_write_appears_only_at_close(s3: Any, compression: str) -> None:
     records = make_records(3000, 3000)  # > 5 MiB uncompressed: a multipart upload
     url = f"{s3.bucket}/out.tfrecord"
-    with tfr.TFRecordWriter(url, compression, storage_options=s3.storage_options) as w:
+    with tfr.TFRecordWriter(url, compression=compression, storage_options=s3.storage_options) as w:
         for r in records:
             w.write(r)
             if len(r) == 1:
@@ -372,7 +372,7 @@ def test_s3_writer_dropped_unclosed_leaves_no_object(s3: Any) -> None:
 def test_gcs_write_and_interrupted_write(gcs: Any) -> None:
     records = make_records(200)
     url = f"{gcs.bucket}/ok.tfrecord.gz"
-    with tfr.TFRecordWriter(url, "gzip", storage_options=gcs.storage_options) as w:
+    with tfr.TFRecordWriter(url, compression="gzip", storage_options=gcs.storage_options) as w:
         for r in records:
             w.write(r)
     assert list(tfr.iter_records(url, storage_options=gcs.storage_options)) == records
@@ -481,7 +481,7 @@ def test_random_access_with_a_text_index_url_and_stale_cache(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     records = make_records(200)
     data = write_local(tmp_path / "x.tfrecord", records)
-    tfr.write_text_index(tmp_path / "x.tfrecord", tmp_path / "x.idx")
+    tfr.write_text_index(tmp_path / "x.tfrecord", destination=tmp_path / "x.idx")
     url = http_server.put("/t.tfrecord", data)
     index_url = http_server.put("/t.idx", (tmp_path / "x.idx").read_bytes())
     with tfr.TFRecordFile(url, index=index_url) as f:
@@ -766,7 +766,7 @@ def test_write_index_over_http_needs_a_place_to_write(http_server: Any, tmp_path
         tfr.write_index(url)
     assert url + ".tfrlidx" in str(caught.value) and http_server.faults.gets() == []  # refused before reading
     target = tmp_path / "h.tfrlidx"
-    assert tfr.write_index(url, target) == str(target)
+    assert tfr.write_index(url, destination=target) == str(target)
     with tfr.TFRecordFile(url, index=target, on_stale="raise") as f:
         assert f[[199, 3]] == [records[199], records[3]]
 
@@ -777,7 +777,7 @@ def test_write_index_reads_a_gzip_object_once(http_server: Any, tmp_path: Path) 
     data = path.read_bytes()
     url = http_server.put("/once.tfrecord.gz", data)
     http_server.faults.requests.clear()
-    tfr.write_index(url, tmp_path / "once.tfrlidx")
+    tfr.write_index(url, destination=tmp_path / "once.tfrlidx")
     fetched = sum(
         min(len(data), int(r[2].split("-")[1]) + 1) - int(r[2].split("=")[1].split("-")[0])
         for r in http_server.faults.gets("/once.tfrecord.gz")
@@ -832,7 +832,7 @@ def test_storage_options_reach_every_reader(s3: Any, tmp_path: Path, how: str) -
     assert tfr.count_records(prefix, storage_options=options) == tfr.count_records(local) == len(records)
     assert tfr.count_records(remote[1], verify=True, storage_options=options) == tfr.count_records(local[1])
     assert verify_file(remote[0], storage_options=options).records == verify_file(local[0]).records
-    report = tfr.salvage(remote[1], tmp_path / "saved.tfrecord", storage_options=options)
+    report = tfr.salvage(remote[1], destination=tmp_path / "saved.tfrecord", storage_options=options)
     assert report.records == len(tfr.TFRecordFile(local[1]))
     assert list(tfr.iter_records(str(tmp_path / "saved.tfrecord"))) == list(tfr.iter_records(local[1]))
     table = arrow.read_arrow(prefix, storage_options=options)

@@ -198,7 +198,7 @@ def test_example_batches_span_files(tmp_path: Path) -> None:
                 w.write_example({"k": [k], "tags": np.arange(k % 3, dtype=np.int64)})
                 k += 1
     spec = {"k": tfr.FixedLenFeature([], "int64"), "tags": tfr.VarLenFeature("int64")}
-    batches = list(tfr.iter_example_batches(tmp_path, spec, batch_size=4))
+    batches = list(tfr.iter_example_batches(tmp_path, features=spec, batch_size=4))
     assert [len(b["k"]) for b in batches] == [4, 4, 4, 4, 1]
     assert [int(x) for b in batches for x in b["k"]] == list(range(17))
     records = list(tfr.iter_records(tmp_path))
@@ -215,7 +215,7 @@ def test_example_batches_across_files_yield_what_precedes_damage(tmp_path: Path)
                 w.write_example({"k": [k]})
     data = (tmp_path / "b.tfrecord").read_bytes()
     (tmp_path / "b.tfrecord").write_bytes(data[: len(data) - 5])  # its second record is cut
-    batches = tfr.iter_example_batches(tmp_path, {"k": tfr.FixedLenFeature([], "int64")}, batch_size=4)
+    batches = tfr.iter_example_batches(tmp_path, features={"k": tfr.FixedLenFeature([], "int64")}, batch_size=4)
     assert next(batches)["k"].tolist() == [0, 1, 2, 3]
     assert next(batches)["k"].tolist() == [4, 0]  # held back for the next batch, then given before the error
     with pytest.raises(tfr.TruncatedRecordError):

@@ -85,7 +85,7 @@ def damaged(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     if compression == "gzip":
         shutil.copy(CORPUS, intact)
     else:
-        with tfr.TFRecordWriter(intact, "zlib") as writer:
+        with tfr.TFRecordWriter(intact, compression="zlib") as writer:
             for record in tfr.iter_records(CORPUS):
                 writer.write(record)
     path, _ = damaged_copy(
@@ -129,7 +129,7 @@ def test_example_batches_before_the_damage(damaged: tuple[Path, list[bytes], str
     path, _, _ = damaged
     good, _ = read_until_error(path)
     spec = {"x": tfr.VarLenFeature("int64")}
-    batches = tfr.iter_example_batches(path, spec, batch_size=7)
+    batches = tfr.iter_example_batches(path, features=spec, batch_size=7)
     rows = sum(len(next(batches)["x"].row_lengths()) for _ in range(len(good) // 7))
     rows += len(next(batches)["x"].row_lengths()) if len(good) % 7 else 0
     with pytest.raises(tfr.CorruptRecordError, match="stream damaged"):

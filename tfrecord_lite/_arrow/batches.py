@@ -529,7 +529,7 @@ def _write(
     compression: Compression,
     storage_options: StorageOptions,
 ) -> int:
-    with TFRecordWriter(destination, compression, storage_options=storage_options) as writer:
+    with TFRecordWriter(destination, compression=compression, storage_options=storage_options) as writer:
         for framed, lengths in records:
             writer.write_framed(framed, lengths)
         return writer.records_written

@@ -155,7 +155,7 @@ def plan_features(features: Mapping[str, FeatureSpec]) -> list[Plan]:
     return plans
 
 
-def decode_examples(records: Sequence[Any], features: SpecDict, *, copy: bool = True) -> dict[str, Any]:
+def decode_examples(source: Sequence[Any], features: SpecDict, *, copy: bool = True) -> dict[str, Any]:
     """Decode a batch of serialized Examples into one column per feature, like tf.io.parse_example.
 
     FixedLenFeature → ndarray [batch, *shape] (defaults filled in; an object array for
@@ -171,7 +171,7 @@ def decode_examples(records: Sequence[Any], features: SpecDict, *, copy: bool = 
     copied to bytes first), or where records are small (under 4 KiB on average) one copy of
     the batch's records joined.
     """
-    records = records if isinstance(records, (list, tuple)) else list(records)
+    records = source if isinstance(source, (list, tuple)) else list(source)
     specs = batch_specs(features)
     return decode_records(records, specs, assembly_for(copy, specs))[0]
 

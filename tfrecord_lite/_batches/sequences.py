@@ -98,7 +98,7 @@ class Steps(NamedTuple):
 
 
 def decode_sequence_examples(
-    records: Sequence[Any],
+    source: Sequence[Any],
     context_features: SpecDict | None = None,
     sequence_features: SpecDict | None = None,
     *,
@@ -119,7 +119,7 @@ def decode_sequence_examples(
     records joined, as decode_examples(copy=False) does (bytes for a record that takes the
     single-record path).
     """
-    records = records if isinstance(records, (list, tuple)) else list(records)
+    records = source if isinstance(source, (list, tuple)) else list(source)
     context_specs = checked_context_specs(context_features)
     sequence_specs = checked_sequence_specs(sequence_features)
     assembly = assembly_for(copy, {**context_specs, **sequence_specs})

@@ -35,7 +35,8 @@ from tfrecord_lite._example.spec import (
 from tfrecord_lite._example.validate import as_record
 from tfrecord_lite._records.example_batches import record_spans
 from tfrecord_lite._repr import plural
-from tfrecord_lite._storage.locations import StorageOptions
+from tfrecord_lite._stream.damage import DamagePolicy
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, ReadOptions, StorageOptions
 
 __all__ = [
     "Decoded",
@@ -196,7 +197,15 @@ def _spec_of(stats: FeatureStats, records: int) -> FeatureSpec | None:
 
 
 def infer_features(
-    source: Any, *, max_records: int | None = None, storage_options: StorageOptions = None
+    source: Any,
+    *,
+    max_records: int | None = None,
+    compression: Compression = "auto",
+    verify: bool = True,
+    on_error: OnError = "raise",
+    max_skipped: int | None = None,
+    storage_options: StorageOptions = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> dict[str, FeatureSpec]:
     """A spec that decodes the Examples of `source` (a path, URL, glob, list of those, or an
     iterable of serialized records), learnt from the data: FixedLenFeature([n]) (or [] for
@@ -204,25 +213,51 @@ def infer_features(
     otherwise; keys in sorted order. `max_records` looks at the first ones only. A key with
     two kinds is a FeatureError naming the records; a record that is not an Example, a
     DecodeError naming it; records that carry feature lists (SequenceExamples), a FeatureError
-    naming one: infer_sequence_features gives their specs. `storage_options` are fsspec's, for
-    URLs (or an fsspec filesystem)."""
-    return schema_features(_collected(source, max_records, storage_options))
+    naming one: infer_sequence_features gives their specs. The reader options (`compression`,
+    `verify`, `on_error`, `max_skipped`, `storage_options`, `max_record_bytes`) are iter_records',
+    for files and URLs."""
+    reading = ReadOptions(
+        compression=compression,
+        verify=verify,
+        on_error=on_error,
+        max_skipped=max_skipped,
+        storage_options=storage_options,
+        max_record_bytes=max_record_bytes,
+    )
+    return schema_features(_collected(source, max_records, reading))
 
 
 def infer_sequence_features(
-    source: Any, *, max_records: int | None = None, storage_options: StorageOptions = None
+    source: Any,
+    *,
+    max_records: int | None = None,
+    compression: Compression = "auto",
+    verify: bool = True,
+    on_error: OnError = "raise",
+    max_skipped: int | None = None,
+    storage_options: StorageOptions = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> tuple[dict[str, FeatureSpec], dict[str, FeatureSpec]]:
     """(context_features, sequence_features) that decode the SequenceExamples of `source` (as
     infer_features takes it; Examples count as SequenceExamples without feature lists): the
     context as infer_features infers features; a feature list FixedLenSequenceFeature([n]) (or
     [] for one value a step) where every record has it and every step the same number of
     values, VarLenFeature otherwise. A key that never has a kind is left out (nothing to
-    decode); a key that is both a context feature and a feature list is a FeatureError."""
-    return schema_specs(_collected(source, max_records, storage_options))
+    decode); a key that is both a context feature and a feature list is a FeatureError. The
+    reader options are infer_features'."""
+    reading = ReadOptions(
+        compression=compression,
+        verify=verify,
+        on_error=on_error,
+        max_skipped=max_skipped,
+        storage_options=storage_options,
+        max_record_bytes=max_record_bytes,
+    )
+    return schema_specs(_collected(source, max_records, reading))
 
 
-def _collected(source: Any, max_records: int | None, storage_options: StorageOptions) -> Schema:
-    records: Iterator[bytes] = _records_of(source, storage_options)
+def _collected(source: Any, max_records: int | None, reading: ReadOptions) -> Schema:
+    records: Iterator[bytes] = _records_of(source, reading)
     if max_records is not None:
         records = itertools.islice(records, max_records)
     return collect_schema(records, None, "auto")
@@ -259,14 +294,22 @@ def schema_specs(schema: Schema) -> tuple[dict[str, FeatureSpec], dict[str, Feat
     return context, lists
 
 
-def _records_of(source: Any, storage_options: StorageOptions) -> Iterator[bytes]:
+def _records_of(source: Any, reading: ReadOptions) -> Iterator[bytes]:
     paths = isinstance(source, (str, os.PathLike)) or (
         isinstance(source, (list, tuple)) and all(isinstance(item, (str, os.PathLike)) for item in source)
     )
     if not paths and isinstance(source, Iterable) and not isinstance(source, bytes):
         yield from map(as_record, source)
         return
-    for spans in record_spans(source, 1024, "auto", True, storage_options=storage_options):
+    for spans in record_spans(
+        source,
+        1024,
+        reading["compression"],
+        reading["verify"],
+        DamagePolicy(reading["on_error"], reading["max_skipped"]),
+        reading["storage_options"],
+        reading["max_record_bytes"],
+    ):
         yield from map(spans.record, range(len(spans.starts)))
 
 

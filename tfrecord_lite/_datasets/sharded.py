@@ -40,11 +40,11 @@ from crc32c import crc32c
 
 from tfrecord_lite._compression.kinds import kind_of, normalize_compression, without_suffix
 from tfrecord_lite._errors import IndexFallbackWarning, PathName
-from tfrecord_lite._example.encode import encode_example
+from tfrecord_lite._example.encode import encode_example, encode_sequence_example
 from tfrecord_lite._example.validate import as_record
 from tfrecord_lite._index.record_index import RecordIndex, record_index_bytes, save_offsets
 from tfrecord_lite._index.sidecar_file import SIDECAR_SUFFIX
-from tfrecord_lite._records.random_access import RecordSequence, TFRecordFile, checked_position
+from tfrecord_lite._records.random_access import RecordSequence, TFRecordFile, checked_position, open_with_policy
 from tfrecord_lite._records.reader import RecordIterator, iter_records
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._repr import compression, count, describe, plural, shown_paths
@@ -52,8 +52,8 @@ from tfrecord_lite._storage.locations import StorageOptions, is_url, split_optio
 from tfrecord_lite._storage.publish import Publication
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
 from tfrecord_lite._storage.uploads import RemotePublication, Store
-from tfrecord_lite._stream.damage import DamagePolicy, OnError
-from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES
+from tfrecord_lite._stream.damage import DamagePolicy
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError
 from tfrecord_lite._wire.crc import masked_crc
 from tfrecord_lite._wire.framing import frame_header
 
@@ -104,9 +104,10 @@ _Self = TypeVar("_Self", bound="ShardedWriter")
 class ShardedRecords(RecordSequence):
     """Many TFRecord files read as one sequence: `len` is the total, `[i]` finds the record's shard.
 
-    `inputs` is a file, a list of files, a folder, a glob or a ShardedWriter prefix (see
+    `source` is a file, a list of files, a folder, a glob or a ShardedWriter prefix (see
     docs/inputs.md); a folder, glob or prefix is taken in natural name order. Each shard is a
-    TFRecordFile, so the options `verify` and `on_stale` are passed on to them. URLs work too
+    TFRecordFile, so the options `compression`, `verify`, `on_stale` and `max_record_bytes` are
+    passed on to them. URLs work too
     (their shards are opened concurrently), with `storage_options` for fsspec.
     `on_error` / `max_skipped`: a shard that does not index cleanly is indexed over its good
     records, as TFRecordFile does; max_skipped counts the damaged spans of all the shards.
@@ -115,8 +116,9 @@ class ShardedRecords(RecordSequence):
 
     def __init__(
         self,
-        inputs: Sources,
+        source: Sources,
         *,
+        compression: Compression = "auto",
         verify: bool = True,
         on_stale: str = "rebuild",
         on_error: OnError = "raise",
@@ -124,23 +126,21 @@ class ShardedRecords(RecordSequence):
         storage_options: StorageOptions = None,
         max_record_bytes: int = MAX_RECORD_BYTES,
     ) -> None:
-        self.paths = resolve_inputs(inputs, storage_options=storage_options)
+        self.paths = resolve_inputs(source, storage_options=storage_options)
         self._verify, self._storage_options = verify, storage_options
+        self._compression, self._max_record_bytes = compression, max_record_bytes
         self.shards: list[TFRecordFile] = []
         policy = DamagePolicy(on_error, max_skipped)  # one for all the shards
 
         def open_shard(path: str) -> TFRecordFile:
-            if is_url(path):
-                return TFRecordFile(
-                    path,
-                    verify=verify,
-                    on_stale=on_stale,
-                    on_error=policy,
-                    storage_options=storage_options,
-                    max_record_bytes=max_record_bytes,
-                )
-            return TFRecordFile(
-                path, verify=verify, on_stale=on_stale, on_error=policy, max_record_bytes=max_record_bytes
+            return open_with_policy(
+                path,
+                policy,
+                compression=compression,
+                verify=verify,
+                on_stale=on_stale,
+                storage_options=storage_options if is_url(path) else None,
+                max_record_bytes=max_record_bytes,
             )
 
         try:
@@ -204,10 +204,12 @@ class ShardedRecords(RecordSequence):
         `on_error` and `max_skipped` are iter_records', over all the shards."""
         return iter_records(
             self.paths,
+            compression=self._compression,
             verify=self._verify,
             on_error=on_error,
             max_skipped=max_skipped,
             storage_options=self._storage_options,
+            max_record_bytes=self._max_record_bytes,
         )
 
     def close(self) -> None:
@@ -245,7 +247,7 @@ class _Shard:
 
     def __init__(self, temp: str, compression: str | None, track: bool, storage_options: StorageOptions) -> None:
         self.temp = temp
-        self.writer = TFRecordWriter(temp, compression, buffered=True, storage_options=storage_options)
+        self.writer = TFRecordWriter(temp, compression=compression, buffered=True, storage_options=storage_options)
         self.offsets: array[int] | None = array("Q", [0]) if track else None
         self.records = 0
         self.bytes = 0
@@ -296,7 +298,7 @@ class ShardedWriter:
         num_shards: int | None = None,
         max_records: int | None = None,
         max_bytes: int | None = None,
-        compression: str | None = None,
+        compression: Compression = None,
         index: bool = True,
         append: bool = False,
         overwrite: bool = False,
@@ -384,9 +386,14 @@ class ShardedWriter:
             return True
         return self._max_bytes is not None and shard.bytes + size + 16 > self._max_bytes
 
-    def write_example(self, features: Mapping[str, Any]) -> None:
-        """Encode `features` as a tf.train.Example and write it."""
-        self.write(encode_example(features))
+    def write_example(self, values: Mapping[str, Any]) -> None:
+        """Encode `values` (a dict of feature values) as a tf.train.Example and write it."""
+        self.write(encode_example(values))
+
+    def write_sequence_example(self, context: Mapping[str, Any], feature_lists: Mapping[str, Any]) -> None:
+        """Encode `context` and `feature_lists` ({key: [value per step]}) as a tf.train.SequenceExample
+        and write it."""
+        self.write(encode_sequence_example(context, feature_lists))
 
     def close(self) -> None:
         """Finish every shard and its index sidecar, and publish them all under their final names."""
@@ -413,17 +420,9 @@ class ShardedWriter:
         self.closed = True
         self.paths.extend(finals)
 
-    def rewrite_old(self, path: str, records: Callable[[], Iterable[bytes]]) -> None:
-        """With append=True: publish the existing shard `path` with the records `records()` gives
-        instead of its own (read at close, before the shard is replaced), in the same step as the new
-        shards, with a new sidecar; its number stays."""
-        if path not in {old for _, old in self._old}:
-            raise ValueError(f"{path} is not an existing shard of {self.prefix}")
-        self._rewrites[path] = records
-
     def _renumber_old(self, total: int) -> None:
         """The existing shards (and their sidecars) renamed to say the new total, in the same step;
-        those given to rewrite_old written anew."""
+        those given to rewrite_existing written anew."""
         for number, path in self._old:
             final = shard_name(self.prefix, number, total, self.suffix)
             if path in self._rewrites:
@@ -507,6 +506,15 @@ class ShardedWriter:
             shards,
             "closed" if self.closed else "open",
         )
+
+
+def rewrite_existing(writer: ShardedWriter, shard: str, contents: Callable[[], Iterable[bytes]]) -> None:
+    """With append=True: have `writer` publish its existing `shard` with the records `contents()` gives
+    instead of its own (read at close, before the shard is replaced), in the same step as the new
+    shards, with a new sidecar; its number stays (images.remove_images and pack_images' append)."""
+    if shard not in {old for _, old in writer._old}:
+        raise ValueError(f"{shard} is not an existing shard of {writer.prefix}")
+    writer._rewrites[shard] = contents
 
 
 def open_shard_writer(

@@ -68,7 +68,7 @@ class JobFolder:
             save_offsets(part.temp, offsets, verified=True)
             return Part(part.temp, part.final, sidecar_path(part.temp))
         temp_index = part.temp + ".idx.tmp"
-        write_index(part.temp, temp_index, storage_options=self.storage_options)
+        write_index(part.temp, destination=temp_index, storage_options=self.storage_options)
         return Part(part.temp, part.final, temp_index)
 
     def commit(self, parts: Sequence[Part], overwrite: bool) -> None:

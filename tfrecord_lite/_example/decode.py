@@ -205,7 +205,7 @@ def _copy(value: Any) -> Any:
     return value.copy() if isinstance(value, np.ndarray) else value
 
 
-def decode_example(data: Any, features: SpecDict | None = None, *, copy: bool = True) -> dict[str, Any]:
+def decode_example(source: Any, features: SpecDict | None = None, *, copy: bool = True) -> dict[str, Any]:
     """Decode a serialized tf.train.Example.
 
     Without `features`: every feature, int64 → int64 ndarray, float → float32 ndarray,
@@ -219,7 +219,7 @@ def decode_example(data: Any, features: SpecDict | None = None, *, copy: bool = 
     keeps the whole record alive (a bytes record; any other buffer is copied to bytes first),
     so keep `bytes(v)` of the few values you hold on to across many records.
     """
-    buf = data if type(data) is bytes else as_bytes(data)
+    buf = source if type(source) is bytes else as_bytes(source)
     view = None if copy else memoryview(buf)
     if features is not None and type(features) is not dict:
         features = feature_specs(features)
@@ -295,7 +295,12 @@ def _other_spec(
 
 
 def _apply_sequence_spec(
-    key: str, spec: FeatureSpec, buf: bytes, steps: list[Parsed] | None, present: Collection[str] = ()
+    key: str,
+    spec: FeatureSpec,
+    buf: bytes,
+    steps: list[Parsed] | None,
+    present: Collection[str] = (),
+    view: memoryview | None = None,
 ) -> Any:
     """Decode one feature_list per its spec, as tf.io.parse_single_sequence_example does."""
     if isinstance(spec, VarLenFeature):
@@ -303,7 +308,7 @@ def _apply_sequence_spec(
         for i, step in enumerate(steps or ()):
             if step[0] not in (0, spec.kind):
                 raise FeatureError(key, f"step {i}: " + _kind_error(key, spec, step[0]).detail)
-            out.append(values_of(buf, step) if step[0] else empty_values(spec.dtype))
+            out.append(values_of(buf, step, view) if step[0] else empty_values(spec.dtype))
         return out
     if isinstance(spec, FixedLenSequenceFeature):
         if spec.default_value is not None:
@@ -317,7 +322,7 @@ def _apply_sequence_spec(
         per_step = []
         for i, step in enumerate(steps):
             try:
-                values = values_of(buf, _checked(key, spec, step))
+                values = values_of(buf, _checked(key, spec, step), view)
                 _check_count(key, spec, len(values))
             except FeatureError as err:
                 raise FeatureError(key, f"step {i}: {err.detail}") from None
@@ -332,11 +337,13 @@ def _apply_sequence_spec(
     )
 
 
-def _ragged_steps(key: str, spec: RaggedFeature, buf: bytes, lists: Mapping[str, list[Parsed]]) -> Any:
+def _ragged_steps(
+    key: str, spec: RaggedFeature, buf: bytes, lists: Mapping[str, list[Parsed]], view: memoryview | None = None
+) -> Any:
     """A RaggedFeature of sequence_features: the feature lists it reads, each step a row."""
     columns, steps = {}, {}
     for part, var_len in spec.keys(key).items():
-        per_step = _apply_sequence_spec(part, var_len, buf, lists.get(part))
+        per_step = _apply_sequence_spec(part, var_len, buf, lists.get(part), view=view)
         counts = np.fromiter(map(len, per_step), dtype=np.int64, count=len(per_step))
         if var_len.dtype == "bytes":
             flat: Any = [v for values in per_step for v in values]
@@ -347,9 +354,11 @@ def _ragged_steps(key: str, spec: RaggedFeature, buf: bytes, lists: Mapping[str,
 
 
 def decode_sequence_example(
-    data: Any,
+    source: Any,
     context_features: SpecDict | None = None,
     sequence_features: SpecDict | None = None,
+    *,
+    copy: bool = True,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Decode a serialized tf.train.SequenceExample into (context, feature_lists).
 
@@ -358,10 +367,14 @@ def decode_sequence_example(
     [steps, *shape]; VarLenFeature → a list with one 1-D value array per step; a RaggedFeature
     of the context as in decode_example, of the feature lists a Ragged [steps, ...], each step
     partitioned by the same step of its partition lists).
+
+    `copy=False` gives bytes values as read-only memoryviews into the record, as
+    decode_example(copy=False) does (each keeps the whole record alive).
     """
-    buf, context, lists = parse_sequence_example(data)
+    buf, context, lists = parse_sequence_example(source)
+    view = None if copy else memoryview(buf)
     if context_features is None:
-        ctx = {key: values_of(buf, p) for key, p in context.items()}
+        ctx = {key: values_of(buf, p, view) for key, p in context.items()}
     else:
         ctx = {}
         specs = feature_specs(context_features, "context_features") or {}
@@ -370,16 +383,18 @@ def decode_sequence_example(
                 taken = "FixedLenFeature or VarLenFeature or RaggedFeature"
                 raise FeatureError(key, f"context_features take {taken}, not {type(spec).__name__}")
             if isinstance(spec, RaggedFeature):
-                ctx[key] = _other_spec(key, spec, buf, context, None, specs)
+                ctx[key] = _other_spec(key, spec, buf, context, view, specs)
                 continue
-            ctx[key] = apply_spec(key, spec, buf, context.get(key), kindless_is_missing=False, present=context)
+            ctx[key] = apply_spec(
+                key, spec, buf, context.get(key), kindless_is_missing=False, present=context, view=view
+            )
     if sequence_features is None:
-        seq = {key: [values_of(buf, step) for step in steps] for key, steps in lists.items()}
+        seq = {key: [values_of(buf, step, view) for step in steps] for key, steps in lists.items()}
     else:
         seq = {
-            key: _ragged_steps(key, spec, buf, lists)
+            key: _ragged_steps(key, spec, buf, lists, view)
             if isinstance(spec, RaggedFeature)
-            else _apply_sequence_spec(key, spec, buf, lists.get(key), lists)
+            else _apply_sequence_spec(key, spec, buf, lists.get(key), lists, view)
             for key, spec in feature_specs(sequence_features, "sequence_features").items()  # type: ignore[union-attr]
         }
     return ctx, seq

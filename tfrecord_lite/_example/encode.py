@@ -265,13 +265,13 @@ def _encode_feature_list(key: str, steps: Any) -> bytes:
     return b"".join([_ld(1, encode_feature(key, step)) for step in steps])
 
 
-def encode_example(features: Mapping[str, Any]) -> bytes:
-    """Serialize a dict of feature values as a tf.train.Example.
+def encode_example(values: Mapping[str, Any]) -> bytes:
+    """Serialize a dict of feature values (one record's) as a tf.train.Example.
 
     Values: int / bool / float / bytes / str, lists of one of them, numpy arrays (any
     shape, flattened), None (a Feature with no kind) or a Feature message.
     """
-    return _ld(1, _encode_map(features, encode_feature))
+    return _ld(1, _encode_map(values, encode_feature))
 
 
 def encode_sequence_example(context: Mapping[str, Any], feature_lists: Mapping[str, Sequence[Any]]) -> bytes:

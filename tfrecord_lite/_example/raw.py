@@ -44,15 +44,16 @@ def raw_dtype(dtype: DTypeLike) -> np.dtype:
 
 
 def decode_raw(
-    data: Any,
+    source: Any,
     dtype: DTypeLike,
     shape: Sequence[int] | None = None,
+    *,
     little_endian: bool = True,
     fixed_length: int | None = None,
 ) -> np.ndarray:
-    """The numbers packed in `data`, like tf.io.decode_raw, as a numpy array.
+    """The numbers packed in `source`, like tf.io.decode_raw, as a numpy array.
 
-    `data` is one bytes-like value (→ a 1-D array) or a batch of them — a list (nested for
+    `source` is one bytes-like value (→ a 1-D array) or a batch of them — a list (nested for
     more dimensions) or an object / bytes array — whose values all have the same length
     (→ the batch's shape plus one dimension). Each value's length must be a multiple of
     the dtype's size. `shape` reshapes each value's numbers (the last dimension) to it.
@@ -60,7 +61,7 @@ def decode_raw(
     value is cut to that many bytes or padded with zero bytes to it, so values may differ in length.
     """
     dt = raw_dtype(dtype)
-    batch_shape, values = _values(data)
+    batch_shape, values = _values(source)
     if fixed_length is None:
         size = _common_length(values)
     else:

@@ -19,7 +19,13 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from tfrecord_lite._datasets.sharded import ShardedWriter, existing_shards, prefix_store, shard_suffix
+from tfrecord_lite._datasets.sharded import (
+    ShardedWriter,
+    existing_shards,
+    prefix_store,
+    rewrite_existing,
+    shard_suffix,
+)
 from tfrecord_lite._example.spec import VarLenFeature
 from tfrecord_lite._images.records import ENCODED, FILENAME, parse_image_record
 from tfrecord_lite._records.example_batches import iter_example_batches
@@ -50,7 +56,7 @@ class Packed:
         packed = cls()
         spec = {FILENAME: VarLenFeature("string"), ENCODED: VarLenFeature("string")}
         for _, shard in existing_shards(prefix, shard_suffix(compression), prefix_store(prefix, storage_options)):
-            for batch in iter_example_batches(shard, spec, storage_options=storage_options):
+            for batch in iter_example_batches(shard, features=spec, storage_options=storage_options):
                 for names, images in zip(batch[FILENAME], batch[ENCODED], strict=True):
                     packed.digests.update(digest(image) for image in images)
                     for name in names:
@@ -113,7 +119,7 @@ class Appending:
             )
         shards = {shard for name in self.replaced for shard in self.packed.shards_of[name]}
         for shard in sorted(shards):
-            writer.rewrite_old(shard, lambda shard=shard: self._kept(shard, storage_options))  # type: ignore[misc]
+            rewrite_existing(writer, shard, lambda shard=shard: self._kept(shard, storage_options))  # type: ignore[misc]
 
     def _kept(self, shard: str, storage_options: StorageOptions) -> Iterator[bytes]:
         """The records of an old shard but those of the replaced images."""

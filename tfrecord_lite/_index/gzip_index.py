@@ -465,7 +465,9 @@ def _object_edge_check(buf: Any) -> int:
     return compressed_edge_check(lambda size, at: bytes(buf[at : at + size]), len(buf))
 
 
-def write_gzip_index(path: str, target: str, *, verify: bool = True, spacing: int | None = None) -> str:
+def write_gzip_index(
+    path: str, target: str, *, verify: bool = True, spacing: int | None = None, max_record_bytes: int = MAX_RECORD_BYTES
+) -> str:
     """Build and save the index of a compressed file (for `write_index` / CLI `index`)."""
-    fresh = build_gzip_index(path, sniff_file(path), verify=verify, spacing=spacing)
+    fresh = build_gzip_index(path, sniff_file(path), verify=verify, spacing=spacing, max_record_bytes=max_record_bytes)
     return save_or_raise(fresh.to_bytes(), target, like=path)

@@ -1,10 +1,12 @@
-"""How many records? (the question TensorFlow users ask most). Per file: through its
-index sidecar when one is there and fresh (O(1): the count is in the sidecar's
-header; staleness is checked as for random access), else by one streaming scan that
-checks every length CRC (which framing needs anyway) but not the payload CRCs, unless
-verify=True, which always scans and checks both. Counting never writes a sidecar. With
-on_error="skip" the scan steps over damage as the readers do (one DamagePolicy for all the
-files), so the count is that of the records a reader with the same option yields.
+"""How many records? (the question TensorFlow users ask most). Per file: by one streaming
+scan that checks every length and payload CRC, as every reader does (verify=True, the
+default), so a damaged file raises here as it would when read. verify=False is the fast
+path: a file whose index sidecar is there and fresh is counted from the sidecar's header
+(O(1), staleness checked as for random access), any other by a scan of the record
+headers that checks the length CRCs (which framing needs anyway) but not the payloads.
+Counting never writes a sidecar. With on_error="skip" the scan steps over damage as the
+readers do (one DamagePolicy for all the files), so the count is that of the records a
+reader with the same options yields.
 """
 
 from __future__ import annotations
@@ -16,57 +18,74 @@ from tfrecord_lite._index.record_index import map_file, read_record_index, recor
 from tfrecord_lite._index.sidecar_file import sidecar_path
 from tfrecord_lite._records.reader import sources_of
 from tfrecord_lite._storage.files import PathOrFile
-from tfrecord_lite._storage.locations import StorageOptions, has_scheme
+from tfrecord_lite._storage.locations import has_scheme
 from tfrecord_lite._storage.sources import Sources
-from tfrecord_lite._stream.damage import DamagePolicy, OnError, as_policy
+from tfrecord_lite._stream.damage import DamagePolicy
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 from tfrecord_lite._stream.scanner import DecodedStream, StreamScanner
 
 __all__ = ["count_file", "count_records"]
 
 
 def count_records(
-    sources: PathOrFile | Sources,
+    source: PathOrFile | Sources,
     *,
-    compression: str = "auto",
-    verify: bool = False,
-    on_error: OnError | DamagePolicy = "raise",
+    compression: Compression = "auto",
+    verify: bool = True,
+    on_error: OnError = "raise",
     max_skipped: int | None = None,
     storage_options: StorageOptions = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> int:
     """The number of records in a TFRecord file, or in several (a list, folder, glob or
     ShardedWriter prefix, as iter_records takes them).
 
-    A file with a fresh index sidecar is counted from it without reading the file; others are
-    scanned once, checking the length CRCs. `verify=True` scans every file and checks the
-    payload CRCs too, so a damaged record raises as it would when read. `on_error` and
-    `max_skipped` are iter_records': with "skip", damaged spans are stepped over and the good
-    records counted. `storage_options` are fsspec's, for URLs (or an fsspec filesystem object).
+    Every file is scanned once and every CRC checked, as every reader does: a damaged record
+    raises here as it would when read. `verify=False` is the fast path: a file with a fresh
+    index sidecar is counted from it without reading the file, others by a scan that checks
+    the length CRCs but not the payloads. `on_error` and `max_skipped` are iter_records': with
+    "skip", damaged spans are stepped over and the good records counted. `storage_options` are
+    fsspec's, for URLs (or an fsspec filesystem object). Counting holds no record in memory, so
+    `max_record_bytes` refuses none: a longer record is streamed through, its CRC checked on the way.
     """
-    policy = as_policy(on_error, max_skipped)
+    policy = DamagePolicy(on_error, max_skipped)
     return sum(
-        count_file(source, compression=compression, verify=verify, on_error=policy, storage_options=storage_options)
-        for source in sources_of(sources, storage_options)
+        count_file(
+            path,
+            policy,
+            compression=compression,
+            verify=verify,
+            storage_options=storage_options,
+            max_record_bytes=max_record_bytes,
+        )
+        for path in sources_of(source, storage_options)
     )
 
 
 def count_file(
     source: PathOrFile,
+    policy: DamagePolicy,
     *,
-    compression: str = "auto",
-    verify: bool = False,
-    on_error: OnError | DamagePolicy = "raise",
-    max_skipped: int | None = None,
+    compression: Compression = "auto",
+    verify: bool = True,
     storage_options: StorageOptions = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> int:
-    """The number of records in one file or file object (see count_records)."""
+    """The number of records in one file or file object (see count_records); `policy` is shared
+    by every file a command counts."""
     if not verify and isinstance(source, str) and not has_scheme(source) and compression in ("auto", "", None):
         indexed = _indexed_count(source)
         if indexed is not None:
             return indexed
-    policy = as_policy(on_error, max_skipped)
     stream = DecodedStream(source, compression, strict=policy.raises, storage_options=storage_options)
     try:
-        scanner = StreamScanner(stream, verify=verify, payloads=False, on_damage=policy.handler(stream.path))
+        scanner = StreamScanner(
+            stream,
+            verify=verify,
+            payloads=False,
+            on_damage=policy.handler(stream.path),
+            max_record_bytes=max_record_bytes,
+        )
         for _ in scanner.chunks():
             pass
         return scanner.records

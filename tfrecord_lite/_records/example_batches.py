@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -26,9 +26,8 @@ from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._example.spec import FeatureSpec, SpecDict
 from tfrecord_lite._example.validate import batch_specs, check_int
 from tfrecord_lite._records.reader import RecordIterator, sources_of
-from tfrecord_lite._storage.locations import StorageOptions
-from tfrecord_lite._stream.damage import DamagePolicy, OnError
-from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES
+from tfrecord_lite._stream.damage import DamagePolicy
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 from tfrecord_lite._wire.framing import HEADER_SIZE
 
 T = TypeVar("T")  # a decoded batch
@@ -36,15 +35,16 @@ T = TypeVar("T")  # a decoded batch
 
 def iter_example_batches(
     source: Any,
+    *,
     features: SpecDict,
     batch_size: int = 1024,
-    *,
-    compression: str | None = "auto",
+    copy: bool = True,
+    compression: Compression = "auto",
     verify: bool = True,
     on_error: OnError = "raise",
     max_skipped: int | None = None,
     storage_options: StorageOptions = None,
-    copy: bool = True,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> Iterator[dict[str, Any]]:
     """Read TFRecord files of Examples as decoded batches of `batch_size` (the last one may be
     smaller): decode_examples over iter_records, without an object per record. `source` is what
@@ -52,29 +52,47 @@ def iter_example_batches(
     of tf.data.TFRecordDataset(path).batch(batch_size).map(tf.io.parse_example). The spec and
     arguments are checked here, before the first batch is asked for. `on_error` and
     `max_skipped` are iter_records' (with "skip", the batch before a damaged record may be smaller);
-    so is `storage_options`, for URLs. `copy=False` gives bytes values as read-only memoryviews,
-    as decode_examples(copy=False) does: into its record where records are large (32 KiB and
+    so are `storage_options`, for URLs, and `max_record_bytes`. `copy=False` gives bytes values as
+    read-only memoryviews, as decode_examples(copy=False) does: into its record where records are large (32 KiB and
     more), else into one copy of the batch's records; each keeps alive what it points into."""
     check_int("batch_size", batch_size, 1)
     normalize_compression(compression, allow_auto=True)
     features = batch_specs(features)
     policy = DamagePolicy(on_error, max_skipped)
     assembly = assembly_for(copy, features)
-    return _batches(source, features, batch_size, compression, verify, policy, storage_options, assembly)
+    reading = _Reading(compression, verify, policy, storage_options, max_record_bytes)
+    return _batches(source, features, batch_size, reading, assembly)
+
+
+class _Reading(NamedTuple):
+    """The reader options of a batch reader, handed on to its RecordIterator."""
+
+    compression: Compression
+    verify: bool
+    policy: DamagePolicy | None
+    storage_options: StorageOptions
+    max_record_bytes: int
+
+    def records(self, source: Any) -> RecordIterator:
+        files = sources_of(source, self.storage_options)
+        return RecordIterator(
+            files,
+            self.compression,
+            self.verify,
+            self.policy,
+            storage_options=self.storage_options,
+            max_record_bytes=self.max_record_bytes,
+        )
 
 
 def _batches(
     source: Any,
     features: Mapping[str, FeatureSpec],
     batch_size: int,
-    compression: str | None,
-    verify: bool,
-    policy: DamagePolicy,
-    storage_options: StorageOptions,
+    reading: _Reading,
     assembly: Assembly,
 ) -> Iterator[dict[str, Any]]:
-    files = sources_of(source, storage_options)
-    with RecordIterator(files, compression, verify, policy, storage_options=storage_options) as records:
+    with reading.records(source) as records:
         head = records._stream.peek(HEADER_SIZE)
         if len(head) >= HEADER_SIZE and int.from_bytes(head[:8], "little") >= SPARSE_RECORD:
             yield from _record_batches(records, batch_size, lambda batch: decode_records(batch, features, assembly)[0])
@@ -114,16 +132,17 @@ def _record_batches(records: RecordIterator, size: int, decode: Callable[[list[b
 
 def iter_sequence_example_batches(
     source: Any,
+    *,
     context_features: SpecDict | None = None,
     sequence_features: SpecDict | None = None,
     batch_size: int = 1024,
-    *,
-    compression: str | None = "auto",
+    copy: bool = True,
+    compression: Compression = "auto",
     verify: bool = True,
     on_error: OnError = "raise",
     max_skipped: int | None = None,
     storage_options: StorageOptions = None,
-    copy: bool = True,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> Iterator[Decoded]:
     """Read TFRecord files of SequenceExamples as decoded batches of `batch_size` (the last one
     may be smaller): decode_sequence_examples over iter_records, each batch a tuple
@@ -136,11 +155,11 @@ def iter_sequence_example_batches(
     context_specs = checked_context_specs(context_features)
     sequence_specs = checked_sequence_specs(sequence_features)
     assembly = assembly_for(copy, {**context_specs, **sequence_specs})
-    policy = DamagePolicy(on_error, max_skipped)
+    reading = _Reading(compression, verify, DamagePolicy(on_error, max_skipped), storage_options, max_record_bytes)
     files = sources_of(source, storage_options)
 
     def batches() -> Iterator[Decoded]:
-        with RecordIterator(files, compression, verify, policy, storage_options=storage_options) as records:
+        with reading.records(files) as records:
             yield from _record_batches(
                 records,
                 batch_size,
@@ -153,7 +172,7 @@ def iter_sequence_example_batches(
 def record_spans(
     source: Any,
     batch_size: int,
-    compression: str | None,
+    compression: Compression,
     verify: bool,
     policy: DamagePolicy | None = None,
     storage_options: StorageOptions = None,
@@ -162,10 +181,8 @@ def record_spans(
     """The records of `source` (anything _sources resolves; files in order) in batches of
     `batch_size`, as spans of the reader's buffer (valid until the next batch is asked for):
     no object per record."""
-    files = sources_of(source, storage_options)
-    with RecordIterator(
-        files, compression, verify, policy, storage_options=storage_options, max_record_bytes=max_record_bytes
-    ) as records:
+    reading = _Reading(compression, verify, policy, storage_options, max_record_bytes)
+    with reading.records(source) as records:
         yield from _spans(records, batch_size)
 
 

@@ -1,4 +1,7 @@
 """Random access to a TFRecord file: TFRecordFile. An uncompressed file is
+    `source`: one file, a path or a URL. `compression`: "auto" (default) recognises a GZIP or ZLIB
+    file from its first bytes; None / "", "gzip" or "zlib" says what the file is, and a file that
+    starts as another kind raises ValueError naming both.
 memory-mapped and its index (see _index/record_index.py) gives each record's span, so
 f[i] is two array lookups, one slice of the map and (with verify) two CRCs, inlined in
 TFRecordFile.__getitem__. TFRecordFile holds its file's records as one of two backends
@@ -29,17 +32,17 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import numpy as np
 
-from tfrecord_lite._compression.kinds import index_kind
+from tfrecord_lite._compression.kinds import is_compressed, normalize_compression
 from tfrecord_lite._errors import CorruptRecordError, PathName
-from tfrecord_lite._example.decode import decode_example
+from tfrecord_lite._example.decode import decode_example, decode_sequence_example
 from tfrecord_lite._index.file_index import open_file_index
 from tfrecord_lite._index.record_index import Buffer, RecordIndex, release
 from tfrecord_lite._index.sidecar_file import IndexArg
 from tfrecord_lite._repr import count, describe, plural
 from tfrecord_lite._storage.files import display_name, read_head
 from tfrecord_lite._storage.locations import StorageOptions, is_url
-from tfrecord_lite._stream.damage import DamagePolicy, OnError
-from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES
+from tfrecord_lite._stream.damage import DamagePolicy
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, read_as
 from tfrecord_lite._wire.crc import masked_crc
 from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, frame_header
 from tfrecord_lite._wire.sniff import SNIFF_SIZE, inflates, sniff_compression
@@ -102,6 +105,16 @@ class RecordSequence(Sequence[bytes]):
         """Record `i` decoded as a tf.train.Example (with `features`, parsed like tf.io.parse_single_example)."""
         return decode_example(self[i], features)
 
+    def sequence_example(
+        self,
+        i: int,
+        context_features: dict[str, Any] | None = None,
+        sequence_features: dict[str, Any] | None = None,
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Record `i` decoded as a tf.train.SequenceExample: (context, feature_lists), with the specs
+        parsed like tf.io.parse_single_sequence_example (see decode_sequence_example)."""
+        return decode_sequence_example(self[i], context_features, sequence_features)
+
     def __enter__(self: _Self) -> _Self:
         return self
 
@@ -112,16 +125,21 @@ class RecordSequence(Sequence[bytes]):
         raise NotImplementedError
 
 
-def _compression_of(path: str, damaged: bool, storage_options: StorageOptions = None) -> str:
-    """'gzip' or 'zlib' when `path` (or the object at a URL) starts like a GZIP or ZLIB file rather
-    than a record, else '' (missing files too: opening them says why); with `damaged` (damage is
-    skipped), only if it starts a stream that inflates (see require_uncompressed)."""
+def _compression_of(path: str, compression: Compression, damaged: bool, storage_options: StorageOptions = None) -> str:
+    """What `path` (or the object at a URL) is read as: '', 'gzip' or 'zlib'. With compression "auto",
+    what its first bytes say (missing files: ''; opening them says why); with `damaged` (damage is
+    skipped), compressed only if it starts a stream that inflates (see require_uncompressed). A
+    compression named by the caller is what the file is read as, after checking that its first bytes
+    do not say otherwise (ValueError naming both)."""
     try:
         head = read_head(path, SNIFF_SIZE, storage_options)
-    except OSError:
-        return ""
+    except OSError:  # opening it says why
+        wanted = normalize_compression(compression, allow_auto=True)
+        return "" if wanted == "auto" else wanted
     kind = sniff_compression(head)
-    return kind if index_kind(kind) == "seek_points" and (not damaged or inflates(head, kind)) else ""
+    if is_compressed(kind) and damaged and not inflates(head, kind):
+        kind = "unknown"  # a damaged plain file whose first bytes happen to look compressed
+    return read_as(compression, kind, display_name(path) or path)
 
 
 def _int_view(offsets: np.ndarray) -> memoryview:
@@ -298,23 +316,35 @@ class TFRecordFile(RecordSequence):
 
     def __init__(
         self,
-        path: PathName,
-        index: IndexArg = None,
+        source: PathName,
         *,
+        index: IndexArg = None,
+        compression: Compression = "auto",
         verify: bool = True,
         on_stale: str = "rebuild",
-        on_error: OnError | DamagePolicy = "raise",
+        on_error: OnError = "raise",
         max_skipped: int | None = None,
         storage_options: StorageOptions = None,
         max_record_bytes: int = MAX_RECORD_BYTES,
     ) -> None:
         self._max_record_bytes = max_record_bytes
-        # ShardedRecords hands each shard its DamagePolicy, so that max_skipped counts over all of them
-        policy = on_error if isinstance(on_error, DamagePolicy) else DamagePolicy(on_error, max_skipped)
-        self._keep(path, index, verify, on_stale, None if policy.raises else policy, storage_options)
-        damaged = on_error != "raise"  # damage is skipped: the first record may be
-        self._compression = _compression_of(self._path, damaged, storage_options)
+        self._setup(source, index, compression, verify, on_stale, DamagePolicy(on_error, max_skipped), storage_options)
         self._open(None)
+
+    def _setup(
+        self,
+        source: PathName,
+        index: IndexArg,
+        compression: Compression,
+        verify: bool,
+        on_stale: str,
+        policy: DamagePolicy,
+        storage_options: StorageOptions,
+    ) -> None:
+        """Hold what opens the file and tell what it is read as (it starts closed)."""
+        self._keep(source, index, verify, on_stale, None if policy.raises else policy, storage_options)
+        # damage skipped: the first record may be damaged
+        self._compression = _compression_of(self._path, compression, not policy.raises, storage_options)
 
     def _keep(
         self,
@@ -521,3 +551,23 @@ class TFRecordFile(RecordSequence):
                 offsets, size, mtime_ns, check, verified, ends = state["in_memory"]
                 prebuilt = RecordIndex(offsets, size, mtime_ns, check, verified, ends=ends)
             self._open(prebuilt)
+
+
+def open_with_policy(
+    source: PathName,
+    policy: DamagePolicy,
+    *,
+    index: IndexArg = None,
+    compression: Compression = "auto",
+    verify: bool = True,
+    on_stale: str = "rebuild",
+    storage_options: StorageOptions = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
+) -> TFRecordFile:
+    """A TFRecordFile whose damage `policy` is shared: ShardedRecords hands each shard the same one,
+    so that max_skipped counts over all of them."""
+    f = TFRecordFile.__new__(TFRecordFile)
+    f._setup(source, index, compression, verify, on_stale, policy, storage_options)
+    f._max_record_bytes = max_record_bytes
+    f._open(None)
+    return f

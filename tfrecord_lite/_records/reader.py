@@ -31,7 +31,8 @@ from tfrecord_lite._storage.files import (
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._storage.prefetch import PREFETCH, prefetched
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
-from tfrecord_lite._stream.damage import Damage, DamagePolicy, OnError, as_policy
+from tfrecord_lite._stream.damage import Damage, DamagePolicy
+from tfrecord_lite._stream.options import Compression, OnError
 from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES, DecodedStream, StreamInflater, StreamScanner
 
 _RECORD_URL = re.compile(rf"[a-z][a-z0-9+.-]*://[^*?\[]*\.(tfrecords?|tfrec|tfr){SUFFIX_PATTERN}?$", re.I)
@@ -202,9 +203,9 @@ def _joined(records: list[bytes]) -> Chunk:
 def iter_records(
     source: PathOrFile | Sources,
     *,
-    compression: str = "auto",
+    compression: Compression = "auto",
     verify: bool = True,
-    on_error: OnError | DamagePolicy = "raise",
+    on_error: OnError = "raise",
     max_skipped: int | None = None,
     storage_options: StorageOptions = None,
     prefetch: int = PREFETCH,
@@ -232,10 +233,31 @@ def iter_records(
     A record whose header claims more than `max_record_bytes` (default 1 GiB) raises
     RecordTooLargeError before any of it is held in memory: raise the limit for trusted files.
     """
-    policy = as_policy(on_error, max_skipped)
-    sources = sources_of(source, storage_options)
+    return read_records(
+        source,
+        DamagePolicy(on_error, max_skipped),
+        compression=compression,
+        verify=verify,
+        storage_options=storage_options,
+        prefetch=prefetch,
+        max_record_bytes=max_record_bytes,
+    )
+
+
+def read_records(
+    source: PathOrFile | Sources,
+    policy: DamagePolicy | None,
+    *,
+    compression: Compression = "auto",
+    verify: bool = True,
+    storage_options: StorageOptions = None,
+    prefetch: int = PREFETCH,
+    max_record_bytes: int = MAX_RECORD_BYTES,
+) -> RecordIterator:
+    """iter_records with a DamagePolicy already made: a command or a dataset that opens many readers
+    hands each the same one, so that its `max_skipped` counts over all of them."""
     return RecordIterator(
-        sources,
+        sources_of(source, storage_options),
         compression,
         verify,
         policy,

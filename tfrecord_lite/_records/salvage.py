@@ -18,13 +18,15 @@ from tfrecord_lite._index.sidecar_file import SIDECAR_SUFFIX
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._repr import plural, shown_items
 from tfrecord_lite._storage.files import PathOrFile, display_name
-from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._storage.publish import Publication
 from tfrecord_lite._stream.damage import Damage
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, StorageOptions
 from tfrecord_lite._stream.scanner import DecodedStream, StreamScanner
 from tfrecord_lite._wire.framing import OVERHEAD
 
-__all__ = ["SalvageReport", "salvage"]
+__all__ = ["SAME", "SalvageReport", "salvage"]
+
+SAME = "same"  # salvage's destination_compression: the source's
 
 
 @dataclass
@@ -79,36 +81,44 @@ class SalvageReport:
 
 def salvage(
     source: PathOrFile,
-    destination: str | os.PathLike[str],
     *,
-    compression: str | None = None,
+    destination: str | os.PathLike[str],
+    compression: Compression = "auto",
+    destination_compression: str | None = SAME,
     index: bool = True,
     storage_options: StorageOptions = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> SalvageReport:
     """Copy every good record of a damaged TFRecord file into a new file; report what was lost.
 
     Records are found as `iter_records(..., on_error="skip")` finds them: a record whose payload
     CRC is bad is skipped by its length, after a damaged header the next valid record is
     searched for (also after a good header whose length runs past the end of the file), a
-    truncated tail or a broken GZIP / ZLIB stream ends the file. The new file
-    (`compression` None, "gzip" or "zlib") appears under its name only once complete, with an
-    index sidecar when uncompressed and `index` is true. The source is only read; it may be
-    a URL (`storage_options` for fsspec), the destination is a local file.
+    truncated tail or a broken GZIP / ZLIB stream ends the file. `compression` is the source's,
+    as every reader takes it ("auto": recognised from its content); so is `max_record_bytes`: a
+    record whose (CRC-checked) header claims more raises RecordTooLargeError before it is held.
+
+    The new file keeps the source's compression (`destination_compression="same"`, the
+    default); None / "" writes it uncompressed, "gzip" or "zlib" compressed. It appears under
+    its name only once complete, with an index sidecar when uncompressed and `index` is true.
+    The source is only read; it may be a URL (`storage_options` for fsspec), the destination
+    is a local file.
     """
     target = os.fspath(destination)
     _check_distinct(source, target)
-    stream = DecodedStream(source, "auto", strict=False, storage_options=storage_options)
+    stream = DecodedStream(source, compression, strict=False, storage_options=storage_options)
     report = SalvageReport(display_name(source), target, compression=stream.compression)
+    written = stream.compression if destination_compression == SAME else destination_compression
 
     def count(n: int) -> None:
         report.stream_size += n
 
-    scanner = StreamScanner(stream, on_damage=report.damage.append, on_read=count)
+    scanner = StreamScanner(stream, on_damage=report.damage.append, on_read=count, max_record_bytes=max_record_bytes)
     lengths: list[int] = []
     try:
         with Publication(target) as publication:
             temp = publication.file(target)
-            with TFRecordWriter(temp, compression, buffered=True) as writer:
+            with TFRecordWriter(temp, compression=written, buffered=True) as writer:
                 for view, starts, sizes in scanner.chunks():
                     for s, n in zip(starts, sizes, strict=True):
                         writer.write(view[s : s + n].tobytes())

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from tfrecord_lite._repr import shown_items
 from tfrecord_lite._storage.files import PathOrFile, display_name
-from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._stream.damage import Damage
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, StorageOptions
 from tfrecord_lite._stream.scanner import DecodedStream, StreamScanner
 from tfrecord_lite._wire.sniff import holds_records, not_a_tfrecord
 
@@ -54,10 +54,11 @@ class VerifyReport:
 
 def verify_file(
     source: PathOrFile,
-    compression: str = "auto",
-    on_progress: Callable[[int], None] | None = None,
     *,
+    compression: Compression = "auto",
     storage_options: StorageOptions = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
+    on_progress: Callable[[int], None] | None = None,
 ) -> VerifyReport:
     """Check every record's CRCs in one file and list the offsets and record numbers of all bad records.
 
@@ -65,7 +66,9 @@ def verify_file(
     length CRC, or a length that runs past the end of the file, the scan moves on to the next
     valid record header. A damaged compressed
     stream or a truncated tail ends the scan and is reported too. `on_progress` is told
-    how many (uncompressed) bytes each read brought. `storage_options` are fsspec's, for a URL.
+    how many (uncompressed) bytes each read brought. `compression` and `storage_options` (fsspec's,
+    for a URL) are iter_records'; `max_record_bytes` is taken as every reader takes it, but the check
+    holds no record in memory, so a longer record is streamed through, its CRCs checked on the way.
     """
     stream = DecodedStream(source, compression, strict=False, storage_options=storage_options)
     report = VerifyReport(display_name(source), compression=stream.compression)
@@ -74,7 +77,9 @@ def verify_file(
         report.damage.append(damage)
         report.record_numbers.append(scanner.records)
 
-    scanner = StreamScanner(stream, on_damage=found, on_read=on_progress, payloads=False)
+    scanner = StreamScanner(
+        stream, on_damage=found, on_read=on_progress, payloads=False, max_record_bytes=max_record_bytes
+    )
     try:
         for _ in scanner.chunks():
             pass

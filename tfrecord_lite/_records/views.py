@@ -56,18 +56,18 @@ def decoded_view(label: str, item: Any, keys: Sequence[str] | None) -> RecordVie
 
 class RecordsView:
     """Records to show in a notebook: `_repr_html_` is a table of them with thumbnails; `views`
-    holds each record's RecordView, `source` what they came from."""
+    holds each record's RecordView, `name` says what they came from (a caption)."""
 
-    def __init__(self, views: list[RecordView], source: str) -> None:
+    def __init__(self, views: list[RecordView], name: str) -> None:
         self.views = views
-        self.source = source
+        self.name = name
 
     def _repr_html_(self) -> str:
-        caption = f'<p class="note">{esc(self.source)}: {len(self.views)} record(s) shown</p>'
+        caption = f'<p class="note">{esc(self.name)}: {len(self.views)} record(s) shown</p>'
         return fragment(caption + records_table(self.views))
 
     def __repr__(self) -> str:
-        return describe("RecordsView", repr(self.source), f"{len(self.views)} records")
+        return describe("RecordsView", repr(self.name), f"{len(self.views)} records")
 
     def __len__(self) -> int:
         return len(self.views)

@@ -40,7 +40,7 @@ from crc32c import crc32c as _crc32c
 
 from tfrecord_lite._compression.inflate import library
 from tfrecord_lite._compression.kinds import COMPRESSED_NAMES, kind_of, normalize_compression
-from tfrecord_lite._example.encode import encode_example
+from tfrecord_lite._example.encode import encode_example, encode_sequence_example
 from tfrecord_lite._example.validate import as_record
 from tfrecord_lite._index.append import finish_append, prepare_append
 from tfrecord_lite._index.gzip_index import SeekPoints
@@ -49,6 +49,7 @@ from tfrecord_lite._storage.files import PathOrFile, display_name, is_file_objec
 from tfrecord_lite._storage.locations import StorageOptions, has_scheme
 from tfrecord_lite._storage.mapped import MappedFile, open_mapped
 from tfrecord_lite._storage.publish import OutputLock
+from tfrecord_lite._stream.options import Compression
 from tfrecord_lite._wire.crc import MASK_DELTA
 from tfrecord_lite._wire.framing import (
     HEADER_SIZE,
@@ -164,15 +165,11 @@ class TFRecordWriter:
     crash leaves no object. `storage_options`: fsspec's options, or an fsspec filesystem.
     """
 
-    def __new__(cls, *args: Any, buffered: bool = True, **kwargs: Any) -> TFRecordWriter:
-        """A write-through writer is a _ThroughWriter, whose write() stores into a map when it can."""
-        return object.__new__(_ThroughWriter if cls is TFRecordWriter and not buffered else cls)
-
     def __init__(
         self,
-        path_or_file: PathOrFile,
-        compression: str | None = None,
+        destination: PathOrFile,
         *,
+        compression: Compression = None,
         append: bool = False,
         truncate_partial: bool = False,
         level: int | None = None,
@@ -181,6 +178,8 @@ class TFRecordWriter:
         buffered: bool = True,
         storage_options: StorageOptions = None,
     ) -> None:
+        if not buffered and type(self) is TFRecordWriter:
+            self.__class__ = _ThroughWriter  # whose write() stores into a map when it can
         self.compression = normalize_compression(compression)
         if not buffered and self.compression:
             raise ValueError(
@@ -190,20 +189,20 @@ class TFRecordWriter:
         if (level is not None or fast) and not self.compression:
             named = " or ".join(repr(name) for name in COMPRESSED_NAMES)
             raise ValueError(f"level= and fast=True apply to compressed files: pass compression={named}")
-        self.path = display_name(path_or_file)
+        self.path = display_name(destination)
         self._file: IO[bytes] | None = None
         self._lock: OutputLock | None = None
         if truncate_partial and not append:
             raise ValueError("truncate_partial=True only applies with append=True")
-        if not buffered and self.path is not None and not is_file_object(path_or_file) and has_scheme(self.path):
+        if not buffered and self.path is not None and not is_file_object(destination) and has_scheme(self.path):
             raise ValueError(
                 "buffered=False applies to local files and file objects: an upload appears only when closed"
             )
-        if self.path is not None and not is_file_object(path_or_file) and not has_scheme(self.path):
+        if self.path is not None and not is_file_object(destination) and not has_scheme(self.path):
             self._lock = _lock_for(self.path)
         try:
-            self._append = prepare_append(path_or_file, truncate_partial, self.compression) if append else None
-            self._file, self._owned = open_binary(path_or_file, "ab" if append else "wb", storage_options)
+            self._append = prepare_append(destination, truncate_partial, self.compression) if append else None
+            self._file, self._owned = open_binary(destination, "ab" if append else "wb", storage_options)
         except BaseException:
             self._unlock()
             raise
@@ -369,9 +368,14 @@ class TFRecordWriter:
         self._drained_records += count
         self._drained_bytes += size
 
-    def write_example(self, features: Mapping[str, Any]) -> None:
-        """Encode `features` with encode_example and write it as one record."""
-        self.write(encode_example(features))
+    def write_example(self, values: Mapping[str, Any]) -> None:
+        """Encode `values` (a dict of feature values) with encode_example and write it as one record."""
+        self.write(encode_example(values))
+
+    def write_sequence_example(self, context: Mapping[str, Any], feature_lists: Mapping[str, Any]) -> None:
+        """Encode `context` and `feature_lists` ({key: [value per step]}) with encode_sequence_example
+        and write it as one record."""
+        self.write(encode_sequence_example(context, feature_lists))
 
     def _drain(self) -> None:
         data = frame_many(self._records)
@@ -528,7 +532,7 @@ class TFRecordWriter:
 
 
 class _ThroughWriter(TFRecordWriter):
-    """A write-through TFRecordWriter (buffered=False; TFRecordWriter.__new__ makes one), whose
+    """A write-through TFRecordWriter (buffered=False; TFRecordWriter.__init__ makes one), whose
     write() stores into a shared map of the file (_storage/mapped.py) when it can, the framing
     inlined; else it is TFRecordWriter's. Each record's header goes in first with its length CRC
     zero, and its length CRC last: a record cut short by a kill is known by its missing length CRC

@@ -28,32 +28,34 @@ from tfrecord_lite._stats.features import FeatureAccumulator
 from tfrecord_lite._stats.results import DatasetStatistics
 from tfrecord_lite._storage.file_kinds import file_kinds
 from tfrecord_lite._storage.files import display_name
-from tfrecord_lite._storage.locations import StorageOptions
-from tfrecord_lite._stream.damage import DamagePolicy, OnError
+from tfrecord_lite._stream.damage import DamagePolicy
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 
 __all__ = ["statistics"]
 
 
 def statistics(
     source: Any,
+    *,
     features: Collection[str] | None = None,
     max_records: int | None = None,
-    *,
     top_k: int = 20,
     batch_size: int = 8192,
     progress: bool = False,
-    compression: str | None = "auto",
+    compression: Compression = "auto",
     verify: bool = True,
     on_error: OnError = "raise",
     max_skipped: int | None = None,
     storage_options: StorageOptions = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> DatasetStatistics:
     """Statistics of the Examples or SequenceExamples of `source` (anything `iter_records` reads:
     a file, a list, folder, glob or shard prefix, a URL; GZIP / ZLIB recognised), in one
     streaming pass with bounded memory. `features`: the keys to summarise (default: all);
     `max_records`: stop after that many records (default: read everything); `top_k`: how many
     frequent values to keep per feature; `progress`: show a tqdm bar (needs the `cli` extra).
-    `on_error`, `max_skipped`, `compression`, `verify` and `storage_options` are iter_records'."""
+    The reader options (`compression`, `verify`, `on_error`, `max_skipped`, `storage_options`,
+    `max_record_bytes`) are iter_records'."""
     check_int("top_k", top_k, 1)
     check_int("batch_size", batch_size, 1)
     if max_records is not None:
@@ -64,7 +66,7 @@ def statistics(
     files = sources_of(source, storage_options)
     names = [display_name(f) or scrub(repr(f)) for f in files]
     pass_ = _Pass(wanted)
-    spans = record_spans(files, batch_size, compression, verify, policy, storage_options)
+    spans = record_spans(files, batch_size, compression, verify, policy, storage_options, max_record_bytes)
     try:
         with _bar(progress, max_records) as bar:
             for batch in pass_.limited(spans, max_records):

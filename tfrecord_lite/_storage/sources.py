@@ -73,11 +73,11 @@ def natural_key(path: str) -> list[Any]:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path)]
 
 
-def resolve_inputs(inputs: Sources, *, storage_options: StorageOptions = None) -> list[str]:
-    """The TFRecord files named by a path, a list of paths, a folder, a glob, a ShardedWriter
-    prefix or a URL (see docs/inputs.md). `storage_options` go to fsspec for URLs (or are an
-    fsspec filesystem object to use)."""
-    items = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
+def resolve_inputs(source: Sources, *, storage_options: StorageOptions = None) -> list[str]:
+    """The TFRecord files named by `source`: a path, a list of paths, a folder, a glob, a
+    ShardedWriter prefix or a URL (see docs/inputs.md). `storage_options` go to fsspec for URLs
+    (or are an fsspec filesystem object to use)."""
+    items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
     if not items:
         raise NoInputsError("no inputs given: pass a file, a list of files, a folder, a glob or a prefix")
     found: list[str] = []

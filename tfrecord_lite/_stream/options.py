@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
+from tfrecord_lite._compression.kinds import is_compressed, label_of, normalize_compression
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._stream.damage import OnError
 from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES
@@ -51,4 +52,26 @@ READ_OPTIONS: dict[str, tuple[str, Any]] = {
     "max_record_bytes": ("int", MAX_RECORD_BYTES),
 }
 
-__all__ = ["MAX_RECORD_BYTES", "READ_OPTIONS", "Compression", "OnError", "ReadOptions", "StorageOptions"]
+
+def read_as(compression: Compression, found: str, name: str) -> str:
+    """The compression a file is read as ('', 'gzip' or 'zlib'): with "auto", `found` (what its first
+    bytes say: '', 'gzip', 'zlib', or 'unknown', read as uncompressed); else the one given, after
+    checking that the file does not start as another (ValueError naming the file, both kinds)."""
+    wanted = normalize_compression(compression, allow_auto=True)
+    if wanted == "auto":
+        return found if is_compressed(found) else ""
+    if found != wanted and (wanted or found != "unknown"):
+        shown = {"": "uncompressed", "unknown": "neither a TFRecord file nor GZIP / ZLIB"}.get(found, label_of(found))
+        raise ValueError(f"{name}: compression={compression!r} was given, but the file starts as {shown}")
+    return wanted
+
+
+__all__ = [
+    "MAX_RECORD_BYTES",
+    "READ_OPTIONS",
+    "Compression",
+    "OnError",
+    "ReadOptions",
+    "StorageOptions",
+    "read_as",
+]

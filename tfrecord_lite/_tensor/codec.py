@@ -167,8 +167,8 @@ def _strings(arr: np.ndarray) -> list[bytes]:
 # --------------------------------------------------------------------------- reading
 
 
-def parse_tensor(data: Any, dtype: DTypeLike) -> np.ndarray:
-    """The array in a serialized TensorProto, like `tf.io.parse_tensor(data, dtype)`.
+def parse_tensor(source: Any, dtype: DTypeLike) -> np.ndarray:
+    """The array in a serialized TensorProto, like `tf.io.parse_tensor(serialized, dtype)`.
 
     `dtype` (any spelling: `"float32"`, `np.float32`, `tf.float32`, `"string"` / `bytes` for
     strings) must be the stored tensor's dtype, else a `DecodeError` names both. The values
@@ -178,7 +178,7 @@ def parse_tensor(data: Any, dtype: DTypeLike) -> np.ndarray:
     writable array in native byte order; strings come back as an object array of bytes.
     """
     name = tensor_dtype(dtype)
-    buf = _buffer(data)
+    buf = _buffer(source)
     tensor = locate(buf)
     if tensor.dtype != _NUMBER[name]:
         raise DecodeError(f"parse_tensor: expected dtype {_label(_NUMBER[name])}, found {_label(tensor.dtype)}")

@@ -15,7 +15,7 @@ from tfrecord_lite._compression.kinds import choices
 from tfrecord_lite._datasets.schema import collect_schema, schema_specs, specs_from_json
 from tfrecord_lite._datasets.sharded import shard_suffix
 from tfrecord_lite._errors import FeatureError
-from tfrecord_lite._records.reader import iter_records
+from tfrecord_lite._records.reader import read_records
 from tfrecord_lite._repr import plural
 from tfrecord_lite.cli.options import (
     UsageError,
@@ -25,6 +25,7 @@ from tfrecord_lite.cli.options import (
     output_compression,
     policy_of,
     progress,
+    reading,
     say,
     shard_writer,
 )
@@ -57,7 +58,7 @@ def _features(args: argparse.Namespace, paths: list[str]) -> Specs:
             raise UsageError(f"--features: {err}") from None
     say(args, "no --features: inferring the schema in a first pass over the records (--features FILE skips it)")
     policy = first_pass_policy(args)
-    records = (r for p in paths for r in iter_records(p, compression=args.compression, on_error=policy))
+    records = (r for p in paths for r in read_records(p, policy, **reading(args)))
     try:
         context, lists = schema_specs(collect_schema(progress(records, None, "schema", "rec", args.quiet), None))
     except FeatureError as err:

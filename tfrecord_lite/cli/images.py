@@ -18,14 +18,15 @@ from tfrecord_lite.cli.options import (
     PROG,
     UsageError,
     add_command,
-    add_damage_options,
     add_inputs,
     add_output_options,
+    add_reader_options,
     check_shards_new,
     expand_inputs,
     first_paths,
     positive_int,
     progress,
+    reader_options,
     refusing_existing,
     resize_arg,
     say,
@@ -111,10 +112,10 @@ def cmd_unpack_images(args: argparse.Namespace) -> int:
     n = images.unpack_images(
         paths,
         destination=args.output,
-        compression=args.compression,
         progress=lambda it, total: progress(it, total, "unpack", "img", args.quiet),
         image_key=args.image_key,
         label_key=args.label_key,
+        **reader_options(args),
     )
     say(args, f"wrote {plural(n, 'image')} under {args.output}")
     return 0
@@ -145,11 +146,9 @@ def cmd_remove_images(args: argparse.Namespace) -> int:
             output_compression=args.to or None,
             index=not args.no_index,
             overwrite=args.force,
-            compression=args.compression,
-            on_error="skip" if args.max_skipped is not None else args.on_error,
-            max_skipped=args.max_skipped,
             image_key=args.image_key,
             label_key=args.label_key,
+            **reader_options(args),
         )
     say(args, f"kept {plural(result.written, 'image')}, removed {result.removed}; new shards under {args.output}")
     return 0
@@ -231,6 +230,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         f"  {PROG} unpack-images mnist.tfrecord -o digits/ --image-key image_raw --label-key label",
     )
     add_inputs(p)
+    add_reader_options(p)
     p.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="folder to write into")
     _add_key_options(p)
 
@@ -243,6 +243,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         f"  {PROG} remove-images out/ -o clean/photos --filenames-from bad.txt --class blurry",
     )
     add_inputs(p)
+    add_reader_options(p, writes=True)
     p.add_argument("-o", "--output", required=True, metavar="OUT_PREFIX", help="prefix of the new shards")
     p.add_argument("--filename", action="append", metavar="NAME", help="image/filename to remove (repeatable)")
     p.add_argument("--filenames-from", metavar="FILE", help="a file with one image/filename per line to remove")
@@ -255,7 +256,6 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     p.add_argument("--label-map", metavar="FILE", help="label map to copy beside the new shards (default: the inputs')")
     _add_key_options(p)
-    add_damage_options(p, writes=True)
     add_output_options(p)
 
 

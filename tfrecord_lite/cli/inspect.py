@@ -31,9 +31,9 @@ from tfrecord_lite.cli.options import (
     Damaged,
     UsageError,
     add_command,
-    add_damage_options,
     add_inputs,
     add_mode,
+    add_reader_options,
     expand_inputs,
     positive_int,
     progress,
@@ -75,10 +75,14 @@ def cmd_count(args: argparse.Namespace) -> int:
     for p in progress(paths, len(paths), "files", "file", args.quiet):
         try:
             counts[p] = count_file(
-                source_of(p), compression=args.compression, verify=args.verify, on_error=damaged.policy
+                source_of(p),
+                damaged.policy,
+                compression=args.compression,
+                verify=args.verify,
+                max_record_bytes=args.max_record_bytes,
             )
         except (CorruptRecordError, TruncatedRecordError) as err:
-            damaged.fail(p, damaged.records_before(p, args.compression, args.verify), err)
+            damaged.fail(p, damaged.records_before(p), err)
     total = sum(counts.values())
     if args.json:
         failed = {"failed": damaged.failed} if damaged.failed else {}
@@ -120,7 +124,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     max_values, max_chars = (0, 0) if args.full else (args.max_values, args.max_chars)
     keys = [k for spec in args.keys or [] for k in spec.split(",") if k]
     shown = 0
-    for index, (path, i, record) in enumerate(damaged.records(args.compression)):
+    for index, (path, i, record) in enumerate(damaged.records()):
         if index < args.skip:
             continue
         if limit is not None and shown >= limit:
@@ -140,7 +144,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_schema(args: argparse.Namespace) -> int:
     paths = expand_inputs(args.inputs, stdin=True)
     damaged = Damaged(args, paths)
-    records = (r for _, _, r in damaged.records(args.compression))
+    records = (r for _, _, r in damaged.records())
     schema = collect_schema(
         progress(records, None, "records", "rec", args.quiet), None if args.all else args.n, args.mode
     )
@@ -170,7 +174,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
     bad_files = 0
     try:
         for p in paths:
-            report = verify_file(source_of(p), args.compression, on_progress=bar.update)
+            report = verify_file(
+                source_of(p),
+                compression=args.compression,
+                max_record_bytes=args.max_record_bytes,
+                on_progress=bar.update,
+            )
             if not report.ok:
                 bad_files += 1
             if args.json:
@@ -210,13 +219,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     add_inputs(p)
     p.add_argument("--per-file", action="store_true", help="also print each file's count")
-    p.add_argument("--verify", action="store_true", help="check payload CRCs while counting (slower)")
     p.add_argument(
         "--json",
         action="store_true",
         help='print {"files": {...}, "total": N} (and "failed": [...] when a file could not be read)',
     )
-    add_damage_options(p)
+    add_reader_options(p)
 
     for name, summary, example in (
         (
@@ -243,7 +251,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         )
         p.add_argument("--full", action="store_true", help="show everything, nothing elided")
         add_mode(p)
-        add_damage_options(p)
+        add_reader_options(p)
 
     p = add_command(
         sub,
@@ -262,7 +270,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="print the spec inferred from the records as JSON (for --features FILE of convert)",
     )
     add_mode(p)
-    add_damage_options(p)
+    add_reader_options(p)
 
     p = add_command(
         sub,
@@ -274,3 +282,4 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add_inputs(p)
     p.add_argument("--json", action="store_true", help="one JSON line per file")
     p.add_argument("--all", action="store_true", help="list every bad record (default: the first 20 per file)")
+    add_reader_options(p, verify=False, damage=False)

@@ -1,6 +1,8 @@
 """What the command modules share: exit statuses and usage errors, expanding the
 inputs (files, globs, directories, '-'), argparse value types and the option groups
-several commands take, reading many files past damage (Damaged: --on-error and
+several commands take (the reader flags, defined here once and named as the library's reader
+options: --compression, --no-verify, --on-error, --max-skipped, --max-record-bytes; see
+docs/conventions.md), reading many files past damage (Damaged: --on-error and
 --max-skipped, one file's damage reported with its record number and the reading going
 on with the next file, and the one hint every damage message ends with), progress bars
 and the summary lines on stderr. Progress bars come from tqdm, only when stderr is a terminal, only for jobs
@@ -28,12 +30,13 @@ from tfrecord_lite._errors import (
     TFRecordError,
     TruncatedRecordError,
 )
-from tfrecord_lite._records.reader import iter_records
+from tfrecord_lite._records.reader import read_records
 from tfrecord_lite._redact import redact, scrub
 from tfrecord_lite._repr import plural
 from tfrecord_lite._storage.files import size_in_bytes
 from tfrecord_lite._storage.sources import resolve_inputs
 from tfrecord_lite._stream.damage import DamagePolicy
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES
 from tfrecord_lite.cli.output import printable
 
 PROG = "tfrecord-lite"
@@ -81,7 +84,7 @@ def input_records(args: argparse.Namespace, paths: Sequence[str], desc: str) -> 
 
     def records() -> Iterator[bytes]:
         for path in paths:
-            with iter_records(source_of(path), compression=args.compression, on_error=policy_of(args)) as it:
+            with read_records(source_of(path), policy_of(args), **reading(args)) as it:
                 yield from it
 
     yield from progress(records(), None, desc, "rec", args.quiet)
@@ -100,6 +103,24 @@ def damage_hint(err: BaseException, skip_option: bool = False) -> str:
     name = shlex.quote(shown) if shown.isprintable() and shown else "FILE"
     hint = f"`{PROG} verify {name}` lists the damage, `{PROG} salvage {name} OUT` copies the good records"
     return f"; {hint}{', --on-error skip reads past it' if skip_option else ''}"
+
+
+def reading(args: argparse.Namespace) -> dict[str, Any]:
+    """The reader options of the reader flags a command has (--compression, --no-verify,
+    --max-record-bytes), by the library's names; --on-error / --max-skipped are policy_of's."""
+    return {
+        "compression": getattr(args, "compression", "auto"),
+        "verify": getattr(args, "verify", True),
+        "max_record_bytes": getattr(args, "max_record_bytes", MAX_RECORD_BYTES),
+    }
+
+
+def reader_options(args: argparse.Namespace) -> dict[str, Any]:
+    """All the reader options of the reader flags a command has, by the library's names, for a call
+    that takes them as keywords: reading's, with --on-error and --max-skipped (which implies skip)."""
+    max_skipped = getattr(args, "max_skipped", None)
+    on_error = "skip" if max_skipped is not None else getattr(args, "on_error", "raise")
+    return {**reading(args), "on_error": on_error, "max_skipped": max_skipped}
 
 
 def policy_of(args: argparse.Namespace) -> DamagePolicy:
@@ -132,13 +153,14 @@ class Damaged:
         self.paths = paths
         self.failed: list[dict[str, Any]] = []
         self._skip_option = hasattr(args, "on_error")
+        self._reading = reading(args)
 
-    def records(self, compression: str = "auto", verify: bool = True) -> Iterator[tuple[str, int, bytes]]:
+    def records(self) -> Iterator[tuple[str, int, bytes]]:
         """(path, record number in its file, record) over every input in order ('-' is standard input)."""
         for path in self.paths:
             number = 0
             try:
-                with iter_records(source_of(path), compression=compression, verify=verify, on_error=self.policy) as it:
+                with read_records(source_of(path), self.policy, **self._reading) as it:
                     for record in it:
                         yield path, number, record
                         number += 1
@@ -157,7 +179,7 @@ class Damaged:
         hint = damage_hint(err, self._skip_option)
         print(scrub(f"{PROG}: error: {printable(redact(path))}: {where}: {err.reason}{hint}"), file=sys.stderr)
 
-    def records_before(self, path: str, compression: str = "auto", verify: bool = True) -> int | None:
+    def records_before(self, path: str) -> int | None:
         """How many records of `path` come before the damage that stopped a pass over it without
         reading records (counting, indexing): a second, reading scan that only a damaged file pays
         for. None for standard input, which cannot be read twice."""
@@ -165,7 +187,7 @@ class Damaged:
             return None
         n = 0
         with contextlib.suppress(CorruptRecordError, TruncatedRecordError):
-            for _ in iter_records(path, compression=compression, verify=verify):
+            for _ in read_records(path, None, **self._reading):
                 n += 1
         return n
 
@@ -258,8 +280,28 @@ def add_command(
 
 def add_inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="TFRecord files, globs, folders or prefixes")
+
+
+def add_compression(p: argparse.ArgumentParser) -> None:
+    """--compression (-z): the compression of what is read (the readers' `compression`)."""
     p.add_argument("-z", "--compression", type=compression_arg, default="auto", metavar="C",
                    help=f"input compression: auto (default: from the content), {choices()}")  # fmt: skip
+
+
+def add_reader_options(
+    p: argparse.ArgumentParser, *, verify: bool = True, damage: bool = True, writes: bool = False
+) -> None:
+    """The reader flags, each the library reader option of its name (docs/conventions.md):
+    --compression and --max-record-bytes; --no-verify where `verify`; --on-error and --max-skipped
+    where `damage` (a command that reads damage by design, verify or salvage, takes neither)."""
+    add_compression(p)
+    if verify:
+        p.add_argument("--no-verify", dest="verify", action="store_false",
+                       help="do not check payload CRCs (faster; length CRCs are always checked)")  # fmt: skip
+    p.add_argument("--max-record-bytes", type=parse_size, default=MAX_RECORD_BYTES, metavar="SIZE",
+                   help="the longest record read (default 1G); a longer length field is damage")  # fmt: skip
+    if damage:
+        add_damage_options(p, writes)
 
 
 def convert_target_arg(value: str) -> str:

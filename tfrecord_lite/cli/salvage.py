@@ -15,6 +15,7 @@ from tfrecord_lite.cli.options import (
     PROG,
     UsageError,
     add_command,
+    add_reader_options,
     check_new,
     out_compression_arg,
     output_compression,
@@ -29,7 +30,14 @@ def cmd_salvage(args: argparse.Namespace) -> int:
         raise UsageError(f"{redact(args.input)} is not a file")
     check_new([args.output], args.force, [args.input])
     to = output_compression(args.to, args.output)
-    report = salvage(args.input, args.output, compression=to or None, index=not args.no_index)
+    report = salvage(
+        args.input,
+        destination=args.output,
+        compression=args.compression,
+        destination_compression=to or None,
+        index=not args.no_index,
+        max_record_bytes=args.max_record_bytes,
+    )
     print(scrub(str(report)))
     if not report.ok:
         kept, lost = plural(report.records, "record"), plural(report.records_skipped, "damaged span")
@@ -52,4 +60,5 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--to", type=out_compression_arg, default=None, metavar="C",
                    help=f"output compression: {choices()} (default: from OUTPUT's name)")  # fmt: skip
     p.add_argument("--no-index", action="store_true", help="do not write the index sidecar")
+    add_reader_options(p, verify=False, damage=False)
     p.add_argument("-f", "--force", action="store_true", help="overwrite OUTPUT if it exists")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+from typing import Any
 
 from tfrecord_lite._arrow.tables import columnar_format
 from tfrecord_lite._compression.kinds import choices, endings, label_of
@@ -30,12 +31,11 @@ from tfrecord_lite.cli.options import (
     Damaged,
     UsageError,
     add_command,
-    add_damage_options,
     add_inputs,
     add_output_options,
+    add_reader_options,
     check_new,
     check_shards_new,
-    compression_arg,
     convert_target_arg,
     expand_inputs,
     first_pass_policy,
@@ -44,6 +44,7 @@ from tfrecord_lite.cli.options import (
     output_compression,
     positive_int,
     progress,
+    reading,
     say,
     shard_writer,
 )
@@ -58,28 +59,31 @@ def cmd_index(args: argparse.Namespace) -> int:
     damaged = Damaged(args, paths)
     for p in progress(paths, len(paths), "index", "file", args.quiet):
         try:
-            print(_index_one(p, not args.no_verify, p in plain, args.text_dir))
+            print(_index_one(p, args, p in plain))
         except (CorruptRecordError, TruncatedRecordError) as err:  # this file is not indexed; the next ones are
-            damaged.fail(p, damaged.records_before(p, verify=not args.no_verify), err)
+            damaged.fail(p, damaged.records_before(p), err)
     return damaged.status(args)
 
 
-def _index_one(path: str, verify: bool, text: bool, text_dir: str | None) -> str:
+def _index_one(path: str, args: argparse.Namespace, text: bool) -> str:
     """Index one file (its sidecar, and its text index when `text`); the line saying so."""
     from tfrecord_lite._index.write import write_remote_index
     from tfrecord_lite._records.random_access import TFRecordFile
 
+    options = reading(args)
     if is_url(path) and not takes_no_uploads(path):  # uploaded next to the object
-        target, count = write_remote_index(path, None, verify=verify, storage_options=None)
+        target, count = write_remote_index(
+            path, None, compression=options["compression"], verify=options["verify"], storage_options=None
+        )
         return f"{redact(path)}: {plural(count, 'record')}, index {redact(target)}"
-    f = TFRecordFile(path, verify=verify)
+    f = TFRecordFile(path, **options)
     try:
         unsaved = "(in memory: HTTP(S) takes no uploads)" if is_url(path) else "(in memory: the folder is read-only)"
         line = f"{redact(path)}: {plural(len(f), 'record')}, index {redact(f.index_path or unsaved)}"
     finally:
         f.close()
     if text:
-        line += f", text index {_write_text_index(path, text_dir)}"
+        line += f", text index {_write_text_index(path, args.text_dir, options)}"
     return line
 
 
@@ -104,13 +108,13 @@ def _plain_for_text_index(args: argparse.Namespace, paths: list[str]) -> set[str
     return set(paths) - set(unfit)
 
 
-def _write_text_index(path: str, text_dir: str | None) -> str:
+def _write_text_index(path: str, text_dir: str | None, options: dict[str, Any]) -> str:
     from tfrecord_lite._index.write import write_text_index
 
     folder = text_dir or os.path.dirname(path)
     out = os.path.join(folder, os.path.basename(path) + ".idx")
     os.makedirs(folder or ".", exist_ok=True)
-    write_text_index(path, out)
+    write_text_index(path, destination=out, **options)
     return out
 
 
@@ -121,7 +125,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     n = 0
     with (
         open_publication(args.output) as publication,
-        TFRecordWriter(publication.file(args.output), out_compression or None, buffered=True) as writer,
+        TFRecordWriter(publication.file(args.output), compression=out_compression or None, buffered=True) as writer,
     ):
         for record in input_records(args, paths, "merge"):
             writer.write(record)
@@ -167,7 +171,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     with open_publication(args.output) as publication:
         for src, dst in zip(paths, targets, strict=False):
             to = output_compression(args.to, dst)
-            with TFRecordWriter(publication.file(dst), to or None, buffered=True) as writer:
+            with TFRecordWriter(publication.file(dst), compression=to or None, buffered=True) as writer:
                 for record in input_records(args, [src], "convert"):
                     writer.write(record)
             written = plural(writer.records_written, "record")
@@ -212,7 +216,7 @@ def cmd_split(args: argparse.Namespace) -> int:
     )
     if len(names) != n_parts or len(set(names)) != n_parts:
         raise UsageError(f"--names needs {n_parts} different names for {n_parts} parts, got {args.names!r}")
-    total = sum(count_file(p, compression=args.compression, on_error=first_pass_policy(args)) for p in paths)
+    total = sum(count_file(p, first_pass_policy(args), **reading(args)) for p in paths)
     sizes = split_sizes(total, ratio, counts)
     folder = os.path.isdir(args.output) or args.output.endswith(("/", os.sep))
     ext = shard_suffix(args.to)
@@ -222,7 +226,7 @@ def cmd_split(args: argparse.Namespace) -> int:
     if folder and not is_url(args.output):
         os.makedirs(args.output, exist_ok=True)
     with open_publication(args.output) as publication:
-        writers = [TFRecordWriter(publication.file(t), args.to or None, buffered=True) for t in targets]
+        writers = [TFRecordWriter(publication.file(t), compression=args.to or None, buffered=True) for t in targets]
         try:
             for k, record in enumerate(input_records(args, paths, "split")):
                 if k < total and part[k] >= 0:
@@ -248,7 +252,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="TFRecord files, globs, directories or URLs")
     p.add_argument("--text", action="store_true", help="also write '<file>.idx' text indexes ('offset length' lines)")
     p.add_argument("--text-dir", metavar="DIR", help="write the text indexes into DIR instead (implies --text)")
-    p.add_argument("--no-verify", action="store_true", help="do not check payload CRCs while indexing")
+    add_reader_options(p, damage=False)
 
     p = add_command(
         sub,
@@ -261,7 +265,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add_inputs(p)
     p.add_argument("-o", "--output", required=True, metavar="OUT_PREFIX", help="prefix of the new shards")
     add_output_options(p)
-    add_damage_options(p, writes=True)
+    add_reader_options(p, writes=True)
 
     p = add_command(
         sub,
@@ -275,7 +279,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "-o", "--output", required=True, metavar="OUT_FILE", help=f"the merged file ({endings()}, unless --to)"
     )
     add_output_options(p, sharded=False)
-    add_damage_options(p, writes=True)
+    add_reader_options(p, writes=True)
 
     p = add_command(
         sub,
@@ -304,7 +308,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     p.add_argument("--seed", type=int, default=0, help="seed for --shuffle (default 0)")
     add_output_options(p, sharded=False)
-    add_damage_options(p, writes=True)
+    add_reader_options(p, writes=True)
 
     p = add_command(
         sub,
@@ -327,18 +331,10 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     p.add_argument("-o", "--output", metavar="OUTPUT", help="output file, or a folder when converting several files")
     p.set_defaults(more_inputs=True)
-    p.add_argument(
-        "-z",
-        "--compression",
-        type=compression_arg,
-        default="auto",
-        metavar="C",
-        help="input compression (default auto)",
-    )
     add_output_options(
         p, to_type=convert_target_arg, to_help=f"output: {choices(sep=', ')}, parquet, arrow, csv (default: none)"
     )
-    add_damage_options(p, writes=True)
+    add_reader_options(p, writes=True)
     p.add_argument(
         "--features",
         metavar="FILE",

@@ -14,10 +14,11 @@ from tfrecord_lite.cli.options import (
     PROG,
     _tqdm,
     add_command,
-    add_damage_options,
     add_inputs,
+    add_reader_options,
     expand_inputs,
     positive_int,
+    reader_options,
     say,
 )
 from tfrecord_lite.cli.output import printable
@@ -39,12 +40,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
     limit = None if args.all else args.limit
     stats = statistics(
         paths,
-        features,
-        limit,
+        features=features,
+        max_records=limit,
         progress=_tqdm(args.quiet) is not None,
-        compression=args.compression,
-        on_error="skip" if args.max_skipped is not None else args.on_error,
-        max_skipped=args.max_skipped,
+        **reader_options(args),
     )
     if args.tfdv:
         stats.write_tfdv(args.tfdv)
@@ -78,7 +77,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--features", metavar="A,B", help="only these features (comma-separated keys)")
     p.add_argument("--json", action="store_true", help="print the statistics as JSON (DatasetStatistics.to_dict)")
     p.add_argument("--tfdv", metavar="OUT", help="also write TFDV's statistics file (needs tensorflow-metadata)")
-    add_damage_options(p)
+    add_reader_options(p)
 
 
 # ---------------------------------------------------------------- the text table

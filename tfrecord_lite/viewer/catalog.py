@@ -23,15 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._html.records import RecordView, image_uris
 from tfrecord_lite._html.values import esc, text_of
-from tfrecord_lite._records.random_access import TFRecordFile
+from tfrecord_lite._records.random_access import TFRecordFile, open_with_policy
 from tfrecord_lite._records.views import record_view
 from tfrecord_lite._redact import log, redact, scrub
 from tfrecord_lite._stats.collect import statistics
-from tfrecord_lite._storage.files import sniff_file
 from tfrecord_lite._storage.sources import resolve_inputs
 from tfrecord_lite._stream.damage import DamagePolicy
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
@@ -70,7 +68,7 @@ class Catalog:
     with "skip" or a callable its good records are shown and each damaged span is listed in
     `damage` (and on the overview), logged or given to the callable; more than `max_skipped` of
     them over all the files raise. `compression` is recognised from the content; one given must
-    be each file's."""
+    be each file's (ValueError naming both)."""
 
     def __init__(
         self,
@@ -85,8 +83,12 @@ class Catalog:
         max_record_bytes: int = MAX_RECORD_BYTES,
     ) -> None:
         DamagePolicy(on_error, max_skipped)  # a wrong on_error or max_skipped fails here
-        self._compression = normalize_compression(compression, allow_auto=True)
-        self._verify, self._storage_options, self._max_record_bytes = verify, storage_options, max_record_bytes
+        self._options: dict[str, Any] = {
+            "compression": compression,
+            "verify": verify,
+            "storage_options": storage_options,
+            "max_record_bytes": max_record_bytes,
+        }
         self._skips = on_error != "raise"
         self._found: list[TFRecordError] = []
         self._policy = DamagePolicy(_listing(on_error, self._found), max_skipped)  # one count over every file
@@ -100,9 +102,8 @@ class Catalog:
         self._labels: tuple[str, Counter[str], int] | None = None
 
     def _open(self, path: str, first: int) -> TFRecordFile:
-        self._check_compression(path)
         try:
-            return self._file(path, "raise")
+            return self._file(path, None)
         except TFRecordError:
             if not self._skips:
                 raise
@@ -113,25 +114,11 @@ class Catalog:
                 self.damage.append(DamageReport(redact(path), err.offset, first + before, scrub(err.reason)))
             return f
 
-    def _file(self, path: str, on_error: OnError | DamagePolicy) -> TFRecordFile:
-        return TFRecordFile(
-            path,
-            verify=self._verify,
-            on_error=on_error,
-            storage_options=self._storage_options,
-            max_record_bytes=self._max_record_bytes,
-        )
-
-    def _check_compression(self, path: str) -> None:
-        """A compression given must be the file's (TFRecordFile recognises it from the content)."""
-        if self._compression == "auto":
-            return
-        found = sniff_file(path, self._storage_options)
-        if (found or "") != self._compression and found != "unknown":
-            raise ValueError(
-                f"{redact(path)}: compression={self._compression!r} was given, but the file is "
-                f"{found or 'uncompressed'}; pass compression='auto' to recognise it"
-            )
+    def _file(self, path: str, policy: DamagePolicy | None) -> TFRecordFile:
+        """The file opened with the catalog's reader options; damage raises, or `policy` skips it."""
+        if policy is None:
+            return TFRecordFile(path, **self._options)
+        return open_with_policy(path, policy, **self._options)
 
     def __len__(self) -> int:
         return int(self.starts[-1])
@@ -172,10 +159,8 @@ class Catalog:
                 stats = statistics(
                     self.paths,
                     max_records=STATS_SAMPLE,
-                    compression=self._compression,
-                    verify=self._verify,
                     on_error="skip" if self._skips else "raise",  # the damage is listed already
-                    storage_options=self._storage_options,
+                    **self._options,
                 )
                 self._statistics = f"<h3>Statistics of the first {stats.records} records</h3>{stats.to_html()}"
             except TFRecordError as err:

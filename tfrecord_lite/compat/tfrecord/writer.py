@@ -82,7 +82,7 @@ class TFRecordWriter:
     Also a context manager."""
 
     def __init__(self, data_path: str, compression_type: str | None = None) -> None:
-        self.file = tfr.TFRecordWriter(data_path, compression_type, buffered=True)
+        self.file = tfr.TFRecordWriter(data_path, compression=compression_type, buffered=True)
 
     def close(self) -> None:
         """Close the tfrecord file."""

@@ -27,7 +27,7 @@ def create_index(tfrecord_file: str, index_file: str) -> None:
     """Write the text index of `tfrecord_file` to `index_file`: each record's start and size in bytes."""
     path = os.fspath(tfrecord_file)
     if not is_compressed(sniff_file(path)):
-        tfr.write_text_index(path, index_file)
+        tfr.write_text_index(path, destination=index_file)
         return
     lines, offset = [], 0
     for record in tfr.iter_records(path):
