@@ -45,7 +45,6 @@ except ModuleNotFoundError as exc:  # still a ModuleNotFoundError, which pytest.
 from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._datasets.mixing import copy_state, mixed_items, start_state
 from tfrecord_lite._datasets.plan import Segment, Share, plan_shares, shard_order
-from tfrecord_lite._datasets.segments import compression_mismatch
 from tfrecord_lite._datasets.sharded import ShardedRecords
 from tfrecord_lite._datasets.streaming import ShardStream
 from tfrecord_lite._example.validate import check_choice, check_int
@@ -115,15 +114,6 @@ def _fetched_by(dataset: Any) -> tuple[bool, bool]:
 # --------------------------------------------------------------------------- map-style
 
 
-def _check_compression(records: ShardedRecords, expected: str) -> None:
-    """Raise (closing `records`) if a shard's compression, recognised from its content, is not `expected`."""
-    for shard in records.shards:
-        if shard.compression != expected:
-            error = compression_mismatch(shard.path, shard.compression, expected)
-            records.close()
-            raise error
-
-
 class TFRecordDataset(Dataset[Any]):
     """Map-style dataset over TFRecord shards (GZIP / ZLIB ones through their index): len(), [i] -> decoded
     item, picklable (each process reopens the files), for DataLoader(shuffle=True) and DistributedSampler.
@@ -132,11 +122,11 @@ class TFRecordDataset(Dataset[Any]):
     `source`: a file, a list of files, a folder, a glob, a ShardedWriter prefix or URLs (docs/inputs.md).
     The decoding (`features`, `transform`, `context_features`, `sequence_features`, `record_type`,
     `output`, `collate_fn`) is IterableTFRecordDataset's. The reader options are every reader's
-    (docs/conventions.md): each shard's compression is recognised from its content, so `compression`,
-    when given, is checked against it; `max_record_bytes` bounds the records of a GZIP / ZLIB shard
-    (RecordTooLargeError while it is indexed); `on_error` / `max_skipped` are ShardedRecords': a
-    damaged shard is indexed over its good records (in each process that opens it), so `len` counts
-    them; damage found later by `[i]` raises."""
+    (docs/conventions.md): each shard's compression is recognised from its content, and a
+    `compression` given must be each shard's (ValueError naming both); `max_record_bytes` bounds
+    the records of a GZIP / ZLIB shard (RecordTooLargeError while it is indexed); `on_error` /
+    `max_skipped` are ShardedRecords': a damaged shard is indexed over its good records (in each
+    process that opens it), so `len` counts them; damage found later by `[i]` raises."""
 
     def __init__(
         self,
@@ -172,14 +162,13 @@ class TFRecordDataset(Dataset[Any]):
         if self._records is None or self._pid != os.getpid():
             records = ShardedRecords(
                 self.paths,
+                compression=self.compression,
                 verify=self.verify,
                 on_error=self.on_error,
                 max_skipped=self.max_skipped,
                 storage_options=self.storage_options,
                 max_record_bytes=self.max_record_bytes,
             )
-            if self.compression != "auto":
-                _check_compression(records, self.compression)
             self._records, self._pid = records, os.getpid()
         return self._records
 

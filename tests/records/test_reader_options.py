@@ -39,12 +39,12 @@ def test_tfrecord_file_checks_or_forces_the_compression_it_is_given(tmp_path: Pa
     gz = write(tmp_path / "a.tfrecord.gz", "gzip")
     with tfr.TFRecordFile(gz, compression="GZIP", index=False) as f:
         assert f.compression == "gzip" and len(f) == 4
-    with pytest.raises(ValueError, match=r"compression='zlib' was given, but the file starts as GZIP"):
+    with pytest.raises(ValueError, match=r"is GZIP-compressed, but compression='zlib' was given"):
         tfr.TFRecordFile(gz, compression="zlib")
-    with pytest.raises(ValueError, match=r"compression=None was given, but the file starts as GZIP"):
+    with pytest.raises(ValueError, match=r"is GZIP-compressed, but compression=None was given"):
         tfr.TFRecordFile(gz, compression=None)
     plain = write(tmp_path / "a.tfrecord")
-    with pytest.raises(ValueError, match="starts as uncompressed"):
+    with pytest.raises(ValueError, match="is uncompressed, but compression="):
         tfr.TFRecordFile(plain, compression="gzip")
     with tfr.TFRecordFile(plain, compression=None) as f:
         assert f.compression == "" and f.example(3, SPEC)["k"] == 3
@@ -56,7 +56,7 @@ def test_sharded_records_take_every_reader_option(tmp_path: Path) -> None:
             w.write_example({"k": k})
     with tfr.ShardedRecords(str(tmp_path / "p"), compression="gzip", max_record_bytes=1 << 20) as records:
         assert sorted(int(records.example(i, SPEC)["k"]) for i in range(len(records))) == list(range(6))
-    with pytest.raises(ValueError, match="starts as GZIP"):
+    with pytest.raises(ValueError, match="is GZIP-compressed, but compression="):
         tfr.ShardedRecords(str(tmp_path / "p"), compression=None)
 
 
@@ -114,7 +114,7 @@ def test_write_text_index_lists_the_good_records_past_damage(tmp_path: Path) -> 
 
 def test_write_index_checks_its_options(tmp_path: Path) -> None:
     gz = write(tmp_path / "a.tfrecord.gz", "gzip", big=True)
-    with pytest.raises(ValueError, match="starts as GZIP"):
+    with pytest.raises(ValueError, match="is GZIP-compressed, but compression="):
         tfr.write_index(gz, compression=None)
     with pytest.raises(tfr.RecordTooLargeError):
         tfr.write_index(gz, destination=tmp_path / "a.idx", max_record_bytes=LIMIT)

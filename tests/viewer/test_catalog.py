@@ -78,7 +78,7 @@ def test_damage_goes_to_a_callable_and_max_skipped_counts_over_the_files(tmp_pat
 
 def test_reader_options_reach_the_files(tmp_path):
     path = write_images(tmp_path / "a.tfrecord", 5)
-    with pytest.raises(ValueError, match="compression='gzip' was given, but the file is uncompressed"):
+    with pytest.raises(ValueError, match="is uncompressed, but compression='gzip' was given"):
         Catalog(path, compression="gzip")
     assert len(Catalog(path, compression=None, verify=False, statistics=False)) == 5
     gz = tmp_path / "b.tfrecord.gz"

@@ -18,7 +18,6 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any, TypedDict
 
-from tfrecord_lite._compression.kinds import is_compressed
 from tfrecord_lite._datasets.plan import Segment
 from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._index.file_index import indexed_count
@@ -29,7 +28,7 @@ from tfrecord_lite._storage.files import sniff_file
 from tfrecord_lite._storage.locations import StorageOptions, is_url
 from tfrecord_lite._storage.prefetch import prefetched
 from tfrecord_lite._stream.damage import DamagePolicy
-from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, read_as
 
 
 class ShardOptions(TypedDict):
@@ -42,22 +41,10 @@ class ShardOptions(TypedDict):
 NO_OPTIONS: ShardOptions = {"storage_options": None, "max_record_bytes": MAX_RECORD_BYTES}
 
 
-def compression_mismatch(path: str, found: str, given: str) -> ValueError:
-    """The error of a shard whose content is `found` ('' / 'gzip' / 'zlib') while `given` was declared."""
-    content = f"{found.upper()}-compressed" if found else "uncompressed"
-    declared = repr(given) if given else "None"
-    return ValueError(f"{path} is {content}, but compression={declared} was given: compression='auto' recognises it")
-
-
 def open_plain(path: str, verify: bool = True, options: ShardOptions = NO_OPTIONS) -> TFRecordFile:
     """A shard taken as uncompressed, opened through its index. The index reads a compressed file too, so one
     is refused here: it was declared uncompressed (compression=None), as a stream of it would be read."""
-    f = TFRecordFile(path, verify=verify, **options)
-    if f.compression:
-        error = compression_mismatch(path, f.compression, "")
-        f.close()
-        raise error
-    return f
+    return TFRecordFile(path, compression=None, verify=verify, **options)
 
 
 def count_shard(
@@ -67,9 +54,7 @@ def count_shard(
     (built and saved now if need be: reading uses it), else by one pass over the stream (also
     when damage is skipped: then the good records, found as reading will find them)."""
     if kind == "" and not skipping:
-        found = sniff_file(path, options["storage_options"])
-        if is_compressed(found):  # declared uncompressed: held to the content, as reading it is
-            raise compression_mismatch(path, found, "")
+        read_as(None, sniff_file(path, options["storage_options"]), path)  # held to the content, as reading is
         return indexed_count(path, options["storage_options"])
     policy = DamagePolicy(_ignore) if skipping else None
     return sum(1 for _ in RecordIterator(path, kind, verify and skipping, policy, **options))

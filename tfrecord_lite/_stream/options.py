@@ -61,9 +61,16 @@ def read_as(compression: Compression, found: str, name: str) -> str:
     if wanted == "auto":
         return found if is_compressed(found) else ""
     if found != wanted and (wanted or found != "unknown"):
-        shown = {"": "uncompressed", "unknown": "neither a TFRecord file nor GZIP / ZLIB"}.get(found, label_of(found))
-        raise ValueError(f"{name}: compression={compression!r} was given, but the file starts as {shown}")
+        raise compression_mismatch(name, compression, found)
     return wanted
+
+
+def compression_mismatch(name: str, given: Compression, found: str) -> ValueError:
+    """The error of a file read as `given` whose first bytes say `found` ('', 'gzip', 'zlib', 'unknown')."""
+    if found == "unknown":
+        return ValueError(f"{name} is neither a TFRecord file nor GZIP / ZLIB, but compression={given!r} was given")
+    shown = f"{label_of(found)}-compressed" if found else "uncompressed"
+    return ValueError(f"{name} is {shown}, but compression={given!r} was given: compression='auto' recognises it")
 
 
 __all__ = [
