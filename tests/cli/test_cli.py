@@ -427,7 +427,20 @@ def test_progress_bars_only_on_a_terminal_and_only_with_tqdm(monkeypatch: pytest
     assert list(cli_module.progress(items)) == items
 
 
-READERS = ("count", "head", "cat", "schema", "stats", "index", "reshard", "merge", "split", "convert")
+READERS = (
+    "count",
+    "head",
+    "cat",
+    "schema",
+    "stats",
+    "index",
+    "reshard",
+    "merge",
+    "split",
+    "convert",
+    "unpack-images",
+    "remove-images",
+)
 DAMAGE_READERS = ("verify", "salvage")
 
 
@@ -474,3 +487,22 @@ def test_the_reader_flags_reach_the_library(tmp_path: Path) -> None:
         cli("verify", "--compression", "lz4", str(path), cwd=tmp_path, ok=False), 2
     )
     assert cli("salvage", "-z", "gzip", str(path), str(tmp_path / "out.tfrecord"), cwd=tmp_path).returncode == 0
+
+
+def test_convert_to_a_table_reads_with_the_reader_flags(tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "a.tfrecord"
+    with tfr.TFRecordWriter(path) as w:
+        for k in range(3):
+            w.write_example({"k": k, "blob": b"z" * (k * 1000)})
+    data = bytearray(path.read_bytes())
+    data[-10] ^= 0xFF  # inside the last record's payload: its CRC no longer matches
+    path.write_bytes(bytes(data))
+    table = tmp_path / "a.parquet"
+    failed = cli("convert", str(path), str(table), cwd=tmp_path, ok=False)  # the schema's first pass says so
+    assert failed.returncode == 1 and "CRC" in failed.stderr.splitlines()[-1]
+    cli("convert", "--no-verify", "-f", str(path), str(table), cwd=tmp_path)
+    assert pq.read_table(table).num_rows == 3
+    args = ("--no-verify", "--max-record-bytes", "1K", "-f", str(path), str(table))
+    too_long = cli("convert", *args, cwd=tmp_path, ok=False)
+    assert too_long.returncode == 1 and "max_record_bytes=1024" in too_long.stderr.splitlines()[-1]

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._storage.publish import Publication
-from tfrecord_lite._stream.damage import DamagePolicy, as_policy
-from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError
+from tfrecord_lite._stream.damage import DamagePolicy
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -196,10 +196,11 @@ def write_examples_table(
     *,
     sequence_features: Mapping[str, FeatureSpec] | None = None,
     batch_size: int = 2048,
-    compression: Compression = "auto",
     progress: Progress | None = None,
-    on_error: OnError | DamagePolicy = "raise",
-    max_skipped: int | None = None,
+    policy: DamagePolicy,
+    compression: Compression = "auto",
+    verify: bool = True,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> int:
     """Decode the Examples of `source` (files, globs, folders, as iter_arrow_batches takes them) with
     `features` into the columnar file `path` of format `fmt`, `batch_size` rows at a time (a Parquet
@@ -208,7 +209,7 @@ def write_examples_table(
     context; each feature list becomes a column of steps, marked in the schema (Parquet and Arrow
     keep the mark, and write_arrow reads it back); CSV cannot hold them, a FeatureError naming them
     says so before anything is written. `progress(batches, None)` may wrap the loop over the batches.
-    `on_error` and `max_skipped` are iter_records' (a DamagePolicy: one command's, counting over
+    The reader options are iter_records', damage handled by `policy` (one command's, counting over
     every file it reads)."""
     from tfrecord_lite._arrow.batches import Reading, arrow_schema, policy_arrow_batches
 
@@ -223,10 +224,10 @@ def write_examples_table(
         source,
         Reading(features, sequence_features, None, batch_size),
         compression=compression,
-        verify=True,
-        policy=as_policy(on_error, max_skipped),
+        verify=verify,
+        policy=policy,
         storage_options=None,
-        max_record_bytes=MAX_RECORD_BYTES,
+        max_record_bytes=max_record_bytes,
     )
     with table_writer(path, fmt, arrow_schema(features, sequence_features), in_thread=True) as writer:
         for batch in batches if progress is None else progress(batches, None):

@@ -99,9 +99,9 @@ def to_table(args: argparse.Namespace, paths: list[str]) -> int:
                 spec,
                 sequence_features=lists,
                 batch_size=args.batch_size,
-                compression=args.compression,
                 progress=lambda batches, total: progress(batches, total, "convert", "batch", args.quiet),
-                on_error=policy_of(args),
+                policy=policy_of(args),
+                **reading(args),
             )
         except FeatureError as err:
             raise UsageError(f"{out}: {err}") from None
