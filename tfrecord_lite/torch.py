@@ -124,7 +124,7 @@ class TFRecordDataset(Dataset[Any]):
     `output`, `collate_fn`) is IterableTFRecordDataset's. The reader options are every reader's
     (docs/conventions.md): each shard's compression is recognised from its content, and a
     `compression` given must be each shard's (ValueError naming both); `max_record_bytes` bounds
-    the records of a GZIP / ZLIB shard (RecordTooLargeError while it is indexed); `on_error` /
+    every shard's records (RecordTooLargeError when it is opened); `on_error` /
     `max_skipped` are ShardedRecords': a damaged shard is indexed over its good records (in each
     process that opens it), so `len` counts them; damage found later by `[i]` raises."""
 

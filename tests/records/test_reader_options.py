@@ -235,3 +235,17 @@ def test_write_text_index_reads_and_writes_urls_with_storage_options(tmp_path: P
     assert store.cat("memory://options/a.idx") == b"0 19\n19 18\n"
     tfr.write_text_index(url, destination=tmp_path / "a.idx", storage_options=store)
     assert (tmp_path / "a.idx").read_text() == "0 19\n19 18\n"
+
+
+def test_tfrecord_file_refuses_a_longer_record_when_opened_whatever_the_file(tmp_path: Path) -> None:
+    plain = tmp_path / "long.tfrecord"
+    with tfr.TFRecordWriter(plain) as w:
+        w.write(b"a" * 10)
+        w.write(b"b" * 5000)
+    with pytest.raises(tfr.RecordTooLargeError, match="claims 5000 bytes, more than max_record_bytes=1000") as err:
+        tfr.TFRecordFile(plain, max_record_bytes=1000)
+    assert err.value.path == str(plain) and err.value.offset == 26  # the second record's header
+    with tfr.TFRecordFile(plain, max_record_bytes=5000) as f:
+        assert len(f[1]) == 5000
+    with pytest.raises(tfr.RecordTooLargeError):
+        tfr.ShardedRecords(plain, max_record_bytes=4999)

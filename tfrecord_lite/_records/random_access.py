@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 import numpy as np
 
 from tfrecord_lite._compression.kinds import is_compressed, normalize_compression
-from tfrecord_lite._errors import CorruptRecordError, PathName
+from tfrecord_lite._errors import CorruptRecordError, PathName, RecordTooLargeError
 from tfrecord_lite._example.decode import decode_example, decode_sequence_example
 from tfrecord_lite._index.file_index import open_file_index
 from tfrecord_lite._index.record_index import Buffer, RecordIndex, release
@@ -43,6 +43,7 @@ from tfrecord_lite._storage.files import display_name, read_head
 from tfrecord_lite._storage.locations import StorageOptions, is_url
 from tfrecord_lite._stream.damage import DamagePolicy
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, read_as
+from tfrecord_lite._stream.scanner import too_large
 from tfrecord_lite._wire.crc import masked_crc
 from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, frame_header
 from tfrecord_lite._wire.sniff import SNIFF_SIZE, inflates, sniff_compression
@@ -215,6 +216,17 @@ class MappedRecords:
         """Byte offset of record `i` (in range) in the file."""
         return self.at[i]
 
+    def refuse_longer_than(self, limit: int) -> None:
+        """RecordTooLargeError for the first record the index says is longer than `limit` (a reader's
+        max_record_bytes), before any record is read: one numpy pass over the index."""
+        n = len(self.index)
+        starts = self.index.offsets[:n]
+        ends = self.index.offsets[1 : n + 1] if self.index.ends is None else self.index.ends[:n]
+        over = np.flatnonzero(ends - starts - OVERHEAD > limit)
+        if over.size:
+            start = int(starts[over[0]])
+            raise too_large(int(ends[over[0]]) - start - OVERHEAD, limit, self._name, start)
+
     def _read_mapped(self, start: int, end: int) -> bytes:
         buf = self._buf
         if buf is None:
@@ -301,8 +313,9 @@ class TFRecordFile(RecordSequence):
     a GZIP / ZLIB object is read from the seek points of its sidecar.
     `storage_options`: fsspec's options for it, or an fsspec filesystem.
 
-    A GZIP / ZLIB file holding a record whose header claims more than `max_record_bytes` (1 GiB by
-    default) raises RecordTooLargeError while it is indexed, before any of it is held in memory.
+    A file holding a record longer than `max_record_bytes` (1 GiB by default) raises
+    RecordTooLargeError when it is opened, before any record is held in memory: a GZIP / ZLIB file
+    while it is indexed, an uncompressed one by its index's record lengths.
     """
 
     # The hot path of f[i], inlined in __getitem__: the index tables and read function of an
@@ -391,6 +404,12 @@ class TFRecordFile(RecordSequence):
             records = self._open_remote(prebuilt)
         else:
             records = self._open_mapped(prebuilt)
+        if isinstance(records, MappedRecords):
+            try:
+                records.refuse_longer_than(self._max_record_bytes)
+            except RecordTooLargeError:
+                records.close()
+                raise
         self._records = records
         self._n = len(records)
         if isinstance(records, MappedRecords):
