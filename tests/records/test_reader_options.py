@@ -135,7 +135,7 @@ def test_salvage_reads_the_source_compression_and_keeps_it(tmp_path: Path, sourc
     assert report.compression == kept and report.records == 3
     with tfr.TFRecordFile(tmp_path / "out.tfrecord", index=False) as f:
         assert f.compression == kept
-    tfr.salvage(path, destination=tmp_path / "plain.tfrecord", destination_compression=None)
+    tfr.salvage(path, destination=tmp_path / "plain.tfrecord", output_compression=None)
     with tfr.TFRecordFile(tmp_path / "plain.tfrecord", index=False) as f:
         assert f.compression == "" and len(f) == 3
 

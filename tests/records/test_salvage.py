@@ -207,7 +207,7 @@ def test_a_gzip_stream_cut_short_yields_what_it_held(intact, tmp_path: Path) -> 
     assert got == records[: len(got)] and 0 < len(got) < len(records)
     assert len(errors) == 1 and isinstance(errors[0], tfr.TruncatedRecordError)
     assert f"({len(got)} records were)" in str(errors[0])
-    report = tfr.salvage(path, destination=tmp_path / "rescued.tfrecord.gz", destination_compression="gzip")
+    report = tfr.salvage(path, destination=tmp_path / "rescued.tfrecord.gz", output_compression="gzip")
     assert report.records == len(got) and report.compression == "gzip"
     assert list(tfr.iter_records(tmp_path / "rescued.tfrecord.gz")) == got
 
@@ -517,6 +517,6 @@ def test_tensorflow_reads_the_salvaged_file_as_the_records_skipping_found(
     ours, _ = skip_read(src)
     assert theirs == records[:3] == ours[:3]
     assert ours == [r for i, r in enumerate(records) if i not in (3, 7)]
-    tfr.salvage(src, destination=dst, destination_compression=compression)
+    tfr.salvage(src, destination=dst, output_compression=compression)
     tf_compression = "GZIP" if compression else ""
     assert [r.numpy() for r in tf.data.TFRecordDataset(str(dst), tf_compression)] == ours

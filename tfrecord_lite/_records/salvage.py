@@ -26,7 +26,7 @@ from tfrecord_lite._wire.framing import OVERHEAD
 
 __all__ = ["SAME", "SalvageReport", "salvage"]
 
-SAME = "same"  # salvage's destination_compression: the source's
+SAME = "same"  # salvage's output_compression: the source's
 
 
 @dataclass
@@ -84,7 +84,7 @@ def salvage(
     *,
     destination: str | os.PathLike[str],
     compression: Compression = "auto",
-    destination_compression: str | None = SAME,
+    output_compression: str | None = SAME,
     index: bool = True,
     storage_options: StorageOptions = None,
     max_record_bytes: int = MAX_RECORD_BYTES,
@@ -98,7 +98,7 @@ def salvage(
     as every reader takes it ("auto": recognised from its content); so is `max_record_bytes`: a
     record whose (CRC-checked) header claims more raises RecordTooLargeError before it is held.
 
-    The new file keeps the source's compression (`destination_compression="same"`, the
+    The new file keeps the source's compression (`output_compression="same"`, the
     default); None / "" writes it uncompressed, "gzip" or "zlib" compressed. It appears under
     its name only once complete, with an index sidecar when uncompressed and `index` is true.
     The source is only read; it may be a URL (`storage_options` for fsspec), the destination
@@ -108,7 +108,7 @@ def salvage(
     _check_distinct(source, target)
     stream = DecodedStream(source, compression, strict=False, storage_options=storage_options)
     report = SalvageReport(display_name(source), target, compression=stream.compression)
-    written = stream.compression if destination_compression == SAME else destination_compression
+    written = stream.compression if output_compression == SAME else output_compression
 
     def count(n: int) -> None:
         report.stream_size += n

@@ -34,7 +34,7 @@ def cmd_salvage(args: argparse.Namespace) -> int:
         args.input,
         destination=args.output,
         compression=args.compression,
-        destination_compression=to or None,
+        output_compression=to or None,
         index=not args.no_index,
         max_record_bytes=args.max_record_bytes,
     )
