@@ -50,7 +50,7 @@ def test_dask_skips_counts_and_refuses_by_the_options(tmp_path: Path) -> None:
     files, kept = _damaged(tmp_path / "d")
     oracle = [r for p in files for r in tfr.iter_records(p, on_error="skip")]
     assert _ids(tfr.decode_example(r, SPEC)["id"] for r in oracle) == kept
-    with pytest.raises(tfr.CorruptRecordError, match=r"part-0\.tfrecord"):
+    with pytest.raises(tfr.CorruptRecordError, match=r"part-[01]\.tfrecord"):  # partitions run in parallel
         read_tfrecords(files, features=SPEC).compute()
     skipped = read_tfrecords(files, features=SPEC, on_error="skip", npartitions=4)  # files read whole
     assert skipped.npartitions == 2 and _ids(skipped["id"].compute()) == kept
@@ -93,7 +93,7 @@ def test_ray_skips_counts_and_refuses_by_the_options(tmp_path: Path) -> None:
     from tfrecord_lite.ray import read_tfrecords, write_tfrecords
 
     files, kept = _damaged(tmp_path / "d")
-    with pytest.raises(Exception, match=r"part-0\.tfrecord"):
+    with pytest.raises(Exception, match=r"part-[01]\.tfrecord"):  # tasks run in parallel
         read_tfrecords(files, features=SPEC).materialize()
     skipped = read_tfrecords(files, features=SPEC, on_error="skip", max_skipped=1, override_num_blocks=4)
     assert _ids(row["id"] for row in skipped.iter_rows()) == kept
