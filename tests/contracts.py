@@ -11,7 +11,7 @@ pyarrow, torch or PIL in what it does without importing them when it is itself i
 
 Options: `source_modules` (fnmatch patterns of module names: `pkg._*` is every module of pkg's
 private folders and their descendants), `forbidden_modules`
-(top-level names of external packages; the session needs `include_external_packages = true`).
+(top-level names of external packages; [tool.importlinter] needs `include_external_packages = true`).
 lint-imports finds this module as `tests.contracts` with the repository root on sys.path
 (tasks.py lint puts it there).
 """
