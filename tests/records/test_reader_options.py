@@ -220,7 +220,7 @@ def test_schema_inference_and_show_take_the_reader_options(tmp_path: Path) -> No
     gz = write(tmp_path / "b.tfrecord.gz", "gzip")
     assert set(tfr.infer_features(gz, compression="gzip")) == {"k", "blob"}
     assert len(tfr.show(gz, compression="GZIP")) == 4
-    with pytest.raises(tfr.TFRecordError):
+    with pytest.raises(ValueError, match="is GZIP-compressed, but compression=None was given"):
         tfr.infer_features(gz, compression=None)
 
 

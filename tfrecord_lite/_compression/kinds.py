@@ -224,3 +224,11 @@ def choices(*, auto: bool = False, sep: str | None = None) -> str:
     when given: 'none|gzip|zlib')."""
     names = (["auto"] if auto else []) + [k.name or "none" for k in KINDS.values()]
     return sep.join(names) if sep is not None else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def compression_mismatch(name: str, given: str | None, found: str) -> ValueError:
+    """The error of a file read as `given` whose first bytes say `found` ('', 'gzip', 'zlib', 'unknown')."""
+    if found == "unknown":
+        return ValueError(f"{name} is neither a TFRecord file nor GZIP / ZLIB, but compression={given!r} was given")
+    shown = f"{label_of(found)}-compressed" if found else "uncompressed"
+    return ValueError(f"{name} is {shown}, but compression={given!r} was given: compression='auto' recognises it")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from tfrecord_lite._compression.kinds import is_compressed, label_of, normalize_compression
+from tfrecord_lite._compression.kinds import compression_mismatch, is_compressed, normalize_compression
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._stream.damage import OnError
 from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES
@@ -63,14 +63,6 @@ def read_as(compression: Compression, found: str, name: str) -> str:
     if found != wanted and (wanted or found != "unknown"):
         raise compression_mismatch(name, compression, found)
     return wanted
-
-
-def compression_mismatch(name: str, given: Compression, found: str) -> ValueError:
-    """The error of a file read as `given` whose first bytes say `found` ('', 'gzip', 'zlib', 'unknown')."""
-    if found == "unknown":
-        return ValueError(f"{name} is neither a TFRecord file nor GZIP / ZLIB, but compression={given!r} was given")
-    shown = f"{label_of(found)}-compressed" if found else "uncompressed"
-    return ValueError(f"{name} is {shown}, but compression={given!r} was given: compression='auto' recognises it")
 
 
 __all__ = [

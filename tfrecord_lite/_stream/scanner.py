@@ -32,7 +32,7 @@ from typing import IO, Protocol
 from crc32c import crc32c
 
 from tfrecord_lite._compression.inflater import Inflater
-from tfrecord_lite._compression.kinds import is_compressed, normalize_compression
+from tfrecord_lite._compression.kinds import compression_mismatch, is_compressed, normalize_compression
 from tfrecord_lite._errors import CorruptRecordError, RecordTooLargeError, TFRecordError, TruncatedRecordError
 from tfrecord_lite._repr import plural
 from tfrecord_lite._storage.files import PathOrFile, display_name, not_a_file, open_binary
@@ -87,19 +87,22 @@ class DecodedStream:
         storage_options: StorageOptions = None,
         make_inflater: InflaterFactory = Inflater,
     ) -> None:
-        compression = normalize_compression(compression, allow_auto=True)
+        given, compression = compression, normalize_compression(compression, allow_auto=True)
         self.path = display_name(source)
         self._file, self._owned = open_binary(source, "rb", storage_options)
         try:
             head = self._read_head()
+            found = sniff_compression(head)
             if compression == "auto":
-                compression = sniff_compression(head)
+                compression = found
                 if not strict and is_compressed(compression) and not inflates(head, compression):
                     compression = "unknown"  # a damaged first header that looks like a zlib / gzip header
             if compression == "unknown":
                 if strict:
                     raise not_a_tfrecord(self.path, head[:SNIFF_SIZE])
                 compression = ""  # read it as plain data, whose first record is damaged
+            elif strict and len(head) >= HEADER_SIZE and found not in (compression, "unknown"):
+                raise compression_mismatch(self.path or "the stream", given, found)  # a named one is held to it
         except BaseException:
             self.close()
             raise
