@@ -228,6 +228,7 @@ def choices(*, auto: bool = False, sep: str | None = None) -> str:
 
 def compression_mismatch(name: str, given: str | None, found: str) -> ValueError:
     """The error of a file read as `given` whose first bytes say `found` ('', 'gzip', 'zlib', 'unknown')."""
+    given = given or None  # '' and None both say uncompressed: shown as None
     if found == "unknown":
         return ValueError(f"{name} is neither a TFRecord file nor GZIP / ZLIB, but compression={given!r} was given")
     shown = f"{label_of(found)}-compressed" if found else "uncompressed"
