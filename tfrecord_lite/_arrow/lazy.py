@@ -6,7 +6,7 @@ for the type checker. The first attribute taken from the placeholder imports the
 (the error says how to install it when it is missing) and puts the module itself in the
 placeholder's place in the importing module's globals: from then on the functions there
 find pyarrow directly, so a hot path pays nothing after its first call. Importing a module
-of _arrow (as `tfrecord_lite.spark` or the CLI do to reach a helper) thus never imports
+of _arrow (as `tfrecord_lite.spark` or the CLI do to reach one of its functions) thus never imports
 pyarrow; the adapters that need it (tfrecord_lite.arrow) import it themselves. The import
 contracts in pyproject.toml hold this: below the adapters, pyarrow, torch and PIL are
 imported inside functions only.
