@@ -12,7 +12,9 @@ word for one stream of it in error messages.
 Adding a codec is adding a `CompressionKind` to KINDS here (and its tests): the readers,
 writers, sniffing, shard names, the CLI's choices and the seek-point index read it from
 here. The plain kind ("") is a kind too, so code that maps every kind (file endings,
-index kinds) needs no special case.
+index kinds) needs no special case. What a file is read as, given a compression and its
+first bytes, is decided here once too (read_as), with the one error of a named compression
+the content contradicts (compression_mismatch).
 """
 
 from __future__ import annotations
@@ -233,3 +235,15 @@ def compression_mismatch(name: str, given: str | None, found: str) -> ValueError
         return ValueError(f"{name} is neither a TFRecord file nor GZIP / ZLIB, but compression={given!r} was given")
     shown = f"{label_of(found)}-compressed" if found else "uncompressed"
     return ValueError(f"{name} is {shown}, but compression={given!r} was given: compression='auto' recognises it")
+
+
+def read_as(compression: str | None, found: str, name: str) -> str:
+    """The compression a file is read as ('', 'gzip' or 'zlib'): with "auto", `found` (what its first
+    bytes say: '', 'gzip', 'zlib', or 'unknown', read as uncompressed); else the one given, after
+    checking that the file does not start as another (ValueError naming the file, both kinds)."""
+    wanted = normalize_compression(compression, allow_auto=True)
+    if wanted == "auto":
+        return found if is_compressed(found) else ""
+    if found != wanted and (wanted or found != "unknown"):
+        raise compression_mismatch(name, compression, found)
+    return wanted

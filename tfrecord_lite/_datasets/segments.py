@@ -24,11 +24,10 @@ from tfrecord_lite._index.file_index import indexed_count
 from tfrecord_lite._index.sidecar_file import sidecar_path
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._records.reader import RecordIterator, iter_records
-from tfrecord_lite._storage.files import sniff_file
 from tfrecord_lite._storage.locations import StorageOptions, is_url
 from tfrecord_lite._storage.prefetch import prefetched
 from tfrecord_lite._stream.damage import DamagePolicy
-from tfrecord_lite._stream.options import MAX_RECORD_BYTES, read_as
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES
 
 
 class ShardOptions(TypedDict):
@@ -54,7 +53,6 @@ def count_shard(
     (built and saved now if need be: reading uses it), else by one pass over the stream (also
     when damage is skipped: then the good records, found as reading will find them)."""
     if kind == "" and not skipping:
-        read_as(None, sniff_file(path, options["storage_options"]), path)  # held to the content, as reading is
         return indexed_count(path, options["storage_options"])
     policy = DamagePolicy(_ignore) if skipping else None
     return sum(1 for _ in RecordIterator(path, kind, verify and skipping, policy, **options))

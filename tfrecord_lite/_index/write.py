@@ -13,6 +13,7 @@ import errno
 import os
 from typing import Any
 
+from tfrecord_lite._compression.kinds import read_as
 from tfrecord_lite._errors import PathName, TFRecordError
 from tfrecord_lite._index.file_index import open_file_index
 from tfrecord_lite._index.gzip_index import build_remote_gzip_index, write_gzip_index
@@ -34,7 +35,7 @@ from tfrecord_lite._storage.files import sniff_file, write_whole
 from tfrecord_lite._storage.locations import is_url, redact, split_options, takes_no_uploads
 from tfrecord_lite._storage.remote import RemoteBuffer, RemoteObject
 from tfrecord_lite._stream.damage import DamagePolicy
-from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions, read_as
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 from tfrecord_lite._wire.framing import HEADER_SIZE
 from tfrecord_lite._wire.sniff import sniff_compression
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import numpy as np
 
-from tfrecord_lite._compression.kinds import is_compressed, normalize_compression
+from tfrecord_lite._compression.kinds import is_compressed, normalize_compression, read_as
 from tfrecord_lite._errors import CorruptRecordError, PathName, RecordTooLargeError
 from tfrecord_lite._example.decode import decode_example, decode_sequence_example
 from tfrecord_lite._index.file_index import open_file_index
@@ -42,7 +42,7 @@ from tfrecord_lite._repr import count, describe, plural
 from tfrecord_lite._storage.files import display_name, read_head
 from tfrecord_lite._storage.locations import StorageOptions, is_url
 from tfrecord_lite._stream.damage import DamagePolicy
-from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, read_as
+from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError
 from tfrecord_lite._stream.scanner import too_large
 from tfrecord_lite._wire.crc import masked_crc
 from tfrecord_lite._wire.framing import FOOTER_SIZE, HEADER_SIZE, OVERHEAD, frame_header

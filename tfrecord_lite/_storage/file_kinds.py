@@ -2,23 +2,23 @@
 
 Strategy: one read of a record header's worth of bytes per file (sniff_file); an object of a store
 is asked for that range only, and the objects of a list are asked concurrently (one round trip
-each). A compression given by the caller is taken as it is.
+each). A compression given by the caller is held to those bytes.
 """
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+from tfrecord_lite._compression.kinds import read_as
 from tfrecord_lite._storage.files import sniff_file
-from tfrecord_lite._storage.locations import StorageOptions, is_url
+from tfrecord_lite._storage.locations import StorageOptions, is_url, redact
 
 
 def file_kind(path: str, compression: str, storage_options: StorageOptions = None) -> str:
-    """'' for an uncompressed file (indexable), else its compression."""
-    if compression != "auto":
-        return compression
-    kind = sniff_file(path, storage_options)
-    return "" if kind == "unknown" else kind  # iter_records reports the unknown kind with its path
+    """'' for an uncompressed file (indexable), else its compression: what its first bytes say, or
+    the one given, held to them (ValueError naming both); an unknown kind is read as uncompressed,
+    and iter_records reports it with its path."""
+    return read_as(compression, sniff_file(path, storage_options), redact(path))
 
 
 def file_kinds(paths: list[str], compression: str, storage_options: StorageOptions) -> list[str]:

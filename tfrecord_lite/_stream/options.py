@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from tfrecord_lite._compression.kinds import compression_mismatch, is_compressed, normalize_compression
 from tfrecord_lite._storage.locations import StorageOptions
 from tfrecord_lite._stream.damage import OnError
 from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES
@@ -53,18 +52,6 @@ READ_OPTIONS: dict[str, tuple[str, Any]] = {
 }
 
 
-def read_as(compression: Compression, found: str, name: str) -> str:
-    """The compression a file is read as ('', 'gzip' or 'zlib'): with "auto", `found` (what its first
-    bytes say: '', 'gzip', 'zlib', or 'unknown', read as uncompressed); else the one given, after
-    checking that the file does not start as another (ValueError naming the file, both kinds)."""
-    wanted = normalize_compression(compression, allow_auto=True)
-    if wanted == "auto":
-        return found if is_compressed(found) else ""
-    if found != wanted and (wanted or found != "unknown"):
-        raise compression_mismatch(name, compression, found)
-    return wanted
-
-
 __all__ = [
     "MAX_RECORD_BYTES",
     "READ_OPTIONS",
@@ -72,5 +59,4 @@ __all__ = [
     "OnError",
     "ReadOptions",
     "StorageOptions",
-    "read_as",
 ]
