@@ -134,7 +134,7 @@ def _lite_loader(cell: dict[str, Any]) -> Any:
         items = IterableTFRecordDataset(path, features=spec, transform=per_record, **threads)
         return DataLoader(items, batch_size=batch, **kw)
     if system == "lite-raw":
-        raw = {"image": tfr.RawFeature(SEED_SHAPE, "uint8"), "lable": tfr.FixedLenFeature([], "int64")}  # type: ignore[attr-defined]
+        raw = {"image": tfr.RawFeature(SEED_SHAPE, "uint8"), "lable": tfr.FixedLenFeature([], "int64")}
         batches = IterableTFRecordDataset(path, features=raw, batch_size=batch, output="torch", **threads)
         return DataLoader(batches, batch_size=None, **kw)
     if system == "lite-augment":  # undecoded records; each batch decoded into its tensor by the transform

@@ -12,7 +12,8 @@
 # `image.tobytes()`, and an int64 "lable"; batch 32) is read with the seed's per-record transform
 # np.frombuffer -> reshape -> tensor, or as RawFeature batches. "jpeg" (1500 JPEGs, 256x256, quality
 # 90; batch 32) is decoded and augmented to 224x224 CHW uint8 tensors: by ImageTransform(random_crop=,
-# random_flip=) (simplejpeg decodes when installed), or by a user's Pillow transform. --quick: 1/10.
+# random_flip=) (simplejpeg decodes when installed), or by a user's Pillow transform. --quick, a smoke
+# test: seed and jpeg at 1/10 size, 1 round, 1 epoch, 0 and 2 workers (unless given otherwise).
 #
 # Every (system, workers, num_threads) cell runs in its own interpreter (benchmarks/_dataloader_cells.py):
 # one DataLoader (persistent_workers=True when workers > 0) iterated for 1 + E epochs. "start-up" is
@@ -82,6 +83,7 @@ PEER = {"small": "tfrecord", "images": "tfrecord", "seed": "tfrecord-plain", "jp
 ALL_SYSTEMS = tuple(dict.fromkeys(s for systems in SYSTEMS.values() for s in systems))
 IN_ORDER = ("lite-batched", "lite-items", "lite-items-plain", "lite-raw", "lite-augment", "lite-pil")  # unshuffled
 JPEG_COUNT, SEED_COUNT = 1500, 6000
+QUICK = ["seed", "jpeg"]  # every kind of system, in well under a minute
 Cell = tuple[str, str, int, int]  # (workload, system, workers, num_threads)
 # (what, numerator, denominator, at least); a None workers or num_threads: the fastest such cell
 TARGETS: list[tuple[str, tuple[str, str, int | None, int | None], tuple[str, str, int, int], float]] = [
@@ -324,12 +326,13 @@ def entries(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="DataLoader throughput (see the comment at the top of the file)")
-    parser.add_argument("--quick", action="store_true", help="workloads at 1/10 size, 1 epoch, 0 and 2 workers")
-    parser.add_argument("--rounds", "--runs", dest="rounds", type=int, default=3)
+    quick = "a smoke test: seed and jpeg at 1/10 size, 1 round, 1 epoch, 0 and 2 workers (each can be given)"
+    parser.add_argument("--quick", action="store_true", help=quick)
+    parser.add_argument("--rounds", "--runs", dest="rounds", type=int, default=None, help="(3)")
     parser.add_argument("--epochs", type=int, default=None, help="measured epochs after the first, per cell (2)")
     parser.add_argument("--workers", type=int, nargs="+", default=None, help="(0 1 2)")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="num_threads of our datasets")
-    parser.add_argument("--workloads", nargs="+", default=list(SYSTEMS), choices=list(SYSTEMS))
+    parser.add_argument("--workloads", nargs="+", default=None, choices=list(SYSTEMS), help="(all)")
     parser.add_argument("--systems", nargs="+", default=list(ALL_SYSTEMS), choices=list(ALL_SYSTEMS))
     parser.add_argument("--lite-python", default=sys.executable)
     parser.add_argument("--tfrecord-python", default=sys.executable)
@@ -340,8 +343,10 @@ def main() -> None:
     if args.child:
         C.child(json.loads(args.child))
         return
-    args.epochs = args.epochs if args.epochs is not None else 1 if args.quick else 2
-    args.workers = args.workers if args.workers is not None else [0, 2] if args.quick else [0, 1, 2]
+    defaults = {"rounds": (1, 3), "epochs": (1, 2), "workers": ([0, 2], [0, 1, 2]), "workloads": (QUICK, list(SYSTEMS))}
+    for name, (in_quick, in_full) in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, in_quick if args.quick else in_full)
     can = capabilities(args.lite_python)
     if not can["threads"] and any(t != 1 for t in args.threads):
         R.log("skipping the num_threads=2 cells: this tfrecord_lite's datasets take no num_threads=")
