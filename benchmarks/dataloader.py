@@ -117,17 +117,17 @@ def ensure_made(name: str, count: int, make: Any, features: dict[str, Any]) -> d
 
 
 def capabilities(python: str) -> dict[str, bool]:
-    """What the tfrecord_lite that `python` imports offers: num_threads= on both datasets, RawFeature."""
+    """What the tfrecord_lite that `python` imports offers: num_threads= on each dataset, RawFeature."""
     code = (
         "import inspect, json, tfrecord_lite as t, tfrecord_lite.torch as tt\n"
         "takes = lambda c: 'num_threads' in inspect.signature(c).parameters\n"
-        "print(json.dumps({'threads': takes(tt.TFRecordDataset) and takes(tt.IterableTFRecordDataset),"
+        "print(json.dumps({'map_threads': takes(tt.TFRecordDataset), 'threads': takes(tt.IterableTFRecordDataset),"
         " 'raw': hasattr(t, 'RawFeature')}))"
     )
     out = subprocess.run([python, "-c", code], env=R.ENV, capture_output=True, text=True, check=False)
     if out.returncode != 0:
         R.log(f"cannot import tfrecord_lite.torch with {python}:\n{out.stderr[-1000:]}")
-        return {"threads": False, "raw": False}
+        return {"map_threads": False, "threads": False, "raw": False}
     found: dict[str, bool] = json.loads(out.stdout.strip().splitlines()[-1])
     return found
 
@@ -145,7 +145,8 @@ def cells_of(
             continue
         for workers in args.workers:
             for threads in args.threads:
-                if threads == 1 or (system.startswith("lite") and can["threads"]):
+                threaded = can["map_threads" if system.startswith("lite-map") else "threads"]
+                if threads == 1 or (system.startswith("lite") and threaded):
                     cells.append((entry["name"], system, workers, threads))
     return cells
 
@@ -348,8 +349,9 @@ def main() -> None:
         if getattr(args, name) is None:
             setattr(args, name, in_quick if args.quick else in_full)
     can = capabilities(args.lite_python)
-    if not can["threads"] and any(t != 1 for t in args.threads):
-        R.log("skipping the num_threads=2 cells: this tfrecord_lite's datasets take no num_threads=")
+    for key, name in (("map_threads", "TFRecordDataset"), ("threads", "IterableTFRecordDataset")):
+        if not can[key] and any(t != 1 for t in args.threads):
+            R.log(f"skipping the num_threads=2 cells of {name}: this tfrecord_lite's takes no num_threads=")
     if not can["raw"] and "lite-raw" in args.systems:
         R.log("skipping lite-raw: this tfrecord_lite has no RawFeature")
     pythons = interpreters(args)
