@@ -176,7 +176,9 @@ def measure(args: argparse.Namespace, pythons: dict[str, str], entry: dict[str, 
     names = {f"{s} w{w} t{t}": (wl, s, w, t) for wl, s, w, t in cells}
     runs: dict[str, list[Any]] = {name: [] for name in names}
     loads = [loadavg()]
-    for _, name in turns(list(names), args.rounds):
+    for round_, name in turns(list(names), args.rounds):
+        if all(len(r) == round_ for r in runs.values()):  # the first cell of a round
+            R.log(f"{entry['name']}: round {round_ + 1} of {args.rounds}, {len(names)} cells (load {loadavg()})")
         runs[name].append(run_cell(pythons[names[name][1]], names[name], entry, args.epochs))
     loads.append(loadavg())
     results = []
