@@ -51,6 +51,7 @@ from tfrecord_lite._example.ragged import Ragged
 from tfrecord_lite._example.ragged_build import finish_batch
 from tfrecord_lite._example.ragged_spec import RaggedFeature, has_ragged
 from tfrecord_lite._example.ragged_spec import components as ragged_components
+from tfrecord_lite._example.raw import RawFeature, raw_column
 from tfrecord_lite._example.sparse import batch_rows, first_mismatch, sparse_batch
 from tfrecord_lite._example.sparse import components as sparse_components
 from tfrecord_lite._example.spec import (
@@ -304,6 +305,8 @@ class Assembly(NamedTuple):
     views: bool = False  # bytes values as memoryviews into the records (decode_examples(copy=False))
     # RaggedFeature columns from their components' columns (None: this assembly takes none)
     ragged: Callable[[dict[str, Any], Mapping[str, FeatureSpec], int], dict[str, Any]] | None = None
+    # a RawFeature's column from its bytes column (key, spec, column; None: this assembly takes none)
+    raw: Callable[[str, RawFeature, Any], Any] | None = None
 
 
 def decode_buffer(
@@ -388,8 +391,11 @@ def decode_buffer(
 
 def _read(features: Mapping[str, FeatureSpec], assembly: Assembly | None = None) -> Mapping[str, FeatureSpec]:
     """The features a batch reads: each RaggedFeature and SparseFeature replaced by the keys it
-    reads (`features` itself when it holds neither). A SparseFeature is for the numpy assembly only."""
+    reads, a RawFeature by its bytes value (`features` itself when it holds none of them). A
+    SparseFeature is for the numpy assembly only."""
     read = sparse_components(ragged_components(features) if has_ragged(features) else features)
+    if any(type(spec) is RawFeature for spec in read.values()):
+        read = {k: spec.reads if isinstance(spec, RawFeature) else spec for k, spec in read.items()}
     if assembly is not None and assembly.assemble is not _assemble:
         key = next((k for k, spec in features.items() if isinstance(spec, SparseFeature)), None)
         if key is not None:
@@ -416,12 +422,21 @@ def _finish(
         columns = {**columns, **assembly.ragged(columns, ragged, n)}
     out = {}
     for key, spec in features.items():
-        out[key] = (
-            _sparse_column(key, spec, columns, record, features, assembly)
-            if isinstance(spec, SparseFeature)
-            else columns[key]
-        )
+        if isinstance(spec, SparseFeature):
+            out[key] = _sparse_column(key, spec, columns, record, features, assembly)
+        elif isinstance(spec, RawFeature):
+            out[key] = _raw_column(key, spec, columns[key], assembly)
+        else:
+            out[key] = columns[key]
     return out
+
+
+def _raw_column(key: str, spec: RawFeature, column: Any, assembly: Assembly) -> Any:
+    """A RawFeature's batch value from its bytes column (a length that does not fit the shape
+    raises, naming the record's number in the batch)."""
+    if assembly.raw is None:
+        raise FeatureError(key, f"{assembly.caller} does not take a RawFeature; decode_examples does")
+    return assembly.raw(key, spec, column)
 
 
 def _sparse_column(
@@ -444,9 +459,14 @@ def _sparse_column(
 
 
 _PLAIN = (FixedLenFeature, VarLenFeature, FixedLenSequenceFeature)
-_NUMPY = Assembly(_assemble, decode_example, "decode_examples", ragged=finish_batch)
+_NUMPY = Assembly(_assemble, decode_example, "decode_examples", ragged=finish_batch, raw=raw_column)
 _VIEWS = Assembly(
-    _assemble, functools.partial(decode_example, copy=False), "decode_examples", views=True, ragged=finish_batch
+    _assemble,
+    functools.partial(decode_example, copy=False),
+    "decode_examples",
+    views=True,
+    ragged=finish_batch,
+    raw=raw_column,
 )
 
 
