@@ -63,6 +63,7 @@ from tfrecord_lite._images.records import (
     ImageRecord,
     decode_image,
     iter_image_records,
+    missing_key,
     parse_image_record,
     record_fields,
     record_label,
@@ -121,6 +122,11 @@ class ImageTransform:
     Without an augment returning a tensor, the result is a uint8 CHW tensor (raw pixels keep
     their dtype), or float32 with `scale=True` (uint8 divided by 255). Picklable, so it works in
     spawned DataLoader workers.
+
+    The image may also be an array already decoded, as a dataset with a RawFeature spec gives it:
+    one HWC image becomes a CHW tensor, a batch (B, H, W, C) (a dataset's batch_size=) one
+    (B, C, H, W) tensor with the labels as an int64 tensor [B]; `mode` does not apply to arrays
+    (their channels are as stored), the other options do, to each image of a batch.
     """
 
     def __init__(
@@ -153,8 +159,10 @@ class ImageTransform:
         reshaped = self.resize or self.pad_to or self.random_crop or self.random_flip
         return self.augment is not None and self.mode is not None and not reshaped
 
-    def __call__(self, record: bytes | Mapping[str, Any]) -> tuple[Any, int]:
+    def __call__(self, record: bytes | Mapping[str, Any]) -> tuple[Any, Any]:
         fields = record_fields(record)
+        if hasattr(fields.get(self.image_key), "shape"):  # an ndarray or tensor already decoded
+            return self._from_array(fields)
         rec = parse_image_record(fields, image_key=self.image_key, label_key=self.label_key)
         label = record_label(fields, self.label_key)
         if self._straight and rec.format != RAW:  # from the decoder to the augment, no array in between
@@ -194,6 +202,38 @@ class ImageTransform:
             np.copyto(rows[i], pixels.transpose(2, 0, 1), casting="unsafe")
         collated: tuple[Any, Any] = for_transport((self._scaled(images, first), to_torch(labels)))
         return collated
+
+    def _from_array(self, fields: Mapping[str, Any]) -> tuple[Any, Any]:
+        """(CHW tensor, label) from a decoded HWC array; (BCHW tensor, labels) from a BHWC batch."""
+        pixels = np.asarray(fields[self.image_key])
+        labels = fields.get(self.label_key)
+        labels = np.asarray(labels) if hasattr(labels, "shape") else labels
+        if pixels.ndim == 3:
+            return self._array_item(pixels), record_label(fields, self.label_key)
+        if pixels.ndim != 4:
+            raise ValueError(
+                f"ImageTransform: the array under {self.image_key!r} has shape {list(pixels.shape)}; "
+                "expected an image (height, width, channels) or a batch of them (batch, height, width, channels)"
+            )
+        if not isinstance(labels, np.ndarray) or labels.shape != pixels.shape[:1] or labels.dtype.kind not in "iu":
+            raise missing_key(fields, self.label_key, f"integer label per image ({len(pixels)})", "label_key=")
+        if self.augment is None and not (self.resize or self.pad_to or self.random_crop or self.random_flip):
+            images = batch_tensor((pixels.shape[0], pixels.shape[3], *pixels.shape[1:3]), self._dtype(pixels.dtype))
+            np.copyto(images.numpy(), pixels.transpose(0, 3, 1, 2), casting="unsafe")
+            return for_transport((self._scaled(images, pixels.dtype), to_torch(labels.astype(np.int64))))
+        images = collate([self._array_item(image) for image in pixels])
+        return for_transport((images, to_torch(labels.astype(np.int64))))
+
+    def _array_item(self, pixels: np.ndarray) -> Any:
+        """One decoded HWC image as this transform's CHW tensor (resized, padded, cropped, flipped)."""
+        if self.resize is not None:
+            pixels = resized(pixels, self.resize, None)
+        elif self.pad_to is not None:
+            pixels = padded(pixels, self.pad_to, self.fill, None)
+        pixels = random_view(pixels, self.random_crop, self.random_flip, None)
+        if self.augment is not None:
+            return self._augmented(array_image(np.ascontiguousarray(pixels), None), 0)[0]
+        return self._tensor(pixels)
 
     def _pixels(self, rec: ImageRecord) -> np.ndarray:
         """The decoded pixels of a record, resized or padded, then cropped and flipped (a view)."""
