@@ -220,9 +220,11 @@ class ImageTransform:
         if self.augment is None and not (self.resize or self.pad_to or self.random_crop or self.random_flip):
             images = batch_tensor((pixels.shape[0], pixels.shape[3], *pixels.shape[1:3]), self._dtype(pixels.dtype))
             np.copyto(images.numpy(), pixels.transpose(0, 3, 1, 2), casting="unsafe")
-            return for_transport((self._scaled(images, pixels.dtype), to_torch(labels.astype(np.int64))))
-        images = collate([self._array_item(image) for image in pixels])
-        return for_transport((images, to_torch(labels.astype(np.int64))))
+            images = self._scaled(images, pixels.dtype)
+        else:
+            images = collate([self._array_item(image) for image in pixels])
+        batch: tuple[Any, Any] = for_transport((images, to_torch(labels.astype(np.int64))))
+        return batch
 
     def _array_item(self, pixels: np.ndarray) -> Any:
         """One decoded HWC image as this transform's CHW tensor (resized, padded, cropped, flipped)."""
