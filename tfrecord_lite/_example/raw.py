@@ -216,13 +216,18 @@ class RawFeature:
 
     def encode(self, array: Any) -> bytes:
         """An array's bytes as this feature stores them: `array` must have this shape, and is
-        converted to this dtype only where no value changes (safe casting)."""
+        converted to this dtype only where no value changes (a list of small ints to uint8, not
+        floats to ints)."""
         arr = np.asarray(array)
         if arr.shape != self.shape:
-            raise ValueError(f"RawFeature{list(self.shape)}: the array's shape is {list(arr.shape)}")
-        if not np.can_cast(arr.dtype, self.dtype, casting="safe"):
-            raise ValueError(f"RawFeature of {self.dtype}: an array of {arr.dtype} does not fit it")
-        return arr.astype(self.stored, copy=False).tobytes()
+            raise ValueError(f"RawFeature of shape {list(self.shape)}: the array's shape is {list(arr.shape)}")
+        if np.can_cast(arr.dtype, self.dtype, casting="safe"):
+            return arr.astype(self.stored, copy=False).tobytes()
+        with np.errstate(all="ignore"):
+            stored = arr.astype(self.stored) if arr.dtype.kind in "biuf" else None
+        if stored is None or not np.array_equal(stored.astype(arr.dtype), arr, equal_nan=arr.dtype.kind in "fc"):
+            raise ValueError(f"RawFeature of {self.dtype}: the values of an array of {arr.dtype} do not fit it")
+        return stored.tobytes()
 
 
 def raw_value(key: str, spec: RawFeature, value: Any) -> np.ndarray:
@@ -237,14 +242,22 @@ def raw_column(key: str, spec: RawFeature, values: Any) -> np.ndarray:
     """A batch's (batch, *shape) array from its bytes values (a list or an object array of
     bytes / memoryviews), each checked to hold spec.nbytes bytes before anything is joined."""
     values = values.tolist() if isinstance(values, np.ndarray) else values
-    n = len(values)
-    lengths = np.fromiter(map(len, values), dtype=np.int64, count=n)
+    check_lengths(key, spec, np.fromiter(map(len, values), dtype=np.int64, count=len(values)))
+    return raw_rows(spec, bytearray().join(values), len(values))
+
+
+def check_lengths(key: str, spec: RawFeature, lengths: np.ndarray) -> None:
+    """Raise for the first of a batch's values whose length in bytes is not spec.nbytes."""
     wrong = np.flatnonzero(lengths != spec.nbytes)
     if wrong.size:
         i = int(wrong[0])
         raise FeatureError(key, f"record {i} of the batch: {_length_message(spec, int(lengths[i]))}")
-    joined = bytearray().join(values)
-    return _finish(spec, np.frombuffer(joined, dtype=_read_as(spec)), (n,))
+
+
+def raw_rows(spec: RawFeature, data: Any, n: int) -> np.ndarray:
+    """The (n, *shape) array of `n` values of checked length joined in `data` (a writable buffer
+    it may view)."""
+    return _finish(spec, np.frombuffer(data, dtype=_read_as(spec)), (n,))
 
 
 def _read_as(spec: RawFeature) -> np.dtype:
