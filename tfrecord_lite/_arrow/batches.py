@@ -35,7 +35,6 @@ from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.ragged_build import FlatRagged
 from tfrecord_lite._example.ragged_spec import RaggedFeature
-from tfrecord_lite._example.raw import RawFeature
 from tfrecord_lite._example.spec import FeatureSpec, FixedLenSequenceFeature, SparseFeature, VarLenFeature
 from tfrecord_lite._example.validate import check_int, feature_specs
 from tfrecord_lite._example.wire import parse_sequence_example
