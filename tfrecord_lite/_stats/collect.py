@@ -12,7 +12,7 @@ whatever the size of the dataset. A progress bar (tqdm, from the `cli` extra) co
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 from tfrecord_lite._batches.columnar import Spans
@@ -20,11 +20,12 @@ from tfrecord_lite._batches.flat import decode_flat, decode_sequence_flat
 from tfrecord_lite._batches.sequence_probe import CLASH, feature_list_rows
 from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._errors import FeatureError
+from tfrecord_lite._example.raw import RawFeature
 from tfrecord_lite._example.validate import check_int
 from tfrecord_lite._records.example_batches import record_spans
 from tfrecord_lite._records.reader import sources_of
 from tfrecord_lite._redact import scrub
-from tfrecord_lite._stats.features import FeatureAccumulator
+from tfrecord_lite._stats.features import FeatureAccumulator, raw_parts
 from tfrecord_lite._stats.results import DatasetStatistics
 from tfrecord_lite._storage.file_kinds import file_kinds
 from tfrecord_lite._storage.files import display_name
@@ -37,7 +38,7 @@ __all__ = ["statistics"]
 def statistics(
     source: Any,
     *,
-    features: Collection[str] | None = None,
+    features: Collection[str] | Mapping[str, RawFeature | None] | None = None,
     max_records: int | None = None,
     top_k: int = 20,
     batch_size: int = 8192,
@@ -52,6 +53,8 @@ def statistics(
     """Statistics of the Examples or SequenceExamples of `source` (anything `iter_records` reads:
     a file, a list, folder, glob or shard prefix, a URL; GZIP / ZLIB recognised), in one
     streaming pass with bounded memory. `features`: the keys to summarise (default: all);
+    a dict {key: RawFeature(shape, dtype)} among them summarises those keys as arrays (their
+    numbers, prod(shape) values a record; a value of another length is an error);
     `max_records`: stop after that many records (default: read everything); `top_k`: how many
     frequent values to keep per feature; `progress`: show a tqdm bar (needs the `cli` extra).
     The reader options (`compression`, `verify`, `on_error`, `max_skipped`, `storage_options`,
@@ -62,10 +65,11 @@ def statistics(
         check_int("max_records", max_records, 0)
     compression = normalize_compression(compression, allow_auto=True)
     wanted = None if features is None else _keys(features)
+    raw = _raw_specs(features)
     policy = DamagePolicy(on_error, max_skipped)
     files = sources_of(source, storage_options)
     names = [display_name(f) or scrub(repr(f)) for f in files]
-    pass_ = _Pass(wanted)
+    pass_ = _Pass(wanted, raw)
     spans = record_spans(files, batch_size, compression, verify, policy, storage_options, max_record_bytes)
     try:
         with _bar(progress, max_records) as bar:
@@ -94,11 +98,25 @@ def _keys(features: Collection[str]) -> frozenset[str]:
     return frozenset(features)
 
 
+def _raw_specs(features: Any) -> dict[str, RawFeature]:
+    """The RawFeatures of a features= dict (its other values must be None)."""
+    if not isinstance(features, Mapping):
+        return {}
+    for key, spec in features.items():
+        if spec is not None and not isinstance(spec, RawFeature):
+            raise TypeError(
+                f"features: a dict names the keys that hold raw arrays, {{key: RawFeature(shape, dtype)}} "
+                f"(or None); {key!r} has {spec!r}"
+            )
+    return {key: spec for key, spec in features.items() if spec is not None}
+
+
 class _Pass:
     """The accumulators of one pass, keyed by (is a feature list, name)."""
 
-    def __init__(self, wanted: frozenset[str] | None) -> None:
+    def __init__(self, wanted: frozenset[str] | None, raw: Mapping[str, RawFeature] | None = None) -> None:
         self.wanted = wanted
+        self.raw = raw or {}
         self.records = self.bytes = 0
         self.sequences = False
         self.truncated = False  # records were left unread (max_records)
@@ -140,7 +158,12 @@ class _Pass:
                 if (not is_list, name) in self.features:
                     raise FeatureError(name, "is both a context feature and a feature list: " + CLASH)
                 accumulator = self.features[is_list, name] = FeatureAccumulator(name, is_list)
-            accumulator.add(column, rows)
+            spec = self.raw.get(name)
+            if spec is None:
+                accumulator.add(column, rows)
+                continue
+            for part, part_rows in raw_parts(name, spec, column, rows):
+                accumulator.add(part, part_rows)
 
     @property
     def kind(self) -> str:
