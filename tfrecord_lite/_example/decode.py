@@ -133,6 +133,8 @@ def apply_spec(
             )
         return _stack(spec, values, len(values) // inner if inner else 0)
     if isinstance(spec, RawFeature):
+        if kind == BYTES and len(parsed[1]) != 1:  # type: ignore[index]
+            raise FeatureError(key, f"a RawFeature is one bytes value, found {plural(len(parsed[1]), 'value')}")  # type: ignore[index]
         return raw_value(key, spec, apply_spec(key, spec.reads, buf, parsed, kindless_is_missing, present, view))
     if isinstance(spec, RaggedFeature):
         raise FeatureError(key, "a RaggedFeature reads several features of an Example: decode_example takes it")
