@@ -29,6 +29,7 @@ from typing import Any
 
 from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._datasets.sharded import open_shard_writer
+from tfrecord_lite._example.raw import RawFeature
 from tfrecord_lite._html.images import sniff_image_format
 from tfrecord_lite._images.append import Appending, Packed
 from tfrecord_lite._images.codec import (
@@ -87,6 +88,8 @@ class PackResult:
     conflicts: list[str] = field(default_factory=list)  # names of other images already packed, left out
     renamed: list[tuple[str, str]] = field(default_factory=list)  # (image/filename, the name stored)
     replaced: list[str] = field(default_factory=list)  # names whose old image was replaced
+    # format="raw": the spec that reads the pixels written, when they all have one shape and dtype
+    raw_feature: RawFeature | None = None
 
 
 def scan_image_folder(source: PathLike) -> list[tuple[str, str]]:
@@ -251,6 +254,9 @@ def pack_images(
     128 MiB each). The original encoded bytes are stored unless `resize` (longest
     side, or (width, height)) or `format` ('jpeg', 'png', 'webp', or 'raw': the pixels, as
     np.asarray(image).tobytes() gives them, with image/channels and image/dtype) asks otherwise.
+    Raw pixels of one shape (resize=(width, height), images of one mode) read back as one array
+    per batch with the RawFeature the result gives (`raw_feature`; None when the images written
+    differ in size or channels: each record still says its own height, width and channels).
     Order: sorted, then shuffled with `seed` (reproducible). An image that does
     not decode raises ImageDecodeError (on_bad_image='raise'), or is skipped and
     listed in the result ('skip', or a callable(path, error) told about each); so
@@ -307,6 +313,7 @@ def pack_images(
 
         skipped: list[tuple[str, str]] = []
         written = 0
+        raw_shapes: set[tuple[int, int, int]] = set()
         load = functools.partial(_load_image, size=size, fmt=fmt, quality=quality)
         loads = _in_threads(load, [p for p, _ in items], workers)
         todo: Iterable[Any] = zip(items, loads, strict=False)
@@ -338,6 +345,8 @@ def pack_images(
                     if kept is None:
                         continue
                     stored = kept
+                if fmt_name == RAW:
+                    raw_shapes.add((height, width, channels))
                 record = image_example(data, fmt_name, height, width, labels[name], name, stored, channels)
                 writer.write(record)
                 written += 1
@@ -347,6 +356,8 @@ def pack_images(
         # published last: see docs/cloud.md
         save_label_map(labels, publication.file(map_path), storage_options=storage_options)
     result = PackResult(list(writer.paths), map_path, labels, written, skipped, new_classes)
+    if len(raw_shapes) == 1:
+        result.raw_feature = RawFeature(raw_shapes.pop(), "uint8")
     if appending is not None:
         result.duplicates, result.conflicts = appending.duplicates, appending.conflicts
         result.renamed, result.replaced = appending.renamed, sorted(appending.replaced)

@@ -75,6 +75,16 @@ def _say_packed(args: argparse.Namespace, result: Any) -> None:
                   f"(e.g. {old} -> {new_name})")  # fmt: skip
     if result.replaced:
         say(args, f"replaced {plural(len(result.replaced), 'packed image')}: {first_paths(result.replaced)}")
+    if args.format == "raw":
+        say(args, _raw_note(result.raw_feature))
+
+
+def _raw_note(spec: Any) -> str:
+    """How to read the raw pixels back: the spec, or why there is none."""
+    if spec is None:
+        return "raw pixels of different sizes: read them per record (image/height, image/width, image/channels)"
+    shape = list(spec.shape)
+    return f'read the pixels as one array per batch with {{"image/encoded": tfr.RawFeature({shape}, "uint8")}}'
 
 
 def _pack(args: argparse.Namespace, report: Callable[[str, Exception], None]) -> Any:
