@@ -173,3 +173,39 @@ def test_tensorflow_reads_ours_and_we_read_tensorflows(tf: Any, tmp_path: Path, 
             writer.write(tf.train.Example(features=tf.train.Features(feature={"x": value})).SerializeToString())
     (batch,) = tfr.iter_example_batches(theirs, features={"x": spec}, batch_size=8)
     assert same(batch["x"], arr)
+
+
+def test_an_empty_batch_has_the_shape_and_dtype() -> None:
+    out = tfr.decode_examples([], {"x": tfr.RawFeature([2, 3], "int16")})["x"]
+    assert out.shape == (0, 2, 3) and out.dtype == np.int16
+
+
+@pytest.mark.parametrize("size", [100, 40_000])  # records joined, and records past the sparse threshold
+def test_large_records_and_records_of_other_layouts_mix(tmp_path: Path, size: int) -> None:
+    spec = tfr.RawFeature([size], "uint8")
+    rng = np.random.default_rng(2)
+    arrays = rng.integers(0, 256, (9, size), dtype=np.uint8)
+    records = []
+    for i, arr in enumerate(arrays):  # three layouts: other keys around the value, in another order
+        values = {"x": arr.tobytes(), "label": i} if i % 3 else {"label": i, "pad": b"p" * i, "x": arr.tobytes()}
+        records.append(tfr.encode_example(values))
+    assert same(tfr.decode_examples(records, {"x": spec})["x"], arrays)
+    path = tmp_path / "mixed.tfrecord"
+    with tfr.TFRecordWriter(path) as writer:
+        for record in records:
+            writer.write(record)
+    batches = tfr.iter_example_batches(path, features={"x": spec, "label": LABEL}, batch_size=4)
+    assert same(np.concatenate([b["x"] for b in batches]), arrays)
+
+
+def test_records_of_no_common_layout_are_read_in_lockstep_alike() -> None:
+    spec = tfr.RawFeature([7], "uint8")
+    rng = np.random.default_rng(3)
+    arrays = rng.integers(0, 256, (64, 7), dtype=np.uint8)
+    records = [
+        tfr.encode_example(
+            {"x": a.tobytes(), "label": int(rng.integers(0, 2**40)), "pad": b"p" * int(rng.integers(300))}
+        )
+        for a in arrays
+    ]
+    assert same(tfr.decode_examples(records, {"x": spec})["x"], arrays)

@@ -240,7 +240,10 @@ def raw_value(key: str, spec: RawFeature, value: Any) -> np.ndarray:
 
 def raw_column(key: str, spec: RawFeature, values: Any) -> np.ndarray:
     """A batch's (batch, *shape) array from its bytes values (a list or an object array of
-    bytes / memoryviews), each checked to hold spec.nbytes bytes before anything is joined."""
+    bytes / memoryviews), each checked to hold spec.nbytes bytes before anything is joined; or
+    from a (batch, nbytes) uint8 array of the values already gathered and checked."""
+    if isinstance(values, np.ndarray) and values.dtype == np.uint8:  # the values' bytes as rows, checked
+        return raw_rows(spec, values, len(values))
     values = values.tolist() if isinstance(values, np.ndarray) else values
     check_lengths(key, spec, np.fromiter(map(len, values), dtype=np.int64, count=len(values)))
     return raw_rows(spec, bytearray().join(values), len(values))
