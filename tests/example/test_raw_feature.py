@@ -96,6 +96,7 @@ def test_the_error_names_the_record_of_the_batch(tmp_path: Path) -> None:
     with pytest.raises(tfr.FeatureError) as err:
         list(tfr.iter_example_batches(path, features={"x": spec}, batch_size=4))
     assert "record 1 of the batch: expected 4 bytes (shape [2, 2] of uint8), found 3 bytes" in str(err.value)
+    assert f"records 4 to 6 of those read; the file being read: {path}" in "".join(err.value.__notes__)
 
 
 def test_a_missing_value_is_an_error_as_for_a_fixed_len_feature_without_default() -> None:

@@ -22,7 +22,7 @@ from tfrecord_lite._batches.sequences import (
     decode_sequence_records,
 )
 from tfrecord_lite._compression.kinds import normalize_compression
-from tfrecord_lite._errors import TFRecordError
+from tfrecord_lite._errors import FeatureError, TFRecordError
 from tfrecord_lite._example.spec import FeatureSpec, SpecDict
 from tfrecord_lite._example.validate import batch_specs, check_int
 from tfrecord_lite._records.reader import RecordIterator, sources_of
@@ -94,13 +94,32 @@ def _batches(
 ) -> Iterator[dict[str, Any]]:
     with reading.records(source) as records:
         head = records._stream.peek(HEADER_SIZE)
+        read = 0  # records in the batches before this one, for an error's note
         if len(head) >= HEADER_SIZE and int.from_bytes(head[:8], "little") >= SPARSE_RECORD:
-            yield from _record_batches(records, batch_size, lambda batch: decode_records(batch, features, assembly)[0])
+            for batch in _record_batches(records, batch_size, list):
+                try:
+                    yield decode_records(batch, features, assembly)[0]
+                except FeatureError as err:
+                    _note(err, read, len(batch), records.path)
+                    raise
+                read += len(batch)
             return
         plans = plan_features(features)
         for view, b, e, record in _spans(records, batch_size):
             values = _views_of_copy(view, int(b[0]), int(e[-1])) if assembly.views else None
-            yield decode_buffer(view, b, e, plans, features, record, assembly, values=values)[0]
+            try:
+                decoded = decode_buffer(view, b, e, plans, features, record, assembly, values=values)[0]
+            except FeatureError as err:
+                _note(err, read, len(b), records.path)
+                raise
+            yield decoded
+            read += len(b)
+
+
+def _note(err: FeatureError, read: int, n: int, path: Any) -> None:
+    """Add to `err` where its batch lies among the records read (Python >= 3.11 shows notes)."""
+    if hasattr(err, "add_note"):
+        err.add_note(f"(the batch is records {read} to {read + n - 1} of those read; the file being read: {path})")
 
 
 def _views_of_copy(view: memoryview, start: int, end: int) -> RecordSlicer:
