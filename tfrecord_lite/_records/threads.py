@@ -1,0 +1,282 @@
+"""Work on threads inside the process that iterates (`num_threads=`): decoding, CRCs, inflating and a
+user's transform, in input order, in bounded memory.
+
+Strategy: the heavy steps of loading (Pillow's and simplejpeg's decode, zlib, CRC32C, numpy copies)
+release the GIL, so a few threads in one process run them in parallel with no pickling and no start-up.
+`ordered_map` is a generator over an input iterator: its threads start at the first `next()` (never
+before a fork, never pickled: a generator is neither), each takes the next chunk of items under the
+input's lock (so reading the input runs on the threads too, one at a time, in order), computes it, and
+files the results under the chunk's number; the consumer hands chunks out by number, so the order is
+the input's whatever thread finishes first. At most `depth` chunks are taken and not yet handed out,
+which bounds memory. A chunk aims at about a millisecond of work (its size follows the time the last
+one took), so items too small to pay for a hand-over between threads share one. An error, from the
+input or from the work, is filed in place of the item it belongs to: the items before it come out
+first, then it is raised. Closing the generator (a `break`, an exception, KeyboardInterrupt in the
+consumer, garbage collection) stops the threads and joins them (each finishes the chunk in hand);
+at interpreter exit, an `atexit` hook stops those still running. All shared state is read and written
+under one lock, so it is correct without a GIL (free-threaded CPython) too.
+
+`ThreadMap` maps a list (a map-style dataset's batch of indices) on a pool it keeps: the list cut into
+contiguous pieces, the first computed by the calling thread; the pool is made in the process that maps
+(never pickled, a new one after a fork). A list whose work the last calls say is under two
+milliseconds runs on the calling thread alone, where a hand-over would cost more than it saves.
+
+Random augmentation stays reproducible: on threads, each item is computed with a seed of its own, a
+base drawn once from `random` plus its position in the input, and `item_random()` gives that item's
+generator (code that is not on threads gets the `random` module itself, as before).
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import os
+import random
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from tfrecord_lite._example.validate import check_int
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_CHUNK_SECONDS = 0.001  # the work a chunk of ordered_map aims at
+_MAX_CHUNK = 128  # items in one chunk at most (memory: depth x this many items in flight)
+_INLINE_SECONDS = 0.002  # a ThreadMap list with less work than this runs on the calling thread
+_local = threading.local()  # .seed: the seed of the item being computed on threads (absent: not on threads)
+
+
+def check_num_threads(num_threads: Any) -> int:
+    """`num_threads` as an int >= 1, or the TypeError / ValueError that says what was found."""
+    return check_int("num_threads", num_threads, 1)
+
+
+def item_random() -> Any:
+    """The random number generator of the item being computed: with num_threads > 1 a
+    `random.Random` seeded for that item (so its draws do not depend on the thread that runs it);
+    otherwise the `random` module, whose functions have the same names."""
+    seed = getattr(_local, "seed", None)
+    if seed is None:
+        return random
+    rng = getattr(_local, "rng", None)
+    if rng is None:
+        rng = _local.rng = random.Random(seed)
+    return rng
+
+
+def _computed(
+    fn: Callable[..., R], items: Sequence[Any], seed: int, args: tuple[Any, ...]
+) -> tuple[list[R], BaseException | None]:
+    """fn(item, *args) for each item, item k seeded with seed + k: (results, None), or the results
+    before the first error and that error."""
+    results: list[R] = []
+    try:
+        for k, item in enumerate(items):
+            _local.seed, _local.rng = seed + k, None
+            results.append(fn(item, *args))
+    except BaseException as exc:  # filed for the consumer, who raises it at its item
+        return results, exc
+    finally:
+        _local.seed = _local.rng = None
+    return results, None
+
+
+# --------------------------------------------------------------------------- ordered_map
+
+
+_pipelines: weakref.WeakSet[_Pipeline] = weakref.WeakSet()  # running, stopped at interpreter exit
+
+
+class _Pipeline:
+    """The state ordered_map's threads and its consumer share, all of it under `lock` (the input
+    under `reading`)."""
+
+    def __init__(self, fn: Callable[[Any], Any], items: Iterator[Any], num_threads: int, depth: int) -> None:
+        self.fn, self.items, self.num_threads, self.depth = fn, items, num_threads, depth
+        self.lock = threading.Lock()
+        self.space = threading.Condition(self.lock)  # threads wait here for room under depth
+        self.ready = threading.Condition(self.lock)  # the consumer waits here for its next chunk
+        self.reading = threading.Lock()  # one thread reads the input at a time, in chunk order
+        self.done: dict[int, tuple[list[Any], BaseException | None, bool]] = {}
+        self.taken = self.handed = 0  # chunks reserved by threads / handed to the consumer
+        self.chunk, self.stopped = 1, False
+        self.next_chunk = self.position = 0  # under `reading`: the next chunk's number, items read
+        self.ended = False  # under `reading`: the input is exhausted or failed
+        self.seed = random.getrandbits(62)
+        self.pid = os.getpid()
+        self.threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        for n in range(self.num_threads):
+            thread = threading.Thread(target=self.work, name=f"tfrecord_lite-{n}", daemon=True)
+            self.threads.append(thread)
+            thread.start()
+        _pipelines.add(self)
+
+    def work(self) -> None:
+        while True:
+            with self.lock:
+                while not self.stopped and self.taken - self.handed >= self.depth:
+                    self.space.wait()
+                if self.stopped:
+                    return
+                self.taken += 1
+                size = self.chunk
+            with self.reading:
+                if self.ended:
+                    return
+                number, start = self.next_chunk, self.position
+                items, error = self.read(size)
+                last = self.ended = error is not None or len(items) < size
+                self.next_chunk, self.position = number + 1, start + len(items)
+            began = time.perf_counter()
+            results, failed = _computed(self.fn, items, self.seed + start, ())
+            elapsed = time.perf_counter() - began
+            with self.lock:
+                self.done[number] = (results, failed or error, last)
+                if items and failed is None:
+                    each = elapsed / len(items)
+                    self.chunk = max(1, min(_MAX_CHUNK, int(_CHUNK_SECONDS / each) if each > 0 else _MAX_CHUNK))
+                self.ready.notify()
+            if last:
+                return
+
+    def read(self, size: int) -> tuple[list[Any], BaseException | None]:
+        """Up to `size` items of the input, and the error that stopped it short, if any."""
+        items: list[Any] = []
+        try:
+            items.extend(itertools.islice(self.items, size))
+        except BaseException as exc:  # the input's error belongs to the item after those read
+            return items, exc
+        return items, None
+
+    def next_results(self, number: int) -> tuple[list[Any], BaseException | None, bool]:
+        with self.lock:
+            while number not in self.done:
+                self.ready.wait()
+            found = self.done.pop(number)
+            self.handed += 1
+            self.space.notify()
+            return found
+
+    def stop(self) -> None:
+        """Stop the threads, wait for them (each finishes the chunk in hand), close the input."""
+        if self.pid != os.getpid():  # a copy in a forked child: its threads were never there
+            return
+        with self.lock:
+            self.stopped = True
+            self.space.notify_all()
+        current = threading.current_thread()
+        for thread in self.threads:
+            if thread is not current:
+                thread.join()
+        _pipelines.discard(self)
+        close = getattr(self.items, "close", None)
+        if close is not None and not any(thread.is_alive() for thread in self.threads):
+            close()
+
+
+def _stop_all() -> None:
+    for pipeline in list(_pipelines):
+        pipeline.stop()
+
+
+atexit.register(_stop_all)
+
+
+def ordered_map(fn: Callable[[T], R], items: Iterable[T], num_threads: int, *, depth: int | None = None) -> Iterator[R]:
+    """fn(item) for each of `items`, in their order, computed on `num_threads` threads started at the
+    first next() (with 1, plain `map`): at most `depth` chunks of items (default 2 x num_threads) are
+    computed ahead of the consumer. An error raised by the input or by fn comes out at the item it
+    belongs to, after the items before it; closing the iterator stops and joins the threads."""
+    if num_threads == 1:
+        return map(fn, items)
+    return _ordered(fn, iter(items), num_threads, depth or 2 * num_threads)
+
+
+def _ordered(fn: Callable[[T], R], items: Iterator[T], num_threads: int, depth: int) -> Iterator[R]:
+    pipeline = _Pipeline(fn, items, num_threads, depth)
+    try:
+        pipeline.start()
+        for number in itertools.count():
+            results, error, last = pipeline.next_results(number)
+            yield from results
+            del results
+            if error is not None:
+                raise error
+            if last:
+                return
+    finally:
+        pipeline.stop()
+
+
+# --------------------------------------------------------------------------- ThreadMap
+
+
+class ThreadMap:
+    """fn(item, *args) over a list, in order, on `num_threads` threads (the calling one among them) of a
+    pool made at first use in the process that maps, and dropped when pickled."""
+
+    def __init__(self, num_threads: int) -> None:
+        self.num_threads = check_num_threads(num_threads)
+        self._pool: ThreadPoolExecutor | None = None
+        self._pid = -1
+        self._each: float | None = None  # seconds an item took in the last call
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"num_threads": self.num_threads, "_pool": None, "_pid": -1, "_each": None}
+
+    def __repr__(self) -> str:
+        return f"ThreadMap(num_threads={self.num_threads})"
+
+    def map(self, fn: Callable[..., R], items: Sequence[Any], *args: Any) -> list[R]:
+        """[fn(item, *args) for item in items], computed on the threads; the first error raised."""
+        pieces = self._pieces(len(items))
+        seed = random.getrandbits(62)
+        if pieces == 1:
+            return self._timed(fn, items, seed, args)
+        bounds = [len(items) * k // pieces for k in range(pieces + 1)]
+        pool = self._executor()
+        futures: list[Future[tuple[list[R], BaseException | None]]] = [
+            pool.submit(_computed, fn, items[bounds[k] : bounds[k + 1]], seed + bounds[k], args)
+            for k in range(1, pieces)
+        ]
+        began = time.perf_counter()
+        first, error = _computed(fn, items[: bounds[1]], seed, args)
+        if bounds[1]:
+            self._each = (time.perf_counter() - began) / bounds[1]
+        pieces_done = [(first, error)] + [future.result() for future in futures]  # all end before a raise
+        out: list[R] = []
+        for part, failed in pieces_done:
+            out += part
+            if failed is not None:
+                raise failed
+        return out
+
+    def _pieces(self, n: int) -> int:
+        """How many pieces a list of n items is cut into: one per thread, unless the last call says
+        that the list's work is too small to share."""
+        if n < 2:
+            return 1
+        if self._each is not None and self._each * n < _INLINE_SECONDS:
+            return 1
+        return min(self.num_threads, n)
+
+    def _timed(self, fn: Callable[..., R], items: Sequence[Any], seed: int, args: tuple[Any, ...]) -> list[R]:
+        began = time.perf_counter()
+        results, error = _computed(fn, items, seed, args)
+        if error is not None:
+            raise error
+        if items:
+            self._each = (time.perf_counter() - began) / len(items)
+        return results
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._pool is None or self._pid != os.getpid():
+            self._pool = ThreadPoolExecutor(self.num_threads - 1, thread_name_prefix="tfrecord_lite")
+            self._pid = os.getpid()
+        return self._pool
