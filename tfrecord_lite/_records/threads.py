@@ -46,6 +46,8 @@ R = TypeVar("R")
 
 _CHUNK_SECONDS = 0.001  # the work a chunk of ordered_map aims at
 _MAX_CHUNK = 128  # items in one chunk at most (memory: depth x this many items in flight)
+_CHUNK_BYTES = 256 << 10  # a chunk of records holds about this many bytes at most
+_PROBE_THREADS, _PROBE_INLINE, _EXPLOIT = 0.1, 0.05, 2.0  # seconds: see _Modes
 _INLINE_SECONDS = 0.002  # a ThreadMap list with less work than this runs on the calling thread
 _local = threading.local()  # .seed: the seed of the item being computed on threads (absent: not on threads)
 
@@ -104,6 +106,8 @@ class _Pipeline:
         self.done: dict[int, tuple[list[Any], BaseException | None, bool]] = {}
         self.taken = self.handed = 0  # chunks reserved by threads / handed to the consumer
         self.chunk, self.stopped = 1, False
+        self.inline = False  # the consumer computes the chunks itself (threads do not pay)
+        self.most = _MAX_CHUNK  # items in a chunk at most (fewer for large records)
         self.next_chunk = self.position = 0  # under `reading`: the next chunk's number, items read
         self.ended = False  # under `reading`: the input is exhausted or failed
         self.seed = random.getrandbits(62)
@@ -120,48 +124,80 @@ class _Pipeline:
     def work(self) -> None:
         while True:
             with self.lock:
-                while not self.stopped and self.taken - self.handed >= self.depth:
+                while not self.stopped and (self.inline or self.taken - self.handed >= self.depth):
                     self.space.wait()
                 if self.stopped:
                     return
                 self.taken += 1
                 size = self.chunk
-            with self.reading:
-                if self.ended:
-                    return
-                number, start = self.next_chunk, self.position
-                items, error = self.read(size)
-                last = self.ended = error is not None or len(items) < size
-                self.next_chunk, self.position = number + 1, start + len(items)
-            began = time.perf_counter()
-            results, failed = _computed(self.fn, items, self.seed + start, ())
-            elapsed = time.perf_counter() - began
+            chunk = self.take(size)
+            if chunk is None:
+                return
+            number, start, items, error, last = chunk
+            results, failed = self.compute(items, start)
             with self.lock:
                 self.done[number] = (results, failed or error, last)
-                if items and failed is None:
-                    each = elapsed / len(items)
-                    self.chunk = max(1, min(_MAX_CHUNK, int(_CHUNK_SECONDS / each) if each > 0 else _MAX_CHUNK))
                 self.ready.notify()
             if last:
                 return
 
-    def read(self, size: int) -> tuple[list[Any], BaseException | None]:
-        """Up to `size` items of the input, and the error that stopped it short, if any."""
-        items: list[Any] = []
-        try:
-            items.extend(itertools.islice(self.items, size))
-        except BaseException as exc:  # the input's error belongs to the item after those read
-            return items, exc
-        return items, None
+    def take(
+        self, size: int, number: int | None = None
+    ) -> tuple[int, int, list[Any], BaseException | None, bool] | None:
+        """The next chunk of the input: (number, position of its first item, items, the error that cut
+        it short, whether it is the last), or None when the input has ended (or, given `number`, when
+        the next chunk is another)."""
+        with self.reading:
+            if self.ended or (number is not None and number != self.next_chunk):
+                return None
+            number, start = self.next_chunk, self.position
+            items: list[Any] = []
+            error: BaseException | None = None
+            try:
+                items.extend(itertools.islice(self.items, size))
+            except BaseException as exc:  # the input's error belongs to the item after those read
+                error = exc
+            last = self.ended = error is not None or len(items) < size
+            self.next_chunk, self.position = number + 1, start + len(items)
+            if items and isinstance(items[0], bytes):  # records: a chunk's bytes stay in the caches
+                self.most = max(1, _CHUNK_BYTES * len(items) // max(1, sum(map(len, items))))
+            return number, start, items, error, last
 
-    def next_results(self, number: int) -> tuple[list[Any], BaseException | None, bool]:
+    def compute(self, items: list[Any], start: int) -> tuple[list[Any], BaseException | None]:
+        """fn over a chunk's items; the chunk size then follows the CPU time they took."""
+        began = time.thread_time()  # CPU time: waiting for the GIL or a core is not the work's
+        results, failed = _computed(self.fn, items, self.seed + start, ())
+        each = (time.thread_time() - began) / max(1, len(items))
+        if items and failed is None:
+            with self.lock:
+                self.chunk = max(1, min(self.most, int(_CHUNK_SECONDS / each) if each > 0 else self.most))
+        return results, failed
+
+    def next_results(self, number: int) -> tuple[list[Any], BaseException | None, bool, bool]:
+        """Chunk `number`: filed by a thread, or (inline, when no thread has taken it) read and computed
+        here; and whether it was computed here."""
         with self.lock:
             while number not in self.done:
+                if self.inline and self.next_chunk == number:  # read without `reading`: a hint, checked below
+                    break
                 self.ready.wait()
-            found = self.done.pop(number)
-            self.handed += 1
-            self.space.notify()
-            return found
+            else:
+                found = self.done.pop(number)
+                self.handed += 1
+                self.space.notify()
+                return (*found, False)
+            size = self.chunk
+        chunk = self.take(size, number)
+        if chunk is None:  # a thread took it first after all
+            return self.next_results(number)
+        _, start, items, error, last = chunk
+        results, failed = self.compute(items, start)
+        return results, failed or error, last, True
+
+    def set_inline(self, inline: bool) -> None:
+        with self.lock:
+            self.inline = inline
+            self.space.notify_all()
 
     def stop(self) -> None:
         """Stop the threads, wait for them (each finishes the chunk in hand), close the input."""
@@ -200,10 +236,12 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], num_threads: int, *, d
 
 def _ordered(fn: Callable[[T], R], items: Iterator[T], num_threads: int, depth: int) -> Iterator[R]:
     pipeline = _Pipeline(fn, items, num_threads, depth)
+    modes = _Modes(pipeline)
     try:
         pipeline.start()
         for number in itertools.count():
-            results, error, last = pipeline.next_results(number)
+            results, error, last, here = pipeline.next_results(number)
+            modes.count(len(results), here)
             yield from results
             del results
             if error is not None:
@@ -212,6 +250,38 @@ def _ordered(fn: Callable[[T], R], items: Iterator[T], num_threads: int, depth: 
                 return
     finally:
         pipeline.stop()
+
+
+class _Modes:
+    """Whether the threads pay, measured as the consumer sees it: items per second with the threads
+    (_PROBE_THREADS seconds) against items computed by the consumer alone (_PROBE_INLINE seconds),
+    then the faster way for _EXPLOIT seconds, and measured again. Work that holds the GIL (pure Python,
+    small copies) or a machine whose cores are busy make the threads lose; then the consumer computes
+    the chunks itself, in the same order, and the threads wait."""
+
+    def __init__(self, pipeline: _Pipeline) -> None:
+        self.pipeline = pipeline
+        self.phase, self.began, self.items = "threads", time.perf_counter(), 0
+        self.threads_rate = 0.0
+
+    def count(self, n: int, here: bool) -> None:
+        now = time.perf_counter()
+        if self.phase == "inline" and not here:
+            self.began = now  # chunks the threads computed before the switch: not the consumer's rate
+            return
+        self.items += n
+        elapsed = now - self.began
+        if self.phase == "threads" and elapsed >= _PROBE_THREADS:
+            self.threads_rate = self.items / elapsed
+            self.switch("inline", now)
+        elif self.phase == "inline" and elapsed >= _PROBE_INLINE:
+            self.switch("exploit-inline" if self.items / elapsed > self.threads_rate else "exploit-threads", now)
+        elif self.phase.startswith("exploit") and elapsed >= _EXPLOIT:
+            self.switch("threads", now)
+
+    def switch(self, phase: str, now: float) -> None:
+        self.phase, self.began, self.items = phase, now, 0
+        self.pipeline.set_inline(phase in ("inline", "exploit-inline"))
 
 
 # --------------------------------------------------------------------------- ThreadMap
