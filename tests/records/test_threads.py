@@ -268,3 +268,29 @@ def test_iter_example_batches_threads_damage(tmp_path: Path) -> None:
     assert [i for i, _, _ in delivered[0]] == list(range(len(delivered[0])))
     with pytest.raises(ValueError, match="num_threads must be an int >= 1, found 0"):
         tfr.iter_example_batches(path, features=SPEC, num_threads=0)
+
+
+def test_order_holds_while_the_consumer_and_the_threads_take_turns(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tfrecord_lite._records import threads
+
+    # short phases, so that one run measures the threads, computes alone, and goes back, many times
+    monkeypatch.setattr(threads, "_PROBE_THREADS", 0.01)
+    monkeypatch.setattr(threads, "_PROBE_INLINE", 0.005)
+    monkeypatch.setattr(threads, "_EXPLOIT", 0.02)
+    where = []
+
+    def named(x: int) -> int:
+        where.append(threading.current_thread() is threading.main_thread())
+        return jittered(x)
+
+    got, error = until_error(ordered_map(named, range(2000), 3))
+    assert error is None and got == [x * x for x in range(2000)]
+    assert any(where) and not all(where)  # both the consumer and the threads computed items
+
+    def fail_at_1500(x: int) -> int:
+        if x == 1500:
+            raise ValueError("item 1500")
+        return jittered(x)
+
+    got, error = until_error(ordered_map(fail_at_1500, range(2000), 2))
+    assert isinstance(error, ValueError) and got == [x * x for x in range(1500)]

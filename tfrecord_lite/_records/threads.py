@@ -164,10 +164,10 @@ class _Pipeline:
             return number, start, items, error, last
 
     def compute(self, items: list[Any], start: int) -> tuple[list[Any], BaseException | None]:
-        """fn over a chunk's items; the chunk size then follows the CPU time they took."""
-        began = time.thread_time()  # CPU time: waiting for the GIL or a core is not the work's
+        """fn over a chunk's items; the chunk size then follows the time they took."""
+        began = time.perf_counter()
         results, failed = _computed(self.fn, items, self.seed + start, ())
-        each = (time.thread_time() - began) / max(1, len(items))
+        each = (time.perf_counter() - began) / max(1, len(items))
         if items and failed is None:
             with self.lock:
                 self.chunk = max(1, min(self.most, int(_CHUNK_SECONDS / each) if each > 0 else self.most))
