@@ -294,3 +294,26 @@ def test_order_holds_while_the_consumer_and_the_threads_take_turns(monkeypatch: 
 
     got, error = until_error(ordered_map(fail_at_1500, range(2000), 2))
     assert isinstance(error, ValueError) and got == [x * x for x in range(1500)]
+
+
+def test_iter_sequence_example_batches_threads_equal_one_thread(tmp_path: Path) -> None:
+    with tfr.TFRecordWriter(tmp_path / "s.tfrecord") as w:
+        for i in range(250):
+            w.write_sequence_example({"id": i}, {"steps": [[float(i), float(k)] for k in range(i % 5)]})
+    specs = {
+        "context_features": {"id": tfr.FixedLenFeature([], "int64")},
+        "sequence_features": {"steps": tfr.FixedLenSequenceFeature([2], "float32")},
+    }
+
+    def read(num_threads: int) -> list[tuple[int, list[list[float]]]]:
+        out = []
+        for context, lists, lengths in tfr.iter_sequence_example_batches(
+            tmp_path / "s.tfrecord", batch_size=16, num_threads=num_threads, **specs
+        ):
+            for k, i in enumerate(context["id"]):
+                out.append((int(i), lists["steps"][k][: lengths["steps"][k]].tolist()))
+        return out
+
+    one = read(1)
+    assert [i for i, _ in one] == list(range(250)) and one[7][1] == [[7.0, 0.0], [7.0, 1.0]]
+    assert read(3) == one

@@ -186,6 +186,7 @@ def iter_sequence_example_batches(
     sequence_features: SpecDict | None = None,
     batch_size: int = 1024,
     copy: bool = True,
+    num_threads: int = 1,
     compression: Compression = "auto",
     verify: bool = True,
     on_error: OnError = "raise",
@@ -198,8 +199,10 @@ def iter_sequence_example_batches(
     `(context, feature_lists, lengths)`. The counterpart of
     tf.data.TFRecordDataset(path).batch(batch_size).map(lambda x: tf.io.parse_sequence_example(x, ...)).
     `source` and the keyword arguments are iter_example_batches'; the specs and arguments are
-    checked here, before the first batch is asked for."""
+    checked here, before the first batch is asked for; `num_threads` > 1 decodes that many batches at
+    once on threads, in the order of num_threads=1."""
     check_int("batch_size", batch_size, 1)
+    check_num_threads(num_threads)
     normalize_compression(compression, allow_auto=True)
     context_specs = checked_context_specs(context_features)
     sequence_specs = checked_sequence_specs(sequence_features)
@@ -207,13 +210,15 @@ def iter_sequence_example_batches(
     reading = _Reading(compression, verify, DamagePolicy(on_error, max_skipped), storage_options, max_record_bytes)
     files = sources_of(source, storage_options)
 
+    def decode(batch: list[bytes]) -> Decoded:
+        return decode_sequence_records(batch, context_specs, sequence_specs, assembly)[0]
+
     def batches() -> Iterator[Decoded]:
         with reading.records(files) as records:
-            yield from _record_batches(
-                records,
-                batch_size,
-                lambda batch: decode_sequence_records(batch, context_specs, sequence_specs, assembly)[0],
-            )
+            if num_threads > 1:
+                yield from ordered_map(decode, _record_batches(records, batch_size, lambda b: b), num_threads)
+            else:
+                yield from _record_batches(records, batch_size, decode)
 
     return batches()
 
