@@ -16,7 +16,8 @@ holds 256 KiB at most, so that they are still in the caches when they are decode
 Threads do not always pay: work that holds the GIL (pure Python, copies of a few KiB) only adds
 hand-overs, and a machine whose cores are busy has none to give. So the consumer measures, as it
 sees them, items per second with the threads (0.1 s) and computing chunks alone while the threads
-wait (0.05 s), keeps the faster way for 2 s, and measures again; computing alone it takes the next
+wait (0.1 s), keeps the faster way for 2 s (twice as long each time it wins again, up to 32 s), and
+measures again; computing alone it takes the next
 chunk no thread has taken, so the order and the seeds are the same either way. An error, from the
 input or from the work, is filed in place of the item it belongs to: the items before it come out
 first, then it is raised. Closing the generator (a `break`, an exception, KeyboardInterrupt in the
@@ -57,7 +58,7 @@ R = TypeVar("R")
 _CHUNK_SECONDS = 0.001  # the work a chunk of ordered_map aims at
 _MAX_CHUNK = 128  # items in one chunk at most (memory: depth x this many items in flight)
 _CHUNK_BYTES = 256 << 10  # a chunk of records holds about this many bytes at most
-_PROBE_THREADS, _PROBE_INLINE, _EXPLOIT = 0.1, 0.05, 2.0  # seconds: see _Modes
+_PROBE_THREADS, _PROBE_INLINE, _EXPLOIT, _EXPLOIT_MAX = 0.1, 0.1, 2.0, 32.0  # seconds: see _Modes
 _INLINE_SECONDS = 0.002  # a ThreadMap list with less work than this runs on the calling thread
 _local = threading.local()  # .seed: the seed of the item being computed on threads (absent: not on threads)
 
@@ -267,32 +268,39 @@ def _ordered(fn: Callable[[T], R], items: Iterator[T], num_threads: int, depth: 
 class _Modes:
     """Whether the threads pay, measured as the consumer sees it: items per second with the threads
     (_PROBE_THREADS seconds) against items computed by the consumer alone (_PROBE_INLINE seconds),
-    then the faster way for _EXPLOIT seconds, and measured again. Work that holds the GIL (pure Python,
-    small copies) or a machine whose cores are busy make the threads lose; then the consumer computes
-    the chunks itself, in the same order, and the threads wait."""
+    then the faster way (the threads only when 5 % faster: computing alone costs less CPU) for
+    _EXPLOIT seconds, doubled each time the same way wins again (up to _EXPLOIT_MAX), and measured
+    again. Work that holds the GIL (pure Python, small copies) or a machine whose cores are busy make
+    the threads lose; then the consumer computes the chunks itself, in the same order, and the threads
+    wait."""
 
     def __init__(self, pipeline: _Pipeline) -> None:
         self.pipeline = pipeline
         self.phase, self.began, self.items = "threads", time.perf_counter(), 0
         self.threads_rate = 0.0
+        self.exploit, self.winner = _EXPLOIT, ""
+        self.first = True  # the next chunk is the first of a phase
 
     def count(self, n: int, here: bool) -> None:
         now = time.perf_counter()
-        if self.phase == "inline" and not here:
-            self.began = now  # chunks the threads computed before the switch: not the consumer's rate
-            return
+        if (self.phase == "inline" and not here) or (self.phase == "threads" and self.first):
+            self.began, self.first = now, False  # the threads' start, or chunks they computed before a
+            return  # switch, are neither way's rate
         self.items += n
         elapsed = now - self.began
         if self.phase == "threads" and elapsed >= _PROBE_THREADS:
             self.threads_rate = self.items / elapsed
             self.switch("inline", now)
         elif self.phase == "inline" and elapsed >= _PROBE_INLINE:
-            self.switch("exploit-inline" if self.items / elapsed > self.threads_rate else "exploit-threads", now)
-        elif self.phase.startswith("exploit") and elapsed >= _EXPLOIT:
+            winner = "threads" if self.threads_rate > 1.05 * self.items / elapsed else "inline"
+            self.exploit = min(2 * self.exploit, _EXPLOIT_MAX) if winner == self.winner else _EXPLOIT
+            self.winner = winner
+            self.switch("exploit-" + winner, now)
+        elif self.phase.startswith("exploit") and elapsed >= self.exploit:
             self.switch("threads", now)
 
     def switch(self, phase: str, now: float) -> None:
-        self.phase, self.began, self.items = phase, now, 0
+        self.phase, self.began, self.items, self.first = phase, now, 0, True
         self.pipeline.set_inline(phase in ("inline", "exploit-inline"))
 
 
