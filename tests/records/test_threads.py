@@ -277,6 +277,7 @@ def test_order_holds_while_the_consumer_and_the_threads_take_turns(monkeypatch: 
     monkeypatch.setattr(threads, "_PROBE_THREADS", 0.01)
     monkeypatch.setattr(threads, "_PROBE_INLINE", 0.005)
     monkeypatch.setattr(threads, "_EXPLOIT", 0.02)
+    monkeypatch.setattr(threads, "_EXPLOIT_MAX", 0.02)
     where = []
 
     def named(x: int) -> int:
