@@ -15,8 +15,8 @@ holds 256 KiB at most, so that they are still in the caches when they are decode
 
 Threads do not always pay: work that holds the GIL (pure Python, copies of a few KiB) only adds
 hand-overs, and a machine whose cores are busy has none to give. So the consumer measures, as it
-sees them, items per second with the threads (0.1 s) and computing chunks alone while the threads
-wait (0.1 s), keeps the faster way for 2 s (twice as long each time it wins again, up to 32 s), and
+sees them, items per second with the threads (0.25 s) and computing chunks alone while the threads
+wait (0.1 s), keeps the faster way for 2 s (twice as long each time it wins again, up to 8 s), and
 measures again; computing alone it takes the next
 chunk no thread has taken, so the order and the seeds are the same either way. An error, from the
 input or from the work, is filed in place of the item it belongs to: the items before it come out
@@ -58,7 +58,7 @@ R = TypeVar("R")
 _CHUNK_SECONDS = 0.001  # the work a chunk of ordered_map aims at
 _MAX_CHUNK = 128  # items in one chunk at most (memory: depth x this many items in flight)
 _CHUNK_BYTES = 256 << 10  # a chunk of records holds about this many bytes at most
-_PROBE_THREADS, _PROBE_INLINE, _EXPLOIT, _EXPLOIT_MAX = 0.1, 0.1, 2.0, 32.0  # seconds: see _Modes
+_PROBE_THREADS, _PROBE_INLINE, _EXPLOIT, _EXPLOIT_MAX = 0.25, 0.1, 2.0, 8.0  # seconds: see _Modes
 _INLINE_SECONDS = 0.002  # a ThreadMap list with less work than this runs on the calling thread
 _local = threading.local()  # .seed: the seed of the item being computed on threads (absent: not on threads)
 
@@ -268,7 +268,8 @@ def _ordered(fn: Callable[[T], R], items: Iterator[T], num_threads: int, depth: 
 class _Modes:
     """Whether the threads pay, measured as the consumer sees it: items per second with the threads
     (_PROBE_THREADS seconds) against items computed by the consumer alone (_PROBE_INLINE seconds),
-    then the faster way (the threads only when 5 % faster: computing alone costs less CPU) for
+    then the faster way (computing alone only when 5 % faster: the threads' measure starts from an
+    empty pipeline, which they fill first) for
     _EXPLOIT seconds, doubled each time the same way wins again (up to _EXPLOIT_MAX), and measured
     again. Work that holds the GIL (pure Python, small copies) or a machine whose cores are busy make
     the threads lose; then the consumer computes the chunks itself, in the same order, and the threads
@@ -292,7 +293,7 @@ class _Modes:
             self.threads_rate = self.items / elapsed
             self.switch("inline", now)
         elif self.phase == "inline" and elapsed >= _PROBE_INLINE:
-            winner = "threads" if self.threads_rate > 1.05 * self.items / elapsed else "inline"
+            winner = "inline" if self.items / elapsed > 1.05 * self.threads_rate else "threads"
             self.exploit = min(2 * self.exploit, _EXPLOIT_MAX) if winner == self.winner else _EXPLOIT
             self.winner = winner
             self.switch("exploit-" + winner, now)
