@@ -51,7 +51,7 @@ from tfrecord_lite._example.validate import check_choice, check_int
 from tfrecord_lite._loader.collate import Collate, collate, decode_batch, to_torch
 from tfrecord_lite._loader.items import CollateFn, ItemDecoder, Output, RecordType, Spec, Transform, collate_for
 from tfrecord_lite._loader.transport import for_transport, pack
-from tfrecord_lite._records.threads import ThreadMap, check_num_threads, ordered_map
+from tfrecord_lite._records.threads import ThreadMap, Tuning, check_num_threads, ordered_map
 from tfrecord_lite._repr import compression, count, describe, shown_paths
 from tfrecord_lite._storage.prefetch import PREFETCH
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
@@ -282,6 +282,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         self.batch_size = batch_size
         self.drop_last = drop_last
         self.num_threads = check_num_threads(num_threads)
+        self._tuning = Tuning()  # whether threads paid in the last pass of this process
         self.collate_fn = collate_for(collate_fn, self._decode)
         if (rank is None) != (world_size is None):
             raise ValueError("give both rank and world_size, or neither (then torch.distributed decides)")
@@ -387,7 +388,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         decode, size = self._decode, self.batch_size
         if size is None:
             copy = not (views and decode.can_view)
-            yield from ordered_map(lambda data: (1, decode(data, copy)), raw, self.num_threads)
+            yield from ordered_map(lambda data: (1, decode(data, copy)), raw, self.num_threads, memory=self._tuning)
             return
         spec, transform, drop_last = decode.features, decode.transform, self.drop_last
         packs = packs and transform is None
@@ -404,7 +405,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
             batch = decode_batch(records, spec, self.collate_fn, copy=copy)  # type: ignore[arg-type]
             return len(records), (transform(batch) if transform is not None else batch)
 
-        for n, batch in ordered_map(decoded, batches(), self.num_threads):
+        for n, batch in ordered_map(decoded, batches(), self.num_threads, memory=self._tuning):
             yield n, for_transport(batch) if transform is not None else pack(batch) if packs else batch
 
     def __iter__(self) -> Iterator[Any]:

@@ -318,3 +318,23 @@ def test_iter_sequence_example_batches_threads_equal_one_thread(tmp_path: Path) 
     one = read(1)
     assert [i for i, _ in one] == list(range(250)) and one[7][1] == [[7.0, 0.0], [7.0, 1.0]]
     assert read(3) == one
+
+
+def test_a_pass_starts_the_way_the_last_one_measured() -> None:
+    from tfrecord_lite._records.threads import Tuning
+
+    where: list[bool] = []
+
+    def named(x: int) -> int:
+        where.append(threading.current_thread() is threading.main_thread())
+        return x + 1
+
+    memory = Tuning()
+    memory.winner = "inline"  # the consumer alone: no item on a thread
+    assert list(ordered_map(named, range(300), 2, memory=memory)) == list(range(1, 301))
+    assert all(where)
+    where.clear()
+    memory.winner = "threads"
+    assert list(ordered_map(named, range(300), 2, memory=memory)) == list(range(1, 301))
+    assert not any(where)
+    assert pickle.loads(pickle.dumps(memory)).winner == ""  # another process measures for itself

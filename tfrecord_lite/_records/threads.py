@@ -18,7 +18,8 @@ hand-overs, and a machine whose cores are busy has none to give. So the consumer
 sees them, items per second with the threads (0.25 s) and computing chunks alone while the threads
 wait (0.1 s), keeps the faster way for 2 s (twice as long each time it wins again, up to 8 s), and
 measures again; computing alone it takes the next
-chunk no thread has taken, so the order and the seeds are the same either way. An error, from the
+chunk no thread has taken, so the order and the seeds are the same either way. A `Tuning` a dataset
+keeps carries the verdict to its next pass, which starts the winning way. An error, from the
 input or from the work, is filed in place of the item it belongs to: the items before it come out
 first, then it is raised. Closing the generator (a `break`, an exception, KeyboardInterrupt in the
 consumer, garbage collection) stops the threads and joins them (each finishes the chunk in hand);
@@ -237,19 +238,40 @@ def _stop_all() -> None:
 atexit.register(_stop_all)
 
 
-def ordered_map(fn: Callable[[T], R], items: Iterable[T], num_threads: int, *, depth: int | None = None) -> Iterator[R]:
+class Tuning:
+    """What ordered_map measured in one pass (threads or the consumer alone, and for how long), for the
+    next pass over the same work to start with: a dataset keeps one per process (it pickles empty)."""
+
+    def __init__(self) -> None:
+        self.winner, self.exploit = "", _EXPLOIT
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"winner": "", "exploit": _EXPLOIT}
+
+
+def ordered_map(
+    fn: Callable[[T], R],
+    items: Iterable[T],
+    num_threads: int,
+    *,
+    depth: int | None = None,
+    memory: Tuning | None = None,
+) -> Iterator[R]:
     """fn(item) for each of `items`, in their order, computed on `num_threads` threads started at the
     first next() (with 1, plain `map`): at most `depth` chunks of items (default 2 x num_threads) are
     computed ahead of the consumer. An error raised by the input or by fn comes out at the item it
-    belongs to, after the items before it; closing the iterator stops and joins the threads."""
+    belongs to, after the items before it; closing the iterator stops and joins the threads. `memory`
+    carries whether the threads paid from one pass to the next."""
     if num_threads == 1:
         return map(fn, items)
-    return _ordered(fn, iter(items), num_threads, depth or 2 * num_threads)
+    return _ordered(fn, iter(items), num_threads, depth or 2 * num_threads, memory)
 
 
-def _ordered(fn: Callable[[T], R], items: Iterator[T], num_threads: int, depth: int) -> Iterator[R]:
+def _ordered(
+    fn: Callable[[T], R], items: Iterator[T], num_threads: int, depth: int, memory: Tuning | None
+) -> Iterator[R]:
     pipeline = _Pipeline(fn, items, num_threads, depth)
-    modes = _Modes(pipeline)
+    modes = _Modes(pipeline, memory)
     try:
         pipeline.start()
         for number in itertools.count():
@@ -275,12 +297,16 @@ class _Modes:
     the threads lose; then the consumer computes the chunks itself, in the same order, and the threads
     wait."""
 
-    def __init__(self, pipeline: _Pipeline) -> None:
-        self.pipeline = pipeline
+    def __init__(self, pipeline: _Pipeline, memory: Tuning | None) -> None:
+        self.pipeline, self.memory = pipeline, memory
         self.phase, self.began, self.items = "threads", time.perf_counter(), 0
         self.threads_rate = 0.0
         self.exploit, self.winner = _EXPLOIT, ""
         self.first = True  # the next chunk is the first of a phase
+        if memory is not None and memory.winner:  # an earlier pass measured: go on its way at once
+            self.exploit, self.winner = memory.exploit, memory.winner
+            self.phase = "exploit-" + memory.winner
+            pipeline.inline = memory.winner == "inline"
 
     def count(self, n: int, here: bool) -> None:
         now = time.perf_counter()
@@ -296,6 +322,8 @@ class _Modes:
             winner = "inline" if self.items / elapsed > 1.05 * self.threads_rate else "threads"
             self.exploit = min(2 * self.exploit, _EXPLOIT_MAX) if winner == self.winner else _EXPLOIT
             self.winner = winner
+            if self.memory is not None:
+                self.memory.winner, self.memory.exploit = winner, self.exploit
             self.switch("exploit-" + winner, now)
         elif self.phase.startswith("exploit") and elapsed >= self.exploit:
             self.switch("threads", now)
