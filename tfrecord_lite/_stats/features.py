@@ -7,6 +7,8 @@ so a batch is folded in with a few numpy reductions over whole columns: value co
 offsets' differences, presence the `valid` mask; the values go to the accumulator of their kind
 (numbers for int64 and float, categories for int64 and bytes, lengths and images for bytes). The
 kind is fixed by the first batch that gives one; another kind later is an error naming both.
+The values reach the accumulators VALUE_SLICE at a time, so the working set of the sketches
+(hashes, padded matrices, sorts) is bounded however many values one record or batch holds.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from tfrecord_lite._stats.values import CategoryAccumulator, ImageAccumulator, a
 
 __all__ = ["FeatureAccumulator", "kind_name"]
 
+VALUE_SLICE = 1 << 16  # values folded into the sketches at once
 _KINDS = {np.dtype(np.int64): "int64", np.dtype(np.float32): "float"}
 
 
@@ -72,14 +75,18 @@ class FeatureAccumulator:
         if kind == "bytes":
             data, offsets = as_binary(values)
             assert self.lengths is not None and self.categories is not None and self.images is not None
-            self.lengths.add(np.diff(offsets))
-            self.categories.add_bytes(data, offsets)
-            self.images.add(data, offsets)
+            for first in range(0, len(offsets) - 1, VALUE_SLICE):
+                part = offsets[first : first + VALUE_SLICE + 1]
+                self.lengths.add(np.diff(part))
+                self.categories.add_bytes(data, part)
+                self.images.add(data, part)
             return
         assert self.numbers is not None
-        self.numbers.add(values)
-        if self.categories is not None:
-            self.categories.add_ints(values)
+        for first in range(0, len(values), VALUE_SLICE):
+            part = values[first : first + VALUE_SLICE]
+            self.numbers.add(part)
+            if self.categories is not None:
+                self.categories.add_ints(part)
 
     def _start(self, kind: str) -> None:
         self.kind = kind
