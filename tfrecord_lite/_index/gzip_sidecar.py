@@ -37,6 +37,7 @@ Anything else is an IndexFormatError, which rebuilds the index.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import struct
 import zlib
@@ -206,7 +207,7 @@ def parse_gzip_index(data: bytes, location: str) -> GzipIndex:
 
 def _goes_back(rows: Sequence[Sequence[int]]) -> bool:
     """Whether (cin, uout, ...) rows ever go back in either offset."""
-    return any(b[0] < a[0] or b[1] < a[1] for a, b in zip(rows, rows[1:]))
+    return any(b[0] < a[0] or b[1] < a[1] for a, b in itertools.pairwise(rows))
 
 
 def _inflate(d: Any, data: bytes, size: int) -> bytes:
