@@ -42,6 +42,7 @@ from tfrecord_lite._example.decode import decode_example, decode_sequence_exampl
 from tfrecord_lite._index.file_index import open_file_index
 from tfrecord_lite._index.record_index import Buffer, RecordIndex, release
 from tfrecord_lite._index.sidecar_file import IndexArg
+from tfrecord_lite._redact import redact
 from tfrecord_lite._repr import count, describe, plural
 from tfrecord_lite._storage.files import display_name, read_head
 from tfrecord_lite._storage.locations import StorageOptions, is_url
@@ -462,8 +463,9 @@ class TFRecordFile(RecordSequence):
 
     @property
     def path(self) -> str:
-        """The TFRecord file."""
-        return self._path
+        """The TFRecord file; a URL without its credentials or signed query (the raw URL is kept
+        privately, for reading)."""
+        return redact(self._path)
 
     @property
     def index_path(self) -> str | None:
