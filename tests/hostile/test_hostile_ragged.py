@@ -36,4 +36,4 @@ def test_one_record_may_still_use_its_own_budget():
     spec = {"r": tfr.RaggedFeature("int64", value_key="v", partitions=(tfr.RaggedFeature.ValueRowIds("p"),))}
     record = tfr.encode_example({"v": [1], "p": [MAX_EMPTY_ROWS]})
     value = tfr.decode_example(record, spec)["r"]
-    assert value.shape[0] == MAX_EMPTY_ROWS + 1
+    assert value.nrows == MAX_EMPTY_ROWS + 1
