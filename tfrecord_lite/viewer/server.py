@@ -8,7 +8,8 @@ of the disk is reachable through a URL.
 
 Hostile clients: a request whose `Host` header does not name the address the server is bound to
 (127.0.0.1, localhost or [::1] with its port for a loopback address; the address given otherwise)
-answers 421, so a web page whose name was rebound to 127.0.0.1 reads nothing (DNS rebinding).
+answers 421, so a web page whose name was rebound to 127.0.0.1 reads nothing (DNS rebinding);
+an HTTP/0.9 request (no status line in the answer) gets nothing.
 At most MAX_THREADS requests are served at once (a connection past that answers 503 and is
 closed), and each connection's socket gives up after REQUEST_TIMEOUT seconds of silence, so idle
 or half-open connections cannot pin threads.
@@ -43,6 +44,9 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = REQUEST_TIMEOUT
 
     def do_GET(self) -> None:
+        if self.request_version == "HTTP/0.9":  # no status line, no headers: nothing a browser sends
+            self.close_connection = True
+            return
         if (self.headers.get("Host") or "").strip().lower() not in self.server.hosts:
             self._answer(421, page("Misdirected", "<p>This server answers only requests for its own address.</p>"))
             return
