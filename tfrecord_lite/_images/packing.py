@@ -59,6 +59,7 @@ from tfrecord_lite._images.records import (
 )
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._redact import log
+from tfrecord_lite._storage.files import make_output_folder
 from tfrecord_lite._storage.publish import open_publication
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
@@ -471,7 +472,7 @@ def unpack_images(
         data, ext = _file_contents(rec)
         base = _file_name(rec.filename, ext, f"{count:08d}{ext}")
         folder = os.path.join(out_dir, cls)
-        os.makedirs(folder, exist_ok=True)
+        make_output_folder(out_dir, folder)
         stem, suffix = os.path.splitext(base)
         target, n = os.path.join(folder, base), 0
         while True:

@@ -270,6 +270,9 @@ class LocalFolder:
             os.unlink(self.path(rel))
 
     def drop(self, staging: str) -> None:
+        if os.path.islink(self.path(staging)):  # a link planted under a staging name: removed, never followed
+            os.unlink(self.path(staging))
+            return
         shutil.rmtree(self.path(staging))
 
     def abandoned(self, staging: str) -> bool:
