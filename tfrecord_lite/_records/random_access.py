@@ -1,9 +1,7 @@
-"""Random access to a TFRecord file: TFRecordFile. An uncompressed file is
-    `source`: one file, a path or a URL. `compression`: "auto" (default) recognises a GZIP or ZLIB
-    file from its first bytes; None / "", "gzip" or "zlib" says what the file is, and a file that
-    starts as another kind raises ValueError naming both.
-memory-mapped and its index (see _index/record_index.py) gives each record's span, so
-f[i] is two array lookups, one slice of the map and (with verify) two CRCs, inlined in
+"""Random access to a TFRecord file: TFRecordFile (`source`: one file, a path or a URL; `compression` "auto"
+recognises GZIP / ZLIB from the first bytes, and a named kind the file contradicts is a ValueError naming
+both). An uncompressed file is memory-mapped and its index (see _index/record_index.py) gives each record's
+span, so f[i] is two array lookups, one slice of the map and (with verify) two CRCs, inlined in
 TFRecordFile.__getitem__. TFRecordFile holds its file's records as one of two backends
 and hands them len, [i], slices, iteration, offsets and close: MappedRecords here for an
 uncompressed file, CompressedRecords (_records/compressed_file.py) for a GZIP / ZLIB one.
@@ -16,11 +14,9 @@ first by a few coalesced, concurrent requests. Each kind of file is opened by on
 into _index, which hands back its index ready (file_index.open_file_index for a local file,
 remote_index.open_remote for an object, gzip_index.open_gzip_spans through
 compressed_file.py): with an on_error that skips damage, a file that does not index cleanly
-is indexed there over its good records (_index/tolerant.py). A file may shrink while it is
-open (truncated, or rewritten in place): each read of the map first asks the file's size
-(one fstat of the map's own descriptor) and a record past its end raises TFRecordError
-("FILE changed while open: N bytes now, M when opened") instead of touching pages the
-kernel no longer backs, which kills the process with SIGBUS.
+is indexed there over its good records (_index/tolerant.py). A file that shrinks while open:
+each read of the map asks the file's size first (one fstat) and a record past its end raises
+TFRecordError ("FILE changed while open: ...") instead of touching unbacked pages (SIGBUS).
 """
 
 from __future__ import annotations
@@ -42,7 +38,6 @@ from tfrecord_lite._example.decode import decode_example, decode_sequence_exampl
 from tfrecord_lite._index.file_index import open_file_index
 from tfrecord_lite._index.record_index import Buffer, RecordIndex, release
 from tfrecord_lite._index.sidecar_file import IndexArg
-from tfrecord_lite._redact import redact
 from tfrecord_lite._repr import count, describe, plural
 from tfrecord_lite._storage.files import display_name, read_head
 from tfrecord_lite._storage.locations import StorageOptions, is_url
@@ -251,10 +246,8 @@ class MappedRecords:
         return data
 
     def _changed(self) -> TFRecordError:
-        return TFRecordError(
-            f"{self._name} changed while open: {self._size_now()} bytes now, {self._opened} when opened; "
-            "open it again to read what it holds now"
-        )
+        now, was = self._size_now(), self._opened
+        return TFRecordError(f"{self._name} changed while open: {now} bytes now, {was} when opened; open it again")
 
     def _read_remote(self, start: int, end: int) -> bytes:
         """_read_mapped for an object in a store: the record comes whole from the RemoteBuffer's cache."""
@@ -463,9 +456,8 @@ class TFRecordFile(RecordSequence):
 
     @property
     def path(self) -> str:
-        """The TFRecord file; a URL without its credentials or signed query (the raw URL is kept
-        privately, for reading)."""
-        return redact(self._path)
+        """The TFRecord file (a URL without its secrets; the raw one is kept privately, for reading)."""
+        return self._name
 
     @property
     def index_path(self) -> str | None:
