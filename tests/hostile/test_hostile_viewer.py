@@ -82,3 +82,14 @@ def test_concurrent_overviews_compute_the_statistics_once(tmp_path):
         t.join()
     assert len(results) == 3
     assert results[0] is results[1] is results[2]  # one pass, its page handed to every request
+
+
+def test_a_record_of_many_keys_makes_a_page_of_bounded_size(tmp_path):
+    path = tmp_path / "wide.tfrecord"
+    write_records(path, [tfr.encode_example({f"k{i}": [b"v" * 50] for i in range(20_000)})])
+    catalog = Catalog(path, statistics=False)
+    from tfrecord_lite.viewer.pages import PAGES
+
+    page = PAGES["/record"](catalog, {"i": "0"})
+    assert "19,500 more not shown" in page
+    assert len(page) < 400_000  # every key made 2.5 MB
