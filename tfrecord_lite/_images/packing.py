@@ -59,6 +59,8 @@ from tfrecord_lite._images.records import (
     parse_image_record,
 )
 from tfrecord_lite._records.reader import iter_records
+from tfrecord_lite._redact import log
+from tfrecord_lite._storage.files import make_output_folder
 from tfrecord_lite._storage.publish import open_publication
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
@@ -92,25 +94,53 @@ class PackResult:
     raw_feature: RawFeature | None = None
 
 
-def scan_image_folder(source: PathLike) -> list[tuple[str, str]]:
+def scan_image_folder(source: PathLike, *, follow_symlinks: bool = False) -> list[tuple[str, str]]:
     """(path, class name) for every image in the ImageFolder tree `source` (one sub-folder per class),
     sorted.
 
     Images are found recursively under each class folder; hidden files and files
-    without an image extension are ignored, as torchvision's ImageFolder does.
+    without an image extension are ignored, as torchvision's ImageFolder does. A link (to a class
+    folder, a folder inside one or an image) that leads out of the tree is left out, with a
+    warning, unless `follow_symlinks`; links inside the tree are followed.
     """
     root = os.fspath(source)
     if not os.path.isdir(root):
         raise FileNotFoundError(f"no such directory: {root}")
+    inside = _inside_tree(root, follow_symlinks)
     items: list[tuple[str, str]] = []
     classes = sorted(e.name for e in os.scandir(root) if e.is_dir() and not e.name.startswith("."))
     for name in classes:
-        for dirpath, dirnames, filenames in os.walk(os.path.join(root, name)):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        if not inside(os.path.join(root, name)):
+            continue
+        for dirpath, dirnames, filenames in os.walk(os.path.join(root, name), followlinks=follow_symlinks):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and inside(os.path.join(dirpath, d)))
             for fn in sorted(filenames):
-                if not fn.startswith(".") and fn.lower().endswith(IMAGE_EXTENSIONS):
-                    items.append((os.path.join(dirpath, fn), name))
+                path = os.path.join(dirpath, fn)
+                if not fn.startswith(".") and fn.lower().endswith(IMAGE_EXTENSIONS) and inside(path):
+                    items.append((path, name))
     return items
+
+
+def _inside_tree(root: str, follow_symlinks: bool) -> Callable[[str], bool]:
+    """Whether a path under `root` may be packed: not a link leading out of the tree (any path,
+    with `follow_symlinks`). A link inside the tree is followed, each folder entered once."""
+    real_root = os.path.realpath(root)
+    entered: set[str] = set()
+
+    def inside(path: str) -> bool:
+        if not os.path.islink(path):
+            return True
+        real = os.path.realpath(path)
+        if os.path.isdir(real):
+            if real in entered:
+                return False  # a loop, or a second way into one folder
+            entered.add(real)
+        if follow_symlinks or real == real_root or real.startswith(real_root + os.sep):
+            return True
+        log.warning("left out %s: a link out of %s (follow_symlinks / --follow-symlinks packs it)", path, root)
+        return False
+
+    return inside
 
 
 def read_image_list(source: PathLike) -> list[tuple[str, str]]:
@@ -134,12 +164,12 @@ def read_image_list(source: PathLike) -> list[tuple[str, str]]:
     return rows
 
 
-def _source_items(source: Images) -> tuple[list[tuple[str, str]], str | None]:
+def _source_items(source: Images, follow_symlinks: bool = False) -> tuple[list[tuple[str, str]], str | None]:
     """(path, class name) items and the root that image/filename is made relative to."""
     if isinstance(source, (str, os.PathLike)):
         src = os.fspath(source)
         if os.path.isdir(src):
-            return scan_image_folder(src), src
+            return scan_image_folder(src, follow_symlinks=follow_symlinks), src
         if os.path.isfile(src):
             return read_image_list(src), os.path.dirname(os.path.abspath(src))
         raise FileNotFoundError(f"no such file or directory: {src}")
@@ -246,6 +276,7 @@ def pack_images(
     progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
     workers: int | None = None,
     storage_options: StorageOptions = None,
+    follow_symlinks: bool = False,
 ) -> PackResult:
     """Pack images into sharded TFRecords with a label map beside them.
 
@@ -280,7 +311,8 @@ def pack_images(
     depend on it. `progress(iterable, total)` may wrap the loop (e.g. with tqdm).
     `prefix` may be a URL (s3://bucket/photos, with `storage_options` for fsspec):
     the shards, their sidecars and, last, the label map are published as in
-    docs/cloud.md ("Writing").
+    docs/cloud.md ("Writing"). In an image folder, links that lead out of the tree are left out
+    (with a warning) unless `follow_symlinks`.
     """
     prefix = os.fspath(prefix)
     if num_shards is None and max_records is None and max_bytes is None:
@@ -294,7 +326,7 @@ def pack_images(
 
     with open_publication(prefix, storage_options) as publication:
         labels = starting_labels(prefix, compression, append, label_map, storage_options)
-        items, root = _source_items(source)
+        items, root = _source_items(source, follow_symlinks)
         if not items:
             name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "the list given"
             hint = (
@@ -451,7 +483,7 @@ def unpack_images(
         data, ext = _file_contents(rec)
         base = _file_name(rec.filename, ext, f"{count:08d}{ext}")
         folder = os.path.join(out_dir, cls)
-        os.makedirs(folder, exist_ok=True)
+        make_output_folder(out_dir, folder)
         stem, suffix = os.path.splitext(base)
         target, n = os.path.join(folder, base), 0
         while True:

@@ -7,6 +7,13 @@ A batch of Examples is decoded without a spec by the batch decoder into flat col
 accumulator; a batch that holds SequenceExamples is decoded by decode_sequence_flat (record by
 record, so slower). Memory is bounded by the batch and the accumulators' fixed-size sketches,
 whatever the size of the dataset. A progress bar (tqdm, from the `cli` extra) counts records.
+
+Bounds against hostile data: at most MAX_FEATURES features are tracked (the first met); the
+names of the others are counted (exactly up to 4096, then by a HyperLogLog) and reported as
+`untracked_features`. A batch is decoded in slices whose rows times keys stays under CELL_BUDGET
+(a column holds a cell per row for every key), so records each holding keys of their own cost
+linear time, not rows x keys; a feature's values reach its sketches in slices of VALUE_SLICE
+(features.py), so one record of millions of values costs a bounded working set.
 """
 
 from __future__ import annotations
@@ -14,6 +21,8 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
+
+import numpy as np
 
 from tfrecord_lite._batches.columnar import Spans
 from tfrecord_lite._batches.flat import decode_flat, decode_sequence_flat
@@ -27,12 +36,16 @@ from tfrecord_lite._records.reader import sources_of
 from tfrecord_lite._redact import scrub
 from tfrecord_lite._stats.features import FeatureAccumulator, raw_parts
 from tfrecord_lite._stats.results import DatasetStatistics
+from tfrecord_lite._stats.sketches import Distinct, hash_bytes
 from tfrecord_lite._storage.file_kinds import file_kinds
 from tfrecord_lite._storage.files import display_name
 from tfrecord_lite._stream.damage import DamagePolicy
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 
 __all__ = ["statistics"]
+
+MAX_FEATURES = 10_000  # features tracked; the names of more are only counted
+CELL_BUDGET = 1 << 22  # rows x keys of one decoded slice of a batch
 
 
 def statistics(
@@ -89,6 +102,7 @@ def statistics(
         complete=not pass_.truncated,
         skipped=policy.skipped,
         features=pass_.results(top_k),
+        untracked_features=pass_.untracked.estimate(),
     )
 
 
@@ -121,6 +135,8 @@ class _Pass:
         self.sequences = False
         self.truncated = False  # records were left unread (max_records)
         self.features: dict[tuple[bool, str], FeatureAccumulator] = {}
+        self.untracked = Distinct()  # names of the features past MAX_FEATURES
+        self.rows = 1024  # rows decoded at once: CELL_BUDGET over the keys the last slice held
 
     def limited(self, spans: Iterator[Spans], max_records: int | None) -> Iterator[Spans]:
         """The batches, the last one cut so that at most max_records records come out."""
@@ -141,15 +157,28 @@ class _Pass:
             return
         self.records += n
         self.bytes += int((batch.ends - batch.starts).sum())
+        first = 0
+        while first < n:
+            stop = min(n, first + self.rows)
+            keys = self._decode(_slice(batch, first, stop))
+            self.rows = max(1, CELL_BUDGET // max(keys, 1))
+            first = stop
+
+    def _decode(self, batch: Spans) -> int:
+        """Fold in a slice of a batch; the number of keys it held."""
+        n = len(batch.starts)
         if feature_list_rows(*batch[:3]).any():
             self.sequences = True
             context, lists = decode_sequence_flat([batch.record(i) for i in range(n)], None, None)
             self._fold(context, False, n)
             self._fold(lists, True, n)
-        else:
-            self._fold(decode_flat(batch, None, self.wanted), False, n)
+            return len(context) + len(lists)
+        columns = decode_flat(batch, None, self.wanted)
+        self._fold(columns, False, n)
+        return len(columns)
 
     def _fold(self, columns: dict[str, Any], is_list: bool, rows: int) -> None:
+        untracked: list[str] = []
         for name, column in columns.items():
             if self.wanted is not None and name not in self.wanted:
                 continue
@@ -157,6 +186,9 @@ class _Pass:
             if accumulator is None:
                 if (not is_list, name) in self.features:
                     raise FeatureError(name, "is both a context feature and a feature list: " + CLASH)
+                if len(self.features) >= MAX_FEATURES:
+                    untracked.append(name)
+                    continue
                 accumulator = self.features[is_list, name] = FeatureAccumulator(name, is_list)
             spec = self.raw.get(name)
             if spec is None:
@@ -164,6 +196,8 @@ class _Pass:
                 continue
             for part, part_rows in raw_parts(name, spec, column, rows):
                 accumulator.add(part, part_rows)
+        if untracked:
+            self.untracked.add(_name_hashes(untracked))
 
     @property
     def kind(self) -> str:
@@ -177,6 +211,23 @@ class _Pass:
         return tuple(
             acc.result(self.records, "feature_lists" if is_list else context, top_k) for (is_list, _), acc in ordered
         )
+
+
+def _slice(batch: Spans, start: int, stop: int) -> Spans:
+    """Records start..stop-1 of a batch, numbered from 0."""
+    if start == 0 and stop == len(batch.starts):
+        return batch
+    record = batch.record
+    return batch._replace(
+        starts=batch.starts[start:stop], ends=batch.ends[start:stop], record=lambda k: record(start + k)
+    )
+
+
+def _name_hashes(names: list[str]) -> Any:
+    encoded = [name.encode("utf-8", "surrogatepass") for name in names]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    return hash_bytes(np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets)
 
 
 def _compressions(files: list[Any], compression: str, storage_options: StorageOptions) -> tuple[str | None, ...]:

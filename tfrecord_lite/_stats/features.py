@@ -10,6 +10,8 @@ kind is fixed by the first batch that gives one; another kind later is an error 
 A feature summarised as a RawFeature (statistics(features={key: RawFeature(...)})) is a tensor:
 each record's bytes value is checked against the shape and read as its numbers (int64 or float
 values, prod(shape) a record), fed to the accumulator a bounded number of values at a time.
+The values reach the accumulators VALUE_SLICE at a time, so the working set of the sketches
+(hashes, padded matrices, sorts) is bounded however many values one record or batch holds.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from tfrecord_lite._stats.values import CategoryAccumulator, ImageAccumulator, a
 
 __all__ = ["FeatureAccumulator", "kind_name", "raw_parts"]
 
+VALUE_SLICE = 1 << 16  # values folded into the sketches at once
 _KINDS = {np.dtype(np.int64): "int64", np.dtype(np.float32): "float"}
 
 
@@ -110,14 +113,18 @@ class FeatureAccumulator:
         if kind == "bytes":
             data, offsets = as_binary(values)
             assert self.lengths is not None and self.categories is not None and self.images is not None
-            self.lengths.add(np.diff(offsets))
-            self.categories.add_bytes(data, offsets)
-            self.images.add(data, offsets)
+            for first in range(0, len(offsets) - 1, VALUE_SLICE):
+                part = offsets[first : first + VALUE_SLICE + 1]
+                self.lengths.add(np.diff(part))
+                self.categories.add_bytes(data, part)
+                self.images.add(data, part)
             return
         assert self.numbers is not None
-        self.numbers.add(values)
-        if self.categories is not None:
-            self.categories.add_ints(values)
+        for first in range(0, len(values), VALUE_SLICE):
+            part = values[first : first + VALUE_SLICE]
+            self.numbers.add(part)
+            if self.categories is not None:
+                self.categories.add_ints(part)
 
     def _start(self, kind: str) -> None:
         self.kind = kind

@@ -112,6 +112,7 @@ def _pack(args: argparse.Namespace, report: Callable[[str, Exception], None]) ->
         index=not args.no_index,
         progress=lambda items, total: progress(items, total, "pack", "img", args.quiet),
         workers=args.workers,
+        follow_symlinks=args.follow_symlinks,
     )
 
 
@@ -227,6 +228,11 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         default=None,
         metavar="N",
         help="threads reading and checking images (default: up to 8)",
+    )
+    p.add_argument(
+        "--follow-symlinks",
+        action="store_true",
+        help="pack what links in the input tree lead to outside it (default: left out, with a warning)",
     )
     add_output_options(p)
 
