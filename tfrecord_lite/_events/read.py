@@ -133,10 +133,10 @@ def read_events(
             yield EventRecord(run, event.step, event.wall_time, value.tag, value.kind, value.value)
 
     if follow:
-        for run, path, number, record, plugins in follow_runs(
+        for run, path, number, record, run_plugins in follow_runs(
             source, wanted_run, verify=verify, max_record_bytes=max_record_bytes, poll_seconds=POLL_SECONDS
         ):
-            yield from decoded(run, path, number, record, plugins)
+            yield from decoded(run, path, number, record, run_plugins)
         return
     for run, files in find_runs(source, storage_options).items():
         if wanted_run is not None and not wanted_run(run):

@@ -105,4 +105,3 @@ def _check_length(data: bytes, path: str, offset: int, max_record_bytes: int) ->
                 path=path,
                 offset=offset,
             )
-

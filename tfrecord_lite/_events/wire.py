@@ -103,8 +103,8 @@ def _summary(
         if number != 1 or wire != 2:
             continue
         fields: dict[int, Field] = {}
-        for field in iter_fields(buf, start, stop, 2):
-            fields[field[0]] = field  # a repeated singular field keeps its last occurrence
+        for found in iter_fields(buf, start, stop, 2):
+            fields[found[0]] = found  # a repeated singular field keeps its last occurrence
         tag_field = fields.get(1)
         tag = buf[tag_field[2] : tag_field[3]] if tag_field is not None and tag_field[1] == 2 else b""
         if wanted_tag is not None and not wanted_tag(tag):
@@ -184,7 +184,9 @@ def _text(data: bytes, what: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise DecodeError(f"the event's {what} is not UTF-8 ({err.reason} at byte {err.start}: {data[:40]!r})") from None
+        raise DecodeError(
+            f"the event's {what} is not UTF-8 ({err.reason} at byte {err.start}: {data[:40]!r})"
+        ) from None
 
 
 def _plugin_name(buf: bytes, pos: int, end: int) -> str:
@@ -330,7 +332,9 @@ def _struct_value(buf: bytes, pos: int, end: int, depth: int) -> Any:
                     key, item = _entry(buf, s, e, depth + 2)
                     value[key] = item
         elif number == 6 and wire == 2:
-            value = [_struct_value(buf, s, e, depth + 2) for _, w, s, e in iter_fields(buf, start, stop, depth + 1) if w == 2]
+            value = [
+                _struct_value(buf, s, e, depth + 2) for _, w, s, e in iter_fields(buf, start, stop, depth + 1) if w == 2
+            ]
     return value
 
 

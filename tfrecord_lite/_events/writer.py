@@ -17,6 +17,7 @@ import socket
 import struct
 import time
 import zlib
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -38,11 +39,11 @@ def _shape(dims: tuple[int, ...]) -> bytes:
     return b"".join(_field(2, b"\x08" + encode_varint(d) if d else b"") for d in dims)
 
 
-def _tensor(dtype: int, dims: tuple[int, ...], content: bytes | None = None, strings: list[bytes] | None = None) -> bytes:
+def _tensor(dtype: int, dims: tuple[int, ...], content: bytes | None = None, strings: Sequence[bytes] = ()) -> bytes:
     body = b"\x08" + encode_varint(dtype) + _field(2, _shape(dims))
     if content is not None:
         body += _field(4, content)
-    for s in strings or []:
+    for s in strings:
         body += _field(8, s)
     return body
 
@@ -91,13 +92,20 @@ def encode_png(pixels: np.ndarray) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
     header = struct.pack(">IIBBBBB", width, height, 8, color, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows.tobytes())) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows.tobytes()))
+        + chunk(b"IEND", b"")
+    )
 
 
 def _image_pixels(image: Any) -> np.ndarray:
     pixels = np.asarray(image)
     if pixels.ndim not in (2, 3):
-        raise ValueError(f"add_image: an image is [height, width] or [height, width, channels], found shape {list(pixels.shape)}")
+        raise ValueError(
+            f"add_image: an image is [height, width] or [height, width, channels], found shape {list(pixels.shape)}"
+        )
     if pixels.dtype.kind == "f":  # tf.summary.image's floats: [0, 1] scaled to 0..255
         pixels = np.clip(np.floor(pixels * 255.999), 0, 255)
     return pixels.astype(np.uint8)
@@ -121,7 +129,9 @@ class EventWriter:
     def __init__(self, logdir: str | os.PathLike[str], *, filename_suffix: str = ".v2") -> None:
         global _counter
         os.makedirs(logdir, exist_ok=True)
-        name = f"events.out.tfevents.{int(time.time())}.{socket.gethostname()}.{os.getpid()}.{_counter}{filename_suffix}"
+        name = (
+            f"events.out.tfevents.{int(time.time())}.{socket.gethostname()}.{os.getpid()}.{_counter}{filename_suffix}"
+        )
         _counter += 1
         self.path = os.path.join(os.fspath(logdir), name)
         self._file = open(self.path, "xb")  # noqa: SIM115  # closed by close()
