@@ -49,13 +49,18 @@ def pandas_frame(records: Iterable[EventRecord], pivot: bool) -> Any:
         {
             "run": pd.Series(cols["run"], dtype=object),
             "step": np.asarray(cols["step"], dtype=np.int64),
-            "wall_time": pd.to_datetime(np.asarray(cols["wall_time"], dtype=np.float64), unit="s", utc=True),
+            "wall_time": pd.to_datetime(_nanoseconds(cols["wall_time"]), unit="ns", utc=True),
             "tag": pd.Series(cols["tag"], dtype=object),
             "kind": pd.Series(cols["kind"], dtype=object),
             "value": _pandas_values(values, cols["kind"]),
         }
     )
     return _wide(frame) if pivot else frame
+
+
+def _nanoseconds(wall_times: list[float]) -> np.ndarray:
+    """Wall times in whole nanoseconds: one datetime resolution on every pandas version."""
+    return (np.asarray(wall_times, dtype=np.float64) * 1e9).round().astype(np.int64)
 
 
 def _pandas_values(values: list[Any], kinds: list[str]) -> Any:
