@@ -68,7 +68,8 @@ def _write_v1(logdir: str, rng: np.random.Generator) -> None:
         writer = v1.summary.FileWriter(logdir)
         with v1.Session() as session:
             for step in range(STEPS):
-                feed = {x: step * 1.5, data: rng.normal(size=50) * (step + 1), pixels: rng.integers(0, 255, (1, 3, 2, 1))}
+                image = rng.integers(0, 255, (1, 3, 2, 1))
+                feed = {x: step * 1.5, data: rng.normal(size=50) * (step + 1), pixels: image}
                 writer.add_summary(session.run(summaries, feed), step)
         writer.close()
 
@@ -145,7 +146,8 @@ def our_reading(records: Iterable[Any]) -> dict[str, Any]:
             start = value.get("session_start")
             if start is not None:
                 entry.pop("events", None)
-                entry["value"] = {"session_start": {"hparams": start["hparams"], "group_name": start.get("group_name", "")}}
+                group = start.get("group_name", "")
+                entry["value"] = {"session_start": {"hparams": start["hparams"], "group_name": group}}
             continue
         events = entry["events"]
         if kind in ("image", "audio"):

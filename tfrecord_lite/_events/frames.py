@@ -60,7 +60,8 @@ def pandas_frame(records: Iterable[EventRecord], pivot: bool) -> Any:
 
 def _nanoseconds(wall_times: list[float]) -> np.ndarray:
     """Wall times in whole nanoseconds: one datetime resolution on every pandas version."""
-    return (np.asarray(wall_times, dtype=np.float64) * 1e9).round().astype(np.int64)
+    nanoseconds: np.ndarray = (np.asarray(wall_times, dtype=np.float64) * 1e9).round().astype(np.int64)
+    return nanoseconds
 
 
 def _pandas_values(values: list[Any], kinds: list[str]) -> Any:
