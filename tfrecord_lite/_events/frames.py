@@ -78,7 +78,7 @@ def _wide(frame: Any) -> Any:
     """One row per (run, step), a column per tag, and the step's latest wall time."""
     if not len(frame):
         return frame.drop(columns=["tag", "kind", "value"])
-    table = frame.pivot_table(index=["run", "step"], columns="tag", values="value", aggfunc="last", dropna=False)
+    table = frame.groupby(["run", "step", "tag"], sort=True)["value"].last().unstack("tag")
     table.columns.name = None
     times = frame.groupby(["run", "step"])["wall_time"].max()
     table.insert(0, "wall_time", times)
