@@ -108,7 +108,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         f"  {PROG} events logs/\n"
         f"  {PROG} events logs/ --tags 'loss*,metrics/*' --to csv -o scalars.csv\n"
         f"  {PROG} events logs/ --kinds scalar --pivot --to parquet -o scalars.parquet\n"
-        f"  {PROG} events logs/run-7 --tags loss --follow",
+        f"  {PROG} events logs/run-7 --tags loss --to json",
     )
     p.add_argument("logdir", metavar="LOGDIR", help="a logdir, a run folder or an events file (or a URL)")
     p.add_argument("--tags", metavar="GLOBS", help="only tags matching these globs (comma-separated)")
