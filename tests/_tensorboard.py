@@ -76,11 +76,12 @@ def _write_v1(logdir: str, rng: np.random.Generator) -> None:
 
 def tensorboard_reading(logdir: str) -> dict[str, Any]:
     """The logdir as TensorBoard's EventMultiplexer reads it (every event kept), canonical."""
-    from tensorboard.backend.event_processing import plugin_event_multiplexer
+    from tensorboard.backend.event_processing import plugin_event_accumulator, plugin_event_multiplexer
     from tensorboard.plugins.hparams import plugin_data_pb2
     from tensorboard.util import tensor_util
 
-    multiplexer = plugin_event_multiplexer.EventMultiplexer(tensor_size_guidance={}, size_guidance={})
+    everything = plugin_event_accumulator.STORE_EVERYTHING_SIZE_GUIDANCE
+    multiplexer = plugin_event_multiplexer.EventMultiplexer(size_guidance=everything)
     multiplexer.AddRunsFromDirectory(logdir)
     multiplexer.Reload()
     runs: dict[str, Any] = {}
