@@ -76,6 +76,9 @@ def decode_event(
 
     `plugins` is updated with the plugin each value's metadata names; `wanted_tag` says whether a
     tag (its bytes) is wanted, `kinds` which kinds are."""
+    fast = _one_scalar(buf, plugins, wanted_tag, kinds)
+    if fast is not None:
+        return fast
     step, wall_time, file_version = 0, 0.0, None
     values: list[EventValue] = []
     for number, wire, start, stop in iter_fields(buf, 0, len(buf)):
@@ -88,6 +91,67 @@ def decode_event(
         elif number == 5 and wire == 2:
             _summary(buf, start, stop, plugins, wanted_tag, kinds, values)
     return DecodedEvent(step, wall_time, values, file_version)
+
+
+# A scalar tensor as tf.summary writes it: dtype, an empty shape, then tensor_content of 4 or 8 bytes
+_SCALAR_TENSORS = {b"\x08\x01\x12\x00\x22\x04": _FLOAT, b"\x08\x02\x12\x00\x22\x08": _DOUBLE}
+_SCALARS_METADATA = b"\x4a\x0b\x0a\x09\x0a\x07scalars"
+_EMPTY: list[EventValue] = []
+
+
+def _length(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    if pos < end and buf[pos] < 0x80:
+        return buf[pos], pos + 1
+    return read_varint(buf, pos, end)
+
+
+def _one_scalar(
+    buf: bytes, plugins: Plugins, wanted_tag: Callable[[bytes], bool] | None, kinds: frozenset[str] | None
+) -> DecodedEvent | None:
+    """The fast path: an event of one value laid out as TensorFlow and PyTorch write it (wall time,
+    step, a summary of one value: its tag, then a `simple_value` or a scalar tensor and the scalars
+    plugin's metadata). A value whose tag is not wanted is dropped whatever it holds, without looking
+    at it. None for any other layout: the general walk decides those."""
+    end = len(buf)
+    if end < 14 or buf[0] != 0x09:
+        return None
+    wall_time = _DOUBLE.unpack_from(buf, 1)[0]
+    pos, step = 9, 0
+    if buf[pos] == 0x10:
+        raw, pos = read_varint(buf, pos + 1, end)
+        step = _signed64(raw)
+    if pos + 2 > end or buf[pos] != 0x2A:
+        return None
+    size, pos = _length(buf, pos + 1, end)
+    if pos + size != end or pos + 2 > end or buf[pos] != 0x0A:
+        return None
+    size, pos = _length(buf, pos + 1, end)
+    if pos + size != end or pos + 2 > end or buf[pos] != 0x0A:
+        return None
+    size, pos = _length(buf, pos + 1, end)
+    tag = buf[pos : pos + size]
+    pos += size
+    if pos >= end:
+        return None
+    if wanted_tag is not None and not wanted_tag(tag):
+        return DecodedEvent(step, wall_time, _EMPTY, None)
+    if buf[pos] == 0x15 and pos + 5 == end:
+        value = _FLOAT.unpack_from(buf, pos + 1)[0]
+    elif buf[pos] == 0x42 and pos + 2 < end:
+        form = _SCALAR_TENSORS.get(buf[pos + 2 : pos + 8])
+        if form is None or buf[pos + 1] != 6 + form.size:
+            return None
+        value = form.unpack_from(buf, pos + 8)[0]
+        pos += 8 + form.size
+        if buf[pos:] == _SCALARS_METADATA:
+            plugins[tag] = "scalars"
+        elif pos != end or plugins.get(tag) != "scalars":
+            return None
+    else:
+        return None
+    if kinds is not None and "scalar" not in kinds:
+        return DecodedEvent(step, wall_time, _EMPTY, None)
+    return DecodedEvent(step, wall_time, [EventValue(_text(tag, "tag"), "scalar", float(value))], None)
 
 
 def _summary(
