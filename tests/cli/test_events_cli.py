@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,25 @@ def test_usage_and_data_errors_are_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 1 and "unknown 'scalars'" in proc.stderr
     proc = run_cli("events", str(tmp_path))
     assert proc.returncode == 2 and "no TensorBoard events file" in proc.stderr
+
+
+def test_head_and_schema_recognise_events() -> None:
+    v2 = str(DATA_DIR / "tensorboard" / "logdir" / "v2")
+    proc = run_cli("head", "-n", "2", v2)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("(TensorBoard Event)") == 2
+    assert '"brain.Event:2"' in proc.stdout and "loss (scalar)  float[1]  1" in proc.stdout
+    proc = run_cli("cat", "--json", v2)
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert {line["type"] for line in lines} == {"event"}
+    assert [
+        line["features"]["loss (scalar)"]["values"][0] for line in lines if "loss (scalar)" in line["features"]
+    ] == [
+        1.0,
+        0.5,
+        0.3333333432674408,
+        0.25,
+        0.20000000298023224,
+    ]
+    proc = run_cli("schema", v2)
+    assert re.search(r"weights \(histogram\) +float", proc.stdout)

@@ -410,3 +410,43 @@ def _entry(buf: bytes, pos: int, end: int, depth: int) -> tuple[str, Any]:
         elif n == 2 and w == 2:
             value = _struct_value(buf, s, e, depth + 1)
     return key, value
+
+
+# ----------------------------------------------------------------------------- display
+
+
+def event_fields(buf: bytes) -> dict[str, Any] | None:
+    """An Event shown as the features of a record (step, wall_time, file_version, then each value
+    under "tag (kind)"), each a flat numpy array of numbers or a list of bytes, as a record decoded
+    without a spec holds them; None when `buf` is not an Event: one starts with its wall time
+    (field 1, a double), which no Example can."""
+    if buf[:1] != b"\x09":
+        return None
+    try:
+        event = decode_event(buf, {})
+    except DecodeError:
+        return None
+    shown: dict[str, Any] = {"step": np.array([event.step]), "wall_time": np.array([event.wall_time])}
+    if event.file_version is not None:
+        shown["file_version"] = [event.file_version.encode()]
+    for tag, kind, value in event.values:
+        key = f"{tag} ({kind})"
+        flat = _flat(value)
+        if key in shown:  # several images or clips of one step
+            flat = shown[key] + flat if isinstance(flat, list) else np.concatenate([shown[key], flat])
+        shown[key] = flat
+    return shown
+
+
+def _flat(value: Any) -> Any:
+    if isinstance(value, float):
+        return np.array([value])
+    if isinstance(value, bytes):
+        return [value]
+    if isinstance(value, str):
+        return [value.encode()]
+    if isinstance(value, np.ndarray) and value.dtype.kind in "fiub":
+        return value.reshape(-1).astype(np.float64 if value.dtype.kind == "f" else np.int64)
+    if isinstance(value, np.ndarray):
+        return [v.encode() if isinstance(v, str) else bytes(v) for v in value.reshape(-1)]
+    return [repr(value).encode()]
