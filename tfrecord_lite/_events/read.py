@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from tfrecord_lite._errors import DecodeError
 from tfrecord_lite._events.runs import find_runs
 from tfrecord_lite._events.tail import POLL_SECONDS, follow_runs
-from tfrecord_lite._events.wire import KINDS, Plugins, decode_event
+from tfrecord_lite._events.wire import KINDS, DecodedEvent, Plugins, decode_event
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._redact import log, redact
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
@@ -117,9 +117,9 @@ def read_events(
         "max_record_bytes": max_record_bytes,
     }
 
-    def decoded(run: str, path: str, number: int, record: bytes, plugins: Plugins) -> Iterator[EventRecord]:
+    def decoded(path: str, number: int, record: bytes, plugins: Plugins) -> DecodedEvent | None:
         try:
-            event = decode_event(record, plugins, wanted_tag, wanted_kinds)
+            return decode_event(record, plugins, wanted_tag, wanted_kinds)
         except DecodeError as err:
             message = f"{redact(path)}, record {number}: {err.reason}"
             if on_error == "raise":
@@ -128,15 +128,16 @@ def read_events(
                 on_error(DecodeError(message))
             else:
                 log.warning("skipped an event that does not decode: %s", message)
-            return
-        for value in event.values:
-            yield EventRecord(run, event.step, event.wall_time, value.tag, value.kind, value.value)
+            return None
 
     if follow:
         for run, path, number, record, run_plugins in follow_runs(
             source, wanted_run, verify=verify, max_record_bytes=max_record_bytes, poll_seconds=POLL_SECONDS
         ):
-            yield from decoded(run, path, number, record, run_plugins)
+            event = decoded(path, number, record, run_plugins)
+            if event is not None:
+                for tag, kind, value in event.values:
+                    yield EventRecord(run, event.step, event.wall_time, tag, kind, value)
         return
     for run, files in find_runs(source, storage_options).items():
         if wanted_run is not None and not wanted_run(run):
@@ -145,4 +146,7 @@ def read_events(
         for path in files:
             with iter_records(path, **options) as records:
                 for number, record in enumerate(records):
-                    yield from decoded(run, path, number, record, plugins)
+                    event = decoded(path, number, record, plugins)
+                    if event is not None:  # one row per value, made here: no generator per record
+                        for tag, kind, value in event.values:
+                            yield EventRecord(run, event.step, event.wall_time, tag, kind, value)

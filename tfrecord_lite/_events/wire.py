@@ -118,8 +118,13 @@ def _one_scalar(
     wall_time = _DOUBLE.unpack_from(buf, 1)[0]
     pos, step = 9, 0
     if buf[pos] == 0x10:
-        raw, pos = read_varint(buf, pos + 1, end)
-        step = _signed64(raw)
+        if buf[pos + 1] < 0x80:
+            step, pos = buf[pos + 1], pos + 2
+        elif buf[pos + 2] < 0x80:
+            step, pos = (buf[pos + 1] & 0x7F) | buf[pos + 2] << 7, pos + 3
+        else:
+            raw, pos = read_varint(buf, pos + 1, end)
+            step = _signed64(raw)
     if pos + 2 > end or buf[pos] != 0x2A:
         return None
     size, pos = _length(buf, pos + 1, end)
