@@ -424,7 +424,7 @@ def event_fields(buf: bytes) -> dict[str, Any] | None:
     """An Event shown as the features of a record (step, wall_time, file_version, then each value
     under "tag (kind)"), each a flat numpy array of numbers or a list of bytes, as a record decoded
     without a spec holds them; None when `buf` is not an Event: one starts with its wall time
-    (field 1, a double), which no Example can."""
+    (field 1, a double), where an Example serializer writes its features."""
     if buf[:1] != b"\x09":
         return None
     try:
