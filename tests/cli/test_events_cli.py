@@ -81,3 +81,29 @@ def test_head_and_schema_recognise_events() -> None:
     ]
     proc = run_cli("schema", v2)
     assert re.search(r"weights \(histogram\) +float", proc.stdout)
+
+
+def test_follow_prints_values_as_they_are_written(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from tests._cli import ROOT
+    from tfrecord_lite.events import EventWriter
+
+    writer = EventWriter(tmp_path / "run")
+    writer.add_scalar("loss", 1.0, 0)
+    writer.flush()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    command = [sys.executable, "-m", "tfrecord_lite", "events", str(tmp_path), "--follow", "--to", "json"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env) as proc:
+        try:
+            assert proc.stdout is not None
+            first = json.loads(proc.stdout.readline())
+            writer.add_scalar("loss", 0.5, 1)
+            writer.flush()
+            second = json.loads(proc.stdout.readline())
+        finally:
+            proc.kill()
+            writer.close()
+    assert [(first["step"], first["value"]), (second["step"], second["value"])] == [(0, 1.0), (1, 0.5)]
