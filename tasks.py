@@ -88,7 +88,7 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
     ),
     "tf": (
         f"{TENSORFLOW}, newest protobuf it allows, tfx-bsl",
-        [TENSORFLOW, "protobuf<8", "grpcio-tools", "pandas"],
+        [TENSORFLOW, "protobuf<8", "grpcio-tools", "pandas", "tensorboard", "tbparse"],
         "test,arrow,fast,images",  # images: Pillow, for tests/end_to_end/test_tf_images.py
     ),
     "engines": (

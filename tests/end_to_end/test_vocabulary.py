@@ -53,6 +53,7 @@ ADAPTERS = [
     "images",
     "arrow",
     "viewer",
+    "events",
     pytest.param("ray", marks=pytest.mark.ray),
     pytest.param("hf", marks=pytest.mark.hf),
     pytest.param("dask", marks=pytest.mark.dask),
