@@ -15,7 +15,9 @@
 # package (its framing as is, its dict serialization skipped, as run.py measures it) run under
 # --python (default .venvs/bench), TensorFlow under --tf-python (default .venvs/tf). Writes go to DIR
 # (default /dev/shm, a tmpfs, so that no disk sets the pace). Prints records/s of the first writes and
-# of the later ones, median (min..max) over rounds, and tfrecord_lite's buffered writer against each
+# of the later ones, median (min..max) over rounds, by the wall clock and by the process's CPU time
+# (every writer here writes on the calling thread, so CPU time is their cost where other jobs share
+# the cores and stretch the wall clock), and tfrecord_lite's buffered writer against each
 # peer: the ratio of the medians and (in brackets) the lowest and highest ratio of one round; writes
 # the raw times as JSON (default benchmarks/results/write_through.json). Nothing here asserts.
 from __future__ import annotations
@@ -85,16 +87,16 @@ def child(system: str, size: int, n: int, writes: int, path: str) -> None:
     times = []
     try:
         for _ in range(writes):
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             run()
-            times.append(time.perf_counter() - started)
+            times.append([time.perf_counter() - started, time.process_time() - cpu])
     finally:
         if os.path.exists(path):
             os.unlink(path)
     print(json.dumps(times))
 
 
-def cell(python: str, system: str, size: int, n: int, writes: int, path: str) -> list[float]:
+def cell(python: str, system: str, size: int, n: int, writes: int, path: str) -> list[list[float]]:
     argv = [python, os.path.abspath(__file__), "--child", system, str(size), str(n), str(writes), path]
     env = {**os.environ, "PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "3"}
     out = subprocess.run(argv, capture_output=True, text=True, env=env)
@@ -146,7 +148,7 @@ def main() -> None:
     pythons = {OURS: args.python, "buffered=False": args.python, "tfrecord": args.python, "TensorFlow": args.tf_python}
     systems = [s for s in SYSTEMS if os.path.exists(pythons[s])]
     path = os.path.join(args.dir, f"write-through-{os.getpid()}.tfrecord")
-    times: dict[str, dict[str, list[list[float]]]] = {name: {s: [] for s in systems} for name in args.only}
+    times: dict[str, dict[str, list[list[list[float]]]]] = {name: {s: [] for s in systems} for name in args.only}
     counts = {name: SIZES[name][1] // (10 if args.quick else 1) for name in args.only}
     loads = [loadavg()]
     for _, system in turns(systems, args.rounds):
@@ -162,19 +164,21 @@ def main() -> None:
     summary = {}
     for name in args.only:
         size, n = SIZES[name][0], counts[name]
-        first = {s: [t[0] for t in runs] for s, runs in times[name].items() if runs}
-        later = {s: [min(t[1:]) for t in runs if len(t) > 1] for s, runs in times[name].items() if runs}
         print(f"\n{name} ({size} B x {n})")
-        for s in first:
-            steady = f"   later writes (best of a process) {_rate(n, later[s])}" if later[s] else ""
-            print(f"  {s:<20} first write {_rate(n, first[s])}{steady}")
-        for peer in ("tfrecord", "TensorFlow", "buffered=False"):
-            if OURS in first and peer in first:
-                print(
-                    f"  buffered / {peer:<14} first write {_ratio(first[OURS], first[peer])}"
-                    f"   later {_ratio(later[OURS], later[peer])}"
-                )
-        summary[name] = {"size": size, "records": n, "seconds": times[name]}
+        for clock, k in (("wall", 0), ("CPU", 1)):
+            runs = {s: [[t[k] for t in writes] for writes in got] for s, got in times[name].items() if got}
+            first = {s: [t[0] for t in r] for s, r in runs.items()}
+            later = {s: [min(t[1:]) for t in r if len(t) > 1] for s, r in runs.items()}
+            for s in first:
+                steady = f"   later writes (best of a process) {_rate(n, later[s])}" if later[s] else ""
+                print(f"  {clock:<4} {s:<20} first write {_rate(n, first[s])}{steady}")
+            for peer in ("tfrecord", "TensorFlow", "buffered=False"):
+                if OURS in first and peer in first:
+                    print(
+                        f"  {clock:<4} buffered / {peer:<14} first write {_ratio(first[OURS], first[peer])}"
+                        f"   later {_ratio(later[OURS], later[peer])}"
+                    )
+        summary[name] = {"size": size, "records": n, "seconds (wall, CPU) of each write": times[name]}
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as fh:
         report = {"python": platform.python_version(), "rounds": args.rounds, "load": loads, "results": summary}

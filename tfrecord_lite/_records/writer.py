@@ -418,6 +418,14 @@ class TFRecordWriter:
         records, self._records = self._records, []
         size = self._pending + 16 * len(records)
         self._pending = 0
+        if len(records) == 1:  # the usual batch of records of 64 KiB and more
+            record = records[0]
+            n, c = len(record), _crc32c(record)
+            footer = _U32(((c * _ROTATE >> 15) + MASK_DELTA) & 0xFFFFFFFF)
+            self._emit(size, HEADERS_BY_LENGTH.get(n) or cached_header(n), record, footer)
+            self._drained_records += 1
+            self._drained_bytes += size
+            return
         parts: list[bytes | memoryview] = []
         add = parts.append
         for record in records:

@@ -343,6 +343,8 @@ def _framed(records: Sequence[bytes], lengths: Any) -> memoryview:
     import numpy as np
 
     n = len(records)
+    if not n:  # a writer's close() with nothing buffered: no tables to build
+        return memoryview(bytearray())
     c = np.fromiter(map(_crc32c, records), dtype=np.uint32, count=n)
     out = _GAP.join((b"", *records, b""))
     size = len(out)
