@@ -65,6 +65,7 @@ from tfrecord_lite._wire.framing import (
     cached_header,
     frame_buffer,
     frame_many,
+    frame_parts,
 )
 
 _BUFFER_SIZE = 1 << 20
@@ -418,22 +419,7 @@ class TFRecordWriter:
         records, self._records = self._records, []
         size = self._pending + 16 * len(records)
         self._pending = 0
-        if len(records) == 1:  # the usual batch of records of 64 KiB and more
-            record = records[0]
-            n, c = len(record), _crc32c(record)
-            footer = _U32(((c * _ROTATE >> 15) + MASK_DELTA) & 0xFFFFFFFF)
-            self._emit(size, HEADERS_BY_LENGTH.get(n) or cached_header(n), record, footer)
-            self._drained_records += 1
-            self._drained_bytes += size
-            return
-        parts: list[bytes | memoryview] = []
-        add = parts.append
-        for record in records:
-            n = len(record)
-            c = _crc32c(record)
-            add(HEADERS_BY_LENGTH.get(n) or cached_header(n))
-            add(record)
-            add(_U32(((c * _ROTATE >> 15) + MASK_DELTA) & 0xFFFFFFFF))
+        parts = frame_parts(records)
         if len(parts) <= _IOV_MAX:
             self._emit(size, *parts)
         else:
