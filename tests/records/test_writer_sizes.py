@@ -95,3 +95,15 @@ except OSError as err:
     got = list(tfr.iter_records(path))
     assert 0 < len(got) <= int(written) and got == [bytes([i]) * (40 << 10) for i in range(len(got))]
     assert path.stat().st_size == len(got) * ((40 << 10) + 16) <= 1 << 20
+
+
+@pytest.mark.parametrize("compression", ["gzip", "zlib"])
+def test_long_records_into_a_compressed_stream_with_seek_points_every_64_kib(tmp_path: Path, compression: str) -> None:
+    records = _records(MIXES["long and tiny alternating"] + MIXES["64 KiB"][:5], seed=2)
+    path = tmp_path / f"seek.tfrecord.{compression}"
+    with tfr.TFRecordWriter(path, compression=compression, seek_every=1 << 16) as w:
+        for record in records:
+            w.write(record)
+    assert list(tfr.iter_records(path)) == records
+    with tfr.TFRecordFile(path) as f:
+        assert [f[i] for i in (0, 31, len(records) - 1)] == [records[0], records[31], records[-1]]

@@ -276,14 +276,25 @@ class TFRecordWriter:
             self._drain_full()
 
     def _drain_full(self) -> None:
-        """_drain, the buffer being full; for a write-through or closed writer, the record just
-        appended goes to _write_slow instead."""
+        """_drain, the buffer being full (a write-through or closed writer's record goes to _write_slow)."""
         if self._drain_at == _DIVERT:
             record = self._records.pop()
             self._pending -= len(record)
             self._write_slow(record)
             return
+        if self._drain_at == _APART_SIZE and len(self._records) == 1 and self._compressor is None:
+            self._pending = 0  # a long record alone (64 KiB or more), after long ones: out at once
+            self._emit_record(self._records.pop())
+            return
         self._drain()
+
+    def _emit_record(self, record: Any) -> None:
+        """Write one record from its own bytes: its header, payload and footer by one os.writev."""
+        n, c = len(record), _crc32c(record)  # framing inlined (frame_header / frame_footer, cached)
+        footer = _U32(((c * _ROTATE >> 15) + MASK_DELTA) & 0xFFFFFFFF)
+        self._emit(n + 16, HEADERS_BY_LENGTH.get(n) or cached_header(n), record, footer)
+        self._drained_records += 1
+        self._drained_bytes += n + 16
 
     def _write_slow(self, record: Any) -> None:
         """write() to a write-through or closed writer, or of anything but bytes (or to a mapped
@@ -302,11 +313,7 @@ class TFRecordWriter:
                 self._map_more(n + 16)
             _ThroughWriter.write(self, record)  # type: ignore[arg-type]  # the store; self may be a subclass
         else:
-            c = _crc32c(record)  # framing inlined (frame_header / frame_footer, cached)
-            footer = _U32(((c * _ROTATE >> 15) + MASK_DELTA) & 0xFFFFFFFF)
-            self._emit(n + 16, HEADERS_BY_LENGTH.get(n) or cached_header(n), record, footer)
-            self._drained_records += 1
-            self._drained_bytes += n + 16
+            self._emit_record(record)
 
     def _maps_small_records(self) -> bool:
         """Whether to write through the map: the first records go to os.writev, then the map is used if
@@ -390,11 +397,10 @@ class TFRecordWriter:
 
     def _drain(self) -> None:
         if self._compressor is None and self._records and self._drain_at != _DIVERT:
-            if self._pending >= _LARGE * len(self._records):  # long records: written from their own bytes
-                self._drain_at = _APART_SIZE
-                self._drain_apart()
-                return
-            self._drain_at = _BUFFER_SIZE
+            long = self._pending >= _LARGE * len(self._records)  # long records: written from their own bytes
+            self._drain_at = _APART_SIZE if long else _BUFFER_SIZE
+            if long:
+                return self._drain_apart()
         data = frame_many(self._records)
         if self._seek is not None:
             self._seek.add(self._records)
