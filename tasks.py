@@ -84,7 +84,7 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
             "playwright",
             *TEST_SERVERS,
         ],
-        "test,torch,images,jpeg,cli,remote,s3,gcs,arrow,fast,lint,docs,package",
+        "test,torch,torchdata,images,jpeg,cli,remote,s3,gcs,arrow,fast,lint,docs,package",
     ),
     "tf": (
         f"{TENSORFLOW}, newest protobuf it allows, tfx-bsl",
