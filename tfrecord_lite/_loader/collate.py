@@ -32,7 +32,7 @@ from tfrecord_lite._example.ragged_spec import RaggedFeature
 from tfrecord_lite._example.sparse import Sparse, stack_sparse
 from tfrecord_lite._example.spec import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 from tfrecord_lite._example.validate import check_choice
-from tfrecord_lite._loader.transport import for_transport
+from tfrecord_lite._loader.transport import OWN_SEGMENT, batch_tensor, for_transport, mark
 from tfrecord_lite._repr import describe
 
 
@@ -137,13 +137,13 @@ class Collate:
         )
 
     def __call__(self, batch: Sequence[Any]) -> Any:
-        from torch.utils.data import default_collate
+        from torch.utils.data import default_collate, get_worker_info
 
         if isinstance(batch, Mapping):  # one item (DataLoader with batch_size=None)
             return to_torch(dict(batch))
         if not batch or not isinstance(batch[0], Mapping):
             check_same_sizes(batch)
-            return for_transport(default_collate(list(batch)))
+            return default_collate(list(batch)) if get_worker_info() is None else worker_collate(list(batch))
         return self._assemble({key: self._column(key, [item[key] for item in batch]) for key in batch[0]})
 
     def columns(self, columns: Mapping[str, Any]) -> dict[str, Any]:
@@ -309,3 +309,37 @@ def views_cross_whole(features: Mapping[str, Any] | None) -> bool:
 
 
 collate = Collate()  # without a spec: pads only the keys whose shapes differ within a batch
+
+
+_worker_map: dict[Any, Any] | None = None  # torch's default_collate_fn_map, tensors stacked by _stack
+
+
+def worker_collate(batch: list[Any]) -> Any:
+    """torch's default_collate as a DataLoader worker runs it, the same values and errors, but with no
+    shared-memory segment per tensor: a batch tensor of a megabyte or more is stacked into a free buffer
+    of the worker's ring (transport.batch_tensor), a smaller one into plain memory, and the batch is
+    marked for transport.py, which copies the small ones through its reused buffers. Scalar bytes
+    memoryviews (decode_example(copy=False)) collate to a list, as bytes do, and cross as bytes."""
+    global _worker_map
+    import torch
+    from torch.utils.data._utils.collate import collate, collate_str_fn, default_collate_fn_map
+
+    if _worker_map is None:
+        _worker_map = {**default_collate_fn_map, torch.Tensor: _stack, memoryview: collate_str_fn}
+    return mark(collate(batch, collate_fn_map=_worker_map))
+
+
+def _stack(batch: list[Any], *, collate_fn_map: Any = None) -> Any:
+    """collate_tensor_fn's stack of equal-shape tensors, into memory that transport.py moves best."""
+    import torch
+    from torch.utils.data._utils.collate import collate_tensor_fn
+
+    elem = batch[0]
+    if elem.is_nested or elem.layout != torch.strided or elem.device.type != "cpu":
+        return collate_tensor_fn(batch, collate_fn_map=collate_fn_map)  # torch's errors, or its way
+    shape = (len(batch), *elem.shape)
+    if sum(x.numel() for x in batch) * elem.element_size() >= OWN_SEGMENT:
+        out = batch_tensor(shape, elem.dtype)
+    else:
+        out = torch.empty(shape, dtype=elem.dtype)
+    return torch.stack(batch, 0, out=out)
