@@ -12,7 +12,8 @@ different sizes a clear error instead of torch's.
 The same layout is built two ways: from decoded items (__call__), and from decode_examples'
 columns (columns()), which is faster for small records; decode_batch picks one by record size.
 In a DataLoader worker a batch is marked for transport.py, which moves its tensors and lists of
-bytes to the main process in one reused shared-memory buffer.
+bytes to the main process in one reused shared-memory buffer; worker_collate is torch's default_collate
+made so (the torch datasets give it to a worker fetcher that would run default_collate).
 """
 
 from __future__ import annotations
@@ -311,35 +312,65 @@ def views_cross_whole(features: Mapping[str, Any] | None) -> bool:
 collate = Collate()  # without a spec: pads only the keys whose shapes differ within a batch
 
 
-_worker_map: dict[Any, Any] | None = None  # torch's default_collate_fn_map, tensors stacked by _stack
+_worker_maps: dict[bool, dict[Any, Any]] = {}  # torch's default_collate_fn_map with _stack, by ring or not
 
 
 def worker_collate(batch: list[Any]) -> Any:
     """torch's default_collate as a DataLoader worker runs it, the same values and errors, but with no
-    shared-memory segment per tensor: a batch tensor of a megabyte or more is stacked into a free buffer
-    of the worker's ring (transport.batch_tensor), a smaller one into plain memory, and the batch is
-    marked for transport.py, which copies the small ones through its reused buffers. Scalar bytes
-    memoryviews (decode_example(copy=False)) collate to a list, as bytes do, and cross as bytes."""
-    global _worker_map
+    shared-memory segment per tensor: the batch is marked for transport.py, which copies its tensors
+    through the worker's reused buffers, and a batch tensor of a megabyte or more is stacked straight
+    into a free buffer of the worker's ring of batch buffers (transport.batch_tensor) when it is a value
+    of the marked batch itself (items that are dicts, tuples or lists of tensors, arrays and numbers;
+    deeper down, torch's reducer would copy it into a segment of its own, as it does any tensor).
+    Scalar bytes memoryviews (decode_example(copy=False)) collate to a list, as bytes do."""
     import torch
     from torch.utils.data._utils.collate import collate, collate_str_fn, default_collate_fn_map
 
-    if _worker_map is None:
-        _worker_map = {**default_collate_fn_map, torch.Tensor: _stack, memoryview: collate_str_fn}
-    return mark(collate(batch, collate_fn_map=_worker_map))
+    ring = _flat_item(batch[0]) if batch else False
+    if ring not in _worker_maps:
+        tensors = _stack if ring else _stack_plain
+        _worker_maps[ring] = {**default_collate_fn_map, torch.Tensor: tensors, memoryview: collate_str_fn}
+    return mark(collate(batch, collate_fn_map=_worker_maps[ring]))
+
+
+def _flat_item(item: Any) -> bool:
+    """Whether default_collate makes a plain dict or list of `item`'s batch, none of whose values is a
+    container: the batches whose large tensors may view the ring (transport.py frees them from there)."""
+    if type(item) is dict:
+        values = list(item.values())
+    elif type(item) in (list, tuple):
+        values = list(item)
+    else:
+        return False
+    return not any(isinstance(v, (Mapping, list, tuple, Sparse, Ragged)) for v in values)
 
 
 def _stack(batch: list[Any], *, collate_fn_map: Any = None) -> Any:
-    """collate_tensor_fn's stack of equal-shape tensors, into memory that transport.py moves best."""
+    """collate_tensor_fn's stack of equal-shape tensors: a megabyte or more into the ring of batch buffers."""
+    elem = batch[0]
+    if _plain_stack(elem) and sum(x.numel() for x in batch) * elem.element_size() >= OWN_SEGMENT:
+        return _stack_into(batch, batch_tensor((len(batch), *elem.shape), elem.dtype))
+    return _stack_plain(batch, collate_fn_map=collate_fn_map)
+
+
+def _stack_plain(batch: list[Any], *, collate_fn_map: Any = None) -> Any:
+    """collate_tensor_fn's stack of equal-shape tensors, into plain memory: transport.py moves it."""
     import torch
     from torch.utils.data._utils.collate import collate_tensor_fn
 
     elem = batch[0]
-    if elem.is_nested or elem.layout != torch.strided or elem.device.type != "cpu":
+    if not _plain_stack(elem):
         return collate_tensor_fn(batch, collate_fn_map=collate_fn_map)  # torch's errors, or its way
-    shape = (len(batch), *elem.shape)
-    if sum(x.numel() for x in batch) * elem.element_size() >= OWN_SEGMENT:
-        out = batch_tensor(shape, elem.dtype)
-    else:
-        out = torch.empty(shape, dtype=elem.dtype)
+    return _stack_into(batch, torch.empty((len(batch), *elem.shape), dtype=elem.dtype))
+
+
+def _plain_stack(elem: Any) -> bool:
+    import torch
+
+    return not elem.is_nested and elem.layout == torch.strided and elem.device.type == "cpu"
+
+
+def _stack_into(batch: list[Any], out: Any) -> Any:
+    import torch
+
     return torch.stack(batch, 0, out=out)
