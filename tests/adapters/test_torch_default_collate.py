@@ -143,6 +143,19 @@ def test_a_dataset_without_transform_gives_default_collates_dicts(small: str) ->
         assert b["lable"].dtype == torch.int64 and torch.equal(a["lable"], b["lable"])
 
 
+def test_the_streaming_dataset_without_transform_gives_default_collates_dicts(raw_records: str) -> None:
+    ds = IterableTFRecordDataset(raw_records, features=SPEC)  # 20 KB values: they cross as views, arrive as bytes
+    rows = {}
+    for workers in (0, 2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DataLoaderWarning)
+            batches = list(DataLoader(ds, batch_size=32, num_workers=workers))
+        assert all(type(b) is dict and type(b["image"]) is list and b["lable"].dtype == torch.int64 for b in batches)
+        rows[workers] = sorted((i, v) for b in batches for i, v in zip(b["lable"].tolist(), b["image"], strict=True))
+    assert rows[0] == rows[2] and [i for i, _ in rows[2]] == list(range(96))
+    assert all(type(v) is bytes and v == bytes([i]) * 20_000 for i, v in rows[2])
+
+
 ITEMS: list[Any] = [
     [(torch.arange(6).reshape(2, 3), 1, "a"), (torch.arange(6, 12).reshape(2, 3), 2, "b")],
     [{"x": np.float32(1.5), "y": np.arange(3), "s": b"one"}, {"x": np.float32(2.5), "y": np.arange(3, 6), "s": b"two"}],

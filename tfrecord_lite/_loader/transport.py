@@ -448,12 +448,12 @@ def _data_address(slot: Any) -> int:
     return int(slot.data_ptr()) + _HEADER
 
 
-def batch_tensor(shape: tuple[int, ...], dtype: Any) -> Any:
-    """An uninitialised tensor for a batch. In a DataLoader worker, a tensor of a megabyte or more views a
-    free slot of the worker's ring of batch buffers, which crosses to the main process inside a marked
-    batch as its slot number (the main process views the slot, no copy, no new segment); when every slot
-    is still in use (batches kept), or for smaller tensors, it is a new segment of shared memory.
-    Outside a worker, a plain tensor."""
+def batch_tensor(shape: tuple[int, ...], dtype: Any, *, ring_from: int = OWN_SEGMENT) -> Any:
+    """An uninitialised tensor for a batch. In a DataLoader worker, a tensor of `ring_from` bytes or more
+    (a megabyte) views a free slot of the worker's ring of batch buffers, which crosses to the main process
+    inside a marked batch as its slot number (the main process views the slot, no copy, no new segment);
+    when every slot is still in use (batches kept), or for smaller tensors, it is a new segment of shared
+    memory. Outside a worker, a plain tensor."""
     import torch
     from torch.utils.data import get_worker_info
 
@@ -462,7 +462,7 @@ def batch_tensor(shape: tuple[int, ...], dtype: Any) -> Any:
     empty = torch.empty(0, dtype=dtype)
     size = int(np.prod(shape)) * empty.element_size()
     dtype_ = _numpy_dtype(empty)
-    array = _worker_batch_ring().take(size, dtype_, shape) if size >= OWN_SEGMENT and dtype_ is not None else None
+    array = _worker_batch_ring().take(size, dtype_, shape) if size >= ring_from and dtype_ is not None else None
     if array is None:
         storage = torch.UntypedStorage._new_shared(size)  # type: ignore[no-untyped-call]
         return empty.set_(storage).view(shape)
