@@ -349,7 +349,7 @@ def _flat_item(item: Any) -> bool:
 
 
 def _stack(batch: list[Any], *, collate_fn_map: Any = None) -> Any:
-    """collate_tensor_fn's stack of equal-shape tensors: a megabyte or more into the ring of batch buffers."""
+    """collate_tensor_fn's stack of equal-shape tensors: 64 KiB or more into the ring of batch buffers."""
     elem = batch[0]
     if _plain_stack(elem) and sum(x.numel() for x in batch) * elem.element_size() >= _RING_FROM:
         return _stack_into(batch, batch_tensor((len(batch), *elem.shape), elem.dtype, ring_from=_RING_FROM))

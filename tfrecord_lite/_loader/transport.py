@@ -55,7 +55,7 @@ from tfrecord_lite._errors import DataLoaderWarning
 _SLOTS = 4  # batches of one worker in flight: DataLoader's prefetch_factor (2), one being pickled, one spare
 _HEADER = 64  # bytes before a slot's data: byte 0 is 1 while the main process has not copied the batch out
 _ALIGN = 64
-OWN_SEGMENT = 1 << 20  # tensors this large keep torch's way: their own segment, mapped, not copied
+_OWN_SEGMENT = 1 << 20  # tensors this large keep torch's way: their own segment, mapped, not copied
 _LARGE_VALUES = 4096  # mean size of a list's bytes values above which each is copied on its own
 _KEEP_FREED = 16 << 20  # glibc keeps up to twice this much freed memory, see _keep_freed_memory
 _COPY_BOUND = 0.9  # share of a batch's bytes in large bytes values from which workers are bound by the copy
@@ -190,7 +190,7 @@ def _layout(values: list[Any]) -> tuple[list[tuple[Any, ...]], list[tuple[int, n
             entries.append(ring_entry)
             continue
         array = _tensor_array(value)
-        if array is not None and array.nbytes >= OWN_SEGMENT:
+        if array is not None and array.nbytes >= _OWN_SEGMENT:
             entries.append(("v", value))  # a segment of its own, as torch shares tensors: no copy
             continue
         if array is not None:
@@ -448,7 +448,7 @@ def _data_address(slot: Any) -> int:
     return int(slot.data_ptr()) + _HEADER
 
 
-def batch_tensor(shape: tuple[int, ...], dtype: Any, *, ring_from: int = OWN_SEGMENT) -> Any:
+def batch_tensor(shape: tuple[int, ...], dtype: Any, *, ring_from: int = _OWN_SEGMENT) -> Any:
     """An uninitialised tensor for a batch. In a DataLoader worker, a tensor of `ring_from` bytes or more
     (a megabyte) views a free slot of the worker's ring of batch buffers, which crosses to the main process
     inside a marked batch as its slot number (the main process views the slot, no copy, no new segment);
