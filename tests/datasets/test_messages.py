@@ -76,9 +76,7 @@ def test_descriptor_set_records_decode_as_the_runtime_does(tmp_path: Path) -> No
             writer.write(record)
     cls = tfr.load_message_class(tmp_path / "shop.pb", message="shop.Order")
     read = [tfr.decode_message(r, message=cls) for r in tfr.iter_records(str(tmp_path / "orders.tfrecord"))]
-    expected = [
-        json_format.MessageToDict(reference.FromString(r), preserving_proto_field_name=True) for r in records
-    ]
+    expected = [json_format.MessageToDict(reference.FromString(r), preserving_proto_field_name=True) for r in records]
     assert read == expected
     assert read[3]["note"] == {"text": "gift 3 ✓"} and read[3]["order_id"] == "1003"  # int64 as JSON has it
     note = tfr.load_message_class(data, message="shop.Order.Note")  # a nested message, by its full name

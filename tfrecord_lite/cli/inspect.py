@@ -55,10 +55,13 @@ def format_schema(schema: Schema) -> str:
     head = [f"scanned {scope} {plural(schema.records, 'record')}{raw}"]
     if not rows:
         return "\n".join(head + ["no features"])
-    names = [printable(r["key"]) + (" [list]" if r["section"] == "feature_lists" else "") for r in rows]
+    marks = {"feature_lists": " [list]", "examples": " [examples]"}  # per step / per example of a record
+    names = [printable(r["key"]) + marks.get(r["section"], "") for r in rows]
     width = max(len("key"), *(len(n) for n in names))
     kwidth = max(len("kind"), *(len(r["kind"]) for r in rows))
     unit = "values (per step for lists)" if sequence else "values"
+    if any(r["section"] == "examples" for r in rows):
+        unit = "values (per example for examples)"
     lines = head + [f"{'key'.ljust(width)}  {'kind'.ljust(kwidth)}  present  {unit}"]
     for name, r in zip(names, rows, strict=False):
         span = str(r["min_values"]) if r["min_values"] == r["max_values"] else f"{r['min_values']}..{r['max_values']}"

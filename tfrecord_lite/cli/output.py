@@ -144,7 +144,7 @@ def _message_lines(fields: dict[str, Any], max_chars: int) -> list[str]:
     texts = {printable(k): json.dumps(v, ensure_ascii=False) for k, v in fields.items()}
     width = max((len(k) for k in texts), default=0)
     cut = {k: v if max_chars <= 0 or len(v) <= max_chars else v[:max_chars] + "…" for k, v in texts.items()}
-    return [f"  {k.ljust(width)}  {printable(v)}" for k, v in cut.items()]
+    return [f"  {k.ljust(width)}  {terminal_safe(v)}" for k, v in cut.items()]
 
 
 def render_record(dec: Decoded, title: str, max_values: int = 10, max_chars: int = 60) -> str:
