@@ -169,25 +169,16 @@ def _fields(buf: bytes, start: int, end: int) -> Iterator[tuple[int, int, int, i
         pos += size
 
 
-def _only_field_one(buf: bytes, start: int, end: int) -> list[tuple[int, int]] | None:
-    spans = []
+def _entries_of_example(buf: bytes, start: int, end: int) -> int | None:
+    """How many feature entries the Example at buf[start:end] holds; None if it is no Example whose
+    Features hold entries of a key and a value. An Example's own Features fail at its first entry,
+    so telling one costs a few fields, not a walk of the record."""
+    count = 0
     for number, _, s, e in _fields(buf, start, end):
         if number != 1:
             return None
-        spans.append((s, e))
-    return spans
-
-
-def _entries_of_example(buf: bytes, start: int, end: int) -> int | None:
-    """How many feature entries the Example at buf[start:end] holds; None if it is no Example whose
-    Features hold entries of a key and a value."""
-    features = _only_field_one(buf, start, end)
-    if features is None:
-        return None
-    count = 0
-    for s, e in features:
-        for number, _, es, ee in _fields(buf, s, e):
-            if number != 1:
+        for entry_number, _, es, ee in _fields(buf, s, e):
+            if entry_number != 1:
                 return None
             fields = {n for n, _, _, _ in _fields(buf, es, ee)}
             if not fields <= {_ENTRY_KEY, _ENTRY_VALUE} or _ENTRY_VALUE not in fields:
