@@ -15,7 +15,7 @@ import os
 from collections.abc import Collection, Iterator
 from typing import Any
 
-from tfrecord_lite._batches.columnar import Spans
+from tfrecord_lite._batches.columnar import Spans, placing
 from tfrecord_lite._batches.flat import decode_flat, decode_sequence_flat
 from tfrecord_lite._batches.sequence_probe import CLASH, feature_list_rows
 from tfrecord_lite._compression.kinds import normalize_compression
@@ -121,6 +121,10 @@ class _Pass:
         n = len(batch.starts)
         if not n:
             return
+        with placing(batch.where):
+            self._add(batch, n)
+
+    def _add(self, batch: Spans, n: int) -> None:
         self.records += n
         self.bytes += int((batch.ends - batch.starts).sum())
         if feature_list_rows(*batch[:3]).any():
