@@ -407,9 +407,11 @@ def unpack_images(
     progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
     image_key: str = ENCODED,
     label_key: str = LABEL,
+    overwrite: bool = False,
+    skip_existing: bool = False,
 ) -> int:
     """Write every image of `source` back to `destination/<class>/<file name>` (an ImageFolder tree);
-    returns the count. `source` is read as iter_image_records reads it (URLs too, and the reader
+    returns the count written. `source` is read as iter_image_records reads it (URLs too, and the reader
     options); `destination` is a local folder. The image is read from `image_key`, the class id from
     `label_key` (the class name is image/class/text).
 
@@ -418,10 +420,24 @@ def unpack_images(
     or a .npy file. Names come from image/class/text (else the label) and image/filename,
     sanitised so nothing lands outside `destination`; clashes get '-1', '-2', ... suffixes. Records
     without a name become <class>/<n>.<format>.
+
+    A `destination` that already holds files is refused (FileExistsError), so that a second run does
+    not add a copy of every image: `overwrite=True` replaces the files a run would write (the same
+    names, so a re-run gives the same tree), `skip_existing=True` leaves those that exist and writes
+    the rest (an interrupted run finished).
     """
+    if overwrite and skip_existing:
+        raise ValueError("overwrite and skip_existing exclude each other: choose one")
     out_dir = os.fspath(destination)
+    if not (overwrite or skip_existing) and _holds_files(out_dir):
+        raise FileExistsError(
+            f"{out_dir} already holds files: unpacking into it again would add a copy of every image; "
+            "pass overwrite=True to replace the files a run writes or skip_existing=True to keep them "
+            "(tfrecord-lite unpack-images --overwrite / --skip-existing), or choose an empty folder"
+        )
     os.makedirs(out_dir, exist_ok=True)
     count = 0
+    written: set[str] = set()  # the files of this run: a second record of a name gets a suffix
     records: Iterable[ImageRecord] = iter_image_records(
         source,
         compression=compression,
@@ -441,18 +457,30 @@ def unpack_images(
         base = _file_name(rec.filename, ext, f"{count:08d}{ext}")
         folder = os.path.join(out_dir, cls)
         os.makedirs(folder, exist_ok=True)
-        stem, suffix = os.path.splitext(base)
-        target, n = os.path.join(folder, base), 0
-        while True:
-            try:
-                with open(target, "xb") as f:
-                    f.write(data)
-                break
-            except FileExistsError:
-                n += 1
-                target = os.path.join(folder, f"{stem}-{n}{suffix}")
+        target = _unpacked_name(folder, base, written, clash=not (overwrite or skip_existing))
+        written.add(target)
+        if skip_existing and os.path.lexists(target):
+            continue
+        with open(target, "wb" if overwrite else "xb") as f:
+            f.write(data)
         count += 1
     return count
+
+
+def _holds_files(folder: str) -> bool:
+    """Whether `folder` (or a folder in it) holds anything but folders; it stops at the first."""
+    return any(files for _, _, files in os.walk(folder))
+
+
+def _unpacked_name(folder: str, base: str, written: set[str], clash: bool) -> str:
+    """Where an image named `base` goes in `folder`: `base`, else the first of base-1, base-2, ...
+    not written by this run (`written`) and, when `clash`, not on disk either."""
+    stem, suffix = os.path.splitext(base)
+    target, n = os.path.join(folder, base), 0
+    while target in written or (clash and os.path.lexists(target)):
+        n += 1
+        target = os.path.join(folder, f"{stem}-{n}{suffix}")
+    return target
 
 
 def remove_images(

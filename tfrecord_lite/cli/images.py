@@ -109,14 +109,19 @@ def cmd_unpack_images(args: argparse.Namespace) -> int:
     from tfrecord_lite import images
 
     paths = expand_inputs(args.inputs)
-    n = images.unpack_images(
-        paths,
-        destination=args.output,
-        progress=lambda it, total: progress(it, total, "unpack", "img", args.quiet),
-        image_key=args.image_key,
-        label_key=args.label_key,
-        **reader_options(args),
-    )
+    try:
+        n = images.unpack_images(
+            paths,
+            destination=args.output,
+            progress=lambda it, total: progress(it, total, "unpack", "img", args.quiet),
+            image_key=args.image_key,
+            label_key=args.label_key,
+            overwrite=args.overwrite,
+            skip_existing=args.skip_existing,
+            **reader_options(args),
+        )
+    except FileExistsError as err:  # a folder holding files already: the command line's choice to make
+        raise UsageError(str(err)) from None
     say(args, f"wrote {plural(n, 'image')} under {args.output}")
     return 0
 
@@ -232,6 +237,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add_inputs(p)
     add_reader_options(p)
     p.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="folder to write into")
+    again = p.add_mutually_exclusive_group()
+    again.add_argument("--overwrite", action="store_true", help="OUT_DIR may hold files: replace those this run writes")
+    again.add_argument(
+        "--skip-existing",
+        action="store_true",
+        help="OUT_DIR may hold files: keep those this run would write, write the rest",
+    )
     _add_key_options(p)
 
     p = add_command(

@@ -1,0 +1,61 @@
+"""Re-runs are safe: `unpack-images` into a folder that holds files refuses unless told to
+overwrite or skip what exists (a second run used to add a suffixed copy of every image)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PIL")
+from PIL import Image
+
+from tests._cli import run_cli
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {
+        os.path.relpath(os.path.join(d, f), folder): Path(d, f).read_bytes()
+        for d, _, files in os.walk(folder)
+        for f in files
+    }
+
+
+@pytest.fixture
+def packed(tmp_path: Path) -> str:
+    for name, seed in (("ant/a.png", 1), ("ant/b.png", 2), ("bee/a.png", 3)):
+        pixels = np.random.default_rng(seed).integers(0, 256, size=(4, 6, 3), dtype=np.uint8)
+        (tmp_path / "photos" / name).parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(pixels, mode="RGB").save(tmp_path / "photos" / name, format="PNG")
+    prefix = str(tmp_path / "packed" / "bugs")
+    assert run_cli("pack-images", str(tmp_path / "photos"), prefix).returncode == 0
+    return prefix + "-*"
+
+
+def test_unpacking_twice_is_refused_overwritten_or_skipped(packed: str, tmp_path: Path) -> None:
+    out = tmp_path / "restored"
+    first = run_cli("unpack-images", packed, "-o", str(out), shell=True)
+    assert first.returncode == 0, first.stderr
+    once = tree(out)
+    assert len(once) == 3
+
+    again = run_cli("unpack-images", packed, "-o", str(out), shell=True)
+    assert again.returncode == 2
+    assert "already holds files" in again.stderr and "--overwrite" in again.stderr and "--skip-existing" in again.stderr
+    assert tree(out) == once
+
+    (out / "ant" / "a.png").write_bytes(b"changed")
+    overwritten = run_cli("unpack-images", packed, "-o", str(out), "--overwrite", shell=True)
+    assert overwritten.returncode == 0, overwritten.stderr
+    assert tree(out) == once
+
+    (out / "bee" / "a.png").unlink()
+    (out / "ant" / "b.png").write_bytes(b"kept")
+    skipped = run_cli("unpack-images", packed, "-o", str(out), "--skip-existing", shell=True)
+    assert skipped.returncode == 0 and "wrote 1 image" in skipped.stderr
+    assert tree(out) == {**once, os.path.join("ant", "b.png"): b"kept"}
+
+    both = run_cli("unpack-images", packed, "-o", str(out), "--overwrite", "--skip-existing", shell=True)
+    assert both.returncode == 2
