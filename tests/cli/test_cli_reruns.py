@@ -1,5 +1,7 @@
 """Re-runs are safe: `unpack-images` into a folder that holds files refuses unless told to
-overwrite or skip what exists (a second run used to add a suffixed copy of every image)."""
+overwrite or skip what exists (a second run used to add a suffixed copy of every image), and an
+append renames every sidecar of a renumbered shard (DALI's `.idx`, the `tfrecord` package's
+`.tfindex`), not only the index sidecar."""
 
 from __future__ import annotations
 
@@ -59,3 +61,32 @@ def test_unpacking_twice_is_refused_overwritten_or_skipped(packed: str, tmp_path
 
     both = run_cli("unpack-images", packed, "-o", str(out), "--overwrite", "--skip-existing", shell=True)
     assert both.returncode == 2
+
+
+def test_an_append_renames_every_sidecar_of_a_shard(tmp_path: Path) -> None:
+    import tfrecord_lite as tfr
+    from tfrecord_lite.compat.tfrecord.tools.tfrecord2idx import create_index
+
+    photos = tmp_path / "photos"
+    for i in range(8):
+        pixels = np.random.default_rng(i).integers(0, 256, size=(4, 6, 3), dtype=np.uint8)
+        (photos / "ant").mkdir(parents=True, exist_ok=True)
+        Image.fromarray(pixels, mode="RGB").save(photos / "ant" / f"{i}.png", format="PNG")
+    prefix = tmp_path / "out" / "bugs"
+    assert run_cli("pack-images", str(photos), str(prefix), "--shards", "4").returncode == 0
+    shards = sorted(str(p) for p in (tmp_path / "out").glob("bugs-*.tfrecord"))
+    assert len(shards) == 4 and all(s.endswith("-of-00004.tfrecord") for s in shards)
+    for shard in shards:
+        tfr.write_text_index(shard, destination=shard + ".idx")
+        create_index(shard, os.path.splitext(shard)[0] + ".tfindex")
+    texts = {os.path.basename(s).replace("-of-00004", ""): Path(s + ".idx").read_text() for s in shards}
+
+    (photos / "bee").mkdir()
+    Image.fromarray(np.zeros((4, 6, 3), np.uint8), mode="RGB").save(photos / "bee" / "new.png", format="PNG")
+    appended = run_cli("pack-images", str(photos), str(prefix), "--append")
+    assert appended.returncode == 0, appended.stderr
+    left = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert not [name for name in left if "-of-00004" in name], left
+    for shard in sorted(str(p) for p in (tmp_path / "out").glob("bugs-*-of-00005.tfrecord"))[:4]:
+        assert Path(shard + ".idx").read_text() == texts[os.path.basename(shard).replace("-of-00005", "")]
+        assert os.path.exists(os.path.splitext(shard)[0] + ".tfindex")
