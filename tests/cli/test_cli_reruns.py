@@ -90,3 +90,27 @@ def test_an_append_renames_every_sidecar_of_a_shard(tmp_path: Path) -> None:
     for shard in sorted(str(p) for p in (tmp_path / "out").glob("bugs-*-of-00005.tfrecord"))[:4]:
         assert Path(shard + ".idx").read_text() == texts[os.path.basename(shard).replace("-of-00005", "")]
         assert os.path.exists(os.path.splitext(shard)[0] + ".tfindex")
+
+
+def test_remove_images_refuses_names_no_record_has(packed: str, tmp_path: Path) -> None:
+    out = tmp_path / "filtered" / "bugs"
+    typo = run_cli("remove-images", packed, "-o", str(out), "--class", "ant", "--class", "bea", shell=True)
+    assert typo.returncode == 1
+    assert "no record has the class 'bea'; did you mean 'bee'?" in typo.stderr
+    assert not out.parent.exists() or not list(out.parent.iterdir())
+    missing = run_cli("remove-images", packed, "-o", str(out), "--filename", "ant/c.png", shell=True)
+    assert missing.returncode == 1 and "no record has the image/filename 'ant/c.png'" in missing.stderr
+    done = run_cli("remove-images", packed, "-o", str(out), "--class", "bee", shell=True)
+    assert done.returncode == 0 and "kept 2 images, removed 1" in done.stderr
+
+
+def test_statistics_of_a_feature_no_record_has_is_an_error(tmp_path: Path) -> None:
+    import tfrecord_lite as tfr
+
+    path = tmp_path / "a.tfrecord"
+    with tfr.TFRecordWriter(str(path)) as writer:
+        writer.write_example({"label": 1, "image": b"x"})
+    typo = run_cli("stats", str(path), "--features", "lable,image")
+    assert typo.returncode == 1
+    assert "feature 'lable': no record has this feature; did you mean 'label'?" in typo.stderr
+    assert run_cli("stats", str(path), "--features", "label,image").returncode == 0

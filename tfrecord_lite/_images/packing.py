@@ -29,6 +29,7 @@ from typing import Any
 
 from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._datasets.sharded import open_shard_writer
+from tfrecord_lite._example.validate import did_you_mean
 from tfrecord_lite._html.images import sniff_image_format
 from tfrecord_lite._images.append import Appending, Packed
 from tfrecord_lite._images.codec import (
@@ -57,9 +58,10 @@ from tfrecord_lite._images.records import (
     iter_image_records,
     parse_image_record,
 )
-from tfrecord_lite._records.reader import iter_records
+from tfrecord_lite._records.reader import read_records
 from tfrecord_lite._storage.publish import open_publication
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
+from tfrecord_lite._stream.damage import DamagePolicy
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 
 IMAGE_EXTENSIONS = (
@@ -504,12 +506,17 @@ def remove_images(
     max_record_bytes: int = MAX_RECORD_BYTES,
     image_key: str = ENCODED,
     label_key: str = LABEL,
+    classes: Iterable[str] = (),
 ) -> PackResult:
     """Copy the image records of `source` into new shards under `prefix`, leaving some out.
 
-    A record is dropped when its image/filename is in `filenames` or `keep(record)`
-    is false. Records are copied byte for byte; the label map (`label_map`, or the
-    one beside the first input shard's prefix) is copied beside the new shards
+    A record is dropped when its image/filename is in `filenames`, its class name
+    (image/class/text) in `classes`, or `keep(record)` is false. A name of `filenames` or
+    `classes` that no record has is a ValueError (with the close names the records have),
+    raised before anything is published: a typo never makes a copy believed filtered (unless
+    damaged records were skipped, which might have held it).
+    Records are copied byte for byte; the label map (`label_map`, or the one beside the
+    first input shard's prefix) is copied beside the new shards
     unchanged, so label ids stay valid; both appear together, or not at all.
     `overwrite=True` replaces existing shards of `prefix`. `source` is read as iter_records
     reads it (`compression` and the other reader options are its); the new shards are written
@@ -517,7 +524,8 @@ def remove_images(
     (`storage_options` for fsspec); `keep` sees the image under `image_key` and the class id under
     `label_key`. Returns counts of written and removed.
     """
-    drop = set(filenames)
+    drop, drop_classes = set(filenames), set(classes)
+    seen = _Seen()
     prefix = os.fspath(prefix)
     sources = resolve_inputs(source, storage_options=storage_options)
     written = removed = 0
@@ -540,21 +548,46 @@ def remove_images(
             storage_options=storage_options,
         )
         with shards as writer:
-            records = iter_records(
+            policy = DamagePolicy(on_error, max_skipped)
+            records = read_records(
                 sources,
+                policy,
                 compression=normalize_compression(compression, allow_auto=True),
                 verify=verify,
-                on_error=on_error,
-                max_skipped=max_skipped,
                 storage_options=storage_options,
                 max_record_bytes=max_record_bytes,
             )
             for record in records:
                 rec = parse_image_record(record, image_key=image_key, label_key=label_key)
-                if rec.filename in drop or (keep is not None and not keep(rec)):
+                seen.add(rec, bool(drop), bool(drop_classes))
+                if rec.filename in drop or rec.text in drop_classes or (keep is not None and not keep(rec)):
                     removed += 1
                     continue
                 writer.write(record)
                 written += 1
+            if not policy.skipped:  # else a name may have been in a skipped record
+                seen.check(drop, drop_classes)  # inside the publication: an error publishes nothing
         save_label_map(labels, publication.file(map_path), storage_options=storage_options)
     return PackResult(list(writer.paths), map_path, labels, written, removed=removed)
+
+
+class _Seen:
+    """The file and class names remove_images met, to say which asked-for names no record has."""
+
+    def __init__(self) -> None:
+        self.filenames: set[str] = set()
+        self.classes: set[str] = set()
+
+    def add(self, rec: ImageRecord, filenames: bool, classes: bool) -> None:
+        if filenames:
+            self.filenames.add(rec.filename)
+        if classes:
+            self.classes.add(rec.text)
+
+    def check(self, filenames: set[str], classes: set[str]) -> None:
+        for what, asked, met in (("image/filename", filenames, self.filenames), ("class", classes, self.classes)):
+            missing = sorted(asked - met)
+            if missing:
+                close = did_you_mean(missing[0], met - {""})
+                names = ", ".join(repr(name) for name in missing[:5]) + (" ..." if len(missing) > 5 else "")
+                raise ValueError(f"no record has the {what} {names}{close or '.'} Nothing was removed or written.")

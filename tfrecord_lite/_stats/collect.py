@@ -20,7 +20,7 @@ from tfrecord_lite._batches.flat import decode_flat, decode_sequence_flat
 from tfrecord_lite._batches.sequence_probe import CLASH, feature_list_rows
 from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._errors import FeatureError
-from tfrecord_lite._example.validate import check_int
+from tfrecord_lite._example.validate import check_int, did_you_mean
 from tfrecord_lite._records.example_batches import record_spans
 from tfrecord_lite._records.reader import sources_of
 from tfrecord_lite._redact import scrub
@@ -76,6 +76,7 @@ def statistics(
         close = getattr(spans, "close", None)  # the files, now, when max_records stopped the pass
         if close is not None:
             close()
+    pass_.check_wanted()
     return DatasetStatistics(
         files=tuple(names),
         compression=_compressions(files, compression, storage_options),
@@ -103,6 +104,15 @@ class _Pass:
         self.sequences = False
         self.truncated = False  # records were left unread (max_records)
         self.features: dict[tuple[bool, str], FeatureAccumulator] = {}
+        self.present: set[str] | None = None  # every key of the first batch, when only some are wanted
+
+    def check_wanted(self) -> None:
+        """A wanted key that no record has is an error naming the close keys the records have."""
+        if self.wanted is None or not self.records:
+            return
+        found = {name for _, name in self.features}
+        for key in sorted(self.wanted - found):
+            raise FeatureError(key, f"no record has this feature{did_you_mean(key, self.present or ()) or ''}")
 
     def limited(self, spans: Iterator[Spans], max_records: int | None) -> Iterator[Spans]:
         """The batches, the last one cut so that at most max_records records come out."""
@@ -133,6 +143,8 @@ class _Pass:
             self._fold(context, False, n)
             self._fold(lists, True, n)
         else:
+            if self.present is None and self.wanted is not None:
+                self.present = set(decode_flat(batch, None, None))
             self._fold(decode_flat(batch, None, self.wanted), False, n)
 
     def _fold(self, columns: dict[str, Any], is_list: bool, rows: int) -> None:

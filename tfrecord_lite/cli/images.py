@@ -143,7 +143,7 @@ def cmd_remove_images(args: argparse.Namespace) -> int:
             paths,
             prefix=args.output,
             filenames=names,
-            keep=(lambda rec: rec.text not in classes) if classes else None,
+            classes=classes,
             label_map=args.label_map,
             num_shards=args.shards,
             max_records=args.max_records,
