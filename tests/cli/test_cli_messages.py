@@ -37,5 +37,5 @@ def test_an_unsuffixed_gzip_file_read_as_plain_is_said_to_be_gzip(tmp_path: Path
     path = tmp_path / "records.bin"
     with tfr.TFRecordWriter(str(path), compression="gzip") as writer:
         writer.write_example({"x": 1})
-    with pytest.raises(ValueError, match="is GZIP-compressed, but compression=None was given.*'auto' recognises"):
+    with pytest.raises(ValueError, match=r"is GZIP-compressed, but compression=None was given.*'auto' recognises"):
         list(tfr.iter_records(str(path), compression=None))
