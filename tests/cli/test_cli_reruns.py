@@ -114,3 +114,27 @@ def test_statistics_of_a_feature_no_record_has_is_an_error(tmp_path: Path) -> No
     assert typo.returncode == 1
     assert "feature 'lable': no record has this feature; did you mean 'label'?" in typo.stderr
     assert run_cli("stats", str(path), "--features", "label,image").returncode == 0
+
+
+def test_pack_images_stores_under_the_keys_asked_for(tmp_path: Path) -> None:
+    import tfrecord_lite as tfr
+
+    photos = tmp_path / "photos"
+    for name, seed in (("ant/a.png", 1), ("bee/b.png", 2)):
+        pixels = np.random.default_rng(seed).integers(0, 256, size=(4, 6, 3), dtype=np.uint8)
+        (photos / name).parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(pixels, mode="RGB").save(photos / name, format="PNG")
+    prefix = str(tmp_path / "out" / "bugs")
+    keys = ("--image-key", "image", "--label-key", "label", "--text-key", "label_name")
+    done = run_cli("pack-images", str(photos), prefix, *keys)
+    assert done.returncode == 0, done.stderr
+    (shard,) = (tmp_path / "out").glob("bugs-*.tfrecord")
+    spec = {"image": tfr.FixedLenFeature([], "bytes"), "label": tfr.FixedLenFeature([], "int64")}
+    spec["label_name"] = tfr.FixedLenFeature([], "bytes")
+    rows = [tfr.decode_example(r, spec) for r in tfr.iter_records(str(shard))]
+    assert sorted((row["label_name"], int(row["label"])) for row in rows) == [(b"ant", 0), (b"bee", 1)]
+    assert "image/encoded" not in tfr.decode_example(next(iter(tfr.iter_records(str(shard)))))
+
+    (photos / "bee" / "c.png").write_bytes((photos / "bee" / "b.png").read_bytes()[:-1] + b"\x00")
+    appended = run_cli("pack-images", str(photos), prefix, "--append", *keys, "--skip-bad")
+    assert appended.returncode == 0, appended.stderr

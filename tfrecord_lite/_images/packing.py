@@ -52,6 +52,7 @@ from tfrecord_lite._images.label_maps import (
 from tfrecord_lite._images.records import (
     ENCODED,
     LABEL,
+    TEXT,
     ImageRecord,
     PathLike,
     image_example,
@@ -245,8 +246,15 @@ def pack_images(
     progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
     workers: int | None = None,
     storage_options: StorageOptions = None,
+    image_key: str = ENCODED,
+    label_key: str = LABEL,
+    text_key: str = TEXT,
 ) -> PackResult:
     """Pack images into sharded TFRecords with a label map beside them.
+
+    The image, its class id and its class name are stored under `image_key`, `label_key` and
+    `text_key` (TensorFlow's image/encoded, image/class/label, image/class/text by default; `image`,
+    `label` for readers that expect those).
 
     `source` is an ImageFolder root, a CSV of `path,label`, or an iterable of
     (path, label). Shards: `num_shards`, `max_records` or `max_bytes` (default
@@ -302,7 +310,7 @@ def pack_images(
             missing_classes(labels, (name for _, name in items), where)
         appending = None
         if append and not allow_duplicates:
-            appending = Appending(Packed.read(prefix, compression, storage_options), on_conflict)
+            appending = Appending(Packed.read(prefix, compression, storage_options, image_key), on_conflict)
         new_classes = add_new_classes(labels, (name for _, name in items))
         if shuffle:
             random.Random(seed).shuffle(items)
@@ -340,7 +348,19 @@ def pack_images(
                     if kept is None:
                         continue
                     stored = kept
-                record = image_example(data, fmt_name, height, width, labels[name], name, stored, channels)
+                record = image_example(
+                    data,
+                    fmt_name,
+                    height,
+                    width,
+                    labels[name],
+                    name,
+                    stored,
+                    channels,
+                    image_key=image_key,
+                    label_key=label_key,
+                    text_key=text_key,
+                )
                 writer.write(record)
                 written += 1
             if appending is not None:

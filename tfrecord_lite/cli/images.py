@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tfrecord_lite._datasets.sharded import shard_suffix
-from tfrecord_lite._images.records import ENCODED, LABEL
+from tfrecord_lite._images.records import ENCODED, LABEL, TEXT
 from tfrecord_lite._redact import scrub
 from tfrecord_lite._repr import plural
 from tfrecord_lite.cli.options import (
@@ -102,6 +102,9 @@ def _pack(args: argparse.Namespace, report: Callable[[str, Exception], None]) ->
         index=not args.no_index,
         progress=lambda items, total: progress(items, total, "pack", "img", args.quiet),
         workers=args.workers,
+        image_key=args.image_key,
+        label_key=args.label_key,
+        text_key=args.text_key,
     )
 
 
@@ -223,6 +226,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         metavar="N",
         help="threads reading and checking images (default: up to 8)",
     )
+    _add_pack_key_options(p)
     add_output_options(p)
 
     p = add_command(
@@ -269,6 +273,19 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--label-map", metavar="FILE", help="label map to copy beside the new shards (default: the inputs')")
     _add_key_options(p)
     add_output_options(p)
+
+
+def _add_pack_key_options(p: argparse.ArgumentParser) -> None:
+    """--image-key, --label-key and --text-key: the features pack-images writes the image, its class
+    id and its class name under."""
+    for option, default, what in (
+        ("--image-key", ENCODED, "the image"),
+        ("--label-key", LABEL, "the class id"),
+        ("--text-key", TEXT, "the class name"),
+    ):
+        p.add_argument(
+            option, default=default, metavar="KEY", help=f"feature to store {what} under (default {default})"
+        )
 
 
 def _add_key_options(p: argparse.ArgumentParser) -> None:
