@@ -184,7 +184,7 @@ def test_the_label_chart_names_the_classes_the_records_name(folder):
 
     html = labels_html(Catalog(folder))
     assert "cat (0)" in html and "dog (1)" in html and "&lt;b&gt;bird&lt;/b&gt; (2)" in html
-    assert ">cat</a>" in html  # the grid links say the name and search the id
+    assert ">cat (0)</a>" in html  # the grid links say the name and search the id
     assert 'label=0"' in html or "label=0&" in html
 
 

@@ -79,11 +79,10 @@ def labels_html(catalog: Catalog) -> str:
     if not key:
         return ""
     names = catalog.label_names
-    shown = [(f"{names[label]} ({label})" if label in names else label, n) for label, n in counts.items()]
-    chart = bar_chart(shown, title=f"{key} (first {scanned} records)")
+    named = {label: f"{names[label]} ({label})" if label in names else label for label in counts}
+    chart = bar_chart([(named[label], n) for label, n in counts.items()], title=f"{key} (first {scanned} records)")
     links = " ".join(
-        f'<a href="{esc(link("grid", label=label))}">{esc(names.get(label, label))}</a>'
-        for label in sorted(counts)[:50]
+        f'<a href="{esc(link("grid", label=label))}">{esc(named[label])}</a>' for label in sorted(counts)[:50]
     )
     return f'<div class="labels">{chart}<p>grid by label: {links}</p></div>'
 
