@@ -60,7 +60,7 @@ def filesystem(url: str, storage_options: FsspecOptions = None, fs: FileSystem =
     if fs is not None:
         return fs, fs._strip_protocol(url)
     known = fsspec.available_protocols()
-    if scheme(url) not in known:
+    if "://" in url and "::" not in url and scheme(url) not in known:  # chained URLs (a::b://) fsspec parses
         close = difflib.get_close_matches(scheme(url), known, n=3, cutoff=0.5)
         hint = f"; did you mean {' or '.join(repr(c + '://') for c in close)}?" if close else ""
         raise UnknownSchemeError(f"{redact(url)}: no filesystem knows the scheme {scheme(url)!r}{hint}")
