@@ -25,6 +25,9 @@
 #   journal, sidecar, remote   what a hostile folder or store plants beside the records: a
 #            publish journal, the default sidecars of a plain and a GZIP file, the index bodies
 #            the remote loader parses (fuzzer/hostile_files.py says what each checks).
+#   viewer, stats   an HTTP request to the viewer's handler (never a crash; only the server's
+#            own Host answered), and records summarised by statistics (its caps held)
+#            (fuzzer/hostile_services.py says what each checks).
 #
 # Inputs start from the seed corpus in fuzzer/corpus/ (TARGET/ files), mutated.
 #
@@ -79,6 +82,7 @@ def _setup():
 
 atheris, tfr, reference, ProtobufDecodeError = _setup()
 from fuzzer.hostile_files import fuzz_journal, fuzz_remote, fuzz_sidecar  # noqa: E402
+from fuzzer.hostile_services import fuzz_stats, fuzz_viewer  # noqa: E402
 from tests._tensor_reference import check_parse  # noqa: E402
 from tfrecord_lite._records.verify import verify_file  # noqa: E402
 from tfrecord_lite._wire.framing import frame  # noqa: E402
@@ -380,7 +384,9 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "large": fuzz_large,
     "remote": fuzz_remote,
     "sidecar": fuzz_sidecar,
+    "stats": fuzz_stats,
     "tensor": fuzz_tensor,
+    "viewer": fuzz_viewer,
 }
 
 

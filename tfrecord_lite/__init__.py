@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     )
     from tfrecord_lite._example.ragged import Ragged
     from tfrecord_lite._example.ragged_spec import RaggedFeature
-    from tfrecord_lite._example.raw import decode_raw
+    from tfrecord_lite._example.raw import RawFeature, decode_raw
     from tfrecord_lite._example.sparse import Sparse
     from tfrecord_lite._example.spec import FixedLenFeature, FixedLenSequenceFeature, SparseFeature, VarLenFeature
     from tfrecord_lite._index.write import write_index, write_text_index
@@ -94,7 +94,7 @@ _LAZY = {
     "_tensor.codec": ["parse_tensor", "serialize_tensor"],
     "_storage.journal": ["JournalError"],
     "_storage.publish": ["OutputLockedError"],
-    "_example.raw": ["decode_raw"],
+    "_example.raw": ["RawFeature", "decode_raw"],
     "_records.reader": ["iter_records"],
     "_records.salvage": ["SalvageReport", "salvage"],
     "_records.show": ["show"],
@@ -149,6 +149,7 @@ __all__ = [
     "OutputLockedError",
     "Ragged",
     "RaggedFeature",
+    "RawFeature",
     "RecordTooLargeError",
     "RecordsView",
     "SalvageReport",

@@ -9,7 +9,9 @@ makes `urllib.parse` raise a ValueError that quotes it). A URL that does not par
 scrubbed conservatively instead: everything up to its last `@` and from its first `?` or `#` is
 dropped. `scrub` redacts every URL inside a free text (error messages of HTTP libraries quote full
 URLs) and masks any secret-looking `key=value` left outside one. `log` is the library's logger,
-whose every line is scrubbed.
+whose every line is scrubbed; `scrub_loggers` gives the same filter to the loggers of fsspec and
+its filesystems (FOREIGN_LOGGERS), whose DEBUG lines quote the URLs they are handed, once the
+library hands them one.
 """
 
 from __future__ import annotations
@@ -98,3 +100,23 @@ class _Scrubbed(logging.Filter):
 log = logging.getLogger("tfrecord_lite")
 if not any(isinstance(f, _Scrubbed) for f in log.filters):
     log.addFilter(_Scrubbed())
+
+FOREIGN_LOGGERS = (
+    "fsspec",
+    "fsspec.http",
+    "fsspec.caching",
+    "fsspec.asyn",
+    "fsspec.generic",
+    "fsspec.mapping",
+    "s3fs",
+    "gcsfs",
+    "adlfs",
+)
+
+
+def scrub_loggers(names: tuple[str, ...] = FOREIGN_LOGGERS) -> None:
+    """Give each logger of `names` the filter that scrubs the library's own log lines."""
+    for name in names:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _Scrubbed) for f in logger.filters):
+            logger.addFilter(_Scrubbed())

@@ -28,6 +28,7 @@ writes others, names what it writes `output_compression`.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -62,6 +63,7 @@ from tfrecord_lite._images.records import (
     ImageRecord,
     decode_image,
     iter_image_records,
+    missing_key,
     parse_image_record,
     record_fields,
     record_label,
@@ -69,6 +71,7 @@ from tfrecord_lite._images.records import (
 from tfrecord_lite._images.unpacking import unpack_images
 from tfrecord_lite._loader.collate import check_same_sizes, collate, to_torch
 from tfrecord_lite._loader.transport import batch_tensor, for_transport
+from tfrecord_lite._records.threads import ThreadMap
 
 __all__ = [
     "IMAGE_EXTENSIONS",
@@ -120,7 +123,13 @@ class ImageTransform:
     The label is the integer under `label_key` (missing: an error listing the record's keys).
     Without an augment returning a tensor, the result is a uint8 CHW tensor (raw pixels keep
     their dtype), or float32 with `scale=True` (uint8 divided by 255). Picklable, so it works in
-    spawned DataLoader workers.
+    spawned DataLoader workers. `num_threads` > 1 makes `collate` decode a batch's images on that
+    many threads (random crops and flips then drawn per image, in the batch's order).
+
+    The image may also be an array already decoded, as a dataset with a RawFeature spec gives it:
+    one HWC image becomes a CHW tensor, a batch (B, H, W, C) (a dataset's batch_size=) one
+    (B, C, H, W) tensor with the labels as an int64 tensor [B]; `mode` does not apply to arrays
+    (their channels are as stored), the other options do, to each image of a batch.
     """
 
     def __init__(
@@ -136,6 +145,7 @@ class ImageTransform:
         fill: float = 0,
         random_crop: tuple[int, int] | None = None,
         random_flip: bool = False,
+        num_threads: int = 1,
     ) -> None:
         if resize is not None and pad_to is not None:
             raise ValueError("give resize= (scale every image to one size) or pad_to= (pad it unscaled), not both")
@@ -146,6 +156,8 @@ class ImageTransform:
         self.resize, self.pad_to = _size("resize", resize), _size("pad_to", pad_to)
         self.fill = fill
         self.random_crop, self.random_flip = _size("random_crop", random_crop), bool(random_flip)
+        self._threads = ThreadMap(num_threads)
+        self.num_threads = self._threads.num_threads
 
     @property
     def _straight(self) -> bool:
@@ -153,8 +165,10 @@ class ImageTransform:
         reshaped = self.resize or self.pad_to or self.random_crop or self.random_flip
         return self.augment is not None and self.mode is not None and not reshaped
 
-    def __call__(self, record: bytes | Mapping[str, Any]) -> tuple[Any, int]:
+    def __call__(self, record: bytes | Mapping[str, Any]) -> tuple[Any, Any]:
         fields = record_fields(record)
+        if hasattr(fields.get(self.image_key), "shape"):  # an ndarray or tensor already decoded
+            return self._from_array(fields)
         rec = parse_image_record(fields, image_key=self.image_key, label_key=self.label_key)
         label = record_label(fields, self.label_key)
         if self._straight and rec.format != RAW:  # from the decoder to the augment, no array in between
@@ -174,10 +188,13 @@ class ImageTransform:
         are made and stacked."""
         records = batch
         if self.augment is not None:
-            stacked: tuple[Any, Any] = collate([self(record) for record in records])
+            items = self._threads.map(self, records) if self.num_threads > 1 else [self(r) for r in records]
+            stacked: tuple[Any, Any] = collate(items)
             return stacked
         if not records:
             raise ValueError("ImageTransform.collate needs at least one record")
+        if self.num_threads > 1:
+            return self._threaded_collate(records)
         images: Any = None
         labels = np.empty(len(records), np.int64)
         for i, record in enumerate(records):
@@ -193,6 +210,65 @@ class ImageTransform:
                 _differ(rows[0].shape, first, pixels)
             np.copyto(rows[i], pixels.transpose(2, 0, 1), casting="unsafe")
         collated: tuple[Any, Any] = for_transport((self._scaled(images, first), to_torch(labels)))
+        return collated
+
+    def _from_array(self, fields: Mapping[str, Any]) -> tuple[Any, Any]:
+        """(CHW tensor, label) from a decoded HWC array; (BCHW tensor, labels) from a BHWC batch."""
+        pixels = np.asarray(fields[self.image_key])
+        labels = fields.get(self.label_key)
+        labels = np.asarray(labels) if hasattr(labels, "shape") else labels
+        if pixels.ndim == 3:
+            return self._array_item(pixels), record_label(fields, self.label_key)
+        if pixels.ndim != 4:
+            raise ValueError(
+                f"ImageTransform: the array under {self.image_key!r} has shape {list(pixels.shape)}; "
+                "expected an image (height, width, channels) or a batch of them (batch, height, width, channels)"
+            )
+        if not isinstance(labels, np.ndarray) or labels.shape != pixels.shape[:1] or labels.dtype.kind not in "iu":
+            raise missing_key(fields, self.label_key, f"integer label per image ({len(pixels)})", "label_key=")
+        if self.augment is None and not (self.resize or self.pad_to or self.random_crop or self.random_flip):
+            images = batch_tensor((pixels.shape[0], pixels.shape[3], *pixels.shape[1:3]), self._dtype(pixels.dtype))
+            np.copyto(images.numpy(), pixels.transpose(0, 3, 1, 2), casting="unsafe")
+            images = self._scaled(images, pixels.dtype)
+        else:
+            images = collate([self._array_item(image) for image in pixels])
+        batch: tuple[Any, Any] = for_transport((images, to_torch(labels.astype(np.int64))))
+        return batch
+
+    def _array_item(self, pixels: np.ndarray) -> Any:
+        """One decoded HWC image as this transform's CHW tensor (resized, padded, cropped, flipped)."""
+        if self.resize is not None:
+            pixels = resized(pixels, self.resize, None)
+        elif self.pad_to is not None:
+            pixels = padded(pixels, self.pad_to, self.fill, None)
+        pixels = random_view(pixels, self.random_crop, self.random_flip, None)
+        if self.augment is not None:
+            return self._augmented(array_image(np.ascontiguousarray(pixels), None), 0)[0]
+        return self._tensor(pixels)
+
+    def _threaded_collate(self, records: Sequence[bytes | Mapping[str, Any]]) -> tuple[Any, Any]:
+        """collate with the images decoded on threads, each copied into the batch tensor by the thread
+        that decoded it (the first image decoded sets the batch's size, under a lock)."""
+        labels = np.empty(len(records), np.int64)
+        batch: dict[str, Any] = {}
+        lock = threading.Lock()
+
+        def put(i: int) -> None:
+            fields = record_fields(records[i])
+            rec = parse_image_record(fields, image_key=self.image_key, label_key=self.label_key)
+            labels[i] = record_label(fields, self.label_key)
+            pixels = self._pixels(rec)
+            with lock:
+                if not batch:
+                    shape = (len(records), pixels.shape[2], *pixels.shape[:2])
+                    batch["images"], batch["dtype"] = batch_tensor(shape, self._dtype(pixels.dtype)), pixels.dtype
+            rows, first = batch["images"].numpy(), batch["dtype"]
+            if pixels.shape[:2] != rows.shape[2:] or pixels.shape[2] != rows.shape[1] or pixels.dtype != first:
+                _differ(rows[0].shape, first, pixels)
+            np.copyto(rows[i], pixels.transpose(2, 0, 1), casting="unsafe")
+
+        self._threads.map(put, range(len(records)))
+        collated: tuple[Any, Any] = for_transport((self._scaled(batch["images"], batch["dtype"]), to_torch(labels)))
         return collated
 
     def _pixels(self, rec: ImageRecord) -> np.ndarray:

@@ -54,6 +54,7 @@ from tfrecord_lite._example.validate import check_choice, check_int
 from tfrecord_lite._loader.collate import Collate, collate, decode_batch, to_torch
 from tfrecord_lite._loader.items import CollateFn, ItemDecoder, Output, RecordType, Spec, Transform, collate_for
 from tfrecord_lite._loader.transport import for_transport, pack
+from tfrecord_lite._records.threads import ThreadMap, Tuning, check_num_threads, ordered_map
 from tfrecord_lite._repr import compression, count, describe, shown_paths
 from tfrecord_lite._storage.prefetch import PREFETCH
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
@@ -145,7 +146,9 @@ class TFRecordDataset(Dataset[Any]):
     `compression` given must be each shard's (ValueError naming both); `max_record_bytes` bounds
     every shard's records (RecordTooLargeError when it is opened); `on_error` /
     `max_skipped` are ShardedRecords': a damaged shard is indexed over its good records (in each
-    process that opens it), so `len` counts them; damage found later by `[i]` raises."""
+    process that opens it), so `len` counts them; damage found later by `[i]` raises. `num_threads`
+    > 1 decodes (and transforms) a batch's items on that many threads of the process that fetches
+    them (docs/torch.md, "Threads: num_threads")."""
 
     def __init__(
         self,
@@ -158,6 +161,7 @@ class TFRecordDataset(Dataset[Any]):
         record_type: RecordType = None,
         output: Output = "numpy",
         collate_fn: CollateFn = None,
+        num_threads: int = 1,
         compression: Compression = "auto",
         verify: bool = True,
         on_error: OnError = "raise",
@@ -167,6 +171,8 @@ class TFRecordDataset(Dataset[Any]):
     ) -> None:
         self._decode = ItemDecoder(record_type, features, context_features, sequence_features, output, transform)
         self.collate_fn = collate_for(collate_fn, self._decode)
+        self._threads = ThreadMap(num_threads)  # its pool is made in the process that decodes
+        self.num_threads = self._threads.num_threads
         self.compression = normalize_compression(compression, allow_auto=True)
         self.paths = resolve_inputs(source, storage_options=storage_options)
         self.verify = verify
@@ -209,6 +215,8 @@ class TFRecordDataset(Dataset[Any]):
                 if packs:
                     return pack(decode_batch(records, decode.features, self.collate_fn, copy=not decode.can_view))
                 return decode_batch(records, decode.features, self.collate_fn)
+            if self.num_threads > 1:
+                return self.collate_fn(self._threads.map(decode, records))
             return self.collate_fn([_decoded(decode, r, k) for k, r in enumerate(records)])
 
     def __getitems__(self, indices: list[int]) -> list[Any]:
@@ -216,6 +224,8 @@ class TFRecordDataset(Dataset[Any]):
         _, views = _fetched_by(self)
         decode, copy = self._decode, not (views and self._decode.can_view)
         with placing(functools.partial(_place, self._open(), list(indices))):
+            if self.num_threads > 1:
+                return self._threads.map(decode, self._open()[list(indices)], copy)
             return [_decoded(decode, r, k, copy) for k, r in enumerate(self._open()[list(indices)])]
 
     def raw(self, index: int) -> bytes:
@@ -253,7 +263,9 @@ class IterableTFRecordDataset(IterableDataset[Any]):
     "torch"` makes tensors of the values, then `transform` is applied to each item (with batch_size,
     to each batch); `collate_fn` is the Collate that `ds.collate_fn` holds. The reader options are
     iter_records' (docs/conventions.md): skipped damage is counted per pass of each DataLoader worker,
-    and a callable `on_error` must be picklable for spawned workers."""
+    and a callable `on_error` must be picklable for spawned workers. `num_threads` > 1 reads, decodes
+    and transforms records (or batches) on that many threads of the process that iterates, in the
+    order of num_threads=1 (docs/torch.md, "Threads: num_threads")."""
 
     def __init__(
         self,
@@ -276,6 +288,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         rank: int | None = None,
         world_size: int | None = None,
         prefetch: int = PREFETCH,
+        num_threads: int = 1,
         compression: Compression = "auto",
         verify: bool = True,
         on_error: OnError = "raise",
@@ -290,6 +303,8 @@ class IterableTFRecordDataset(IterableDataset[Any]):
                 raise ValueError("batch_size= decodes Examples by columns: it needs features= (a spec)")
         self.batch_size = batch_size
         self.drop_last = drop_last
+        self.num_threads = check_num_threads(num_threads)
+        self._tuning = Tuning()  # whether threads paid in the last pass of this process
         self.collate_fn = collate_for(collate_fn, self._decode)
         if (rank is None) != (world_size is None):
             raise ValueError("give both rank and world_size, or neither (then torch.distributed decides)")
@@ -367,6 +382,9 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         record each, or with batch_size a collated batch (decoded by columns unless its records are large).
         `packs` / `views`: as _fetched_by says for the DataLoader worker that iterates."""
         raw = self._stream.records(epoch, consumer, consumers, skip)
+        if self.num_threads > 1:
+            yield from self._threaded(raw, packs, views)
+            return
         decode = self._decode
         if self.batch_size is None:
             copy = not (views and decode.can_view)
@@ -385,6 +403,32 @@ class IterableTFRecordDataset(IterableDataset[Any]):
                 yield len(records), for_transport(transform(batch))
             else:
                 yield len(records), pack(batch) if packs else batch
+
+    def _threaded(self, raw: Iterator[bytes], packs: bool, views: bool) -> Iterator[tuple[int, Any]]:
+        """_items on num_threads threads: reading, decoding and the transform of each record (or batch)
+        run on them in order; a batch is packed for transport here, in the thread that yields it."""
+        decode, size = self._decode, self.batch_size
+        if size is None:
+            copy = not (views and decode.can_view)
+            yield from ordered_map(lambda data: (1, decode(data, copy)), raw, self.num_threads, memory=self._tuning)
+            return
+        spec, transform, drop_last = decode.features, decode.transform, self.drop_last
+        packs = packs and transform is None
+        copy = not (packs and decode.can_view)
+
+        def batches() -> Iterator[list[bytes]]:
+            while True:
+                records = list(itertools.islice(raw, size))
+                if not records or (drop_last and len(records) < size):
+                    return
+                yield records
+
+        def decoded(records: list[bytes]) -> tuple[int, Any]:
+            batch = decode_batch(records, spec, self.collate_fn, copy=copy)  # type: ignore[arg-type]
+            return len(records), (transform(batch) if transform is not None else batch)
+
+        for n, batch in ordered_map(decoded, batches(), self.num_threads, memory=self._tuning):
+            yield n, for_transport(batch) if transform is not None else pack(batch) if packs else batch
 
     def __iter__(self) -> Iterator[Any]:
         packs, views = _fetched_by(self)

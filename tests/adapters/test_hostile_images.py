@@ -61,7 +61,7 @@ def hostile_folder(tmp_path: Path) -> Path:
 
 def test_packing_refuses_non_regular_and_oversized_files(tmp_path: Path) -> None:
     root = hostile_folder(tmp_path)
-    result = images.pack_images(root, prefix=tmp_path / "out" / "pets", on_bad_image="skip")
+    result = images.pack_images(root, prefix=tmp_path / "out" / "pets", on_bad_image="skip", follow_symlinks=True)
     assert result.written == 1
     reasons = {Path(path).name: reason for path, reason in result.skipped}
     assert set(reasons) == {"x.jpg", "z.png", "huge.png"}
@@ -73,8 +73,8 @@ def test_packing_refuses_non_regular_and_oversized_files(tmp_path: Path) -> None
 
 def test_pack_images_command_skips_them_with_one_line_each(tmp_path: Path) -> None:
     root = hostile_folder(tmp_path)
-    proc = run_cli("pack-images", str(root), str(tmp_path / "out" / "pets"), "--skip-bad")
+    proc = run_cli("pack-images", str(root), str(tmp_path / "out" / "pets"), "--skip-bad", "--follow-symlinks")
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.count("not a regular file") == 2 and "huge.png" in proc.stderr
-    failed = run_cli("pack-images", str(root), str(tmp_path / "out2" / "pets"))
+    failed = run_cli("pack-images", str(root), str(tmp_path / "out2" / "pets"), "--follow-symlinks")
     assert failed.returncode != 0 and len(failed.stderr.strip().splitlines()) == 1

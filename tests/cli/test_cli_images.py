@@ -94,3 +94,20 @@ def test_remove_images_reads_the_inputs_compression_and_can_skip_damage(photos: 
     )
     assert lenient.returncode == 0, lenient.stderr
     assert "skipped" in lenient.stderr.lower() or "damaged" in lenient.stderr.lower()
+
+
+def test_pack_images_raw_prints_the_spec_that_reads_the_pixels(photos: Path, tmp_path: Path) -> None:
+    import tfrecord_lite as tfr
+
+    out = str(tmp_path / "raw" / "pets")
+    packed = run_cli("pack-images", str(photos), out, "--format", "raw", "--no-shuffle")
+    assert packed.returncode == 0, packed.stderr
+    assert 'tfr.RawFeature([4, 6, 3], "uint8")' in packed.stdout + packed.stderr
+    spec = {"image/encoded": tfr.RawFeature([4, 6, 3], "uint8")}
+    (batch,) = tfr.iter_example_batches(glob.glob(out + "-*.tfrecord"), features=spec)
+    expected = [np.random.default_rng(seed).integers(0, 256, size=(4, 6, 3), dtype=np.uint8) for seed in (1, 2)]
+    assert np.array_equal(batch["image/encoded"], np.stack(expected))
+    make_image(photos / "dog" / "c.png", 3)
+    Image.open(photos / "dog" / "c.png").resize((5, 5)).save(photos / "dog" / "c.png")
+    mixed = run_cli("pack-images", str(photos), str(tmp_path / "mixed" / "pets"), "--format", "raw")
+    assert mixed.returncode == 0 and "raw pixels of different sizes" in mixed.stdout + mixed.stderr

@@ -1,6 +1,6 @@
 # The README's one-command demo, at a reduced size: scikit-learn's digits ->
-# PNG files in class folders -> shards + label map -> verify -> a PyTorch
-# DataLoader over the shards training a small CNN. Checked end to end: the
+# PNG files in class folders -> shards of raw pixels + label map -> verify -> a
+# PyTorch DataLoader over the shards (a RawFeature) training a small CNN. Checked end to end: the
 # pixels and labels that come back out of the shards are scikit-learn's own.
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ pytestmark = pytest.mark.torch
 pytest.importorskip("sklearn")
 pytest.importorskip("PIL")
 
+import tfrecord_lite as tfr
 from tfrecord_lite import images
 from tfrecord_lite.cli import demo as _demo
 
@@ -41,9 +42,13 @@ def test_demo_pipeline_at_reduced_size(tmp_path: Path, capsys: pytest.CaptureFix
         i = int(rec.filename.rsplit("-", 1)[1].split(".")[0])  # "<digit>/digit-0042.png"
         seen.add(i)
         assert rec.label == digits.target[i] and rec.text == str(digits.target[i])
-        assert rec.encoded == (out / "images" / rec.filename).read_bytes()
+        assert rec.format == "raw" and rec.encoded == expected[i].tobytes()
         np.testing.assert_array_equal(rec.decode(mode="L")[:, :, 0], expected[i])
     assert seen == set(range(300))
+    spec = {"image/encoded": tfr.RawFeature([8, 8, 1], "uint8"), "image/filename": tfr.FixedLenFeature([], "bytes")}
+    for batch in tfr.iter_example_batches(result["shards"], features=spec, batch_size=64):
+        rows = [int(name.rsplit(b"-", 1)[1].split(b".")[0]) for name in batch["image/filename"]]
+        np.testing.assert_array_equal(batch["image/encoded"][:, :, :, 0], expected[rows])
 
     again = _demo.run(str(out), limit=50, epochs=1, shards=1, workers=0)  # a rerun clears its own folder
     assert again["images"] == 50 and len(list((out / "images").rglob("*.png"))) == 50

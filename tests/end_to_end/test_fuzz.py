@@ -33,7 +33,7 @@ def fuzz() -> ModuleType:
     return module
 
 
-@pytest.mark.parametrize("target", ["example", "framing", "gzip", "index", "tensor"])
+@pytest.mark.parametrize("target", ["example", "framing", "gzip", "index", "stats", "tensor", "viewer"])
 def test_every_target_passes_its_corpus_and_what_fuzzing_found(fuzz: ModuleType, target: str) -> None:
     inputs = fuzz.corpus(target) + FOUND.get(target, [])
     assert fuzz.corpus(target), f"fuzzer/corpus/{target}/ is empty"

@@ -105,8 +105,8 @@ def test_recovery_rolls_forward_a_committed_journal(tmp_path: Path) -> None:
 
 def test_orphan_temporaries_of_dead_writers_are_removed(tmp_path: Path) -> None:
     dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True).stdout)
-    orphan = tmp_path / f".ds-00000-of-00001.tfrecord.tfrlidx.{dead}-abcd.tmp"
-    mine = tmp_path / f".ds.labels.json.{os.getpid()}-abcd.tmp"  # a live writer's: kept
+    orphan = tmp_path / f".ds-00000-of-00001.tfrecord.tfrlidx.{dead}-abcd0123.tmp"
+    mine = tmp_path / f".ds.labels.json.{os.getpid()}-abcd0123.tmp"  # a live writer's: kept
     orphan.write_bytes(b"x")
     mine.write_bytes(b"x")
     assert recover(tmp_path / "ds") == [f"removed {orphan}, a temporary file of a killed run"]

@@ -75,6 +75,8 @@ _ARROW_DTYPE: dict[str, pa.DataType] = {}  # dtype -> Arrow type, filled at firs
 def _arrow_type(dtype: str) -> pa.DataType:
     if not _ARROW_DTYPE:
         _ARROW_DTYPE.update(int64=pa.int64(), float32=pa.float32(), bytes=pa.large_binary())
+    if dtype not in _ARROW_DTYPE:  # a RawFeature's numbers: numpy's dtype as Arrow names it
+        _ARROW_DTYPE[dtype] = pa.from_numpy_dtype(np.dtype(dtype))
     return _ARROW_DTYPE[dtype]
 
 
@@ -92,7 +94,8 @@ def arrow_type(spec: FeatureSpec) -> pa.DataType:
     """The Arrow type of a feature decoded with `spec`: FixedLenFeature([]) → the value type,
     [k] → fixed_size_list<k> (nested for more dimensions), VarLenFeature → large_list,
     FixedLenSequenceFeature → large_list of the step's type, RaggedFeature → large_list nested
-    once more per partition. A SparseFeature has none. A FixedLenSequenceFeature whose
+    once more per partition, RawFeature → fixed_size_list of its dtype nested as its shape (the
+    value type itself for shape []). A SparseFeature has none. A FixedLenSequenceFeature whose
     shape holds a 0 is a ValueError: its steps hold no values, so a column would lose their
     number (a VarLenFeature keeps it)."""
     if isinstance(spec, SparseFeature):
@@ -132,7 +135,7 @@ def _values(flat: Flat, dtype: str) -> pa.Array:
     if isinstance(values, Binary):  # Arrow's own layout: the buffers are taken as they are
         buffers = [None, pa.py_buffer(values.offsets), pa.py_buffer(values.data)]
         return pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(values), buffers)
-    if isinstance(values, np.ndarray):  # numbers: their buffer taken as it is, as pa.array would, by a shorter road
+    if isinstance(values, np.ndarray) and values.dtype != np.bool_:  # numbers: their buffer taken as it is
         values = np.ascontiguousarray(values, dtype=dtype)
         return pa.Array.from_buffers(_arrow_type(dtype), len(values), [None, pa.py_buffer(values)])
     return pa.array(values, type=_arrow_type(dtype))

@@ -52,6 +52,7 @@ from tfrecord_lite._example.ragged import Ragged
 from tfrecord_lite._example.ragged_build import finish_batch
 from tfrecord_lite._example.ragged_spec import RaggedFeature, has_ragged
 from tfrecord_lite._example.ragged_spec import components as ragged_components
+from tfrecord_lite._example.raw import RawFeature, check_lengths, raw_column
 from tfrecord_lite._example.sparse import batch_rows, first_mismatch, sparse_batch
 from tfrecord_lite._example.sparse import components as sparse_components
 from tfrecord_lite._example.spec import (
@@ -81,6 +82,8 @@ def _slices(values: Any, splits: np.ndarray) -> list[Any]:
 def _assemble(plan: Plan, n: int, parts: list[Found], slow: dict[int, Any], _view: memoryview) -> Any:
     """The batch value of one feature from what the fast paths found (rows not slow) and
     the slow rows' decoded values."""
+    if plan.raw is not None:
+        return _gather_values(plan, n, parts, slow, _view)
     spec = plan.spec
     is_bytes = spec.dtype == "bytes"
     if isinstance(spec, FixedLenFeature):
@@ -145,14 +148,44 @@ def _assemble(plan: Plan, n: int, parts: list[Found], slow: dict[int, Any], _vie
     return out
 
 
+def _gather_values(plan: Plan, n: int, parts: list[Found], slow: dict[int, Any], view: memoryview) -> np.ndarray:
+    """A RawFeature's bytes values as the rows of one (n, nbytes) uint8 array: the fast rows'
+    gathered from their spans in the buffer at once, the slow rows' copied in; every length is
+    checked against the feature's shape before the array is allocated."""
+    spec = plan.raw
+    assert spec is not None
+    lengths = np.zeros(n, dtype=np.int64)
+    for part in parts:
+        lengths[part.rows] = part.values[:, 1] - part.values[:, 0]
+    for i, v in slow.items():
+        lengths[i] = len(v)
+    check_lengths(plan.key, spec, lengths)
+    size = spec.nbytes
+    if not size or not n:
+        return np.empty((n, size), dtype=np.uint8)
+    buf = np.frombuffer(view, dtype=np.uint8)
+    whole = np.ndarray((len(buf) - size + 1,), dtype=f"V{size}", buffer=buf, strides=(1,))  # a value at each offset
+    if len(parts) == 1 and not slow and len(parts[0].rows) == n:  # every row in order: one gather is the array
+        gathered: np.ndarray = whole[parts[0].values[:, 0]].view(np.uint8).reshape(n, size)
+        return gathered
+    out = np.empty((n, size), dtype=np.uint8)  # (an assignment into a void view is slow: rows of uint8 instead)
+    for part in parts:
+        out[part.rows] = whole[part.values[:, 0]].view(np.uint8).reshape(-1, size)
+    for i, v in slow.items():
+        out[i] = np.frombuffer(v, dtype=np.uint8)
+    return out
+
+
 def plan_features(features: Mapping[str, FeatureSpec]) -> list[Plan]:
-    """The features a batch reads: a RaggedFeature's or SparseFeature's components in its place."""
+    """The features a batch reads: a RaggedFeature's or SparseFeature's components in its place; a
+    RawFeature's bytes value read as its spans, to be gathered into one array."""
     plans = []
     for key, spec in _read(features).items():
         if not isinstance(spec, (FixedLenFeature, VarLenFeature)):
             apply_spec(key, spec, b"", None)  # raises for specs an Example cannot take, as decode_example does
         size = math.prod(spec.shape) if isinstance(spec, (FixedLenFeature, FixedLenSequenceFeature)) else 0
-        plans.append(Plan(key, spec, size))
+        asked = features.get(key)
+        plans.append(Plan(key, spec, size, asked if isinstance(asked, RawFeature) else None))
     return plans
 
 
@@ -197,7 +230,8 @@ def decode_records(
         return _finish(columns, features, 0, assembly, records.__getitem__), []
     if assembly.views:
         records = [as_bytes(r) for r in records]
-    if not assembly.spans and sum(map(len, records)) >= SPARSE_RECORD * len(records) and all_bytes(records):
+    sparse = not assembly.spans and not any(plan.raw is not None for plan in plans)  # spans need the values joined
+    if sparse and sum(map(len, records)) >= SPARSE_RECORD * len(records) and all_bytes(records):
         return _decode_sparse(records, plans, features, assembly)
     raw, ends = join_records(records, scratch=True)
     starts = ends - np.diff(ends, prepend=0)
@@ -328,6 +362,8 @@ class Assembly(NamedTuple):
     views: bool = False  # bytes values as memoryviews into the records (decode_examples(copy=False))
     # RaggedFeature columns from their components' columns (None: this assembly takes none)
     ragged: Callable[[dict[str, Any], Mapping[str, FeatureSpec], int], dict[str, Any]] | None = None
+    # a RawFeature's column from its bytes column (key, spec, column; None: this assembly takes none)
+    raw: Callable[[str, RawFeature, Any], Any] | None = None
 
 
 def decode_buffer(
@@ -412,8 +448,11 @@ def decode_buffer(
 
 def _read(features: Mapping[str, FeatureSpec], assembly: Assembly | None = None) -> Mapping[str, FeatureSpec]:
     """The features a batch reads: each RaggedFeature and SparseFeature replaced by the keys it
-    reads (`features` itself when it holds neither). A SparseFeature is for the numpy assembly only."""
+    reads, a RawFeature by its bytes value (`features` itself when it holds none of them). A
+    SparseFeature is for the numpy assembly only."""
     read = sparse_components(ragged_components(features) if has_ragged(features) else features)
+    if any(type(spec) is RawFeature for spec in read.values()):
+        read = {k: spec.reads if isinstance(spec, RawFeature) else spec for k, spec in read.items()}
     if assembly is not None and assembly.assemble is not _assemble:
         key = next((k for k, spec in features.items() if isinstance(spec, SparseFeature)), None)
         if key is not None:
@@ -440,12 +479,21 @@ def _finish(
         columns = {**columns, **assembly.ragged(columns, ragged, n)}
     out = {}
     for key, spec in features.items():
-        out[key] = (
-            _sparse_column(key, spec, columns, record, features, assembly)
-            if isinstance(spec, SparseFeature)
-            else columns[key]
-        )
+        if isinstance(spec, SparseFeature):
+            out[key] = _sparse_column(key, spec, columns, record, features, assembly)
+        elif isinstance(spec, RawFeature):
+            out[key] = _raw_column(key, spec, columns[key], assembly)
+        else:
+            out[key] = columns[key]
     return out
+
+
+def _raw_column(key: str, spec: RawFeature, column: Any, assembly: Assembly) -> Any:
+    """A RawFeature's batch value from its bytes column (a length that does not fit the shape
+    raises, naming the record's number in the batch)."""
+    if assembly.raw is None:
+        raise FeatureError(key, f"{assembly.caller} does not take a RawFeature; decode_examples does")
+    return assembly.raw(key, spec, column)
 
 
 def _sparse_column(
@@ -468,9 +516,14 @@ def _sparse_column(
 
 
 _PLAIN = (FixedLenFeature, VarLenFeature, FixedLenSequenceFeature)
-_NUMPY = Assembly(_assemble, decode_example, "decode_examples", ragged=finish_batch)
+_NUMPY = Assembly(_assemble, decode_example, "decode_examples", ragged=finish_batch, raw=raw_column)
 _VIEWS = Assembly(
-    _assemble, functools.partial(decode_example, copy=False), "decode_examples", views=True, ragged=finish_batch
+    _assemble,
+    functools.partial(decode_example, copy=False),
+    "decode_examples",
+    views=True,
+    ragged=finish_batch,
+    raw=raw_column,
 )
 
 

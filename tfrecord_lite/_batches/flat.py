@@ -20,6 +20,7 @@ SequenceExamples have no batch parser: they are decoded record by record and fla
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -50,6 +51,7 @@ from tfrecord_lite._example.decode import decode_example, decode_sequence_exampl
 from tfrecord_lite._example.ragged import Ragged, stack
 from tfrecord_lite._example.ragged_build import FlatRagged, finish_flat
 from tfrecord_lite._example.ragged_spec import RaggedFeature
+from tfrecord_lite._example.raw import RawFeature, check_lengths, raw_rows
 from tfrecord_lite._example.spec import (
     BYTES,
     DTYPE_KIND,
@@ -184,7 +186,17 @@ def _present_values(record: Any, features: Mapping[str, FeatureSpec]) -> dict[st
     return {key: values_of(buf, parsed[key]) if key in parsed else None for key in features}
 
 
-_SPEC = Assembly(_assemble_spec, decode_example, "decode_arrow", spans=True, ragged=finish_flat)
+def _raw_flat(key: str, spec: RawFeature, flat: Flat) -> Flat:
+    """A RawFeature's flat column from its bytes column (one value a row, laid end to end in
+    Binary): every row's length checked, then its numbers, prod(shape) a row."""
+    binary = flat.values if isinstance(flat.values, Binary) else _joined(list(flat.values))
+    n = len(binary)
+    check_lengths(key, spec, np.diff(binary.offsets))
+    data = binary.data[binary.offsets[0] : binary.offsets[-1]] if n else binary.data[:0]
+    return Flat(raw_rows(spec, data, n).reshape(-1), np.arange(n + 1, dtype=np.int64) * math.prod(spec.shape), None)
+
+
+_SPEC = Assembly(_assemble_spec, decode_example, "decode_arrow", spans=True, ragged=finish_flat, raw=_raw_flat)
 _PRESENT = Assembly(_assemble_present, _present_values, "decode_arrow", spans=True)
 
 

@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tfrecord_lite._batches.keys import index_ranges, match_keys
+from tfrecord_lite._example.raw import RawFeature
 from tfrecord_lite._example.spec import BYTES, FLOAT, INT64, FeatureSpec
 from tfrecord_lite._example.varints import decode_varint_runs
 from tfrecord_lite._example.wire import Layout, layout_of
@@ -43,6 +44,9 @@ class Plan(NamedTuple):
     key: str
     spec: FeatureSpec
     size: int  # values per row (FixedLen) or per step (FixedLenSequence)
+    # a RawFeature read as this bytes value: the values found as their (start, end) in the buffer,
+    # whatever text() gives, to be gathered into one array
+    raw: RawFeature | None = None
 
 
 class _SpanSlicer:
@@ -414,7 +418,7 @@ def by_layout(
             if kind != plan.spec.kind:
                 bad[rows] = True  # the single-record path raises the error
                 continue
-            if kind == BYTES and text() is SPANS:
+            if kind == BYTES and (plan.raw is not None or text() is SPANS):
                 into.append(Found(rows, np.full(len(rows), len(chunks)), _chunk_spans(base, chunks)))
                 continue
             if kind == BYTES:
@@ -481,7 +485,7 @@ def by_lockstep(
         bad[col.rows[wrong]] = True
         col = _Column(*(a[present & ~wrong] for a in col))
         if spec.dtype == "bytes":
-            found.append(Found(col.rows, *_bytes_column(text(), col, bytes_found)))
+            found.append(Found(col.rows, *_bytes_column(SPANS if plan.raw is not None else text(), col, bytes_found)))
         else:
             found.append(Span(col.rows, col.starts, col.ends))
     return found

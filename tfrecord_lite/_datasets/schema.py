@@ -21,6 +21,7 @@ from tfrecord_lite._batches.sequence_probe import CLASH, has_feature_lists
 from tfrecord_lite._errors import DecodeError, FeatureError
 from tfrecord_lite._example.decode import decode_example, decode_sequence_example
 from tfrecord_lite._example.ragged_spec import RaggedFeature, partitions_from_json, ragged_to_json
+from tfrecord_lite._example.raw import RawFeature
 from tfrecord_lite._example.spec import (
     BYTES,
     FLOAT,
@@ -314,7 +315,8 @@ def _records_of(source: Any, reading: ReadOptions) -> Iterator[bytes]:
 
 
 _SPEC_CLASSES = {
-    cls.__name__: cls for cls in (FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, SparseFeature, RaggedFeature)
+    cls.__name__: cls
+    for cls in (FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, SparseFeature, RaggedFeature, RawFeature)
 }
 
 
@@ -334,6 +336,8 @@ def features_to_json(features: Mapping[str, FeatureSpec]) -> dict[str, dict[str,
             entry["shape"] = list(spec.shape)
         if isinstance(spec, FixedLenSequenceFeature):
             entry["allow_missing"] = spec.allow_missing
+        if isinstance(spec, RawFeature) and not spec.little_endian:
+            entry["little_endian"] = False
         out[key] = entry
     return out
 

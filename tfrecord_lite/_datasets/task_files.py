@@ -27,6 +27,7 @@ import numpy as np
 from tfrecord_lite._index.record_index import save_offsets
 from tfrecord_lite._index.sidecar_file import sidecar_path
 from tfrecord_lite._index.write import write_index
+from tfrecord_lite._storage.files import make_output_folder
 from tfrecord_lite._storage.locations import StorageOptions, filesystem, is_url, split_options
 
 
@@ -55,7 +56,7 @@ class JobFolder:
         """The names of a task's `number`-th part in `folder` (relative to the root; "" the root)."""
         where = f"{self.root}/{folder}" if folder else self.root
         if self._fs is None:
-            os.makedirs(where, exist_ok=True)
+            make_output_folder(self.root, where)
         temp = f"{where}/.{self.job}-{task}-{attempt}-{number}.tmp"
         return Part(temp, f"{where}/part-{task:05d}-{self.job}-c{number:03d}{suffix}")
 

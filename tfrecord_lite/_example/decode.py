@@ -22,6 +22,7 @@ import numpy as np
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.ragged_build import Column, build, build_steps, single_column
 from tfrecord_lite._example.ragged_spec import RaggedFeature
+from tfrecord_lite._example.raw import RawFeature, raw_value
 from tfrecord_lite._example.sparse import Sparse, sparse_value
 from tfrecord_lite._example.spec import (
     BYTES,
@@ -131,6 +132,10 @@ def apply_spec(
                 key, f"found {plural(len(values), 'value')}, not a multiple of {inner} (shape {list(spec.shape)})"
             )
         return _stack(spec, values, len(values) // inner if inner else 0)
+    if isinstance(spec, RawFeature):
+        if kind == BYTES and len(parsed[1]) != 1:  # type: ignore[index]
+            raise FeatureError(key, f"a RawFeature is one bytes value, found {plural(len(parsed[1]), 'value')}")  # type: ignore[index]
+        return raw_value(key, spec, apply_spec(key, spec.reads, buf, parsed, kindless_is_missing, present, view))
     if isinstance(spec, RaggedFeature):
         raise FeatureError(key, "a RaggedFeature reads several features of an Example: decode_example takes it")
     if isinstance(spec, SparseFeature):

@@ -32,8 +32,9 @@ from tfrecord_lite._example.ragged_spec import (
     ValueRowIds,
 )
 
-# Rows a ValueRowIds partition may add past its values (empty rows), per record: ids are
-# untrusted numbers, and the rows they imply are allocated.
+# Rows a ValueRowIds partition may add past its values (empty rows), per record and over a
+# whole batch: ids are untrusted numbers, and the rows they imply are allocated (8 bytes each),
+# so a batch of records each of a few bytes cannot claim a million rows apiece.
 MAX_EMPTY_ROWS = 1 << 20
 _INT32_MAX = np.iinfo(np.int32).max
 
@@ -165,6 +166,11 @@ def _row_ids(p: np.ndarray, seg: _Segments, nvals: np.ndarray, checks: _Checks) 
     has = seg.counts > 0
     rows = np.zeros(len(nvals), dtype=np.int64)
     rows[has] = p[seg.first[has] + seg.counts[has] - 1] + 1
+    extra = np.maximum(rows - nvals, 0)  # at least the empty rows each record's ids imply
+    checks.records(
+        np.cumsum(extra) > MAX_EMPTY_ROWS,
+        lambda i: f"row ids {values_of(i)} take the batch past {MAX_EMPTY_ROWS} empty rows in all",
+    )
     offsets = np.cumsum(rows) - rows
     lengths = np.bincount(p + offsets[seg.owner], minlength=int(rows.sum())).astype(np.int64)
     return lengths, rows

@@ -18,6 +18,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from tfrecord_lite._example.ragged_spec import RaggedFeature
+    from tfrecord_lite._example.raw import RawFeature
 
 # Field numbers of the `kind` oneof in the Feature message.
 BYTES, FLOAT, INT64 = 1, 2, 3
@@ -316,5 +317,7 @@ def _sparse_size(keys: str | tuple[str, ...], size: Any) -> int | tuple[int, ...
     return int(dims[0]) if one else tuple(int(d) for d in dims)
 
 
-# A RaggedFeature (ragged_spec.py, which builds on this module) is a spec too.
-FeatureSpec = Union[FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, SparseFeature, "RaggedFeature"]
+# A RaggedFeature (ragged_spec.py) and a RawFeature (raw.py), which build on this module, are specs too.
+FeatureSpec = Union[
+    FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, SparseFeature, "RaggedFeature", "RawFeature"
+]

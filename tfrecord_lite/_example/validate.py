@@ -17,6 +17,7 @@ import numpy as np
 
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.ragged_spec import RaggedFeature, components, from_tf, has_ragged
+from tfrecord_lite._example.raw import RawFeature
 from tfrecord_lite._example.spec import (
     FeatureSpec,
     FixedLenFeature,
@@ -36,10 +37,10 @@ TFRECORD_DESCRIPTIONS: dict[str, FeatureSpec] = {
     "int": VarLenFeature("int64"),
     "float": VarLenFeature("float32"),
 }
-_SPEC_TYPES = (FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, SparseFeature, RaggedFeature)
+_SPEC_TYPES = (FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, SparseFeature, RaggedFeature, RawFeature)
 _EXPECTED_SPEC = (
-    "a FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, SparseFeature or RaggedFeature (ours or "
-    "tf.io's; or 'byte' / 'int' / 'float')"
+    "a FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, SparseFeature, RaggedFeature (ours or "
+    "tf.io's) or RawFeature; or 'byte' / 'int' / 'float'"
 )
 
 
@@ -117,7 +118,7 @@ def check_sparse_keys(specs: Mapping[str, FeatureSpec]) -> None:
                     f"reads {read!r} as {dtype}, but feature {first[1]!r} reads it as {first[0]}: a key has one dtype",
                 )
     for key, spec in specs.items():
-        if isinstance(spec, (FixedLenFeature, FixedLenSequenceFeature)) and key in reads:
+        if isinstance(spec, (FixedLenFeature, FixedLenSequenceFeature, RawFeature)) and key in reads:
             raise FeatureError(
                 key,
                 f"is read by SparseFeature {reads[key][1]!r} too, and cannot also be a {type(spec).__name__} "

@@ -6,7 +6,9 @@ Strategy: a record arrives decoded (`RecordView`: its features, feature lists, o
 stopped its decoding), so this module reads no file and parses nothing. A bytes value is an image
 when its first bytes say so, or when it is raw uint8 pixels whose length the shape features of
 its record give (images.py); else it is shown by values.py. A wide table keeps the first
-MAX_COLUMNS keys met and says how many it left out.
+MAX_COLUMNS keys met and says how many it left out; one record's card shows its first
+MAX_CARD_KEYS features (and feature lists) and says how many more it holds, so a record of
+100,000 keys makes a page of bounded size.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from tfrecord_lite._html.values import esc, value_html
 MAX_COLUMNS = 24  # keys shown as columns of a table of many records
 MAX_STEPS = 64  # steps of a feature list shown
 MAX_IMAGES = 8  # images of one bytes feature shown
+MAX_CARD_KEYS = 500  # features (and feature lists) one record's card shows
 
 
 @dataclass(frozen=True)
@@ -101,17 +104,25 @@ def record_card(view: RecordView) -> str:
         return f'{head}<p class="damage">{esc(view.error)}</p></div>'
     rows = [
         f'<tr><th class="key">{esc(key)}</th><td>{feature_html(key, value, view.features)}</td></tr>'
-        for key, value in view.features.items()
+        for key, value in list(view.features.items())[:MAX_CARD_KEYS]
     ]
+    rows += _more_keys(len(view.features))
     if view.feature_lists is not None:
         rows.append('<tr><th colspan="2" class="section">feature lists</th></tr>')
         rows += [
             f'<tr><th class="key">{esc(key)}</th><td>{steps_html(steps)}</td></tr>'
-            for key, steps in view.feature_lists.items()
+            for key, steps in list(view.feature_lists.items())[:MAX_CARD_KEYS]
         ]
+        rows += _more_keys(len(view.feature_lists))
     if not rows:
         rows.append('<tr><td class="note">(no features)</td></tr>')
     return f'{head}<table class="features">{"".join(rows)}</table></div>'
+
+
+def _more_keys(total: int) -> list[str]:
+    if total <= MAX_CARD_KEYS:
+        return []
+    return [f'<tr><td colspan="2" class="note">{total - MAX_CARD_KEYS:,} more not shown</td></tr>']
 
 
 def _columns(views: Sequence[RecordView]) -> tuple[list[str], list[str], int]:

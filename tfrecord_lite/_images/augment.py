@@ -7,21 +7,23 @@ then copies the view once into a contiguous CHW array. Random numbers come from 
 module, which torch's DataLoader seeds in every worker from its own seed (so workers differ, and
 torch.manual_seed makes a run repeatable); the draws are, in this order, the crop's top row and
 left column (random.randint, inclusive bounds) and then, with random_flip, one random.random()
-below 0.5 for a flip.
+below 0.5 for a flip. On threads (num_threads > 1) the draws come from the item's own generator
+(_records/threads.py's item_random, seeded by the item's place in the input), so they do not
+depend on which thread decodes which image.
 """
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 
 from tfrecord_lite._images.codec import ImageDecodeError
+from tfrecord_lite._records.threads import item_random
 
 
 def random_view(pixels: np.ndarray, crop: tuple[int, int] | None, flip: bool, path: str | None = None) -> np.ndarray:
     """A view of the HWC `pixels`: a random (height, width) `crop` of it (an image smaller than the
     crop is an error naming `path`), flipped left to right half of the time when `flip`."""
+    random = item_random()
     if crop is not None:
         height, width = pixels.shape[:2]
         if height < crop[0] or width < crop[1]:

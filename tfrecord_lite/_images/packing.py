@@ -27,10 +27,12 @@ from typing import Any
 
 from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._datasets.sharded import open_shard_writer
+from tfrecord_lite._example.raw import RawFeature
 from tfrecord_lite._example.validate import did_you_mean
 from tfrecord_lite._images.append import Appending, Packed
 from tfrecord_lite._images.codec import (
     FORMAT_NAMES,
+    RAW,
     ImageDecodeError,
     stored_image,
 )
@@ -53,6 +55,7 @@ from tfrecord_lite._images.records import (
     parse_image_record,
 )
 from tfrecord_lite._records.reader import read_records
+from tfrecord_lite._redact import log
 from tfrecord_lite._storage.publish import open_publication
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
 from tfrecord_lite._stream.damage import DamagePolicy
@@ -83,27 +86,57 @@ class PackResult:
     conflicts: list[str] = field(default_factory=list)  # names of other images already packed, left out
     renamed: list[tuple[str, str]] = field(default_factory=list)  # (image/filename, the name stored)
     replaced: list[str] = field(default_factory=list)  # names whose old image was replaced
+    # format="raw": the spec that reads the pixels written, when they all have one shape and dtype
+    raw_feature: RawFeature | None = None
 
 
-def scan_image_folder(source: PathLike) -> list[tuple[str, str]]:
+def scan_image_folder(source: PathLike, *, follow_symlinks: bool = False) -> list[tuple[str, str]]:
     """(path, class name) for every image in the ImageFolder tree `source` (one sub-folder per class),
     sorted.
 
     Images are found recursively under each class folder; hidden files and files
-    without an image extension are ignored, as torchvision's ImageFolder does.
+    without an image extension are ignored, as torchvision's ImageFolder does. A link (to a class
+    folder, a folder inside one or an image) that leads out of the tree is left out, with a
+    warning, unless `follow_symlinks`; links inside the tree are followed.
     """
     root = os.fspath(source)
     if not os.path.isdir(root):
         raise FileNotFoundError(f"no such directory: {root}")
+    inside = _inside_tree(root, follow_symlinks)
     items: list[tuple[str, str]] = []
     classes = sorted(e.name for e in os.scandir(root) if e.is_dir() and not e.name.startswith("."))
     for name in classes:
-        for dirpath, dirnames, filenames in os.walk(os.path.join(root, name)):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        if not inside(os.path.join(root, name)):
+            continue
+        for dirpath, dirnames, filenames in os.walk(os.path.join(root, name), followlinks=follow_symlinks):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and inside(os.path.join(dirpath, d)))
             for fn in sorted(filenames):
-                if not fn.startswith(".") and fn.lower().endswith(IMAGE_EXTENSIONS):
-                    items.append((os.path.join(dirpath, fn), name))
+                path = os.path.join(dirpath, fn)
+                if not fn.startswith(".") and fn.lower().endswith(IMAGE_EXTENSIONS) and inside(path):
+                    items.append((path, name))
     return items
+
+
+def _inside_tree(root: str, follow_symlinks: bool) -> Callable[[str], bool]:
+    """Whether a path under `root` may be packed: not a link leading out of the tree (any path,
+    with `follow_symlinks`). A link inside the tree is followed, each folder entered once."""
+    real_root = os.path.realpath(root)
+    entered: set[str] = set()
+
+    def inside(path: str) -> bool:
+        if not os.path.islink(path):
+            return True
+        real = os.path.realpath(path)
+        if os.path.isdir(real):
+            if real in entered:
+                return False  # a loop, or a second way into one folder
+            entered.add(real)
+        if follow_symlinks or real == real_root or real.startswith(real_root + os.sep):
+            return True
+        log.warning("left out %s: a link out of %s (follow_symlinks / --follow-symlinks packs it)", path, root)
+        return False
+
+    return inside
 
 
 def read_image_list(source: PathLike) -> list[tuple[str, str]]:
@@ -127,12 +160,12 @@ def read_image_list(source: PathLike) -> list[tuple[str, str]]:
     return rows
 
 
-def _source_items(source: Images) -> tuple[list[tuple[str, str]], str | None]:
+def _source_items(source: Images, follow_symlinks: bool = False) -> tuple[list[tuple[str, str]], str | None]:
     """(path, class name) items and the root that image/filename is made relative to."""
     if isinstance(source, (str, os.PathLike)):
         src = os.fspath(source)
         if os.path.isdir(src):
-            return scan_image_folder(src), src
+            return scan_image_folder(src, follow_symlinks=follow_symlinks), src
         if os.path.isfile(src):
             return read_image_list(src), os.path.dirname(os.path.abspath(src))
         raise FileNotFoundError(f"no such file or directory: {src}")
@@ -239,6 +272,7 @@ def pack_images(
     progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
     workers: int | None = None,
     storage_options: StorageOptions = None,
+    follow_symlinks: bool = False,
     image_key: str = ENCODED,
     label_key: str = LABEL,
     text_key: str = TEXT,
@@ -254,6 +288,9 @@ def pack_images(
     128 MiB each). The original encoded bytes are stored unless `resize` (longest
     side, or (width, height)) or `format` ('jpeg', 'png', 'webp', or 'raw': the pixels, as
     np.asarray(image).tobytes() gives them, with image/channels and image/dtype) asks otherwise.
+    Raw pixels of one shape (resize=(width, height), images of one mode) read back as one array
+    per batch with the RawFeature the result gives (`raw_feature`; None when the images written
+    differ in size or channels: each record still says its own height, width and channels).
     Order: sorted, then shuffled with `seed` (reproducible). An image that does
     not decode raises ImageDecodeError (on_bad_image='raise'), or is skipped and
     listed in the result ('skip', or a callable(path, error) told about each); so
@@ -277,7 +314,8 @@ def pack_images(
     depend on it. `progress(iterable, total)` may wrap the loop (e.g. with tqdm).
     `prefix` may be a URL (s3://bucket/photos, with `storage_options` for fsspec):
     the shards, their sidecars and, last, the label map are published as in
-    docs/cloud.md ("Writing").
+    docs/cloud.md ("Writing"). In an image folder, links that lead out of the tree are left out
+    (with a warning) unless `follow_symlinks`.
     """
     prefix = os.fspath(prefix)
     if num_shards is None and max_records is None and max_bytes is None:
@@ -291,7 +329,7 @@ def pack_images(
 
     with open_publication(prefix, storage_options) as publication:
         labels = starting_labels(prefix, compression, append, label_map, storage_options)
-        items, root = _source_items(source)
+        items, root = _source_items(source, follow_symlinks)
         if not items:
             name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "the list given"
             hint = (
@@ -310,6 +348,7 @@ def pack_images(
 
         skipped: list[tuple[str, str]] = []
         written = 0
+        raw_shapes: set[tuple[int, int, int]] = set()
         load = functools.partial(_load_image, size=size, fmt=fmt, quality=quality)
         loads = _in_threads(load, [p for p, _ in items], workers)
         todo: Iterable[Any] = zip(items, loads, strict=False)
@@ -341,6 +380,8 @@ def pack_images(
                     if kept is None:
                         continue
                     stored = kept
+                if fmt_name == RAW:
+                    raw_shapes.add((height, width, channels))
                 record = image_example(
                     data,
                     fmt_name,
@@ -362,6 +403,8 @@ def pack_images(
         # published last: see docs/cloud.md
         save_label_map(labels, publication.file(map_path), storage_options=storage_options)
     result = PackResult(list(writer.paths), map_path, labels, written, skipped, new_classes)
+    if len(raw_shapes) == 1:
+        result.raw_feature = RawFeature(raw_shapes.pop(), "uint8")
     if appending is not None:
         result.duplicates, result.conflicts = appending.duplicates, appending.conflicts
         result.renamed, result.replaced = appending.renamed, sorted(appending.replaced)

@@ -133,6 +133,10 @@ def image_example(
 
 
 def _first(values: Any, default: Any) -> Any:
+    """The first value of a feature: of a list as decoded without a spec, or the scalar a
+    FixedLenFeature([]) gives."""
+    if isinstance(values, (np.generic, int, float, bytes, bytearray)):
+        return values
     if values is None or len(values) == 0:
         return default
     return values[0]

@@ -20,6 +20,7 @@ from tfrecord_lite._html.images import sniff_image_format
 from tfrecord_lite._images.codec import EXTENSIONS, RAW, pixel_file
 from tfrecord_lite._images.packing import IMAGE_EXTENSIONS
 from tfrecord_lite._images.records import ENCODED, LABEL, ImageRecord, PathLike, iter_image_records
+from tfrecord_lite._storage.files import make_output_folder
 from tfrecord_lite._storage.sources import Sources
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 
@@ -126,12 +127,14 @@ def unpack_images(
         data, ext = _file_contents(rec)
         base = _file_name(rec.filename, ext, f"{count:08d}{ext}")
         folder = os.path.join(out_dir, cls)
-        os.makedirs(folder, exist_ok=True)
+        make_output_folder(out_dir, folder)
         target = _unpacked_name(folder, base, written, clash=not (overwrite or skip_existing))
         written.add(target)
         if skip_existing and os.path.lexists(target):
             continue
-        with open(target, "wb" if overwrite else "xb") as f:
+        if overwrite and os.path.lexists(target):
+            os.unlink(target)  # replaced, never written through (a link stays out of it)
+        with open(target, "xb") as f:
             f.write(data)
         count += 1
     return count

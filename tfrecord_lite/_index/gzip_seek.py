@@ -111,6 +111,13 @@ class SpanInflater:
         cin = point.cin
         if point.bits:
             last = self._pread(1, cin - 1)
+            if not last:  # the file shrank below a seek point after indexing
+                raise TruncatedRecordError(
+                    f"the compressed file ends before the seek point at byte {cin - 1}: "
+                    "it changed after indexing, or is truncated",
+                    path=self._path,
+                    offset=cin - 1,
+                )
             head = primer(point.bits)
             yield head[:-1] + bytes([head[-1] | (last[0] & (0xFF << (8 - point.bits)) & 0xFF)])
         while chunk := self._pread(step, cin):

@@ -25,15 +25,23 @@ checks its header and saves it), little-endian:
 
 Staleness is found as for plain files (size, mtime), with another edge check: a
 CRC32C of the first and last 4 KiB of the compressed file.
+
+A sidecar may be planted: every table is checked before use (marks start at record 0
+unless the file holds none, points start at the file's start and never go back), and
+an indexed_gzip export is inflated a part at a time, never with an unlimited
+`max_length`, its windows within a budget: one window per `spacing` bytes of the
+uncompressed stream (which is no longer than MAX_RATIO times the file), plus two.
+Anything else is an IndexFormatError, which rebuilds the index.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import struct
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -54,6 +62,7 @@ _GZIP_INDEX_HEAD_SIZE = header_size(_GZIP_INDEX_HEAD)
 _GZIDX = struct.Struct("<5sBBQQIII")
 _GZIDX_POINT = np.dtype([("cin", "<u8"), ("uout", "<u8"), ("bits", "u1"), ("window", "u1")])
 
+MAX_RATIO = 1032  # deflate's largest expansion: a stream is at most this many times its file
 RAW = -15  # wbits of a point inside a deflate stream (after a full flush)
 
 
@@ -180,7 +189,7 @@ def parse_gzip_index(data: bytes, location: str) -> GzipIndex:
     rows_and_offsets = table.astype(np.int64)  # both strictly increasing, from record 0 at offset 0
     if (
         table[-1].tolist() != [count, stream_size]
-        or (n_marks > 1 and table[0].tolist() != [0, 0])
+        or (count > 0 and table[0].tolist() != [0, 0])
         or (np.diff(rows_and_offsets, axis=0) <= 0).any()
     ):
         raise IndexFormatError("the index's record table is damaged", path=location)
@@ -189,9 +198,21 @@ def parse_gzip_index(data: bytes, location: str) -> GzipIndex:
     name = named.name
     if any(wbits - 64 not in (named.wbits, RAW) or cin > file_size or uout > stream_size for cin, uout, wbits in rows):
         raise IndexFormatError("the index's seek points are damaged", path=location)
+    if (not blob_size and rows[:1] != [[0, 0, named.wbits + 64]]) or _goes_back(rows):
+        raise IndexFormatError("the index's seek points do not start at the file's start", path=location)
     points = [Point(cin, uout, wbits - 64) for cin, uout, wbits in rows]
     blob = data[len(data) - blob_size :] if blob_size else b""
     return GzipIndex(name, marks, points, blob, file_size, mtime_ns, check, location)
+
+
+def _goes_back(rows: Sequence[Sequence[int]]) -> bool:
+    """Whether (cin, uout, ...) rows ever go back in either offset."""
+    return any(b[0] < a[0] or b[1] < a[1] for a, b in itertools.pairwise(rows))
+
+
+def _inflate(d: Any, data: bytes, size: int) -> bytes:
+    """Up to `size` bytes more from decompressobj `d` (never decompress(..., 0): 0 means unlimited)."""
+    return d.decompress(data, size) if size > 0 else b""
 
 
 def window_points(blob: bytes, file_size: int) -> list[Point]:
@@ -201,26 +222,32 @@ def window_points(blob: bytes, file_size: int) -> list[Point]:
     offset, u8 bits, u8 has-window; then the windows of the points that have one).
 
     Inflated a part at a time, each bounded by the size the parts before it promise (a point
-    per compressed byte of the `file_size`-byte file at most), so a zlib bomb in a sidecar
-    inflates no further than a genuine export of that file could."""
+    per compressed byte of the `file_size`-byte file at most; windows within the budget of the
+    module's docstring), so a zlib bomb in a sidecar inflates no further than a genuine export
+    of that file could."""
     damaged = "the index's indexed_gzip seek points are damaged"
     d = zlib.decompressobj()
     try:
         head = d.decompress(blob, _GZIDX.size)
         if len(head) < _GZIDX.size or head[:5] != b"GZIDX" or head[5] != 1:
             raise IndexFormatError("the index's indexed_gzip seek points are not in a format read here")
-        *_, window, n = _GZIDX.unpack_from(head, 0)
-        if n > file_size + 1 or window > 1 << 15:
+        _, _, _, _, usize, spacing, window, n = _GZIDX.unpack_from(head, 0)
+        if n > file_size + 1 or window > 1 << 15 or spacing < window:
             raise IndexFormatError(damaged)
-        table = d.decompress(d.unconsumed_tail, n * _GZIDX_POINT.itemsize)
+        table = _inflate(d, d.unconsumed_tail, n * _GZIDX_POINT.itemsize)
         rows = np.frombuffer(table, _GZIDX_POINT, len(table) // _GZIDX_POINT.itemsize)
-        windows = d.decompress(d.unconsumed_tail, window * int(rows["window"].sum()))
-        extra = d.decompress(d.unconsumed_tail, 1)
+        with_window = int(rows["window"].sum())
+        if window and with_window > min(usize, MAX_RATIO * file_size) // max(spacing, 1) + 2:
+            raise IndexFormatError(damaged + f" (more windows than {file_size} compressed bytes can need)")
+        windows = _inflate(d, d.unconsumed_tail, window * with_window)
+        extra = _inflate(d, d.unconsumed_tail, 1)
     except zlib.error:
         raise IndexFormatError("the index's indexed_gzip seek points are damaged (they do not inflate)") from None
-    complete = len(rows) == n and len(windows) == window * int(rows["window"].sum()) and not extra and d.eof
-    if not complete or (rows["bits"] > 7).any() or (rows["window"] > 1).any():
+    complete = len(rows) == n and len(windows) == window * with_window and not extra and d.eof
+    if not complete or (rows["bits"] > 7).any() or (rows["window"] > 1).any() or (rows["cin"] > file_size).any():
         raise IndexFormatError(damaged)
+    if _goes_back(rows[["cin", "uout"]].tolist()):
+        raise IndexFormatError(damaged + " (they go back)")
     points, at, data = [Point(0, 0, GZIP.wbits)], 0, memoryview(windows)
     for cin, uout, bits, has_window in rows.tolist():
         points.append(Point(cin, uout, RAW, bits=bits, window=data[at : at + window] if has_window else None))

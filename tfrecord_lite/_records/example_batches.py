@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 
@@ -32,10 +32,11 @@ from tfrecord_lite._batches.sequences import (
     decode_sequence_records,
 )
 from tfrecord_lite._compression.kinds import normalize_compression
-from tfrecord_lite._errors import TFRecordError
+from tfrecord_lite._errors import FeatureError, TFRecordError
 from tfrecord_lite._example.spec import FeatureSpec, SpecDict
 from tfrecord_lite._example.validate import batch_specs, check_int
 from tfrecord_lite._records.reader import RecordIterator, sources_of
+from tfrecord_lite._records.threads import check_num_threads, ordered_map
 from tfrecord_lite._stream.damage import DamagePolicy
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 from tfrecord_lite._wire.framing import HEADER_SIZE
@@ -49,6 +50,7 @@ def iter_example_batches(
     features: SpecDict,
     batch_size: int = 1024,
     copy: bool = True,
+    num_threads: int = 1,
     compression: Compression = "auto",
     verify: bool = True,
     on_error: OnError = "raise",
@@ -64,13 +66,18 @@ def iter_example_batches(
     `max_skipped` are iter_records' (with "skip", the batch before a damaged record may be smaller);
     so are `storage_options`, for URLs, and `max_record_bytes`. `copy=False` gives bytes values as
     read-only memoryviews, as decode_examples(copy=False) does: into its record where records are large (32 KiB and
-    more), else into one copy of the batch's records; each keeps alive what it points into."""
+    more), else into one copy of the batch's records; each keeps alive what it points into.
+    `num_threads` > 1 decodes that many batches at once on threads (the reading too, one batch at a
+    time), each from a copy of its records, and yields them in the order of num_threads=1."""
     check_int("batch_size", batch_size, 1)
+    check_num_threads(num_threads)
     normalize_compression(compression, allow_auto=True)
     features = batch_specs(features)
     policy = DamagePolicy(on_error, max_skipped)
     assembly = assembly_for(copy, features)
     reading = _Reading(compression, verify, policy, storage_options, max_record_bytes)
+    if num_threads > 1:
+        return _threaded_batches(source, features, batch_size, reading, assembly, num_threads)
     return _batches(source, features, batch_size, reading, assembly)
 
 
@@ -104,6 +111,7 @@ def _batches(
 ) -> Iterator[dict[str, Any]]:
     with reading.records(source) as records:
         head = records._stream.peek(HEADER_SIZE)
+        read = 0  # records in the batches before this one, for an error's note
         if len(head) >= HEADER_SIZE and int.from_bytes(head[:8], "little") >= SPARSE_RECORD:
             yield from _record_batches(records, batch_size, lambda batch: decode_records(batch, features, assembly)[0])
             return
@@ -111,8 +119,62 @@ def _batches(
         for view, b, e, record, where in _spans(records, batch_size):
             values = _views_of_copy(view, int(b[0]), int(e[-1])) if assembly.views else None
             with placing(where):
-                decoded = decode_buffer(view, b, e, plans, features, record, assembly, values=values)[0]
+                try:
+                    decoded = decode_buffer(view, b, e, plans, features, record, assembly, values=values)[0]
+                except FeatureError as err:
+                    _note(err, read, len(b), records.path)
+                    raise
             yield decoded
+            read += len(b)
+
+
+def _note(err: FeatureError, read: int, n: int, path: Any) -> None:
+    """Add to `err` where its batch lies among the records read (Python >= 3.11 shows notes)."""
+    if hasattr(err, "add_note"):
+        err.add_note(f"(the batch is records {read} to {read + n - 1} of those read; the file being read: {path})")
+
+
+def _threaded_batches(
+    source: Any,
+    features: Mapping[str, FeatureSpec],
+    batch_size: int,
+    reading: _Reading,
+    assembly: Assembly,
+    num_threads: int,
+) -> Iterator[dict[str, Any]]:
+    """_batches on threads: each batch's records copied out of the read buffer (which the next read
+    reuses) by the thread that reads them, then decoded on any thread."""
+    with reading.records(source) as records:
+        head = records._stream.peek(HEADER_SIZE)
+        if len(head) >= HEADER_SIZE and int.from_bytes(head[:8], "little") >= SPARSE_RECORD:
+            lists = _record_batches(records, batch_size, lambda batch: batch)
+            yield from ordered_map(lambda batch: decode_records(batch, features, assembly)[0], lists, num_threads)
+            return
+        plans = plan_features(features)
+
+        def decoded(spans: Spans) -> dict[str, Any]:
+            values = RecordSlicer([cast(bytes, spans.view.obj)], [0], views=True) if assembly.views else None
+            with placing(spans.where):
+                return decode_buffer(
+                    spans.view, spans.starts, spans.ends, plans, features, spans.record, assembly, values=values
+                )[0]
+
+        yield from ordered_map(decoded, map(_copied, _spans(records, batch_size)), num_threads)
+
+
+def _copied(spans: Spans) -> Spans:
+    """A batch's records (and the 4 bytes after them, which decode_buffer reads) in bytes of their own."""
+    start, end = int(spans.starts[0]), int(spans.ends[-1])
+    data = bytes(spans.view[start : end + 4])
+    if len(data) < end + 4 - start:
+        data += bytes(end + 4 - start - len(data))
+    view = memoryview(data)
+    begin, stop = spans.starts - start, spans.ends - start
+
+    def record(k: int) -> bytes:
+        return bytes(view[begin[k] : stop[k]])
+
+    return Spans(view, begin, stop, record, spans.where)
 
 
 def _views_of_copy(view: memoryview, start: int, end: int) -> RecordSlicer:
@@ -161,6 +223,7 @@ def iter_sequence_example_batches(
     sequence_features: SpecDict | None = None,
     batch_size: int = 1024,
     copy: bool = True,
+    num_threads: int = 1,
     compression: Compression = "auto",
     verify: bool = True,
     on_error: OnError = "raise",
@@ -173,8 +236,10 @@ def iter_sequence_example_batches(
     `(context, feature_lists, lengths)`. The counterpart of
     tf.data.TFRecordDataset(path).batch(batch_size).map(lambda x: tf.io.parse_sequence_example(x, ...)).
     `source` and the keyword arguments are iter_example_batches'; the specs and arguments are
-    checked here, before the first batch is asked for."""
+    checked here, before the first batch is asked for; `num_threads` > 1 decodes that many batches at
+    once on threads, in the order of num_threads=1."""
     check_int("batch_size", batch_size, 1)
+    check_num_threads(num_threads)
     normalize_compression(compression, allow_auto=True)
     context_specs = checked_context_specs(context_features)
     sequence_specs = checked_sequence_specs(sequence_features)
@@ -182,13 +247,15 @@ def iter_sequence_example_batches(
     reading = _Reading(compression, verify, DamagePolicy(on_error, max_skipped), storage_options, max_record_bytes)
     files = sources_of(source, storage_options)
 
+    def decode(batch: list[bytes]) -> Decoded:
+        return decode_sequence_records(batch, context_specs, sequence_specs, assembly)[0]
+
     def batches() -> Iterator[Decoded]:
         with reading.records(files) as records:
-            yield from _record_batches(
-                records,
-                batch_size,
-                lambda batch: decode_sequence_records(batch, context_specs, sequence_specs, assembly)[0],
-            )
+            if num_threads > 1:
+                yield from ordered_map(decode, _record_batches(records, batch_size, lambda b: b), num_threads)
+            else:
+                yield from _record_batches(records, batch_size, decode)
 
     return batches()
 

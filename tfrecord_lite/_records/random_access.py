@@ -1,9 +1,7 @@
-"""Random access to a TFRecord file: TFRecordFile. An uncompressed file is
-    `source`: one file, a path or a URL. `compression`: "auto" (default) recognises a GZIP or ZLIB
-    file from its first bytes; None / "", "gzip" or "zlib" says what the file is, and a file that
-    starts as another kind raises ValueError naming both.
-memory-mapped and its index (see _index/record_index.py) gives each record's span, so
-f[i] is two array lookups, one slice of the map and (with verify) two CRCs, inlined in
+"""Random access to a TFRecord file: TFRecordFile (`source`: one file, a path or a URL; `compression` "auto"
+recognises GZIP / ZLIB from the first bytes, and a named kind the file contradicts is a ValueError naming
+both). An uncompressed file is memory-mapped and its index (see _index/record_index.py) gives each record's
+span, so f[i] is two array lookups, one slice of the map and (with verify) two CRCs, inlined in
 TFRecordFile.__getitem__. TFRecordFile holds its file's records as one of two backends
 and hands them len, [i], slices, iteration, offsets and close: MappedRecords here for an
 uncompressed file, CompressedRecords (_records/compressed_file.py) for a GZIP / ZLIB one.
@@ -16,7 +14,9 @@ first by a few coalesced, concurrent requests. Each kind of file is opened by on
 into _index, which hands back its index ready (file_index.open_file_index for a local file,
 remote_index.open_remote for an object, gzip_index.open_gzip_spans through
 compressed_file.py): with an on_error that skips damage, a file that does not index cleanly
-is indexed there over its good records (_index/tolerant.py).
+is indexed there over its good records (_index/tolerant.py). A file that shrinks while open:
+each read of the map asks the file's size first (one fstat) and a record past its end raises
+TFRecordError ("FILE changed while open: ...") instead of touching unbacked pages (SIGBUS).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 import numpy as np
 
 from tfrecord_lite._compression.kinds import is_compressed, normalize_compression, read_as
-from tfrecord_lite._errors import CorruptRecordError, PathName, RecordTooLargeError
+from tfrecord_lite._errors import CorruptRecordError, PathName, RecordTooLargeError, TFRecordError
 from tfrecord_lite._example.decode import decode_example, decode_sequence_example
 from tfrecord_lite._index.file_index import open_file_index
 from tfrecord_lite._index.record_index import Buffer, RecordIndex, release
@@ -180,6 +180,8 @@ class MappedRecords:
         self.at = _int_view(index.offsets)  # offsets as Python ints, faster to index than numpy
         self.ends = self.at[1:] if index.ends is None else _int_view(index.ends)  # where record i ends
         self.read: Callable[[int, int], bytes] = self._read_remote if remote else self._read_mapped
+        self._opened = len(buf)  # bytes mapped: the file's size when opened
+        self._size_now: Callable[[], int] = buf.size if isinstance(buf, mmap.mmap) else buf.__len__
 
     @property
     def location(self) -> str | None:
@@ -231,6 +233,8 @@ class MappedRecords:
         buf = self._buf
         if buf is None:
             raise _closed_error(self._name)
+        if end > self._size_now():  # the file shrank: touching the map past its end is SIGBUS
+            raise self._changed()
         length = end - start - OVERHEAD
         # the header must be exactly the one a record of the indexed length has: this checks
         # the length against the index and the length CRC in one comparison
@@ -240,6 +244,10 @@ class MappedRecords:
         if self._verify and masked_crc(data) != _U32.unpack_from(buf, end - FOOTER_SIZE)[0]:
             raise CorruptRecordError("corrupted record: the data CRC does not match", path=self._path, offset=start)
         return data
+
+    def _changed(self) -> TFRecordError:
+        now, was = self._size_now(), self._opened
+        return TFRecordError(f"{self._name} changed while open: {now} bytes now, {was} when opened; open it again")
 
     def _read_remote(self, start: int, end: int) -> bytes:
         """_read_mapped for an object in a store: the record comes whole from the RemoteBuffer's cache."""
@@ -448,8 +456,8 @@ class TFRecordFile(RecordSequence):
 
     @property
     def path(self) -> str:
-        """The TFRecord file."""
-        return self._path
+        """The TFRecord file (a URL without its secrets; the raw one is kept privately, for reading)."""
+        return self._name
 
     @property
     def index_path(self) -> str | None:

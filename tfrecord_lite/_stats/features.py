@@ -7,28 +7,69 @@ so a batch is folded in with a few numpy reductions over whole columns: value co
 offsets' differences, presence the `valid` mask; the values go to the accumulator of their kind
 (numbers for int64 and float, categories for int64 and bytes, lengths and images for bytes). The
 kind is fixed by the first batch that gives one; another kind later is an error naming both.
+A feature summarised as a RawFeature (statistics(features={key: RawFeature(...)})) is a tensor:
+each record's bytes value is checked against the shape and read as its numbers (int64 or float
+values, prod(shape) a record), fed to the accumulator a bounded number of values at a time.
+The values reach the accumulators VALUE_SLICE at a time, so the working set of the sketches
+(hashes, padded matrices, sorts) is bounded however many values one record or batch holds.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from tfrecord_lite._batches.flat import Flat, Nested
 from tfrecord_lite._errors import FeatureError
+from tfrecord_lite._example.raw import RawFeature, check_lengths, raw_rows
 from tfrecord_lite._stats.numbers import COUNTS_SAMPLE, NumberAccumulator
 from tfrecord_lite._stats.results import FeatureStatistics
 from tfrecord_lite._stats.values import CategoryAccumulator, ImageAccumulator, as_binary
 
-__all__ = ["FeatureAccumulator", "kind_name"]
+__all__ = ["FeatureAccumulator", "kind_name", "raw_parts"]
 
+VALUE_SLICE = 1 << 16  # values folded into the sketches at once
 _KINDS = {np.dtype(np.int64): "int64", np.dtype(np.float32): "float"}
 
 
 def kind_name(values: Any) -> str:
     """'int64', 'float' or 'bytes' for a flat column's values."""
     return _KINDS.get(getattr(values, "dtype", None), "bytes")
+
+
+_RAW_CHUNK = 1 << 22  # values of a RawFeature column converted and folded in at a time
+
+
+def raw_parts(name: str, spec: RawFeature, column: Flat | Nested | None, rows: int) -> Iterator[tuple[Flat, int]]:
+    """A RawFeature's column (its bytes values, one a record) as columns of its numbers, a few
+    million values (and their records) at a time: (column, records) pairs to fold in."""
+    if not isinstance(column, Flat):
+        raise FeatureError(name, "a RawFeature is summarised in Examples (not in feature lists)")
+    counts = np.diff(column.offsets)
+    present = counts != 0 if column.valid is None else column.valid
+    wrong = np.flatnonzero(present & (counts != 1))
+    if wrong.size:
+        raise FeatureError(
+            name, f"record {int(wrong[0])} of the batch has {int(counts[wrong[0]])} values; a RawFeature one"
+        )
+    data, offsets = as_binary(column.values)
+    check_lengths(name, spec, np.diff(offsets))
+    size = math.prod(spec.shape)
+    step = max(1, _RAW_CHUNK // max(size, 1))
+    first = 0  # the first value of the chunk (values are the present rows', in order)
+    for start in range(0, rows, step):
+        stop = min(rows, start + step)
+        chunk_present = present[start:stop]
+        k = int(np.count_nonzero(chunk_present))
+        numbers = raw_rows(spec, data[offsets[first] : offsets[first + k]], k).reshape(-1)
+        numbers = numbers.astype(np.float32 if numbers.dtype.kind in "fc" else np.int64)
+        offs = np.zeros(stop - start + 1, dtype=np.int64)
+        np.cumsum(chunk_present * size, out=offs[1:])
+        yield Flat(numbers, offs, None if column.valid is None else chunk_present), stop - start
+        first += k
 
 
 class FeatureAccumulator:
@@ -72,14 +113,18 @@ class FeatureAccumulator:
         if kind == "bytes":
             data, offsets = as_binary(values)
             assert self.lengths is not None and self.categories is not None and self.images is not None
-            self.lengths.add(np.diff(offsets))
-            self.categories.add_bytes(data, offsets)
-            self.images.add(data, offsets)
+            for first in range(0, len(offsets) - 1, VALUE_SLICE):
+                part = offsets[first : first + VALUE_SLICE + 1]
+                self.lengths.add(np.diff(part))
+                self.categories.add_bytes(data, part)
+                self.images.add(data, part)
             return
         assert self.numbers is not None
-        self.numbers.add(values)
-        if self.categories is not None:
-            self.categories.add_ints(values)
+        for first in range(0, len(values), VALUE_SLICE):
+            part = values[first : first + VALUE_SLICE]
+            self.numbers.add(part)
+            if self.categories is not None:
+                self.categories.add_ints(part)
 
     def _start(self, kind: str) -> None:
         self.kind = kind

@@ -6,7 +6,9 @@ own `<style>`, every selector under the root class `tfrls` (and every class name
 that a page embedding it as it is keeps its own look; charts are inline SVG (`<rect>`s with a
 `<title>` each for the exact numbers on hover), so nothing is fetched and no script runs. The
 label-like feature is the first int64 or bytes feature named like label / class / target, else
-the first with few distinct values (LABEL_MAX at most, counted exactly).
+the first with few distinct values (LABEL_MAX at most, counted exactly). The page is bounded: the
+table lists at most TABLE_FEATURES features and charts are drawn for the first CHART_FEATURES,
+each cut saying how many more there are (all of them stay in to_dict()).
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ import html
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+TABLE_FEATURES = 1000  # features listed in the table of the page
+CHART_FEATURES = 200  # features whose charts the page draws
 
 if TYPE_CHECKING:  # the results import this module when asked for HTML
     from tfrecord_lite._stats.results import DatasetStatistics, FeatureStatistics, Histogram, NumberStats
@@ -173,6 +178,8 @@ def _overview(stats: DatasetStatistics) -> str:
         ("compression", _e(", ".join(kinds))),
         ("features", _num(len(stats.features))),
     ]
+    if stats.untracked_features:
+        rows.append(("features not tracked", _num(stats.untracked_features) + " (past the cap on features tracked)"))
     if stats.skipped:
         rows.append(("damaged spans skipped", _num(stats.skipped)))
     return _table(None, [(f"<b>{_e(k)}</b>", v) for k, v in rows])
@@ -200,7 +207,7 @@ def _summary(feature: FeatureStatistics) -> str:
 
 def _features_table(stats: DatasetStatistics) -> str:
     rows = []
-    for f in stats.features:
+    for f in stats.features[:TABLE_FEATURES]:
         share = f"{100 * f.present / stats.records:.1f}%" if stats.records else "–"
         vc = f.value_counts
         counts = _num(vc.min) if vc.min == vc.max else f"{_num(vc.min)}–{_num(vc.max)}"
@@ -240,6 +247,12 @@ def _feature_block(f: FeatureStatistics) -> str:
     return f'<div class="tfrls-feature">{head}{body}</div>'
 
 
+def _more(total: int, shown: int, what: str) -> str:
+    if total <= shown:
+        return ""
+    return f'<p class="tfrls-note">{_num(total - shown)} more features not {what} (to_dict() holds them all)</p>'
+
+
 def render(stats: DatasetStatistics) -> str:
     parts = [f'<div class="tfrls"><style>{_CSS}</style>', "<h3>Dataset</h3>", _overview(stats)]
     label = label_feature(stats)
@@ -247,7 +260,8 @@ def render(stats: DatasetStatistics) -> str:
         items = [(t.text, float(t.count)) for t in label.categories.top]
         parts.append(bars_svg(items, f"distribution of {label.name}", width=480))
     if stats.features:
-        parts += ["<h3>Features</h3>", _features_table(stats)]
-        parts += [_feature_block(f) for f in stats.features]
+        parts += ["<h3>Features</h3>", _features_table(stats), _more(len(stats.features), TABLE_FEATURES, "listed")]
+        parts += [_feature_block(f) for f in stats.features[:CHART_FEATURES]]
+        parts.append(_more(len(stats.features), CHART_FEATURES, "charted"))
     parts.append("</div>")
     return "".join(parts)

@@ -199,6 +199,7 @@ class DatasetStatistics:
     complete: bool  # False when max_records stopped the pass early
     skipped: int  # damaged spans skipped (on_error="skip")
     features: tuple[FeatureStatistics, ...] = field(default=())
+    untracked_features: int = 0  # features past the cap (MAX_FEATURES), counted but not summarised
 
     def __getitem__(self, name: str) -> FeatureStatistics:
         for feature in self.features:
@@ -215,6 +216,8 @@ class DatasetStatistics:
     def __repr__(self) -> str:
         files = f"{len(self.files)} file" + ("" if len(self.files) == 1 else "s")
         partial = "" if self.complete else ", first records only"
+        if self.untracked_features:
+            partial += f", {self.untracked_features} more features not tracked"
         return (
             f"DatasetStatistics({self.records} records, {files}, {len(self.features)} features, "
             f"kind={self.kind}{partial})"
@@ -232,6 +235,7 @@ class DatasetStatistics:
             "complete": self.complete,
             "skipped": self.skipped,
             "features": [f.to_dict() for f in self.features],
+            "untracked_features": self.untracked_features,
         }
 
     def to_json(self, indent: int | None = None) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import stat
 from collections.abc import Callable
@@ -66,14 +67,18 @@ def remove_orphans(folder: str) -> list[str]:
     return found
 
 
+_TEMP = re.compile(r"\.(?P<base>.+)\.(?P<pid>[1-9][0-9]{0,8})-[0-9a-f]{8}\.tmp")  # what _temp_name makes
+
+
 def orphan_temps(folder: str, base: str) -> list[str]:
-    """Temporary files `.BASE<anything>.PID-TOKEN.tmp` in `folder` whose writers are dead."""
+    """Temporary files `.BASE<anything>.PID-TOKEN.tmp` in `folder` whose writers are dead: only
+    names of the shape this module makes (TOKEN: 8 lower-case hex digits), never another
+    hidden file that happens to end in digits and `.tmp`."""
     found = []
     for name in os.listdir(folder):
-        if name.startswith(f".{base}") and name.endswith(".tmp"):
-            pid = name[: -len(".tmp")].rsplit(".", 1)[-1].split("-", 1)[0]
-            if pid.isdigit() and not pid_alive(int(pid)):
-                found.append(os.path.join(folder, name))
+        match = _TEMP.fullmatch(name)
+        if match and match["base"].startswith(base) and not pid_alive(int(match["pid"])):
+            found.append(os.path.join(folder, name))
     return sorted(found)
 
 

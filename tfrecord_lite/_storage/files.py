@@ -140,3 +140,21 @@ def size_in_bytes(value: str | int) -> int:
     if not m or m.group(2).lower() not in _SIZE_UNITS or float(m.group(1)) <= 0:
         raise ValueError(f"expected a size such as 4096, 64k, 100M or 1G, got {value!r}")
     return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
+
+
+def make_output_folder(root: str, folder: str) -> None:
+    """Create `folder` (at or under the output folder `root`) and refuse to write into it when it
+    or a folder between it and `root` is a symbolic link: a folder of an output never leads out
+    of it (IsADirectoryError naming the link; remove it, or name the real folder as the output)."""
+    here = os.path.abspath(folder)
+    top = os.path.abspath(root)
+    while here != top and here.startswith(top + os.sep):
+        if os.path.islink(here):
+            raise IsADirectoryError(
+                errno.ELOOP,
+                f"refusing to write into {redact(here)}: a symbolic link inside the output folder {redact(top)} "
+                "(it may lead outside it); remove the link, or name the real folder as the output",
+                here,
+            )
+        here = os.path.dirname(here)
+    os.makedirs(folder, exist_ok=True)

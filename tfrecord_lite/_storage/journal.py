@@ -12,8 +12,12 @@ the commit mark of the output as a whole:
   - readers that list a folder (a prefix, a glob or a folder given to resolve_inputs) see
     it as the journals say (visible): a final name whose staged file is still there is read
     from there, and a file a journal deletes is not there. A reader sees the old files
-    until the journal exists and the new ones from then on, never a mix — while the
-    renames run, and after a crash in the middle of them.
+    until the journal exists and the new ones from then on, never a mix, while the
+    renames run, and after a crash in the middle of them. A journal followed while no
+    writer is alive (writer_alive: on disk, the output's lock `.NAME.lock` held by flock
+    and naming a running process; in a store, the staging's OWNER not a dead process of
+    this machine) is followed with a warning naming it: a killed run's, which the next
+    writer finishes, or one planted there, which listings of the bare files do not show.
 
 A journal is data found in a folder, so it is checked before anything is done with it
 (validate): {"moves": [[staged, final, size], ...], "deletes": [name, ...]} and nothing else,
@@ -94,6 +98,9 @@ class Folder(Protocol):
     def abandoned(self, staging: str) -> bool:
         """Whether the run that made `staging` is over (its files may go)."""
 
+    def writer_alive(self, staging: str) -> bool:
+        """Whether the run that made `staging` may still be going (readers honour its journal)."""
+
 
 def _is_staging(name: str) -> bool:
     return name.startswith(".") and STAGING in name
@@ -171,6 +178,12 @@ def visible(folder: Folder) -> dict[str, str]:
             continue
         if journal is None:
             continue  # not committed: none of it exists yet
+        if not folder.writer_alive(staging):
+            log.warning(
+                "reading the output as the publication journal %s says, and no running writer holds its lock: "
+                "a killed run left it (the next writer of the output finishes it), or it was planted there",
+                folder.path(f"{staging}/{JOURNAL}"),
+            )
         finals = {final for _, final, _ in journal["moves"]}
         for old in journal["deletes"]:
             if old not in finals:
@@ -257,10 +270,43 @@ class LocalFolder:
             os.unlink(self.path(rel))
 
     def drop(self, staging: str) -> None:
+        if os.path.islink(self.path(staging)):  # a link planted under a staging name: removed, never followed
+            os.unlink(self.path(staging))
+            return
         shutil.rmtree(self.path(staging))
 
     def abandoned(self, staging: str) -> bool:
         return True
+
+    def writer_alive(self, staging: str) -> bool:
+        """The output's lock file (`.BASE.lock` beside `.BASE.publish-TOKEN`) is a regular file
+        naming a running process, and it is locked (a shared flock cannot be taken)."""
+        base = staging[1 : staging.index(STAGING)] if STAGING in staging else ""
+        try:
+            fd = os.open(self.path(f".{base}.lock"), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            return False
+        try:
+            text = os.read(fd, 64).strip()
+            if not stat.S_ISREG(os.fstat(fd).st_mode) or not text.isdigit() or not pid_alive(int(text)):
+                return False
+            return _flocked(fd)
+        finally:
+            os.close(fd)
+
+
+def _flocked(fd: int) -> bool:
+    """Whether another open file holds a flock on the file of `fd`."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock: the live pid is the lock
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    return False
 
 
 class StoreFolder:
@@ -330,3 +376,6 @@ class StoreFolder:
         except (FileNotFoundError, ValueError):
             return False
         return bool(owner.get("host") == socket.gethostname() and not pid_alive(int(owner.get("pid", 0))))
+
+    def writer_alive(self, staging: str) -> bool:
+        return not self.abandoned(staging)

@@ -13,6 +13,7 @@ from typing import Any
 
 from tfrecord_lite._redact import redact as redact  # the one redaction, where storage code looks for it
 from tfrecord_lite._redact import scrub as scrub
+from tfrecord_lite._redact import scrub_loggers
 
 FileSystem = Any  # an fsspec filesystem object (fsspec is an extra, imported only for URLs)
 FsspecOptions = Mapping[str, Any] | None  # keyword arguments of fsspec.core.url_to_fs
@@ -57,6 +58,7 @@ def filesystem(url: str, storage_options: FsspecOptions = None, fs: FileSystem =
         import fsspec.core
     except ImportError:
         raise ImportError(f"reading {redact(url)!r} needs fsspec: pip install 'tfrlite[remote]'") from None
+    scrub_loggers()
     if fs is not None:
         return fs, fs._strip_protocol(url)
     known = fsspec.available_protocols()

@@ -26,6 +26,7 @@ from tfrecord_lite._redact import scrub
 from tfrecord_lite._storage.locations import UnknownSchemeError
 from tfrecord_lite.cli import images, inspect, salvage, shards, stats, view
 from tfrecord_lite.cli.options import EXIT_DATA, EXIT_USAGE, PROG, UsageError, damage_hint
+from tfrecord_lite.cli.output import terminal_safe
 
 __all__ = ["EXIT_DATA", "EXIT_USAGE", "build_parser", "main"]
 
@@ -112,8 +113,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except (UsageError, TFRecordError, ValueError, OSError, ImportError) as err:
         status, message = _failure(err)
-        print(f"{PROG}: error: {scrub(message)}{damage_hint(err, hasattr(args, 'on_error'))}", file=sys.stderr)
+        line = f"{PROG}: error: {scrub(message)}{damage_hint(err, hasattr(args, 'on_error'))}"
+        print(terminal_safe(line), file=sys.stderr)
         return status
+
+
+class _SafeFormatter(logging.Formatter):
+    """Log lines with their non-printable characters escaped (a file name may hold any)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return terminal_safe(super().format(record))
 
 
 @contextlib.contextmanager
@@ -122,7 +131,7 @@ def _log_to_stderr(quiet: bool) -> Iterator[None]:
     as `tfrecord-lite: ...` lines; nothing with --quiet."""
     logger = logging.getLogger("tfrecord_lite")
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(f"{PROG}: %(message)s"))
+    handler.setFormatter(_SafeFormatter(f"{PROG}: %(message)s"))
     level = logger.level
     if not quiet:
         logger.addHandler(handler)

@@ -2,10 +2,11 @@
 
 It runs the job this library exists for on a small real image set that ships
 inside scikit-learn (the 8x8 handwritten digits, no network needed): image
-files in class folders -> sharded TFRecords with a label map -> verify and
-inspect (with the functions behind `tfrecord-lite verify / schema / head`) ->
-a PyTorch DataLoader over the shards (tfrecord_lite.torch) feeding a small
-CNN for a few epochs, printing accuracy and read throughput. Every step is a
+files in class folders -> sharded TFRecords of raw pixels with a label map ->
+verify and inspect (with the functions behind `tfrecord-lite verify / schema /
+head`) -> a PyTorch DataLoader over the shards (tfrecord_lite.torch, reading the
+pixels with a RawFeature) feeding a small CNN for a few epochs, printing
+accuracy and read throughput. Every step is a
 public API call, so the file doubles as an end-to-end example.
 """
 
@@ -23,6 +24,8 @@ import numpy as np
 
 from tfrecord_lite import images
 from tfrecord_lite._datasets.schema import collect_schema, decode_record
+from tfrecord_lite._example.raw import RawFeature
+from tfrecord_lite._example.spec import FixedLenFeature
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._records.verify import verify_file
 from tfrecord_lite.cli.inspect import format_schema
@@ -83,8 +86,11 @@ def _accuracy(model: Any, loader: Any) -> float:
     return right / max(total, 1)
 
 
-def train(shards: list[str], *, epochs: int, batch_size: int, workers: int, seed: int) -> dict[str, Any]:
-    """Train a small CNN from the shards through tfrecord_lite.torch; returns accuracy and throughput."""
+def train(
+    shards: list[str], pixels: RawFeature, *, epochs: int, batch_size: int, workers: int, seed: int
+) -> dict[str, Any]:
+    """Train a small CNN from the shards through tfrecord_lite.torch (the images read as `pixels`);
+    returns accuracy and throughput."""
     import torch
     from torch.utils.data import DataLoader, random_split
 
@@ -92,7 +98,8 @@ def train(shards: list[str], *, epochs: int, batch_size: int, workers: int, seed
 
     torch.manual_seed(seed)
     torch.set_num_threads(1)  # the model is tiny: more threads only add overhead next to the workers
-    dataset = TFRecordDataset(shards, transform=images.ImageTransform(mode="L", scale=True))
+    features = {"image/encoded": pixels, "image/class/label": FixedLenFeature([], "int64")}
+    dataset = TFRecordDataset(shards, features=features, transform=images.ImageTransform(scale=True))
     n_val = max(1, len(dataset) // 10)
     train_set, val_set = random_split(
         dataset, [len(dataset) - n_val, n_val], generator=torch.Generator().manual_seed(seed)
@@ -110,7 +117,7 @@ def train(shards: list[str], *, epochs: int, batch_size: int, workers: int, seed
     start = time.perf_counter()
     seen = sum(len(y) for _, y in train_loader)  # one pass without training: the read + decode rate
     read_rate = seen / (time.perf_counter() - start)
-    print(f"      read throughput: {read_rate:,.0f} images/s (records read, PNG decoded, batched)")
+    print(f"      read throughput: {read_rate:,.0f} images/s (records read, pixels as arrays, batched)")
 
     model = _model()
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
@@ -153,9 +160,13 @@ def run(
     n = write_digit_images(folder, limit)
     print(f"      wrote {n} PNG files to {folder}/<digit>/digit-NNNN.png")
 
-    _step(2, f"pack into shards + label map   (tfrecord-lite pack-images {folder} {prefix} --shards {shards})")
+    _step(
+        2,
+        f"pack into shards + label map   (tfrecord-lite pack-images {folder} {prefix} --shards {shards} --format raw)",
+    )
     start = time.perf_counter()
-    packed = images.pack_images(folder, prefix=prefix, num_shards=shards, seed=seed)
+    packed = images.pack_images(folder, prefix=prefix, num_shards=shards, seed=seed, format="raw")
+    assert packed.raw_feature is not None  # the digits are all 8x8 grayscale
     seconds = time.perf_counter() - start
     size = sum(os.path.getsize(p) for p in packed.paths)
     print(f"      {packed.written} images in {len(packed.paths)} shards ({size / 1024:.0f} KiB) in {seconds:.2f} s: "
@@ -178,11 +189,12 @@ def run(
     print("      " + render_record(decode_record(first), f"{packed.paths[0]} #0").replace("\n", "\n      "))
     pixels = images.decode_image(first, mode="L")
     print(
-        f"      decoded back: HWC uint8 array of shape {pixels.shape}, label {images.parse_image_record(first).label}"
+        f"      decoded back: HWC uint8 array of shape {pixels.shape}, label {images.parse_image_record(first).label}; "
+        f"read as tfr.{packed.raw_feature!r}"
     )
 
     _step(4, f"read back through a PyTorch DataLoader while training a small CNN for {epochs} epochs")
-    result = train(packed.paths, epochs=epochs, batch_size=batch_size, workers=workers, seed=seed)
+    result = train(packed.paths, packed.raw_feature, epochs=epochs, batch_size=batch_size, workers=workers, seed=seed)
 
     _step(5, "done")
     print(f"      validation accuracy {100 * result['val_accuracy']:.1f}% after {epochs} epochs; "

@@ -75,6 +75,16 @@ def _say_packed(args: argparse.Namespace, result: Any) -> None:
                   f"(e.g. {old} -> {new_name})")  # fmt: skip
     if result.replaced:
         say(args, f"replaced {plural(len(result.replaced), 'packed image')}: {first_paths(result.replaced)}")
+    if args.format == "raw":
+        say(args, _raw_note(result.raw_feature))
+
+
+def _raw_note(spec: Any) -> str:
+    """How to read the raw pixels back: the spec, or why there is none."""
+    if spec is None:
+        return "raw pixels of different sizes: read them per record (image/height, image/width, image/channels)"
+    shape = list(spec.shape)
+    return f'read the pixels as one array per batch with {{"image/encoded": tfr.RawFeature({shape}, "uint8")}}'
 
 
 def _pack(args: argparse.Namespace, report: Callable[[str, Exception], None]) -> Any:
@@ -102,6 +112,7 @@ def _pack(args: argparse.Namespace, report: Callable[[str, Exception], None]) ->
         index=not args.no_index,
         progress=lambda items, total: progress(items, total, "pack", "img", args.quiet),
         workers=args.workers,
+        follow_symlinks=args.follow_symlinks,
         image_key=args.image_key,
         label_key=args.label_key,
         text_key=args.text_key,
@@ -225,6 +236,11 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         default=None,
         metavar="N",
         help="threads reading and checking images (default: up to 8)",
+    )
+    p.add_argument(
+        "--follow-symlinks",
+        action="store_true",
+        help="pack what links in the input tree lead to outside it (default: left out, with a warning)",
     )
     _add_pack_key_options(p)
     add_output_options(p)

@@ -37,7 +37,7 @@ from tfrecord_lite._storage.files import size_in_bytes
 from tfrecord_lite._storage.sources import resolve_inputs
 from tfrecord_lite._stream.damage import DamagePolicy
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES
-from tfrecord_lite.cli.output import printable
+from tfrecord_lite.cli.output import printable, terminal_safe
 
 PROG = "tfrecord-lite"
 EXIT_DATA = 1  # the data is bad (corrupt record, undecodable image, verification failed)
@@ -418,7 +418,7 @@ def first_paths(paths: Sequence[str], empty: str = "") -> str:
 def say(args: argparse.Namespace, text: str) -> None:
     """A summary line on stderr (data goes to stdout); silent with --quiet."""
     if not args.quiet:
-        print(scrub(text), file=sys.stderr)
+        print(terminal_safe(scrub(text)), file=sys.stderr)
 
 
 # ---------------------------------------------------------------- writing

@@ -38,6 +38,15 @@ def printable(text: str) -> str:
     return '"' + "".join(c if c.isprintable() and c not in '"\\' else json.dumps(c)[1:-1] for c in text) + '"'
 
 
+def terminal_safe(line: str) -> str:
+    """A line of the command's own (an error, a log line) that may quote a file name or a key:
+    every character that is not printable escaped (\u001b), so no escape sequence reaches the
+    terminal, whichever part of the line it came from."""
+    if line.isprintable():
+        return line
+    return "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in line)
+
+
 def describe_bytes(value: bytes, max_chars: int = 60) -> str:
     """A safe one-line view of a bytes value: quoted text when it is printable UTF-8, else size + hex."""
     try:

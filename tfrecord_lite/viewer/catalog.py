@@ -9,13 +9,16 @@ with its file, byte offset and the number of the record it precedes; a record da
 indexing is shown as its error where it is read. Label counts and searches are streaming scans:
 counts over the first records only (said on the page), searches a bounded number of records per
 request, handing back a cursor to continue from. The overview's statistics are tfr.statistics
-of the first STATS_SAMPLE records, computed once.
+of the first STATS_SAMPLE records, computed once: the statistics and the label counts are each
+computed under a lock, so concurrent overview requests wait for the one pass instead of each
+running their own.
 """
 
 from __future__ import annotations
 
 import bisect
 import os
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -102,6 +105,8 @@ class Catalog:
             self.files.append(self._open(path, int(sum(len(f) for f in self.files))))
         self.starts = np.cumsum([0] + [len(f) for f in self.files])
         self._labels: tuple[str, Counter[str], int] | None = None
+        self._statistics_lock = threading.Lock()
+        self._labels_lock = threading.Lock()
         self.label_names: dict[str, str] = {}  # label id -> class name, where the records or a label map say
 
     def _open(self, path: str, first: int) -> TFRecordFile:
@@ -157,6 +162,10 @@ class Catalog:
 
     def statistics_html(self) -> str:
         """tfr.statistics of the first STATS_SAMPLE records as HTML (computed once; damage skipped)."""
+        with self._statistics_lock:
+            return self._statistics_once()
+
+    def _statistics_once(self) -> str:
         if self._statistics is None:
             try:
                 stats = statistics(
@@ -174,6 +183,10 @@ class Catalog:
 
     def labels(self) -> tuple[str, Counter[str], int]:
         """(label key, counts of its values, records counted) over the first LABEL_SAMPLE records."""
+        with self._labels_lock:
+            return self._labels_once()
+
+    def _labels_once(self) -> tuple[str, Counter[str], int]:
         if self._labels is None:
             counts: Counter[str] = Counter()
             key = ""

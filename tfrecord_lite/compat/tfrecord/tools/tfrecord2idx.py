@@ -5,7 +5,9 @@ Strategy: an uncompressed file's index is the library's `write_text_index` (its 
 one scan that checks every length CRC, the file written atomically), byte for byte the package's.
 A GZIP or ZLIB file, which the package indexes as if it were plain (lines of garbage), gets the
 offsets of its records in the uncompressed stream, which is what the package's reader seeks to
-in a GZIP file; counted while `iter_records` streams it, CRCs checked.
+in a GZIP file; counted while `iter_records` streams it, CRCs checked. Both are written as every
+file a user names is: to a temporary file renamed into place (a symlink at the index's name is
+replaced, never followed), with no permission the data file lacks.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import sys
 
 import tfrecord_lite as tfr
 from tfrecord_lite._compression.kinds import is_compressed
+from tfrecord_lite._storage.atomic import write_atomic
 from tfrecord_lite._storage.files import sniff_file
 
 __all__ = ["create_index", "create_indices", "main"]
@@ -33,8 +36,7 @@ def create_index(tfrecord_file: str, index_file: str) -> None:
     for record in tfr.iter_records(path):
         lines.append(f"{offset} {len(record) + _FRAME}\n")
         offset += len(record) + _FRAME
-    with open(index_file, "w") as out:
-        out.write("".join(lines))
+    write_atomic(os.fspath(index_file), "".join(lines).encode(), like=path)
 
 
 def create_indices(tfrecord_dir: str) -> None:

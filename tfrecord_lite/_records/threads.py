@@ -1,0 +1,401 @@
+"""Work on threads inside the process that iterates (`num_threads=`): decoding, CRCs, inflating and a
+user's transform, in input order, in bounded memory.
+
+Strategy: the heavy steps of loading (Pillow's and simplejpeg's decode, zlib, CRC32C, numpy copies)
+release the GIL, so a few threads in one process run them in parallel with no pickling and no start-up.
+`ordered_map` is a generator over an input iterator: its threads start at the first `next()` (never
+before a fork, never pickled: a generator is neither), each takes the next chunk of items under the
+input's lock (so reading the input runs on the threads too, one at a time, in order), computes it, and
+files the results under the chunk's number; the consumer hands chunks out by number, so the order is
+the input's whatever thread finishes first. At most `depth` chunks are taken and not yet handed out,
+which bounds memory. A chunk aims at about a millisecond of work (its size follows the time the last
+one took), so items too small to pay for a hand-over between threads share one; a chunk of records
+holds 256 KiB at most, so that they are still in the caches when they are decoded (a chunk of 128
+64 KiB records cost more than twice the CPU of reading and decoding them one by one).
+
+Threads do not always pay: work that holds the GIL (pure Python, copies of a few KiB) only adds
+hand-overs, and a machine whose cores are busy has none to give. So the consumer measures, as it
+sees them, items per second with the threads (0.25 s) and computing chunks alone while the threads
+wait (0.1 s), keeps the faster way for 2 s (twice as long each time it wins again, up to 8 s), and
+measures again; computing alone it takes the next
+chunk no thread has taken, so the order and the seeds are the same either way. A `Tuning` a dataset
+keeps carries the verdict to its next pass, which starts the winning way. An error, from the
+input or from the work, is filed in place of the item it belongs to: the items before it come out
+first, then it is raised. Closing the generator (a `break`, an exception, KeyboardInterrupt in the
+consumer, garbage collection) stops the threads and joins them (each finishes the chunk in hand);
+at interpreter exit, an `atexit` hook stops those still running. All shared state is read and written
+under one lock (the input and its position under a second, taken first), so it is correct without a
+GIL (free-threaded CPython) too; the one read outside them, whether the consumer may take the next
+chunk itself, is a hint that `take` checks under the lock.
+
+`ThreadMap` maps a list (a map-style dataset's batch of indices) on a pool it keeps: the list cut into
+contiguous pieces, the first computed by the calling thread; the pool is made in the process that maps
+(never pickled, a new one after a fork). A list whose work the last calls say is under two
+milliseconds runs on the calling thread alone, where a hand-over would cost more than it saves.
+
+Random augmentation stays reproducible: on threads, each item is computed with a seed of its own, a
+base drawn once from `random` plus its position in the input, and `item_random()` gives that item's
+generator (code that is not on threads gets the `random` module itself, as before).
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import os
+import random
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from tfrecord_lite._example.validate import check_int
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_CHUNK_SECONDS = 0.001  # the work a chunk of ordered_map aims at
+_MAX_CHUNK = 128  # items in one chunk at most (memory: depth x this many items in flight)
+_CHUNK_BYTES = 256 << 10  # a chunk of records holds about this many bytes at most
+_PROBE_THREADS, _PROBE_INLINE, _EXPLOIT, _EXPLOIT_MAX = 0.25, 0.1, 2.0, 8.0  # seconds: see _Modes
+_INLINE_SECONDS = 0.002  # a ThreadMap list with less work than this runs on the calling thread
+_local = threading.local()  # .seed: the seed of the item being computed on threads (absent: not on threads)
+
+
+def check_num_threads(num_threads: Any) -> int:
+    """`num_threads` as an int >= 1, or the TypeError / ValueError that says what was found."""
+    return check_int("num_threads", num_threads, 1)
+
+
+def item_random() -> Any:
+    """The random number generator of the item being computed: with num_threads > 1 a
+    `random.Random` seeded for that item (so its draws do not depend on the thread that runs it);
+    otherwise the `random` module, whose functions have the same names."""
+    seed = getattr(_local, "seed", None)
+    if seed is None:
+        return random
+    rng = getattr(_local, "rng", None)
+    if rng is None:
+        rng = _local.rng = random.Random(seed)
+    return rng
+
+
+def _computed(
+    fn: Callable[..., R], items: Sequence[Any], seed: int, args: tuple[Any, ...]
+) -> tuple[list[R], BaseException | None]:
+    """fn(item, *args) for each item, item k seeded with seed + k: (results, None), or the results
+    before the first error and that error."""
+    results: list[R] = []
+    try:
+        for k, item in enumerate(items):
+            _local.seed, _local.rng = seed + k, None
+            results.append(fn(item, *args))
+    except BaseException as exc:  # filed for the consumer, who raises it at its item
+        return results, exc
+    finally:
+        _local.seed = _local.rng = None
+    return results, None
+
+
+# --------------------------------------------------------------------------- ordered_map
+
+
+_pipelines: weakref.WeakSet[_Pipeline] = weakref.WeakSet()  # running, stopped at interpreter exit
+
+
+class _Pipeline:
+    """The state ordered_map's threads and its consumer share, all of it under `lock` (the input
+    under `reading`)."""
+
+    def __init__(self, fn: Callable[[Any], Any], items: Iterator[Any], num_threads: int, depth: int) -> None:
+        self.fn, self.items, self.num_threads, self.depth = fn, items, num_threads, depth
+        self.lock = threading.Lock()
+        self.space = threading.Condition(self.lock)  # threads wait here for room under depth
+        self.ready = threading.Condition(self.lock)  # the consumer waits here for its next chunk
+        self.reading = threading.Lock()  # one thread reads the input at a time, in chunk order
+        self.done: dict[int, tuple[list[Any], BaseException | None, bool]] = {}
+        self.taken = self.handed = 0  # chunks reserved by threads / handed to the consumer
+        self.chunk, self.stopped = 1, False
+        self.inline = False  # the consumer computes the chunks itself (threads do not pay)
+        self.most = _MAX_CHUNK  # items in a chunk at most (fewer for large records)
+        self.next_chunk = self.position = 0  # under `reading`: the next chunk's number, items read
+        self.ended = False  # under `reading`: the input is exhausted or failed
+        self.seed = random.getrandbits(62)
+        self.pid = os.getpid()
+        self.threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        for n in range(self.num_threads):
+            thread = threading.Thread(target=self.work, name=f"tfrecord_lite-{n}", daemon=True)
+            self.threads.append(thread)
+            thread.start()
+        _pipelines.add(self)
+
+    def work(self) -> None:
+        while True:
+            with self.lock:
+                while not self.stopped and (self.inline or self.taken - self.handed >= self.depth):
+                    self.space.wait()
+                if self.stopped:
+                    return
+                self.taken += 1
+                size = self.chunk
+            chunk = self.take(size)
+            if chunk is None:
+                return
+            number, start, items, error, last = chunk
+            results, failed = self.compute(items, start)
+            with self.lock:
+                self.done[number] = (results, failed or error, last)
+                self.ready.notify()
+            if last:
+                return
+
+    def take(
+        self, size: int, number: int | None = None
+    ) -> tuple[int, int, list[Any], BaseException | None, bool] | None:
+        """The next chunk of the input: (number, position of its first item, items, the error that cut
+        it short, whether it is the last), or None when the input has ended (or, given `number`, when
+        the next chunk is another)."""
+        with self.reading:
+            if self.ended or (number is not None and number != self.next_chunk):
+                return None
+            number, start = self.next_chunk, self.position
+            items: list[Any] = []
+            error: BaseException | None = None
+            try:
+                items.extend(itertools.islice(self.items, size))
+            except BaseException as exc:  # the input's error belongs to the item after those read
+                error = exc
+            last = self.ended = error is not None or len(items) < size
+            self.next_chunk, self.position = number + 1, start + len(items)
+            if items and isinstance(items[0], bytes):  # records: a chunk's bytes stay in the caches
+                most = max(1, _CHUNK_BYTES * len(items) // max(1, sum(map(len, items))))
+                with self.lock:  # always taken after `reading`, never before
+                    self.most = most
+            return number, start, items, error, last
+
+    def compute(self, items: list[Any], start: int) -> tuple[list[Any], BaseException | None]:
+        """fn over a chunk's items; the chunk size then follows the time they took."""
+        began = time.perf_counter()
+        results, failed = _computed(self.fn, items, self.seed + start, ())
+        each = (time.perf_counter() - began) / max(1, len(items))
+        if items and failed is None:
+            with self.lock:
+                self.chunk = max(1, min(self.most, int(_CHUNK_SECONDS / each) if each > 0 else self.most))
+        return results, failed
+
+    def next_results(self, number: int) -> tuple[list[Any], BaseException | None, bool, bool]:
+        """Chunk `number`: filed by a thread, or (inline, when no thread has taken it) read and computed
+        here; and whether it was computed here."""
+        with self.lock:
+            while number not in self.done:
+                if self.inline and self.next_chunk == number:  # read without `reading`: a hint, checked below
+                    break
+                self.ready.wait()
+            else:
+                found = self.done.pop(number)
+                self.handed += 1
+                self.space.notify()
+                return (*found, False)
+            size = self.chunk
+        chunk = self.take(size, number)
+        if chunk is None:  # a thread took it first after all
+            return self.next_results(number)
+        _, start, items, error, last = chunk
+        results, failed = self.compute(items, start)
+        return results, failed or error, last, True
+
+    def set_inline(self, inline: bool) -> None:
+        with self.lock:
+            self.inline = inline
+            self.space.notify_all()
+
+    def stop(self) -> None:
+        """Stop the threads, wait for them (each finishes the chunk in hand), close the input."""
+        if self.pid != os.getpid():  # a copy in a forked child: its threads were never there
+            return
+        with self.lock:
+            self.stopped = True
+            self.space.notify_all()
+        current = threading.current_thread()
+        for thread in self.threads:
+            if thread is not current:
+                thread.join()
+        _pipelines.discard(self)
+        close = getattr(self.items, "close", None)
+        if close is not None and not any(thread.is_alive() for thread in self.threads):
+            close()
+
+
+def _stop_all() -> None:
+    for pipeline in list(_pipelines):
+        pipeline.stop()
+
+
+atexit.register(_stop_all)
+
+
+class Tuning:
+    """What ordered_map measured in one pass (threads or the consumer alone, and for how long), for the
+    next pass over the same work to start with: a dataset keeps one per process (it pickles empty)."""
+
+    def __init__(self) -> None:
+        self.winner, self.exploit = "", _EXPLOIT
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"winner": "", "exploit": _EXPLOIT}
+
+
+def ordered_map(
+    fn: Callable[[T], R],
+    items: Iterable[T],
+    num_threads: int,
+    *,
+    depth: int | None = None,
+    memory: Tuning | None = None,
+) -> Iterator[R]:
+    """fn(item) for each of `items`, in their order, computed on `num_threads` threads started at the
+    first next() (with 1, plain `map`): at most `depth` chunks of items (default 2 x num_threads) are
+    computed ahead of the consumer. An error raised by the input or by fn comes out at the item it
+    belongs to, after the items before it; closing the iterator stops and joins the threads. `memory`
+    carries whether the threads paid from one pass to the next."""
+    if num_threads == 1:
+        return map(fn, items)
+    return _ordered(fn, iter(items), num_threads, depth or 2 * num_threads, memory)
+
+
+def _ordered(
+    fn: Callable[[T], R], items: Iterator[T], num_threads: int, depth: int, memory: Tuning | None
+) -> Iterator[R]:
+    pipeline = _Pipeline(fn, items, num_threads, depth)
+    modes = _Modes(pipeline, memory)
+    try:
+        pipeline.start()
+        for number in itertools.count():
+            results, error, last, here = pipeline.next_results(number)
+            modes.count(len(results), here)
+            yield from results
+            del results
+            if error is not None:
+                raise error
+            if last:
+                return
+    finally:
+        pipeline.stop()
+
+
+class _Modes:
+    """Whether the threads pay, measured as the consumer sees it: items per second with the threads
+    (_PROBE_THREADS seconds) against items computed by the consumer alone (_PROBE_INLINE seconds),
+    then the faster way (computing alone only when 5 % faster: the threads' measure starts from an
+    empty pipeline, which they fill first) for
+    _EXPLOIT seconds, doubled each time the same way wins again (up to _EXPLOIT_MAX), and measured
+    again. Work that holds the GIL (pure Python, small copies) or a machine whose cores are busy make
+    the threads lose; then the consumer computes the chunks itself, in the same order, and the threads
+    wait."""
+
+    def __init__(self, pipeline: _Pipeline, memory: Tuning | None) -> None:
+        self.pipeline, self.memory = pipeline, memory
+        self.phase, self.began, self.items = "threads", time.perf_counter(), 0
+        self.threads_rate = 0.0
+        self.exploit, self.winner = _EXPLOIT, ""
+        self.first = True  # the next chunk is the first of a phase
+        if memory is not None and memory.winner:  # an earlier pass measured: go on its way at once
+            self.exploit, self.winner = memory.exploit, memory.winner
+            self.phase = "exploit-" + memory.winner
+            pipeline.inline = memory.winner == "inline"
+
+    def count(self, n: int, here: bool) -> None:
+        now = time.perf_counter()
+        if (self.phase == "inline" and not here) or (self.phase == "threads" and self.first):
+            self.began, self.first = now, False  # the threads' start, or chunks they computed before a
+            return  # switch, are neither way's rate
+        self.items += n
+        elapsed = now - self.began
+        if self.phase == "threads" and elapsed >= _PROBE_THREADS:
+            self.threads_rate = self.items / elapsed
+            self.switch("inline", now)
+        elif self.phase == "inline" and elapsed >= _PROBE_INLINE:
+            winner = "inline" if self.items / elapsed > 1.05 * self.threads_rate else "threads"
+            self.exploit = min(2 * self.exploit, _EXPLOIT_MAX) if winner == self.winner else _EXPLOIT
+            self.winner = winner
+            if self.memory is not None:
+                self.memory.winner, self.memory.exploit = winner, self.exploit
+            self.switch("exploit-" + winner, now)
+        elif self.phase.startswith("exploit") and elapsed >= self.exploit:
+            self.switch("threads", now)
+
+    def switch(self, phase: str, now: float) -> None:
+        self.phase, self.began, self.items, self.first = phase, now, 0, True
+        self.pipeline.set_inline(phase in ("inline", "exploit-inline"))
+
+
+# --------------------------------------------------------------------------- ThreadMap
+
+
+class ThreadMap:
+    """fn(item, *args) over a list, in order, on `num_threads` threads (the calling one among them) of a
+    pool made at first use in the process that maps, and dropped when pickled."""
+
+    def __init__(self, num_threads: int) -> None:
+        self.num_threads = check_num_threads(num_threads)
+        self._pool: ThreadPoolExecutor | None = None
+        self._pid = -1
+        self._each: float | None = None  # seconds an item took in the last call
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"num_threads": self.num_threads, "_pool": None, "_pid": -1, "_each": None}
+
+    def __repr__(self) -> str:
+        return f"ThreadMap(num_threads={self.num_threads})"
+
+    def map(self, fn: Callable[..., R], items: Sequence[Any], *args: Any) -> list[R]:
+        """[fn(item, *args) for item in items], computed on the threads; the first error raised."""
+        pieces = self._pieces(len(items))
+        seed = random.getrandbits(62)
+        if pieces == 1:
+            return self._timed(fn, items, seed, args)
+        bounds = [len(items) * k // pieces for k in range(pieces + 1)]
+        pool = self._executor()
+        futures: list[Future[tuple[list[R], BaseException | None]]] = [
+            pool.submit(_computed, fn, items[bounds[k] : bounds[k + 1]], seed + bounds[k], args)
+            for k in range(1, pieces)
+        ]
+        began = time.perf_counter()
+        first, error = _computed(fn, items[: bounds[1]], seed, args)
+        if bounds[1]:
+            self._each = (time.perf_counter() - began) / bounds[1]
+        pieces_done = [(first, error)] + [future.result() for future in futures]  # all end before a raise
+        out: list[R] = []
+        for part, failed in pieces_done:
+            out += part
+            if failed is not None:
+                raise failed
+        return out
+
+    def _pieces(self, n: int) -> int:
+        """How many pieces a list of n items is cut into: one per thread, unless the last call says
+        that the list's work is too small to share."""
+        if n < 2:
+            return 1
+        if self._each is not None and self._each * n < _INLINE_SECONDS:
+            return 1
+        return min(self.num_threads, n)
+
+    def _timed(self, fn: Callable[..., R], items: Sequence[Any], seed: int, args: tuple[Any, ...]) -> list[R]:
+        began = time.perf_counter()
+        results, error = _computed(fn, items, seed, args)
+        if error is not None:
+            raise error
+        if items:
+            self._each = (time.perf_counter() - began) / len(items)
+        return results
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._pool is None or self._pid != os.getpid():
+            self._pool = ThreadPoolExecutor(self.num_threads - 1, thread_name_prefix="tfrecord_lite")
+            self._pid = os.getpid()
+        return self._pool
