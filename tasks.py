@@ -85,11 +85,11 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
             "playwright",
             *TEST_SERVERS,
         ],
-        "test,torch,images,jpeg,cli,remote,s3,gcs,arrow,fast,lint,docs,package",
+        "test,torch,torchdata,images,jpeg,cli,remote,s3,gcs,arrow,fast,lint,docs,package",
     ),
     "tf": (
         f"{TENSORFLOW}, newest protobuf it allows, tfx-bsl",
-        [TENSORFLOW, "protobuf<8", "grpcio-tools", "pandas"],
+        [TENSORFLOW, "protobuf<8", "grpcio-tools", "pandas", "tensorboard", "tbparse"],
         "test,arrow,fast,images",  # images: Pillow, for tests/end_to_end/test_tf_images.py
     ),
     "engines": (

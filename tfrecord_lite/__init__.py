@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from tfrecord_lite._errors import (
     CorruptRecordError,
+    DataLoaderWarning,
     DecodeError,
     FeatureError,
     IndexFallbackWarning,
@@ -129,6 +130,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BytesList",
     "CorruptRecordError",
+    "DataLoaderWarning",
     "DatasetStatistics",
     "DecodeError",
     "Example",

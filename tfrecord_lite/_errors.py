@@ -1,11 +1,12 @@
 """The exception hierarchy. Every error the library raises on bad data derives
 from TFRecordError, so `except tfr.TFRecordError` catches them all; errors
 about values that do not fit a spec are also ValueErrors, as in TensorFlow.
-IndexFallbackWarning, the one warning of its own, says that an index sidecar
-could not be used. Messages, paths and URLs are redacted as they are stored
-(tfrecord_lite._redact), so no error carries a URL's credentials. An error about one record
-that a reader of files found (a feature that does not fit its spec, a payload that is no
-Example) is placed by `place`: its file, the record's number in that file and its byte offset.
+IndexFallbackWarning says that an index sidecar could not be used, and
+DataLoaderWarning that a DataLoader is bound by what torch's workers cost.
+Messages, paths and URLs are redacted as they are stored (tfrecord_lite._redact),
+so no error carries a URL's credentials. An error about one record that a reader of
+files found (a feature that does not fit its spec, a payload that is no Example) is
+placed by `place`: its file, the record's number in that file and its byte offset.
 """
 
 from __future__ import annotations
@@ -121,6 +122,11 @@ class IndexFormatError(TFRecordError, ValueError):
 class IndexFallbackWarning(UserWarning):
     """A file's index sidecar exists but cannot be read (another user's 0600 file, a folder in its
     place): the file is opened with an in-memory index instead."""
+
+
+class DataLoaderWarning(UserWarning):
+    """A PyTorch DataLoader whose workers cannot make it faster than none, told once per process with
+    the form that is (docs/torch.md, "Choosing num_workers")."""
 
 
 class RemoteError(OSError):

@@ -37,7 +37,7 @@ import numpy as np
 try:
     import torch
     import torch.distributed as dist
-    from torch.utils.data import Dataset, IterableDataset, default_convert, get_worker_info
+    from torch.utils.data import Dataset, IterableDataset, default_collate, default_convert, get_worker_info
 except ModuleNotFoundError as exc:  # still a ModuleNotFoundError, which pytest.importorskip and others expect
     raise ModuleNotFoundError(
         f"tfrecord_lite.torch needs PyTorch ({exc}): pip install 'tfrlite[torch]'", name=exc.name
@@ -49,9 +49,9 @@ from tfrecord_lite._datasets.mixing import copy_state, mixed_items, start_state
 from tfrecord_lite._datasets.plan import Segment, Share, plan_shares, shard_order
 from tfrecord_lite._datasets.sharded import ShardedRecords
 from tfrecord_lite._datasets.streaming import ShardStream
-from tfrecord_lite._errors import TFRecordError
+from tfrecord_lite._errors import DataLoaderWarning, TFRecordError
 from tfrecord_lite._example.validate import check_choice, check_int
-from tfrecord_lite._loader.collate import Collate, collate, decode_batch, to_torch
+from tfrecord_lite._loader.collate import Collate, collate, decode_batch, to_torch, worker_collate
 from tfrecord_lite._loader.items import CollateFn, ItemDecoder, Output, RecordType, Spec, Transform, collate_for
 from tfrecord_lite._loader.transport import for_transport, pack
 from tfrecord_lite._records.threads import ThreadMap, Tuning, check_num_threads, ordered_map
@@ -62,6 +62,7 @@ from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError
 
 __all__ = [
     "Collate",
+    "DataLoaderWarning",
     "IterableTFRecordDataset",
     "MixedTFRecordDataset",
     "Segment",
@@ -104,14 +105,18 @@ def _fetched_by(dataset: Any) -> tuple[bool, bool]:
     (batch_size=None), where a transport.Packed passes untouched while a dict is walked value by
     value; view when the fetcher collates the items with the dataset's own collate_fn, which alone
     sees them, so that their bytes values may be memoryviews until transport.py copies them. Both
-    False in the main process or when anything else calls (a wrapping dataset: as before)."""
+    False in the main process or when anything else calls (a wrapping dataset: as before). A fetcher
+    that collates with torch's default_collate is given collate.worker_collate instead: the same
+    values, without a shared-memory segment per tensor of every batch."""
     if get_worker_info() is None:
         return False, False
     fetcher = sys._getframe(2).f_locals.get("self")  # 0: here, 1: the dataset's method, 2: its caller
     if fetcher is None or getattr(fetcher, "dataset", None) is not dataset:
         return False, False
     collate_fn, batched = getattr(fetcher, "collate_fn", None), getattr(fetcher, "auto_collation", None)
-    own = collate_fn is not None and collate_fn is getattr(dataset, "collate_fn", None)
+    if batched is True and collate_fn is default_collate:  # the values of torch's, in reused shared memory
+        fetcher.collate_fn = collate_fn = worker_collate
+    own = collate_fn is not None and collate_fn in (getattr(dataset, "collate_fn", None), worker_collate)
     return collate_fn is default_convert and batched is False, batched is True and own
 
 

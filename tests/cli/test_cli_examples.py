@@ -15,6 +15,7 @@ import pytest
 
 import tfrecord_lite as tfr
 from tests._cli import run_cli
+from tests.conftest import DATA_DIR
 from tfrecord_lite.cli import build_parser
 
 PROG = "tfrecord-lite"
@@ -69,6 +70,8 @@ def make_world(root: Path) -> None:
     with open(root / "list.csv", "w", newline="") as fh:
         csv.writer(fh).writerows([("path", "label"), ("photos/cat/001.jpg", "cat"), ("photos/dog/002.jpg", "dog")])
     (root / "bad.txt").write_text("cat/003.jpg\n")
+    shutil.copytree(DATA_DIR / "tensorboard" / "logdir", root / "logs")  # a TensorBoard logdir
+    shutil.copytree(DATA_DIR / "tensorboard" / "logdir" / "v2", root / "logs" / "run-7")
     with tfr.TFRecordWriter(root / "mnist.tfrecord") as w:  # raw pixels under the TF tutorials' keys
         for i in range(3):
             w.write_example({"image_raw": [bytes(range(i, i + 16))], "label": [i], "height": [4], "width": [4]})

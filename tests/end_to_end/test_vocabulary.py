@@ -50,16 +50,26 @@ DECODERS = {
 
 ADAPTERS = [
     pytest.param("torch", marks=pytest.mark.torch),
+    pytest.param("torchdata", marks=pytest.mark.torch),
     "images",
     "arrow",
     "viewer",
+    "events",
     pytest.param("ray", marks=pytest.mark.ray),
     pytest.param("hf", marks=pytest.mark.hf),
     pytest.param("dask", marks=pytest.mark.dask),
     pytest.param("spark", marks=pytest.mark.spark),
 ]
 # the extra each adapter needs to import; a missing one skips (the suites that require it fail instead)
-NEEDS = {"torch": "torch", "images": "PIL", "arrow": "pyarrow", "ray": "ray", "hf": "datasets", "dask": "dask"}
+NEEDS = {
+    "torch": "torch",
+    "torchdata": "torchdata.nodes",
+    "images": "PIL",
+    "arrow": "pyarrow",
+    "ray": "ray",
+    "hf": "datasets",
+    "dask": "dask",
+}
 
 
 def public_callables(module: Any) -> Iterator[tuple[str, Callable[..., Any]]]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from tfrecord_lite._batches.sequence_probe import CLASH, has_feature_lists
 from tfrecord_lite._errors import DecodeError, FeatureError
+from tfrecord_lite._events.wire import event_fields
 from tfrecord_lite._example.decode import decode_example, decode_sequence_example
 from tfrecord_lite._example.ragged_spec import RaggedFeature, partitions_from_json, ragged_to_json
 from tfrecord_lite._example.raw import RawFeature
@@ -68,7 +69,7 @@ def value_kind(value: Any) -> str | None:
 class Decoded:
     """A record decoded for display: an Example, a SequenceExample, or raw bytes that are neither."""
 
-    kind: str  # "example" | "sequence" | "raw"
+    kind: str  # "example" | "sequence" | "event" (a TensorBoard Event) | "raw"
     features: dict[str, Any] = field(default_factory=dict)  # Example features or SequenceExample context
     feature_lists: dict[str, list[Any]] = field(default_factory=dict)
     raw: bytes = b""
@@ -77,9 +78,14 @@ class Decoded:
 
 def decode_record(record: bytes, mode: str = "auto") -> Decoded:
     """Decode a record for display. mode 'auto' tells a SequenceExample (it has feature lists)
-    from an Example; 'example' / 'sequence' force one; 'raw' keeps the bytes."""
+    from an Example, and a TensorBoard Event from both; 'example' / 'sequence' force one; 'raw'
+    keeps the bytes."""
     if mode == "raw":
         return Decoded("raw", raw=record)
+    if mode == "auto":
+        shown = event_fields(record)
+        if shown is not None:
+            return Decoded("event", shown)
     try:
         if mode == "sequence" or (mode == "auto" and has_feature_lists(record)):
             context, lists = decode_sequence_example(record)
@@ -159,7 +165,7 @@ def collect_schema(records: Iterable[bytes], limit: int | None = 1000, mode: str
             schema.raw += 1
             schema.first_raw = schema.records - 1 if schema.first_raw is None else schema.first_raw
             continue
-        groups = [("features" if dec.kind == "example" else "context", dec.features)]
+        groups = [("context" if dec.kind == "sequence" else "features", dec.features)]
         if dec.kind == "sequence":
             groups.append(("feature_lists", dec.feature_lists))
         for section, feats in groups:

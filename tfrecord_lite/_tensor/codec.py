@@ -167,6 +167,11 @@ def _strings(arr: np.ndarray) -> list[bytes]:
 # --------------------------------------------------------------------------- reading
 
 
+def dtype_of_number(number: int) -> str | None:
+    """The dtype name of a TensorProto's DataType number, None for one numpy has no type for."""
+    return _NAME.get(number)
+
+
 def parse_tensor(source: Any, dtype: DTypeLike) -> np.ndarray:
     """The array in a serialized TensorProto, like `tf.io.parse_tensor(serialized, dtype)`.
 

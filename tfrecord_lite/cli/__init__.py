@@ -24,7 +24,7 @@ from typing import NoReturn
 from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._redact import scrub
 from tfrecord_lite._storage.locations import UnknownSchemeError
-from tfrecord_lite.cli import images, inspect, salvage, shards, stats, view
+from tfrecord_lite.cli import events, images, inspect, salvage, shards, stats, view
 from tfrecord_lite.cli.options import EXIT_DATA, EXIT_USAGE, PROG, UsageError, damage_hint
 from tfrecord_lite.cli.output import terminal_safe
 
@@ -68,6 +68,7 @@ examples:
   {PROG} convert train.tfrecord train.tfrecord.gz
   {PROG} convert data/*.tfrecord --to gzip -o gz/
   {PROG} salvage damaged.tfrecord rescued.tfrecord || echo lost   every good record; status 1: some were lost
+  {PROG} events logs/ --tags 'loss*' --to csv     TensorBoard logs: scalars, histograms, ... as CSV
 run '{PROG} COMMAND --help' for a command's options."""
 
 
@@ -85,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summary lines")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for group in (inspect, shards, salvage, images, stats, view):
+    for group in (inspect, shards, salvage, images, stats, view, events):
         group.add_commands(sub)
     return parser
 

@@ -145,9 +145,9 @@ def render_record(dec: Decoded, title: str, max_values: int = 10, max_chars: int
     if dec.kind == "raw":
         why = f" (not an Example: {dec.error})" if dec.error else ""
         return f"{title}{why}\n  {describe_bytes(dec.raw, max_chars)}"
-    if dec.kind == "example":
+    if dec.kind in ("example", "event"):
         lines = _feature_lines(dec.features, "  ", max_values, max_chars) or ["  (no features)"]
-        return "\n".join([title] + lines)
+        return "\n".join([title + (" (TensorBoard Event)" if dec.kind == "event" else "")] + lines)
     lines = [f"{title} (SequenceExample)", "  context:"]
     lines += _feature_lines(dec.features, "    ", max_values, max_chars) or ["    (none)"]
     lines.append("  feature_lists:")
@@ -170,7 +170,7 @@ def record_json(dec: Decoded, path: str, index: int, max_values: int = 10, max_c
             out["error"] = dec.error
         return out
     feats = {k: json_values(v, max_values, max_chars) for k, v in sorted(dec.features.items())}
-    if dec.kind == "example":
+    if dec.kind in ("example", "event"):
         out["features"] = feats
     else:
         out["context"] = feats

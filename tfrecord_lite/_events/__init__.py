@@ -1,0 +1,1 @@
+"""TensorBoard logs: events files decoded without TensorFlow, logdirs as runs, tailing, writing."""
