@@ -25,6 +25,7 @@ datasets take, once), batching (collate.py, re-exported here) and the workers' t
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import sys
@@ -42,12 +43,13 @@ except ModuleNotFoundError as exc:  # still a ModuleNotFoundError, which pytest.
         f"tfrecord_lite.torch needs PyTorch ({exc}): pip install 'tfrlite[torch]'", name=exc.name
     ) from exc
 
+from tfrecord_lite._batches.columnar import placing
 from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._datasets.mixing import copy_state, mixed_items, start_state
 from tfrecord_lite._datasets.plan import Segment, Share, plan_shares, shard_order
 from tfrecord_lite._datasets.sharded import ShardedRecords
 from tfrecord_lite._datasets.streaming import ShardStream
-from tfrecord_lite._errors import DataLoaderWarning
+from tfrecord_lite._errors import DataLoaderWarning, TFRecordError
 from tfrecord_lite._example.validate import check_choice, check_int
 from tfrecord_lite._loader.collate import Collate, collate, decode_batch, to_torch, worker_collate
 from tfrecord_lite._loader.items import CollateFn, ItemDecoder, Output, RecordType, Spec, Transform, collate_for
@@ -121,6 +123,22 @@ def _fetched_by(dataset: Any) -> tuple[bool, bool]:
 # --------------------------------------------------------------------------- map-style
 
 
+def _place(records: ShardedRecords, indices: list[int], k: int) -> tuple[str | None, int, int | None]:
+    """The file, number in it and byte offset of record `indices[k]` of `records` (errors name them)."""
+    shard, local = records.locate(indices[k])
+    return records.shards[shard].path, local, records.shards[shard].offset(local)
+
+
+def _decoded(decode: ItemDecoder, record: bytes, k: int, copy: bool = True) -> Any:
+    """decode(record, copy), an error marked as about record `k` of the batch (placing places it)."""
+    try:
+        return decode(record, copy)
+    except TFRecordError as err:
+        if getattr(err, "batch_record", None) is None:
+            err.batch_record = k  # type: ignore[attr-defined]
+        raise
+
+
 class TFRecordDataset(Dataset[Any]):
     """Map-style dataset over TFRecord shards (GZIP / ZLIB ones through their index): len(), [i] -> decoded
     item, picklable (each process reopens the files), for DataLoader(shuffle=True) and DistributedSampler.
@@ -191,26 +209,29 @@ class TFRecordDataset(Dataset[Any]):
         """ds[i] -> one item; ds[[i, j, ...]] (a list, array or tensor of indices) -> one collated batch,
         decoded by columns when there is an Example spec and no transform (for a BatchSampler)."""
         if isinstance(index, (int, np.integer)) or (isinstance(index, torch.Tensor) and index.dim() == 0):
-            return self._decode(self._open()[int(index)])
+            with placing(functools.partial(_place, self._open(), [int(index)]), 0):
+                return self._decode(self._open()[int(index)])
         packs, _ = _fetched_by(self)
         indices = index.tolist() if isinstance(index, (np.ndarray, torch.Tensor)) else list(index)
         records = self._open()[indices]
         decode = self._decode
-        if decode.record_type == "example" and decode.features is not None and decode.transform is None:
-            if packs:
-                return pack(decode_batch(records, decode.features, self.collate_fn, copy=not decode.can_view))
-            return decode_batch(records, decode.features, self.collate_fn)
-        if self.num_threads > 1:
-            return self.collate_fn(self._threads.map(decode, records))
-        return self.collate_fn([decode(r) for r in records])
+        with placing(functools.partial(_place, self._open(), indices)):
+            if decode.record_type == "example" and decode.features is not None and decode.transform is None:
+                if packs:
+                    return pack(decode_batch(records, decode.features, self.collate_fn, copy=not decode.can_view))
+                return decode_batch(records, decode.features, self.collate_fn)
+            if self.num_threads > 1:
+                return self.collate_fn(self._threads.map(decode, records))
+            return self.collate_fn([_decoded(decode, r, k) for k, r in enumerate(records)])
 
     def __getitems__(self, indices: list[int]) -> list[Any]:
         """The items at `indices` (DataLoader's batched fetch with automatic batching)."""
         _, views = _fetched_by(self)
         decode, copy = self._decode, not (views and self._decode.can_view)
-        if self.num_threads > 1:
-            return self._threads.map(decode, self._open()[list(indices)], copy)
-        return [decode(r, copy) for r in self._open()[list(indices)]]
+        with placing(functools.partial(_place, self._open(), list(indices))):
+            if self.num_threads > 1:
+                return self._threads.map(decode, self._open()[list(indices)], copy)
+            return [_decoded(decode, r, k, copy) for k, r in enumerate(self._open()[list(indices)])]
 
     def raw(self, index: int) -> bytes:
         """The serialized record at `index`, undecoded."""
