@@ -37,6 +37,10 @@ from tfrecord_lite.torch import IterableTFRecordDataset, TFRecordDataset
 __all__ = ["dataset_node"]
 
 
+def __dir__() -> list[str]:  # dir() and IDEs show the API, not the imported modules
+    return sorted(__all__)
+
+
 def dataset_node(
     source: IterableTFRecordDataset | TFRecordDataset,
     *,
