@@ -8,7 +8,9 @@ offsets (match_layouts, by_layout). The rest are parsed in lockstep with numpy â
 step handles the same protobuf level of every record at once (Example -> map entries ->
 key / Feature -> value list; by_lockstep). Either way each feature's numbers are
 gathered and decoded once (gather_numbers): packed floats by one frombuffer, int64
-varints by one packed parse.
+varints by one packed parse. A lockstep step costs the same for one record as for thousands, so
+the few lists still going after 32 steps (a record of millions of values among short ones) are
+walked one at a time into arrays of offsets, never an object per value.
 
 The lockstep parser accepts only the canonical layout that every protobuf writer
 produces (one Features field, key before value, packed numeric lists, ASCII keys), and
