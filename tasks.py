@@ -39,6 +39,7 @@ from __future__ import annotations
 import email
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -80,11 +81,11 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
             # the `tfrecord` package: the differential oracle of tfrecord_lite.compat.tfrecord, whose own
             # tests also run against the compat module
             "tfrecord==1.14.6",
-            # the viewer's browser tests drive Debian's chromium (installed by .ci/run) with Playwright
+            # the viewer's browser tests drive Chromium with Playwright (`ensure_browser` sets it up)
             "playwright",
             *TEST_SERVERS,
         ],
-        "test,torch,images,jpeg,cli,remote,s3,gcs,arrow,fast,lint,docs,package",
+        "test,torch,torchdata,images,jpeg,cli,remote,s3,gcs,arrow,fast,lint,docs,package",
     ),
     "tf": (
         f"{TENSORFLOW}, newest protobuf it allows, tfx-bsl",
@@ -245,6 +246,8 @@ def task_test(args: list[str]) -> int:
     pythons = {name: ensure(name) for name in names}  # set up everything before testing anything
     results: dict[str, int] = {}
     if "py" in steps:
+        results["browser for the viewer tests (Chromium)"] = ensure_browser(pythons["py"])
+    if "py" in steps:
         with tempfile.TemporaryDirectory() as site:
             results["docs (mkdocs build --strict)"] = build_docs(pythons["py"], ["build", "--site-dir", site])
     for name in (name for name in names if name in steps):  # not .venvs/tf's suite for --only=fuzz
@@ -257,6 +260,61 @@ def task_test(args: list[str]) -> int:
     if "package" in steps:
         results["package (sdist and wheel built, checked, wheel smoke-tested)"] = task_package([])
     return summarize("summary", results)
+
+
+# ---------------------------------------------------------------- browser: Chromium for the viewer's tests
+# The viewer's browser tests (tests/viewer/browser.py) drive Debian's chromium when it is on PATH, else
+# the Chromium Playwright downloads. `ensure_browser` tries in that order: chromium already on PATH;
+# apt-get install chromium when running as root (once more after apt-get update); Playwright's own
+# download into .venvs/py; and when all fail, says how to install one.
+
+BROWSER_HELP = (
+    "the viewer's browser tests need Chromium: install Debian's chromium (as root: apt-get install chromium) "
+    "or Playwright's (.venvs/py/bin/python -m playwright install chromium), then rerun"
+)
+
+
+def quiet(cmd: list[str]) -> int:
+    """Run `cmd` with its output hidden unless it fails (then it is printed); return its exit code."""
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
+    except OSError as exc:
+        log(f"browser: {' '.join(cmd)}: {exc}")
+        return 127
+    if proc.returncode:
+        log(f"browser: {' '.join(cmd)} failed (exit code {proc.returncode}):\n{(proc.stdout + proc.stderr)[-2000:]}")
+    return proc.returncode
+
+
+def playwright_has_chromium(python: Path) -> bool:
+    """Whether Playwright (in `python`'s venv) has its own Chromium downloaded."""
+    code = (
+        "import os, sys\nfrom playwright.sync_api import sync_playwright\n"
+        "with sync_playwright() as p:\n    sys.exit(0 if os.path.exists(p.chromium.executable_path) else 1)"
+    )
+    return subprocess.run([str(python), "-c", code], cwd=ROOT, capture_output=True, check=False).returncode == 0
+
+
+def ensure_browser(python: Path, *, root: bool | None = None) -> int:
+    """Make a Chromium available to the browser tests; 0 when one is, else 1 after saying how.
+    `root` (default: whether this process runs as root) says whether apt-get may install."""
+    if shutil.which("chromium"):
+        return 0
+    apt = shutil.which("apt-get")
+    if apt and (os.geteuid() == 0 if root is None else root):
+        log("browser: installing Debian's chromium (apt-get install chromium), once")
+        install = [apt, "install", "-y", "-q", "chromium"]
+        if quiet(install) and not quiet([apt, "update", "-q"]):
+            quiet(install)
+        if shutil.which("chromium"):
+            return 0
+    if playwright_has_chromium(python):
+        return 0
+    log("browser: downloading Playwright's Chromium (python -m playwright install chromium), once")
+    if not quiet([str(python), "-m", "playwright", "install", "chromium"]) and playwright_has_chromium(python):
+        return 0
+    log(f"browser: {BROWSER_HELP}")
+    return 1
 
 
 def fuzz(python: Path) -> int:

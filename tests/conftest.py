@@ -3,7 +3,7 @@
 # Markers `tf`, `torch`, `tfx` (tfx-bsl), `ray`, `hf`, `dask`, `grain`, `spark` and `browser` (declared
 # in pyproject.toml) skip a test when its library is not installed. CI's environments set
 # TFRECORD_LITE_REQUIRE_TF=1 / TFRECORD_LITE_REQUIRE_TORCH=1 / TFRECORD_LITE_REQUIRE_TFX=1 /
-# TFRECORD_LITE_REQUIRE_BROWSER=1 (Playwright, and Debian's chromium, which the browser tests check) /
+# TFRECORD_LITE_REQUIRE_BROWSER=1 (Playwright, and a Chromium, which tasks.py test sets up) /
 # TFRECORD_LITE_REQUIRE_ENGINES=1 (the last for all five engines): then the library must import (checked once, in
 # a subprocess, so this process stays free of it) and a skipped test of that
 # kind, or a test module skipped for the lack of it, fails the whole run.

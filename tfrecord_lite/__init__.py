@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from tfrecord_lite._errors import (
     CorruptRecordError,
+    DataLoaderWarning,
     DecodeError,
     FeatureError,
     IndexFallbackWarning,
@@ -29,6 +30,7 @@ from tfrecord_lite._errors import (
 if TYPE_CHECKING:
     from tfrecord_lite._batches.columnar import decode_examples
     from tfrecord_lite._batches.sequences import decode_sequence_examples
+    from tfrecord_lite._datasets.messages import decode_elwc, decode_message, load_message_class
     from tfrecord_lite._datasets.schema import infer_features, infer_sequence_features
     from tfrecord_lite._datasets.sharded import ShardedRecords, ShardedWriter
     from tfrecord_lite._example.decode import decode_example, decode_sequence_example
@@ -101,6 +103,7 @@ _LAZY = {
     "_records.views": ["RecordsView"],
     "_records.verify": ["VerifyReport", "verify_file"],
     "_datasets.schema": ["infer_features", "infer_sequence_features"],
+    "_datasets.messages": ["decode_elwc", "decode_message", "load_message_class"],
     "_datasets.sharded": ["ShardedRecords", "ShardedWriter"],
     "_example.spec": ["FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "VarLenFeature"],
     "_example.sparse": ["Sparse"],
@@ -129,6 +132,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BytesList",
     "CorruptRecordError",
+    "DataLoaderWarning",
     "DatasetStatistics",
     "DecodeError",
     "Example",
@@ -167,8 +171,10 @@ __all__ = [
     "VarLenFeature",
     "VerifyReport",
     "count_records",
+    "decode_elwc",
     "decode_example",
     "decode_examples",
+    "decode_message",
     "decode_raw",
     "decode_sequence_example",
     "decode_sequence_examples",
@@ -179,6 +185,7 @@ __all__ = [
     "iter_example_batches",
     "iter_records",
     "iter_sequence_example_batches",
+    "load_message_class",
     "parse_tensor",
     "resolve_inputs",
     "salvage",

@@ -1,9 +1,12 @@
 """The exception hierarchy. Every error the library raises on bad data derives
 from TFRecordError, so `except tfr.TFRecordError` catches them all; errors
 about values that do not fit a spec are also ValueErrors, as in TensorFlow.
-IndexFallbackWarning, the one warning of its own, says that an index sidecar
-could not be used. Messages, paths and URLs are redacted as they are stored
-(tfrecord_lite._redact), so no error carries a URL's credentials.
+IndexFallbackWarning says that an index sidecar could not be used, and
+DataLoaderWarning that a DataLoader is bound by what torch's workers cost.
+Messages, paths and URLs are redacted as they are stored (tfrecord_lite._redact),
+so no error carries a URL's credentials. An error about one record that a reader of
+files found (a feature that does not fit its spec, a payload that is no Example) is
+placed by `place`: its file, the record's number in that file and its byte offset.
 """
 
 from __future__ import annotations
@@ -17,7 +20,11 @@ PathName = Union[str, "os.PathLike[str]", None]
 
 
 class TFRecordError(Exception):
-    """Base class: the data read or written is not what a TFRecord file must hold."""
+    """Base class: the data read or written is not what a TFRecord file must hold. `path` and
+    `offset` say where, when known; `record` is the record's number in that file (from 0), when
+    a reader placed the error (see `place`)."""
+
+    record: int | None = None
 
     def __init__(self, message: str, *, path: PathName = None, offset: int | None = None) -> None:
         self.path = redact(path) if path is not None else None
@@ -30,8 +37,35 @@ class TFRecordError(Exception):
             where.append(f"at byte offset {offset}")
         super().__init__(self.reason + (" (" + ", ".join(where) + ")" if where else ""))
 
-    def __reduce__(self) -> tuple[Any, ...]:  # keep path/offset when sent between processes
-        return (_rebuild, (type(self), self.reason, self.path, self.offset))
+    def __reduce__(self) -> tuple[Any, ...]:  # keep path/offset (and a placed record) between processes
+        return (_rebuild, (type(self), self.reason, self.path, self.offset), _placed_state(self))
+
+
+def _placed_state(err: TFRecordError) -> dict[str, Any] | None:
+    """What `place` changed of `err` (None: nothing), for pickling."""
+    if err.record is None:
+        return None
+    return {"record": err.record, "path": err.path, "offset": err.offset, "args": err.args}
+
+
+def place(err: TFRecordError, *, path: PathName, record: int, offset: int | None) -> TFRecordError:
+    """`err` (about one record of a batch) told where that record is: `path`, its number in that file
+    and its byte offset (in the uncompressed stream). The message ends with them, in place of any
+    note on the record's place in a batch. An error already placed, or naming a file, is left as it is."""
+    if err.record is not None or err.path is not None:
+        return err
+    err.path = redact(path) if path is not None else None
+    err.record = record
+    err.offset = offset
+    where = [f"in {err.path!s}"] if err.path is not None else []
+    where.append(f"record {record}")
+    if offset is not None:
+        where.append(f"at byte offset {offset}")
+    err.args = (f"{err.args[0] if err.args else err.reason} ({', '.join(where)})", *err.args[1:])
+    notes = getattr(err, "__notes__", None)
+    if notes:
+        notes[:] = [note for note in notes if "of the batch passed to" not in note]
+    return err
 
 
 def _rebuild(cls: type[TFRecordError], message: str, path: PathName, offset: int | None) -> TFRecordError:
@@ -74,7 +108,7 @@ class FeatureError(TFRecordError, ValueError):
         super().__init__(f"feature {key!r}: {message}")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.key, self.detail))
+        return (type(self), (self.key, self.detail), _placed_state(self))
 
 
 class StaleIndexError(TFRecordError):
@@ -88,6 +122,11 @@ class IndexFormatError(TFRecordError, ValueError):
 class IndexFallbackWarning(UserWarning):
     """A file's index sidecar exists but cannot be read (another user's 0600 file, a folder in its
     place): the file is opened with an in-memory index instead."""
+
+
+class DataLoaderWarning(UserWarning):
+    """A PyTorch DataLoader whose workers cannot make it faster than none, told once per process with
+    the form that is (docs/torch.md, "Choosing num_workers")."""
 
 
 class RemoteError(OSError):

@@ -56,7 +56,6 @@ from tfrecord_lite._images.packing import (
     read_image_list,
     remove_images,
     scan_image_folder,
-    unpack_images,
 )
 from tfrecord_lite._images.records import (
     ENCODED,
@@ -69,6 +68,7 @@ from tfrecord_lite._images.records import (
     record_fields,
     record_label,
 )
+from tfrecord_lite._images.unpacking import unpack_images
 from tfrecord_lite._loader.collate import check_same_sizes, collate, to_torch
 from tfrecord_lite._loader.transport import batch_tensor, for_transport
 from tfrecord_lite._records.threads import ThreadMap

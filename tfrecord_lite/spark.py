@@ -18,6 +18,7 @@ an abort deletes them. This module holds only that adaptation: option parsing an
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import time
@@ -32,6 +33,8 @@ from tfrecord_lite._arrow.batches import iter_framed_buffers
 from tfrecord_lite._arrow.spark_types import (
     byte_array_batch,
     byte_array_fields,
+    bytes_columns_not_text,
+    check_bytes_type,
     check_record_type,
     codec_compression,
     conform,
@@ -136,7 +139,7 @@ class _Options:
         return cls(
             paths=paths,
             record_type=check_record_type(get("recordType", "Example")),
-            bytes_type=get("bytesType", "string").lower(),
+            bytes_type=check_bytes_type(get("bytesType", "auto").lower()),
             batch_size=int(get("batchSize", "10000")),
             max_bytes=size_in_bytes(get("maxPartitionBytes", "128M")),
             open_cost=size_in_bytes(get("openCostInBytes", "4M")),
@@ -179,11 +182,11 @@ class TFRecordDataSource(DataSource):  # type: ignore[misc]
         elif options.record_type == "SequenceExample":
             with _records_of(files, options.reading) as records:
                 context, lists = infer_sequence_features(records, max_records=options.sample)
-            fields = inferred_fields(context, lists, options.bytes_type)
+            fields = inferred_fields(context, lists, options.bytes_type, _binary(files, options, sequences=True))
         else:
             with _records_of(files, options.reading) as records:
                 features = infer_features(records, max_records=options.sample)
-            fields = inferred_fields(features, None, options.bytes_type)
+            fields = inferred_fields(features, None, options.bytes_type, _binary(files, options))
         keys = partition_types(found)
         fields += [{"name": key, "type": kind, "nullable": True, "metadata": {}} for key, kind in keys.items()]
         return StructType.fromJson(struct(fields))
@@ -193,6 +196,14 @@ class TFRecordDataSource(DataSource):  # type: ignore[misc]
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
         return _Writer(_Options.parse(self.options, self.defaults), schema, overwrite)
+
+
+def _binary(files: list[str], options: _Options, sequences: bool = False) -> set[str]:
+    """With bytesType "auto": the bytes columns of the sampled records that are not all UTF-8 text."""
+    if options.bytes_type != "auto":
+        return set()
+    with _records_of(files, options.reading) as records:
+        return bytes_columns_not_text(itertools.islice(records, options.sample), sequences)
 
 
 def _records_of(files: list[str], reading: PieceOptions) -> RecordIterator:

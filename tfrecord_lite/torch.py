@@ -25,6 +25,7 @@ datasets take, once), batching (collate.py, re-exported here) and the workers' t
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import sys
@@ -36,19 +37,21 @@ import numpy as np
 try:
     import torch
     import torch.distributed as dist
-    from torch.utils.data import Dataset, IterableDataset, default_convert, get_worker_info
+    from torch.utils.data import Dataset, IterableDataset, default_collate, default_convert, get_worker_info
 except ModuleNotFoundError as exc:  # still a ModuleNotFoundError, which pytest.importorskip and others expect
     raise ModuleNotFoundError(
         f"tfrecord_lite.torch needs PyTorch ({exc}): pip install 'tfrlite[torch]'", name=exc.name
     ) from exc
 
+from tfrecord_lite._batches.columnar import placing
 from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._datasets.mixing import copy_state, mixed_items, start_state
 from tfrecord_lite._datasets.plan import Segment, Share, plan_shares, shard_order
 from tfrecord_lite._datasets.sharded import ShardedRecords
 from tfrecord_lite._datasets.streaming import ShardStream
+from tfrecord_lite._errors import DataLoaderWarning, TFRecordError
 from tfrecord_lite._example.validate import check_choice, check_int
-from tfrecord_lite._loader.collate import Collate, collate, decode_batch, to_torch
+from tfrecord_lite._loader.collate import Collate, collate, decode_batch, to_torch, worker_collate
 from tfrecord_lite._loader.items import CollateFn, ItemDecoder, Output, RecordType, Spec, Transform, collate_for
 from tfrecord_lite._loader.transport import for_transport, pack
 from tfrecord_lite._records.threads import ThreadMap, Tuning, check_num_threads, ordered_map
@@ -59,6 +62,7 @@ from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError
 
 __all__ = [
     "Collate",
+    "DataLoaderWarning",
     "IterableTFRecordDataset",
     "MixedTFRecordDataset",
     "Segment",
@@ -101,18 +105,38 @@ def _fetched_by(dataset: Any) -> tuple[bool, bool]:
     (batch_size=None), where a transport.Packed passes untouched while a dict is walked value by
     value; view when the fetcher collates the items with the dataset's own collate_fn, which alone
     sees them, so that their bytes values may be memoryviews until transport.py copies them. Both
-    False in the main process or when anything else calls (a wrapping dataset: as before)."""
+    False in the main process or when anything else calls (a wrapping dataset: as before). A fetcher
+    that collates with torch's default_collate is given collate.worker_collate instead: the same
+    values, without a shared-memory segment per tensor of every batch."""
     if get_worker_info() is None:
         return False, False
     fetcher = sys._getframe(2).f_locals.get("self")  # 0: here, 1: the dataset's method, 2: its caller
     if fetcher is None or getattr(fetcher, "dataset", None) is not dataset:
         return False, False
     collate_fn, batched = getattr(fetcher, "collate_fn", None), getattr(fetcher, "auto_collation", None)
-    own = collate_fn is not None and collate_fn is getattr(dataset, "collate_fn", None)
+    if batched is True and collate_fn is default_collate:  # the values of torch's, in reused shared memory
+        fetcher.collate_fn = collate_fn = worker_collate
+    own = collate_fn is not None and collate_fn in (getattr(dataset, "collate_fn", None), worker_collate)
     return collate_fn is default_convert and batched is False, batched is True and own
 
 
 # --------------------------------------------------------------------------- map-style
+
+
+def _place(records: ShardedRecords, indices: list[int], k: int) -> tuple[str | None, int, int | None]:
+    """The file, number in it and byte offset of record `indices[k]` of `records` (errors name them)."""
+    shard, local = records.locate(indices[k])
+    return records.shards[shard].path, local, records.shards[shard].offset(local)
+
+
+def _decoded(decode: ItemDecoder, record: bytes, k: int, copy: bool = True) -> Any:
+    """decode(record, copy), an error marked as about record `k` of the batch (placing places it)."""
+    try:
+        return decode(record, copy)
+    except TFRecordError as err:
+        if getattr(err, "batch_record", None) is None:
+            err.batch_record = k  # type: ignore[attr-defined]
+        raise
 
 
 class TFRecordDataset(Dataset[Any]):
@@ -185,26 +209,29 @@ class TFRecordDataset(Dataset[Any]):
         """ds[i] -> one item; ds[[i, j, ...]] (a list, array or tensor of indices) -> one collated batch,
         decoded by columns when there is an Example spec and no transform (for a BatchSampler)."""
         if isinstance(index, (int, np.integer)) or (isinstance(index, torch.Tensor) and index.dim() == 0):
-            return self._decode(self._open()[int(index)])
+            with placing(functools.partial(_place, self._open(), [int(index)]), 0):
+                return self._decode(self._open()[int(index)])
         packs, _ = _fetched_by(self)
         indices = index.tolist() if isinstance(index, (np.ndarray, torch.Tensor)) else list(index)
         records = self._open()[indices]
         decode = self._decode
-        if decode.record_type == "example" and decode.features is not None and decode.transform is None:
-            if packs:
-                return pack(decode_batch(records, decode.features, self.collate_fn, copy=not decode.can_view))
-            return decode_batch(records, decode.features, self.collate_fn)
-        if self.num_threads > 1:
-            return self.collate_fn(self._threads.map(decode, records))
-        return self.collate_fn([decode(r) for r in records])
+        with placing(functools.partial(_place, self._open(), indices)):
+            if decode.record_type == "example" and decode.features is not None and decode.transform is None:
+                if packs:
+                    return pack(decode_batch(records, decode.features, self.collate_fn, copy=not decode.can_view))
+                return decode_batch(records, decode.features, self.collate_fn)
+            if self.num_threads > 1:
+                return self.collate_fn(self._threads.map(decode, records))
+            return self.collate_fn([_decoded(decode, r, k) for k, r in enumerate(records)])
 
     def __getitems__(self, indices: list[int]) -> list[Any]:
         """The items at `indices` (DataLoader's batched fetch with automatic batching)."""
         _, views = _fetched_by(self)
         decode, copy = self._decode, not (views and self._decode.can_view)
-        if self.num_threads > 1:
-            return self._threads.map(decode, self._open()[list(indices)], copy)
-        return [decode(r, copy) for r in self._open()[list(indices)]]
+        with placing(functools.partial(_place, self._open(), list(indices))):
+            if self.num_threads > 1:
+                return self._threads.map(decode, self._open()[list(indices)], copy)
+            return [_decoded(decode, r, k, copy) for k, r in enumerate(self._open()[list(indices)])]
 
     def raw(self, index: int) -> bytes:
         """The serialized record at `index`, undecoded."""

@@ -62,7 +62,7 @@ def make_world(root: Path) -> None:
     for name in ("a.tfrecord", "b.tfrecord"):
         shutil.copy(root / "train.tfrecord", root / name)
     image = pytest.importorskip("PIL.Image")
-    for folder, classes in (("photos", ("cat", "dog")), ("new_photos", ("bird",))):
+    for folder, classes in (("photos", ("cat", "dog", "blurry")), ("new_photos", ("bird",))):
         for cls in classes:
             (root / folder / cls).mkdir(parents=True)
             for i in range(3):

@@ -50,6 +50,7 @@ DECODERS = {
 
 ADAPTERS = [
     pytest.param("torch", marks=pytest.mark.torch),
+    pytest.param("torchdata", marks=pytest.mark.torch),
     "images",
     "arrow",
     "viewer",
@@ -60,7 +61,15 @@ ADAPTERS = [
     pytest.param("spark", marks=pytest.mark.spark),
 ]
 # the extra each adapter needs to import; a missing one skips (the suites that require it fail instead)
-NEEDS = {"torch": "torch", "images": "PIL", "arrow": "pyarrow", "ray": "ray", "hf": "datasets", "dask": "dask"}
+NEEDS = {
+    "torch": "torch",
+    "torchdata": "torchdata.nodes",
+    "images": "PIL",
+    "arrow": "pyarrow",
+    "ray": "ray",
+    "hf": "datasets",
+    "dask": "dask",
+}
 
 
 def public_callables(module: Any) -> Iterator[tuple[str, Callable[..., Any]]]:

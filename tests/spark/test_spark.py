@@ -77,6 +77,22 @@ def test_inferred_schema_maps_fixed_single_values_to_scalars(spark_session: Any,
     assert binary.schema["tags"].dataType.simpleString() == "array<binary>"
 
 
+def test_inferred_schema_chooses_string_or_binary_per_column(spark_session: Any, tmp_path: Path) -> None:
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe"  # bytes that are not UTF-8, as an image's are
+    records = [
+        tfr.encode_example({"image/encoded": [png + bytes([i])], "image/class/text": [b"cat"]}) for i in range(3)
+    ]
+    write_records(tmp_path / "a.tfrecord", records)
+    df = spark_session.read.format("tfrecord").load(str(tmp_path / "a.tfrecord"))  # default options
+    assert df.schema["image/encoded"].dataType.simpleString() == "binary"
+    assert df.schema["image/class/text"].dataType.simpleString() == "string"
+    rows = df.collect()
+    assert sorted(bytes(r["image/encoded"]) for r in rows) == [png + bytes([i]) for i in range(3)]
+    assert {r["image/class/text"] for r in rows} == {"cat"}
+    strings = spark_session.read.format("tfrecord").option("bytesType", "string").load(str(tmp_path / "a.tfrecord"))
+    assert strings.schema["image/encoded"].dataType.simpleString() == "string"  # the override stays
+
+
 def test_a_scalar_column_over_a_list_feature_names_the_column(spark_session: Any, tmp_path: Path) -> None:
     write_records(tmp_path / "a.tfrecord", [tfr.encode_example({"x": [1, 2]})])
     df = spark_session.read.format("tfrecord").schema("x long").load(str(tmp_path / "a.tfrecord"))

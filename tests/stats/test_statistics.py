@@ -127,8 +127,10 @@ def test_gzip_folder_of_shards_and_max_records(tmp_path):
 
 def test_features_selects_keys(tmp_path):
     path = _write(tmp_path / "a.tfrecord", _examples(200))
-    stats = tfr.statistics(path, features=["label", "name", "nope"])
+    stats = tfr.statistics(path, features=["label", "name"])
     assert [f.name for f in stats] == ["label", "name"]
+    with pytest.raises(tfr.FeatureError, match="'lable': no record has this feature; did you mean 'label'"):
+        tfr.statistics(path, features=["lable", "name"])
     with pytest.raises(TypeError, match="collection of feature names"):
         tfr.statistics(path, features="label")
 

@@ -1,16 +1,17 @@
 """A headless Chromium driven by Playwright, for the browser tests and the docs' screenshots:
-launched from Debian's /usr/bin/chromium, with every request watched."""
+launched from Debian's chromium when it is on PATH, else Playwright's own (`python3 tasks.py test`
+sets up one of them), with every request watched."""
 
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
 ARGS = [
     "--headless",
     "--no-sandbox",
@@ -27,10 +28,11 @@ def chromium() -> Iterator[Any]:
     """A browser (the test skips when Playwright or chromium is missing: conftest makes that a
     failure under TFRECORD_LITE_REQUIRE_BROWSER=1)."""
     sync_api = pytest.importorskip("playwright.sync_api")
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is not installed")
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        executable = shutil.which("chromium") or p.chromium.executable_path
+        if not os.path.exists(executable):
+            pytest.skip("no Chromium: neither Debian's chromium nor Playwright's (python3 tasks.py test installs one)")
+        browser = p.chromium.launch(executable_path=executable, args=ARGS)
         try:
             yield browser
         finally:

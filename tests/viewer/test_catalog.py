@@ -177,3 +177,19 @@ def test_the_command_serves_on_localhost_until_interrupted(folder):
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
+
+
+def test_the_label_chart_names_the_classes_the_records_name(folder):
+    from tfrecord_lite.viewer.pages import labels_html
+
+    html = labels_html(Catalog(folder))
+    assert "cat (0)" in html and "dog (1)" in html and "&lt;b&gt;bird&lt;/b&gt; (2)" in html
+    assert ">cat (0)</a>" in html  # the grid links say the name and search the id
+    assert 'label=0"' in html or "label=0&" in html
+
+
+def test_a_record_number_out_of_range_is_said_to_be(folder):
+    catalog = Catalog(folder)
+    page = PAGES["/record"](catalog, {"i": "99999"})
+    assert "record 99999 is out of range: the dataset holds 12 records (0 to 11); showing record 11" in page
+    assert "out of range" not in PAGES["/record"](catalog, {"i": "3"})

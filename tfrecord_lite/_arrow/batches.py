@@ -21,7 +21,7 @@ from tfrecord_lite._arrow.encode import encode_arrow, iter_encoded, iter_framed_
 from tfrecord_lite._arrow.feature_lists import feature_list_field
 from tfrecord_lite._arrow.lazy import lazy
 from tfrecord_lite._arrow.union import concat_batches
-from tfrecord_lite._batches.columnar import Spans
+from tfrecord_lite._batches.columnar import Spans, placing, without
 from tfrecord_lite._batches.flat import (
     Binary,
     Flat,
@@ -32,7 +32,7 @@ from tfrecord_lite._batches.flat import (
 )
 from tfrecord_lite._batches.sequence_probe import CLASH, feature_list_rows
 from tfrecord_lite._compression.kinds import normalize_compression
-from tfrecord_lite._errors import FeatureError
+from tfrecord_lite._errors import FeatureError, TFRecordError
 from tfrecord_lite._example.ragged_build import FlatRagged
 from tfrecord_lite._example.ragged_spec import RaggedFeature
 from tfrecord_lite._example.spec import FeatureSpec, FixedLenSequenceFeature, SparseFeature, VarLenFeature
@@ -346,7 +346,7 @@ def policy_arrow_batches(
     specs = _checked_specs(features, sequence_features, columns, batch_size, compression)
     files = sources_of(source, storage_options)  # inputs that name no file fail here, not at the first batch
     spans = record_spans(files, batch_size, compression, verify, policy, storage_options, max_record_bytes)
-    return _arrow_batches(spans, specs, columns)
+    return _arrow_batches(spans, specs, columns, None if policy.raises else policy)
 
 
 def _checked_specs(
@@ -409,13 +409,28 @@ class Specs(NamedTuple):
         return schema if columns is None else pa.schema([schema.field(key) for key in columns])
 
 
-def _arrow_batches(spans: Iterable[Spans], specs: Specs, columns: Sequence[str] | None) -> Iterator[pa.RecordBatch]:
+def _arrow_batches(
+    spans: Iterable[Spans], specs: Specs, columns: Sequence[str] | None, skipping: DamagePolicy | None = None
+) -> Iterator[pa.RecordBatch]:
     """iter_arrow_batches' batches of the records of `spans`; without a spec, only the keys of
-    `columns` (None: all) are decoded, in that order (a key no record has: a null column)."""
+    `columns` (None: all) are decoded, in that order (a key no record has: a null column). With
+    `skipping`, a record that does not fit the spec (an error placed in its file) is skipped as
+    damage is: reported to the policy, and the batch decoded without it."""
     wanted = None if columns is None else frozenset(columns)
     specs = specs.selected(columns)
     for batch in spans:
-        yield _spans_batch(batch, specs, columns, wanted)
+        while True:
+            try:
+                with placing(batch.where):
+                    decoded = _spans_batch(batch, specs, columns, wanted)
+                break
+            except TFRecordError as err:
+                k = getattr(err, "batch_record", None)
+                if skipping is None or err.record is None or k is None:
+                    raise
+                skipping.skip(err)
+                batch = without(batch, k)
+        yield decoded
 
 
 def _spans_batch(

@@ -12,13 +12,14 @@ the feature is missing or empty; more than one value is an error naming the colu
 list is cast as it is. Casts that lose or invent data fail (int64 → int32 out of range, bytes
 that are not UTF-8 for a string column), each as a FeatureError naming the column. Inference
 goes the other way: FixedLenFeature([]) (every record one value) → the leaf type, other
-features → arrays, feature lists → arrays of arrays; bytes are strings, as spark-tfrecord infers
-them, or binary with bytes_type="binary".
+features → arrays, feature lists → arrays of arrays; bytes are chosen per column (bytes_type="auto",
+the default): strings where every sampled value is UTF-8 text, as spark-tfrecord infers them,
+binary where one is not (encoded images); bytes_type="string" or "binary" makes every bytes column one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -26,6 +27,7 @@ import numpy as np
 from tfrecord_lite._arrow.lazy import lazy
 from tfrecord_lite._compression.kinds import from_alias
 from tfrecord_lite._errors import FeatureError
+from tfrecord_lite._example.decode import decode_example, decode_sequence_example
 from tfrecord_lite._example.spec import FeatureSpec, FixedLenFeature
 
 if TYPE_CHECKING:
@@ -48,7 +50,7 @@ _LEAF_DTYPES = {
     "binary": "bytes",
 }
 _INFERRED_LEAF = {"int64": "long", "float32": "float", "bytes": "string"}
-BYTES_TYPES = ("string", "binary")
+BYTES_TYPES = ("auto", "string", "binary")
 RECORD_TYPES = ("Example", "SequenceExample", "ByteArray")
 BYTE_ARRAY_COLUMN = "byteArray"  # spark-tfrecord's one column of recordType ByteArray
 
@@ -75,23 +77,66 @@ def struct(fields: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def inferred_fields(
-    context: Mapping[str, FeatureSpec], lists: Mapping[str, FeatureSpec] | None = None, bytes_type: str = "string"
+    context: Mapping[str, FeatureSpec],
+    lists: Mapping[str, FeatureSpec] | None = None,
+    bytes_type: str = "auto",
+    binary: Collection[str] = (),
 ) -> list[dict[str, Any]]:
     """The Spark fields of features inferred by infer_features / infer_sequence_features: a
     FixedLenFeature([]) its leaf type, any other feature an array of it, a feature list an array
-    of arrays; bytes as `bytes_type` ("string" or "binary")."""
-    if bytes_type not in BYTES_TYPES:
-        raise ValueError(f"bytesType must be one of {BYTES_TYPES}, not {bytes_type!r}")
+    of arrays; bytes as `bytes_type` ("string" or "binary"), or with "auto" binary for the keys
+    of `binary` (bytes_columns_not_text) and string for the others."""
+    check_bytes_type(bytes_type)
 
-    def leaf(spec: FeatureSpec) -> str:
-        return bytes_type if spec.dtype == "bytes" else _INFERRED_LEAF[spec.dtype]
+    def leaf(key: str, spec: FeatureSpec) -> str:
+        if spec.dtype != "bytes":
+            return _INFERRED_LEAF[spec.dtype]
+        if bytes_type == "auto":
+            return "binary" if key in binary else "string"
+        return bytes_type
 
     fields = []
     for key, spec in context.items():
         scalar = isinstance(spec, FixedLenFeature) and spec.shape == ()
-        fields.append(_field(key, leaf(spec) if scalar else _array(leaf(spec))))
-    fields += [_field(key, _array(_array(leaf(spec)))) for key, spec in (lists or {}).items()]
+        fields.append(_field(key, leaf(key, spec) if scalar else _array(leaf(key, spec))))
+    fields += [_field(key, _array(_array(leaf(key, spec)))) for key, spec in (lists or {}).items()]
     return fields
+
+
+def check_bytes_type(bytes_type: str) -> str:
+    if bytes_type not in BYTES_TYPES:
+        raise ValueError(f"bytesType must be one of {BYTES_TYPES}, not {bytes_type!r}")
+    return bytes_type
+
+
+def bytes_columns_not_text(records: Iterable[bytes], sequences: bool = False) -> set[str]:
+    """The keys of `records` (Examples, or SequenceExamples' context and feature lists) holding a
+    bytes value that is not UTF-8 text (encoded images ...): Spark reads those as binary."""
+    binary: set[str] = set()
+    for record in records:
+        if sequences:
+            context, lists = decode_sequence_example(record)
+            values = {**context, **{k: [v for step in steps for v in _listed(step)] for k, steps in lists.items()}}
+        else:
+            values = decode_example(record)
+        for key, value in values.items():
+            if key not in binary and any(not _is_text(v) for v in _listed(value)):
+                binary.add(key)
+    return binary
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _is_text(value: Any) -> bool:
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        return True
+    try:
+        bytes(value).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def byte_array_fields() -> list[dict[str, Any]]:

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -45,7 +46,7 @@ from tfrecord_lite._batches.lockstep import (
     gather_numbers,
     match_layouts,
 )
-from tfrecord_lite._errors import FeatureError
+from tfrecord_lite._errors import FeatureError, TFRecordError, place
 from tfrecord_lite._example.decode import apply_spec, decode_example
 from tfrecord_lite._example.ragged import Ragged
 from tfrecord_lite._example.ragged_build import finish_batch
@@ -318,9 +319,32 @@ def merge_found(parts: list[Found], dtype: str) -> Found:
 
 
 def note_record(err: BaseException, index: int, caller: str) -> None:
-    """Add to `err` which record of the batch it is about (Python >= 3.11 shows notes)."""
+    """Add to `err` which record of the batch it is about (Python >= 3.11 shows notes), and keep
+    that number as `err.batch_record`, for a reader of files to place the error (`placing`)."""
+    if getattr(err, "batch_record", None) is None:
+        err.batch_record = index  # type: ignore[attr-defined]
     if hasattr(err, "add_note"):
         err.add_note(f"(record {index} of the batch passed to {caller})")
+
+
+Where = Callable[[int], tuple[str | None, int, int | None] | None]
+"""Where record k of a batch lies: its file, its number in that file, its byte offset (None: unknown)."""
+
+
+@contextmanager
+def placing(where: Where | None, one: int | None = None) -> Iterator[None]:
+    """Errors about one record of a batch, raised inside, placed (file, record number, byte offset)
+    by `where`, given the record's number in the batch; `one`: the number of the one record decoded
+    inside, for errors of the single-record decoders (which do not say)."""
+    try:
+        yield
+    except TFRecordError as err:
+        index = getattr(err, "batch_record", one)
+        found = where(index) if where is not None and index is not None else None
+        if found is not None:
+            path, record, offset = found
+            place(err, path=path, record=record, offset=offset)
+        raise
 
 
 class Assembly(NamedTuple):
@@ -517,9 +541,28 @@ def _without(f: Found, keep: np.ndarray) -> Found:
 
 
 class Spans(NamedTuple):
-    """A batch of records in a buffer: record k is view[starts[k]:ends[k]], also as record(k)."""
+    """A batch of records in a buffer: record k is view[starts[k]:ends[k]], also as record(k);
+    `where(k)` is its place in its file, for errors (None: not known)."""
 
     view: memoryview
     starts: np.ndarray
     ends: np.ndarray
     record: Callable[[int], bytes]
+    where: Where | None = None
+
+
+def without(spans: Spans, k: int) -> Spans:
+    """`spans` without its record k (a reader skipping a record that does not fit its spec)."""
+    keep = np.delete(np.arange(len(spans.starts)), k)
+
+    def record(i: int) -> bytes:
+        return spans.record(int(keep[i]))
+
+    where = spans.where
+    return Spans(
+        spans.view,
+        spans.starts[keep],
+        spans.ends[keep],
+        record,
+        None if where is None else (lambda i: where(int(keep[i]))),
+    )

@@ -205,11 +205,13 @@ _PRESENT = Assembly(_assemble_present, _present_values, "decode_arrow", spans=Tr
 
 def _kind_change(key: str, first: tuple[int, int], other: tuple[int, int]) -> FeatureError:
     (kind_a, row_a), (kind_b, row_b) = sorted([first, other], key=lambda kr: kr[1])
-    return FeatureError(
+    err = FeatureError(
         key,
         f"{KIND_NAMES[kind_a]} in record {row_a} but {KIND_NAMES[kind_b]} in record {row_b} of the batch "
         "(a feature keeps one kind; give a spec to read one kind)",
     )
+    err.batch_record = row_b  # type: ignore[attr-defined]  # placed by a reader of files (columnar.placing)
+    return err
 
 
 class _Keys:
@@ -238,7 +240,7 @@ def batch_kinds(spans: Spans, matches: list[Match], wanted: Collection[str] | No
     never has one), sorted; a FeatureError where a key has two kinds, a DecodeError for a
     bad record. The records of `matches` (match_layouts) share their layout's keys; the
     others are walked."""
-    view, starts, ends, record = spans
+    view, starts, ends, record = spans[:4]
     keys = _Keys(wanted)
     handled = np.zeros(len(starts), dtype=bool)
     for rows, _, layout in matches:

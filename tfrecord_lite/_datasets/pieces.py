@@ -20,6 +20,7 @@ by, so each is read whole by the tolerant stream scanner, and `max_skipped` coun
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tfrecord_lite._batches.columnar import Where, placing
 from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._records.indexed_spans import offset_spans
 from tfrecord_lite._records.random_access import TFRecordFile
@@ -185,10 +187,18 @@ def pack_pieces(pieces: Sequence[Piece], max_bytes: int, open_cost: int) -> list
 
 def piece_records(piece: Piece, batch_size: int, options: PieceOptions = PieceOptions()) -> Iterator[list[bytes]]:
     """The piece's serialized records, `batch_size` at a time, read with `options`."""
+    for records, _ in placed_piece_records(piece, batch_size, options):
+        yield records
+
+
+def placed_piece_records(
+    piece: Piece, batch_size: int, options: PieceOptions = PieceOptions()
+) -> Iterator[tuple[list[bytes], Where]]:
+    """piece_records' batches, each with where its record k lies (for errors: columnar.placing)."""
     if piece.records is not None:
         stop = len(piece.records) if piece.stop is None else piece.stop
         for lo in range(piece.start, stop, batch_size):
-            yield piece.records[lo : min(lo + batch_size, stop)]
+            yield piece.records[lo : min(lo + batch_size, stop)], functools.partial(_indexed, piece, lo)
         return
     records = iter_records(
         piece.path,
@@ -199,11 +209,23 @@ def piece_records(piece: Piece, batch_size: int, options: PieceOptions = PieceOp
         storage_options=options.storage_options,
         max_record_bytes=options.max_record_bytes,
     )
+    records.placements.keep(batch_size)
+    first = 0
     try:
         while batch := list(itertools.islice(records, batch_size)):
-            yield batch
+            yield batch, functools.partial(_streamed, records.placements.where, first)
+            first += len(batch)
     finally:
         records.close()
+
+
+def _indexed(piece: Piece, first: int, k: int) -> tuple[str | None, int, int | None]:
+    assert piece.records is not None
+    return piece.path, first + k, piece.records.offset(first + k)
+
+
+def _streamed(where: Where, first: int, k: int) -> tuple[str | None, int, int | None] | None:
+    return where(first + k)
 
 
 def piece_batches(
@@ -232,12 +254,14 @@ def piece_batches(
     if piece.records is not None and columns is not None and features is None and sequence_features is None:
         yield from _range_batches(piece, columns, batch_size, options.verify)
         return
-    for records in piece_records(piece, batch_size, options):
-        if columns is not None and features is None and sequence_features is None:
-            yield decode_arrow_columns(records, columns)
-        else:
-            batch = decode_arrow(records, features, sequence_features=sequence_features)
-            yield batch if columns is None else batch.select(list(columns))
+    for records, where in placed_piece_records(piece, batch_size, options):
+        with placing(where):
+            if columns is not None and features is None and sequence_features is None:
+                batch = decode_arrow_columns(records, columns)
+            else:
+                batch = decode_arrow(records, features, sequence_features=sequence_features)
+                batch = batch if columns is None else batch.select(list(columns))
+        yield batch
 
 
 def _range_batches(piece: Piece, columns: Sequence[str], batch_size: int, verify: bool) -> Iterator[pa.RecordBatch]:
@@ -253,7 +277,9 @@ def _range_batches(piece: Piece, columns: Sequence[str], batch_size: int, verify
     offsets = piece.records.record_offsets(piece.start, stop)  # checked against the file when opened
     if offsets is not None:
         for spans in offset_spans(piece.path, offsets, batch_size, verify):
-            yield columns_batch(spans, columns)
+            with placing(functools.partial(_indexed, piece, done)):
+                batch = columns_batch(spans, columns)
+            yield batch
             done += len(spans.starts)
     for lo in range(done, stop, batch_size):
         yield decode_arrow_columns(piece.records[lo : min(lo + batch_size, stop)], columns)

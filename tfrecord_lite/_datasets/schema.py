@@ -1,5 +1,6 @@
 """What a set of records holds: each record decoded without a spec (an Example, a
-SequenceExample, or raw bytes that are neither), per key the kinds, value counts and
+SequenceExample, a TensorBoard Event, an ExampleListWithContext, a user's own message type, or
+raw bytes that are none of them), per key the kinds, value counts and
 presence (collect_schema, which the CLI's `schema` prints), and from those a spec
 (infer_features) that decodes every record seen.
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfrecord_lite._batches.sequence_probe import CLASH, has_feature_lists
+from tfrecord_lite._datasets.messages import decode_elwc, decode_message, is_elwc
 from tfrecord_lite._errors import DecodeError, FeatureError
 from tfrecord_lite._events.wire import event_fields
 from tfrecord_lite._example.decode import decode_example, decode_sequence_example
@@ -69,17 +71,22 @@ def value_kind(value: Any) -> str | None:
 class Decoded:
     """A record decoded for display: an Example, a SequenceExample, or raw bytes that are neither."""
 
-    kind: str  # "example" | "sequence" | "event" (a TensorBoard Event) | "raw"
-    features: dict[str, Any] = field(default_factory=dict)  # Example features or SequenceExample context
+    kind: str  # "example" | "sequence" | "event" (a TensorBoard Event) | "elwc" | "message" | "raw"
+    # Example features, SequenceExample or ExampleListWithContext context, a message's fields
+    features: dict[str, Any] = field(default_factory=dict)
     feature_lists: dict[str, list[Any]] = field(default_factory=dict)
+    examples: list[dict[str, Any]] = field(default_factory=list)  # an ExampleListWithContext's
     raw: bytes = b""
     error: str = ""
 
 
-def decode_record(record: bytes, mode: str = "auto") -> Decoded:
+def decode_record(record: bytes, mode: str | type[Any] = "auto", where: str = "") -> Decoded:
     """Decode a record for display. mode 'auto' tells a SequenceExample (it has feature lists)
-    from an Example, and a TensorBoard Event from both; 'example' / 'sequence' force one; 'raw'
-    keeps the bytes."""
+    from an Example, and a TensorBoard Event and an ExampleListWithContext from both; 'example' /
+    'sequence' / 'elwc' force one; 'raw' keeps the bytes; a protobuf message class decodes the
+    record as that message (a DecodeError naming `where`, the record's place, if it is none)."""
+    if not isinstance(mode, str):
+        return Decoded("message", decode_message(record, message=mode, where=where))
     if mode == "raw":
         return Decoded("raw", raw=record)
     if mode == "auto":
@@ -87,6 +94,9 @@ def decode_record(record: bytes, mode: str = "auto") -> Decoded:
         if shown is not None:
             return Decoded("event", shown)
     try:
+        if mode == "elwc" or (mode == "auto" and is_elwc(record)):
+            context, examples = decode_elwc(record)
+            return Decoded("elwc", context, examples=examples)
         if mode == "sequence" or (mode == "auto" and has_feature_lists(record)):
             context, lists = decode_sequence_example(record)
             if lists or mode == "sequence":
@@ -102,7 +112,7 @@ class FeatureStats:
     """What `schema` learns about one key: kinds seen, value counts, how many records have it."""
 
     key: str
-    section: str  # "features" | "context" | "feature_lists"
+    section: str  # "features" | "context" | "feature_lists" | "examples" (an ExampleListWithContext's)
     kinds: set[str] = field(default_factory=set)
     present: int = 0
     min_values: int | None = None
@@ -112,7 +122,7 @@ class FeatureStats:
 
     def add(self, value: Any, record: int = 0) -> None:
         """Count one occurrence (in record number `record`); for a feature list, value counts are per step."""
-        steps = value if self.section == "feature_lists" else [value]
+        steps = value if self.section in ("feature_lists", "examples") else [value]
         self.present += 1
         for v in steps:
             kind = value_kind(v) or "none"
@@ -161,13 +171,15 @@ def collect_schema(records: Iterable[bytes], limit: int | None = 1000, mode: str
             break
         schema.records += 1
         dec = decode_record(record, mode)
-        if dec.kind == "raw":
+        if dec.kind in ("raw", "message"):
             schema.raw += 1
             schema.first_raw = schema.records - 1 if schema.first_raw is None else schema.first_raw
             continue
-        groups = [("context" if dec.kind == "sequence" else "features", dec.features)]
+        groups = [("context" if dec.kind in ("sequence", "elwc") else "features", dec.features)]
         if dec.kind == "sequence":
             groups.append(("feature_lists", dec.feature_lists))
+        if dec.kind == "elwc":
+            groups.append(("examples", _by_key(dec.examples)))
         for section, feats in groups:
             for key, value in feats.items():
                 st = schema.features.get((section, key))
@@ -175,6 +187,16 @@ def collect_schema(records: Iterable[bytes], limit: int | None = 1000, mode: str
                     st = schema.features[(section, key)] = FeatureStats(key, section)
                 st.add(value, schema.records - 1)
     return schema
+
+
+def _by_key(examples: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """An ExampleListWithContext's examples as a SequenceExample's feature lists: per key, its
+    value in each example that has it."""
+    keys: dict[str, list[Any]] = {}
+    for example in examples:
+        for key, value in example.items():
+            keys.setdefault(key, []).append(value)
+    return keys
 
 
 def _kind_of(stats: FeatureStats) -> str | None:
@@ -289,6 +311,11 @@ def schema_specs(schema: Schema) -> tuple[dict[str, FeatureSpec], dict[str, Feat
         raise DecodeError(
             f"{schema.raw} of {plural(schema.records, 'record')} "
             f"{'is not an Example' if schema.raw == 1 else 'are not Examples'} (first: record {schema.first_raw})"
+        )
+    if any(section == "examples" for section, _ in schema.features):
+        raise DecodeError(
+            "the records are ExampleListWithContext: their context and examples are Examples, "
+            "each decoded with decode_elwc (no one spec decodes the whole record)"
         )
     sections: dict[str, dict[str, FeatureSpec]] = {"features": {}, "feature_lists": {}}
     for (section, key), stats in sorted(schema.features.items(), key=lambda kv: kv[0][1]):

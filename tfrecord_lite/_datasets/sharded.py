@@ -60,6 +60,21 @@ from tfrecord_lite._wire.framing import frame_header
 _SHARD_DIGITS = 5
 
 
+def _tfindex_of(path: str) -> str:
+    """The `tfrecord` package's index of a shard (its tools/tfrecord2idx names it so)."""
+    return os.path.splitext(path)[0] + ".tfindex"
+
+
+# the files beside a shard that describe it, each by where it lies for a shard's path: the index
+# sidecar, DALI's text index (tfrecord-lite index --text) and the `tfrecord` package's index. Their
+# offsets stay right when a shard is renamed, so they are renamed with it.
+_COMPANIONS: tuple[Callable[[str], str], ...] = (
+    lambda path: path + SIDECAR_SUFFIX,
+    lambda path: path + ".idx",
+    _tfindex_of,
+)
+
+
 def renamed_for(path: str, compression: str) -> str:
     """The file name of `path` with its compression ending (if any) replaced by that of `compression`."""
     return without_suffix(os.path.basename(path)) + kind_of(compression).suffix
@@ -430,11 +445,12 @@ class ShardedWriter:
                 continue
             if path == final:
                 continue
-            self.publication.link(path, final)  # the shard before its sidecar appears, and
-            sidecar = path + SIDECAR_SUFFIX
-            if self._store.exists(sidecar) if self._store is not None else os.path.isfile(sidecar):
-                self.publication.link(sidecar, final + SIDECAR_SUFFIX)
-                self.publication.delete(sidecar)  # the sidecar before its shard goes
+            self.publication.link(path, final)  # the shard before its sidecars appear, and
+            for companion in _COMPANIONS:
+                sidecar = companion(path)
+                if self._store.exists(sidecar) if self._store is not None else os.path.isfile(sidecar):
+                    self.publication.link(sidecar, companion(final))
+                    self.publication.delete(sidecar)  # the sidecars before their shard goes
             self.publication.delete(path)
 
     def _write_old(self, number: int, path: str, final: str, records: Iterable[bytes]) -> None:
@@ -448,7 +464,8 @@ class ShardedWriter:
             shard.write(record)
         shard.writer.close()
         self.publication.move(shard.temp, final)
-        self.publication.delete(path + SIDECAR_SUFFIX)  # first: a sidecar never outlives its shard
+        for companion in _COMPANIONS:  # first: a sidecar never outlives its shard
+            self.publication.delete(companion(path))
         self.publication.delete(path)
         if shard.offsets is not None and self._save_sidecar(shard):
             self.publication.move(shard.temp + SIDECAR_SUFFIX, final + SIDECAR_SUFFIX)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any, NamedTuple
 
 from tfrecord_lite._errors import DecodeError
@@ -94,7 +94,7 @@ def read_events(
     max_skipped: int | None = None,
     storage_options: StorageOptions = None,
     max_record_bytes: int = MAX_RECORD_BYTES,
-) -> Iterator[EventRecord]:
+) -> Generator[EventRecord, None, None]:
     """The values of a TensorBoard log, one `EventRecord` each, run by run, file by file.
 
     `source`: a logdir (every folder under it holding `*tfevents*` files is a run, named by its

@@ -254,7 +254,9 @@ def check_lengths(key: str, spec: RawFeature, lengths: np.ndarray) -> None:
     wrong = np.flatnonzero(lengths != spec.nbytes)
     if wrong.size:
         i = int(wrong[0])
-        raise FeatureError(key, f"record {i} of the batch: {_length_message(spec, int(lengths[i]))}")
+        err = FeatureError(key, f"record {i} of the batch: {_length_message(spec, int(lengths[i]))}")
+        err.batch_record = i  # type: ignore[attr-defined]  # placed by a reader of files (columnar.placing)
+        raise err
 
 
 def raw_rows(spec: RawFeature, data: Any, n: int) -> np.ndarray:

@@ -50,14 +50,17 @@ class Packed:
 
     digests: set[bytes] = field(default_factory=set)
     shards_of: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    image_key: str = ENCODED  # where the shards hold their images
 
     @classmethod
-    def read(cls, prefix: str, compression: str | None, storage_options: StorageOptions) -> Packed:
-        packed = cls()
-        spec = {FILENAME: VarLenFeature("string"), ENCODED: VarLenFeature("string")}
+    def read(
+        cls, prefix: str, compression: str | None, storage_options: StorageOptions, image_key: str = ENCODED
+    ) -> Packed:
+        packed = cls(image_key=image_key)
+        spec = {FILENAME: VarLenFeature("string"), image_key: VarLenFeature("string")}
         for _, shard in existing_shards(prefix, shard_suffix(compression), prefix_store(prefix, storage_options)):
             for batch in iter_example_batches(shard, features=spec, storage_options=storage_options):
-                for names, images in zip(batch[FILENAME], batch[ENCODED], strict=True):
+                for names, images in zip(batch[FILENAME], batch[image_key], strict=True):
                     packed.digests.update(digest(image) for image in images)
                     for name in names:
                         packed.shards_of[name.decode("utf-8", "replace")].add(shard)
@@ -125,5 +128,5 @@ class Appending:
         """The records of an old shard but those of the replaced images."""
         with iter_records(shard, storage_options=storage_options) as records:
             for record in records:
-                if parse_image_record(record).filename not in self.replaced:
+                if parse_image_record(record, image_key=self.packed.image_key).filename not in self.replaced:
                     yield record

@@ -24,6 +24,7 @@ about a tenth of the decode.
 from __future__ import annotations
 
 import io
+import re
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -112,8 +113,13 @@ def open_image(data: bytes, path: str | None) -> PILImage.Image:
         im.load()  # the header alone does not prove the pixels decode (truncated files)
     except Exception as exc:  # Pillow plugins raise many types on malformed data
         kind = type(exc).__name__
-        raise ImageDecodeError(f"cannot decode image: {kind}: {exc}", path=path) from exc
+        # Pillow names what it read, here an in-memory file: the error names the image's file instead
+        said = _IN_MEMORY.sub("(the image bytes)" if path is None else repr(path), str(exc))
+        raise ImageDecodeError(f"cannot decode image: {kind}: {said}", path=path) from exc
     return im
+
+
+_IN_MEMORY = re.compile(r"<_io\.BytesIO object at 0x[0-9a-fA-F]+>")
 
 
 def raw_pixels(data: bytes, shape: tuple[int, int, int], dtype: str, *, key: str, path: str | None) -> np.ndarray:

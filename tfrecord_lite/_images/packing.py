@@ -1,6 +1,6 @@
 """Image datasets packed into TFRecord shards, and back: pack_images turns an image folder tree
 or a list of (path, label) into shards of image records plus their label map, unpack_images
-writes the images back into a folder tree, remove_images copies a dataset leaving some out.
+remove_images copies a dataset leaving some out (unpacking.py writes the images back).
 
 Strategy: packing stores each file's original encoded bytes (re-encoding only when a resize or
 a format is asked for); Pillow decodes each image once, in worker threads, to read its size and
@@ -9,8 +9,7 @@ in the middle of a training run. Appending extends the label map (label_maps) an
 new image against those already packed (append.py: the same bytes are skipped, a name taken
 by other bytes is a conflict settled by on_conflict). The new shards and the label map are one
 publish.Publication: they appear together or not at all, and the prefix is locked meanwhile
-(two appends never interleave). Removing copies the stored bytes unchanged; unpacking too, into
-a file named for the format the bytes start like (raw pixels become a PNG file).
+(two appends never interleave). Removing copies the stored bytes unchanged.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ import csv
 import functools
 import os
 import random
-import re
 import stat
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -30,14 +28,12 @@ from typing import Any
 from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._datasets.sharded import open_shard_writer
 from tfrecord_lite._example.raw import RawFeature
-from tfrecord_lite._html.images import sniff_image_format
+from tfrecord_lite._example.validate import did_you_mean
 from tfrecord_lite._images.append import Appending, Packed
 from tfrecord_lite._images.codec import (
-    EXTENSIONS,
     FORMAT_NAMES,
     RAW,
     ImageDecodeError,
-    pixel_file,
     stored_image,
 )
 from tfrecord_lite._images.label_maps import (
@@ -52,17 +48,17 @@ from tfrecord_lite._images.label_maps import (
 from tfrecord_lite._images.records import (
     ENCODED,
     LABEL,
+    TEXT,
     ImageRecord,
     PathLike,
     image_example,
-    iter_image_records,
     parse_image_record,
 )
-from tfrecord_lite._records.reader import iter_records
+from tfrecord_lite._records.reader import read_records
 from tfrecord_lite._redact import log
-from tfrecord_lite._storage.files import make_output_folder
 from tfrecord_lite._storage.publish import open_publication
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
+from tfrecord_lite._stream.damage import DamagePolicy
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 
 IMAGE_EXTENSIONS = (
@@ -277,8 +273,15 @@ def pack_images(
     workers: int | None = None,
     storage_options: StorageOptions = None,
     follow_symlinks: bool = False,
+    image_key: str = ENCODED,
+    label_key: str = LABEL,
+    text_key: str = TEXT,
 ) -> PackResult:
     """Pack images into sharded TFRecords with a label map beside them.
+
+    The image, its class id and its class name are stored under `image_key`, `label_key` and
+    `text_key` (TensorFlow's image/encoded, image/class/label, image/class/text by default; `image`,
+    `label` for readers that expect those).
 
     `source` is an ImageFolder root, a CSV of `path,label`, or an iterable of
     (path, label). Shards: `num_shards`, `max_records` or `max_bytes` (default
@@ -338,7 +341,7 @@ def pack_images(
             missing_classes(labels, (name for _, name in items), where)
         appending = None
         if append and not allow_duplicates:
-            appending = Appending(Packed.read(prefix, compression, storage_options), on_conflict)
+            appending = Appending(Packed.read(prefix, compression, storage_options, image_key), on_conflict)
         new_classes = add_new_classes(labels, (name for _, name in items))
         if shuffle:
             random.Random(seed).shuffle(items)
@@ -379,7 +382,19 @@ def pack_images(
                     stored = kept
                 if fmt_name == RAW:
                     raw_shapes.add((height, width, channels))
-                record = image_example(data, fmt_name, height, width, labels[name], name, stored, channels)
+                record = image_example(
+                    data,
+                    fmt_name,
+                    height,
+                    width,
+                    labels[name],
+                    name,
+                    stored,
+                    channels,
+                    image_key=image_key,
+                    label_key=label_key,
+                    text_key=text_key,
+                )
                 writer.write(record)
                 written += 1
             if appending is not None:
@@ -394,108 +409,6 @@ def pack_images(
         result.duplicates, result.conflicts = appending.duplicates, appending.conflicts
         result.renamed, result.replaced = appending.renamed, sorted(appending.replaced)
     return result
-
-
-_NAME_BYTES = 200  # of a file or folder name written: under every file system's 255, room for '-123'
-
-
-def _safe_part(name: str, fallback: str) -> str:
-    """One path component from untrusted text: no separators, no '.'/'..', no control characters,
-    at most _NAME_BYTES bytes (cut before its extension)."""
-    cleaned = re.sub(r"[\x00-\x1f\x7f/\\:]", "_", name).strip()
-    if cleaned in ("", ".", ".."):
-        return fallback
-    if len(cleaned.encode()) <= _NAME_BYTES:
-        return cleaned
-    stem, suffix = os.path.splitext(cleaned)
-    suffix = suffix if len(suffix.encode()) <= 16 else ""
-    room = _NAME_BYTES - len(suffix.encode())
-    return stem.encode()[:room].decode(errors="ignore") + suffix
-
-
-def _extension(fmt: str) -> str:
-    """A file extension for an image format named in a record: letters and digits only, else .img."""
-    return "." + fmt if re.fullmatch(r"[A-Za-z0-9]{1,10}", fmt) else ".img"
-
-
-def _file_contents(rec: ImageRecord) -> tuple[bytes, str]:
-    """(bytes to write, extension) for one image: the stored bytes named for the format they start
-    like (the record's image/format, else .img, when they start like none), raw pixels as a PNG."""
-    if rec.format == RAW:
-        return pixel_file(rec.decode(mode=None))
-    sniffed = sniff_image_format(rec.encoded) or rec.format
-    return rec.encoded, EXTENSIONS.get(sniffed, (_extension(sniffed),))[0]
-
-
-def _file_name(filename: str, ext: str, fallback: str) -> str:
-    """The last part of image/filename, made safe, with `ext` where its extension names another format."""
-    base = _safe_part(filename.replace("\\", "/").rsplit("/", 1)[-1], fallback)
-    stem, suffix = os.path.splitext(base)
-    same = next((exts for exts in EXTENSIONS.values() if ext in exts), (ext,))
-    if suffix.lower() in same:
-        return base
-    return (stem if suffix.lower() in IMAGE_EXTENSIONS or suffix.lower() == ".img" else base) + ext
-
-
-def unpack_images(
-    source: Sources,
-    *,
-    destination: PathLike,
-    compression: Compression = "auto",
-    verify: bool = True,
-    on_error: OnError = "raise",
-    max_skipped: int | None = None,
-    storage_options: StorageOptions = None,
-    max_record_bytes: int = MAX_RECORD_BYTES,
-    progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
-    image_key: str = ENCODED,
-    label_key: str = LABEL,
-) -> int:
-    """Write every image of `source` back to `destination/<class>/<file name>` (an ImageFolder tree);
-    returns the count. `source` is read as iter_image_records reads it (URLs too, and the reader
-    options); `destination` is a local folder. The image is read from `image_key`, the class id from
-    `label_key` (the class name is image/class/text).
-
-    The stored bytes are written unchanged, named for the format they start like (PNG bytes in a
-    record named x.jpg become x.png); raw pixels are written as a PNG file (uint8, 1 to 4 channels)
-    or a .npy file. Names come from image/class/text (else the label) and image/filename,
-    sanitised so nothing lands outside `destination`; clashes get '-1', '-2', ... suffixes. Records
-    without a name become <class>/<n>.<format>.
-    """
-    out_dir = os.fspath(destination)
-    os.makedirs(out_dir, exist_ok=True)
-    count = 0
-    records: Iterable[ImageRecord] = iter_image_records(
-        source,
-        compression=compression,
-        verify=verify,
-        on_error=on_error,
-        max_skipped=max_skipped,
-        storage_options=storage_options,
-        max_record_bytes=max_record_bytes,
-        image_key=image_key,
-        label_key=label_key,
-    )
-    if progress is not None:
-        records = progress(records, 0)
-    for rec in records:
-        cls = _safe_part(rec.text or (str(rec.label) if rec.label >= 0 else ""), "unlabelled")
-        data, ext = _file_contents(rec)
-        base = _file_name(rec.filename, ext, f"{count:08d}{ext}")
-        folder = os.path.join(out_dir, cls)
-        make_output_folder(out_dir, folder)
-        stem, suffix = os.path.splitext(base)
-        target, n = os.path.join(folder, base), 0
-        while True:
-            try:
-                with open(target, "xb") as f:
-                    f.write(data)
-                break
-            except FileExistsError:
-                n += 1
-                target = os.path.join(folder, f"{stem}-{n}{suffix}")
-        count += 1
-    return count
 
 
 def remove_images(
@@ -519,12 +432,17 @@ def remove_images(
     max_record_bytes: int = MAX_RECORD_BYTES,
     image_key: str = ENCODED,
     label_key: str = LABEL,
+    classes: Iterable[str] = (),
 ) -> PackResult:
     """Copy the image records of `source` into new shards under `prefix`, leaving some out.
 
-    A record is dropped when its image/filename is in `filenames` or `keep(record)`
-    is false. Records are copied byte for byte; the label map (`label_map`, or the
-    one beside the first input shard's prefix) is copied beside the new shards
+    A record is dropped when its image/filename is in `filenames`, its class name
+    (image/class/text) in `classes`, or `keep(record)` is false. A name of `filenames` or
+    `classes` that no record has is a ValueError (with the close names the records have),
+    raised before anything is published: a typo never makes a copy believed filtered (unless
+    damaged records were skipped, which might have held it).
+    Records are copied byte for byte; the label map (`label_map`, or the one beside the
+    first input shard's prefix) is copied beside the new shards
     unchanged, so label ids stay valid; both appear together, or not at all.
     `overwrite=True` replaces existing shards of `prefix`. `source` is read as iter_records
     reads it (`compression` and the other reader options are its); the new shards are written
@@ -532,7 +450,8 @@ def remove_images(
     (`storage_options` for fsspec); `keep` sees the image under `image_key` and the class id under
     `label_key`. Returns counts of written and removed.
     """
-    drop = set(filenames)
+    drop, drop_classes = set(filenames), set(classes)
+    seen = _Seen()
     prefix = os.fspath(prefix)
     sources = resolve_inputs(source, storage_options=storage_options)
     written = removed = 0
@@ -555,21 +474,46 @@ def remove_images(
             storage_options=storage_options,
         )
         with shards as writer:
-            records = iter_records(
+            policy = DamagePolicy(on_error, max_skipped)
+            records = read_records(
                 sources,
+                policy,
                 compression=normalize_compression(compression, allow_auto=True),
                 verify=verify,
-                on_error=on_error,
-                max_skipped=max_skipped,
                 storage_options=storage_options,
                 max_record_bytes=max_record_bytes,
             )
             for record in records:
                 rec = parse_image_record(record, image_key=image_key, label_key=label_key)
-                if rec.filename in drop or (keep is not None and not keep(rec)):
+                seen.add(rec, bool(drop), bool(drop_classes))
+                if rec.filename in drop or rec.text in drop_classes or (keep is not None and not keep(rec)):
                     removed += 1
                     continue
                 writer.write(record)
                 written += 1
+            if not policy.skipped:  # else a name may have been in a skipped record
+                seen.check(drop, drop_classes)  # inside the publication: an error publishes nothing
         save_label_map(labels, publication.file(map_path), storage_options=storage_options)
     return PackResult(list(writer.paths), map_path, labels, written, removed=removed)
+
+
+class _Seen:
+    """The file and class names remove_images met, to say which asked-for names no record has."""
+
+    def __init__(self) -> None:
+        self.filenames: set[str] = set()
+        self.classes: set[str] = set()
+
+    def add(self, rec: ImageRecord, filenames: bool, classes: bool) -> None:
+        if filenames:
+            self.filenames.add(rec.filename)
+        if classes:
+            self.classes.add(rec.text)
+
+    def check(self, filenames: set[str], classes: set[str]) -> None:
+        for what, asked, met in (("image/filename", filenames, self.filenames), ("class", classes, self.classes)):
+            missing = sorted(asked - met)
+            if missing:
+                close = did_you_mean(missing[0], met - {""})
+                names = ", ".join(repr(name) for name in missing[:5]) + (" ..." if len(missing) > 5 else "")
+                raise ValueError(f"no record has the {what} {names}{close or '.'} Nothing was removed or written.")

@@ -111,16 +111,20 @@ def image_example(
     text: str,
     filename: str,
     channels: int = 0,
+    *,
+    image_key: str = ENCODED,
+    label_key: str = LABEL,
+    text_key: str = TEXT,
 ) -> bytes:
     """One serialized Example with TensorFlow's image keys (image/channels and image/dtype too for
-    raw uint8 pixels)."""
+    raw uint8 pixels); the image, the class id and the class name under the keys given."""
     fields: dict[str, Any] = {
-        ENCODED: [encoded],
+        image_key: [encoded],
         FORMAT: [fmt.encode()],
         HEIGHT: [height],
         WIDTH: [width],
-        LABEL: [label],
-        TEXT: [text.encode("utf-8")],
+        label_key: [label],
+        text_key: [text.encode("utf-8")],
         FILENAME: [filename.encode("utf-8")],
     }
     if fmt == RAW:
@@ -175,10 +179,10 @@ def _image_format(fields: Mapping[str, Any], data: bytes, shape: tuple[int, int,
 
 
 def parse_image_record(
-    record: bytes | Mapping[str, Any], *, image_key: str = ENCODED, label_key: str = LABEL
+    record: bytes | Mapping[str, Any], *, image_key: str = ENCODED, label_key: str = LABEL, text_key: str = TEXT
 ) -> ImageRecord:
     """The image fields of one record (serialized Example bytes, or a dict from decode_example):
-    the image under `image_key`, the class id under `label_key`."""
+    the image under `image_key`, the class id under `label_key`, the class name under `text_key`."""
     fields = record_fields(record)
     encoded = _first(fields.get(image_key), None)
     if not isinstance(encoded, (bytes, bytearray)):
@@ -190,7 +194,7 @@ def parse_image_record(
     except (TypeError, ValueError):
         itemsize = 0  # raw_pixels names the bad dtype when the pixels are decoded
     label = _first(fields.get(label_key), None)
-    text = _text(fields, TEXT) or (_text(fields, label_key) if isinstance(label, (bytes, bytearray)) else "")
+    text = _text(fields, text_key) or (_text(fields, label_key) if isinstance(label, (bytes, bytearray)) else "")
     return ImageRecord(
         encoded=bytes(encoded),
         format=_image_format(fields, bytes(encoded), shape, itemsize),

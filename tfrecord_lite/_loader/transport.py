@@ -31,6 +31,11 @@ marks the slot free in its first byte when the last view of it is dropped (weakr
 numpy array behind torch.from_numpy, which torch keeps alive while any view of its storage lives).
 The worker takes a slot only when that byte is 0 and it holds no tensor of the slot itself, else a
 one-off segment: memory that a live tensor views is never written again.
+
+A worker's first batch made mostly of large bytes values (raw records handed on undecoded: 90 % of
+its bytes in values of 4 KiB and more) carries a DataLoaderWarning's advice, which the main process
+warns once: there the main process's copy costs about what reading the records itself would, so
+workers cannot gain much (docs/torch.md, "Choosing num_workers").
 """
 
 from __future__ import annotations
@@ -38,11 +43,14 @@ from __future__ import annotations
 import itertools
 import os
 import threading
+import warnings
 import weakref
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 import numpy as np
+
+from tfrecord_lite._errors import DataLoaderWarning
 
 _SLOTS = 4  # batches of one worker in flight: DataLoader's prefetch_factor (2), one being pickled, one spare
 _HEADER = 64  # bytes before a slot's data: byte 0 is 1 while the main process has not copied the batch out
@@ -50,6 +58,7 @@ _ALIGN = 64
 _OWN_SEGMENT = 1 << 20  # tensors this large keep torch's way: their own segment, mapped, not copied
 _LARGE_VALUES = 4096  # mean size of a list's bytes values above which each is copied on its own
 _KEEP_FREED = 16 << 20  # glibc keeps up to twice this much freed memory, see _keep_freed_memory
+_COPY_BOUND = 0.9  # share of a batch's bytes in large bytes values from which workers are bound by the copy
 
 
 class _Dict(dict):  # type: ignore[type-arg]
@@ -95,6 +104,7 @@ class _Ring:
         self.slots: list[Any] = [None] * _SLOTS  # uint8 tensors in shared memory
         self.sent = [False] * _SLOTS  # whether the main process has the slot's segment
         self.turn = 0
+        self.advised = False  # whether a batch carried DataLoaderWarning's advice
 
     def take(self, size: int) -> tuple[int, Any, bool]:
         """(slot number or -1 for a one-off segment, its tensor, whether its segment must be sent)."""
@@ -245,7 +255,34 @@ def _packed(batch: Any, plain: type) -> tuple[Any, ...]:
     for start, raw in copies:
         data[_HEADER + start : _HEADER + start + raw.nbytes] = raw
     data[0] = 1
-    return plain.__name__, keys, entries, ring.token, slot, tensor if send else None
+    advice = None if ring.advised or not _in_worker() else _copy_bound(entries, size)
+    ring.advised = ring.advised or advice is not None
+    return plain.__name__, keys, entries, ring.token, slot, tensor if send else None, advice
+
+
+def _in_worker() -> bool:
+    from torch.utils.data import get_worker_info
+
+    return get_worker_info() is not None
+
+
+def _copy_bound(entries: list[tuple[Any, ...]], size: int) -> str | None:
+    """DataLoaderWarning's advice for a batch made mostly of large bytes values (raw records handed on
+    undecoded), whose copy out in the main process costs about what reading them there would; else None."""
+    lists = [np.frombuffer(e[1], np.int64) for e in entries if e[0] == "b"]
+    large = [o for o in lists if o[-1] >= _LARGE_VALUES * (len(o) - 1)]
+    carried = sum(int(o[-1]) for o in large)
+    if not large or carried < _COPY_BOUND * size:
+        return None
+    mean = carried // sum(len(o) - 1 for o in large)
+    return (
+        f"DataLoader workers hand on batches of large bytes values ({mean / 1024:.0f} KiB each), undecoded: "
+        "each crosses to the main process by a copy on each side, and the main process's copy costs about "
+        "what reading the record there costs, so workers gain little or nothing over num_workers=0. They "
+        "pay off when the records are decoded in them (a transform=, images.ImageTransform); see "
+        "docs/torch.md, 'Choosing num_workers' (warnings.filterwarnings('ignore', "
+        "category=tfrecord_lite.DataLoaderWarning) silences this)"
+    )
 
 
 for _kind in _PLAIN:
@@ -282,10 +319,20 @@ def _forget_dead_workers() -> None:
 
 
 def _unpack(
-    container: str, keys: list[Any] | None, entries: list[tuple[Any, ...]], token: str, slot: int, tensor: Any
+    container: str,
+    keys: list[Any] | None,
+    entries: list[tuple[Any, ...]],
+    token: str,
+    slot: int,
+    tensor: Any,
+    advice: str | None = None,
 ) -> Any:
-    """The batch, copied out of its slot into new tensors and bytes; the slot is then free again."""
+    """The batch, copied out of its slot into new tensors and bytes; the slot is then free again. The
+    worker's `advice` (its first copy-bound batch) is warned once per process."""
     import torch
+
+    if advice is not None:
+        _advise(advice)
 
     data = _slot(token, slot, tensor).numpy()
     view = memoryview(data)
@@ -307,6 +354,17 @@ def _unpack(
     if container == "dict":
         return dict(zip(keys, values, strict=True))  # type: ignore[arg-type]
     return list(values) if container == "list" else tuple(values)
+
+
+_advised = False
+
+
+def _advise(advice: str) -> None:
+    """A DataLoaderWarning, once in this process."""
+    global _advised
+    if not _advised:
+        _advised = True
+        warnings.warn(advice, DataLoaderWarning, stacklevel=2)
 
 
 def _bytes_list(view: memoryview, offsets: np.ndarray, start: int) -> list[bytes]:
@@ -390,12 +448,12 @@ def _data_address(slot: Any) -> int:
     return int(slot.data_ptr()) + _HEADER
 
 
-def batch_tensor(shape: tuple[int, ...], dtype: Any) -> Any:
-    """An uninitialised tensor for a batch. In a DataLoader worker, a tensor of a megabyte or more views a
-    free slot of the worker's ring of batch buffers, which crosses to the main process inside a marked
-    batch as its slot number (the main process views the slot, no copy, no new segment); when every slot
-    is still in use (batches kept), or for smaller tensors, it is a new segment of shared memory.
-    Outside a worker, a plain tensor."""
+def batch_tensor(shape: tuple[int, ...], dtype: Any, *, ring_from: int = _OWN_SEGMENT) -> Any:
+    """An uninitialised tensor for a batch. In a DataLoader worker, a tensor of `ring_from` bytes or more
+    (a megabyte) views a free slot of the worker's ring of batch buffers, which crosses to the main process
+    inside a marked batch as its slot number (the main process views the slot, no copy, no new segment);
+    when every slot is still in use (batches kept), or for smaller tensors, it is a new segment of shared
+    memory. Outside a worker, a plain tensor."""
     import torch
     from torch.utils.data import get_worker_info
 
@@ -404,7 +462,7 @@ def batch_tensor(shape: tuple[int, ...], dtype: Any) -> Any:
     empty = torch.empty(0, dtype=dtype)
     size = int(np.prod(shape)) * empty.element_size()
     dtype_ = _numpy_dtype(empty)
-    array = _worker_batch_ring().take(size, dtype_, shape) if size >= _OWN_SEGMENT and dtype_ is not None else None
+    array = _worker_batch_ring().take(size, dtype_, shape) if size >= ring_from and dtype_ is not None else None
     if array is None:
         storage = torch.UntypedStorage._new_shared(size)  # type: ignore[no-untyped-call]
         return empty.set_(storage).view(shape)

@@ -7,13 +7,23 @@ read as lists of bytes records, each list decoded by _batches/sequences.py's bat
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 
-from tfrecord_lite._batches.columnar import Assembly, Spans, assembly_for, decode_buffer, decode_records, plan_features
+from tfrecord_lite._batches.columnar import (
+    Assembly,
+    Spans,
+    Where,
+    assembly_for,
+    decode_buffer,
+    decode_records,
+    placing,
+    plan_features,
+)
 from tfrecord_lite._batches.joins import SPARSE_RECORD, RecordSlicer
 from tfrecord_lite._batches.sequences import (
     Decoded,
@@ -103,22 +113,17 @@ def _batches(
         head = records._stream.peek(HEADER_SIZE)
         read = 0  # records in the batches before this one, for an error's note
         if len(head) >= HEADER_SIZE and int.from_bytes(head[:8], "little") >= SPARSE_RECORD:
-            for batch in _record_batches(records, batch_size, list):
-                try:
-                    yield decode_records(batch, features, assembly)[0]
-                except FeatureError as err:
-                    _note(err, read, len(batch), records.path)
-                    raise
-                read += len(batch)
+            yield from _record_batches(records, batch_size, lambda batch: decode_records(batch, features, assembly)[0])
             return
         plans = plan_features(features)
-        for view, b, e, record in _spans(records, batch_size):
+        for view, b, e, record, where in _spans(records, batch_size):
             values = _views_of_copy(view, int(b[0]), int(e[-1])) if assembly.views else None
-            try:
-                decoded = decode_buffer(view, b, e, plans, features, record, assembly, values=values)[0]
-            except FeatureError as err:
-                _note(err, read, len(b), records.path)
-                raise
+            with placing(where):
+                try:
+                    decoded = decode_buffer(view, b, e, plans, features, record, assembly, values=values)[0]
+                except FeatureError as err:
+                    _note(err, read, len(b), records.path)
+                    raise
             yield decoded
             read += len(b)
 
@@ -149,9 +154,10 @@ def _threaded_batches(
 
         def decoded(spans: Spans) -> dict[str, Any]:
             values = RecordSlicer([cast(bytes, spans.view.obj)], [0], views=True) if assembly.views else None
-            return decode_buffer(
-                spans.view, spans.starts, spans.ends, plans, features, spans.record, assembly, values=values
-            )[0]
+            with placing(spans.where):
+                return decode_buffer(
+                    spans.view, spans.starts, spans.ends, plans, features, spans.record, assembly, values=values
+                )[0]
 
         yield from ordered_map(decoded, map(_copied, _spans(records, batch_size)), num_threads)
 
@@ -168,7 +174,7 @@ def _copied(spans: Spans) -> Spans:
     def record(k: int) -> bytes:
         return bytes(view[begin[k] : stop[k]])
 
-    return Spans(view, begin, stop, record)
+    return Spans(view, begin, stop, record, spans.where)
 
 
 def _views_of_copy(view: memoryview, start: int, end: int) -> RecordSlicer:
@@ -182,20 +188,32 @@ def _record_batches(records: RecordIterator, size: int, decode: Callable[[list[b
     batch in the reader's buffer is tens of MiB) and for SequenceExamples. Before an error, the
     records before it come out."""
     batch: list[bytes] = []
+    records.placements.keep(size)
+    first = 0  # the number of the batch's first record among all those read
     while True:
         # the previous batch is dropped only once the next one is read: its memory is then reused
         # for the values, not handed back to the system and faulted in again (for 64 MiB batches)
         previous, batch = batch, []
+        where: Where = functools.partial(_offset_where, records.placements.where, first)
         try:
             batch.extend(itertools.islice(records, size))
             del previous
         except TFRecordError:
             if batch:
-                yield decode(batch)
+                with placing(where):
+                    decoded = decode(batch)
+                yield decoded
             raise
         if not batch:
             return
-        yield decode(batch)
+        first += len(batch)
+        with placing(where):
+            decoded = decode(batch)
+        yield decoded
+
+
+def _offset_where(where: Where, first: int, k: int) -> tuple[str | None, int, int | None] | None:
+    return where(first + k)
 
 
 def iter_sequence_example_batches(
@@ -260,6 +278,8 @@ def record_spans(
 
 
 def _spans(records: RecordIterator, batch_size: int) -> Iterator[Spans]:
+    records.placements.keep(batch_size)
+    first = 0  # the number of the next batch's first record among all those read
     for view, starts, lengths in records._chunks(batch_size):
         begin = np.array(starts, dtype=np.int64)
         end = begin + np.array(lengths, dtype=np.int64)
@@ -269,4 +289,5 @@ def _spans(records: RecordIterator, batch_size: int) -> Iterator[Spans]:
             def record(k: int, view: memoryview = view, b: np.ndarray = b, e: np.ndarray = e) -> bytes:
                 return bytes(view[b[k] : e[k]])
 
-            yield Spans(view, b, e, record)
+            yield Spans(view, b, e, record, functools.partial(_offset_where, records.placements.where, first))
+            first += len(b)

@@ -14,6 +14,7 @@ records yielded and any error (its file, offset and message) are exactly the str
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 from collections.abc import Iterator
@@ -76,11 +77,16 @@ def file_spans(
         return
     done = 0
     for spans in offset_spans(path, offsets, batch_size, verify):
-        yield spans
+        yield spans._replace(where=functools.partial(_indexed_where, path, offsets, done))
         done += len(spans.starts)
     if done < len(offsets) - 1:  # damage, or a file changed since its sidecar was read: the stream reports it
         again = record_spans(path, batch_size, compression, verify, max_record_bytes=max_record_bytes)
         yield from itertools.islice(again, done // batch_size, None)
+
+
+def _indexed_where(path: str, offsets: np.ndarray, first: int, k: int) -> tuple[str | None, int, int | None]:
+    """Where record k of the batch starting at record `first` of `path` lies, by its index."""
+    return path, first + k, int(offsets[first + k])
 
 
 def offset_spans(path: str, offsets: np.ndarray, batch_size: int, verify: bool) -> Iterator[Spans]:

@@ -5,7 +5,10 @@ bytes, the many small records of a chunk by slicing one copy of it. A local GZIP
 with a fresh sidecar index is inflated by threads from its seek points when a core is
 idle (_index/parallel_inflate.py), any other compressed file by the streaming
 Inflater. Over many objects in a store, the first blocks of the next ones are fetched
-while one is read. Damage is raised, or skipped as the DamagePolicy says.
+while one is read. Damage is raised, or skipped as the DamagePolicy says. A batch reader asks the
+iterator to keep the places of the records it has read lately (`Placements`: per chunk its file,
+the first record's number in it, the buffer's stream offset and the records' starts, nothing per
+record), so that an error about one record of a batch names its file, number and byte offset.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ import inspect
 import itertools
 import os
 import re
+from collections import deque
 from collections.abc import Callable, Generator, Iterator
-from typing import IO, cast
+from typing import IO, NamedTuple, cast
 
 from tfrecord_lite._compression.inflater import Inflater
 from tfrecord_lite._compression.kinds import GZIP, SUFFIX_PATTERN
@@ -34,8 +38,46 @@ from tfrecord_lite._storage.sources import Sources, resolve_inputs
 from tfrecord_lite._stream.damage import Damage, DamagePolicy
 from tfrecord_lite._stream.options import Compression, OnError
 from tfrecord_lite._stream.scanner import MAX_RECORD_BYTES, DecodedStream, StreamInflater, StreamScanner
+from tfrecord_lite._wire.framing import HEADER_SIZE
 
 _RECORD_URL = re.compile(rf"[a-z][a-z0-9+.-]*://[^*?\[]*\.(tfrecords?|tfrec|tfr){SUFFIX_PATTERN}?$", re.I)
+
+
+class _Chunk(NamedTuple):
+    first: int  # the number, among all the records read, of the chunk's first record
+    path: str | None
+    number: int  # the first record's number in its file
+    origin: int  # the stream offset of the chunk's buffer
+    starts: list[int]
+
+
+class Placements:
+    """Where the records read lately lie, counted over all the files read (`where(i)`: the file,
+    number in it and byte offset of record i). Nothing is kept until `keep(n)` says that a reader
+    may ask about records up to about n before the last chunk read."""
+
+    def __init__(self) -> None:
+        self._chunks: deque[_Chunk] = deque()
+        self._keep = 0
+        self.total = 0  # the records read so far
+
+    def keep(self, records: int) -> None:
+        self._keep = max(self._keep, records)
+
+    def add(self, path: str | None, number: int, origin: int, starts: list[int]) -> None:
+        if self._keep:
+            self._chunks.append(_Chunk(self.total, path, number, origin, starts))
+            horizon = self.total - 2 * self._keep
+            while len(self._chunks) > 1 and self._chunks[0].first + len(self._chunks[0].starts) <= horizon:
+                self._chunks.popleft()
+        self.total += len(starts)
+
+    def where(self, index: int) -> tuple[str | None, int, int | None] | None:
+        for chunk in self._chunks:
+            k = index - chunk.first
+            if 0 <= k < len(chunk.starts):
+                return chunk.path, chunk.number + k, chunk.origin + chunk.starts[k] - HEADER_SIZE
+        return None
 
 
 class RecordIterator(Iterator[bytes]):
@@ -64,6 +106,7 @@ class RecordIterator(Iterator[bytes]):
         self.path = self._stream.path
         self._verify = verify
         self._records: Generator[bytes, None, None] = self._iter_records()
+        self.placements = Placements()
 
     def _streams(self) -> Iterator[DecodedStream]:
         """The stream of each source in turn, the previous one closed before the next opens."""
@@ -87,14 +130,17 @@ class RecordIterator(Iterator[bytes]):
     def _chunks(self, multiple: int = 1) -> Iterator[tuple[memoryview, list[int], list[int]]]:
         """The records a buffer at a time, file after file (see StreamScanner.chunks); with
         `multiple`, every chunk but the last holds a multiple of that many records across files."""
-        chunks = (
-            chunk
-            for stream in self._streams()
-            for chunk in StreamScanner(
-                stream, verify=self._verify, on_damage=self._on_damage(stream), max_record_bytes=self._max_record_bytes
-            ).chunks(multiple)
-        )
+        chunks = self._placed_chunks(multiple)
         return chunks if multiple == 1 or len(self._sources) == 1 else _whole_multiples(chunks, multiple)
+
+    def _placed_chunks(self, multiple: int) -> Iterator[tuple[memoryview, list[int], list[int]]]:
+        for stream in self._streams():
+            scanner = StreamScanner(
+                stream, verify=self._verify, on_damage=self._on_damage(stream), max_record_bytes=self._max_record_bytes
+            )
+            for chunk in scanner.chunks(multiple):
+                self.placements.add(stream.path, scanner.records - len(chunk[1]), scanner.origin, chunk[1])
+                yield chunk
 
     def _on_damage(self, stream: DecodedStream) -> Callable[[Damage], None] | None:
         """What the error policy does with a damaged span of `stream` (None: raise)."""

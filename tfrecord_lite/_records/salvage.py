@@ -23,6 +23,7 @@ from tfrecord_lite._stream.damage import Damage
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, StorageOptions
 from tfrecord_lite._stream.scanner import DecodedStream, StreamScanner
 from tfrecord_lite._wire.framing import OVERHEAD
+from tfrecord_lite._wire.sniff import is_another_format, not_a_tfrecord
 
 __all__ = ["SAME", "SalvageReport", "salvage"]
 
@@ -102,11 +103,15 @@ def salvage(
     default); None / "" writes it uncompressed, "gzip" or "zlib" compressed. It appears under
     its name only once complete, with an index sidecar when uncompressed and `index` is true.
     The source is only read; it may be a URL (`storage_options` for fsspec), the destination
-    is a local file.
+    is a local file. A source that is a file of another kind (an image, an archive ...) raises
+    NotTFRecordError, as every reader does, and nothing is written.
     """
     target = os.fspath(destination)
     _check_distinct(source, target)
     stream = DecodedStream(source, compression, strict=False, storage_options=storage_options)
+    if is_another_format(stream.head):  # an image, an archive ...: nothing to salvage, and no empty copy
+        stream.close()
+        raise not_a_tfrecord(stream.path, stream.head)
     report = SalvageReport(display_name(source), target, compression=stream.compression)
     written = stream.compression if output_compression == SAME else output_compression
 

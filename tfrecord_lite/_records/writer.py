@@ -1,6 +1,13 @@
-"""The writer. Records are collected in memory up to a megabyte, framed together by
+"""The writer. Small records are collected in memory up to a megabyte, framed together by
 framing.frame_many and written with one call, so a small record costs no system call and
-little Python work (TensorFlow's writer, Python's open() and every peer buffer too). With
+little Python work (TensorFlow's writer, Python's open() and every peer buffer too). Long ones
+(4 KiB and more on average) are never copied: up to 64 KiB of them wait, then one os.writev
+takes each one's header, its own bytes and its footer (_drain_apart). Joined, they would be
+copied once more into a buffer the size of the batch, and the batch freed at once: glibc maps a
+buffer that large afresh, or gives the freed heap top back to the OS (it keeps at most 128 KiB
+until its first unmapped block raises both limits), so that every byte is faulted in again and
+the speed depends on what the process allocated before. Which way each batch goes is decided
+by its records, so a file of mixed sizes takes each path as it comes. With
 `buffered=False`, each write() to an uncompressed file hands its record to the kernel before
 it returns, so a process killed at any moment (SIGKILL included) leaves every record whose
 write() returned: a local regular file is written through a shared memory map
@@ -58,6 +65,7 @@ from tfrecord_lite._wire.framing import (
     cached_header,
     frame_buffer,
     frame_many,
+    frame_parts,
 )
 
 _BUFFER_SIZE = 1 << 20
@@ -67,6 +75,9 @@ _DIVERT = -1  # the buffer threshold of a write-through or closed writer: write(
 _SMALL = 2048  # a payload up to this long is stored with its header and footer by one struct call
 _PROBE = 32  # write-through: records written with os.writev before the map is used, if they are small
 _MAPPED_SIZE = 2048
+_LARGE = 4096  # records this long on average are written from their own bytes (_drain_apart), never joined
+_APART_SIZE = 1 << 16  # and held until this many bytes wait: glibc gives back to the OS a heap top over 128 KiB
+_IOV_MAX = 1023  # parts a writev takes at most (IOV_MAX is 1024 on Linux and macOS), a multiple of 3
 _U32_INTO = struct.Struct("<I").pack_into
 _HEAD_INTO = struct.Struct("<Q4x").pack_into  # a header, its length CRC zero
 # length -> (a store of the header with its length CRC zero, a payload that long and its masked CRC,
@@ -223,7 +234,7 @@ class TFRecordWriter:
         self._drained_records = 0
         self._drained_bytes = 0
         self._seek: SeekPoints | None = None
-        self._drain_at = _BUFFER_SIZE
+        self._drain_at = _BUFFER_SIZE if self.compression else _APART_SIZE  # _drain then sets it by the records
         if seek_every is not None:
             if not self.compression or self.path is None or not self._owned:
                 raise ValueError("seek_every= applies to a compressed file written to a local path")
@@ -265,14 +276,25 @@ class TFRecordWriter:
             self._drain_full()
 
     def _drain_full(self) -> None:
-        """_drain, the buffer being full; for a write-through or closed writer, the record just
-        appended goes to _write_slow instead."""
+        """_drain, the buffer being full (a write-through or closed writer's record goes to _write_slow)."""
         if self._drain_at == _DIVERT:
             record = self._records.pop()
             self._pending -= len(record)
             self._write_slow(record)
             return
+        if self._drain_at == _APART_SIZE and len(self._records) == 1 and self._compressor is None:
+            self._pending = 0  # a long record alone (64 KiB or more), after long ones: out at once
+            self._emit_record(self._records.pop())
+            return
         self._drain()
+
+    def _emit_record(self, record: Any) -> None:
+        """Write one record from its own bytes: its header, payload and footer by one os.writev."""
+        n, c = len(record), _crc32c(record)  # framing inlined (frame_header / frame_footer, cached)
+        footer = _U32(((c * _ROTATE >> 15) + MASK_DELTA) & 0xFFFFFFFF)
+        self._emit(n + 16, HEADERS_BY_LENGTH.get(n) or cached_header(n), record, footer)
+        self._drained_records += 1
+        self._drained_bytes += n + 16
 
     def _write_slow(self, record: Any) -> None:
         """write() to a write-through or closed writer, or of anything but bytes (or to a mapped
@@ -291,11 +313,7 @@ class TFRecordWriter:
                 self._map_more(n + 16)
             _ThroughWriter.write(self, record)  # type: ignore[arg-type]  # the store; self may be a subclass
         else:
-            c = _crc32c(record)  # framing inlined (frame_header / frame_footer, cached)
-            footer = _U32(((c * _ROTATE >> 15) + MASK_DELTA) & 0xFFFFFFFF)
-            self._emit(n + 16, HEADERS_BY_LENGTH.get(n) or cached_header(n), record, footer)
-            self._drained_records += 1
-            self._drained_bytes += n + 16
+            self._emit_record(record)
 
     def _maps_small_records(self) -> bool:
         """Whether to write through the map: the first records go to os.writev, then the map is used if
@@ -378,6 +396,11 @@ class TFRecordWriter:
         self.write(encode_sequence_example(context, feature_lists))
 
     def _drain(self) -> None:
+        if self._compressor is None and self._records and self._drain_at != _DIVERT:
+            long = self._pending >= _LARGE * len(self._records)  # long records: written from their own bytes
+            self._drain_at = _APART_SIZE if long else _BUFFER_SIZE
+            if long:
+                return self._drain_apart()
         data = frame_many(self._records)
         if self._seek is not None:
             self._seek.add(self._records)
@@ -392,6 +415,24 @@ class TFRecordWriter:
         if data:
             self._emit(len(data), data)
         self._drained_records += records
+        self._drained_bytes += size
+
+    def _drain_apart(self) -> None:
+        """Write the buffered records, long ones, from their own bytes: each one's header, payload and
+        footer are parts of one os.writev for the lot, the payloads never copied (frame_many would copy
+        each once more into a buffer the size of the batch, which glibc maps and unmaps afresh while its
+        mmap threshold is low: page faults on every byte, and a speed that depends on the process's past)."""
+        records, self._records = self._records, []
+        size = self._pending + 16 * len(records)
+        self._pending = 0
+        parts = frame_parts(records)
+        if len(parts) <= _IOV_MAX:
+            self._emit(size, *parts)
+        else:
+            for at in range(0, len(parts), _IOV_MAX):
+                chunk = parts[at : at + _IOV_MAX]
+                self._emit(sum(map(len, chunk)), *chunk)
+        self._drained_records += len(records)
         self._drained_bytes += size
 
     def _emit(self, size: int, *parts: bytes | memoryview) -> None:

@@ -18,19 +18,20 @@ linear time, not rows x keys; a feature's values reach its sketches in slices of
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
-from tfrecord_lite._batches.columnar import Spans
+from tfrecord_lite._batches.columnar import Spans, placing
 from tfrecord_lite._batches.flat import decode_flat, decode_sequence_flat
 from tfrecord_lite._batches.sequence_probe import CLASH, feature_list_rows
 from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.raw import RawFeature
-from tfrecord_lite._example.validate import check_int
+from tfrecord_lite._example.validate import check_int, did_you_mean
 from tfrecord_lite._records.example_batches import record_spans
 from tfrecord_lite._records.reader import sources_of
 from tfrecord_lite._redact import scrub
@@ -93,6 +94,7 @@ def statistics(
         close = getattr(spans, "close", None)  # the files, now, when max_records stopped the pass
         if close is not None:
             close()
+    pass_.check_wanted()
     return DatasetStatistics(
         files=tuple(names),
         compression=_compressions(files, compression, storage_options),
@@ -137,6 +139,15 @@ class _Pass:
         self.features: dict[tuple[bool, str], FeatureAccumulator] = {}
         self.untracked = Distinct()  # names of the features past MAX_FEATURES
         self.rows = 1024  # rows decoded at once: CELL_BUDGET over the keys the last slice held
+        self.present: set[str] | None = None  # every key of the first batch, when only some are wanted
+
+    def check_wanted(self) -> None:
+        """A wanted key that no record has is an error naming the close keys the records have."""
+        if self.wanted is None or not self.records:
+            return
+        found = {name for _, name in self.features}
+        for key in sorted(self.wanted - found):
+            raise FeatureError(key, f"no record has this feature{did_you_mean(key, self.present or ()) or ''}")
 
     def limited(self, spans: Iterator[Spans], max_records: int | None) -> Iterator[Spans]:
         """The batches, the last one cut so that at most max_records records come out."""
@@ -160,7 +171,8 @@ class _Pass:
         first = 0
         while first < n:
             stop = min(n, first + self.rows)
-            keys = self._decode(_slice(batch, first, stop))
+            with placing(None if batch.where is None else functools.partial(_shifted, batch.where, first)):
+                keys = self._decode(_slice(batch, first, stop))
             self.rows = max(1, CELL_BUDGET // max(keys, 1))
             first = stop
 
@@ -173,6 +185,8 @@ class _Pass:
             self._fold(context, False, n)
             self._fold(lists, True, n)
             return len(context) + len(lists)
+        if self.present is None and self.wanted is not None:
+            self.present = set(decode_flat(batch, None, None))
         columns = decode_flat(batch, None, self.wanted)
         self._fold(columns, False, n)
         return len(columns)
@@ -211,6 +225,11 @@ class _Pass:
         return tuple(
             acc.result(self.records, "feature_lists" if is_list else context, top_k) for (is_list, _), acc in ordered
         )
+
+
+def _shifted(where: Any, first: int, k: int) -> Any:
+    """Where record k of a slice starting at record `first` of a batch lies."""
+    return where(first + k)
 
 
 def _slice(batch: Spans, start: int, stop: int) -> Spans:

@@ -7,6 +7,7 @@ filesystem object to use). Its name fit for a message is tfrecord_lite._redact's
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -60,11 +61,19 @@ def filesystem(url: str, storage_options: FsspecOptions = None, fs: FileSystem =
     scrub_loggers()
     if fs is not None:
         return fs, fs._strip_protocol(url)
+    known = fsspec.available_protocols()
+    if "://" in url and "::" not in url and scheme(url) not in known:  # chained URLs (a::b://) fsspec parses
+        close = difflib.get_close_matches(scheme(url), known, n=3, cutoff=0.5)
+        hint = f"; did you mean {' or '.join(repr(c + '://') for c in close)}?" if close else ""
+        raise UnknownSchemeError(f"{redact(url)}: no filesystem knows the scheme {scheme(url)!r}{hint}")
     try:
         found, path = fsspec.core.url_to_fs(url, **dict(storage_options or {}))
-    except ImportError as err:
+    except ImportError as err:  # the filesystem's own packages: fsspec's message names them
         extra = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs"}.get(scheme(url), "remote")
-        raise ImportError(
-            f"{redact(url)!r} needs {err.name or 'a filesystem'}: pip install 'tfrlite[{extra}]'"
-        ) from None
+        said = str(err) or f"it needs {err.name or 'a package that is not installed'}"
+        raise ImportError(f"reading {redact(url)!r}: {said} (pip install 'tfrlite[{extra}]')") from None
     return found, path
+
+
+class UnknownSchemeError(ValueError):
+    """A URL whose scheme no fsspec filesystem knows (a typo such as s4://): the command line's usage error."""

@@ -77,7 +77,11 @@ class DamagePolicy:
 
     def report(self, path: PathName, damage: Damage) -> None:
         """Count one skipped span of `path`; tell the user, or raise past max_skipped."""
-        err = damage.error(path)
+        self.skip(damage.error(path))
+
+    def skip(self, err: TFRecordError) -> None:
+        """Count one skipped record or span that `err` names; tell the user, or raise past max_skipped.
+        Readers that decode by a spec skip a record that does not fit it this way too."""
         self.skipped += 1
         if self.max_skipped is not None and self.skipped > self.max_skipped:
             raise type(err)(
@@ -88,7 +92,7 @@ class DamagePolicy:
         if callable(self.on_error):
             self.on_error(err)
         else:
-            logger.warning("skipped damaged data: %s", err)
+            logger.warning("skipped %s: %s", "damaged data" if err.record is None else "a record", err)
 
     def __repr__(self) -> str:
         return f"DamagePolicy(on_error={self.on_error!r}, max_skipped={self.max_skipped!r}, skipped={self.skipped})"

@@ -17,7 +17,8 @@ compared at once); a mismatch is then looked up record by record, so the error
 names the first bad record exactly as a one-at-a-time walk would. With `final`, damage
 that is the zero tail of a stopped write-through writer (_wire/unfinished.py) is a
 TruncatedRecordError instead. `frame_many` puts the records 16 bytes apart with one join and
-writes the footers and headers between them with numpy.
+writes the footers and headers between them with numpy; `frame_parts` leaves long records where they
+are and gives each one's header and footer beside it, for one os.writev of them all.
 """
 
 from __future__ import annotations
@@ -329,6 +330,21 @@ def frame_many(records: Sequence[bytes]) -> memoryview:
     return framed_records(records)[0]
 
 
+def frame_parts(records: Sequence[bytes]) -> list[bytes]:
+    """Each record's header, the record itself and its footer, in order: the parts of one os.writev
+    that writes the framed records without copying the payloads together."""
+    parts: list[bytes] = []
+    add = parts.append
+    footer = _U32.pack
+    for record in records:
+        n = len(record)
+        c = _crc32c(record)
+        add(HEADERS_BY_LENGTH.get(n) or cached_header(n))
+        add(record)
+        add(footer((((c >> 15) | (c << 17)) + MASK_DELTA) & 0xFFFFFFFF))
+    return parts
+
+
 def framed_records(records: Sequence[bytes]) -> tuple[memoryview, Any]:
     """(frame_many of `records`, their lengths as an int64 array), as TFRecordWriter.write_framed
     takes them."""
@@ -343,6 +359,8 @@ def _framed(records: Sequence[bytes], lengths: Any) -> memoryview:
     import numpy as np
 
     n = len(records)
+    if not n:  # a writer's close() with nothing buffered: no tables to build
+        return memoryview(bytearray())
     c = np.fromiter(map(_crc32c, records), dtype=np.uint32, count=n)
     out = _GAP.join((b"", *records, b""))
     size = len(out)

@@ -100,6 +100,12 @@ def looks_like(head: bytes) -> str:
     return "text"
 
 
+def is_another_format(head: bytes) -> bool:
+    """Whether a file starting with `head` is not a TFRecord file at all but a file of a known other
+    format (an image, an archive ...), not one whose first record header is damaged."""
+    return sniff_compression(head) == "unknown" and any(head.startswith(magic) for magic, _ in _MAGICS)
+
+
 def not_a_tfrecord(path: PathName, head: bytes) -> NotTFRecordError:
     """The error for a file that starts with `head` and holds no records."""
     return NotTFRecordError(

@@ -23,6 +23,7 @@ from typing import NoReturn
 
 from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._redact import scrub
+from tfrecord_lite._storage.locations import UnknownSchemeError
 from tfrecord_lite.cli import events, images, inspect, salvage, shards, stats, view
 from tfrecord_lite.cli.options import EXIT_DATA, EXIT_USAGE, PROG, UsageError, damage_hint
 from tfrecord_lite.cli.output import terminal_safe
@@ -145,7 +146,7 @@ def _log_to_stderr(quiet: bool) -> Iterator[None]:
 
 def _failure(err: Exception) -> tuple[int, str]:
     """Exit status and message for an expected error: usage (2) or data (1)."""
-    if isinstance(err, UsageError):
+    if isinstance(err, (UsageError, UnknownSchemeError)):
         return EXIT_USAGE, str(err)
     if isinstance(err, FileNotFoundError):
         return EXIT_USAGE, f"no such file or directory: {err.filename}" if err.filename else str(err)

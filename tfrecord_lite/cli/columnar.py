@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+from collections.abc import Iterator
 from typing import Any
 
 from tfrecord_lite._arrow.tables import SUFFIX, columnar_format, iter_table_batches, write_examples_table
@@ -58,14 +60,40 @@ def _features(args: argparse.Namespace, paths: list[str]) -> Specs:
             raise UsageError(f"--features: {err}") from None
     say(args, "no --features: inferring the schema in a first pass over the records (--features FILE skips it)")
     policy = first_pass_policy(args)
-    records = (r for p in paths for r in read_records(p, policy, **reading(args)))
+    numbering = _Numbering()
+    records = (r for p in paths for r in numbering.counted(read_records(p, policy, **reading(args)), p))
     try:
         context, lists = schema_specs(collect_schema(progress(records, None, "schema", "rec", args.quiet), None))
-    except FeatureError as err:
-        raise UsageError(str(err)) from None
+    except FeatureError as err:  # two kinds of one feature: bad data, each record named in its file
+        raise FeatureError(err.key, numbering.in_files(err.detail)) from None
     if not context and not lists:
         raise UsageError("the records hold no features with a kind: nothing to convert")
     return context, lists or None
+
+
+class _Numbering:
+    """The records of several files read one after the other, numbered over all of them: where
+    each file's records begin, to name "record N" as the record of its file."""
+
+    def __init__(self) -> None:
+        self.starts: list[tuple[int, str]] = []  # (number of the file's first record, file)
+        self.total = 0
+
+    def counted(self, records: Iterator[bytes], path: str) -> Iterator[bytes]:
+        self.starts.append((self.total, path))
+        for record in records:
+            self.total += 1
+            yield record
+
+    def in_files(self, message: str) -> str:
+        """`message` with each "record N" named as the record of its file."""
+
+        def local(match: re.Match[str]) -> str:
+            n = int(match.group(1))
+            first, path = next(((f, p) for f, p in reversed(self.starts) if f <= n), (0, "?"))
+            return f"record {n - first} of {path}"
+
+        return re.sub(r"record (\d+)", local, message)
 
 
 def _targets(args: argparse.Namespace, paths: list[str], fmt: str | None) -> list[tuple[list[str], str, str]]:
@@ -104,6 +132,8 @@ def to_table(args: argparse.Namespace, paths: list[str]) -> int:
                 **reading(args),
             )
         except FeatureError as err:
+            if err.record is not None:  # a record that does not fit the spec: bad data, named where it is
+                raise
             raise UsageError(f"{out}: {err}") from None
         say(args, f"{' '.join(inputs)} -> {out} ({out_fmt}, {plural(rows, 'row')})")
     return 0

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tfrecord_lite._datasets.sharded import shard_suffix
-from tfrecord_lite._images.records import ENCODED, LABEL
+from tfrecord_lite._images.records import ENCODED, LABEL, TEXT
 from tfrecord_lite._redact import scrub
 from tfrecord_lite._repr import plural
 from tfrecord_lite.cli.options import (
@@ -113,6 +113,9 @@ def _pack(args: argparse.Namespace, report: Callable[[str, Exception], None]) ->
         progress=lambda items, total: progress(items, total, "pack", "img", args.quiet),
         workers=args.workers,
         follow_symlinks=args.follow_symlinks,
+        image_key=args.image_key,
+        label_key=args.label_key,
+        text_key=args.text_key,
     )
 
 
@@ -120,14 +123,19 @@ def cmd_unpack_images(args: argparse.Namespace) -> int:
     from tfrecord_lite import images
 
     paths = expand_inputs(args.inputs)
-    n = images.unpack_images(
-        paths,
-        destination=args.output,
-        progress=lambda it, total: progress(it, total, "unpack", "img", args.quiet),
-        image_key=args.image_key,
-        label_key=args.label_key,
-        **reader_options(args),
-    )
+    try:
+        n = images.unpack_images(
+            paths,
+            destination=args.output,
+            progress=lambda it, total: progress(it, total, "unpack", "img", args.quiet),
+            image_key=args.image_key,
+            label_key=args.label_key,
+            overwrite=args.overwrite,
+            skip_existing=args.skip_existing,
+            **reader_options(args),
+        )
+    except FileExistsError as err:  # a folder holding files already: the command line's choice to make
+        raise UsageError(str(err)) from None
     say(args, f"wrote {plural(n, 'image')} under {args.output}")
     return 0
 
@@ -149,7 +157,7 @@ def cmd_remove_images(args: argparse.Namespace) -> int:
             paths,
             prefix=args.output,
             filenames=names,
-            keep=(lambda rec: rec.text not in classes) if classes else None,
+            classes=classes,
             label_map=args.label_map,
             num_shards=args.shards,
             max_records=args.max_records,
@@ -234,6 +242,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         action="store_true",
         help="pack what links in the input tree lead to outside it (default: left out, with a warning)",
     )
+    _add_pack_key_options(p)
     add_output_options(p)
 
     p = add_command(
@@ -248,6 +257,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add_inputs(p)
     add_reader_options(p)
     p.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="folder to write into")
+    again = p.add_mutually_exclusive_group()
+    again.add_argument("--overwrite", action="store_true", help="OUT_DIR may hold files: replace those this run writes")
+    again.add_argument(
+        "--skip-existing",
+        action="store_true",
+        help="OUT_DIR may hold files: keep those this run would write, write the rest",
+    )
     _add_key_options(p)
 
     p = add_command(
@@ -273,6 +289,19 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--label-map", metavar="FILE", help="label map to copy beside the new shards (default: the inputs')")
     _add_key_options(p)
     add_output_options(p)
+
+
+def _add_pack_key_options(p: argparse.ArgumentParser) -> None:
+    """--image-key, --label-key and --text-key: the features pack-images writes the image, its class
+    id and its class name under."""
+    for option, default, what in (
+        ("--image-key", ENCODED, "the image"),
+        ("--label-key", LABEL, "the class id"),
+        ("--text-key", TEXT, "the class name"),
+    ):
+        p.add_argument(
+            option, default=default, metavar="KEY", help=f"feature to store {what} under (default {default})"
+        )
 
 
 def _add_key_options(p: argparse.ArgumentParser) -> None:

@@ -10,6 +10,7 @@ import json
 import os
 import sys
 
+from tfrecord_lite._datasets.messages import load_message_class
 from tfrecord_lite._datasets.schema import (
     Decoded,
     Schema,
@@ -54,10 +55,13 @@ def format_schema(schema: Schema) -> str:
     head = [f"scanned {scope} {plural(schema.records, 'record')}{raw}"]
     if not rows:
         return "\n".join(head + ["no features"])
-    names = [printable(r["key"]) + (" [list]" if r["section"] == "feature_lists" else "") for r in rows]
+    marks = {"feature_lists": " [list]", "examples": " [examples]"}  # per step / per example of a record
+    names = [printable(r["key"]) + marks.get(r["section"], "") for r in rows]
     width = max(len("key"), *(len(n) for n in names))
     kwidth = max(len("kind"), *(len(r["kind"]) for r in rows))
     unit = "values (per step for lists)" if sequence else "values"
+    if any(r["section"] == "examples" for r in rows):
+        unit = "values (per example for examples)"
     lines = head + [f"{'key'.ljust(width)}  {'kind'.ljust(kwidth)}  present  {unit}"]
     for name, r in zip(names, rows, strict=False):
         span = str(r["min_values"]) if r["min_values"] == r["max_values"] else f"{r['min_values']}..{r['max_values']}"
@@ -123,13 +127,19 @@ def cmd_show(args: argparse.Namespace) -> int:
     limit = args.n if args.command == "head" else None
     max_values, max_chars = (0, 0) if args.full else (args.max_values, args.max_chars)
     keys = [k for spec in args.keys or [] for k in spec.split(",") if k]
+    if (args.proto is None) != (args.message is None):
+        raise UsageError("--proto SET.pb and --message pkg.Msg go together")
+    mode = args.mode if args.proto is None else load_message_class(args.proto, message=args.message)
     shown = 0
+    offset = 0
     for index, (path, i, record) in enumerate(damaged.records()):
+        at = 0 if i == 0 else offset  # in the uncompressed stream; framing: length, its CRC, payload CRC
+        offset = at + len(record) + 16
         if index < args.skip:
             continue
         if limit is not None and shown >= limit:
             break
-        dec = decode_record(record, args.mode)
+        dec = decode_record(record, mode, f"{redact(path)} record #{i}, byte offset {at}")
         if keys and not shown:
             _check_keys(keys, dec, f"{path} #{i}")
         dec = _select(dec, keys)
@@ -250,6 +260,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
             "--max-chars", type=int, default=60, metavar="N", help="characters / bytes shown per value (default 60)"
         )
         p.add_argument("--full", action="store_true", help="show everything, nothing elided")
+        p.add_argument(
+            "--proto",
+            metavar="SET.pb",
+            help="a FileDescriptorSet (protoc --include_imports --descriptor_set_out=SET.pb) holding --message",
+        )
+        p.add_argument("--message", metavar="pkg.Msg", help="decode records as this message of --proto (its full name)")
         add_mode(p)
         add_reader_options(p)
 

@@ -360,6 +360,13 @@ def add_mode(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--sequence", dest="mode", action="store_const", const="sequence", help="decode records as SequenceExamples"
     )
+    g.add_argument(
+        "--elwc",
+        dest="mode",
+        action="store_const",
+        const="elwc",
+        help="decode records as TF Ranking's ExampleListWithContext (recognised by itself where unambiguous)",
+    )
     g.add_argument("--raw", dest="mode", action="store_const", const="raw", help="show raw record bytes")
     p.set_defaults(mode="auto")
 

@@ -139,6 +139,14 @@ def _feature_lines(features: dict[str, Any], indent: str, max_values: int, max_c
     ]
 
 
+def _message_lines(fields: dict[str, Any], max_chars: int) -> list[str]:
+    """A message's fields, one a line, each value as JSON cut to `max_chars` (<= 0: whole)."""
+    texts = {printable(k): json.dumps(v, ensure_ascii=False) for k, v in fields.items()}
+    width = max((len(k) for k in texts), default=0)
+    cut = {k: v if max_chars <= 0 or len(v) <= max_chars else v[:max_chars] + "…" for k, v in texts.items()}
+    return [f"  {k.ljust(width)}  {terminal_safe(v)}" for k, v in cut.items()]
+
+
 def render_record(dec: Decoded, title: str, max_values: int = 10, max_chars: int = 60) -> str:
     """The readable, multi-line view `head` / `cat` print for one record."""
     title = printable(title)
@@ -148,6 +156,16 @@ def render_record(dec: Decoded, title: str, max_values: int = 10, max_chars: int
     if dec.kind in ("example", "event"):
         lines = _feature_lines(dec.features, "  ", max_values, max_chars) or ["  (no features)"]
         return "\n".join([title + (" (TensorBoard Event)" if dec.kind == "event" else "")] + lines)
+    if dec.kind == "message":
+        return "\n".join([title] + (_message_lines(dec.features, max_chars) or ["  (no fields set)"]))
+    if dec.kind == "elwc":
+        lines = [f"{title} (ExampleListWithContext)", "  context:"]
+        lines += _feature_lines(dec.features, "    ", max_values, max_chars) or ["    (none)"]
+        lines.append(f"  examples: {len(dec.examples)}")
+        for i, example in enumerate(dec.examples):
+            lines.append(f"    [{i}]")
+            lines += _feature_lines(example, "      ", max_values, max_chars) or ["      (no features)"]
+        return "\n".join(lines)
     lines = [f"{title} (SequenceExample)", "  context:"]
     lines += _feature_lines(dec.features, "    ", max_values, max_chars) or ["    (none)"]
     lines.append("  feature_lists:")
@@ -169,9 +187,17 @@ def record_json(dec: Decoded, path: str, index: int, max_values: int = 10, max_c
         if dec.error:
             out["error"] = dec.error
         return out
+    if dec.kind == "message":
+        out["message"] = dec.features
+        return out
     feats = {k: json_values(v, max_values, max_chars) for k, v in sorted(dec.features.items())}
     if dec.kind in ("example", "event"):
         out["features"] = feats
+    elif dec.kind == "elwc":
+        out["context"] = feats
+        out["examples"] = [
+            {k: json_values(v, max_values, max_chars) for k, v in sorted(ex.items())} for ex in dec.examples
+        ]
     else:
         out["context"] = feats
         out["feature_lists"] = {

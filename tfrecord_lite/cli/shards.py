@@ -10,10 +10,11 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 from typing import Any
 
 from tfrecord_lite._arrow.tables import columnar_format
-from tfrecord_lite._compression.kinds import choices, endings, label_of
+from tfrecord_lite._compression.kinds import SUFFIX_PATTERN, choices, endings, label_of
 from tfrecord_lite._datasets.sharded import renamed_for, shard_suffix
 from tfrecord_lite._datasets.splits import ratio_sizes, record_parts
 from tfrecord_lite._errors import CorruptRecordError, TruncatedRecordError
@@ -147,6 +148,10 @@ def cmd_reshard(args: argparse.Namespace) -> int:
     return 0
 
 
+# a name that says it is one TFRecord file (a.tfrecord, a.tfrecord.gz, b.tfrec ...), not a folder
+_RECORD_FILE = re.compile(rf"\.(tfrecords?|tfrec|tfr){SUFFIX_PATTERN}?$", re.IGNORECASE)
+
+
 def cmd_convert(args: argparse.Namespace) -> int:
     if args.output is None:
         if len(args.inputs) < 2:
@@ -160,6 +165,12 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if args.shards is not None or args.max_records is not None or args.max_bytes is not None:
         raise UsageError("--shards / --max-records / --max-bytes split columnar inputs; for TFRecord files use reshard")
     if len(paths) > 1 or os.path.isdir(args.output) or args.output.endswith(os.sep):
+        if not os.path.isdir(args.output) and _RECORD_FILE.search(args.output):
+            raise UsageError(
+                f"{args.output} names one TFRecord file but {len(paths)} files were given: `merge` writes "
+                f"them into one (tfrecord-lite merge IN... -o {args.output}); to convert each into a folder, "
+                "end its name with /"
+            )
         if args.to is None:
             raise UsageError(f"converting several files into a folder needs --to {choices(sep='|')}")
         if not is_url(args.output):

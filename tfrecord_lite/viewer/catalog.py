@@ -32,6 +32,7 @@ import numpy as np
 from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._html.records import RecordView, image_uris
 from tfrecord_lite._html.values import esc, text_of
+from tfrecord_lite._images.label_maps import label_map_beside
 from tfrecord_lite._records.random_access import TFRecordFile, open_with_policy
 from tfrecord_lite._records.views import record_view
 from tfrecord_lite._redact import log, redact, scrub
@@ -41,6 +42,7 @@ from tfrecord_lite._stream.damage import DamagePolicy
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 
 LABEL_KEYS = ("image/class/label", "label", "image/class/text", "class", "labels")
+TEXT_KEY = "image/class/text"  # a record's class name, beside its id
 LABEL_SAMPLE = 10_000  # records whose labels the overview counts
 SEARCH_BUDGET = 10_000  # records one search request scans at most
 STATS_SAMPLE = 100_000  # records the overview's statistics summarise
@@ -110,6 +112,7 @@ class Catalog:
         self._statistics_lock = threading.Lock()
         self._labels_lock = threading.Lock()
         self._long_record_lock = threading.Lock()
+        self.label_names: dict[str, str] = {}  # label id -> class name, where the records or a label map say
 
     def _open(self, path: str, first: int) -> TFRecordFile:
         try:
@@ -204,9 +207,23 @@ class Catalog:
                 scanned += 1
                 key = key or next((k for k in LABEL_KEYS if k in features), "")
                 if key and key in features:
-                    counts.update(as_texts(features[key])[:1])
+                    label = as_texts(features[key])[:1]
+                    counts.update(label)
+                    name = as_texts(features.get(TEXT_KEY, []))[:1]
+                    if label and name and label[0] != name[0]:
+                        self.label_names.setdefault(label[0], name[0])
             self._labels = (key, counts, scanned)
+            self._name_from_label_map()
         return self._labels
+
+    def _name_from_label_map(self) -> None:
+        """Class names of the label ids the records do not name, from the label map beside the shards."""
+        try:
+            found = label_map_beside([p for p in self.paths if isinstance(p, str)], self._options["storage_options"])
+        except (OSError, ValueError):
+            return
+        for name, label in found.items():
+            self.label_names.setdefault(str(label), name)
 
     # -- searching
 

@@ -78,8 +78,12 @@ def labels_html(catalog: Catalog) -> str:
     key, counts, scanned = catalog.labels()
     if not key:
         return ""
-    chart = bar_chart(list(counts.items()), title=f"{key} (first {scanned} records)")
-    links = " ".join(f'<a href="{esc(link("grid", label=name))}">{esc(name)}</a>' for name in sorted(counts)[:50])
+    names = catalog.label_names
+    named = {label: f"{names[label]} ({label})" if label in names else label for label in counts}
+    chart = bar_chart([(named[label], n) for label, n in counts.items()], title=f"{key} (first {scanned} records)")
+    links = " ".join(
+        f'<a href="{esc(link("grid", label=label))}">{esc(named[label])}</a>' for label in sorted(counts)[:50]
+    )
     return f'<div class="labels">{chart}<p>grid by label: {links}</p></div>'
 
 
@@ -121,6 +125,12 @@ def record_page(catalog: Catalog, query: Query) -> str:
     i = number(query, "i", 0, 0, len(catalog) - 1)
     f, local = catalog.locate(i)
     where = f'<p class="note">{esc(redact(f.path))}, record {local}, byte offset {f.offset(local)}</p>'
+    if str(query.get("i", i)) != str(i):  # a number outside the dataset (or none): say which is shown
+        asked = esc(str(query.get("i")))
+        where = (
+            f'<p class="damage">record {asked} is out of range: the dataset holds {len(catalog)} records '
+            f"(0 to {len(catalog) - 1}); showing record {i}</p>" + where
+        )
     steps = f'<p class="pager"><a class="previous" href="{link("record", i=max(0, i - 1))}">previous</a>'
     steps += f'<a class="next" href="{link("record", i=min(len(catalog) - 1, i + 1))}">next</a></p>'
     return _frame(catalog, f"Record {i}", steps + where + record_card(catalog.view(i)))

@@ -31,7 +31,9 @@ def report_html(catalog: Catalog, *, n: int = 50) -> str:
 
 
 def write_report(catalog: Catalog, destination: str | os.PathLike[str], *, n: int = 50) -> str:
-    """Write report_html of the first `n` records to `destination` (atomically); the path written."""
+    """Write report_html of the first `n` records to `destination` (atomically), its folder made
+    when missing; the path written."""
     path = os.fspath(destination)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     write_atomic(path, report_html(catalog, n=n).encode("utf-8"))
     return path

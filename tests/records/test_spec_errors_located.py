@@ -1,0 +1,148 @@
+"""An Example that does not fit the spec is named where it lies, whichever reader decodes it: the
+file, the record's number in that file and its byte offset (the error's `path`, `record`, `offset`
+and its message), also after pickling (DataLoader workers), and `convert` reports it as bad data
+(exit 1) or, with --on-error skip, skips it as it skips damage."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tfrecord_lite as tfr
+from tests._cli import run_cli
+
+SPEC = {"x": tfr.FixedLenFeature([3], "int64")}
+BAD = 5  # the record with two values
+
+
+def write(path: Path, n: int = 10, bad: int | None = BAD, pad: int = 0) -> None:
+    """n Examples, record `bad` with 2 values of x where the others have 3."""
+    with tfr.TFRecordWriter(str(path)) as writer:
+        for i in range(n):
+            writer.write_example({"x": [1, 2] if i == bad else [1, 2, 3], "pad": b"p" * pad})
+
+
+def _offsets(path: Path) -> list[int]:
+    data, at, out = path.read_bytes(), 0, []
+    while at < len(data):
+        out.append(at)
+        at += 12 + int.from_bytes(data[at : at + 8], "little") + 4
+    return out
+
+
+def assert_placed(err: BaseException, path: Path, record: int, offset: int) -> None:
+    assert isinstance(err, tfr.TFRecordError)
+    assert (err.path, err.record, err.offset) == (str(path), record, offset), str(err)
+    assert f"in {path}, record {record}, at byte offset {offset}" in str(err)
+    assert "of the batch passed to" not in "".join(getattr(err, "__notes__", []))
+    again = pickle.loads(pickle.dumps(err))
+    assert (again.path, again.record, again.offset, str(again)) == (err.path, err.record, err.offset, str(err))
+
+
+@pytest.mark.parametrize("pad", [0, 40_000], ids=["small records", "large records"])
+def test_batch_decoder_names_file_record_and_offset(tmp_path: Path, pad: int) -> None:
+    path = tmp_path / "a.tfrecord"
+    write(path, pad=pad)
+    with pytest.raises(tfr.FeatureError) as caught:
+        for _ in tfr.iter_example_batches(str(path), features=SPEC, batch_size=4):
+            pass
+    assert_placed(caught.value, path, BAD, _offsets(path)[BAD])
+
+
+def test_the_record_is_numbered_in_its_own_file(tmp_path: Path) -> None:
+    good, bad = tmp_path / "a.tfrecord", tmp_path / "b.tfrecord"
+    write(good, n=7, bad=None)
+    write(bad, n=9, bad=3)
+    with pytest.raises(tfr.FeatureError) as caught:
+        for _ in tfr.iter_example_batches([str(good), str(bad)], features=SPEC, batch_size=4):
+            pass
+    assert_placed(caught.value, bad, 3, _offsets(bad)[3])
+
+
+def test_a_wrong_dtype_is_placed_too(tmp_path: Path) -> None:
+    path = tmp_path / "a.tfrecord"
+    write(path, bad=None)
+    with pytest.raises(tfr.FeatureError) as caught:
+        for _ in tfr.iter_example_batches(str(path), features={"pad": tfr.FixedLenFeature([], "int64")}):
+            pass
+    assert_placed(caught.value, path, 0, 0)
+
+
+def test_arrow_reader_names_the_record(tmp_path: Path) -> None:
+    arrow = pytest.importorskip("tfrecord_lite.arrow")
+    path = tmp_path / "a.tfrecord"
+    write(path)
+    with pytest.raises(tfr.FeatureError) as caught:
+        list(arrow.iter_arrow_batches(str(path), features=SPEC, batch_size=4))
+    assert_placed(caught.value, path, BAD, _offsets(path)[BAD])
+
+
+def test_arrow_reader_skips_the_record_with_on_error_skip(tmp_path: Path) -> None:
+    arrow = pytest.importorskip("tfrecord_lite.arrow")
+    path = tmp_path / "a.tfrecord"
+    write(path)
+    seen: list[Any] = []
+    batches = list(arrow.iter_arrow_batches(str(path), features=SPEC, batch_size=4, on_error=seen.append))
+    assert sum(b.num_rows for b in batches) == 9
+    assert len(seen) == 1
+    assert_placed(seen[0], path, BAD, _offsets(path)[BAD])
+
+
+def test_statistics_name_the_record_whose_kind_changes(tmp_path: Path) -> None:
+    path = tmp_path / "a.tfrecord"
+    with tfr.TFRecordWriter(str(path)) as writer:
+        for _ in range(6):
+            writer.write_example({"x": [1, 2, 3]})
+        writer.write_example({"x": [b"a"]})
+    with pytest.raises(tfr.FeatureError) as caught:
+        tfr.statistics(str(path))
+    assert_placed(caught.value, path, 6, _offsets(path)[6])
+
+
+@pytest.mark.torch
+def test_torch_dataset_names_the_record(tmp_path: Path) -> None:
+    torch_ds = pytest.importorskip("tfrecord_lite.torch")
+    from torch.utils.data import DataLoader
+
+    good, bad = tmp_path / "a.tfrecord", tmp_path / "b.tfrecord"
+    write(good, n=7, bad=None)
+    write(bad)
+    dataset = torch_ds.TFRecordDataset([str(good), str(bad)], features=SPEC)
+    for read in (lambda: dataset[7 + BAD], lambda: dataset[[0, 7 + BAD]], lambda: list(DataLoader(dataset, 4))):
+        with pytest.raises(tfr.FeatureError) as caught:
+            read()
+        assert_placed(caught.value, bad, BAD, _offsets(bad)[BAD])
+
+
+def test_convert_reports_bad_data_and_skips_it_on_request(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "big.tfrecord"
+    write(path)
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"x": {"type": "FixedLenFeature", "shape": [3], "dtype": "int64"}}))
+    failed = run_cli("convert", str(path), str(tmp_path / "big.parquet"), "--features", str(spec))
+    assert failed.returncode == 1, failed.stderr
+    assert f"in {path}, record {BAD}, at byte offset {_offsets(path)[BAD]}" in failed.stderr
+    assert "big.parquet" not in failed.stderr
+    out = tmp_path / "skipped.parquet"
+    skipped = run_cli("convert", str(path), str(out), "--features", str(spec), "--on-error", "skip")
+    assert skipped.returncode == 0, skipped.stderr
+    assert f"record {BAD}" in skipped.stderr
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(out).num_rows == 9
+
+
+def test_convert_inferring_names_the_files_of_a_kind_change(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.tfrecord", tmp_path / "b.tfrecord"
+    write(first, n=4, bad=None)
+    with tfr.TFRecordWriter(str(second)) as writer:
+        writer.write_example({"x": [1]})
+        writer.write_example({"x": [b"text"]})
+    done = run_cli("convert", str(first), str(second), str(tmp_path / "out.parquet"))
+    assert done.returncode == 1, done.stderr
+    assert f"record 0 of {first}" in done.stderr and f"record 1 of {second}" in done.stderr
