@@ -1,11 +1,16 @@
 # Bombs: small files that claim or inflate to huge sizes. A 2 MB GZIP holding one valid 2 GiB record
 # (2048 gzip members of 1 MiB of zeros, which gzip(1) reads as one stream) is counted and verified
-# with flat memory; readers that hand out records refuse it before holding any of it; a zlib bomb
+# with flat memory (and a 1023 MiB one under a 512 MiB cap on the address space); readers that hand
+# out records refuse it before holding any of it; a zlib bomb
 # in a GZIP sidecar's seek-point export and a planted huge sidecar beside an object in a store are
 # refused after reading no more than a genuine one can hold.
 from __future__ import annotations
 
+import os
 import struct
+import subprocess
+import sys
+import textwrap
 import tracemalloc
 import zlib
 from collections.abc import Callable
@@ -203,3 +208,24 @@ def test_a_planted_huge_sidecar_beside_an_object_is_read_no_further_than_an_inde
         assert list(f) == records
     asked = [r for _, p, r in http_server.faults.gets("/planted.tfrecord.gz.tfrlidx") if r]
     assert asked and all(int(r.rpartition("-")[2]) <= 64 * len(compressed) + MiB for r in asked), asked
+
+
+def test_a_record_just_under_the_limit_is_counted_and_verified_under_a_memory_cap(tmp_path: Path) -> None:
+    # a GZIP record of 1023 MiB in a 1 MB file: each check streams it (its CRC computed over the
+    # inflated pieces), never holding it, where the readers that hand it out hold it whole
+    path = tmp_path / "long.tfrecord.gz"
+    path.write_bytes(zero_record_gzip(1023))
+    code = f"""
+        import resource
+        import tfrecord_lite as tfr
+        from tfrecord_lite._records.verify import verify_file
+        resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))
+        report = verify_file({str(path)!r})
+        print(tfr.count_records({str(path)!r}), tfr.count_records({str(path)!r}, verify=False))
+        print(report.ok, report.records)
+        """
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300, env=os.environ
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["1", "1", "True", "1"]

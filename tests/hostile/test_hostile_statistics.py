@@ -52,3 +52,20 @@ def test_a_record_of_many_values_is_summarised_in_slices(tmp_path):
     assert stats["i"].categories is not None and stats["i"].categories.distinct > 290_000
     assert stats["b"].value_counts.max == 200_000
     assert stats["b"].categories is not None and stats["b"].categories.distinct == 1
+
+
+def test_a_record_of_ten_million_empty_values_takes_bounded_memory(tmp_path):
+    # 20 MB: once a bytes object and a span tuple per value, 3.6 GiB
+    path = write_records(tmp_path / "empty.tfrecord", [tfr.encode_example({"b": [b""] * 10_000_000})])
+    code = f"""
+        import resource
+        import tfrecord_lite as tfr
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        stats = tfr.statistics({str(path)!r})
+        print(stats["b"].value_counts.max, stats["b"].lengths.max, stats["b"].categories.distinct)
+        """
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300, env=os.environ
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["10000000", "0", "1"]

@@ -5,7 +5,11 @@
 from __future__ import annotations
 
 import http.client
+import os
 import socket
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from collections.abc import Iterator
@@ -93,3 +97,30 @@ def test_a_record_of_many_keys_makes_a_page_of_bounded_size(tmp_path):
     page = PAGES["/record"](catalog, {"i": "0"})
     assert "19,500 more not shown" in page
     assert len(page) < 400_000  # every key made 2.5 MB
+
+
+def test_requests_for_a_long_gzip_record_read_it_one_at_a_time(tmp_path):
+    # a GZIP record of 512 MiB costs about twice that while it is read: two requests at once held
+    # 2.1 GiB (4.15 GiB for one of 1 GiB); long records are now read under a lock
+    from tests.hostile.test_hostile_bombs import zero_record_gzip
+
+    path = tmp_path / "long.tfrecord.gz"
+    path.write_bytes(zero_record_gzip(512))
+    code = f"""
+        import resource, threading
+        from tfrecord_lite.viewer import Catalog
+        catalog = Catalog({str(path)!r}, statistics=False)
+        resource.setrlimit(resource.RLIMIT_AS, (1800 << 20, 1800 << 20))
+        shown = []
+        threads = [threading.Thread(target=lambda: shown.append(catalog.view(0).error)) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        print(len(shown), all("malformed protobuf" in (error or "") for error in shown))
+        """
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300, env=os.environ
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["2", "True"], result.stderr[-2000:]

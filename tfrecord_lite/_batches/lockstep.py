@@ -8,7 +8,9 @@ offsets (match_layouts, by_layout). The rest are parsed in lockstep with numpy â
 step handles the same protobuf level of every record at once (Example -> map entries ->
 key / Feature -> value list; by_lockstep). Either way each feature's numbers are
 gathered and decoded once (gather_numbers): packed floats by one frombuffer, int64
-varints by one packed parse.
+varints by one packed parse. A lockstep step costs the same for one record as for thousands, so
+the few lists still going after 32 steps (a record of millions of values among short ones) are
+walked one at a time into arrays of offsets, never an object per value.
 
 The lockstep parser accepts only the canonical layout that every protobuf writer
 produces (one Features field, key before value, packed numeric lists, ASCII keys), and
@@ -21,6 +23,7 @@ spec is marked bad: the caller decodes it with the single-record decoder.
 from __future__ import annotations
 
 import itertools
+from array import array
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -34,7 +37,7 @@ from tfrecord_lite._example.varints import decode_varint_runs
 from tfrecord_lite._example.wire import Layout, layout_of
 
 _U64 = np.uint64
-_LOCKSTEP_STEPS, _FEW_SPANS = 32, 8  # past this many steps, this few spans are left to the record decoder
+_LOCKSTEP_STEPS, _FEW_SPANS = 32, 64  # past this many steps, this few spans are walked one by one
 _MOST_LAYOUTS = 16  # record lengths a batch matches by layout at most (each costs a parse in Python)
 
 
@@ -122,17 +125,19 @@ def _repeated(
     Returns (span index, start, end) of every value found, in order within each span
     (the spans' values interleaved); a span with anything else in it is marked in `bad`.
     A step costs the same for one span as for thousands: once only a few spans are left
-    (a record of very many entries among short ones), they are marked in `bad` too, and
-    the single-record decoder walks them at a fraction of that cost per value.
+    (a record of very many entries among short ones), each is walked on its own into
+    arrays (_walk), at a fraction of that cost per value and with no object per value.
     """
-    owners, starts, ends = [], [], []
+    owners: list[np.ndarray] = []
+    starts: list[np.ndarray] = []
+    ends: list[np.ndarray] = []
     live = pos < end
     idx, pos, end = np.flatnonzero(live), pos[live], end[live]
     for step in itertools.count():
         if not idx.size:
             break
         if step >= _LOCKSTEP_STEPS and idx.size < _FEW_SPANS:
-            bad[idx] = True
+            _walk_each(buf, idx, pos, end, bad, (owners, starts, ends))
             break
         s, e, ok = delimited_fields(buf, pos, end, 0x0A)
         if not ok.all():
@@ -147,6 +152,56 @@ def _repeated(
         empty = np.empty(0, dtype=np.int64)
         return empty, empty, empty
     return np.concatenate(owners), np.concatenate(starts), np.concatenate(ends)
+
+
+def _walk_each(
+    buf: np.ndarray,
+    idx: np.ndarray,
+    pos: np.ndarray,
+    end: np.ndarray,
+    bad: np.ndarray,
+    into: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]],
+) -> None:
+    """The values left in a few spans, each walked on its own (16 bytes a value, no object per
+    value); a span with anything else in it is marked in `bad`."""
+    view = buf.data
+    for i, p, e in zip(idx.tolist(), pos.tolist(), end.tolist(), strict=True):
+        walked = _walk(view, p, e)
+        if walked is None:
+            bad[i] = True
+            continue
+        first, last = (np.frombuffer(a, dtype=np.int64) for a in walked)
+        into[0].append(np.full(len(first), i, dtype=idx.dtype))
+        into[1].append(first)
+        into[2].append(last)
+
+
+def _walk(view: memoryview, pos: int, end: int) -> tuple[array[int], array[int]] | None:
+    """(starts, ends) of the field-1 length-delimited values filling view[pos:end]; None
+    where anything else is there (as delimited_fields checks: lengths of at most 5 bytes and
+    32 bits, within the span)."""
+    starts, ends = array("q"), array("q")
+    add_start, add_end = starts.append, ends.append
+    while pos < end:
+        if view[pos] != 0x0A:
+            return None
+        pos += 1
+        length = shift = 0
+        while True:
+            if pos >= end or shift == 35:
+                return None
+            b = view[pos]
+            pos += 1
+            length |= (b & 0x7F) << shift
+            if b < 0x80:
+                break
+            shift += 7
+        if length > 0xFFFFFFFF or pos + length > end:
+            return None
+        add_start(pos)
+        pos += length
+        add_end(pos)
+    return starts, ends
 
 
 def ragged_gather(

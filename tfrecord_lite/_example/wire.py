@@ -10,7 +10,9 @@ packed and unpacked encodings are both read, a repeated map key keeps its last e
 repeated oneof field merges, a different one replaces, and a replaced value is still
 checked for the errors protobuf would raise. Records of one dataset share their
 skeleton (every byte outside the values), so the last canonical layout of each record
-length is kept: a record that matches it byte for byte is not parsed again. The protobuf
+length is kept: a record that matches it byte for byte is not parsed again. A layout holds
+at most MAX_LAYOUT_VALUES bytes values a feature (a record of 10^7 empty values would make
+one of gigabytes, kept in the cache). The protobuf
 classes in proto serve as the independent reference implementation in the tests.
 """
 
@@ -40,6 +42,10 @@ _V = TypeVar("_V")  # what a map parser makes of each value
 # RecursionError.
 MAX_DEPTH = 100
 _FEATURES, _ENTRY, _FEATURE, _STEP = 1, 2, 3, 4
+# bytes values of one feature a canonical layout holds at most (a span of Python ints each, kept
+# while the layout is cached); a record of more is parsed by the general parser, or, in a
+# batch, walked by the lockstep parser into arrays
+MAX_LAYOUT_VALUES = 1 << 16
 
 
 def read_varint32(buf: bytes, pos: int, end: int) -> tuple[int, int]:
@@ -286,7 +292,7 @@ def _canonical_features(buf: bytes, pos: int, end: int) -> dict[str, Parsed] | N
         p = values[0]
         while p < stop:  # the list's values: field 1, length-delimited
             value = _delimited_span(buf, p, 0x0A, stop)
-            if value is None:
+            if value is None or len(chunks) == MAX_LAYOUT_VALUES:
                 return None
             chunks.append(value)
             p = value[1]

@@ -45,6 +45,9 @@ from tfrecord_lite._wire.unfinished import ReadAt, reader_of, unfinished_tail
 
 CHUNK_SIZE = 1 << 20  # the scan buffer, and the most a read of the stream asks for
 MAX_RECORD_BYTES = 1 << 30  # the longest record a reader holds in memory unless told otherwise
+# the most a batch's buffer grows by in one step beyond doubling (8192 records of 1 MiB seen
+# would otherwise reserve 9 GiB at once, however short the file)
+GROW_STEP = 256 << 20
 # of a long record in a stream of unknown length, what a scan that needs no payloads holds, with
 # on_damage, before streaming it through: a forged length closer than this to the end is resynchronised after
 RESYNC_BYTES = 8 << 20
@@ -450,8 +453,8 @@ class StreamScanner:
             self._view[: self._have] = data[done:]
             return
         size = len(self._view) * 2
-        if kept:  # room for `multiple` records of the size seen so far, in one step
-            size = max(size, self._have // kept * multiple * 9 // 8)
+        if kept:  # room for `multiple` records of the size seen so far, in one step up to GROW_STEP
+            size = max(size, min(self._have // kept * multiple * 9 // 8, self._have + GROW_STEP))
         grown = memoryview(bytearray(size))
         grown[: self._have] = data
         self._view = grown

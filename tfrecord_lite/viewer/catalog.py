@@ -11,12 +11,15 @@ counts over the first records only (said on the page), searches a bounded number
 request, handing back a cursor to continue from. The overview's statistics are tfr.statistics
 of the first STATS_SAMPLE records, computed once: the statistics and the label counts are each
 computed under a lock, so concurrent overview requests wait for the one pass instead of each
-running their own.
+running their own. Records longer than LONG_RECORD (or of unknown length: the last of a file)
+are read one at a time under a lock: a record of 1 GiB costs about twice that while it is read
+from a GZIP file, and two requests for it at once held 4 GiB.
 """
 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import os
 import threading
 from collections import Counter
@@ -43,6 +46,7 @@ TEXT_KEY = "image/class/text"  # a record's class name, beside its id
 LABEL_SAMPLE = 10_000  # records whose labels the overview counts
 SEARCH_BUDGET = 10_000  # records one search request scans at most
 STATS_SAMPLE = 100_000  # records the overview's statistics summarise
+LONG_RECORD = 64 << 20  # records longer than this (or of unknown length) are read one at a time
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,7 @@ class Catalog:
         self._labels: tuple[str, Counter[str], int] | None = None
         self._statistics_lock = threading.Lock()
         self._labels_lock = threading.Lock()
+        self._long_record_lock = threading.Lock()
         self.label_names: dict[str, str] = {}  # label id -> class name, where the records or a label map say
 
     def _open(self, path: str, first: int) -> TFRecordFile:
@@ -147,11 +152,18 @@ class Catalog:
         f, local = self.locate(i)
         label = f"#{i}"
         try:
-            return record_view(label, f[local], href=href)
+            with self._reading(f, local):
+                return record_view(label, f[local], href=href)
         except TFRecordError as err:
             return RecordView(
                 label, {}, error=scrub(f"record {i} ({redact(f.path)}, record {local}): {err}"), href=href
             )
+
+    def _reading(self, f: TFRecordFile, local: int) -> contextlib.AbstractContextManager[Any]:
+        """The lock that long records are read under (nothing for a record known to be short)."""
+        if local + 1 < len(f) and f.offset(local + 1) - f.offset(local) <= LONG_RECORD:
+            return contextlib.nullcontext()
+        return self._long_record_lock
 
     def decoded(self, start: int, stop: int) -> Iterator[tuple[int, Mapping[str, Any]]]:
         """(number, features) of records start..stop-1 that read and decode."""
