@@ -112,6 +112,21 @@ def _one_scalar(
     step, a summary of one value: its tag, then a `simple_value` or a scalar tensor and the scalars
     plugin's metadata). A value whose tag is not wanted is dropped whatever it holds, without looking
     at it. None for any other layout: the general walk decides those."""
+    found = one_scalar(buf, plugins, wanted_tag)
+    if found is None:
+        return None
+    step, wall_time, tag, value = found
+    if value is None or (kinds is not None and "scalar" not in kinds):
+        return DecodedEvent(step, wall_time, _EMPTY, None)
+    return DecodedEvent(step, wall_time, [EventValue(_text(tag, "tag"), "scalar", value)], None)
+
+
+def one_scalar(
+    buf: bytes, plugins: Plugins, wanted_tag: Callable[[bytes], bool] | None
+) -> tuple[int, float, bytes, float | None] | None:
+    """An event of one scalar in the layout TensorFlow and PyTorch write, as (step, wall time, tag
+    bytes, value), the value None when the tag is not wanted; None for any other layout. The lean
+    scan under the tables: no object made but the tuple."""
     end = len(buf)
     if end < 14 or buf[0] != 0x09:
         return None
@@ -122,6 +137,8 @@ def _one_scalar(
             step, pos = buf[pos + 1], pos + 2
         elif buf[pos + 2] < 0x80:
             step, pos = (buf[pos + 1] & 0x7F) | buf[pos + 2] << 7, pos + 3
+        elif buf[pos + 3] < 0x80:
+            step, pos = (buf[pos + 1] & 0x7F) | (buf[pos + 2] & 0x7F) << 7 | buf[pos + 3] << 14, pos + 4
         else:
             raw, pos = read_varint(buf, pos + 1, end)
             step = _signed64(raw)
@@ -139,7 +156,7 @@ def _one_scalar(
     if pos >= end:
         return None
     if wanted_tag is not None and not wanted_tag(tag):
-        return DecodedEvent(step, wall_time, _EMPTY, None)
+        return step, wall_time, tag, None
     if buf[pos] == 0x15 and pos + 5 == end:
         value = _FLOAT.unpack_from(buf, pos + 1)[0]
     elif buf[pos] == 0x42 and pos + 2 < end:
@@ -154,9 +171,7 @@ def _one_scalar(
             return None
     else:
         return None
-    if kinds is not None and "scalar" not in kinds:
-        return DecodedEvent(step, wall_time, _EMPTY, None)
-    return DecodedEvent(step, wall_time, [EventValue(_text(tag, "tag"), "scalar", float(value))], None)
+    return step, wall_time, tag, float(value)
 
 
 def _summary(
