@@ -13,13 +13,23 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import struct
 from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from tfrecord_lite._errors import DecodeError
 from tfrecord_lite._events.runs import find_runs
 from tfrecord_lite._events.tail import POLL_SECONDS, follow_runs
-from tfrecord_lite._events.wire import KINDS, DecodedEvent, Plugins, decode_event, one_scalar
+from tfrecord_lite._events.wire import (
+    KINDS,
+    SCALARS_METADATA,
+    TAGGED,
+    TENSOR,
+    DecodedEvent,
+    Plugins,
+    decode_event,
+    one_scalar,
+)
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._redact import log, redact
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
@@ -102,6 +112,38 @@ def _decoded(
         else:
             log.warning("skipped an event that does not decode: %s", message)
         return None
+
+
+# the longest event whose layout is remembered, and the most layouts remembered at once
+_LAYOUT_BYTES = 256
+_LAYOUTS = 4096
+_DOUBLE = struct.Struct("<d")
+_FLOAT = struct.Struct("<f")
+
+
+def _known_layout(
+    record: bytes, end: int, layouts: dict[bytes, tuple[str, bytes, int]]
+) -> tuple[tuple[str, bytes, int] | None, int, int]:
+    """The remembered layout of a scalar event (its tag's text and bytes, and what follows its
+    value), its step and where its float32 value is; None when not known."""
+    first = record[10]
+    if first < 0x80:
+        start, step = 11, first
+    elif record[11] < 0x80:
+        start, step = 12, (first & 0x7F) | record[11] << 7
+    elif record[12] < 0x80:
+        start, step = 13, (first & 0x7F) | (record[11] & 0x7F) << 7 | record[12] << 14
+    else:
+        return None, 0, 0
+    if record.endswith(SCALARS_METADATA):
+        at = end - 4 - len(SCALARS_METADATA)
+        known = layouts.get(record[start:at])
+        if known is not None and known[2] == TAGGED:
+            return known, step, at
+    known = layouts.get(record[start : end - 4])
+    if known is not None and known[2] != TAGGED:
+        return known, step, end - 4
+    return None, 0, 0
 
 
 def _tag_name(tag: bytes, names: dict[bytes, str]) -> str | None:
@@ -215,17 +257,32 @@ def read_columns(
     run_col, step_col, time_col = cols["run"].append, cols["step"].append, cols["wall_time"].append
     tag_col, kind_col, value_col = cols["tag"].append, cols["kind"].append, cols["value"].append
     names: dict[bytes, str] = {}
+    layouts: dict[bytes, tuple[str, bytes, int]] = {}
     for run, path, records, plugins in _files(source, matcher(runs, "runs"), options):
         for number, record in enumerate(records):
+            end = len(record)
+            if 14 <= end <= _LAYOUT_BYTES and record[0] == 0x09 and record[9] == 0x10:
+                known, step, at = _known_layout(record, end, layouts)
+                if known is not None and (known[2] != TENSOR or plugins.get(known[1]) == "scalars"):
+                    if known[2] == TAGGED:
+                        plugins[known[1]] = "scalars"
+                    run_col(run), step_col(step), time_col(_DOUBLE.unpack_from(record, 1)[0])
+                    tag_col(known[0]), kind_col("scalar"), value_col(float(_FLOAT.unpack_from(record, at)[0]))
+                    continue
             found = one_scalar(record, plugins, wanted_tag)
             if found is not None:
-                step, wall_time, tag_bytes, scalar = found
+                step, wall_time, tag_bytes, scalar, layout, form = found
                 if scalar is None or not scalars_wanted:
                     continue
                 name = names.get(tag_bytes) or _tag_name(tag_bytes, names)
                 if name is not None:
                     run_col(run), step_col(step), time_col(wall_time)
                     tag_col(name), kind_col("scalar"), value_col(scalar)
+                    if layout > 9 and end <= _LAYOUT_BYTES:
+                        if len(layouts) >= _LAYOUTS:
+                            layouts.clear()
+                        stop = end - 4 - (len(SCALARS_METADATA) if form == TAGGED else 0)
+                        layouts[record[layout:stop]] = (name, tag_bytes, form)
                     continue
             event = _decoded(path, number, record, plugins, wanted_tag, wanted_kinds, on_error)
             if event is not None:

@@ -95,14 +95,11 @@ def decode_event(
 
 # A scalar tensor as tf.summary writes it: dtype, an empty shape, then tensor_content of 4 or 8 bytes
 _SCALAR_TENSORS = {b"\x08\x01\x12\x00\x22\x04": _FLOAT, b"\x08\x02\x12\x00\x22\x08": _DOUBLE}
-_SCALARS_METADATA = b"\x4a\x0b\x0a\x09\x0a\x07scalars"
+SCALARS_METADATA = _SCALARS_METADATA = b"\x4a\x0b\x0a\x09\x0a\x07scalars"
+# what follows a float32 scalar at the end of an event: nothing after a simple_value or a tensor,
+# or the scalars plugin's metadata
+SIMPLE, TENSOR, TAGGED = 0, 1, 2
 _EMPTY: list[EventValue] = []
-
-
-def _length(buf: bytes, pos: int, end: int) -> tuple[int, int]:
-    if pos < end and buf[pos] < 0x80:
-        return buf[pos], pos + 1
-    return read_varint(buf, pos, end)
 
 
 def _one_scalar(
@@ -115,7 +112,7 @@ def _one_scalar(
     found = one_scalar(buf, plugins, wanted_tag)
     if found is None:
         return None
-    step, wall_time, tag, value = found
+    step, wall_time, tag, value, _, _ = found
     if value is None or (kinds is not None and "scalar" not in kinds):
         return DecodedEvent(step, wall_time, _EMPTY, None)
     return DecodedEvent(step, wall_time, [EventValue(_text(tag, "tag"), "scalar", value)], None)
@@ -123,10 +120,15 @@ def _one_scalar(
 
 def one_scalar(
     buf: bytes, plugins: Plugins, wanted_tag: Callable[[bytes], bool] | None
-) -> tuple[int, float, bytes, float | None] | None:
+) -> tuple[int, float, bytes, float | None, int, int] | None:
     """An event of one scalar in the layout TensorFlow and PyTorch write, as (step, wall time, tag
-    bytes, value), the value None when the tag is not wanted; None for any other layout. The lean
-    scan under the tables: no object made but the tuple."""
+    bytes, value, layout, form), the value None when the tag is not wanted; None for any other
+    layout. When the value is a float32 `layout` is where the bytes after the step start and
+    `form` says what follows the value: SIMPLE (nothing, a `simple_value`), TENSOR (nothing, a
+    tensor the run's plugin memory calls a scalar) or TAGGED (the scalars plugin's metadata);
+    every event whose bytes from `layout` up to the value are the same, and which ends as this
+    one, has this tag and its value there. `layout` is -1 otherwise. The lean scan under the
+    tables: no object made but the tuple."""
     end = len(buf)
     if end < 14 or buf[0] != 0x09:
         return None
@@ -142,21 +144,28 @@ def one_scalar(
         else:
             raw, pos = read_varint(buf, pos + 1, end)
             step = _signed64(raw)
+    layout = pos
+    # the summary (field 5), its one value (field 1) and the value's tag (field 1): the first two
+    # run to the end of the event, lengths read inline when they take one byte
     if pos + 2 > end or buf[pos] != 0x2A:
         return None
-    size, pos = _length(buf, pos + 1, end)
+    size = buf[pos + 1]
+    size, pos = (size, pos + 2) if size < 0x80 else read_varint(buf, pos + 1, end)
     if pos + size != end or pos + 2 > end or buf[pos] != 0x0A:
         return None
-    size, pos = _length(buf, pos + 1, end)
+    size = buf[pos + 1]
+    size, pos = (size, pos + 2) if size < 0x80 else read_varint(buf, pos + 1, end)
     if pos + size != end or pos + 2 > end or buf[pos] != 0x0A:
         return None
-    size, pos = _length(buf, pos + 1, end)
+    size = buf[pos + 1]
+    size, pos = (size, pos + 2) if size < 0x80 else read_varint(buf, pos + 1, end)
     tag = buf[pos : pos + size]
     pos += size
     if pos >= end:
         return None
     if wanted_tag is not None and not wanted_tag(tag):
-        return step, wall_time, tag, None
+        return step, wall_time, tag, None, -1, 0
+    form_found = SIMPLE
     if buf[pos] == 0x15 and pos + 5 == end:
         value = _FLOAT.unpack_from(buf, pos + 1)[0]
     elif buf[pos] == 0x42 and pos + 2 < end:
@@ -167,11 +176,16 @@ def one_scalar(
         pos += 8 + form.size
         if buf[pos:] == _SCALARS_METADATA:
             plugins[tag] = "scalars"
+            form_found = TAGGED
         elif pos != end or plugins.get(tag) != "scalars":
             return None
+        else:
+            form_found = TENSOR
+        if form is _DOUBLE:
+            layout = -1
     else:
         return None
-    return step, wall_time, tag, float(value)
+    return step, wall_time, tag, float(value), layout, form_found
 
 
 def _summary(
