@@ -29,6 +29,7 @@ from tfrecord_lite._events.wire import (
     Plugins,
     decode_event,
     one_scalar,
+    unwanted_tensor,
 )
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._redact import log, redact
@@ -258,6 +259,7 @@ def read_columns(
     tag_col, kind_col, value_col = cols["tag"].append, cols["kind"].append, cols["value"].append
     names: dict[bytes, str] = {}
     layouts: dict[bytes, tuple[str, bytes, int]] = {}
+    metadata: dict[bytes, str] = {}
     for run, path, records, plugins in _files(source, matcher(runs, "runs"), options):
         for number, record in enumerate(records):
             end = len(record)
@@ -284,6 +286,12 @@ def read_columns(
                         stop = end - 4 - (len(SCALARS_METADATA) if form == TAGGED else 0)
                         layouts[record[layout:stop]] = (name, tag_bytes, form)
                     continue
+            if (
+                wanted_kinds is not None
+                and wanted_tag is None
+                and unwanted_tensor(record, plugins, wanted_kinds, metadata)
+            ):
+                continue
             event = _decoded(path, number, record, plugins, wanted_tag, wanted_kinds, on_error)
             if event is not None:
                 for tag, kind, value in event.values:

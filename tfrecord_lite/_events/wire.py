@@ -188,6 +188,56 @@ def one_scalar(
     return step, wall_time, tag, float(value), layout, form_found
 
 
+def unwanted_tensor(
+    buf: bytes,
+    plugins: Plugins,
+    kinds: frozenset[str],
+    known: dict[bytes, str],
+) -> bool:
+    """True when an event is one tensor value followed by its metadata (as tf.summary writes each
+    histogram, image or text) whose plugin makes it a kind not in `kinds`: decode_event would give
+    it no value, and the run's plugin memory is updated as decode_event updates it. False for any
+    other event, or one that does not walk cleanly (decode_event then decides). `known` keeps the
+    plugin named by each metadata seen. The tag filter is the caller's, applied before."""
+    end = len(buf)
+    if end < 14 or buf[0] != 0x09:
+        return False
+    try:
+        pos = read_varint(buf, 10, end)[1] if buf[9] == 0x10 else 9
+        for field_tag in (0x2A, 0x0A):  # the summary, then its one value: each runs to the end of the event
+            if pos + 2 > end or buf[pos] != field_tag:
+                return False
+            size, pos = read_varint(buf, pos + 1, end)
+            if pos + size != end:
+                return False
+        if pos + 2 > end or buf[pos] != 0x0A:
+            return False
+        size, pos = read_varint(buf, pos + 1, end)
+        tag = buf[pos : pos + size]
+        pos += size
+        if pos + 2 > end or buf[pos] != 0x42:
+            return False
+        size, pos = read_varint(buf, pos + 1, end)
+        pos += size
+        if pos + 2 > end or buf[pos] != 0x4A:
+            return False
+        size, pos = read_varint(buf, pos + 1, end)
+        if pos + size != end:
+            return False
+        metadata = buf[pos:end]
+        plugin = known.get(metadata)
+        if plugin is None:
+            if len(known) >= 4096:
+                known.clear()
+            plugin = known[metadata] = _plugin_name(buf, pos, end)
+    except DecodeError:
+        return False
+    if not plugin or _PLUGIN_KINDS.get(plugin, "tensor") in kinds:
+        return False
+    plugins[tag] = plugin
+    return True
+
+
 def _summary(
     buf: bytes,
     pos: int,
