@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tfrecord_lite._events.frames import arrow_table, pandas_frame
-from tfrecord_lite._events.read import EventRecord, Patterns, read_events
+from tfrecord_lite._events.read import EventRecord, Patterns, read_columns, read_events
 from tfrecord_lite._events.wire import KINDS
 from tfrecord_lite._events.writer import EventWriter
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
@@ -38,11 +38,11 @@ def to_pandas(
     UTC datetimes, tag, kind, value; the value column float64 when every value is a scalar), or with
     `pivot=True` one row per (run, step) and a column per tag. `tags`, `kinds` and `runs` filter as
     in `read_events`, which reads `source` with the reader options."""
-    records = read_events(
+    columns = read_columns(
         source, tags=tags, kinds=kinds, runs=runs, compression=compression, verify=verify, on_error=on_error,
         max_skipped=max_skipped, storage_options=storage_options, max_record_bytes=max_record_bytes,
     )  # fmt: skip
-    return pandas_frame(records, pivot)
+    return pandas_frame(columns, pivot)
 
 
 def to_arrow(
@@ -63,8 +63,8 @@ def to_arrow(
     wide (`pivot=True`). The value column takes its kind's type (scalar float64, text string, image
     and audio binary, histograms and tensors lists, hparams JSON), so values of several kinds
     raise ValueError: pass `kinds=`."""
-    records = read_events(
+    columns = read_columns(
         source, tags=tags, kinds=kinds, runs=runs, compression=compression, verify=verify, on_error=on_error,
         max_skipped=max_skipped, storage_options=storage_options, max_record_bytes=max_record_bytes,
     )  # fmt: skip
-    return arrow_table(records, pivot)
+    return arrow_table(columns, pivot)

@@ -185,3 +185,46 @@ def test_event_writer_file_starts_with_the_file_version(tmp_path: Path) -> None:
     assert b"brain.Event:2" in first
     rows: list[Any] = list(read_events(tmp_path))
     assert [(r.step, r.tag, r.value) for r in rows] == [(7, "x", 3.0)]
+
+
+def _tensor(tag: bytes, x: float, metadata: bytes = b"", double: bool = False) -> bytes:
+    content = struct.pack("<d", x) if double else struct.pack("<f", x)
+    header = b"\x08\x02\x12\x00\x22\x08" if double else b"\x08\x01\x12\x00\x22\x04"
+    return field(1, tag) + field(8, header + content) + metadata
+
+
+def _plugin(name: bytes) -> bytes:
+    return field(9, field(1, field(1, name)))
+
+
+def test_tables_hold_the_rows_read_events_yields_whatever_the_layouts(tmp_path: Path) -> None:
+    # the tables remember each scalar event's layout: every form, step size, a tag whose plugin
+    # changes and a tag that is not UTF-8 must still give read_events' rows
+    scalars = _plugin(b"scalars")
+    records = [event(0, simple(b"a", 0.0))[:9] + event(0, simple(b"a", 0.0))[11:]]  # step 0 omitted
+    for step in (1, 2, 200, 300, 40_000, 50_000, 3_000_000, 4_000_000):
+        records += [event(step, simple(b"a", step)), event(step, _tensor(b"x", step, scalars))]
+        records += [event(step, _tensor(b"x", step + 0.5)), event(step, _tensor(b"d", step, scalars, double=True))]
+    records += [event(7, _tensor(b"x", 7.0, _plugin(b"custom"))), event(8, _tensor(b"x", 8.0))]
+    records += [event(9, _tensor(b"x", 9.0, scalars)), event(10, _tensor(b"x", 10.0))]
+    records += [event(11, simple(b"\xffbad", 1.0)), event(12, simple(b"a", 12.0))]
+    write_events(tmp_path / "run" / "events.out.tfevents.1", *records)
+    for options in ({}, {"tags": "x"}, {"kinds": "scalar"}, {"kinds": "tensor"}):
+        rows = [
+            (r.run, r.step, r.wall_time, r.tag, r.kind, str(r.value))
+            for r in read_events(tmp_path, on_error="skip", **options)
+        ]
+        frame = to_pandas(tmp_path, on_error="skip", **options)
+        seconds = frame["wall_time"].astype("int64") / 1e9
+        got = [
+            (run, step, wall_time, tag, kind, str(value))
+            for run, step, wall_time, tag, kind, value in zip(
+                frame["run"], frame["step"], seconds, frame["tag"], frame["kind"], frame["value"], strict=True
+            )
+        ]
+        assert got == rows, options
+        assert len(rows) > 0
+    kinds = [r.kind for r in read_events(tmp_path, tags="x", on_error="skip")]
+    assert kinds[-4:] == ["tensor", "tensor", "scalar", "scalar"]
+    with pytest.raises(DecodeError, match="tag is not UTF-8"):
+        to_pandas(tmp_path)

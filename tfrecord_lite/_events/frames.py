@@ -1,6 +1,7 @@
 """A TensorBoard log as a table: `to_pandas` and `to_arrow`, long (one row per value) or wide.
 
-Strategy: the rows of read_events gathered column by column into plain lists, then handed to
+Strategy: the rows of read_events, gathered column by column into plain lists by read_columns
+(scalars straight from the lean scan, no object per row), handed to
 pandas or pyarrow at once (both imported here, at the call: `import tfrecord_lite` imports
 neither). Wall times become UTC datetimes. The long table has the columns run, step, wall_time,
 tag, kind, value; `pivot=True` makes it wide per run: one row per (run, step), one column per
@@ -12,38 +13,17 @@ and tensors nested lists, hparams JSON text) and a table mixing kinds is refused
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
-from tfrecord_lite._events.read import EventRecord
-
 COLUMNS = ("run", "step", "wall_time", "tag", "kind", "value")
 
 
-def columns_of(records: Iterable[EventRecord]) -> dict[str, list[Any]]:
-    """The records as six lists, one per column."""
-    runs: list[str] = []
-    steps: list[int] = []
-    times: list[float] = []
-    tags: list[str] = []
-    kinds: list[str] = []
-    values: list[Any] = []
-    for run, step, wall_time, tag, kind, value in records:
-        runs.append(run)
-        steps.append(step)
-        times.append(wall_time)
-        tags.append(tag)
-        kinds.append(kind)
-        values.append(value)
-    return dict(zip(COLUMNS, (runs, steps, times, tags, kinds, values), strict=True))
-
-
-def pandas_frame(records: Iterable[EventRecord], pivot: bool) -> Any:
+def pandas_frame(cols: dict[str, list[Any]], pivot: bool) -> Any:
+    """The six columns of read_columns as a DataFrame, long or wide."""
     import pandas as pd
 
-    cols = columns_of(records)
     values = cols["value"]
     frame = pd.DataFrame(
         {
@@ -85,12 +65,12 @@ def _wide(frame: Any) -> Any:
     return table.reset_index()
 
 
-def arrow_table(records: Iterable[EventRecord], pivot: bool) -> Any:
+def arrow_table(cols: dict[str, list[Any]], pivot: bool) -> Any:
+    """The six columns of read_columns as an Arrow table, long or wide."""
     import pyarrow as pa
 
     if pivot:
-        return pa.Table.from_pandas(pandas_frame(records, pivot=True), preserve_index=False)
-    cols = columns_of(records)
+        return pa.Table.from_pandas(pandas_frame(cols, pivot=True), preserve_index=False)
     kinds = sorted(set(cols["kind"]))
     if len(kinds) > 1:
         raise ValueError(

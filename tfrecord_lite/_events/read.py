@@ -13,13 +13,24 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Callable, Generator, Sequence
+import struct
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from tfrecord_lite._errors import DecodeError
 from tfrecord_lite._events.runs import find_runs
 from tfrecord_lite._events.tail import POLL_SECONDS, follow_runs
-from tfrecord_lite._events.wire import KINDS, DecodedEvent, Plugins, decode_event
+from tfrecord_lite._events.wire import (
+    KINDS,
+    SCALARS_METADATA,
+    TAGGED,
+    TENSOR,
+    DecodedEvent,
+    Plugins,
+    decode_event,
+    one_scalar,
+    unwanted_tensor,
+)
 from tfrecord_lite._records.reader import iter_records
 from tfrecord_lite._redact import log, redact
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
@@ -81,6 +92,71 @@ def _kinds(kinds: str | Sequence[str] | None) -> frozenset[str] | None:
     return chosen
 
 
+def _decoded(
+    path: str,
+    number: int,
+    record: bytes,
+    plugins: Plugins,
+    wanted_tag: Callable[[bytes], bool] | None,
+    wanted_kinds: frozenset[str] | None,
+    on_error: OnError,
+) -> DecodedEvent | None:
+    """One record decoded; a DecodeError named by file and record, raised or handed to `on_error`."""
+    try:
+        return decode_event(record, plugins, wanted_tag, wanted_kinds)
+    except DecodeError as err:
+        message = f"{redact(path)}, record {number}: {err.reason}"
+        if on_error == "raise":
+            raise DecodeError(message) from None
+        if callable(on_error):
+            on_error(DecodeError(message))
+        else:
+            log.warning("skipped an event that does not decode: %s", message)
+        return None
+
+
+# the longest event whose layout is remembered, and the most layouts remembered at once
+_LAYOUT_BYTES = 256
+_LAYOUTS = 4096
+_DOUBLE = struct.Struct("<d")
+_FLOAT = struct.Struct("<f")
+
+
+def _known_layout(
+    record: bytes, end: int, layouts: dict[bytes, tuple[str, bytes, int]]
+) -> tuple[tuple[str, bytes, int] | None, int, int]:
+    """The remembered layout of a scalar event (its tag's text and bytes, and what follows its
+    value), its step and where its float32 value is; None when not known."""
+    first = record[10]
+    if first < 0x80:
+        start, step = 11, first
+    elif record[11] < 0x80:
+        start, step = 12, (first & 0x7F) | record[11] << 7
+    elif record[12] < 0x80:
+        start, step = 13, (first & 0x7F) | (record[11] & 0x7F) << 7 | record[12] << 14
+    else:
+        return None, 0, 0
+    if record.endswith(SCALARS_METADATA):
+        at = end - 4 - len(SCALARS_METADATA)
+        known = layouts.get(record[start:at])
+        if known is not None and known[2] == TAGGED:
+            return known, step, at
+    known = layouts.get(record[start : end - 4])
+    if known is not None and known[2] != TAGGED:
+        return known, step, end - 4
+    return None, 0, 0
+
+
+def _tag_name(tag: bytes, names: dict[bytes, str]) -> str | None:
+    """A tag's text, kept for the next time; None when it is not UTF-8 (the full decoding then
+    reports it)."""
+    try:
+        name = names[tag] = tag.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return name
+
+
 def read_events(
     source: Any,
     *,
@@ -118,17 +194,7 @@ def read_events(
     }
 
     def decoded(path: str, number: int, record: bytes, plugins: Plugins) -> DecodedEvent | None:
-        try:
-            return decode_event(record, plugins, wanted_tag, wanted_kinds)
-        except DecodeError as err:
-            message = f"{redact(path)}, record {number}: {err.reason}"
-            if on_error == "raise":
-                raise DecodeError(message) from None
-            if callable(on_error):
-                on_error(DecodeError(message))
-            else:
-                log.warning("skipped an event that does not decode: %s", message)
-            return None
+        return _decoded(path, number, record, plugins, wanted_tag, wanted_kinds, on_error)
 
     if follow:
         for run, path, number, record, run_plugins in follow_runs(
@@ -139,14 +205,96 @@ def read_events(
                 for tag, kind, value in event.values:
                     yield EventRecord(run, event.step, event.wall_time, tag, kind, value)
         return
-    for run, files in find_runs(source, storage_options).items():
+    for run, path, records, plugins in _files(source, wanted_run, options):
+        for number, record in enumerate(records):
+            event = decoded(path, number, record, plugins)
+            if event is not None:  # one row per value, made here: no generator per record
+                for tag, kind, value in event.values:
+                    yield EventRecord(run, event.step, event.wall_time, tag, kind, value)
+
+
+def _files(
+    source: Any, wanted_run: Callable[[str], bool] | None, options: dict[str, Any]
+) -> Generator[tuple[str, str, Iterator[bytes], Plugins], None, None]:
+    """Each wanted run's files in order, open: (run, path, its records, the run's plugin memory)."""
+    for run, files in find_runs(source, options["storage_options"]).items():
         if wanted_run is not None and not wanted_run(run):
             continue
         plugins: Plugins = {}
         for path in files:
             with iter_records(path, **options) as records:
-                for number, record in enumerate(records):
-                    event = decoded(path, number, record, plugins)
-                    if event is not None:  # one row per value, made here: no generator per record
-                        for tag, kind, value in event.values:
-                            yield EventRecord(run, event.step, event.wall_time, tag, kind, value)
+                yield run, path, records, plugins
+
+
+def read_columns(
+    source: Any,
+    *,
+    tags: Patterns = None,
+    kinds: str | Sequence[str] | None = None,
+    runs: Patterns = None,
+    compression: Compression = "auto",
+    verify: bool = True,
+    on_error: OnError = "raise",
+    max_skipped: int | None = None,
+    storage_options: StorageOptions = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
+) -> dict[str, list[Any]]:
+    """The rows `read_events` yields, as six lists (run, step, wall_time, tag, kind, value): the
+    tables' reader. A scalar event in the layout TensorFlow and PyTorch write goes from the lean
+    scan straight into the lists, its tag's text made once per run; any other event through
+    `read_events`' own decoding, so the rows are the same."""
+    wanted_tag = _tag_test(tags)
+    wanted_kinds = _kinds(kinds)
+    scalars_wanted = wanted_kinds is None or "scalar" in wanted_kinds
+    options: dict[str, Any] = {
+        "compression": compression,
+        "verify": verify,
+        "on_error": on_error,
+        "max_skipped": max_skipped,
+        "storage_options": storage_options,
+        "max_record_bytes": max_record_bytes,
+    }
+    cols: dict[str, list[Any]] = {name: [] for name in ("run", "step", "wall_time", "tag", "kind", "value")}
+    run_col, step_col, time_col = cols["run"].append, cols["step"].append, cols["wall_time"].append
+    tag_col, kind_col, value_col = cols["tag"].append, cols["kind"].append, cols["value"].append
+    names: dict[bytes, str] = {}
+    layouts: dict[bytes, tuple[str, bytes, int]] = {}
+    metadata: dict[bytes, str] = {}
+    for run, path, records, plugins in _files(source, matcher(runs, "runs"), options):
+        for number, record in enumerate(records):
+            end = len(record)
+            if 14 <= end <= _LAYOUT_BYTES and record[0] == 0x09 and record[9] == 0x10:
+                known, step, at = _known_layout(record, end, layouts)
+                if known is not None and (known[2] != TENSOR or plugins.get(known[1]) == "scalars"):
+                    if known[2] == TAGGED:
+                        plugins[known[1]] = "scalars"
+                    run_col(run), step_col(step), time_col(_DOUBLE.unpack_from(record, 1)[0])
+                    tag_col(known[0]), kind_col("scalar"), value_col(float(_FLOAT.unpack_from(record, at)[0]))
+                    continue
+            found = one_scalar(record, plugins, wanted_tag)
+            if found is not None:
+                step, wall_time, tag_bytes, scalar, layout, form = found
+                if scalar is None or not scalars_wanted:
+                    continue
+                name = names.get(tag_bytes) or _tag_name(tag_bytes, names)
+                if name is not None:
+                    run_col(run), step_col(step), time_col(wall_time)
+                    tag_col(name), kind_col("scalar"), value_col(scalar)
+                    if layout > 9 and end <= _LAYOUT_BYTES:
+                        if len(layouts) >= _LAYOUTS:
+                            layouts.clear()
+                        stop = end - 4 - (len(SCALARS_METADATA) if form == TAGGED else 0)
+                        layouts[record[layout:stop]] = (name, tag_bytes, form)
+                    continue
+            if (
+                wanted_kinds is not None
+                and wanted_tag is None
+                and unwanted_tensor(record, plugins, wanted_kinds, metadata)
+            ):
+                continue
+            event = _decoded(path, number, record, plugins, wanted_tag, wanted_kinds, on_error)
+            if event is not None:
+                for tag, kind, value in event.values:
+                    run_col(run), step_col(event.step), time_col(event.wall_time)
+                    tag_col(tag), kind_col(kind), value_col(value)
+    return cols

@@ -95,14 +95,11 @@ def decode_event(
 
 # A scalar tensor as tf.summary writes it: dtype, an empty shape, then tensor_content of 4 or 8 bytes
 _SCALAR_TENSORS = {b"\x08\x01\x12\x00\x22\x04": _FLOAT, b"\x08\x02\x12\x00\x22\x08": _DOUBLE}
-_SCALARS_METADATA = b"\x4a\x0b\x0a\x09\x0a\x07scalars"
+SCALARS_METADATA = _SCALARS_METADATA = b"\x4a\x0b\x0a\x09\x0a\x07scalars"
+# what follows a float32 scalar at the end of an event: nothing after a simple_value or a tensor,
+# or the scalars plugin's metadata
+SIMPLE, TENSOR, TAGGED = 0, 1, 2
 _EMPTY: list[EventValue] = []
-
-
-def _length(buf: bytes, pos: int, end: int) -> tuple[int, int]:
-    if pos < end and buf[pos] < 0x80:
-        return buf[pos], pos + 1
-    return read_varint(buf, pos, end)
 
 
 def _one_scalar(
@@ -112,6 +109,26 @@ def _one_scalar(
     step, a summary of one value: its tag, then a `simple_value` or a scalar tensor and the scalars
     plugin's metadata). A value whose tag is not wanted is dropped whatever it holds, without looking
     at it. None for any other layout: the general walk decides those."""
+    found = one_scalar(buf, plugins, wanted_tag)
+    if found is None:
+        return None
+    step, wall_time, tag, value, _, _ = found
+    if value is None or (kinds is not None and "scalar" not in kinds):
+        return DecodedEvent(step, wall_time, _EMPTY, None)
+    return DecodedEvent(step, wall_time, [EventValue(_text(tag, "tag"), "scalar", value)], None)
+
+
+def one_scalar(
+    buf: bytes, plugins: Plugins, wanted_tag: Callable[[bytes], bool] | None
+) -> tuple[int, float, bytes, float | None, int, int] | None:
+    """An event of one scalar in the layout TensorFlow and PyTorch write, as (step, wall time, tag
+    bytes, value, layout, form), the value None when the tag is not wanted; None for any other
+    layout. When the value is a float32 `layout` is where the bytes after the step start and
+    `form` says what follows the value: SIMPLE (nothing, a `simple_value`), TENSOR (nothing, a
+    tensor the run's plugin memory calls a scalar) or TAGGED (the scalars plugin's metadata);
+    every event whose bytes from `layout` up to the value are the same, and which ends as this
+    one, has this tag and its value there. `layout` is -1 otherwise. The lean scan under the
+    tables: no object made but the tuple."""
     end = len(buf)
     if end < 14 or buf[0] != 0x09:
         return None
@@ -122,24 +139,33 @@ def _one_scalar(
             step, pos = buf[pos + 1], pos + 2
         elif buf[pos + 2] < 0x80:
             step, pos = (buf[pos + 1] & 0x7F) | buf[pos + 2] << 7, pos + 3
+        elif buf[pos + 3] < 0x80:
+            step, pos = (buf[pos + 1] & 0x7F) | (buf[pos + 2] & 0x7F) << 7 | buf[pos + 3] << 14, pos + 4
         else:
             raw, pos = read_varint(buf, pos + 1, end)
             step = _signed64(raw)
+    layout = pos
+    # the summary (field 5), its one value (field 1) and the value's tag (field 1): the first two
+    # run to the end of the event, lengths read inline when they take one byte
     if pos + 2 > end or buf[pos] != 0x2A:
         return None
-    size, pos = _length(buf, pos + 1, end)
+    size = buf[pos + 1]
+    size, pos = (size, pos + 2) if size < 0x80 else read_varint(buf, pos + 1, end)
     if pos + size != end or pos + 2 > end or buf[pos] != 0x0A:
         return None
-    size, pos = _length(buf, pos + 1, end)
+    size = buf[pos + 1]
+    size, pos = (size, pos + 2) if size < 0x80 else read_varint(buf, pos + 1, end)
     if pos + size != end or pos + 2 > end or buf[pos] != 0x0A:
         return None
-    size, pos = _length(buf, pos + 1, end)
+    size = buf[pos + 1]
+    size, pos = (size, pos + 2) if size < 0x80 else read_varint(buf, pos + 1, end)
     tag = buf[pos : pos + size]
     pos += size
     if pos >= end:
         return None
     if wanted_tag is not None and not wanted_tag(tag):
-        return DecodedEvent(step, wall_time, _EMPTY, None)
+        return step, wall_time, tag, None, -1, 0
+    form_found = SIMPLE
     if buf[pos] == 0x15 and pos + 5 == end:
         value = _FLOAT.unpack_from(buf, pos + 1)[0]
     elif buf[pos] == 0x42 and pos + 2 < end:
@@ -150,13 +176,66 @@ def _one_scalar(
         pos += 8 + form.size
         if buf[pos:] == _SCALARS_METADATA:
             plugins[tag] = "scalars"
+            form_found = TAGGED
         elif pos != end or plugins.get(tag) != "scalars":
             return None
+        else:
+            form_found = TENSOR
+        if form is _DOUBLE:
+            layout = -1
     else:
         return None
-    if kinds is not None and "scalar" not in kinds:
-        return DecodedEvent(step, wall_time, _EMPTY, None)
-    return DecodedEvent(step, wall_time, [EventValue(_text(tag, "tag"), "scalar", float(value))], None)
+    return step, wall_time, tag, float(value), layout, form_found
+
+
+def unwanted_tensor(
+    buf: bytes,
+    plugins: Plugins,
+    kinds: frozenset[str],
+    known: dict[bytes, str],
+) -> bool:
+    """True when an event is one tensor value followed by its metadata (as tf.summary writes each
+    histogram, image or text) whose plugin makes it a kind not in `kinds`: decode_event would give
+    it no value, and the run's plugin memory is updated as decode_event updates it. False for any
+    other event, or one that does not walk cleanly (decode_event then decides). `known` keeps the
+    plugin named by each metadata seen. The tag filter is the caller's, applied before."""
+    end = len(buf)
+    if end < 14 or buf[0] != 0x09:
+        return False
+    try:
+        pos = read_varint(buf, 10, end)[1] if buf[9] == 0x10 else 9
+        for field_tag in (0x2A, 0x0A):  # the summary, then its one value: each runs to the end of the event
+            if pos + 2 > end or buf[pos] != field_tag:
+                return False
+            size, pos = read_varint(buf, pos + 1, end)
+            if pos + size != end:
+                return False
+        if pos + 2 > end or buf[pos] != 0x0A:
+            return False
+        size, pos = read_varint(buf, pos + 1, end)
+        tag = buf[pos : pos + size]
+        pos += size
+        if pos + 2 > end or buf[pos] != 0x42:
+            return False
+        size, pos = read_varint(buf, pos + 1, end)
+        pos += size
+        if pos + 2 > end or buf[pos] != 0x4A:
+            return False
+        size, pos = read_varint(buf, pos + 1, end)
+        if pos + size != end:
+            return False
+        metadata = buf[pos:end]
+        plugin = known.get(metadata)
+        if plugin is None:
+            if len(known) >= 4096:
+                known.clear()
+            plugin = known[metadata] = _plugin_name(buf, pos, end)
+    except DecodeError:
+        return False
+    if not plugin or _PLUGIN_KINDS.get(plugin, "tensor") in kinds:
+        return False
+    plugins[tag] = plugin
+    return True
 
 
 def _summary(
