@@ -336,11 +336,25 @@ def test_a_pass_starts_the_way_the_last_one_measured() -> None:
         return x + 1
 
     memory = Tuning()
-    memory.winner = "inline"  # the consumer alone: no item on a thread
+    memory.winner, memory.phase = "inline", "exploit-inline"  # the consumer alone: no item on a thread
     assert list(ordered_map(named, range(300), 2, memory=memory)) == list(range(1, 301))
     assert all(where)
     where.clear()
-    memory.winner = "threads"
+    memory.winner, memory.phase, memory.elapsed = "threads", "exploit-threads", 0.0
     assert list(ordered_map(named, range(300), 2, memory=memory)) == list(range(1, 301))
     assert not any(where)
     assert pickle.loads(pickle.dumps(memory)).winner == ""  # another process measures for itself
+
+
+def test_passes_shorter_than_a_probe_add_up_to_a_verdict() -> None:
+    from tfrecord_lite._records.threads import Tuning
+
+    def held(x: int) -> int:  # pure Python: holds the GIL, so threads only add hand-overs
+        return sum(range(x % 7 + 200))
+
+    memory = Tuning()
+    for _ in range(5000):  # passes of a millisecond or so each, as a small epoch is
+        assert list(ordered_map(held, range(300), 2, memory=memory)) == [held(x) for x in range(300)]
+        if memory.winner:
+            break
+    assert memory.winner in ("inline", "threads") and memory.threads_rate > 0

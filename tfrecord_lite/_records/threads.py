@@ -239,14 +239,17 @@ atexit.register(_stop_all)
 
 
 class Tuning:
-    """What ordered_map measured in one pass (threads or the consumer alone, and for how long), for the
-    next pass over the same work to start with: a dataset keeps one per process (it pickles empty)."""
+    """Where ordered_map's measuring stood when a pass ended (the phase, its items and seconds so far,
+    the threads' rate, the last winner), for the next pass over the same work to go on from: a pass
+    shorter than a probe (a small epoch) still adds to it, so the verdict comes after a few passes. A
+    dataset keeps one per process (it pickles empty)."""
 
     def __init__(self) -> None:
         self.winner, self.exploit = "", _EXPLOIT
+        self.phase, self.items, self.elapsed, self.threads_rate = "threads", 0, 0.0, 0.0
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"winner": "", "exploit": _EXPLOIT}
+        return Tuning().__dict__
 
 
 def ordered_map(
@@ -284,6 +287,7 @@ def _ordered(
             if last:
                 return
     finally:
+        modes.save()
         pipeline.stop()
 
 
@@ -303,17 +307,28 @@ class _Modes:
         self.threads_rate = 0.0
         self.exploit, self.winner = _EXPLOIT, ""
         self.first = True  # the next chunk is the first of a phase
-        if memory is not None and memory.winner:  # an earlier pass measured: go on its way at once
-            self.exploit, self.winner = memory.exploit, memory.winner
-            self.phase = "exploit-" + memory.winner
-            pipeline.inline = memory.winner == "inline"
+        self.carried = 0.0  # seconds of the current phase measured by earlier passes
+        if memory is not None:  # an earlier pass measured: go on from where it stood
+            self.exploit, self.winner, self.threads_rate = memory.exploit, memory.winner, memory.threads_rate
+            self.phase, self.items, self.carried = memory.phase, memory.items, memory.elapsed
+            self.began -= self.carried
+            pipeline.inline = self.phase in ("inline", "exploit-inline")
+
+    def save(self) -> None:
+        """Leave where the measuring stands to the next pass (a Tuning given)."""
+        if self.memory is None:
+            return
+        memory = self.memory
+        memory.winner, memory.exploit, memory.threads_rate = self.winner, self.exploit, self.threads_rate
+        memory.phase, memory.items = self.phase, self.items
+        memory.elapsed = self.carried if self.first else time.perf_counter() - self.began
 
     def count(self, n: int, here: bool) -> None:
         now = time.perf_counter()
-        if (self.phase == "inline" and not here) or (self.phase == "threads" and self.first):
-            self.began, self.first = now, False  # the threads' start, or chunks they computed before a
-            return  # switch, are neither way's rate
-        self.items += n
+        if (self.phase == "inline" and not here) or (self.phase == "threads" and self.first and not self.items):
+            self.began, self.first = now - self.carried, False  # the threads' start, or chunks they
+            return  # computed before a switch, are neither way's rate
+        self.items, self.first = self.items + n, False
         elapsed = now - self.began
         if self.phase == "threads" and elapsed >= _PROBE_THREADS:
             self.threads_rate = self.items / elapsed
@@ -322,14 +337,12 @@ class _Modes:
             winner = "inline" if self.items / elapsed > 1.05 * self.threads_rate else "threads"
             self.exploit = min(2 * self.exploit, _EXPLOIT_MAX) if winner == self.winner else _EXPLOIT
             self.winner = winner
-            if self.memory is not None:
-                self.memory.winner, self.memory.exploit = winner, self.exploit
             self.switch("exploit-" + winner, now)
         elif self.phase.startswith("exploit") and elapsed >= self.exploit:
             self.switch("threads", now)
 
     def switch(self, phase: str, now: float) -> None:
-        self.phase, self.began, self.items, self.first = phase, now, 0, True
+        self.phase, self.began, self.items, self.first, self.carried = phase, now, 0, True, 0.0
         self.pipeline.set_inline(phase in ("inline", "exploit-inline"))
 
 
