@@ -15,8 +15,8 @@ holds 256 KiB at most, so that they are still in the caches when they are decode
 
 Threads do not always pay: work that holds the GIL (pure Python, copies of a few KiB) only adds
 hand-overs, and a machine whose cores are busy has none to give. So the consumer measures, as it
-sees them, items per second with the threads (0.25 s) and computing chunks alone while the threads
-wait (0.1 s), keeps the faster way for 2 s (twice as long each time it wins again, up to 8 s), and
+sees them, items per second with the threads (0.1 s) and computing chunks alone while the threads
+wait (0.05 s), keeps the faster way for 2 s (twice as long each time it wins again, up to 8 s), and
 measures again; computing alone it takes the next
 chunk no thread has taken, so the order and the seeds are the same either way. A `Tuning` a dataset
 keeps carries the verdict to its next pass, which starts the winning way. An error, from the
@@ -59,7 +59,7 @@ R = TypeVar("R")
 _CHUNK_SECONDS = 0.001  # the work a chunk of ordered_map aims at
 _MAX_CHUNK = 128  # items in one chunk at most (memory: depth x this many items in flight)
 _CHUNK_BYTES = 256 << 10  # a chunk of records holds about this many bytes at most
-_PROBE_THREADS, _PROBE_INLINE, _EXPLOIT, _EXPLOIT_MAX = 0.25, 0.1, 2.0, 8.0  # seconds: see _Modes
+_PROBE_THREADS, _PROBE_INLINE, _EXPLOIT, _EXPLOIT_MAX = 0.1, 0.05, 2.0, 8.0  # seconds: see _Modes
 _INLINE_SECONDS = 0.002  # a ThreadMap list with less work than this runs on the calling thread
 _local = threading.local()  # .seed: the seed of the item being computed on threads (absent: not on threads)
 
