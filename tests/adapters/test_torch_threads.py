@@ -8,7 +8,6 @@ from __future__ import annotations
 import gc
 import io
 import random
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ pytestmark = pytest.mark.torch
 
 from torch.utils.data import DataLoader
 
+from tests._threads import pool_threads, wait_for_threads
 from tfrecord_lite import images
 from tfrecord_lite.torch import IterableTFRecordDataset, TFRecordDataset
 
@@ -65,19 +65,6 @@ def until_error(items: Any) -> tuple[list[Any], Exception | None]:
 
 def ids(batches: Any) -> list[int]:
     return [int(i) for batch in batches for i in batch["id"]]
-
-
-def pool_threads() -> int:
-    """The live threads the library started (named tfrecord_lite...): other tests' threads ending
-    meanwhile do not change it."""
-    return sum(thread.name.startswith("tfrecord_lite") for thread in threading.enumerate())
-
-
-def wait_for_threads(count: int) -> int:
-    deadline = time.monotonic() + 5
-    while pool_threads() > count and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return pool_threads()
 
 
 @pytest.mark.parametrize("workers", [0, 2])

@@ -21,6 +21,7 @@ import pytest
 
 import tfrecord_lite as tfr
 from tests._records import record_spans, write_records
+from tests._threads import pool_threads, wait_for_threads
 from tfrecord_lite._records.threads import ThreadMap, check_num_threads, item_random, ordered_map
 
 
@@ -28,20 +29,6 @@ def jittered(x: int) -> int:
     """x squared, after a pause that makes later items finish before earlier ones."""
     time.sleep(random.Random(x).random() * 0.002)
     return x * x
-
-
-def pool_threads() -> int:
-    """The live threads the library started (named tfrecord_lite...): other tests' threads ending
-    meanwhile do not change it."""
-    return sum(thread.name.startswith("tfrecord_lite") for thread in threading.enumerate())
-
-
-def wait_for_threads(count: int) -> int:
-    """The library's live threads once they are back to `count` (or after 5 s)."""
-    deadline = time.monotonic() + 5
-    while pool_threads() > count and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return pool_threads()
 
 
 def until_error(items: Any) -> tuple[list[Any], Exception | None]:
