@@ -39,3 +39,32 @@ def record_spans(data: bytes) -> list[tuple[int, int]]:
 def record_starts(data: bytes) -> list[int]:
     """Where each record of an intact uncompressed stream starts (see record_spans)."""
     return [start for start, _ in record_spans(data)]
+
+
+def write_until_full(path: Path, *, limit: int, options: str, record: str, count: int) -> tuple[int, int, str]:
+    """Write `count` records (`record`: an expression of i) to `path` with TFRecordWriter(path +
+    `options`) in a subprocess whose RLIMIT_FSIZE is `limit` bytes, as a full disk fails a write:
+    (records written before the OSError, its errno, its message)."""
+    import subprocess
+    import sys
+
+    code = f"""
+import resource, signal
+import tfrecord_lite as tfr
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))
+written = 0
+try:
+    with tfr.TFRecordWriter({str(path)!r}{options}) as w:
+        for i in range({count}):
+            w.write({record})
+            written += 1
+except OSError as err:
+    print(written, err.errno, err, flush=True)
+"""
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    assert out.returncode == 0, out.stderr
+    written, errno_, message = out.stdout.split(" ", 2)
+    return int(written), int(errno_), message

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tfrecord_lite as tfr
+from tests._records import write_until_full
 from tfrecord_lite._wire import framing
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,28 +123,12 @@ def test_a_full_disk_while_growing_the_map_is_an_oserror_and_the_file_keeps_whol
     """RLIMIT_FSIZE makes posix_fallocate fail (EFBIG) as a full disk would (ENOSPC): at growth time,
     never a SIGBUS on a store."""
     path = tmp_path / "full.tfrecord"
-    code = f"""
-import resource, signal, sys
-import tfrecord_lite as tfr
-signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-resource.setrlimit(resource.RLIMIT_FSIZE, (3 << 20, 3 << 20))
-written = 0
-try:
-    with tfr.TFRecordWriter({str(path)!r}, buffered=False) as w:
-        for i in range(10**6):
-            w.write(bytes([i % 251]) * 100)
-            written += 1
-except OSError as err:
-    print(written, err.errno, err, flush=True)
-"""
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    written, errno_, message = write_until_full(
+        path, limit=3 << 20, options=", buffered=False", record="bytes([i % 251]) * 100", count=10**6
     )
-    assert out.returncode == 0, out.stderr
-    written, errno_, message = out.stdout.split(" ", 2)
-    assert int(errno_) == errno.EFBIG and str(path) in message and "records before the failed write are kept" in message
-    assert int(written) > 0 and path.stat().st_size == int(written) * 116 <= 3 << 20
-    assert list(tfr.iter_records(path)) == [bytes([i % 251]) * 100 for i in range(int(written))]
+    assert errno_ == errno.EFBIG and str(path) in message and "records before the failed write are kept" in message
+    assert written > 0 and path.stat().st_size == written * 116 <= 3 << 20
+    assert list(tfr.iter_records(path)) == [bytes([i % 251]) * 100 for i in range(written)]
 
 
 def _file(tmp_path: Path, data: bytes) -> Path:

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import errno
 import io
-import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import tfrecord_lite as tfr
+from tests._records import write_until_full
 from tfrecord_lite._wire import framing
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,28 +70,12 @@ def test_long_records_then_a_batch_keep_their_order(tmp_path: Path) -> None:
 def test_a_full_disk_under_long_records_keeps_whole_records(tmp_path: Path) -> None:
     """RLIMIT_FSIZE fails a write as a full disk would; the file is cut back to its last whole record."""
     path = tmp_path / "full.tfrecord"
-    code = f"""
-import resource, signal
-import tfrecord_lite as tfr
-signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
-written = 0
-try:
-    with tfr.TFRecordWriter({str(path)!r}) as w:
-        for i in range(100):
-            w.write(bytes([i]) * (40 << 10))
-            written += 1
-except OSError as err:
-    print(written, err.errno, err, flush=True)
-"""
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    written, errno_, message = write_until_full(
+        path, limit=1 << 20, options="", record="bytes([i]) * (40 << 10)", count=100
     )
-    assert out.returncode == 0, out.stderr
-    written, errno_, message = out.stdout.split(" ", 2)
-    assert int(errno_) == errno.EFBIG and str(path) in message and "records before the failed write are kept" in message
+    assert errno_ == errno.EFBIG and str(path) in message and "records before the failed write are kept" in message
     got = list(tfr.iter_records(path))
-    assert 0 < len(got) <= int(written) and got == [bytes([i]) * (40 << 10) for i in range(len(got))]
+    assert 0 < len(got) <= written and got == [bytes([i]) * (40 << 10) for i in range(len(got))]
     assert path.stat().st_size == len(got) * ((40 << 10) + 16) <= 1 << 20
 
 
