@@ -89,7 +89,17 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
     ),
     "tf": (
         f"{TENSORFLOW}, newest protobuf it allows, tfx-bsl",
-        [TENSORFLOW, "protobuf<8", "grpcio-tools", "pandas", "tensorboard", "tbparse"],
+        [
+            TENSORFLOW,
+            "protobuf<8",
+            "grpcio-tools",
+            "pandas",
+            "tensorboard",
+            "tbparse",
+            # the oracle of tfrecord_lite.tfds: builds TFDS folders (TFRecord and ArrayRecord)
+            "tensorflow-datasets",
+            "array-record",
+        ],
         "test,arrow,fast,images",  # images: Pillow, for tests/end_to_end/test_tf_images.py
     ),
     "engines": (
