@@ -15,7 +15,7 @@ import pytest
 
 from tests._tensorboard import assert_same_reading, our_reading
 from tests.conftest import DATA_DIR
-from tfrecord_lite import DecodeError, TruncatedRecordError
+from tfrecord_lite import DecodeError, TFRecordError, TruncatedRecordError
 from tfrecord_lite._wire.framing import frame
 from tfrecord_lite.events import EventWriter, read_events, to_arrow, to_pandas
 
@@ -90,7 +90,7 @@ def test_a_filtered_tags_payload_is_never_decoded(tmp_path: Path) -> None:
     bad_histogram = field(1, b"bad") + field(5, field(6, b"\x00" * 7))
     path = write_events(tmp_path / "run" / "events.out.tfevents.1", event(1, simple(b"loss", 0.5), bad_histogram))
     assert [(r.tag, r.value) for r in read_events(tmp_path, tags="loss")] == [("loss", 0.5)]
-    with pytest.raises(DecodeError, match=r"record 0: .*8 bytes") as err:
+    with pytest.raises(DecodeError, match=r"8 bytes \(in .*, record 0, at byte offset 0\)") as err:
         list(read_events(tmp_path))
     assert str(path) in str(err.value)
 
@@ -100,6 +100,29 @@ def test_bad_utf8_tags_are_a_clear_error_or_skipped(tmp_path: Path) -> None:
     with pytest.raises(DecodeError, match="tag is not UTF-8"):
         list(read_events(tmp_path))
     assert [(r.tag, r.step) for r in read_events(tmp_path, on_error="skip")] == [("ok", 2)]
+
+
+def test_events_that_do_not_decode_count_toward_max_skipped_with_crc_damage(tmp_path: Path) -> None:
+    good, bad = event(1, simple(b"ok", 1.0)), event(2, simple(b"\xffloss", 2.0))
+    path = write_events(tmp_path / "events.out.tfevents.1", good, bad, good, bad)
+    second, fourth = len(frame(good)), 2 * len(frame(good)) + len(frame(bad))
+    errors: list[DecodeError] = []
+    assert [r.step for r in read_events(tmp_path, on_error=errors.append)] == [1, 1]
+    assert [(e.path, e.record, e.offset) for e in errors] == [(str(path), 1, second), (str(path), 3, fourth)]
+    assert "tag is not UTF-8" in str(errors[0])
+    with pytest.raises(DecodeError, match=r"more than max_skipped=1 .*tag is not UTF-8") as err:
+        list(read_events(tmp_path, on_error="skip", max_skipped=1))
+    assert err.value.offset == fourth
+    with pytest.raises(DecodeError, match="max_skipped=1"):
+        to_pandas(tmp_path, on_error="skip", max_skipped=1)
+    # one count over CRC damage and events that do not decode, over every file of the log
+    damaged = bytearray(frame(good))
+    damaged[-1] ^= 0xFF
+    (tmp_path / "run2").mkdir()
+    (tmp_path / "run2" / "events.out.tfevents.2").write_bytes(bytes(damaged) + frame(good))
+    assert len(list(read_events(tmp_path, on_error="skip", max_skipped=3))) == 3
+    with pytest.raises(TFRecordError, match="max_skipped=2"):
+        list(read_events(tmp_path, on_error="skip", max_skipped=2))
 
 
 def test_hostile_histograms_and_nesting_are_refused_without_allocating(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import struct
 from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any, NamedTuple
 
-from tfrecord_lite._errors import DecodeError
+from tfrecord_lite._errors import DecodeError, place
 from tfrecord_lite._events.runs import find_runs
 from tfrecord_lite._events.tail import POLL_SECONDS, follow_runs
 from tfrecord_lite._events.wire import (
@@ -31,8 +31,8 @@ from tfrecord_lite._events.wire import (
     one_scalar,
     unwanted_tensor,
 )
-from tfrecord_lite._records.reader import iter_records
-from tfrecord_lite._redact import log, redact
+from tfrecord_lite._records.reader import RecordIterator, read_records
+from tfrecord_lite._stream.damage import DamagePolicy
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 
 Patterns = str | Sequence[str] | None
@@ -93,26 +93,31 @@ def _kinds(kinds: str | Sequence[str] | None) -> frozenset[str] | None:
 
 
 def _decoded(
-    path: str,
-    number: int,
+    where: tuple[str, int, int | None],
     record: bytes,
     plugins: Plugins,
     wanted_tag: Callable[[bytes], bool] | None,
     wanted_kinds: frozenset[str] | None,
-    on_error: OnError,
+    policy: DamagePolicy,
 ) -> DecodedEvent | None:
-    """One record decoded; a DecodeError named by file and record, raised or handed to `on_error`."""
+    """One record decoded. One that does not decode is damage like a bad CRC: a DecodeError naming
+    the file, the record's number and byte offset, raised or skipped by `policy` (counted toward
+    its max_skipped)."""
     try:
         return decode_event(record, plugins, wanted_tag, wanted_kinds)
     except DecodeError as err:
-        message = f"{redact(path)}, record {number}: {err.reason}"
-        if on_error == "raise":
-            raise DecodeError(message) from None
-        if callable(on_error):
-            on_error(DecodeError(message))
-        else:
-            log.warning("skipped an event that does not decode: %s", message)
+        path, number, offset = where
+        placed = place(DecodeError(f"an event that does not decode: {err.reason}"), path=path, record=number, offset=offset)
+        if policy.raises:
+            raise placed from None
+        policy.skip(placed)
         return None
+
+
+def _where(path: str, records: RecordIterator, number: int) -> tuple[str, int, int | None]:
+    """The file, number in it and byte offset of the record just read (the offset when known)."""
+    found = records.placements.where(number)
+    return (path, number, None) if found is None else (path, found[1], found[2])
 
 
 # the longest event whose layout is remembered, and the most layouts remembered at once
@@ -180,34 +185,32 @@ def read_events(
     `follow=True` keeps reading the runs as they are written (local files only): it yields each
     record once it is complete, ignores a torn tail until its writer finishes it, picks up new
     files (rotation) and new runs, and never ends by itself. The reader options mean what they
-    mean for every reader (docs/conventions.md)."""
+    mean for every reader (docs/conventions.md); an event that does not decode is damage like a
+    bad CRC: a DecodeError naming its file, number and byte offset, or skipped with `on_error`
+    and counted toward `max_skipped`."""
     wanted_tag = _tag_test(tags)
     wanted_kinds = _kinds(kinds)
     wanted_run = matcher(runs, "runs")
+    policy = DamagePolicy(on_error, max_skipped)  # one count over every file
     options: dict[str, Any] = {
         "compression": compression,
         "verify": verify,
-        "on_error": on_error,
-        "max_skipped": max_skipped,
+        "policy": policy,
         "storage_options": storage_options,
         "max_record_bytes": max_record_bytes,
     }
-
-    def decoded(path: str, number: int, record: bytes, plugins: Plugins) -> DecodedEvent | None:
-        return _decoded(path, number, record, plugins, wanted_tag, wanted_kinds, on_error)
-
     if follow:
-        for run, path, number, record, run_plugins in follow_runs(
+        for run, path, number, offset, record, run_plugins in follow_runs(
             source, wanted_run, verify=verify, max_record_bytes=max_record_bytes, poll_seconds=POLL_SECONDS
         ):
-            event = decoded(path, number, record, run_plugins)
+            event = _decoded((path, number, offset), record, run_plugins, wanted_tag, wanted_kinds, policy)
             if event is not None:
                 for tag, kind, value in event.values:
                     yield EventRecord(run, event.step, event.wall_time, tag, kind, value)
         return
     for run, path, records, plugins in _files(source, wanted_run, options):
         for number, record in enumerate(records):
-            event = decoded(path, number, record, plugins)
+            event = _decoded(_where(path, records, number), record, plugins, wanted_tag, wanted_kinds, policy)
             if event is not None:  # one row per value, made here: no generator per record
                 for tag, kind, value in event.values:
                     yield EventRecord(run, event.step, event.wall_time, tag, kind, value)
@@ -215,14 +218,18 @@ def read_events(
 
 def _files(
     source: Any, wanted_run: Callable[[str], bool] | None, options: dict[str, Any]
-) -> Generator[tuple[str, str, Iterator[bytes], Plugins], None, None]:
-    """Each wanted run's files in order, open: (run, path, its records, the run's plugin memory)."""
+) -> Generator[tuple[str, str, RecordIterator, Plugins], None, None]:
+    """Each wanted run's files in order, open: (run, path, its records, the run's plugin memory);
+    the places of the latest records kept, for an error naming one."""
+    reading = dict(options)
+    policy = reading.pop("policy")
     for run, files in find_runs(source, options["storage_options"]).items():
         if wanted_run is not None and not wanted_run(run):
             continue
         plugins: Plugins = {}
         for path in files:
-            with iter_records(path, **options) as records:
+            with read_records(path, policy, **reading) as records:
+                records.placements.keep(1)
                 yield run, path, records, plugins
 
 
@@ -246,11 +253,11 @@ def read_columns(
     wanted_tag = _tag_test(tags)
     wanted_kinds = _kinds(kinds)
     scalars_wanted = wanted_kinds is None or "scalar" in wanted_kinds
+    policy = DamagePolicy(on_error, max_skipped)  # one count over every file
     options: dict[str, Any] = {
         "compression": compression,
         "verify": verify,
-        "on_error": on_error,
-        "max_skipped": max_skipped,
+        "policy": policy,
         "storage_options": storage_options,
         "max_record_bytes": max_record_bytes,
     }
@@ -292,7 +299,7 @@ def read_columns(
                 and unwanted_tensor(record, plugins, wanted_kinds, metadata)
             ):
                 continue
-            event = _decoded(path, number, record, plugins, wanted_tag, wanted_kinds, on_error)
+            event = _decoded(_where(path, records, number), record, plugins, wanted_tag, wanted_kinds, policy)
             if event is not None:
                 for tag, kind, value in event.values:
                     run_col(run), step_col(event.step), time_col(event.wall_time)

@@ -27,7 +27,7 @@ from tfrecord_lite._wire.framing import HEADER_SIZE, scan
 POLL_SECONDS = 0.5
 _READ_LIMIT = 64 << 20  # the most bytes read from one file in one pass
 
-Followed = tuple[str, str, int, bytes, Plugins]  # run, file, record number, record, the run's plugins
+Followed = tuple[str, str, int, int, bytes, Plugins]  # run, file, record number, offset, record, plugins
 
 
 class _File:
@@ -58,9 +58,9 @@ def follow_runs(
                 continue
             for path in paths:
                 state = files.setdefault(path, _File())
-                for number, record in _new_records(path, state, verify, max_record_bytes):
+                for number, offset, record in _new_records(path, state, verify, max_record_bytes):
                     grew = True
-                    yield run, path, number, record, plugins.setdefault(run, {})
+                    yield run, path, number, offset, record, plugins.setdefault(run, {})
         if not grew:
             time.sleep(poll_seconds)
 
@@ -72,7 +72,9 @@ def _runs_now(source: Any) -> dict[str, list[str]]:
         return {}
 
 
-def _new_records(path: str, state: _File, verify: bool, max_record_bytes: int) -> Iterator[tuple[int, bytes]]:
+def _new_records(
+    path: str, state: _File, verify: bool, max_record_bytes: int
+) -> Iterator[tuple[int, int, bytes]]:
     try:
         size = os.stat(path).st_size
     except FileNotFoundError:
@@ -88,7 +90,7 @@ def _new_records(path: str, state: _File, verify: bool, max_record_bytes: int) -
     _check_length(data, path, state.offset, max_record_bytes)
     starts, lengths, end = scan(data, verify=verify, origin=state.offset, path=path)
     for start, length in zip(starts, lengths, strict=True):
-        yield state.records, data[start : start + length]
+        yield state.records, state.offset + start - HEADER_SIZE, data[start : start + length]
         state.records += 1
     state.offset += end
     if end < len(data):
