@@ -14,7 +14,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import struct
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any, NamedTuple
 
 from tfrecord_lite._errors import DecodeError, place
@@ -107,7 +107,8 @@ def _decoded(
         return decode_event(record, plugins, wanted_tag, wanted_kinds)
     except DecodeError as err:
         path, number, offset = where
-        placed = place(DecodeError(f"an event that does not decode: {err.reason}"), path=path, record=number, offset=offset)
+        error = DecodeError(f"an event that does not decode: {err.reason}")
+        placed = place(error, path=path, record=number, offset=offset)
         if policy.raises:
             raise placed from None
         policy.skip(placed)

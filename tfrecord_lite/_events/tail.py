@@ -72,9 +72,7 @@ def _runs_now(source: Any) -> dict[str, list[str]]:
         return {}
 
 
-def _new_records(
-    path: str, state: _File, verify: bool, max_record_bytes: int
-) -> Iterator[tuple[int, int, bytes]]:
+def _new_records(path: str, state: _File, verify: bool, max_record_bytes: int) -> Iterator[tuple[int, int, bytes]]:
     try:
         size = os.stat(path).st_size
     except FileNotFoundError:
