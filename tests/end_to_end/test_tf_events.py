@@ -8,10 +8,14 @@ Skipped as a whole when TensorFlow is not installed."""
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -86,3 +90,62 @@ def test_event_writer_writes_tf_summarys_bytes(tmp_path: Path) -> None:
     ours, theirs = _summaries(tmp_path / "ours"), _summaries(tmp_path / "tf")
     assert ours[0] == theirs[0]  # the file version event, with its source writer
     assert ours[1:] == theirs[1:]
+
+
+def _inspected(logdir: Path) -> dict[str, dict[str, object]]:
+    """What `tensorboard --inspect --logdir` prints, per run: the tensor tags, and the tensor
+    events' first, last, min and max step and how many there are."""
+    tensorboard = Path(sys.executable).parent / "tensorboard"
+    if not tensorboard.exists():
+        pytest.skip("no tensorboard command beside this Python")
+    done = subprocess.run(
+        [str(tensorboard), "--inspect", "--logdir", str(logdir)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    runs: dict[str, dict[str, object]] = {}
+    for block in done.stdout.split("=" * 70):
+        head = re.search(r"(These tags are in|Event statistics for) (.+):", block)
+        if head is None:
+            continue
+        run = runs.setdefault(os.path.relpath(head.group(2), logdir), {})
+        tensor = block.split("\ntensor\n", 1)[1] if "\ntensor\n" in block else ""
+        if head.group(1) == "These tags are in":
+            run["tags"] = sorted(line.strip() for line in tensor.splitlines() if line.strip())
+        else:
+            stats = dict(re.findall(r"^\s+(\w+)\s+(\S+)$", tensor, re.M))
+            run.update({k: int(v) for k, v in stats.items() if k != "outoforder_steps"})
+    return runs
+
+
+def test_event_writer_files_load_in_tensorboard_inspect(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    with EventWriter(tmp_path / "train") as writer:
+        for step in range(0, 50, 5):
+            writer.add_scalar("loss", 1.0 / (step + 1), step)
+            writer.add_histogram("weights", rng.normal(size=32), step)
+            writer.add_text("note", f"step {step}", step)
+        writer.add_image("sample", rng.integers(0, 255, (4, 4, 3), dtype=np.uint8), 45)
+    with EventWriter(tmp_path / "eval" / "nested") as writer:
+        writer.add_scalar("accuracy", 0.5, 7)
+        writer.add_scalar("accuracy", 0.75, 9)
+    inspected = _inspected(tmp_path)
+    written: dict[str, dict[str, Any]] = {}
+    for row in read_events(tmp_path):
+        run = written.setdefault(row.run, {"tags": set(), "steps": []})
+        run["tags"].add(row.tag)
+        run["steps"].append(row.step)
+    assert sorted(inspected) == sorted(written) == ["eval/nested", "train"]
+    for name, run in written.items():
+        steps = run["steps"]
+        assert inspected[name] == {
+            "tags": sorted(run["tags"]),
+            "first_step": steps[0],
+            "last_step": steps[-1],
+            "min_step": min(steps),
+            "max_step": max(steps),
+            "num_steps": len(set(steps)),  # the steps of tensor events, each counted once
+        }, name
+    assert written["train"]["tags"] == {"loss", "weights", "note", "sample"}
