@@ -16,6 +16,7 @@ import posixpath
 from collections.abc import Iterable
 from typing import Any
 
+from tfrecord_lite._index.sidecar_file import SIDECAR_SUFFIX
 from tfrecord_lite._redact import redact
 from tfrecord_lite._storage.locations import StorageOptions, filesystem, is_url, split_options
 from tfrecord_lite._storage.sources import natural_key
@@ -27,9 +28,9 @@ Runs = dict[str, list[str]]  # run name -> its events files, in reading order
 
 def is_events_file(name: str) -> bool:
     """Whether a file's name says it is an events file (a hidden file never is: a lock, a partial
-    download)."""
+    download; nor an index sidecar of one)."""
     base = posixpath.basename(name.replace(os.sep, "/"))
-    return EVENTS_MARK in base and not base.startswith(".")
+    return EVENTS_MARK in base and not base.startswith(".") and not base.endswith(SIDECAR_SUFFIX)
 
 
 def find_runs(source: Any, storage_options: StorageOptions = None) -> Runs:

@@ -499,15 +499,16 @@ def _entry(buf: bytes, pos: int, end: int, depth: int) -> tuple[str, Any]:
 # ----------------------------------------------------------------------------- display
 
 
-def event_fields(buf: bytes) -> dict[str, Any] | None:
+def event_fields(buf: bytes, plugins: Plugins | None = None) -> dict[str, Any] | None:
     """An Event shown as the features of a record (step, wall_time, file_version, then each value
     under "tag (kind)"), each a flat numpy array of numbers or a list of bytes, as a record decoded
     without a spec holds them; None when `buf` is not an Event: one starts with its wall time
-    (field 1, a double), where an Example serializer writes its features."""
+    (field 1, a double), where an Example serializer writes its features. `plugins`: its run's
+    memory of which plugin wrote each tag, when known (a copy is used)."""
     if buf[:1] != b"\x09":
         return None
     try:
-        event = decode_event(buf, {})
+        event = decode_event(buf, dict(plugins or {}))
     except DecodeError:
         return None
     shown: dict[str, Any] = {"step": np.array([event.step]), "wall_time": np.array([event.wall_time])}

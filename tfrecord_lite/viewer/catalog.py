@@ -34,12 +34,12 @@ from tfrecord_lite._html.records import RecordView, image_uris
 from tfrecord_lite._html.values import esc, text_of
 from tfrecord_lite._images.label_maps import label_map_beside
 from tfrecord_lite._records.random_access import TFRecordFile, open_with_policy
-from tfrecord_lite._records.views import record_view
 from tfrecord_lite._redact import log, redact, scrub
 from tfrecord_lite._stats.collect import statistics
-from tfrecord_lite._storage.sources import resolve_inputs
 from tfrecord_lite._stream.damage import DamagePolicy
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
+from tfrecord_lite.viewer.logs import Log, log_paths
+from tfrecord_lite.viewer.typed import typed_view
 
 LABEL_KEYS = ("image/class/label", "label", "image/class/text", "class", "labels")
 TEXT_KEY = "image/class/text"  # a record's class name, beside its id
@@ -72,6 +72,11 @@ class SearchResult:
 class Catalog:
     """The files of `source` (a path, folder, glob, URL or list), for the viewer.
 
+    A TensorBoard log (a logdir, run folder or events files) is shown as its runs and tags too
+    (`log`), each record as its event; records of TF Ranking's ExampleListWithContext as their
+    context and examples; `message` (a protobuf message class, generated or made by
+    `load_message_class`) shows every record as that message's fields.
+
     `statistics=False` leaves the overview's statistics out. The reader options are iter_records':
     with on_error="raise" (the default) a damaged file raises its error (file and offset) here;
     with "skip" or a callable its good records are shown and each damaged span is listed in
@@ -84,6 +89,7 @@ class Catalog:
         source: Any,
         *,
         statistics: bool = True,
+        message: type[Any] | None = None,
         compression: Compression = "auto",
         verify: bool = True,
         on_error: OnError = "raise",
@@ -101,7 +107,10 @@ class Catalog:
         self._skips = on_error != "raise"
         self._found: list[TFRecordError] = []
         self._policy = DamagePolicy(_listing(on_error, self._found), max_skipped)  # one count over every file
-        self.paths = resolve_inputs(source, storage_options=storage_options)
+        self.paths, runs = log_paths(source, storage_options)
+        self.message = message
+        self.log = None if runs is None else Log(runs, self._options, self._skips)
+        statistics = statistics and self.log is None and message is None  # Example statistics mean nothing there
         self._statistics: str | None = None if statistics else ""
         self.damage: list[DamageReport] = []
         self.files: list[TFRecordFile] = []
@@ -129,9 +138,10 @@ class Catalog:
 
     def _file(self, path: str, policy: DamagePolicy | None) -> TFRecordFile:
         """The file opened with the catalog's reader options; damage raises, or `policy` skips it."""
+        index = False if self.log is not None else None  # no sidecar in a logdir: TensorBoard reads every *tfevents*
         if policy is None:
-            return TFRecordFile(path, **self._options)
-        return open_with_policy(path, policy, **self._options)
+            return TFRecordFile(path, index=index, **self._options)
+        return open_with_policy(path, policy, index=index, **self._options)
 
     def __len__(self) -> int:
         return int(self.starts[-1])
@@ -153,7 +163,10 @@ class Catalog:
         label = f"#{i}"
         try:
             with self._reading(f, local):
-                return record_view(label, f[local], href=href)
+                data = f[local]
+            log = self.log
+            plugins = None if log is None else lambda: log.event_plugins(f.path)
+            return typed_view(label, data, message=self.message, plugins=plugins, href=href)
         except TFRecordError as err:
             return RecordView(
                 label, {}, error=scrub(f"record {i} ({redact(f.path)}, record {local}): {err}"), href=href

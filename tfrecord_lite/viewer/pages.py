@@ -18,6 +18,7 @@ from tfrecord_lite._html.style import page
 from tfrecord_lite._html.values import esc
 from tfrecord_lite._redact import redact
 from tfrecord_lite.viewer.catalog import Catalog, as_texts, file_size, first_image
+from tfrecord_lite.viewer.logs import summary_html, tag_body
 
 PAGE_SIZE = 50  # records on a page of the browser, images on a page of the grid
 NAV = (("overview", "./"), ("records", "records"), ("grid", "grid"), ("search", "search"))
@@ -88,7 +89,8 @@ def labels_html(catalog: Catalog) -> str:
 
 
 def overview_body(catalog: Catalog) -> str:
-    return files_table(catalog) + damage_html(catalog) + labels_html(catalog) + catalog.statistics_html()
+    log = log_html(catalog)
+    return files_table(catalog) + damage_html(catalog) + log + labels_html(catalog) + catalog.statistics_html()
 
 
 def overview(catalog: Catalog, query: Query) -> str:
@@ -192,6 +194,20 @@ def search_page(catalog: Catalog, query: Query) -> str:
     return _frame(catalog, "Search", form + found + table + more)
 
 
+def log_html(catalog: Catalog) -> str:
+    """The overview's section of a TensorBoard log (nothing for other records)."""
+    return "" if catalog.log is None else summary_html(catalog.log)
+
+
+def tag_page(catalog: Catalog, query: Query) -> str:
+    """A page of one tag's values in one run of a TensorBoard log."""
+    run, tag = query.get("run", ""), query.get("tag", "")
+    if catalog.log is None:
+        return _frame(catalog, "Tag", "<p>These records are no TensorBoard log.</p>")
+    start = number(query, "start", 0, 0, 1 << 62)
+    return _frame(catalog, f"Tag {tag}", tag_body(catalog.log, run, tag, start))
+
+
 def not_found(catalog: Catalog, path: str) -> str:
     return _frame(catalog, "Not found", f"<p>No page {esc(path)}.</p>")
 
@@ -202,4 +218,5 @@ PAGES: dict[str, Callable[[Catalog, Query], str]] = {
     "/record": record_page,
     "/grid": grid_page,
     "/search": search_page,
+    "/tag": tag_page,
 }
