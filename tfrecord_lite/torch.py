@@ -264,7 +264,10 @@ class IterableTFRecordDataset(IterableDataset[Any]):
 
     `source`: a file, a list of files, a folder, a glob, a ShardedWriter prefix or URLs (docs/inputs.md).
     Decoding: an Example by `features` (a spec; None: every feature as stored), a SequenceExample by
-    `context_features` / `sequence_features`, or the bytes as they are (`record_type="raw"`); `output=
+    `context_features` / `sequence_features`, TF Ranking's ExampleListWithContext (`record_type=
+    "elwc"`: its context by `context_features`, each example by `features`, every example feature
+    stacked over the list), a protobuf message (`record_type=` its class, generated or made by
+    load_message_class: a dict of its fields), or the bytes as they are (`record_type="raw"`); `output=
     "torch"` makes tensors of the values, then `transform` is applied to each item (with batch_size,
     to each batch); `collate_fn` is the Collate that `ds.collate_fn` holds. The reader options are
     iter_records' (docs/conventions.md): skipped damage is counted per pass of each DataLoader worker,

@@ -1,6 +1,7 @@
 """What a dataset yields for one serialized record, without torch: the record decoded as an
-Example, a SequenceExample or kept raw, turned into tensors when asked, then passed to the
-user's transform; and the collation that batches such items with the spec's ragged keys.
+Example, a SequenceExample, an ExampleListWithContext or a user's protobuf message (messages.py),
+or kept raw, turned into tensors when asked, then passed to the user's transform; and the
+collation that batches such items with the spec's ragged keys.
 
 Strategy: everything that can be checked is checked once, when the dataset is made (the record
 type against the specs, the specs themselves, the output, the transform), so that decoding a
@@ -20,14 +21,15 @@ import numpy as np
 from tfrecord_lite._example.decode import decode_example, decode_sequence_example
 from tfrecord_lite._example.validate import check_callable, check_choice, feature_specs
 from tfrecord_lite._loader.collate import Collate, collate, to_torch, views_cross_whole
+from tfrecord_lite._loader.messages import MessageDecoder, decode_elwc_item, is_message_class
 from tfrecord_lite._repr import shown_keys
 
-RECORD_TYPES = ("example", "sequence_example", "raw")
+RECORD_TYPES = ("example", "sequence_example", "elwc", "raw")
 
 # The types of the decoding parameters that tfrecord_lite.torch's datasets share, written once here:
 Spec = Mapping[str, Any] | None  # features= (an Example's), context_features=, sequence_features=
 Transform = Callable[[Any], Any] | None  # applied to each decoded item (or batch)
-RecordType = str | None  # one of RECORD_TYPES; None: from the specs given
+RecordType = str | type[Any] | None  # one of RECORD_TYPES, or a protobuf message class; None: from the specs given
 Output = str  # "numpy" or "torch"
 CollateFn = Collate | None  # the dataset's collate_fn (None: the default Collate)
 
@@ -55,9 +57,17 @@ class ItemDecoder:
     ) -> None:
         if record_type is None:
             record_type = "sequence_example" if (context_features or sequence_features) else "example"
-        self.record_type = check_choice("record_type", record_type, RECORD_TYPES)
-        if features is not None and record_type != "example":
+        self.message = MessageDecoder(record_type) if is_message_class(record_type) else None
+        if self.message is not None:
+            if features is not None or context_features is not None or sequence_features is not None:
+                raise ValueError(f"record_type={self.message!r}: a message's records take no feature spec")
+            self.record_type = "message"
+        else:
+            self.record_type = check_choice("record_type", record_type, RECORD_TYPES)
+        if features is not None and self.record_type not in ("example", "elwc"):
             raise ValueError("features= is the spec of an Example; for SequenceExamples use context_features=")
+        if sequence_features is not None and self.record_type == "elwc":
+            raise ValueError("record_type='elwc' takes features= (each example's) and context_features=")
         self.features = feature_specs(features)
         self.context_features = feature_specs(context_features, "context_features")
         self.sequence_features = feature_specs(sequence_features, "sequence_features")
@@ -71,7 +81,8 @@ class ItemDecoder:
         """The repr parts of a dataset's decoding: record type, spec keys, output, transform."""
         specs = {"features": self.features, "context_features": self.context_features}
         specs["sequence_features"] = self.sequence_features
-        parts: list[str | None] = [f"record_type={self.record_type!r}"]
+        shown = self.message if self.message is not None else repr(self.record_type)
+        parts: list[str | None] = [f"record_type={shown}"]
         parts += [f"{name}={shown_keys(spec)}" for name, spec in specs.items() if spec is not None]
         parts.append(f"output={self.output!r}" if self.output != "numpy" else None)
         parts.append(f"transform={getattr(self.transform, '__name__', self.transform)!r}" if self.transform else None)
@@ -91,6 +102,10 @@ class ItemDecoder:
             if self.sequence_features is None:  # with a spec the layout is the spec's
                 lists = {k: _steps_array(v) for k, v in lists.items()}
             item.update(lists)
+        elif self.message is not None:
+            item = self.message(data)
+        elif self.record_type == "elwc":
+            item = decode_elwc_item(data, self.features, self.context_features)
         else:
             item = data
         if self.output == "torch":
@@ -107,6 +122,6 @@ def collate_for(collate_fn: Any, decode: ItemDecoder) -> Collate:
             f"collate_fn must be a tfrecord_lite.torch.Collate, found {type(collate_fn).__name__}: "
             "pass your own function to DataLoader(collate_fn=...) instead"
         )
-    if decode.transform is not None:
+    if decode.transform is not None or decode.record_type in ("elwc", "message"):  # items the spec does not shape
         return (collate_fn or collate).for_spec()
     return (collate_fn or collate).for_spec(decode.features, decode.sequence_features)
