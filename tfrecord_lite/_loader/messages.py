@@ -154,6 +154,6 @@ def decode_elwc_item(
     for key in keys:
         values = [example.get(key) for example in examples]
         arrays = all(isinstance(v, (np.ndarray, np.generic)) for v in values)  # a FixedLen scalar is a numpy scalar
-        shapes = {np.shape(v) for v in values}
+        shapes = {np.asarray(v).shape for v in values}
         item[key] = np.stack([np.asarray(v) for v in values]) if arrays and len(shapes) == 1 else values
     return item
