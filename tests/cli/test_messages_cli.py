@@ -79,3 +79,23 @@ def test_elwc_recognised_and_forced(tmp_path: Path) -> None:
     proc = run_cli("schema", str(path), "--elwc")
     assert proc.returncode == 0, proc.stderr
     assert "rel" in proc.stdout and "query" in proc.stdout
+
+
+def test_schema_of_a_users_messages_lists_their_fields(tmp_path: Path) -> None:
+    path, proto, records, reference = _orders_file(tmp_path)
+    proc = run_cli("schema", "--json", str(path), "--proto", str(proto), "--message", "shop.Order")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    rows = {row["key"]: row for row in report["features"]}
+    assert report["records"] == 5 and report["not_examples"] == 0
+    # the runtime's own view of which fields each record sets (a proto3 zero is not on the wire)
+    parsed = [reference.FromString(r) for r in records]  # type: ignore[attr-defined]
+    for key in ("order_id", "item_names", "total", "note", "weight"):
+        assert rows[key]["present"] == sum(any(f.name == key for f, _ in p.ListFields()) for p in parsed), key
+    assert rows["order_id"]["kind"] == "int64" and rows["weight"]["kind"] == "double"
+    assert rows["item_names"]["kind"] == "string" and rows["item_names"]["min_values"] == 1
+    assert rows["item_names"]["max_values"] == 4
+    assert rows["total"]["kind"] == "message" and rows["total.currency"]["kind"] == "string"
+    assert rows["note.text"]["present"] == 2 and rows["total.cents"]["section"] == "fields"
+    proc = run_cli("schema", "--spec-json", str(path), "--proto", str(proto), "--message", "shop.Order")
+    assert proc.returncode != 0 and "no Example spec decodes them" in proc.stderr

@@ -32,6 +32,7 @@ __all__ = [
     "decode_message",
     "is_elwc",
     "load_message_class",
+    "message_fields",
     "message_names",
 ]
 
@@ -139,6 +140,43 @@ def decode_message(source: bytes, *, message: type[Any], where: str = "") -> dic
         full = message.DESCRIPTOR.full_name
         raise DecodeError(f"record{at} of {len(source)} bytes is not a valid {full}: {err}") from None
     return json_format.MessageToDict(parsed, preserving_proto_field_name=True)  # type: ignore[no-any-return]
+
+
+_TYPE_NAMES = {
+    1: "double", 2: "float", 3: "int64", 4: "uint64", 5: "int32", 6: "fixed64", 7: "fixed32", 8: "bool",
+    9: "string", 10: "group", 11: "message", 12: "bytes", 13: "uint32", 14: "enum", 15: "sfixed32",
+    16: "sfixed64", 17: "sint32", 18: "sint64",
+}  # fmt: skip
+
+
+def message_fields(source: bytes, *, message: type[Any], where: str = "") -> Iterator[tuple[str, str, int]]:
+    """The fields a record of `message` holds, for a schema: (path, protobuf type, how many values)
+    of each field set, nested messages walked with dotted paths ("total.cents", a repeated one's
+    items under "items[]."). A proto3 scalar at its default is not on the wire, so not counted.
+
+    Raises DecodeError, as decode_message does, when the bytes do not parse as one."""
+    from google.protobuf.message import DecodeError as ProtoDecodeError
+
+    try:
+        parsed = message.FromString(bytes(source))
+    except ProtoDecodeError as err:
+        at = f" ({where})" if where else ""
+        raise DecodeError(f"record{at} is not a valid {message.DESCRIPTOR.full_name}: {err}") from None
+    yield from _walk(parsed, "")
+
+
+def _walk(parsed: Any, prefix: str) -> Iterator[tuple[str, str, int]]:
+    for field, value in parsed.ListFields():
+        path = prefix + field.name
+        repeated = field.label == field.LABEL_REPEATED
+        kind = _TYPE_NAMES.get(field.type, str(field.type))
+        if field.message_type is not None and field.message_type.GetOptions().map_entry:
+            yield path, "map", len(value)
+            continue
+        yield path, kind, len(value) if repeated else 1
+        if field.message_type is not None:
+            for item in value if repeated else [value]:
+                yield from _walk(item, f"{path}[]." if repeated else f"{path}.")
 
 
 def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:

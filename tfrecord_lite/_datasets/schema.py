@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfrecord_lite._batches.sequence_probe import CLASH, has_feature_lists
-from tfrecord_lite._datasets.messages import decode_elwc, decode_message, is_elwc
+from tfrecord_lite._datasets.messages import decode_elwc, decode_message, is_elwc, message_fields
 from tfrecord_lite._errors import DecodeError, FeatureError
 from tfrecord_lite._events.wire import event_fields
 from tfrecord_lite._example.decode import decode_example, decode_sequence_example
@@ -112,7 +112,7 @@ class FeatureStats:
     """What `schema` learns about one key: kinds seen, value counts, how many records have it."""
 
     key: str
-    section: str  # "features" | "context" | "feature_lists" | "examples" (an ExampleListWithContext's)
+    section: str  # "features" | "context" | "feature_lists" | "examples" (an ELWC's) | "fields" (a message's)
     kinds: set[str] = field(default_factory=set)
     present: int = 0
     min_values: int | None = None
@@ -161,8 +161,10 @@ class Schema:
         return out
 
 
-def collect_schema(records: Iterable[bytes], limit: int | None = 1000, mode: str = "auto") -> Schema:
-    """Feature keys, kinds, min/max value counts and presence over the first `limit` records (None: all)."""
+def collect_schema(records: Iterable[bytes], limit: int | None = 1000, mode: str | type[Any] = "auto") -> Schema:
+    """Feature keys, kinds, min/max value counts and presence over the first `limit` records (None:
+    all). `mode` as decode_record's; with a message class, the message's fields (section "fields",
+    nested ones by dotted path, kinds their protobuf types)."""
     schema = Schema()
     it = iter(records)
     for record in it:
@@ -170,6 +172,9 @@ def collect_schema(records: Iterable[bytes], limit: int | None = 1000, mode: str
             schema.complete = False
             break
         schema.records += 1
+        if not isinstance(mode, str):
+            _add_message(schema, record, mode)
+            continue
         dec = decode_record(record, mode)
         if dec.kind in ("raw", "message"):
             schema.raw += 1
@@ -187,6 +192,24 @@ def collect_schema(records: Iterable[bytes], limit: int | None = 1000, mode: str
                     st = schema.features[(section, key)] = FeatureStats(key, section)
                 st.add(value, schema.records - 1)
     return schema
+
+
+def _add_message(schema: Schema, record: bytes, message: type[Any]) -> None:
+    """One record of a message type counted: each field set, once per record, its value counts."""
+    number = schema.records - 1
+    seen: dict[str, tuple[str, int, int]] = {}  # path -> (kind, fewest, most values) in this record
+    for path, kind, n in message_fields(record, message=message, where=f"record {number}"):
+        _, low, high = seen.get(path, (kind, n, n))
+        seen[path] = (kind, min(low, n), max(high, n))
+    for path, (kind, low, high) in seen.items():
+        st = schema.features.get(("fields", path))
+        if st is None:
+            st = schema.features[("fields", path)] = FeatureStats(path, "fields")
+        st.present += 1
+        st.kinds.add(kind)
+        st.first_record.setdefault(kind, number)
+        st.min_values = low if st.min_values is None else min(st.min_values, low)
+        st.max_values = high if st.max_values is None else max(st.max_values, high)
 
 
 def _by_key(examples: list[dict[str, Any]]) -> dict[str, list[Any]]:
@@ -312,6 +335,8 @@ def schema_specs(schema: Schema) -> tuple[dict[str, FeatureSpec], dict[str, Feat
             f"{schema.raw} of {plural(schema.records, 'record')} "
             f"{'is not an Example' if schema.raw == 1 else 'are not Examples'} (first: record {schema.first_raw})"
         )
+    if any(section == "fields" for section, _ in schema.features):
+        raise DecodeError("the records are protobuf messages of their own type: no Example spec decodes them")
     if any(section == "examples" for section, _ in schema.features):
         raise DecodeError(
             "the records are ExampleListWithContext: their context and examples are Examples, "

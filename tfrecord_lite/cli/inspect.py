@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import sys
+from typing import Any
 
 from tfrecord_lite._datasets.messages import load_message_class
 from tfrecord_lite._datasets.schema import (
@@ -121,15 +122,20 @@ def _check_keys(keys: list[str], dec: Decoded, where: str) -> None:
     raise UsageError(f"--keys: {where} has no key {key!r}{did_you_mean(key, present)} (it has {has})")
 
 
+def _mode(args: argparse.Namespace) -> str | type[Any]:
+    """How the records are decoded: --example / --sequence / --elwc / --raw, or --proto's --message."""
+    if (args.proto is None) != (args.message is None):
+        raise UsageError("--proto SET.pb and --message pkg.Msg go together")
+    return args.mode if args.proto is None else load_message_class(args.proto, message=args.message)
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     paths = expand_inputs(args.inputs, stdin=True)
     damaged = Damaged(args, paths)
     limit = args.n if args.command == "head" else None
     max_values, max_chars = (0, 0) if args.full else (args.max_values, args.max_chars)
     keys = [k for spec in args.keys or [] for k in spec.split(",") if k]
-    if (args.proto is None) != (args.message is None):
-        raise UsageError("--proto SET.pb and --message pkg.Msg go together")
-    mode = args.mode if args.proto is None else load_message_class(args.proto, message=args.message)
+    mode = _mode(args)
     shown = 0
     offset = 0
     for index, (path, i, record) in enumerate(damaged.records()):
@@ -156,7 +162,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
     damaged = Damaged(args, paths)
     records = (r for _, _, r in damaged.records())
     schema = collect_schema(
-        progress(records, None, "records", "rec", args.quiet), None if args.all else args.n, args.mode
+        progress(records, None, "records", "rec", args.quiet), None if args.all else args.n, _mode(args)
     )
     if args.spec_json:
         print(json.dumps(specs_to_json(*schema_specs(schema)), indent=2))
@@ -218,6 +224,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_message_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--proto",
+        metavar="SET.pb",
+        help="a FileDescriptorSet (protoc --include_imports --descriptor_set_out=SET.pb) holding --message",
+    )
+    p.add_argument("--message", metavar="pkg.Msg", help="decode records as this message of --proto (its full name)")
+
+
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """count, head, cat, schema, verify."""
     p = add_command(
@@ -260,12 +275,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
             "--max-chars", type=int, default=60, metavar="N", help="characters / bytes shown per value (default 60)"
         )
         p.add_argument("--full", action="store_true", help="show everything, nothing elided")
-        p.add_argument(
-            "--proto",
-            metavar="SET.pb",
-            help="a FileDescriptorSet (protoc --include_imports --descriptor_set_out=SET.pb) holding --message",
-        )
-        p.add_argument("--message", metavar="pkg.Msg", help="decode records as this message of --proto (its full name)")
+        add_message_options(p)
         add_mode(p)
         add_reader_options(p)
 
@@ -285,6 +295,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         action="store_true",
         help="print the spec inferred from the records as JSON (for --features FILE of convert)",
     )
+    add_message_options(p)
     add_mode(p)
     add_reader_options(p)
 
