@@ -149,3 +149,30 @@ def test_event_writer_files_load_in_tensorboard_inspect(tmp_path: Path) -> None:
             "num_steps": len(set(steps)),  # the steps of tensor events, each counted once
         }, name
     assert written["train"]["tags"] == {"loss", "weights", "note", "sample"}
+
+
+def test_event_writer_writes_tf_summary_audios_bytes(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    clips = [
+        (rng.uniform(-1.2, 1.2, (50, 1)).astype(np.float32), 8000),  # clipped beyond [-1, 1]
+        (np.float32([[0.0, 0.5], [-1.0, 1.0], [0.33333, -0.25], [1 / 65536, -3 / 65536]]), 44100),  # halves round away
+        (rng.uniform(-1, 1, (17, 3)).astype(np.float32), 16000),
+    ]
+    with EventWriter(tmp_path / "ours") as writer:
+        for step, (clip, rate) in enumerate(clips):
+            writer.add_audio("tone", clip, step, sample_rate=rate, wall_time=1000.0 + step)
+        writer.add_audio("encoded", tf.audio.encode_wav(clips[0][0], 8000).numpy(), 9, sample_rate=8000)
+    tf_writer = tf.summary.create_file_writer(str(tmp_path / "tf"))
+    with tf_writer.as_default():
+        for step, (clip, rate) in enumerate(clips):
+            tf.summary.audio("tone", clip[None], rate, step=step)
+    tf_writer.close()
+    ours, theirs = _summaries(tmp_path / "ours"), _summaries(tmp_path / "tf")
+    assert ours[1:4] == theirs[1:]
+    wavs = [r.value for r in read_events(tmp_path / "ours", kinds="audio")]
+    assert wavs[3] == wavs[0]
+    for wav, (clip, rate) in zip(wavs, clips, strict=False):
+        decoded, sample_rate = tf.audio.decode_wav(wav)
+        assert int(sample_rate) == rate and decoded.shape == clip.shape
+    reading = tensorboard_reading(str(tmp_path))["runs"]
+    assert [e[0] for e in reading["ours"]["tone"]["events"]] == [0, 1, 2] and reading["ours"]["tone"]["kind"] == "audio"

@@ -5,9 +5,11 @@ order TensorFlow's writer serializes them, so a scalar, histogram, image or text
 same bytes tf.summary's (wall times aside): the file opens with the `brain.Event:2` file version
 event; a value is its tag, a TensorProto (scalars float32 in tensor_content, histograms the
 [k, 3] float64 buckets of tf.summary.histogram, images a string tensor of width, height and the
-PNG, text a string scalar) and the metadata naming its plugin. Records are framed and written by
+PNG, text a string scalar, audio a [1, 2] string tensor of the WAV and an empty label) and the
+metadata naming its plugin. Records are framed and written by
 TFRecordWriter; `flush()` hands them to the operating system, so a reader tailing the run sees
-whole records. Images given as arrays are encoded as PNG with zlib (no imaging library needed).
+whole records. Images given as arrays are encoded as PNG with zlib (no imaging library needed),
+audio clips as 16-bit PCM WAV.
 """
 
 from __future__ import annotations
@@ -48,8 +50,8 @@ def _tensor(dtype: int, dims: tuple[int, ...], content: bytes | None = None, str
     return body
 
 
-def _metadata(plugin: str) -> bytes:
-    return _field(1, _field(1, plugin.encode()))
+def _metadata(plugin: str, content: bytes = b"") -> bytes:
+    return _field(1, _field(1, plugin.encode()) + (_field(2, content) if content else b""))
 
 
 def _event(wall_time: float, step: int, rest: bytes) -> bytes:
@@ -100,6 +102,38 @@ def encode_png(pixels: np.ndarray) -> bytes:
     )
 
 
+_AUDIO_WAV = b"\x10\x0b"  # the audio plugin's AudioPluginData: encoding WAV (11)
+
+
+def encode_wav(audio: Any, sample_rate: int) -> bytes:
+    """A 16-bit PCM WAV file of a [samples] or [samples, channels] clip of floats in [-1, 1], as
+    TensorFlow's encode_wav makes it: each sample times 32768, rounded half away from zero and
+    clipped to the int16 range."""
+    data = np.asarray(audio, dtype=np.float32)
+    if data.ndim == 1:
+        data = data[:, None]
+    if data.ndim != 2 or not data.shape[1]:
+        raise ValueError(f"add_audio: a clip is [samples] or [samples, channels], found shape {list(np.shape(audio))}")
+    if not 0 < int(sample_rate) < 1 << 31:
+        raise ValueError(f"add_audio: sample_rate must be a positive number of samples a second, not {sample_rate!r}")
+    scaled = data.astype(np.float64) * 32768.0
+    samples = np.clip(np.sign(scaled) * np.floor(np.abs(scaled) + 0.5), -32768, 32767).astype("<i2")
+    channels = data.shape[1]
+    pcm: bytes = samples.tobytes()
+    rate = int(sample_rate)
+    fmt = struct.pack("<HHIIHH", 1, channels, rate, rate * channels * 2, channels * 2, 16)
+    return (
+        b"RIFF"
+        + struct.pack("<I", 36 + len(pcm))
+        + b"WAVEfmt "
+        + struct.pack("<I", 16)
+        + fmt
+        + b"data"
+        + struct.pack("<I", len(pcm))
+        + pcm
+    )
+
+
 def _image_pixels(image: Any) -> np.ndarray:
     pixels = np.asarray(image)
     if pixels.ndim not in (2, 3):
@@ -122,9 +156,10 @@ class EventWriter:
     """Writes a TensorBoard run: one events file in the folder `logdir` (made if missing), named as
     TensorFlow names it, readable by TensorBoard and by `read_events`.
 
-    `add_scalar`, `add_histogram`, `add_image` and `add_text` write what tf.summary.scalar,
-    .histogram, .image and .text write; `step` is the training step, `wall_time` defaults to now.
-    A context manager; `flush()` makes what was written visible to readers, `close()` ends it."""
+    `add_scalar`, `add_histogram`, `add_image`, `add_text` and `add_audio` write what
+    tf.summary.scalar, .histogram, .image, .text and .audio write; `step` is the training step,
+    `wall_time` defaults to now. A context manager; `flush()` makes what was written visible to
+    readers, `close()` ends it."""
 
     def __init__(self, logdir: str | os.PathLike[str], *, filename_suffix: str = ".v2") -> None:
         global _counter
@@ -140,8 +175,10 @@ class EventWriter:
         self._writer.write(version)
         self._writer.flush()
 
-    def _write(self, tag: str, step: int, wall_time: float | None, tensor: bytes, plugin: str) -> None:
-        value = _field(1, tag.encode("utf-8")) + _field(8, tensor) + _field(9, _metadata(plugin))
+    def _write(
+        self, tag: str, step: int, wall_time: float | None, tensor: bytes, plugin: str, content: bytes = b""
+    ) -> None:
+        value = _field(1, tag.encode("utf-8")) + _field(8, tensor) + _field(9, _metadata(plugin, content))
         when = time.time() if wall_time is None else float(wall_time)
         self._writer.write(_event(when, int(step), _field(5, _field(1, value))))
 
@@ -173,6 +210,18 @@ class EventWriter:
     def add_text(self, tag: str, text: str, step: int, *, wall_time: float | None = None) -> None:
         """A text, shown as Markdown by TensorBoard (tf.summary.text)."""
         self._write(tag, step, wall_time, _tensor(_DT_STRING, (), strings=[text.encode("utf-8")]), "text")
+
+    def add_audio(self, tag: str, audio: Any, step: int, *, sample_rate: int, wall_time: float | None = None) -> None:
+        """One audio clip: WAV bytes, or a [samples] / [samples, channels] array of floats in [-1, 1]
+        encoded as 16-bit WAV at `sample_rate` (tf.summary.audio of one clip)."""
+        if isinstance(audio, (bytes, bytearray, memoryview)):
+            wav = bytes(audio)
+            if wav[:4] != b"RIFF" or wav[8:12] != b"WAVE":
+                raise ValueError("add_audio: encoded audio is taken as WAV; pass other clips as arrays")
+        else:
+            wav = encode_wav(audio, sample_rate)
+        tensor = _tensor(_DT_STRING, (1, 2), strings=[wav, b""])
+        self._write(tag, step, wall_time, tensor, "audio", _AUDIO_WAV)
 
     def flush(self) -> None:
         """Hand what was written to the operating system: readers see every record written."""
