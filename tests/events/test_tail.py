@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tfrecord_lite import CorruptRecordError, RecordTooLargeError
+from tests.events.test_read import event, simple
+from tfrecord_lite import CorruptRecordError, DecodeError, RecordTooLargeError
 from tfrecord_lite._wire.framing import frame
 from tfrecord_lite.events import EventRecord, EventWriter, read_events
 
@@ -66,3 +67,22 @@ def test_follow_raises_on_damage_and_on_a_huge_length(tmp_path: Path) -> None:
 def test_follow_takes_local_files_only() -> None:
     with pytest.raises(ValueError, match="local files only"):
         next(read_events("s3://bucket/logs", follow=True))
+
+
+def test_follow_hands_events_that_do_not_decode_to_on_error_and_counts_them(tmp_path: Path) -> None:
+    good, bad = frame(event(1, simple(b"ok", 1.0))), frame(event(2, simple(b"\xffbad", 2.0)))
+    path = tmp_path / "run" / "events.out.tfevents.1"
+    path.parent.mkdir()
+    path.write_bytes(good + bad + good)
+    errors: list[Exception] = []
+    rows = read_events(tmp_path, follow=True, on_error=errors.append)
+    try:
+        assert take(rows, 2) == [("run", 1, 1.0), ("run", 1, 1.0)]
+    finally:
+        rows.close()
+    assert len(errors) == 1 and getattr(errors[0], "offset", None) == len(good) and "not UTF-8" in str(errors[0])
+    path.write_bytes(good + bad + bad + good)
+    with pytest.raises(DecodeError, match=r"more than max_skipped=1"):
+        take(read_events(tmp_path, follow=True, on_error="skip", max_skipped=1), 2)
+    with pytest.raises(DecodeError, match=rf"not UTF-8.*record 1, at byte offset {len(good)}"):
+        take(read_events(tmp_path, follow=True), 2)
