@@ -16,6 +16,7 @@ import pytest
 import tfrecord_lite as tfr
 from tests._cli import run_cli
 from tests.conftest import DATA_DIR
+from tests.datasets.test_messages import descriptor_set, orders, runtime_class
 from tfrecord_lite.cli import build_parser
 
 PROG = "tfrecord-lite"
@@ -72,6 +73,10 @@ def make_world(root: Path) -> None:
     (root / "bad.txt").write_text("cat/003.jpg\n")
     shutil.copytree(DATA_DIR / "tensorboard" / "logdir", root / "logs")  # a TensorBoard logdir
     shutil.copytree(DATA_DIR / "tensorboard" / "logdir" / "v2", root / "logs" / "run-7")
+    (root / "shop.pb").write_bytes(descriptor_set())  # records of a message of one's own
+    with tfr.TFRecordWriter(root / "orders.tfrecord") as w:
+        for record in orders(runtime_class(descriptor_set(), "shop.Order")):
+            w.write(record)
     with tfr.TFRecordWriter(root / "mnist.tfrecord") as w:  # raw pixels under the TF tutorials' keys
         for i in range(3):
             w.write_example({"image_raw": [bytes(range(i, i + 16))], "label": [i], "height": [4], "width": [4]})

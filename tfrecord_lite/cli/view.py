@@ -46,7 +46,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "ELWC records their context and examples; --proto/--message a message of your own. "
         "Serves on 127.0.0.1 until Ctrl-C; --html writes one static page instead.",
         f"  {PROG} view data/ --html report.html\n  {PROG} view train.tfrecord --html first.html --records 10\n"
-        f"  {PROG} view logs/ --html runs.html\n  {PROG} view orders.tfrecord --proto shop.pb --message shop.Order",
+        f"  {PROG} view logs/ --html runs.html\n"
+        f"  {PROG} view orders.tfrecord --proto shop.pb --message shop.Order --html orders.html",
     )
     p.add_argument("inputs", nargs="+", metavar="PATH", help="files, folders, globs or a TensorBoard logdir")
     p.add_argument(
