@@ -16,10 +16,11 @@ import tfrecord_lite as tfr
 from tests._cli import run_cli
 from tests.conftest import DATA_DIR
 from tests.datasets.test_messages import descriptor_set, elwc, orders, runtime_class
+from tests.events.test_read import event, simple, write_events
 from tfrecord_lite._html.lines import MAX_POINTS
 from tfrecord_lite.events import EventWriter, read_events
 from tfrecord_lite.viewer import Catalog, report_html
-from tfrecord_lite.viewer.logs import SERIES_POINTS
+from tfrecord_lite.viewer.logs import MAX_TAG_ROWS, SERIES_POINTS
 from tfrecord_lite.viewer.pages import PAGES
 
 TF_LOGDIR = DATA_DIR / "tensorboard" / "logdir"
@@ -162,3 +163,14 @@ def test_the_command_views_a_logdir(tmp_path: Path) -> None:
     html = out.read_text()
     assert "TensorBoard log" in html and "metrics/accuracy" in html and "nested/v1" in html
     assert not list(TF_LOGDIR.rglob("*.tfrlidx"))
+
+
+def test_a_logdir_of_thousands_of_runs_makes_a_bounded_overview(tmp_path: Path) -> None:
+    for i in range(1500):
+        write_events(tmp_path / f"sweep/{i:04d}" / "events.out.tfevents.1", event(i, simple(b"loss", float(i))))
+    catalog = Catalog(tmp_path)
+    html = page_of(catalog, "/")
+    assert "1500 run(s), 1500 values" in html
+    assert html.count('<a class="tag"') == MAX_TAG_ROWS and "500 more tags of runs not listed" in html
+    assert html.count('class="series"') == 12 and "1488 more series not drawn" in html
+    catalog.close()

@@ -45,6 +45,7 @@ LOG_VALUES = 1_000_000  # values the log's summary reads at most
 SERIES_POINTS = 2_000  # points of one scalar tag kept for its chart
 TAG_PAGE = 100  # values on a page of one tag
 MAX_CHARTS = 50  # scalar tags charted on the overview
+MAX_TAG_ROWS = 1_000  # rows of the overview's table of runs and tags
 TEXT_CHARS = 200  # characters of a last text shown in the summary
 
 
@@ -244,18 +245,20 @@ def summary_html(log: Log) -> str:
         else ""
     )
     rows = []
-    for run, tags in summary.tags.items():
-        for tag, e in sorted(tags.items()):
-            rows.append(
-                f'<tr><td>{esc(run)}</td><td><a class="tag" href="{esc(tag_link(run, tag))}">{esc(tag)}</a></td>'
-                f"<td>{esc(e.kind)}</td><td>{e.count}</td><td>{e.first_step}..{e.last_step}</td>"
-                f"<td>{value_cell(e.kind, tag, e.last)}</td></tr>"
-            )
+    entries = [(run, tag, e) for run, tags in summary.tags.items() for tag, e in sorted(tags.items())]
+    for run, tag, e in entries[:MAX_TAG_ROWS]:
+        rows.append(
+            f'<tr><td>{esc(run)}</td><td><a class="tag" href="{esc(tag_link(run, tag))}">{esc(tag)}</a></td>'
+            f"<td>{esc(e.kind)}</td><td>{e.count}</td><td>{e.first_step}..{e.last_step}</td>"
+            f"<td>{value_cell(e.kind, tag, e.last)}</td></tr>"
+        )
     head = "<tr><th>run</th><th>tag</th><th>kind</th><th>values</th><th>steps</th><th>last value</th></tr>"
     runs = f"<p>{len(log.runs)} run(s), {summary.values} values"
     runs += "" if summary.complete else f" (the first {LOG_VALUES:,}: the log holds more)"
     errors = "".join(f'<p class="damage">{esc(e)}</p>' for e in summary.errors[:20])
     table = f'<table class="log-tags"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+    if len(entries) > MAX_TAG_ROWS:
+        table += f'<p class="note">{len(entries) - MAX_TAG_ROWS:,} more tags of runs not listed</p>'
     charted = f'<div class="grid charts">{"".join(charts)}</div>' if charts else ""
     return f'<h3 id="log">TensorBoard log</h3>{runs}</p>{errors}{charted}{more}{table}'
 
