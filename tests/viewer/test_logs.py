@@ -174,3 +174,21 @@ def test_a_logdir_of_thousands_of_runs_makes_a_bounded_overview(tmp_path: Path) 
     assert html.count('<a class="tag"') == MAX_TAG_ROWS and "500 more tags of runs not listed" in html
     assert html.count('class="series"') == 12 and "1488 more series not drawn" in html
     catalog.close()
+
+
+def test_a_damaged_log_shows_its_good_values_and_says_what_is_wrong(tmp_path: Path) -> None:
+    good, bad_tag = event(1, simple(b"loss", 0.5)), event(2, simple(b"\xffloss", 1.0))
+    path = write_events(tmp_path / "run" / "events.out.tfevents.1", good, bad_tag, event(3, simple(b"loss", 0.25)))
+    catalog = Catalog(tmp_path)
+    html = page_of(catalog, "/")
+    assert re.search(r"<td>run</td><td><a [^>]*>loss</a></td><td>scalar</td><td>2</td><td>1..3</td>", html)
+    assert 'class="damage">run: the event&#x27;s tag is not UTF-8' in html
+    card = page_of(catalog, "/record", i=1)
+    assert "DecodeError: the event&#x27;s tag is not UTF-8" in card
+    catalog.close()
+    data = bytearray(path.read_bytes())
+    data[-2] ^= 0xFF  # the last record's payload CRC
+    path.write_bytes(bytes(data))
+    catalog = Catalog(tmp_path, on_error="skip")
+    assert len(catalog) == 2 and catalog.damage and "loss" in page_of(catalog, "/")
+    catalog.close()

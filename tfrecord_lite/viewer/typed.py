@@ -21,7 +21,7 @@ import numpy as np
 
 from tfrecord_lite._datasets.messages import decode_elwc, decode_message, is_elwc
 from tfrecord_lite._errors import TFRecordError
-from tfrecord_lite._events.wire import Plugins, event_fields
+from tfrecord_lite._events.wire import Plugins, decode_event, event_fields
 from tfrecord_lite._html.records import RecordView
 from tfrecord_lite._records.views import record_view
 
@@ -35,15 +35,19 @@ def typed_view(
     href: str | None = None,
 ) -> RecordView:
     """`record` decoded for showing as its type: `message` (a protobuf message class), an Event
-    (`plugins()`: its run's plugin memory), an ExampleListWithContext, else an Example or a
-    SequenceExample; a record that does not decode is its error."""
+    (`plugins()`: its run's plugin memory; given, a record that is no Event is its error), an
+    ExampleListWithContext, else an Example or a SequenceExample; a record that does not decode
+    is its error."""
     try:
         if message is not None:
             return RecordView(label, message_fields(decode_message(record, message=message)), href=href)
         if record[:1] == b"\x09":
-            shown = event_fields(record, plugins() if plugins is not None else None)
+            memory = plugins() if plugins is not None else None
+            shown = event_fields(record, memory)
             if shown is not None:
                 return RecordView(label, _with_time(shown), href=href)
+            if memory is not None:  # in a log: an event that does not decode is shown as its error
+                decode_event(record, dict(memory))
         if is_elwc(record):
             return RecordView(label, elwc_fields(record), href=href)
     except (TFRecordError, ValueError) as err:
