@@ -192,3 +192,20 @@ def test_a_damaged_log_shows_its_good_values_and_says_what_is_wrong(tmp_path: Pa
     catalog = Catalog(tmp_path, on_error="skip")
     assert len(catalog) == 2 and catalog.damage and "loss" in page_of(catalog, "/")
     catalog.close()
+
+
+def test_runs_are_named_as_tensorboard_names_them_or_by_their_folders() -> None:
+    sources: list[tuple[Any, list[str]]] = [
+        (TF_LOGDIR, ["hparams/trial-0", "nested/v1", "v2"]),
+        ([TF_LOGDIR], ["hparams/trial-0", "nested/v1", "v2"]),
+        (TF_LOGDIR / "v2", ["."]),
+        ([TF_LOGDIR / "v2", TF_LOGDIR / "nested" / "v1"], ["nested/v1", "v2"]),  # two run folders
+        ([TF_LOGDIR / "nested", TF_LOGDIR / "hparams"], ["hparams/trial-0", "nested/v1"]),  # two logdirs
+    ]
+    for source, runs in sources:
+        catalog = Catalog(source)
+        assert catalog.log is not None and sorted(catalog.log.runs) == runs, source
+        catalog.close()
+    catalog = Catalog(DATA_DIR / "tfx" / "mnist.tfrecord")
+    assert catalog.log is None and "TensorBoard log" not in page_of(catalog, "/")
+    catalog.close()

@@ -50,28 +50,33 @@ TEXT_CHARS = 200  # characters of a last text shown in the summary
 
 
 def log_paths(source: Any, storage_options: StorageOptions) -> tuple[list[Any], Runs | None]:
-    """The files of `source` and, when it is a TensorBoard log, its runs (else None)."""
+    """The files of `source` and, when it is a TensorBoard log, its runs (else None): one logdir's
+    runs named as TensorBoard names them, those of several logdirs, or of events files named one
+    by one or by a glob, by their folders relative to the folder they share."""
     try:
         paths = resolve_inputs(source, storage_options=storage_options)
     except NoInputsError:  # a logdir: its events files lie in its runs' folders
-        runs = _runs_of(source, storage_options)
-        if runs is None:
+        items = list(source) if isinstance(source, (list, tuple)) else [source]
+        found = [_runs_of(item, storage_options) for item in items]
+        if not items or any(runs is None for runs in found):
             raise
-        return [path for files in runs.values() for path in files], runs
+        if len(found) == 1 and found[0] is not None:
+            return [path for files in found[0].values() for path in files], found[0]
+        paths = [path for one in found if one is not None for files in one.values() for path in files]
+        return paths, _runs_by_folder(paths)
     names = [p for p in paths if isinstance(p, str)]
     if not names or len(names) != len(paths) or not all(is_events_file(p) for p in names):
         return paths, None
-    runs = _runs_of(source, storage_options)
+    one = source[0] if isinstance(source, (list, tuple)) and len(source) == 1 else source
+    runs = _runs_of(one, storage_options)
     if runs is None or sorted(map(_key, names)) != sorted(_key(p) for files in runs.values() for p in files):
-        runs = _runs_by_folder(names)  # a glob, or files named one by one: a run per folder
+        return paths, _runs_by_folder(names)  # a glob, several folders, or files one by one: a run per folder
     return paths, runs
 
 
 def _runs_of(source: Any, storage_options: StorageOptions) -> Runs | None:
-    if isinstance(source, (list, tuple)) and len(source) == 1:
-        source = source[0]
-    names = source if isinstance(source, (list, tuple)) else [source]
-    if not all(isinstance(name, (str, os.PathLike)) for name in names):
+    """The runs of one logdir, run folder or events file; None for anything else."""
+    if not isinstance(source, (str, os.PathLike)):
         return None
     try:
         return find_runs(source, storage_options)
