@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import tfrecord_lite as tfr
 from tests._tensorboard import assert_same_reading, our_reading
 from tests.conftest import DATA_DIR
 from tfrecord_lite import DecodeError, TFRecordError, TruncatedRecordError
@@ -251,3 +252,18 @@ def test_tables_hold_the_rows_read_events_yields_whatever_the_layouts(tmp_path: 
     assert kinds[-4:] == ["tensor", "tensor", "scalar", "scalar"]
     with pytest.raises(DecodeError, match="tag is not UTF-8"):
         to_pandas(tmp_path)
+
+
+def test_events_files_get_no_default_sidecar(tmp_path: Path) -> None:
+    """TensorBoard reads every file whose name holds "tfevents", so random access into an events file
+    keeps its index in memory unless a sidecar is asked for."""
+    with EventWriter(tmp_path / "run") as writer:
+        for step in range(5):
+            writer.add_scalar("loss", 1.0 / (step + 1), step)
+    (events,) = (tmp_path / "run").iterdir()
+    with tfr.TFRecordFile(events) as records:
+        assert len(records) == 6  # the file_version event, then the scalars
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == [events.name]
+    with tfr.TFRecordFile(events, index=True) as records:
+        assert len(records) == 6
+    assert (tmp_path / "run" / (events.name + ".tfrlidx")).is_file()

@@ -16,12 +16,11 @@ import posixpath
 from collections.abc import Iterable
 from typing import Any
 
-from tfrecord_lite._index.sidecar_file import SIDECAR_SUFFIX
+from tfrecord_lite._index.sidecar_file import EVENTS_MARK, SIDECAR_SUFFIX
 from tfrecord_lite._redact import redact
 from tfrecord_lite._storage.locations import StorageOptions, filesystem, is_url, split_options
 from tfrecord_lite._storage.sources import natural_key
 
-EVENTS_MARK = "tfevents"
 
 Runs = dict[str, list[str]]  # run name -> its events files, in reading order
 

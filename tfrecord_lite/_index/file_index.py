@@ -116,7 +116,7 @@ def _open_index(
             existing.close()
             raise stale_error(where, reason, path)
         if existing.location is None or existing.location != location:  # text or in-memory: never overwrite
-            location = sidecar_path(path) if index is not False else None
+            location = index_location(path, index if index is None or index is False else True)
     start = existing if existing is not None and grown_from(existing, buf) else None
     try:
         fresh = _build(path, buf, st, verify, start, policy)

@@ -3,7 +3,9 @@ uncompressed file (record_index.py) or the seek points of a GZIP / ZLIB one
 (gzip_sidecar.py).
 
 A sidecar lives beside its file, `<file>.tfrlidx` (next to an object in a store,
-`<url>.tfrlidx`), or where `index=` names it; index=False keeps the index in memory.
+`<url>.tfrlidx`), or where `index=` names it; index=False keeps the index in memory. A
+TensorBoard events file gets no sidecar by default (index=True or a named file still make
+one): TensorBoard reads every file whose name holds "tfevents", a sidecar beside it too.
 Its header opens with an 8-byte magic, which says the kind, and a u32 format version,
 and ends with the CRC32C of the bytes before it: unpack_header checks all three, so a
 sidecar of the other kind, of an unknown version or with a damaged header is an
@@ -31,6 +33,7 @@ from tfrecord_lite._errors import IndexFormatError, PathName, StaleIndexError
 from tfrecord_lite._storage.atomic import write_atomic
 
 SIDECAR_SUFFIX = ".tfrlidx"
+EVENTS_MARK = "tfevents"  # TensorBoard takes every file whose name holds this for an events file
 ON_STALE = ("rebuild", "raise")
 IndexArg = Union[str, "os.PathLike[str]", bool, None]
 _CRC = struct.Struct("<I")
@@ -44,7 +47,9 @@ def sidecar_path(path: str | os.PathLike[str]) -> str:
 
 def index_location(path: str, index: IndexArg) -> str | None:
     """Where the index of `path` is read and saved: its sidecar (index None or True), the file
-    `index` names, or nowhere (False)."""
+    `index` names, or nowhere (False, or None for an events file)."""
+    if index is None and EVENTS_MARK in os.path.basename(os.fspath(path)):
+        return None
     if index is None or index is True:
         return sidecar_path(path)
     if index is False:
