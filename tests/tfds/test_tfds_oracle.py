@@ -15,7 +15,7 @@ from tests._tfds_builders import canonical, prepare
 tfds = pytest.importorskip("tensorflow_datasets")
 pytestmark = pytest.mark.tf
 
-from tfrecord_lite import tfds as tfr_tfds  # noqa: E402
+from tfrecord_lite import tfds as tfr_tfds
 
 SPLITS = ["train", "train[:10%]", "train[100:200]", "train+test", "test[-5%:]", "test[1shard]", "all"]
 
