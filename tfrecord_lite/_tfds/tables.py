@@ -9,9 +9,9 @@ hands it back: a dict of sequences), Text and bytes tensors to binary, an Image 
 example into Python values (arrays by `tolist`, a Dataset's steps as a list of step structs) and
 handed to pyarrow in batches of BATCH rows with that schema, so memory holds one batch of Python
 values at a time. The Hugging Face Dataset is written by `datasets.Dataset.from_generator` from the
-same rows (streamed into its Arrow cache, which the pickled Split names). The Hugging Face Dataset is that table with `datasets` features: an `Image()`
-where TFDS has an Image (its bytes in the struct<bytes, path> Image() stores) and a `ClassLabel`
-with its names where TFDS has one. pyarrow and datasets are imported inside the functions.
+examples (streamed into its Arrow cache, which the pickled Split names), with `datasets` features:
+an `Image()` where TFDS has an Image (its bytes in the struct<bytes, path> Image() stores) and a
+`ClassLabel` with its names where TFDS has one. pyarrow and datasets are imported inside the functions.
 """
 
 from __future__ import annotations
