@@ -129,7 +129,7 @@ def _default(node: Tensor) -> Any:
         fill = np.iinfo(dtype).min
     else:
         fill = np.finfo(dtype).min
-    value = np.full(node.shape, fill, dtype)
+    value = np.full(tuple(d or 0 for d in node.shape), fill, dtype)
     return value[()] if not node.shape else value
 
 
