@@ -147,3 +147,46 @@ def test_a_damaged_shard_raises_naming_it_or_is_skipped(tmp_path: Path) -> None:
         list(tfds.load(root))
     kept = [int(ex["x"]) for ex in tfds.load(root, on_error="skip")]
     assert kept == [0, 2]
+
+
+def test_the_legacy_features_json_parses_as_the_proto_form(tmp_path: Path) -> None:
+    """TFDS before 4.5 wrote {"type": CLASS, "content": ARGUMENTS} (TFDS's own backward test's example)."""
+    base = "tensorflow_datasets.core.features."
+    legacy = {
+        "type": base + "features_dict.FeaturesDict",
+        "content": {
+            "input": {
+                "type": base + "image_feature.Image",
+                "content": {"shape": [28, None, 3], "dtype": "uint8", "encoding_format": "png"},
+            },
+            "target": {"type": base + "class_label_feature.ClassLabel", "content": {"num_classes": 10}},
+            "steps": {
+                "type": base + "dataset_feature.Dataset",
+                "content": {
+                    "feature": {"type": base + "feature.Tensor", "content": {"shape": [2], "dtype": "float32"}},
+                    "length": None,
+                },
+            },
+        },
+    }
+    proto = features_of(
+        input={
+            "pythonClassName": base + "image_feature.Image",
+            "image": {"shape": {"dimensions": [28, -1, 3]}, "dtype": "uint8", "encodingFormat": "png"},
+        },
+        target={"pythonClassName": base + "class_label_feature.ClassLabel", "classLabel": {"numClasses": "10"}},
+        steps={
+            "pythonClassName": base + "dataset_feature.Dataset",
+            "sequence": {
+                "feature": {
+                    "pythonClassName": base + "feature.Tensor",
+                    "tensor": {"shape": {"dimensions": [2]}, "dtype": "float32"},
+                },
+                "length": "-1",
+            },
+        },
+    )
+    old = tfds.info(folder(tmp_path / "old", GOOD_INFO, legacy)).features
+    new = tfds.info(folder(tmp_path / "new", GOOD_INFO, proto)).features
+    assert old == new and str(old) == str(new)
+    assert "'input': Image(shape=(28, None, 3), dtype=uint8)" in str(old)
