@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tfrecord_lite import tfds
@@ -190,3 +191,30 @@ def test_the_legacy_features_json_parses_as_the_proto_form(tmp_path: Path) -> No
     new = tfds.info(folder(tmp_path / "new", GOOD_INFO, proto)).features
     assert old == new and str(old) == str(new)
     assert "'input': Image(shape=(28, None, 3), dtype=uint8)" in str(old)
+
+
+def test_encoded_tensors_are_sized_from_their_shape_before_inflating(tmp_path: Path) -> None:
+    import zlib
+
+    import tfrecord_lite as tfr
+
+    zlib_tensor = {
+        "pythonClassName": TENSOR,
+        "tensor": {"dtype": "float32", "shape": {"dimensions": [-1, -1]}, "encoding": "zlib"},
+    }
+    root = folder(
+        tmp_path, {**GOOD_INFO, "splits": [{"name": "train", "shardLengths": ["3"]}]}, features_of(x=zlib_tensor)
+    )
+    bomb = zlib.compress(bytes(64 << 20))  # 64 MiB of zeros in 64 KiB
+    with tfr.TFRecordWriter(str(root / "ds-train.tfrecord-00000-of-00001")) as writer:
+        writer.write_example({"x/value": [bomb], "x/shape": np.array([2, 2], np.int64)})  # claims 16 bytes
+        writer.write_example({"x/value": [bomb], "x/shape": np.array([1 << 20, 1 << 20], np.int64)})  # 4 TiB
+        writer.write_example(
+            {"x/value": [zlib.compress(np.ones((2, 3), np.float32).tobytes())], "x/shape": np.array([2, 3], np.int64)}
+        )
+    examples = tfds.load(root)
+    with pytest.raises(tfr.DecodeError, match=r"17 bytes for a float32 tensor of shape \(2, 2\) \(expected 16\)"):
+        examples[0]
+    with pytest.raises(tfr.DecodeError, match="would take 4398046511104 bytes"):
+        examples[1]
+    assert examples[2]["x"].tolist() == np.ones((2, 3)).tolist()
