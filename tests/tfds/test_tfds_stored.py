@@ -109,6 +109,7 @@ def plain(value: Any) -> Any:
 
 def test_a_folder_over_https_takes_two_reads_for_info(http_server: Any) -> None:
     pytest.importorskip("PIL")
+    pytest.importorskip("aiohttp")  # fsspec's HTTP file system (the remote extra)
     for path in (STORED / "episodes").iterdir():
         url = http_server.put(f"/rlds/episodes/0.1.0/{path.name}", path.read_bytes())
     folder = url.rsplit("/", 1)[0]
