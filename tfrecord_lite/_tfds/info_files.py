@@ -129,9 +129,34 @@ def join(folder: str, name: str) -> str:
 def read_info(source: str, storage_options: StorageOptions = None) -> DatasetInfo:
     """The DatasetInfo of the folder `source` (two reads: dataset_info.json, features.json)."""
     folder = os.fspath(source)
-    info_doc = _read_json(join(folder, "dataset_info.json"), storage_options)
+    try:
+        info_doc = _read_json(join(folder, "dataset_info.json"), storage_options)
+    except FileNotFoundError as err:
+        found = [] if is_url(folder) else _folders_below(folder)
+        if found:
+            raise FileNotFoundError(f"{err}; TFDS folders below it: {', '.join(found)}") from None
+        raise
     features_doc = _read_json(join(folder, "features.json"), storage_options)
     return info_from_documents(folder, info_doc, features_doc, storage_options)
+
+
+def _folders_below(folder: str, depth: int = 3, shown: int = 5, visits: int = 2000) -> list[str]:
+    """Up to `shown` local folders at most `depth` levels below `folder` that hold a
+    dataset_info.json (DATA_DIR/NAME/CONFIG/VERSION is three), looking into `visits` folders at
+    most, for an error message."""
+    found: list[str] = []
+    base = os.path.abspath(folder)
+    for count, (here, dirs, files) in enumerate(os.walk(base)):
+        if count >= visits:
+            break
+        if "dataset_info.json" in files and here != base:
+            found.append(os.path.relpath(here, base))
+        if here[len(base) :].count(os.sep) >= depth:
+            dirs.clear()
+        dirs.sort()
+        if len(found) >= shown:
+            break
+    return found
 
 
 def _read_json(path: str, storage_options: StorageOptions) -> Any:
