@@ -4,10 +4,10 @@ their shard lengths and shard files).
 
 Strategy: the folder is local or any URL the storage layer reads; each JSON file is one read
 (`read_whole`, one ranged request for an object) capped at MAX_JSON_BYTES, so `info` of a remote
-folder costs two reads and never a listing (a local folder without dataset_info.json is looked into
-a few levels down, for the error to name the TFDS folders there). Everything in the documents is untrusted: each field
-is checked for its type and range before use (shard lengths non-negative and bounded, their count
-bounded), and an error names the file and the field. Shard file names come from each split's
+folder costs two reads and never a listing (a local folder without dataset_info.json is looked
+into a few levels down, for the error to name the TFDS folders there). Everything in the documents
+is untrusted: each field is checked for its type and range before use (shard lengths non-negative
+and bounded, their count bounded), and an error names the file and the field. Shard file names come from each split's
 `filepathTemplate` (TFDS's default `{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}` when absent),
 filled in as TFDS fills it (five-digit shard numbers); a name that is absolute, holds `..`, a
 backslash or a scheme, or is empty is refused before any path is built from it, so nothing
