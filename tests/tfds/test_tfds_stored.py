@@ -58,6 +58,7 @@ def test_info_of_the_stored_folder(data: Path) -> None:
         "frames",
         "gray_jpeg",
         "image",
+        "labeled",
         "rgba",
     ]  # features.json order
     assert info.feature_keys("ClassLabel") == ["label", "objects/kind"]
