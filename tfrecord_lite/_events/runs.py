@@ -21,7 +21,6 @@ from tfrecord_lite._redact import redact
 from tfrecord_lite._storage.locations import StorageOptions, filesystem, is_url, split_options
 from tfrecord_lite._storage.sources import natural_key
 
-
 Runs = dict[str, list[str]]  # run name -> its events files, in reading order
 
 

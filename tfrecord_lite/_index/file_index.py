@@ -34,7 +34,6 @@ from tfrecord_lite._index.sidecar_file import (
     check_on_stale,
     index_location,
     names_a_file,
-    sidecar_path,
     stale_error,
 )
 from tfrecord_lite._index.tolerant import build_past_damage
