@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 from pathlib import Path
 from typing import Any
 
@@ -146,3 +147,75 @@ def test_convert_inferring_names_the_files_of_a_kind_change(tmp_path: Path) -> N
     done = run_cli("convert", str(first), str(second), str(tmp_path / "out.parquet"))
     assert done.returncode == 1, done.stderr
     assert f"record 0 of {first}" in done.stderr and f"record 1 of {second}" in done.stderr
+
+
+STREAMS: dict[str, dict[str, Any]] = {
+    "plain": {},
+    "batched": {"batch_size": 4},
+    "indexed range": {"split": "range"},
+    "gzip": {"compression": "gzip"},
+    "threads": {"num_threads": 2},
+    "threads, batched": {"num_threads": 2, "batch_size": 4},
+    "shuffled": {"shuffle": True, "shuffle_buffer": 8, "seed": 3},
+    "shuffled, batched": {"shuffle": True, "shuffle_buffer": 8, "batch_size": 3},
+    "resumed": {"batch_size": 2},
+}
+
+
+def shards(tmp_path: Path, gzip: bool = False) -> tuple[Path, Path]:
+    """A good shard of 7 records and one of 10 whose record BAD does not fit SPEC (GZIP: the
+    offsets are those of the uncompressed stream, which a plain copy holds)."""
+    good, bad = tmp_path / "a.tfrecord", tmp_path / "b.tfrecord"
+    write(good, n=7, bad=None)
+    write(bad)
+    if gzip:
+        import gzip as gz
+
+        for path in (good, bad):
+            path.with_suffix(".tfrecord.gz").write_bytes(gz.compress(path.read_bytes()))
+    return good, bad
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("how", list(STREAMS))
+def test_streaming_dataset_names_the_record(tmp_path: Path, how: str) -> None:
+    torch_ds = pytest.importorskip("tfrecord_lite.torch")
+    options = dict(STREAMS[how])
+    good, bad = shards(tmp_path, gzip="compression" in options)
+    files = [str(good), str(bad)] if "compression" not in options else [f"{good}.gz", f"{bad}.gz"]
+    dataset = torch_ds.IterableTFRecordDataset(files, features=SPEC, **options)
+    if how == "resumed":
+        dataset.load_state_dict({"epoch": 0, "yielded": 6, "consumer": 0, "consumers": 1})
+    with pytest.raises(tfr.FeatureError) as caught:
+        list(dataset)
+    path = Path(files[1])
+    assert_placed(caught.value, path, BAD, _offsets(bad)[BAD])
+
+
+@pytest.mark.torch
+def test_mixed_dataset_names_the_record(tmp_path: Path) -> None:
+    torch_ds = pytest.importorskip("tfrecord_lite.torch")
+    good, bad = shards(tmp_path)
+    mixed = torch_ds.MixedTFRecordDataset(
+        [torch_ds.IterableTFRecordDataset(str(p), features=SPEC) for p in (good, bad)], seed=1
+    )
+    with pytest.raises(tfr.FeatureError) as caught:
+        list(mixed)
+    assert_placed(caught.value, bad, BAD, _offsets(bad)[BAD])
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("batch_size", [None, 4])
+def test_streaming_dataset_in_workers_names_the_record(tmp_path: Path, batch_size: int | None) -> None:
+    torch_ds = pytest.importorskip("tfrecord_lite.torch")
+    from torch.utils.data import DataLoader
+
+    good, bad = shards(tmp_path)
+    dataset = torch_ds.IterableTFRecordDataset([str(good), str(bad)], features=SPEC, batch_size=batch_size)
+    batching: dict[str, Any] = {"batch_size": 2, "collate_fn": dataset.collate_fn}
+    if batch_size:
+        batching = {"batch_size": None}
+    where = f"in {bad}, record {BAD}, at byte offset {_offsets(bad)[BAD]}"
+    # torch raises the worker's error again (a RuntimeError where it cannot remake it), with its message
+    with pytest.raises((tfr.FeatureError, RuntimeError), match=re.escape(where)):
+        list(DataLoader(dataset, num_workers=2, **batching))
