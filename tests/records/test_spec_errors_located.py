@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import pickle
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -219,3 +220,19 @@ def test_streaming_dataset_in_workers_names_the_record(tmp_path: Path, batch_siz
     # torch raises the worker's error again (a RuntimeError where it cannot remake it), with its message
     with pytest.raises((tfr.FeatureError, RuntimeError), match=re.escape(where)):
         list(DataLoader(dataset, num_workers=2, **batching))
+
+
+@pytest.mark.parametrize("shard", [None, (0, 1)], ids=["streamed", "a shard, through the index"])
+def test_compat_loader_notes_the_record_and_keeps_the_package_message(tmp_path: Path, shard: Any) -> None:
+    from tfrecord_lite.compat.tfrecord import reader
+
+    path = tmp_path / "a.tfrecord"
+    with tfr.TFRecordWriter(str(path)) as writer:
+        for i in range(10):
+            writer.write_example({"x": [0.5] if i == BAD else [i]})
+    with pytest.raises(TypeError) as caught:
+        list(reader.example_loader(str(path), None, {"x": "int"}, shard=shard))
+    assert str(caught.value) == "Incompatible type 'int' for `x` (should be 'float')."  # the package's
+    note = f"(in {path}, record {BAD}, at byte offset {_offsets(path)[BAD]})"
+    if sys.version_info >= (3, 11):
+        assert caught.value.__notes__ == [note]
