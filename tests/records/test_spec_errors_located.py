@@ -236,3 +236,14 @@ def test_compat_loader_notes_the_record_and_keeps_the_package_message(tmp_path: 
     note = f"(in {path}, record {BAD}, at byte offset {_offsets(path)[BAD]})"
     if sys.version_info >= (3, 11):
         assert caught.value.__notes__ == [note]
+
+
+def test_statistics_name_the_record_a_raw_feature_does_not_fit(tmp_path: Path) -> None:
+    path = tmp_path / "a.tfrecord"
+    raw = bytes(24)  # three int64 numbers
+    with tfr.TFRecordWriter(str(path)) as writer:
+        for i in range(10):
+            writer.write_example({"raw": [raw, raw] if i == BAD else [raw]})
+    with pytest.raises(tfr.FeatureError) as caught:
+        tfr.statistics(str(path), features={"raw": tfr.RawFeature([3], "int64")})
+    assert_placed(caught.value, path, BAD, _offsets(path)[BAD])
