@@ -139,6 +139,11 @@ def _decoded(decode: ItemDecoder, record: bytes, k: int, copy: bool = True) -> A
         raise
 
 
+def _decoded_at(decode: ItemDecoder, records: list[bytes], k: int, copy: bool = True) -> Any:
+    """_decoded of records[k] (for a ThreadMap, which maps over the numbers of the records)."""
+    return _decoded(decode, records[k], k, copy)
+
+
 class TFRecordDataset(Dataset[Any]):
     """Map-style dataset over TFRecord shards (GZIP / ZLIB ones through their index): len(), [i] -> decoded
     item, picklable (each process reopens the files), for DataLoader(shuffle=True) and DistributedSampler.
@@ -221,7 +226,9 @@ class TFRecordDataset(Dataset[Any]):
                     return pack(decode_batch(records, decode.features, self.collate_fn, copy=not decode.can_view))
                 return decode_batch(records, decode.features, self.collate_fn)
             if self.num_threads > 1:
-                return self.collate_fn(self._threads.map(decode, records))
+                return self.collate_fn(
+                    self._threads.map(functools.partial(_decoded_at, decode, records), range(len(records)))
+                )
             return self.collate_fn([_decoded(decode, r, k) for k, r in enumerate(records)])
 
     def __getitems__(self, indices: list[int]) -> list[Any]:
@@ -230,7 +237,8 @@ class TFRecordDataset(Dataset[Any]):
         decode, copy = self._decode, not (views and self._decode.can_view)
         with placing(functools.partial(_place, self._open(), list(indices))):
             if self.num_threads > 1:
-                return self._threads.map(decode, self._open()[list(indices)], copy)
+                records = self._open()[list(indices)]
+                return self._threads.map(functools.partial(_decoded_at, decode, records), range(len(records)), copy)
             return [_decoded(decode, r, k, copy) for k, r in enumerate(self._open()[list(indices)])]
 
     def raw(self, index: int) -> bytes:

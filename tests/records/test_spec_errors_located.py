@@ -247,3 +247,21 @@ def test_statistics_name_the_record_a_raw_feature_does_not_fit(tmp_path: Path) -
     with pytest.raises(tfr.FeatureError) as caught:
         tfr.statistics(str(path), features={"raw": tfr.RawFeature([3], "int64")})
     assert_placed(caught.value, path, BAD, _offsets(path)[BAD])
+
+
+@pytest.mark.torch
+def test_torch_dataset_on_threads_names_the_record(tmp_path: Path) -> None:
+    torch_ds = pytest.importorskip("tfrecord_lite.torch")
+    from torch.utils.data import DataLoader
+
+    good, bad = shards(tmp_path)
+    kept = torch_ds.TFRecordDataset([str(good), str(bad)], features=SPEC, num_threads=2, transform=_same)
+    dataset = torch_ds.TFRecordDataset([str(good), str(bad)], features=SPEC, num_threads=2)
+    for read in (lambda: kept[list(range(17))], lambda: list(DataLoader(dataset, 16, collate_fn=dataset.collate_fn))):
+        with pytest.raises(tfr.FeatureError) as caught:
+            read()
+        assert_placed(caught.value, bad, BAD, _offsets(bad)[BAD])
+
+
+def _same(item: Any) -> Any:
+    return item
