@@ -265,3 +265,25 @@ def test_torch_dataset_on_threads_names_the_record(tmp_path: Path) -> None:
 
 def _same(item: Any) -> Any:
     return item
+
+
+@pytest.mark.parametrize("pad", [0, 40_000], ids=["small records", "large records"])
+def test_batch_decoder_on_threads_names_file_record_and_offset(tmp_path: Path, pad: int) -> None:
+    path = tmp_path / "a.tfrecord"
+    write(path, n=40, bad=33, pad=pad)
+    with pytest.raises(tfr.FeatureError) as caught:
+        for _ in tfr.iter_example_batches(str(path), features=SPEC, batch_size=2, num_threads=2):
+            pass
+    assert_placed(caught.value, path, 33, _offsets(path)[33])
+
+
+def test_sequence_batches_on_threads_name_file_record_and_offset(tmp_path: Path) -> None:
+    path = tmp_path / "s.tfrecord"
+    with tfr.TFRecordWriter(str(path)) as writer:
+        for i in range(40):
+            writer.write(tfr.encode_sequence_example({"c": [1]}, {"f": [[b"a"]] if i == 33 else [[1, 2, 3]]}))
+    lists = {"f": tfr.FixedLenSequenceFeature([3], "int64")}
+    with pytest.raises(tfr.FeatureError) as caught:
+        for _ in tfr.iter_sequence_example_batches(str(path), sequence_features=lists, batch_size=2, num_threads=2):
+            pass
+    assert_placed(caught.value, path, 33, _offsets(path)[33])
