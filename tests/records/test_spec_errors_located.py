@@ -5,10 +5,12 @@ and its message), also after pickling (DataLoader workers), and `convert` report
 
 from __future__ import annotations
 
+import gc
 import json
 import pickle
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +18,20 @@ import pytest
 
 import tfrecord_lite as tfr
 from tests._cli import run_cli
+from tests._threads import pool_threads, wait_for_threads
 
 SPEC = {"x": tfr.FixedLenFeature([3], "int64")}
+
+
+@pytest.fixture(autouse=True)
+def _threads_end() -> Iterator[None]:
+    """The threads of a read that failed (num_threads) end once it is dropped, not in a later test."""
+    before = pool_threads()
+    yield
+    gc.collect()
+    assert wait_for_threads(before) == before
+
+
 BAD = 5  # the record with two values
 
 
