@@ -15,8 +15,9 @@ into _index, which hands back its index ready (file_index.open_file_index for a 
 remote_index.open_remote for an object, gzip_index.open_gzip_spans through
 compressed_file.py): with an on_error that skips damage, a file that does not index cleanly
 is indexed there over its good records (_index/tolerant.py). A file that shrinks while open:
-each read of the map asks the file's size first (one fstat) and a record past its end raises
-TFRecordError ("FILE changed while open: ...") instead of touching unbacked pages (SIGBUS).
+each read of the map asks the file's size first (one fstat; one for a whole batch of records, against
+the batch's furthest end) and a record past its end raises TFRecordError ("FILE changed while open:
+...") instead of touching unbacked pages (SIGBUS).
 """
 
 from __future__ import annotations
@@ -165,6 +166,13 @@ def _closed_error(name: str) -> ValueError:
 _NO_OFFSETS = _int_view(np.zeros(1, np.uint64))  # what a closed TFRecordFile indexes
 
 
+def _furthest(ends: Sequence[int], positions: Sequence[int]) -> int:
+    """The furthest end of the records at `positions` (0: none); a rising range's, by a slice of `ends`."""
+    if isinstance(positions, range) and positions.step > 0:
+        return max(ends[positions.start : positions.stop : positions.step], default=0)
+    return max((ends[i] for i in positions), default=0)
+
+
 class MappedRecords:
     """The records of an uncompressed file through its memory map (or of an object through its
     RemoteBuffer), at the spans its index gives: how TFRecordFile reads an uncompressed file.
@@ -201,8 +209,15 @@ class MappedRecords:
         return self.read(self.at[i], self.ends[i])
 
     def take(self, positions: Iterable[int]) -> list[bytes]:
-        """The records at `positions` (in range)."""
+        """The records at `positions` (in range); a mapped file's size is asked once for them all."""
         at, ends, read = self.at, self.ends, self.read
+        if read == self._read_mapped:
+            positions = positions if isinstance(positions, range) else list(positions)
+            furthest = _furthest(ends, positions)
+            if self._buf is not None and furthest > self._size_now():  # the file shrank (SIGBUS past its end)
+                raise self._changed()
+            read_sized = self._read_sized
+            return [read_sized(at[i], ends[i]) for i in positions]
         prefetch = getattr(self._buf, "prefetch", None)
         if prefetch is not None:  # an object in a store: fetch the records' spans first, few requests
             positions = list(positions)
@@ -230,11 +245,15 @@ class MappedRecords:
             raise too_large(int(ends[over[0]]) - start - OVERHEAD, limit, self._name, start)
 
     def _read_mapped(self, start: int, end: int) -> bytes:
+        if self._buf is not None and end > self._size_now():  # the file shrank: touching the map past its end is SIGBUS
+            raise self._changed()
+        return self._read_sized(start, end)
+
+    def _read_sized(self, start: int, end: int) -> bytes:
+        """_read_mapped once the file is known to reach `end`."""
         buf = self._buf
         if buf is None:
             raise _closed_error(self._name)
-        if end > self._size_now():  # the file shrank: touching the map past its end is SIGBUS
-            raise self._changed()
         length = end - start - OVERHEAD
         # the header must be exactly the one a record of the indexed length has: this checks
         # the length against the index and the length CRC in one comparison
