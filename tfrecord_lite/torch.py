@@ -43,7 +43,7 @@ except ModuleNotFoundError as exc:  # still a ModuleNotFoundError, which pytest.
         f"tfrecord_lite.torch needs PyTorch ({exc}): pip install 'tfrlite[torch]'", name=exc.name
     ) from exc
 
-from tfrecord_lite._batches.columnar import place_by, placing
+from tfrecord_lite._batches.columnar import placing
 from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._datasets.mixing import copy_state, mixed_items, start_state
 from tfrecord_lite._datasets.plan import Segment, Share, plan_shares, shard_order
@@ -396,20 +396,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         `packs` / `views`: as _fetched_by says for the DataLoader worker that iterates. An error about one
         record names its file, number and byte offset (the stream finds them again: ShardStream.place)."""
         items = self._decoded_items(self._stream.records(epoch, consumer, consumers, skip), packs, views)
-        position = skip  # of the next item's first record
-        try:
-            while True:
-                try:
-                    n, item = next(items)
-                except StopIteration:
-                    return
-                except TFRecordError as err:
-                    place_by(err, functools.partial(self._stream.place, epoch, consumer, consumers, position), 0)
-                    raise
-                position += n
-                yield n, item
-        finally:
-            items.close()  # stops its threads (num_threads) at once
+        yield from self._stream.located(items, epoch, consumer, consumers, skip)
 
     def _decoded_items(self, raw: Iterator[bytes], packs: bool, views: bool) -> Generator[tuple[int, Any], None, None]:
         """_items' pairs from the raw records `raw`."""

@@ -18,12 +18,14 @@ position, this time each with its file, number and byte offset, so reading costs
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import random
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
+from tfrecord_lite._batches.columnar import place_by
 from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._datasets.plan import (
     EVEN,
@@ -142,6 +144,26 @@ class ShardStream:
             if skip:
                 records = itertools.islice(records, skip, None)
         return records
+
+    def located(
+        self, items: Generator[tuple[int, Any], None, None], epoch: int, consumer: int, consumers: int, skip: int
+    ) -> Iterator[tuple[int, Any]]:
+        """`items`, (records, item) pairs made from `records(epoch, consumer, consumers, skip)`, with an error
+        about one record (its number in the item's records, or the item's one record) placed by `place`."""
+        position = skip  # of the next item's first record
+        try:
+            while True:
+                try:
+                    n, item = next(items)
+                except StopIteration:
+                    return
+                except TFRecordError as err:
+                    place_by(err, functools.partial(self.place, epoch, consumer, consumers, position), 0)
+                    raise
+                position += n
+                yield n, item
+        finally:
+            items.close()  # stops its threads (num_threads) at once
 
     def place(self, epoch: int, consumer: int, consumers: int, first: int, k: int = 0) -> Place | None:
         """Where the record at position `first + k` of `consumer`'s records for `epoch` lies (file, number in
