@@ -43,7 +43,7 @@ except ModuleNotFoundError as exc:  # still a ModuleNotFoundError, which pytest.
         f"tfrecord_lite.torch needs PyTorch ({exc}): pip install 'tfrlite[torch]'", name=exc.name
     ) from exc
 
-from tfrecord_lite._batches.columnar import placing
+from tfrecord_lite._batches.columnar import place_by, placing
 from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._datasets.mixing import copy_state, mixed_items, start_state
 from tfrecord_lite._datasets.plan import Segment, Share, plan_shares, shard_order
@@ -226,9 +226,8 @@ class TFRecordDataset(Dataset[Any]):
                     return pack(decode_batch(records, decode.features, self.collate_fn, copy=not decode.can_view))
                 return decode_batch(records, decode.features, self.collate_fn)
             if self.num_threads > 1:
-                return self.collate_fn(
-                    self._threads.map(functools.partial(_decoded_at, decode, records), range(len(records)))
-                )
+                decoded = functools.partial(_decoded_at, decode, records)
+                return self.collate_fn(self._threads.map(decoded, range(len(records))))
             return self.collate_fn([_decoded(decode, r, k) for k, r in enumerate(records)])
 
     def __getitems__(self, indices: list[int]) -> list[Any]:
@@ -390,16 +389,11 @@ class IterableTFRecordDataset(IterableDataset[Any]):
 
     def _items(
         self, epoch: int, consumer: int, consumers: int, skip: int, packs: bool = False, views: bool = False
-    ) -> Iterator[tuple[int, Any]]:
+    ) -> Generator[tuple[int, Any], None, None]:
         """(records, item) pairs of this consumer for `epoch` from record position `skip` on: one decoded
         record each, or with batch_size a collated batch (decoded by columns unless its records are large).
-        `packs` / `views`: as _fetched_by says for the DataLoader worker that iterates. An error about one
-        record names its file, number and byte offset (the stream finds them again: ShardStream.place)."""
-        items = self._decoded_items(self._stream.records(epoch, consumer, consumers, skip), packs, views)
-        yield from self._stream.located(items, epoch, consumer, consumers, skip)
-
-    def _decoded_items(self, raw: Iterator[bytes], packs: bool, views: bool) -> Generator[tuple[int, Any], None, None]:
-        """_items' pairs from the raw records `raw`."""
+        `packs` / `views`: as _fetched_by says for the DataLoader worker that iterates (errors: _generate)."""
+        raw = self._stream.records(epoch, consumer, consumers, skip)
         if self.num_threads > 1:
             yield from self._threaded(raw, packs, views)
             return
@@ -465,10 +459,16 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         return self._generate(self._items(epoch, consumer, consumers, skip, packs, views))
 
     def _generate(self, items: Iterator[tuple[int, Any]]) -> Iterator[Any]:
+        """The items, counted in the position; an error about one record placed (ShardStream.place)."""
         position = self._position
-        for n, item in items:
-            position["yielded"] += n
-            yield item
+        try:
+            for n, item in items:
+                position["yielded"] += n
+                yield item
+        except TFRecordError as err:
+            at = (position["epoch"], position["consumer"], position["consumers"], position["yielded"])
+            place_by(err, functools.partial(self._stream.place, *at), 0)
+            raise
 
     # -- epochs and state
 
@@ -579,7 +579,8 @@ class MixedTFRecordDataset(IterableDataset[Any]):
         consumer, consumers = state["consumer"], state["consumers"]
 
         def open_source(i: int, epoch: int, skip: int) -> Iterator[tuple[int, Any]]:
-            return self.datasets[i]._items(epoch, consumer, consumers, skip)
+            items = self.datasets[i]._items(epoch, consumer, consumers, skip)  # errors placed as _generate does
+            return self.datasets[i]._stream.located(items, epoch, consumer, consumers, skip)
 
         return mixed_items(state, self.weights, open_source, stop=self.stop, infinite=self.infinite)
 
