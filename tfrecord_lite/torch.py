@@ -134,8 +134,7 @@ def _decoded(decode: ItemDecoder, record: bytes, k: int, copy: bool = True) -> A
     try:
         return decode(record, copy)
     except TFRecordError as err:
-        if getattr(err, "batch_record", None) is None:
-            err.batch_record = k  # type: ignore[attr-defined]
+        err.batch_record = k  # type: ignore[attr-defined]  # what the decoder said is of its one record
         raise
 
 
@@ -467,7 +466,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
                 yield item
         except TFRecordError as err:
             at = (position["epoch"], position["consumer"], position["consumers"], position["yielded"])
-            place_by(err, functools.partial(self._stream.place, *at), 0)
+            place_by(err, functools.partial(self._stream.place, *at), 0 if self.batch_size is None else None)
             raise
 
     # -- epochs and state

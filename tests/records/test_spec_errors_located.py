@@ -301,3 +301,18 @@ def test_sequence_batches_on_threads_name_file_record_and_offset(tmp_path: Path)
         for _ in tfr.iter_sequence_example_batches(str(path), sequence_features=lists, batch_size=2, num_threads=2):
             pass
     assert_placed(caught.value, path, 33, _offsets(path)[33])
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("num_threads", [1, 2])
+def test_batches_of_large_records_name_the_record(tmp_path: Path, num_threads: int) -> None:
+    """Batches of records of over 4 KiB are decoded record by record, not by columns: the same place."""
+    torch_ds = pytest.importorskip("tfrecord_lite.torch")
+    path = tmp_path / "a.tfrecord"
+    write(path, pad=10_000)
+    streamed = torch_ds.IterableTFRecordDataset(str(path), features=SPEC, batch_size=3, num_threads=num_threads)
+    mapped = torch_ds.TFRecordDataset(str(path), features=SPEC, num_threads=num_threads)
+    for read in (lambda: list(streamed), lambda: mapped[list(range(3, 9))]):
+        with pytest.raises(tfr.FeatureError) as caught:
+            read()
+        assert_placed(caught.value, path, BAD, _offsets(path)[BAD])
