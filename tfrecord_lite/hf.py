@@ -20,6 +20,7 @@ from typing import Any
 
 from tfrecord_lite._datasets.pieces import Piece, PieceOptions, input_files, piece_batches
 from tfrecord_lite._datasets.schema import infer_sequence_features
+from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._example.spec import FeatureSpec, FixedLenFeature
 from tfrecord_lite._example.validate import check_int, feature_specs
 from tfrecord_lite._images.records import ENCODED
@@ -227,5 +228,11 @@ def to_hf_dataset(
     )
     if streaming:
         return builder.as_streaming_dataset(split=datasets.Split.TRAIN)
-    builder.download_and_prepare(num_proc=num_proc)
+    try:
+        builder.download_and_prepare(num_proc=num_proc)
+    except datasets.exceptions.DatasetGenerationError as err:
+        cause = err.__cause__  # the reader's error (its file, record and offset), not datasets' wrapper
+        if isinstance(cause, TFRecordError):
+            raise cause from None
+        raise
     return builder.as_dataset(split=datasets.Split.TRAIN)

@@ -18,6 +18,7 @@ an abort deletes them. This module holds only that adaptation: option parsing an
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import os
@@ -43,6 +44,7 @@ from tfrecord_lite._arrow.spark_types import (
     raw_records,
     struct,
 )
+from tfrecord_lite._batches.columnar import place_by
 from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._datasets.hive_partitions import partition_folder, partition_types, partitioned_files, typed_values
 from tfrecord_lite._datasets.pieces import (
@@ -50,6 +52,7 @@ from tfrecord_lite._datasets.pieces import (
     PieceOptions,
     pack_pieces,
     piece_batches,
+    piece_place,
     piece_records,
     split_bytes,
     split_pieces,
@@ -57,6 +60,7 @@ from tfrecord_lite._datasets.pieces import (
 from tfrecord_lite._datasets.schema import infer_features, infer_sequence_features
 from tfrecord_lite._datasets.sharded import shard_suffix
 from tfrecord_lite._datasets.task_files import JobFolder, Part
+from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._index.sidecar_file import sidecar_path
 from tfrecord_lite._records.reader import RecordIterator, iter_records
 from tfrecord_lite._records.writer import TFRecordWriter
@@ -289,8 +293,15 @@ class _Reader(DataSourceReader):  # type: ignore[misc]
                 continue
             # only the schema's features decoded (null where a record lacks one)
             columns = [column.name for column in self._columns]
+            done = 0  # the piece's rows read before this batch
             for batch in piece_batches(piece, None, options.batch_size, options.reading, columns=columns):
-                yield conform(batch, self._columns, target, constants)
+                try:
+                    conformed = conform(batch, self._columns, target, constants)
+                except TFRecordError as err:  # a value that does not fit its Spark type: name its record
+                    place_by(err, functools.partial(piece_place, piece, options.reading, done))
+                    raise
+                done += batch.num_rows
+                yield conformed
 
 
 # --------------------------------------------------------------------------- writing

@@ -29,7 +29,7 @@ import functools
 import itertools
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,7 +43,7 @@ except ModuleNotFoundError as exc:  # still a ModuleNotFoundError, which pytest.
         f"tfrecord_lite.torch needs PyTorch ({exc}): pip install 'tfrlite[torch]'", name=exc.name
     ) from exc
 
-from tfrecord_lite._batches.columnar import placing
+from tfrecord_lite._batches.columnar import place_by, placing
 from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._datasets.mixing import copy_state, mixed_items, start_state
 from tfrecord_lite._datasets.plan import Segment, Share, plan_shares, shard_order
@@ -137,9 +137,13 @@ def _decoded(decode: ItemDecoder, record: bytes, k: int, copy: bool = True) -> A
     try:
         return decode(record, copy)
     except TFRecordError as err:
-        if getattr(err, "batch_record", None) is None:
-            err.batch_record = k  # type: ignore[attr-defined]
+        err.batch_record = k  # type: ignore[attr-defined]  # what the decoder said is of its one record
         raise
+
+
+def _decoded_at(decode: ItemDecoder, records: list[bytes], k: int, copy: bool = True) -> Any:
+    """_decoded of records[k] (for a ThreadMap, which maps over the numbers of the records)."""
+    return _decoded(decode, records[k], k, copy)
 
 
 class TFRecordDataset(Dataset[Any]):
@@ -224,7 +228,8 @@ class TFRecordDataset(Dataset[Any]):
                     return pack(decode_batch(records, decode.features, self.collate_fn, copy=not decode.can_view))
                 return decode_batch(records, decode.features, self.collate_fn)
             if self.num_threads > 1:
-                return self.collate_fn(self._threads.map(decode, records))
+                decoded = functools.partial(_decoded_at, decode, records)
+                return self.collate_fn(self._threads.map(decoded, range(len(records))))
             return self.collate_fn([_decoded(decode, r, k) for k, r in enumerate(records)])
 
     def __getitems__(self, indices: list[int]) -> list[Any]:
@@ -233,7 +238,8 @@ class TFRecordDataset(Dataset[Any]):
         decode, copy = self._decode, not (views and self._decode.can_view)
         with placing(functools.partial(_place, self._open(), list(indices))):
             if self.num_threads > 1:
-                return self._threads.map(decode, self._open()[list(indices)], copy)
+                records = self._open()[list(indices)]
+                return self._threads.map(functools.partial(_decoded_at, decode, records), range(len(records)), copy)
             return [_decoded(decode, r, k, copy) for k, r in enumerate(self._open()[list(indices)])]
 
     def raw(self, index: int) -> bytes:
@@ -389,10 +395,10 @@ class IterableTFRecordDataset(IterableDataset[Any]):
 
     def _items(
         self, epoch: int, consumer: int, consumers: int, skip: int, packs: bool = False, views: bool = False
-    ) -> Iterator[tuple[int, Any]]:
+    ) -> Generator[tuple[int, Any], None, None]:
         """(records, item) pairs of this consumer for `epoch` from record position `skip` on: one decoded
         record each, or with batch_size a collated batch (decoded by columns unless its records are large).
-        `packs` / `views`: as _fetched_by says for the DataLoader worker that iterates."""
+        `packs` / `views`: as _fetched_by says for the DataLoader worker that iterates (errors: _generate)."""
         raw = self._stream.records(epoch, consumer, consumers, skip)
         if self.num_threads > 1:
             yield from self._threaded(raw, packs, views)
@@ -459,10 +465,16 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         return self._generate(self._items(epoch, consumer, consumers, skip, packs, views))
 
     def _generate(self, items: Iterator[tuple[int, Any]]) -> Iterator[Any]:
+        """The items, counted in the position; an error about one record placed (ShardStream.place)."""
         position = self._position
-        for n, item in items:
-            position["yielded"] += n
-            yield item
+        try:
+            for n, item in items:
+                position["yielded"] += n
+                yield item
+        except TFRecordError as err:
+            at = (position["epoch"], position["consumer"], position["consumers"], position["yielded"])
+            place_by(err, functools.partial(self._stream.place, *at), 0 if self.batch_size is None else None)
+            raise
 
     # -- epochs and state
 
@@ -573,7 +585,8 @@ class MixedTFRecordDataset(IterableDataset[Any]):
         consumer, consumers = state["consumer"], state["consumers"]
 
         def open_source(i: int, epoch: int, skip: int) -> Iterator[tuple[int, Any]]:
-            return self.datasets[i]._items(epoch, consumer, consumers, skip)
+            items = self.datasets[i]._items(epoch, consumer, consumers, skip)  # errors placed as _generate does
+            return self.datasets[i]._stream.located(items, epoch, consumer, consumers, skip)
 
         return mixed_items(state, self.weights, open_source, stop=self.stop, infinite=self.infinite)
 

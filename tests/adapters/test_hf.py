@@ -63,6 +63,19 @@ def test_two_processes_build_the_same_rows(tmp_path: Path) -> None:
     assert one.data.table.equals(two.data.table)
 
 
+def test_a_record_that_does_not_fit_the_spec_is_named_not_wrapped(tmp_path: Path) -> None:
+    from tests.records.test_spec_errors_located import BAD, _offsets, assert_placed, write
+    from tests.records.test_spec_errors_located import SPEC as XSPEC
+    from tfrecord_lite.hf import to_hf_dataset
+
+    good, bad = tmp_path / "a.tfrecord", tmp_path / "b.tfrecord"
+    write(good, n=7, bad=None)
+    write(bad)
+    with pytest.raises(tfr.FeatureError) as caught:  # not datasets' DatasetGenerationError
+        to_hf_dataset([str(good), str(bad)], features=XSPEC, cache_dir=tmp_path / "cache")
+    assert_placed(caught.value, bad, BAD, _offsets(bad)[BAD])
+
+
 def test_streaming_shards_are_the_files(tmp_path: Path) -> None:
     import datasets
     from datasets.distributed import split_dataset_by_node

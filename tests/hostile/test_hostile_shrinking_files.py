@@ -27,7 +27,7 @@ def test_a_mapped_file_that_shrinks_raises_instead_of_sigbus(tmp_path, how):
     path = tmp_path / "data.tfrecord"
     write_records(path, [bytes([i % 256]) * 5000 for i in range(400)])
     shrink = (
-        f"os.truncate({str(path)!r}, 1000)"
+        f"os.truncate({str(path)!r}, 100 * 5016 + 1000)"  # 100 records left whole
         if how == "truncate"
         else f"w = tfr.TFRecordWriter({str(path)!r}); w.write(b'new'); w.close()"
     )
@@ -38,7 +38,10 @@ def test_a_mapped_file_that_shrinks_raises_instead_of_sigbus(tmp_path, how):
         f = tfr.TFRecordFile({str(path)!r})
         assert f[399] == bytes([399 % 256]) * 5000
         {shrink}
-        for key in (1500 % 400, 399, slice(0, 400)):
+        kept = os.path.getsize({str(path)!r}) // 5016  # records still whole in the file
+        assert f[0:kept] == [bytes([i % 256]) * 5000 for i in range(kept)] if {how!r} == "truncate" else True
+        # one record, a slice, a list and a slice read backwards: a batch is checked once, against its furthest end
+        for key in (1500 % 400, 399, slice(0, 400), [0, 399, 1], slice(399, None, -1), slice(kept, kept + 1)):
             try:
                 f[key]
             except tfr.TFRecordError as err:
@@ -48,9 +51,9 @@ def test_a_mapped_file_that_shrinks_raises_instead_of_sigbus(tmp_path, how):
     )
     assert result.returncode == 0, (result.returncode, result.stderr[-2000:])  # -7: SIGBUS
     lines = result.stdout.splitlines()
-    assert len(lines) == 4
+    assert len(lines) == 7, lines
     now = os.path.getsize(path)
-    for line in lines[:3]:
+    for line in lines[:6]:
         assert f"changed while open: {now} bytes now, {400 * 5016} when opened" in line
         assert "data.tfrecord" in line
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,38 @@ def test_a_scalar_column_over_a_list_feature_names_the_column(spark_session: Any
     write_records(tmp_path / "a.tfrecord", [tfr.encode_example({"x": [1, 2]})])
     df = spark_session.read.format("tfrecord").schema("x long").load(str(tmp_path / "a.tfrecord"))
     with pytest.raises(Exception, match=r"'x'.*2 values"):
+        df.collect()
+
+
+@pytest.mark.parametrize(
+    ("ddl", "bad_value"),
+    [("x long", [1, 2]), ("x int", [2**40])],
+    ids=["two values for a scalar", "a long that no int holds"],
+)
+def test_a_value_that_does_not_fit_its_spark_type_names_file_record_and_offset(
+    spark_session: Any, tmp_path: Path, ddl: str, bad_value: list[int]
+) -> None:
+    records = [tfr.encode_example({"x": bad_value if i == 7 else [i]}) for i in range(12)]
+    path = write_records(tmp_path / "a.tfrecord", records)
+    df = spark_session.read.format("tfrecord").schema(ddl).option("batchSize", "5").load(str(path))
+    where = f"in {path}, record 7, at byte offset {record_starts(path.read_bytes())[7]}"
+    with pytest.raises(Exception, match=re.escape(where)):
+        df.collect()
+
+
+def test_a_record_range_names_the_record_by_its_number_in_the_file(spark_session: Any, tmp_path: Path) -> None:
+    records = (tfr.encode_example({"x": [i, i] if i == 3000 else [i]}) for i in range(5000))
+    path = write_records(tmp_path / "big.tfrecord", records)
+    df = (
+        spark_session.read.format("tfrecord")
+        .schema("x long")
+        .option("maxPartitionBytes", "20K")
+        .option("batchSize", "256")
+        .load(str(path))
+    )
+    assert df.rdd.getNumPartitions() > 3
+    where = f"in {path}, record 3000, at byte offset {record_starts(path.read_bytes())[3000]}"
+    with pytest.raises(Exception, match=re.escape(where)):
         df.collect()
 
 

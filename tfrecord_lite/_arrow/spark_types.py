@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from tfrecord_lite._arrow.lazy import lazy
+from tfrecord_lite._batches.columnar import note_record
 from tfrecord_lite._compression.kinds import from_alias
 from tfrecord_lite._errors import FeatureError
 from tfrecord_lite._example.decode import decode_example, decode_sequence_example
@@ -239,13 +240,36 @@ def conform(
             arrays.append(pa.array([constants[field.name]] * batch.num_rows, type=field.type))
             continue
         array, column = batch.column(field.name), by_name[field.name]
-        _check_kind(column, array.type)
-        if column.depth == 0:
-            array = _scalars(field.name, array)
-        if pa.types.is_null(array.type):
-            array = pa.nulls(len(array), field.type)
-        arrays.append(_cast(field.name, array, field.type))
+        try:
+            arrays.append(_conformed(column, array, field.type))
+        except FeatureError as err:
+            row = _failing_row(column, array, field.type)
+            if row is not None:
+                note_record(err, row, "the Spark reader")  # a reader of files places it
+            raise
     return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def _conformed(column: Column, array: pa.Array, target: pa.DataType) -> pa.Array:
+    """One decoded column as the Arrow type Spark expects (see conform)."""
+    _check_kind(column, array.type)
+    if column.depth == 0:
+        array = _scalars(column.name, array)
+    if pa.types.is_null(array.type):
+        array = pa.nulls(len(array), target)
+    return _cast(column.name, array, target)
+
+
+def _failing_row(column: Column, array: pa.Array, target: pa.DataType) -> int | None:
+    """The first row of `array` that does not conform on its own (only after the column failed)."""
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    for row in np.flatnonzero(np.asarray(array.is_valid().to_numpy(zero_copy_only=False))):
+        try:
+            _conformed(column, array.slice(int(row), 1), target)
+        except FeatureError:
+            return int(row)
+    return None
 
 
 def byte_array_batch(

@@ -339,12 +339,20 @@ def placing(where: Where | None, one: int | None = None) -> Iterator[None]:
     try:
         yield
     except TFRecordError as err:
-        index = getattr(err, "batch_record", one)
-        found = where(index) if where is not None and index is not None else None
-        if found is not None:
-            path, record, offset = found
-            place(err, path=path, record=record, offset=offset)
+        place_by(err, where, one)
         raise
+
+
+def place_by(err: TFRecordError, where: Where | None, one: int | None = None) -> None:
+    """`err` placed by `where` (as `placing` does), for a reader that catches it itself. `where` is
+    not asked about an error already placed or naming its file (damage found while reading)."""
+    if err.record is not None or err.path is not None:
+        return
+    index = getattr(err, "batch_record", one)
+    found = where(index) if where is not None and index is not None else None
+    if found is not None:
+        path, record, offset = found
+        place(err, path=path, record=record, offset=offset)
 
 
 class Assembly(NamedTuple):

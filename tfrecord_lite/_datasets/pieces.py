@@ -20,6 +20,7 @@ by, so each is read whole by the tolerant stream scanner, and `max_skipped` coun
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import math
@@ -32,6 +33,7 @@ import numpy as np
 
 from tfrecord_lite._batches.columnar import Where, placing
 from tfrecord_lite._compression.kinds import normalize_compression
+from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._records.indexed_spans import offset_spans
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._records.reader import iter_records
@@ -217,6 +219,36 @@ def placed_piece_records(
             first += len(batch)
     finally:
         records.close()
+
+
+def piece_place(
+    piece: Piece, options: PieceOptions, first: int, k: int = 0
+) -> tuple[str | None, int, int | None] | None:
+    """Where the piece's record `first + k` (as its reads count them) lies: its file, number in it and
+    byte offset, from the index of a range piece, else by reading the piece again up to it (for an
+    error about that record found after decoding, such as Spark's casts; None if that fails)."""
+    n = first + k
+    if piece.records is not None:
+        stop = len(piece.records) if piece.stop is None else piece.stop
+        return _indexed(piece, piece.start, n) if piece.start + n < stop else None
+    silent = (
+        options if options.on_error == "raise" else dataclasses.replace(options, on_error=_ignore, max_skipped=None)
+    )
+    try:
+        for records, where in placed_piece_records(piece, _PLACE_BATCH, silent):
+            if n < len(records):
+                return where(n)
+            n -= len(records)
+    except (TFRecordError, OSError):
+        pass
+    return None
+
+
+_PLACE_BATCH = 1024
+
+
+def _ignore(err: TFRecordError) -> None:
+    """The on_error of reading a piece again: its damage was reported when first read."""
 
 
 def _indexed(piece: Piece, first: int, k: int) -> tuple[str | None, int, int | None]:

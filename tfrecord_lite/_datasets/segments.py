@@ -8,7 +8,9 @@ them. Streamed objects of a store have their first blocks fetched `prefetch` seg
 Indexed files are opened through the caller's `open_file`, which may keep them open from one
 epoch to the next (a persistent DataLoader worker reads each sidecar once). A shard's count
 comes from its index alone (_index/file_index.py), or from one pass over its stream: counting
-opens no file for random access.
+opens no file for random access. Read `placed`, each record comes with its place (file, number in
+it, byte offset: from the index, or from the stream reader's Placements), for naming a record that
+an error is about; reading that way costs a tuple a record, so it is done only to find one.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ from tfrecord_lite._storage.locations import StorageOptions, is_url
 from tfrecord_lite._storage.prefetch import prefetched
 from tfrecord_lite._stream.damage import DamagePolicy
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES
+
+Place = tuple[str | None, int, int | None]
+"""Where a record lies: its file, its number in that file, its byte offset (None: not known)."""
 
 
 class ShardOptions(TypedDict):
@@ -81,29 +86,43 @@ def _read_segment(
     options: ShardOptions = NO_OPTIONS,
     stream: Any = None,
     open_file: Callable[[str], TFRecordFile] | None = None,
-) -> Iterator[bytes]:
+    placed: bool = False,
+) -> Iterator[Any]:
     """The raw records of one segment (see _indexed); `stream` is the file already opened (prefetched),
-    `open_file` opens an indexed file and keeps it (else it is opened here and closed after)."""
+    `open_file` opens an indexed file and keeps it (else it is opened here and closed after); `placed`:
+    (record, Place) pairs."""
     source = stream if stream is not None else path
     if policy is not None and not policy.raises:
         records = RecordIterator(source, kind, verify, policy, **options)
-        yield from itertools.islice(records, seg.start, seg.stop)
+        yield from itertools.islice(_streamed(records, placed), seg.start, seg.stop)
     elif _indexed(path, kind, seg):
         if open_file is not None:
-            yield from _indexed_records(open_file(path), seg)
+            yield from _indexed_records(open_file(path), seg, placed)
         else:
             with open_plain(path, verify, options) as f:
-                yield from _indexed_records(f, seg)
+                yield from _indexed_records(f, seg, placed)
     else:
         records = iter_records(source, compression=kind or "", verify=verify, **options)
-        yield from itertools.islice(records, seg.start, seg.stop)
+        yield from itertools.islice(_streamed(records, placed), seg.start, seg.stop)
 
 
-def _indexed_records(f: TFRecordFile, seg: Segment, chunk: int = 256) -> Iterator[bytes]:
-    """A segment's records read through the index, `chunk` at a time."""
+def _streamed(records: RecordIterator, placed: bool) -> Iterator[Any]:
+    """`records`, or with `placed` each with its Place (the reader keeps where its last chunks lie)."""
+    if not placed:
+        return records
+    records.placements.keep(1)
+    return ((record, records.placements.where(i)) for i, record in enumerate(records))
+
+
+def _indexed_records(f: TFRecordFile, seg: Segment, placed: bool = False, chunk: int = 256) -> Iterator[Any]:
+    """A segment's records read through the index, `chunk` at a time (`placed`: with their Place)."""
     stop = len(f) if seg.stop is None else seg.stop
     for start in range(seg.start, stop, chunk):
-        yield from f[start : min(start + chunk, stop)]
+        records = f[start : min(start + chunk, stop)]
+        if placed:
+            yield from ((record, (f.path, i, f.offset(i))) for i, record in enumerate(records, start))
+        else:
+            yield from records
 
 
 def skip_segments(
@@ -135,12 +154,13 @@ def read_segments(
     options: ShardOptions,
     prefetch: int,
     open_file: Callable[[str], TFRecordFile] | None = None,
-) -> Iterator[bytes]:
+    placed: bool = False,
+) -> Iterator[Any]:
     """The raw records of `segments` in order; streamed objects of a store are fetched `prefetch` ahead;
-    indexed files are opened by `open_file` when given."""
+    indexed files are opened by `open_file` when given; `placed`: (record, Place) pairs."""
     streamed = [None if _indexed(paths[s.shard], kinds[s.shard], s, policy) else paths[s.shard] for s in segments]
     streams = prefetched(streamed, prefetch, options["storage_options"])
     return itertools.chain.from_iterable(
-        _read_segment(paths[s.shard], kinds[s.shard], s, verify, policy, options, stream, open_file)
+        _read_segment(paths[s.shard], kinds[s.shard], s, verify, policy, options, stream, open_file, placed)
         for s, stream in zip(segments, streams, strict=True)
     )

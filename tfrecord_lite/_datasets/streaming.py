@@ -11,17 +11,21 @@ counts are learnt only where the split needs them (plan.needs_counts; split="aut
 consumers are known), once (an uncompressed file's index, or one pass over a compressed one),
 and kept: they travel with the object when it is pickled to the consumers. Files read through their
 index stay open in the process that reads them (not pickled), so a persistent DataLoader worker
-opens each sidecar once, not once an epoch.
+opens each sidecar once, not once an epoch. An error about one record (one that does not fit the
+spec) is placed by `place`: as a resume does, the consumer's records are read again up to its
+position, this time each with its file, number and byte offset, so reading costs nothing for it.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import random
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
+from tfrecord_lite._batches.columnar import place_by
 from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._datasets.plan import (
     EVEN,
@@ -37,7 +41,15 @@ from tfrecord_lite._datasets.plan import (
     shard_order,
     shuffle_buffer,
 )
-from tfrecord_lite._datasets.segments import ShardOptions, count_shard, open_plain, read_segments, skip_segments
+from tfrecord_lite._datasets.segments import (
+    Place,
+    ShardOptions,
+    count_shard,
+    open_plain,
+    read_segments,
+    skip_segments,
+)
+from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._example.validate import check_choice, check_int
 from tfrecord_lite._records.random_access import TFRecordFile
 from tfrecord_lite._storage.file_kinds import file_kinds
@@ -108,20 +120,23 @@ class ShardStream:
         order = shard_order(len(self.paths), self.seed, epoch, self.shuffle)
         return plan_shares(self.counts, consumers, split, order)
 
-    def records(self, epoch: int, consumer: int, consumers: int, skip: int) -> Iterator[bytes]:
-        """The raw records of `consumer` (of `consumers`) for `epoch` in yield order, from position `skip` on."""
+    def records(self, epoch: int, consumer: int, consumers: int, skip: int, placed: bool = False) -> Iterator[Any]:
+        """The raw records of `consumer` (of `consumers`) for `epoch` in yield order, from position `skip` on;
+        `placed`: (record, Place) pairs, damage skipped silently (it was reported when first read)."""
         shares = self.plan(epoch, consumers)
         share = shares[consumer]
         target = even_target(shares, self.even)
         buffered = self.shuffle_buffer > 1
         pre_skip = 0 if buffered else skip
-        policy = DamagePolicy(self.on_error, self.max_skipped) if self.skipping else None  # one per pass
+        policy = None
+        if self.skipping:  # one per pass
+            policy = DamagePolicy(_ignore) if placed else DamagePolicy(self.on_error, self.max_skipped)
         if target is None:
-            records = self._share_records(share, pre_skip, policy)
+            records = self._share_records(share, pre_skip, policy, placed)
         else:
             runs = padded_positions(share.count or 0, target, pre_skip)
             records = itertools.chain.from_iterable(
-                itertools.islice(self._share_records(share, start, policy), take) for start, take in runs
+                itertools.islice(self._share_records(share, start, policy, placed), take) for start, take in runs
             )
         if buffered:
             rng = random.Random(mix_seed(self.seed, epoch, consumer, consumers))
@@ -129,6 +144,35 @@ class ShardStream:
             if skip:
                 records = itertools.islice(records, skip, None)
         return records
+
+    def located(
+        self, items: Generator[tuple[int, Any], None, None], epoch: int, consumer: int, consumers: int, skip: int
+    ) -> Iterator[tuple[int, Any]]:
+        """`items`, (records, item) pairs made from `records(epoch, consumer, consumers, skip)`, with an error
+        about one record (its number in the item's records, or the item's one record) placed by `place`."""
+        position = skip  # of the next item's first record
+        try:
+            while True:
+                try:
+                    n, item = next(items)
+                except StopIteration:
+                    return
+                except TFRecordError as err:
+                    place_by(err, functools.partial(self.place, epoch, consumer, consumers, position), 0)
+                    raise
+                position += n
+                yield n, item
+        finally:
+            items.close()  # stops its threads (num_threads) at once
+
+    def place(self, epoch: int, consumer: int, consumers: int, first: int, k: int = 0) -> Place | None:
+        """Where the record at position `first + k` of `consumer`'s records for `epoch` lies (file, number in
+        it, byte offset), found by reading them again up to it (for an error about it; None if that fails)."""
+        try:
+            found = next(self.records(epoch, consumer, consumers, first + k, placed=True), None)
+        except (TFRecordError, OSError):
+            return None
+        return None if found is None else found[1]
 
     def _segment_len(self, seg: Segment) -> int | None:
         """The records of `seg`, where its shard's count is known or costs no pass (an index); else None."""
@@ -141,13 +185,15 @@ class ShardStream:
             return None
         return (n if seg.stop is None else seg.stop) - seg.start
 
-    def _share_records(self, share: Share, skip: int, policy: DamagePolicy | None) -> Iterator[bytes]:
+    def _share_records(
+        self, share: Share, skip: int, policy: DamagePolicy | None, placed: bool = False
+    ) -> Iterator[Any]:
         """The share's raw records from its position `skip` on; indexed segments are skipped, not read."""
         segments = list(share.segments)
         if share.step == 1:
             segments, skip = skip_segments(segments, skip, self._segment_len)
-        records: Iterator[bytes] = read_segments(
-            self.paths, self.kinds, segments, self.verify, policy, self._options(), self.prefetch, self._open
+        records: Iterator[Any] = read_segments(
+            self.paths, self.kinds, segments, self.verify, policy, self._options(), self.prefetch, self._open, placed
         )
         if share.step > 1:
             records = itertools.islice(records, share.offset, None, share.step)
@@ -170,3 +216,7 @@ class ShardStream:
         state = self.__dict__.copy()
         state["_opened"] = {}
         return state
+
+
+def _ignore(err: TFRecordError) -> None:
+    """The on_error of reading again to place an error: the damage was reported when first read."""

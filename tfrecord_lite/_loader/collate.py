@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import torch
 
 from tfrecord_lite._batches.columnar import decode_examples
+from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._example.decode import decode_example
 from tfrecord_lite._example.ragged import Ragged, padded, stack
 from tfrecord_lite._example.ragged_spec import RaggedFeature
@@ -292,9 +293,18 @@ def decode_batch(
     them (decode_example's), for a batch whose next stop is transport.py, which copies them anyway."""
     collate_fn = collate_fn.for_spec(features)
     if sum(map(len, records)) >= _LARGE_RECORD * len(records):
-        batch: dict[str, Any] = collate_fn([decode_example(r, features, copy=copy) for r in records])
+        batch: dict[str, Any] = collate_fn([_decoded(r, k, features, copy) for k, r in enumerate(records)])
         return batch
     return collate_fn.columns(decode_examples(records, features))
+
+
+def _decoded(record: bytes, k: int, features: Mapping[str, Any], copy: bool) -> dict[str, Any]:
+    """decode_example of record `k` of a batch, an error marked as about that record (columnar.placing)."""
+    try:
+        return decode_example(record, features, copy=copy)
+    except TFRecordError as err:
+        err.batch_record = k  # type: ignore[attr-defined]  # what the decoder said is of its one record
+        raise
 
 
 def views_cross_whole(features: Mapping[str, Any] | None) -> bool:

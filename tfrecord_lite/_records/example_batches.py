@@ -113,7 +113,9 @@ def _batches(
         head = records._stream.peek(HEADER_SIZE)
         read = 0  # records in the batches before this one, for an error's note
         if len(head) >= HEADER_SIZE and int.from_bytes(head[:8], "little") >= SPARSE_RECORD:
-            yield from _record_batches(records, batch_size, lambda batch: decode_records(batch, features, assembly)[0])
+            yield from _record_batches(
+                records, batch_size, lambda batch, _: decode_records(batch, features, assembly)[0]
+            )
             return
         plans = plan_features(features)
         for view, b, e, record, where in _spans(records, batch_size):
@@ -147,8 +149,12 @@ def _threaded_batches(
     with reading.records(source) as records:
         head = records._stream.peek(HEADER_SIZE)
         if len(head) >= HEADER_SIZE and int.from_bytes(head[:8], "little") >= SPARSE_RECORD:
-            lists = _record_batches(records, batch_size, lambda batch: batch)
-            yield from ordered_map(lambda batch: decode_records(batch, features, assembly)[0], lists, num_threads)
+            lists = _record_batches(records, batch_size, _as_placed, later=True)
+            yield from ordered_map(
+                functools.partial(_placed_decode, lambda batch: decode_records(batch, features, assembly)[0]),
+                lists,
+                num_threads,
+            )
             return
         plans = plan_features(features)
 
@@ -182,11 +188,14 @@ def _views_of_copy(view: memoryview, start: int, end: int) -> RecordSlicer:
     return RecordSlicer([view[start:end].tobytes()], [start], views=True)
 
 
-def _record_batches(records: RecordIterator, size: int, decode: Callable[[list[bytes]], T]) -> Iterator[T]:
-    """Batches of records as bytes, each decoded by `decode`: for large Examples (decode_records'
-    _decode_sparse copies their long values once, from a buffer that stays in cache, where a
-    batch in the reader's buffer is tens of MiB) and for SequenceExamples. Before an error, the
-    records before it come out."""
+def _record_batches(
+    records: RecordIterator, size: int, decode: Callable[[list[bytes], Where], T], later: bool = False
+) -> Iterator[T]:
+    """Batches of records as bytes, each decoded by `decode` (given the batch and where its records
+    lie): for large Examples (decode_records' _decode_sparse copies their long values once, from a
+    buffer that stays in cache, where a batch in the reader's buffer is tens of MiB) and for
+    SequenceExamples. Before an error, the records before it come out. `later`: batches are decoded
+    after more are read (on threads), so each is given the places of its records as they are now."""
     batch: list[bytes] = []
     records.placements.keep(size)
     first = 0  # the number of the batch's first record among all those read
@@ -194,22 +203,42 @@ def _record_batches(records: RecordIterator, size: int, decode: Callable[[list[b
         # the previous batch is dropped only once the next one is read: its memory is then reused
         # for the values, not handed back to the system and faulted in again (for 64 MiB batches)
         previous, batch = batch, []
-        where: Where = functools.partial(_offset_where, records.placements.where, first)
         try:
             batch.extend(itertools.islice(records, size))
             del previous
         except TFRecordError:
             if batch:
+                where = _batch_where(records, first, len(batch), later)
                 with placing(where):
-                    decoded = decode(batch)
+                    decoded = decode(batch, where)
                 yield decoded
             raise
         if not batch:
             return
+        where = _batch_where(records, first, len(batch), later)
         first += len(batch)
         with placing(where):
-            decoded = decode(batch)
+            decoded = decode(batch, where)
         yield decoded
+
+
+def _batch_where(records: RecordIterator, first: int, n: int, later: bool) -> Where:
+    """Where record k of the batch of n records from record `first` (of those read) lies; `later`:
+    as the reader keeps the places now (Placements.frozen)."""
+    where = records.placements.frozen(first, n) if later else records.placements.where
+    return functools.partial(_offset_where, where, first)
+
+
+def _as_placed(batch: list[bytes], where: Where) -> tuple[list[bytes], Where]:
+    """A batch and where its records lie, to be decoded later (on threads: _placed_decode)."""
+    return batch, where
+
+
+def _placed_decode(decode: Callable[[list[bytes]], T], placed: tuple[list[bytes], Where]) -> T:
+    """decode(batch) of a batch from _as_placed, an error about one of its records placed."""
+    batch, where = placed
+    with placing(where):
+        return decode(batch)
 
 
 def _offset_where(where: Where, first: int, k: int) -> tuple[str | None, int, int | None] | None:
@@ -253,9 +282,10 @@ def iter_sequence_example_batches(
     def batches() -> Iterator[Decoded]:
         with reading.records(files) as records:
             if num_threads > 1:
-                yield from ordered_map(decode, _record_batches(records, batch_size, lambda b: b), num_threads)
+                lists = _record_batches(records, batch_size, _as_placed, later=True)
+                yield from ordered_map(functools.partial(_placed_decode, decode), lists, num_threads)
             else:
-                yield from _record_batches(records, batch_size, decode)
+                yield from _record_batches(records, batch_size, lambda batch, _: decode(batch))
 
     return batches()
 

@@ -73,11 +73,21 @@ class Placements:
         self.total += len(starts)
 
     def where(self, index: int) -> tuple[str | None, int, int | None] | None:
-        for chunk in self._chunks:
-            k = index - chunk.first
-            if 0 <= k < len(chunk.starts):
-                return chunk.path, chunk.number + k, chunk.origin + chunk.starts[k] - HEADER_SIZE
-        return None
+        return _where_in(tuple(self._chunks), index)  # a tuple: another thread may read on meanwhile
+
+    def frozen(self, first: int, n: int) -> Callable[[int], tuple[str | None, int, int | None] | None]:
+        """`where` for records first .. first + n - 1 as they are kept now: for a batch decoded later
+        (on a thread), once these places may have been dropped."""
+        chunks = tuple(c for c in tuple(self._chunks) if c.first < first + n and c.first + len(c.starts) > first)
+        return functools.partial(_where_in, chunks)
+
+
+def _where_in(chunks: tuple[_Chunk, ...], index: int) -> tuple[str | None, int, int | None] | None:
+    for chunk in chunks:
+        k = index - chunk.first
+        if 0 <= k < len(chunk.starts):
+            return chunk.path, chunk.number + k, chunk.origin + chunk.starts[k] - HEADER_SIZE
+    return None
 
 
 class RecordIterator(Iterator[bytes]):

@@ -52,9 +52,10 @@ def raw_parts(name: str, spec: RawFeature, column: Flat | Nested | None, rows: i
     present = counts != 0 if column.valid is None else column.valid
     wrong = np.flatnonzero(present & (counts != 1))
     if wrong.size:
-        raise FeatureError(
-            name, f"record {int(wrong[0])} of the batch has {int(counts[wrong[0]])} values; a RawFeature one"
-        )
+        k = int(wrong[0])
+        err = FeatureError(name, f"record {k} of the batch has {int(counts[k])} values; a RawFeature one")
+        err.batch_record = k  # type: ignore[attr-defined]  # placed by a reader of files (columnar.placing)
+        raise err
     data, offsets = as_binary(column.values)
     check_lengths(name, spec, np.diff(offsets))
     size = math.prod(spec.shape)

@@ -14,18 +14,23 @@ a bytes_list of one value that `bytes`, of any other number of values `np.array(
 (numpy's fixed-width bytes, which drop trailing NUL bytes). The records are decoded by the
 library's decoder (`decode_example(record)` with no spec keeps each feature's kind), and
 `process_feature` applies the same rule to a `Feature` message, through one function.
+
+Errors about a record's values keep the package's types and messages (code that matches them
+still does); the loaders add a note naming the file, the record's number in it and its byte
+offset, which the traceback shows (Python >= 3.11), found only when an error is raised.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
 import tfrecord_lite as tfr
+from tfrecord_lite._records.reader import RecordIterator
 from tfrecord_lite.compat.tfrecord import iterator_utils
 
 __all__ = [
@@ -41,6 +46,7 @@ __all__ = [
 Description = Sequence[str] | Mapping[str, str | None] | None
 Features = dict[str, Any]
 SequenceItem = tuple[Features, dict[str, list[Any]]]
+T = TypeVar("T")
 
 TYPENAME_MAPPING = {"byte": "bytes_list", "float": "float_list", "int": "int64_list"}
 _COMPRESSIONS = (None, "gzip")
@@ -78,9 +84,13 @@ def _check_index(index_path: str) -> None:
         )
 
 
-def _indexed_records(data_path: str, shard: tuple[int, int] | None) -> Iterator[bytes]:
+Place = Callable[[], tuple[int, int | None]]
+"""The record just read: its number in its file and its byte offset (None: not known)."""
+
+
+def _indexed_records(data_path: str, shard: tuple[int, int] | None) -> Iterator[tuple[bytes, Place]]:
     """The records of `shard` (its contiguous range), or without one every record from a random one
-    on, wrapping round; through an index of the file held in memory."""
+    on, wrapping round; through an index of the file held in memory. Each with its Place."""
     with tfr.TFRecordFile(data_path, index=False) as records:
         total = len(records)
         order: Iterable[int]
@@ -91,7 +101,58 @@ def _indexed_records(data_path: str, shard: tuple[int, int] | None) -> Iterator[
             index, count = shard
             order = range(total * index // count, total * (index + 1) // count)
         for i in order:
-            yield records[i]
+            yield records[i], functools.partial(_indexed_place, records, i)
+
+
+def _indexed_place(records: tfr.TFRecordFile, i: int) -> tuple[int, int | None]:
+    return i, records.offset(i)
+
+
+def _streamed_records(path: str) -> Iterator[tuple[bytes, Place]]:
+    """The records of the file at `path`, streamed, each with its Place."""
+    records = tfr.iter_records(path)
+    records.placements.keep(1)
+    for i, record in enumerate(records):
+        yield record, functools.partial(_streamed_place, records, i)
+
+
+def _streamed_place(records: RecordIterator, i: int) -> tuple[int, int | None]:
+    found = records.placements.where(i)
+    return (i, None) if found is None else (found[1], found[2])
+
+
+def _placed_records(
+    data_path: str, index_path: str | None, shard: tuple[int, int] | None, compression_type: str | None
+) -> Iterator[tuple[bytes, Place]]:
+    """tfrecord_iterator's records, each with its Place."""
+    _check_compression(compression_type)
+    path = os.fspath(data_path)
+    if shard is not None:
+        return _indexed_records(path, _check_shard(shard))
+    if index_path is not None:
+        _check_index(os.fspath(index_path))
+        return _indexed_records(path, None)
+    return _streamed_records(path)
+
+
+def _placed_values(
+    data_path: str,
+    index_path: str | None,
+    shard: tuple[int, int] | None,
+    compression_type: str | None,
+    values: Callable[[bytes], T],
+) -> Iterator[T]:
+    """values(record) for each record; an error gets a note naming the file, the record and its offset."""
+    for record, place in _placed_records(data_path, index_path, shard, compression_type):
+        try:
+            out = values(record)
+        except (TypeError, KeyError, ValueError) as err:
+            if hasattr(err, "add_note"):  # Python >= 3.11
+                number, offset = place()
+                at = f", at byte offset {offset}" if offset is not None else ""
+                err.add_note(f"(in {os.fspath(data_path)}, record {number}{at})")
+            raise
+        yield out
 
 
 def tfrecord_iterator(
@@ -105,17 +166,7 @@ def tfrecord_iterator(
     `shard=(index, count)`: this shard's contiguous range of records, each record in exactly one
     shard (with or without `index_path`). `index_path` without `shard`: every record, starting at
     a random one and wrapping round, as the package does. `compression_type`: None or "gzip"."""
-    _check_compression(compression_type)
-    path = os.fspath(data_path)
-    records: Iterable[bytes]
-    if shard is not None:
-        records = _indexed_records(path, _check_shard(shard))
-    elif index_path is not None:
-        _check_index(os.fspath(index_path))
-        records = _indexed_records(path, None)
-    else:
-        records = tfr.iter_records(path)
-    for record in records:
+    for record, _ in _placed_records(data_path, index_path, shard, compression_type):
         yield memoryview(record)
 
 
@@ -230,8 +281,11 @@ def example_loader(
     compression_type: str | None = None,
 ) -> Iterator[Features]:
     """The Examples of a file as dicts of the package's values (see tfrecord_iterator for the rest)."""
-    for record in tfrecord_iterator(data_path, index_path, shard, compression_type):
-        yield _example_values(tfr.decode_example(record), description)
+
+    def values(record: bytes) -> Features:
+        return _example_values(tfr.decode_example(record), description)
+
+    return _placed_values(data_path, index_path, shard, compression_type, values)
 
 
 def sequence_loader(
@@ -243,9 +297,12 @@ def sequence_loader(
     compression_type: str | None = None,
 ) -> Iterator[SequenceItem]:
     """The SequenceExamples of a file as (context, feature lists) pairs of the package's values."""
-    for record in tfrecord_iterator(data_path, index_path, shard, compression_type):
+
+    def values(record: bytes) -> SequenceItem:
         context, lists = tfr.decode_sequence_example(record)
-        yield _example_values(context, context_description), _sequence_values(lists, features_description)
+        return _example_values(context, context_description), _sequence_values(lists, features_description)
+
+    return _placed_values(data_path, index_path, shard, compression_type, values)
 
 
 def tfrecord_loader(
