@@ -7,7 +7,7 @@ Streaming: IterableTFRecordDataset gives every *consumer* (one DataLoader worker
 torch.distributed rank; consumer = rank * num_workers + worker_id) a disjoint Share of the
 records. The plan (_datasets/plan.py, torch-free) is a pure function of (record counts, shard order, consumers): every
 consumer computes the same plan from the same seed and epoch, so no communication is
-needed and the union is every record exactly once. Splits: whole shards ("shard"),
+needed and the union is every record exactly once. Sharding: whole shards ("shard"),
 contiguous record ranges of the concatenated shards ("range", needs counts, i.e. the
 index of uncompressed files), or "stride" (consumers sharing one compressed shard each
 read it whole and keep every k-th record). Shuffling = seeded shard order + a bounded
@@ -300,7 +300,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         shuffle: bool = False,
         shuffle_buffer: int = 1024,
         seed: int = 0,
-        split: str = "auto",
+        sharding: str = "auto",
         even: str | None = None,
         rank: int | None = None,
         world_size: int | None = None,
@@ -333,7 +333,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
             shuffle=shuffle,
             shuffle_buffer=shuffle_buffer,
             seed=seed,
-            split=split,
+            sharding=sharding,
             even=even,
             compression=compression,
             verify=verify,
@@ -352,7 +352,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
     shuffle = _of_stream("shuffle", "Whether shard order and records are shuffled.")
     shuffle_buffer = _of_stream("shuffle_buffer", "Records in the shuffle buffer (0 without shuffle).")
     seed = _of_stream("seed", "The seed of every epoch's shuffle (with the epoch).")
-    split = _of_stream("split", "How records are split among consumers.")
+    sharding = _of_stream("sharding", "How records are divided among consumers.")
     even = _of_stream("even", "How consumers get equal counts (None: as they come).")
     verify = _of_stream("verify", "Whether payload CRCs are checked.")
     storage_options = _of_stream("storage_options", "fsspec options, or a filesystem, for URLs.")
@@ -373,7 +373,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
             *self._decode.spec_parts(),
             f"batch_size={self.batch_size}" if self.batch_size is not None else None,
             f"shuffle_buffer={stream.shuffle_buffer}, seed={stream.seed}" if stream.shuffle else None,
-            f"split={stream.split!r}" if stream.split != "auto" else None,
+            f"sharding={stream.sharding!r}" if stream.sharding != "auto" else None,
             f"even={stream.even!r}" if stream.even else None,
         )
 

@@ -99,8 +99,8 @@ def plain3(tmp_path: Path) -> list[str]:
 
 
 def test_arguments_are_checked(plain3: list[str]) -> None:
-    with pytest.raises(ValueError, match="split"):
-        IterableTFRecordDataset(plain3, split="rows")
+    with pytest.raises(ValueError, match="sharding"):
+        IterableTFRecordDataset(plain3, sharding="rows")
     with pytest.raises(ValueError, match="even"):
         IterableTFRecordDataset(plain3, even="trim")
     with pytest.raises(ValueError, match="both rank and world_size"):
@@ -115,13 +115,13 @@ def test_arguments_are_checked(plain3: list[str]) -> None:
         IterableTFRecordDataset(str(Path(plain3[0]).parent / "nothing-*.tfrecord"))
 
 
-def test_num_records_and_explicit_splits(tmp_path: Path) -> None:
+def test_num_records_and_explicit_shardings(tmp_path: Path) -> None:
     paths = write_shards(tmp_path, [5, 8], compression="gzip") + write_shards(tmp_path, [6], first_id=13, name="p")
     assert IterableTFRecordDataset(paths).num_records() == 19
-    for split in ("shard", "stride", "range", "auto"):  # "range" counts the compressed shards first
-        per_rank = [ids(IterableTFRecordDataset(paths, split=split, rank=r, world_size=4)) for r in range(4)]
-        assert sorted(itertools.chain(*per_rank)) == list(range(19)), split
-    ranged = [ids(IterableTFRecordDataset(paths[2:], split="range", rank=r, world_size=4)) for r in range(4)]
+    for sharding in ("shard", "stride", "range", "auto"):  # "range" counts the compressed shards first
+        per_rank = [ids(IterableTFRecordDataset(paths, sharding=sharding, rank=r, world_size=4)) for r in range(4)]
+        assert sorted(itertools.chain(*per_rank)) == list(range(19)), sharding
+    ranged = [ids(IterableTFRecordDataset(paths[2:], sharding="range", rank=r, world_size=4)) for r in range(4)]
     assert [len(r) for r in ranged] == [1, 2, 1, 2] and sorted(itertools.chain(*ranged)) == list(range(13, 19))
 
 
@@ -553,11 +553,11 @@ def test_the_streaming_dataset_shows_its_settings(tmp_path: Path) -> None:
     """The settings given to IterableTFRecordDataset read back as attributes, also after pickling."""
     paths = write_shards(tmp_path, [3, 2])
     ds = IterableTFRecordDataset(
-        tmp_path, features=SPEC, shuffle=True, shuffle_buffer=8, seed=7, split="stride", even="drop", verify=False,
+        tmp_path, features=SPEC, shuffle=True, shuffle_buffer=8, seed=7, sharding="stride", even="drop", verify=False,
         prefetch=4, on_error="skip", max_skipped=2, batch_size=2,
     )  # fmt: skip
     for shown in (ds, pickle.loads(pickle.dumps(ds))):
         assert shown.paths == paths
         assert (shown.shuffle, shown.shuffle_buffer, shown.seed) == (True, 8, 7)
-        assert (shown.split, shown.even, shown.verify, shown.prefetch) == ("stride", "drop", False, 4)
+        assert (shown.sharding, shown.even, shown.verify, shown.prefetch) == ("stride", "drop", False, 4)
         assert (shown.on_error, shown.max_skipped, shown.batch_size, shown.storage_options) == ("skip", 2, 2, None)

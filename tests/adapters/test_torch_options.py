@@ -91,7 +91,7 @@ def test_a_compressed_file_declared_uncompressed_is_refused_through_its_index_to
     with pytest.raises(ValueError, match=rf"is {kind.upper()}-compressed, but compression=None"):
         list(IterableTFRecordDataset(path, compression=None))
     with pytest.raises(ValueError, match=rf"is {kind.upper()}-compressed, but compression=None"):
-        IterableTFRecordDataset(path, compression=None, split="range")  # counted through the index
+        IterableTFRecordDataset(path, compression=None, sharding="range")  # counted through the index
 
 
 def test_the_map_dataset_refuses_a_longer_record_while_indexing_a_compressed_file(packed: tuple[str, str]) -> None:
@@ -109,7 +109,7 @@ def test_the_streaming_dataset_refuses_a_longer_record(tmp_path: Path, compressi
     with pytest.raises(tfr.RecordTooLargeError, match="more than max_record_bytes=1000"):
         list(IterableTFRecordDataset(path, max_record_bytes=1000))
     with pytest.raises(tfr.RecordTooLargeError, match="more than max_record_bytes=1000"):
-        IterableTFRecordDataset(path, max_record_bytes=1000, split="range", on_error="skip")  # counting
+        IterableTFRecordDataset(path, max_record_bytes=1000, sharding="range", on_error="skip")  # counting
     assert [len(item["blob"]) for item in IterableTFRecordDataset(path, features=SPEC)][LONG] == BLOB[True]
     ds = IterableTFRecordDataset(path, max_record_bytes=1000)
     assert ds.max_record_bytes == 1000

@@ -1,6 +1,6 @@
 # The streaming plan (tfrecord_lite._datasets.plan) as pure functions, without torch: every record
-# goes to exactly one consumer for every split (hypothesis), seeded shard orders and
-# shuffle buffers, equal-count targets, padding runs, what split="auto" picks, and that
+# goes to exactly one consumer for every sharding (hypothesis), seeded shard orders and
+# shuffle buffers, equal-count targets, padding runs, what sharding="auto" picks, and that
 # the module (hence these guarantees) needs no torch. The same plan driven through real
 # DataLoaders is tested in test_torch.py.
 from __future__ import annotations
@@ -20,7 +20,7 @@ from tfrecord_lite._datasets.plan import (
     SHARD_ORDER_SALT,
     Segment,
     Share,
-    choose_split,
+    choose_sharding,
     even_target,
     mix_seed,
     padded_positions,
@@ -46,30 +46,30 @@ def expand(share: Any, counts: list[int]) -> list[tuple]:
 @given(
     counts=st.lists(st.integers(0, 25), min_size=0, max_size=6),
     consumers=st.integers(1, 9),
-    split=st.sampled_from(["shard", "range", "stride"]),
+    sharding=st.sampled_from(["shard", "range", "stride"]),
     seed=st.integers(0, 3),
     epoch=st.integers(0, 3),
 )
-def test_plan_covers_every_record_once(counts: list[int], consumers: int, split: str, seed: int, epoch: int) -> None:
+def test_plan_covers_every_record_once(counts: list[int], consumers: int, sharding: str, seed: int, epoch: int) -> None:
     order = shard_order(len(counts), seed, epoch, shuffle=True)
     assert sorted(order) == list(range(len(counts)))
-    shares = plan_shares(counts, consumers, split, order)
+    shares = plan_shares(counts, consumers, sharding, order)
     assert len(shares) == consumers
     got = [expand(s, counts) for s in shares]
     flat = [r for g in got for r in g]
     assert sorted(flat) == [(s, r) for s in range(len(counts)) for r in range(counts[s])]
     assert [s.count for s in shares] == [len(g) for g in got]
-    if split == "range":
+    if sharding == "range":
         assert max(map(len, got)) - min(map(len, got)) <= 1
     # counts unknown (compressed shards): same records, counts None where they cannot be known
-    blind = plan_shares([None] * len(counts), consumers, "shard" if split == "range" else split, order)
+    blind = plan_shares([None] * len(counts), consumers, "shard" if sharding == "range" else sharding, order)
     assert sorted(r for s in blind for r in expand(s, counts)) == sorted(flat)
 
 
 def test_plan_range_needs_counts() -> None:
     with pytest.raises(ValueError, match="record count"):
         plan_shares([3, None], 2, "range", [0, 1])
-    with pytest.raises(ValueError, match="split"):
+    with pytest.raises(ValueError, match="sharding"):
         plan_shares([3], 2, "rows", [0])
 
 
@@ -108,9 +108,9 @@ def test_shuffle_buffer_is_a_bounded_permutation(n: int, size: int, seed: int) -
 
 
 @pytest.mark.parametrize(
-    ("split", "all_indexed", "num_shards", "consumers", "even", "expected"),
+    ("sharding", "all_indexed", "num_shards", "consumers", "even", "expected"),
     [
-        ("stride", True, 2, 8, None, "stride"),  # an explicit split is kept
+        ("stride", True, 2, 8, None, "stride"),  # an explicit sharding is kept
         ("auto", False, 4, 8, "drop", "range"),  # equal counts: ranges balance them to one record
         ("auto", True, 2, 8, None, "range"),  # few indexed shards: ranges inside them
         ("auto", True, 8, 8, None, "shard"),  # enough shards: whole shards
@@ -118,8 +118,10 @@ def test_shuffle_buffer_is_a_bounded_permutation(n: int, size: int, seed: int) -
         ("auto", False, 2, 8, None, "stride"),  # few compressed shards: strides through them
     ],
 )
-def test_choose_split(split: str, all_indexed: bool, num_shards: int, consumers: int, even: Any, expected: str) -> None:
-    assert choose_split(split, all_indexed, num_shards, consumers, even) == expected
+def test_choose_sharding(
+    sharding: str, all_indexed: bool, num_shards: int, consumers: int, even: Any, expected: str
+) -> None:
+    assert choose_sharding(sharding, all_indexed, num_shards, consumers, even) == expected
 
 
 def test_mix_seed_is_stable_and_separates_its_parts() -> None:

@@ -167,7 +167,7 @@ def test_convert_inferring_names_the_files_of_a_kind_change(tmp_path: Path) -> N
 STREAMS: dict[str, dict[str, Any]] = {
     "plain": {},
     "batched": {"batch_size": 4},
-    "indexed range": {"split": "range"},
+    "indexed range": {"sharding": "range"},
     "gzip": {"compression": "gzip"},
     "threads": {"num_threads": 2},
     "threads, batched": {"num_threads": 2, "batch_size": 4},

@@ -5,7 +5,7 @@ where torch is not installed. streaming.py reads a consumer's share; torch.py te
 which consumer (DataLoader worker of a rank) the calling process is.
 
 A consumer's Share is a list of Segments (record ranges of shards) plus a stride;
-the splits are whole shards dealt round-robin ("shard"), contiguous ranges of the
+the ways to divide them are whole shards dealt round-robin ("shard"), contiguous ranges of the
 concatenated shards ("range", needs the counts), or every k-th record of a shard
 shared by k consumers ("stride"). Randomness comes from random.Random seeded by
 mix_seed(seed, epoch, ...), so an epoch replays exactly (resumable positions).
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-SPLITS = ("auto", "shard", "range", "stride")
+SHARDINGS = ("auto", "shard", "range", "stride")
 EVEN = (None, "drop", "pad")
 
 # Salts appended to (seed, epoch, ...) so that random streams drawn from the same seed differ:
@@ -63,7 +63,7 @@ def shard_order(num_shards: int, seed: int, epoch: int, shuffle: bool) -> list[i
     return order
 
 
-def plan_shares(counts: Sequence[int | None], consumers: int, split: str, order: Sequence[int]) -> list[Share]:
+def plan_shares(counts: Sequence[int | None], consumers: int, sharding: str, order: Sequence[int]) -> list[Share]:
     """Split the shards (with their record counts, None when unknown) among `consumers` so that every
     record goes to exactly one of them. "shard": shards dealt round-robin in `order`; "range": the
     shards concatenated in `order`, cut in `consumers` contiguous ranges of near-equal size (counts
@@ -72,16 +72,16 @@ def plan_shares(counts: Sequence[int | None], consumers: int, split: str, order:
     if consumers < 1:
         raise ValueError(f"consumers must be >= 1, not {consumers}")
     known = all(n is not None for n in counts)
-    if split == "shard":
+    if sharding == "shard":
         shares = []
         for c in range(consumers):
             mine = order[c::consumers]
             total = sum(counts[s] for s in mine) if known else None  # type: ignore[misc]
             shares.append(Share(tuple(Segment(s) for s in mine), count=total))
         return shares
-    if split == "range":
+    if sharding == "range":
         if not known:
-            raise ValueError("split='range' needs the record count of every shard (uncompressed, indexed files)")
+            raise ValueError("sharding='range' needs the record count of every shard (uncompressed, indexed files)")
         cum = [0]
         for s in order:
             cum.append(cum[-1] + counts[s])  # type: ignore[operator]
@@ -99,7 +99,7 @@ def plan_shares(counts: Sequence[int | None], consumers: int, split: str, order:
                 i += 1
             shares.append(Share(tuple(segments), count=hi - c * total // consumers))
         return shares
-    if split == "stride":
+    if sharding == "stride":
         num = len(order)
         if num == 0:
             return [Share((), count=0) for _ in range(consumers)]
@@ -117,23 +117,23 @@ def plan_shares(counts: Sequence[int | None], consumers: int, split: str, order:
                 Share((Segment(order[pos]),), step, offset, None if n is None else len(range(offset, n, step)))
             )
         return shares
-    raise ValueError(f"split={split!r}: use one of {', '.join(repr(s) for s in SPLITS)}")
+    raise ValueError(f"sharding={sharding!r}: use one of {', '.join(repr(s) for s in SHARDINGS)}")
 
 
-def needs_counts(split: str, even: str | None) -> bool:
+def needs_counts(sharding: str, even: str | None) -> bool:
     """Whether every shard's record count is needed before the epoch's plan whatever the consumers:
     record ranges are cut by the counts, equal counts (`even`) compare them. Whole shards and
-    strides need none; split="auto" needs them where it comes to ranges (choose_split), known
+    strides need none; sharding="auto" needs them where it comes to ranges (choose_sharding), known
     only with the consumers."""
-    return split == "range" or even is not None
+    return sharding == "range" or even is not None
 
 
-def choose_split(split: str, all_indexed: bool, num_shards: int, consumers: int, even: str | None) -> str:
-    """What split="auto" means here: record ranges when equal counts are wanted (the counts are known
+def choose_sharding(sharding: str, all_indexed: bool, num_shards: int, consumers: int, even: str | None) -> str:
+    """What sharding="auto" means here: record ranges when equal counts are wanted (the counts are known
     then, and ranges balance them to one record) or for indexed shards fewer than the consumers; whole
     shards when there are enough; else strides."""
-    if split != "auto":
-        return split
+    if sharding != "auto":
+        return sharding
     if even is not None or (all_indexed and num_shards < consumers):
         return "range"
     return "shard" if num_shards >= consumers else "stride"

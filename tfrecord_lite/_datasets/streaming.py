@@ -7,7 +7,7 @@ stride keeps every k-th record; equal counts pad a share by starting it over, or
 shuffle buffer seeded by (seed, epoch, consumer) mixes what comes out. The pipeline is
 deterministic, so a position is a number of records: resuming replays the raw records (no
 decoding) up to it, and without a shuffle buffer skips whole indexed segments unread. Record
-counts are learnt only where the split needs them (plan.needs_counts; split="auto" once the
+counts are learnt only where the sharding needs them (plan.needs_counts; sharding="auto" once the
 consumers are known), once (an uncompressed file's index, or one pass over a compressed one),
 and kept: they travel with the object when it is pickled to the consumers. Files read through their
 index stay open in the process that reads them (not pickled), so a persistent DataLoader worker
@@ -29,10 +29,10 @@ from tfrecord_lite._batches.columnar import place_by
 from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._datasets.plan import (
     EVEN,
-    SPLITS,
+    SHARDINGS,
     Segment,
     Share,
-    choose_split,
+    choose_sharding,
     even_target,
     mix_seed,
     needs_counts,
@@ -60,7 +60,7 @@ from tfrecord_lite._stream.damage import DamagePolicy, OnError
 
 class ShardStream:
     """The records of TFRecord shards dealt out to consumers epoch by epoch: who reads what
-    (`split`, `even`), in which order (`shuffle`: seeded shard order and a buffer of
+    (`sharding`, `even`), in which order (`shuffle`: seeded shard order and a buffer of
     `shuffle_buffer` records), and how (`verify`, `on_error` / `max_skipped`, `prefetch`,
     `storage_options`, `max_record_bytes`). The arguments are tfrecord_lite.torch.IterableTFRecordDataset's."""
 
@@ -71,7 +71,7 @@ class ShardStream:
         shuffle: bool,
         shuffle_buffer: int,
         seed: int,
-        split: str,
+        sharding: str,
         even: str | None,
         compression: str | None,
         verify: bool,
@@ -90,14 +90,14 @@ class ShardStream:
         self.max_record_bytes = check_int("max_record_bytes", max_record_bytes, 1)
         self.storage_options = storage_options
         self.prefetch = check_int("prefetch", prefetch, 0)
-        self.split = check_choice("split", split, SPLITS)
+        self.sharding = check_choice("sharding", sharding, SHARDINGS)
         self.even = check_choice("even", even, EVEN)
         self.verify = verify
         self.kinds = file_kinds(self.paths, normalize_compression(compression, allow_auto=True), storage_options)
         self.counts: list[int | None] = [None] * len(self.paths)
         self._opened: dict[str, TFRecordFile] = {}
         self._opened_by = os.getpid()
-        if needs_counts(self.split, self.even):
+        if needs_counts(self.sharding, self.even):
             self.count_all()  # once, where the object is made: consumers get the counts with it
 
     def count_all(self) -> list[int]:
@@ -114,11 +114,11 @@ class ShardStream:
     def plan(self, epoch: int, consumers: int) -> list[Share]:
         """Every consumer's Share of the records for `epoch` (the same for every consumer)."""
         all_indexed = not self.skipping and all(k == "" for k in self.kinds)
-        split = choose_split(self.split, all_indexed, len(self.paths), consumers, self.even)
-        if needs_counts(split, self.even):
+        sharding = choose_sharding(self.sharding, all_indexed, len(self.paths), consumers, self.even)
+        if needs_counts(sharding, self.even):
             self.count_all()
         order = shard_order(len(self.paths), self.seed, epoch, self.shuffle)
-        return plan_shares(self.counts, consumers, split, order)
+        return plan_shares(self.counts, consumers, sharding, order)
 
     def records(self, epoch: int, consumer: int, consumers: int, skip: int, placed: bool = False) -> Iterator[Any]:
         """The raw records of `consumer` (of `consumers`) for `epoch` in yield order, from position `skip` on;
