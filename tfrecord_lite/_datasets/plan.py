@@ -1,7 +1,7 @@
 """Planning who reads what in a streaming epoch, without torch: pure functions of
 (record counts, shard order, consumers, seed, epoch), so every DataLoader worker of
 every rank computes the same plan with no communication, and so they can be tested
-where torch is not installed. streaming.py reads a consumer's share; torch.py tells
+where torch is not installed. streaming.py reads a consumer's share; tfrecord_lite.torch tells
 which consumer (DataLoader worker of a rank) the calling process is.
 
 A consumer's Share is a list of Segments (record ranges of shards) plus a stride;

@@ -1,6 +1,6 @@
 """What the PyTorch datasets over a TFDS split do, without torch: `SplitRecords` (map-style: `len`,
 `[i]` decoded and transformed) and `SplitStream` (each consumer's share of the records, streamed).
-tfrecord_lite/torch.py mixes them into torch's Dataset and IterableDataset and says which consumer
+tfrecord_lite/torch/tfds.py mixes them into torch's Dataset and IterableDataset and says which consumer
 the calling process is (its rank times its DataLoader workers).
 
 Strategy for exactly once: the split's runs of records per shard, in file order, are one sequence of
