@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from tfrecord_lite._arrow.batches import iter_framed_buffers
+from tfrecord_lite._arrow.spark_messages import message_batch, message_rows, message_spark_fields
 from tfrecord_lite._arrow.spark_types import (
     byte_array_batch,
     byte_array_fields,
@@ -47,6 +48,7 @@ from tfrecord_lite._arrow.spark_types import (
 from tfrecord_lite._batches.columnar import place_by
 from tfrecord_lite._compression.kinds import normalize_compression
 from tfrecord_lite._datasets.hive_partitions import partition_folder, partition_types, partitioned_files, typed_values
+from tfrecord_lite._datasets.messages import load_message_class
 from tfrecord_lite._datasets.pieces import (
     Piece,
     PieceOptions,
@@ -54,17 +56,19 @@ from tfrecord_lite._datasets.pieces import (
     piece_batches,
     piece_place,
     piece_records,
+    placed_piece_records,
     split_bytes,
     split_pieces,
 )
 from tfrecord_lite._datasets.schema import infer_features, infer_sequence_features
 from tfrecord_lite._datasets.sharded import shard_suffix
 from tfrecord_lite._datasets.task_files import JobFolder, Part
-from tfrecord_lite._errors import TFRecordError
+from tfrecord_lite._errors import DecodeError, TFRecordError, place
 from tfrecord_lite._index.sidecar_file import sidecar_path
 from tfrecord_lite._records.reader import RecordIterator, iter_records
 from tfrecord_lite._records.writer import TFRecordWriter
-from tfrecord_lite._storage.files import file_size, size_in_bytes
+from tfrecord_lite._storage.files import file_size, read_whole, size_in_bytes
+from tfrecord_lite._stream.damage import DamagePolicy
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression
 from tfrecord_lite._wire.framing import framed_records
 
@@ -111,6 +115,14 @@ class _Options:
     reading: PieceOptions
     written: Compression  # what a write compresses with
     partition_by: list[str] = field(default_factory=list)
+    descriptor_set: bytes | None = None  # recordType Message: the FileDescriptorSet's bytes, read on the driver
+    message_type: str | None = None  # recordType Message: the message's full name
+
+    @property
+    def message(self) -> type[Any]:
+        """recordType Message: the message class (built once per process)."""
+        assert self.descriptor_set is not None and self.message_type is not None
+        return _message_class(self.descriptor_set, self.message_type)
 
     @property
     def storage_options(self) -> dict[str, Any] | None:
@@ -140,9 +152,10 @@ class _Options:
             storage_options=json.loads(get("storage_options", "null")),
             max_record_bytes=size_in_bytes(get("max_record_bytes", str(MAX_RECORD_BYTES))),
         )
+        record_type = check_record_type(get("recordType", "Example"))
         return cls(
             paths=paths,
-            record_type=check_record_type(get("recordType", "Example")),
+            record_type=record_type,
             bytes_type=check_bytes_type(get("bytesType", "auto").lower()),
             batch_size=int(get("batchSize", "10000")),
             max_bytes=size_in_bytes(get("maxPartitionBytes", "128M")),
@@ -152,7 +165,40 @@ class _Options:
             reading=reading,
             written=_written(get("compression"), get("codec")),
             partition_by=[name.strip() for name in get("partitionBy", "").split(",") if name.strip()],
+            **_message_options(record_type, get("descriptorSet"), get("messageType"), reading.storage_options),
         )
+
+
+_MAX_DESCRIPTOR_SET = 64 << 20  # the largest descriptor set read (protoc's are kilobytes)
+
+
+def _message_options(
+    record_type: str, descriptor_set: str | None, message_type: str | None, storage_options: Any
+) -> dict[str, Any]:
+    """The descriptorSet and messageType of recordType Message: the set read on the driver (a path or
+    a URL) and the message looked up in it, so a wrong name fails before any task starts."""
+    if record_type != "Message":
+        if descriptor_set is not None or message_type is not None:
+            raise ValueError(f"descriptorSet and messageType go with recordType Message, not {record_type}")
+        return {}
+    if descriptor_set is None or message_type is None:
+        raise ValueError(
+            "recordType Message needs descriptorSet (a FileDescriptorSet: protoc --include_imports "
+            "--descriptor_set_out=SET.pb) and messageType (the message's full name, pkg.Msg)"
+        )
+    data = read_whole(descriptor_set, storage_options, limit=_MAX_DESCRIPTOR_SET)
+    if len(data) > _MAX_DESCRIPTOR_SET:
+        raise ValueError(f"{descriptor_set} holds more than {_MAX_DESCRIPTOR_SET} bytes: no FileDescriptorSet")
+    try:
+        _message_class(data, message_type)
+    except ValueError as err:  # name the file, not "the descriptor set"
+        raise ValueError(str(err).replace("the descriptor set", descriptor_set, 1)) from None
+    return {"descriptor_set": data, "message_type": message_type}
+
+
+@functools.lru_cache(maxsize=8)
+def _message_class(data: bytes, name: str) -> type[Any]:
+    return load_message_class(data, message=name)
 
 
 def _written(compression: str | None, codec: str | None) -> Compression:
@@ -183,6 +229,8 @@ class TFRecordDataSource(DataSource):  # type: ignore[misc]
         files = [path for path, _ in found]
         if options.record_type == "ByteArray":
             fields = byte_array_fields()
+        elif options.record_type == "Message":
+            fields = message_spark_fields(options.message.DESCRIPTOR)
         elif options.record_type == "SequenceExample":
             with _records_of(files, options.reading) as records:
                 context, lists = infer_sequence_features(records, max_records=options.sample)
@@ -265,7 +313,7 @@ class _Reader(DataSourceReader):  # type: ignore[misc]
         self._found = partitioned_files(options.paths, options.storage_options)
         given = {f["name"]: f["type"] for f in schema.jsonValue()["fields"] if isinstance(f["type"], str)}
         self._types = {key: given.get(key, kind) for key, kind in partition_types(self._found).items()}
-        if options.record_type != "ByteArray":
+        if options.record_type not in ("ByteArray", "Message"):
             self._columns = feature_columns(schema.jsonValue(), options.record_type, list(self._types))
 
     def partitions(self) -> list[_Partition]:
@@ -291,6 +339,9 @@ class _Reader(DataSourceReader):  # type: ignore[misc]
                 for records in piece_records(piece, options.batch_size, options.reading):
                     yield byte_array_batch(records, target, constants)
                 continue
+            if options.record_type == "Message":
+                yield from _message_batches(piece, options, target, constants)
+                continue
             # only the schema's features decoded (null where a record lacks one)
             columns = [column.name for column in self._columns]
             done = 0  # the piece's rows read before this batch
@@ -302,6 +353,29 @@ class _Reader(DataSourceReader):  # type: ignore[misc]
                     raise
                 done += batch.num_rows
                 yield conformed
+
+
+def _message_batches(
+    piece: Piece, options: _Options, target: pa.Schema, constants: dict[str, Any]
+) -> Iterator[pa.RecordBatch]:
+    """The piece's records parsed as the message, as batches of `target`. A record that does not
+    parse raises naming its file, number and offset, or with on_error skip is skipped (and counted
+    toward max_skipped, in this piece)."""
+    policy = DamagePolicy(options.reading.on_error, options.reading.max_skipped)
+    message = options.message
+    for records, where in placed_piece_records(piece, options.batch_size, options.reading):
+        rows = []
+        for k, row in message_rows(records, message):
+            if isinstance(row, DecodeError):
+                found = where(k)
+                if found is not None:
+                    place(row, path=found[0], record=found[1], offset=found[2])
+                if policy.raises:
+                    raise row
+                policy.skip(row)
+                continue
+            rows.append(row)
+        yield message_batch(rows, target, constants)
 
 
 # --------------------------------------------------------------------------- writing
@@ -316,6 +390,8 @@ class _Writer(DataSourceArrowWriter):  # type: ignore[misc]
     def __init__(self, options: _Options, schema: StructType, overwrite: bool) -> None:
         if len(options.paths) != 1:
             raise ValueError(f"a write goes to one folder, not {options.paths}")
+        if options.record_type == "Message":
+            raise ValueError("recordType Message is read only: write the messages as recordType ByteArray")
         missing = [name for name in options.partition_by if name not in schema.fieldNames()]
         if missing:
             raise KeyError(f"partitionBy columns {missing} are not in the data ({schema.fieldNames()})")
