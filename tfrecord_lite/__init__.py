@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from tfrecord_lite._datasets.messages import decode_elwc, decode_message, load_message_class
     from tfrecord_lite._datasets.schema import infer_features, infer_sequence_features
     from tfrecord_lite._datasets.sharded import ShardedRecords, ShardedWriter
+    from tfrecord_lite._datasets.show import show
     from tfrecord_lite._example.decode import decode_example, decode_sequence_example
     from tfrecord_lite._example.encode import encode_example, encode_sequence_example
     from tfrecord_lite._example.proto import (
@@ -58,7 +59,6 @@ if TYPE_CHECKING:
     from tfrecord_lite._records.random_access import TFRecordFile
     from tfrecord_lite._records.reader import iter_records
     from tfrecord_lite._records.salvage import SalvageReport, salvage
-    from tfrecord_lite._records.show import show
     from tfrecord_lite._records.verify import VerifyReport, verify_file
     from tfrecord_lite._records.views import RecordsView
     from tfrecord_lite._records.writer import TFRecordWriter
@@ -99,7 +99,7 @@ _LAZY = {
     "_example.raw": ["RawFeature", "decode_raw"],
     "_records.reader": ["iter_records"],
     "_records.salvage": ["SalvageReport", "salvage"],
-    "_records.show": ["show"],
+    "_datasets.show": ["show"],
     "_records.views": ["RecordsView"],
     "_records.verify": ["VerifyReport", "verify_file"],
     "_datasets.schema": ["infer_features", "infer_sequence_features"],

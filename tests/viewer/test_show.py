@@ -108,3 +108,32 @@ def test_reports_show_many_damaged_spans_as_a_few(tmp_path):
 
     report = VerifyReport("x.tfrecord", 3, [Damage(i, i + 1, "bad CRC") for i in range(10_000)])
     assert len(repr(report)) < 500 and "10000 in all" in repr(report)
+
+
+def test_show_shows_events_elwc_and_a_users_message(tmp_path):
+    from tests.datasets.test_messages import descriptor_set, elwc, orders, runtime_class
+
+    with tfr.TFRecordWriter(tmp_path / "lists.tfrecord") as writer:
+        writer.write(elwc({"query": b"red shoes"}, [{"doc": b"a", "rel": 2}, {"doc": b"b", "rel": 0}]))
+    lists = tfr.show(str(tmp_path / "lists.tfrecord")).views[0]
+    assert lists.features["context/query"] == [b"red shoes"] and list(lists.features["example 1/rel"]) == [0]
+
+    with tfr.events.EventWriter(tmp_path / "run") as writer:
+        writer.add_scalar("loss", 0.25, 3)
+    scalars = [v for v in tfr.show(str(tmp_path / "run"), n=10).views if "loss (scalar)" in v.features]
+    assert len(scalars) == 1 and list(scalars[0].features["step"]) == [3] and "time (UTC)" in scalars[0].features
+    assert list(scalars[0].features["loss (scalar)"]) == [0.25]
+
+    (tmp_path / "shop.pb").write_bytes(descriptor_set())
+    records = orders(runtime_class(descriptor_set(), "shop.Order"))
+    order = tfr.load_message_class(tmp_path / "shop.pb", message="shop.Order")
+    with tfr.TFRecordWriter(tmp_path / "orders.tfrecord") as writer:
+        for record in records:
+            writer.write(record)
+    with tfr.TFRecordFile(tmp_path / "orders.tfrecord") as f:
+        shown = tfr.show(f, n=4, message=order).views[3]
+    assert shown.error is None and shown.features["note"] == [b'{"text": "gift 3 \xe2\x9c\x93"}']
+    assert list(tfr.show(records, message=order).views[1].features["order_id"]) == [b"1001"]  # int64: text, as in JSON
+    assert "shop.Order" in (tfr.show([b"\x0a\xff"], message=order).views[0].error or "")
+    with pytest.raises(ValueError, match=r"features .* or message"):
+        tfr.show(records, message=order, features=["order_id"])

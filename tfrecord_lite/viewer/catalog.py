@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from tfrecord_lite._datasets.typed_views import typed_view
 from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._html.records import RecordView, image_uris
 from tfrecord_lite._html.values import esc, text_of
@@ -39,7 +40,6 @@ from tfrecord_lite._stats.collect import statistics
 from tfrecord_lite._stream.damage import DamagePolicy
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 from tfrecord_lite.viewer.logs import Log, log_paths
-from tfrecord_lite.viewer.typed import typed_view
 
 LABEL_KEYS = ("image/class/label", "label", "image/class/text", "class", "labels")
 TEXT_KEY = "image/class/text"  # a record's class name, beside its id

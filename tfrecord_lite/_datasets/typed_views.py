@@ -1,5 +1,5 @@
-"""Records of other types in the viewer: a TensorBoard Event, TF Ranking's ExampleListWithContext,
-or a user's own protobuf message, each shown as the features of a record.
+"""Records shown as their type (by `show` and the viewer): a TensorBoard Event, TF Ranking's
+ExampleListWithContext, or a user's own protobuf message, each shown as the features of a record.
 
 Strategy: the record is told apart before the Example decoder sees it. With a message class the
 record is that message, decoded by the protobuf runtime (decode_message) and shown field by field,
