@@ -12,7 +12,11 @@ index sidecar); each yields decode_arrow's record batches, only the schema's fea
 cast to the Arrow schema Spark expects. The writer is an Arrow writer: each task encodes its
 batches (encode_arrow's encoder) into parts under hidden temporary names, a part per partition
 folder, with their sidecars, and the driver's commit renames them (_datasets/task_files.py);
-an abort deletes them. This module holds only that adaptation: option parsing and the calls.
+an abort deletes them. With recordType "Message" (descriptorSet, messageType) the records are a
+user's protobuf message: the set is read on the driver and travels in the options, the schema is
+read off the descriptor and each record parsed by the protobuf runtime (_arrow/spark_messages.py);
+a record that does not parse is placed (file, record, offset) and raised or skipped by the
+DamagePolicy of on_error. This module holds only that adaptation: option parsing and the calls.
 """
 
 from __future__ import annotations
