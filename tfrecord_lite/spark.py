@@ -35,7 +35,13 @@ from typing import Any
 import numpy as np
 
 from tfrecord_lite._arrow.batches import iter_framed_buffers
-from tfrecord_lite._arrow.spark_messages import message_batch, message_rows, message_spark_fields
+from tfrecord_lite._arrow.spark_messages import (
+    elwc_row,
+    elwc_spark_fields,
+    message_batch,
+    message_rows,
+    message_spark_fields,
+)
 from tfrecord_lite._arrow.spark_types import (
     byte_array_batch,
     byte_array_fields,
@@ -235,6 +241,9 @@ class TFRecordDataSource(DataSource):  # type: ignore[misc]
             fields = byte_array_fields()
         elif options.record_type == "Message":
             fields = message_spark_fields(options.message.DESCRIPTOR)
+        elif options.record_type == "ELWC":
+            with _records_of(files, options.reading) as records:
+                fields = elwc_spark_fields(itertools.islice(records, options.sample), options.bytes_type)
         elif options.record_type == "SequenceExample":
             with _records_of(files, options.reading) as records:
                 context, lists = infer_sequence_features(records, max_records=options.sample)
@@ -317,7 +326,7 @@ class _Reader(DataSourceReader):  # type: ignore[misc]
         self._found = partitioned_files(options.paths, options.storage_options)
         given = {f["name"]: f["type"] for f in schema.jsonValue()["fields"] if isinstance(f["type"], str)}
         self._types = {key: given.get(key, kind) for key, kind in partition_types(self._found).items()}
-        if options.record_type not in ("ByteArray", "Message"):
+        if options.record_type not in ("ByteArray", "Message", "ELWC"):
             self._columns = feature_columns(schema.jsonValue(), options.record_type, list(self._types))
 
     def partitions(self) -> list[_Partition]:
@@ -343,7 +352,7 @@ class _Reader(DataSourceReader):  # type: ignore[misc]
                 for records in piece_records(piece, options.batch_size, options.reading):
                     yield byte_array_batch(records, target, constants)
                 continue
-            if options.record_type == "Message":
+            if options.record_type in ("Message", "ELWC"):
                 yield from _message_batches(piece, options, target, constants)
                 continue
             # only the schema's features decoded (null where a record lacks one)
@@ -362,24 +371,37 @@ class _Reader(DataSourceReader):  # type: ignore[misc]
 def _message_batches(
     piece: Piece, options: _Options, target: pa.Schema, constants: dict[str, Any]
 ) -> Iterator[pa.RecordBatch]:
-    """The piece's records parsed as the message, as batches of `target`. A record that does not
-    parse raises naming its file, number and offset, or with on_error skip is skipped (and counted
-    toward max_skipped, in this piece)."""
+    """The piece's records parsed as the message (or ExampleListWithContexts), as batches of
+    `target`. A record that does not parse raises naming its file, number and offset, or with
+    on_error skip is skipped (and counted toward max_skipped, in this piece); a value that does not
+    fit its column raises, placed the same way."""
     policy = DamagePolicy(options.reading.on_error, options.reading.max_skipped)
-    message = options.message
     for records, where in placed_piece_records(piece, options.batch_size, options.reading):
         rows = []
-        for k, row in message_rows(records, message):
-            if isinstance(row, DecodeError):
+        for k, row in _rows(records, options, target):
+            if isinstance(row, TFRecordError):
                 found = where(k)
                 if found is not None:
                     place(row, path=found[0], record=found[1], offset=found[2])
-                if policy.raises:
+                if policy.raises or not isinstance(row, DecodeError):
                     raise row
                 policy.skip(row)
                 continue
             rows.append(row)
         yield message_batch(rows, target, constants)
+
+
+def _rows(
+    records: list[bytes], options: _Options, target: pa.Schema
+) -> Iterator[tuple[int, dict[str, Any] | TFRecordError]]:
+    if options.record_type == "Message":
+        yield from message_rows(records, options.message)
+        return
+    for k, record in enumerate(records):
+        try:
+            yield k, elwc_row(record, target)
+        except TFRecordError as err:
+            yield k, err
 
 
 # --------------------------------------------------------------------------- writing
@@ -394,8 +416,10 @@ class _Writer(DataSourceArrowWriter):  # type: ignore[misc]
     def __init__(self, options: _Options, schema: StructType, overwrite: bool) -> None:
         if len(options.paths) != 1:
             raise ValueError(f"a write goes to one folder, not {options.paths}")
-        if options.record_type == "Message":
-            raise ValueError("recordType Message is read only: write the messages as recordType ByteArray")
+        if options.record_type in ("Message", "ELWC"):
+            raise ValueError(
+                f"recordType {options.record_type} is read only: write the records as recordType ByteArray"
+            )
         missing = [name for name in options.partition_by if name not in schema.fieldNames()]
         if missing:
             raise KeyError(f"partitionBy columns {missing} are not in the data ({schema.fieldNames()})")

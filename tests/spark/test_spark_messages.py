@@ -189,3 +189,32 @@ def test_wrong_names_and_recursive_messages_fail_before_the_job(
         reader.option("messageType", "lab.Sampel").load(str(folder / "samples.tfrecord")).schema  # noqa: B018
     with pytest.raises(Exception, match=r"lab\.Tree is recursive: Tree\.children holds a lab\.Tree"):
         reader.option("messageType", "lab.Tree").load(str(folder / "samples.tfrecord")).schema  # noqa: B018
+    df = spark_session.createDataFrame([(1,)], "i32 int")
+    with pytest.raises(Exception, match="recordType Message is read only"):
+        df.write.format("tfrecord").mode("overwrite").options(
+            recordType="Message", descriptorSet=str(folder / "lab.pb"), messageType="lab.Sample"
+        ).save(str(folder / "out"))
+
+
+def test_elwc_records_read_as_their_context_and_examples(spark_session: Any, tmp_path: Path) -> None:
+    from tests.datasets.test_messages import elwc
+
+    lists = [
+        elwc(
+            {"query": f"q{i}".encode(), "qid": i},
+            [{"doc": f"d{i}{j}".encode(), "rel": j, "emb": [0.5 * j] * (j + 1)} for j in range(i + 1)],
+        )
+        for i in range(3)
+    ]
+    path = write_records(tmp_path / "ranking.tfrecord", lists)
+    df = spark_session.read.format("tfrecord").option("recordType", "ELWC").load(str(path))
+    assert df.schema.simpleString() == (
+        "struct<qid:bigint,query:string,doc:array<string>,emb:array<array<float>>,rel:array<bigint>>"
+    )
+    rows = sorted((row.asDict() for row in df.collect()), key=lambda r: r["qid"])
+    for row, record in zip(rows, lists, strict=True):
+        context, examples = tfr.decode_elwc(record)
+        assert row["qid"] == context["qid"][0] and row["query"] == context["query"][0].decode()
+        assert row["doc"] == [e["doc"][0].decode() for e in examples]
+        assert row["rel"] == [int(e["rel"][0]) for e in examples]
+        assert row["emb"] == [e["emb"].tolist() for e in examples]

@@ -1,5 +1,6 @@
 """Spark SQL types for a user's protobuf message, and records of it as rows of those types: what
-the Spark data source reads with recordType "Message" (tfrecord_lite.spark), without pyspark.
+the Spark data source reads with recordType "Message" (tfrecord_lite.spark), without pyspark; and
+the same for TF Ranking's ExampleListWithContext (recordType "ELWC").
 
 Strategy: the Spark schema (its JSON form) is read off the message's descriptor, never off the
 data, as Spark's own protobuf connector (from_protobuf) reads it: int32, sint32 and sfixed32 are
@@ -14,16 +15,25 @@ into one row of Python values; a nested message that is not set, and a scalar wi
 (proto2, proto3 `optional`, oneof members) that is not set, are null; a proto3 scalar without
 presence is its value, the default included, as the runtime reads it. Rows become an Arrow
 record batch of the Arrow schema Spark expects (pyarrow imported at first use).
+
+An ExampleListWithContext's schema is inferred from sampled records, as an Example's is: each
+context feature a column (a scalar where every record holds one value), each example feature an
+array with one element per example of the list (a scalar element where every example holds one
+value, else an array), so one row is one list, as TF Ranking's parser hands it to a model. Its
+Examples are decoded by the Example decoder without a spec, the list walked with the Example wire
+reader (lengths checked); a string column takes bytes that Arrow checks are UTF-8.
 """
 
 from __future__ import annotations
 
 import decimal
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tfrecord_lite._arrow.lazy import lazy
-from tfrecord_lite._errors import DecodeError
+from tfrecord_lite._errors import DecodeError, FeatureError
+from tfrecord_lite._example.decode import decode_example
+from tfrecord_lite._example.wire import iter_fields
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -154,3 +164,111 @@ def message_batch(rows: Sequence[dict[str, Any]], target: pa.Schema, constants: 
         else:
             arrays.append(pa.array([row.get(field.name) for row in rows], type=field.type))
     return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+# --------------------------------------------------------------------------- ExampleListWithContext
+
+_LEN = 2  # the wire type of a length-delimited field
+_INFERRED = {"int64": "long", "float32": "float"}
+
+
+def elwc_parts(record: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """An ExampleListWithContext as (its context's features, each example's), decoded without a
+    spec; a field other than 1 (examples) or 2 (context) is a DecodeError."""
+    buf = bytes(record)
+    context: dict[str, Any] = {}
+    examples: list[dict[str, Any]] = []
+    for number, wire, start, stop in iter_fields(buf, 0, len(buf)):
+        if wire != _LEN or number not in (1, 2):
+            raise DecodeError(f"field {number} is not a field of ExampleListWithContext (1: examples, 2: context)")
+        decoded = decode_example(buf[start:stop])
+        if number == 1:
+            examples.append(decoded)
+        else:
+            context.update(decoded)
+    return context, examples
+
+
+class _Seen:
+    """What the sample holds of one key: its kind, how often it had exactly one value, whether a
+    bytes value was not UTF-8 text."""
+
+    def __init__(self) -> None:
+        self.kind = ""
+        self.ones = 0
+        self.binary = False
+
+    def note(self, value: Any) -> None:
+        values = list(value) if isinstance(value, list) else value
+        self.kind = "bytes" if isinstance(values, list) else "int64" if values.dtype.kind in "iu" else "float32"
+        self.ones += len(values) == 1
+        if isinstance(values, list) and not self.binary:
+            try:
+                for v in values:
+                    bytes(v).decode("utf-8")
+            except UnicodeDecodeError:
+                self.binary = True
+
+
+def elwc_spark_fields(records: Iterable[bytes], bytes_type: str = "auto") -> list[dict[str, Any]]:
+    """The Spark fields of sampled ExampleListWithContext records: each context feature a column as
+    an Example's is (its leaf type where every record has it with one value, else an array), then
+    each example feature an array over the examples (of its leaf type where every example has it
+    with one value, else of arrays). Bytes are `bytes_type` ("auto": string where every sampled
+    value is UTF-8 text, else binary). A key of both the context and the examples is a ValueError."""
+    context: dict[str, _Seen] = {}
+    examples: dict[str, _Seen] = {}
+    lists = count = 0
+    for record in records:
+        found, listed = elwc_parts(record)
+        lists += 1
+        for key, value in found.items():
+            context.setdefault(key, _Seen()).note(value)
+        for example in listed:
+            count += 1
+            for key, value in example.items():
+                examples.setdefault(key, _Seen()).note(value)
+    clash = sorted(context.keys() & examples.keys())
+    if clash:
+        raise ValueError(f"keys {clash} are both context features and example features: no one column holds them")
+
+    def leaf(seen: _Seen) -> str:
+        if seen.kind != "bytes":
+            return _INFERRED[seen.kind]
+        if bytes_type == "auto":
+            return "binary" if seen.binary else "string"
+        return bytes_type
+
+    def array(element: Any) -> dict[str, Any]:
+        return {"type": "array", "elementType": element, "containsNull": True}
+
+    # keys sorted, the context's first
+    fields = [_field(k, leaf(s) if s.ones == lists else array(leaf(s))) for k, s in sorted(context.items())]
+    fields += [_field(k, array(leaf(s) if s.ones == count else array(leaf(s)))) for k, s in sorted(examples.items())]
+    return fields
+
+
+def elwc_row(record: bytes, target: pa.Schema) -> dict[str, Any]:
+    """An ExampleListWithContext as one row of `target`'s fields: a context feature by its column's
+    type, an example feature as the list of each example's value (null where one lacks it)."""
+    context, examples = elwc_parts(record)
+    row: dict[str, Any] = {}
+    for field in target:
+        key = field.name
+        if key in context:
+            row[key] = _feature_value(key, context[key], field.type)
+        elif any(key in example for example in examples):
+            inner = field.type.value_type if pa.types.is_list(field.type) else None
+            if inner is None:
+                raise FeatureError(key, "is an example feature: its Spark type is an array over the examples")
+            row[key] = [_feature_value(key, e[key], inner) if key in e else None for e in examples]
+    return row
+
+
+def _feature_value(key: str, value: Any, target: pa.DataType) -> Any:
+    values = [bytes(v) for v in value] if isinstance(value, list) else value.tolist()
+    if pa.types.is_list(target):
+        return values
+    if len(values) > 1:
+        raise FeatureError(key, f"has {len(values)} values; its Spark type holds one: declare an array")
+    return values[0] if values else None

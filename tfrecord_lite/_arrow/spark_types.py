@@ -52,7 +52,7 @@ _LEAF_DTYPES = {
 }
 _INFERRED_LEAF = {"int64": "long", "float32": "float", "bytes": "string"}
 BYTES_TYPES = ("auto", "string", "binary")
-RECORD_TYPES = ("Example", "SequenceExample", "ByteArray", "Message")
+RECORD_TYPES = ("Example", "SequenceExample", "ByteArray", "Message", "ELWC")
 BYTE_ARRAY_COLUMN = "byteArray"  # spark-tfrecord's one column of recordType ByteArray
 
 
