@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from tfrecord_lite._arrow.lazy import lazy
 from tfrecord_lite._errors import DecodeError, FeatureError
 from tfrecord_lite._example.decode import decode_example
+from tfrecord_lite._example.proto import is_repeated
 from tfrecord_lite._example.wire import iter_fields
 
 if TYPE_CHECKING:
@@ -47,12 +48,6 @@ _SPARK_TYPES = {
     17: "integer", 18: "long",
 }  # fmt: skip
 _MESSAGE, _GROUP, _ENUM, _UINT64, _FIXED64 = 11, 10, 14, 4, 6
-
-
-def _repeated(field: Any) -> bool:
-    """Whether a FieldDescriptor is repeated (protobuf 7 has only `is_repeated`, protobuf < 5.28 only `label`)."""
-    found = getattr(field, "is_repeated", None)
-    return bool(found) if found is not None else bool(field.label == field.LABEL_REPEATED)
 
 
 def _field(name: str, data_type: Any) -> dict[str, Any]:
@@ -82,7 +77,7 @@ def _field_type(field: Any, seen: list[str], path: str) -> Any:
             "valueContainsNull": True,
         }
     element = _value_type(field, seen, path)
-    if _repeated(field):
+    if is_repeated(field):
         return {"type": "array", "elementType": element, "containsNull": True}
     return element
 
@@ -114,7 +109,7 @@ def _row_value(field: Any, parsed: Any) -> Any:
     if entry is not None and entry.GetOptions().map_entry:
         inner = entry.fields_by_name["value"]
         return [(_scalar(entry.fields_by_name["key"], k), _one(inner, v)) for k, v in value.items()]
-    if _repeated(field):
+    if is_repeated(field):
         return [_one(field, v) for v in value]
     try:
         if not parsed.HasField(field.name):

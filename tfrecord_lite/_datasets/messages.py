@@ -25,6 +25,7 @@ from typing import Any
 
 from tfrecord_lite._errors import DecodeError
 from tfrecord_lite._example.decode import decode_example
+from tfrecord_lite._example.proto import is_repeated
 from tfrecord_lite._example.validate import did_you_mean
 
 __all__ = [
@@ -168,7 +169,7 @@ def message_fields(source: bytes, *, message: type[Any], where: str = "") -> Ite
 def _walk(parsed: Any, prefix: str) -> Iterator[tuple[str, str, int]]:
     for field, value in parsed.ListFields():
         path = prefix + field.name
-        repeated = field.label == field.LABEL_REPEATED
+        repeated = is_repeated(field)
         kind = _TYPE_NAMES.get(field.type, str(field.type))
         if field.message_type is not None and field.message_type.GetOptions().map_entry:
             yield path, "map", len(value)

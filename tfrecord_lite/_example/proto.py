@@ -33,6 +33,7 @@ __all__ = [
     "SequenceExample",
     "TensorProto",
     "TensorShapeProto",
+    "is_repeated",
 ]
 
 _POOL = descriptor_pool.Default()
@@ -91,3 +92,10 @@ Example = _CLASSES["Example"]
 SequenceExample = _CLASSES["SequenceExample"]
 TensorProto = _CLASSES["TensorProto"]
 TensorShapeProto = _CLASSES["TensorShapeProto"]
+
+
+def is_repeated(field: Any) -> bool:
+    """Whether a FieldDescriptor of any message is repeated, on every runtime: protobuf 7 has only
+    `is_repeated`, protobuf before 5.28 only `label`."""
+    found = getattr(field, "is_repeated", None)
+    return bool(found) if found is not None else bool(field.label == field.LABEL_REPEATED)

@@ -25,6 +25,7 @@ import numpy as np
 
 from tfrecord_lite._errors import DecodeError
 from tfrecord_lite._example.decode import decode_example
+from tfrecord_lite._example.proto import is_repeated
 from tfrecord_lite._example.wire import iter_fields
 
 _LEN = 2  # the wire type of a length-delimited field
@@ -117,7 +118,7 @@ def message_dict(message: Any) -> dict[str, Any]:
 
 def _field_value(field: Any, value: Any, message: Any) -> Any:
     entry = field.message_type
-    repeated = field.label == field.LABEL_REPEATED
+    repeated = is_repeated(field)
     if entry is not None and entry.GetOptions().map_entry:
         inner = entry.fields_by_name["value"]
         return {k: message_dict(v) if inner.message_type is not None else v for k, v in value.items()}
