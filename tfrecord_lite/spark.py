@@ -21,6 +21,7 @@ DamagePolicy of on_error. This module holds only that adaptation: option parsing
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import functools
 import itertools
@@ -75,6 +76,7 @@ from tfrecord_lite._datasets.sharded import shard_suffix
 from tfrecord_lite._datasets.task_files import JobFolder, Part
 from tfrecord_lite._errors import DecodeError, TFRecordError, place
 from tfrecord_lite._index.sidecar_file import sidecar_path
+from tfrecord_lite._loader.messages import descriptor_set_of, is_message_class
 from tfrecord_lite._records.reader import RecordIterator, iter_records
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._storage.files import file_size, read_whole, size_in_bytes
@@ -97,7 +99,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised where pyspark is missing
     raise ImportError(f"tfrecord_lite.spark needs pyspark 4 ({exc}): pip install 'tfrlite[spark]'") from exc
 
-__all__ = ["TFRecordDataSource", "register", "write"]
+__all__ = ["TFRecordDataSource", "message_options", "register", "write"]
 
 
 def __dir__() -> list[str]:  # dir() and IDEs show the API, not the imported modules
@@ -180,6 +182,18 @@ class _Options:
 
 
 _MAX_DESCRIPTOR_SET = 64 << 20  # the largest descriptor set read (protoc's are kilobytes)
+_INLINE = "base64:"  # a descriptorSet that holds the set itself, base64-encoded (message_options)
+
+
+def message_options(message: type[Any]) -> dict[str, str]:
+    """The read options of records of the protobuf message class `message` (generated, or made by
+    load_message_class): recordType Message, its full name, and the descriptor set of its .proto
+    files carried in the options themselves, so no file need be where the executors look:
+    `spark.read.format("tfrecord").options(**message_options(Order)).load(path)`."""
+    if not is_message_class(message):
+        raise TypeError(f"message must be a protobuf message class, not {message!r}")
+    inline = _INLINE + base64.b64encode(descriptor_set_of(message)).decode("ascii")
+    return {"recordType": "Message", "descriptorSet": inline, "messageType": message.DESCRIPTOR.full_name}
 
 
 def _message_options(
@@ -196,7 +210,11 @@ def _message_options(
             "recordType Message needs descriptorSet (a FileDescriptorSet: protoc --include_imports "
             "--descriptor_set_out=SET.pb) and messageType (the message's full name, pkg.Msg)"
         )
-    data = read_whole(descriptor_set, storage_options, limit=_MAX_DESCRIPTOR_SET)
+    if descriptor_set.startswith(_INLINE):  # message_options' form: the set itself
+        data = base64.b64decode(descriptor_set[len(_INLINE) :])
+        descriptor_set = "the descriptor set given inline"
+    else:
+        data = read_whole(descriptor_set, storage_options, limit=_MAX_DESCRIPTOR_SET)
     if len(data) > _MAX_DESCRIPTOR_SET:
         raise ValueError(f"{descriptor_set} holds more than {_MAX_DESCRIPTOR_SET} bytes: no FileDescriptorSet")
     try:

@@ -20,6 +20,7 @@ from google.protobuf import descriptor_pb2, json_format
 
 import tfrecord_lite as tfr
 from tests._records import record_starts, write_records
+from tfrecord_lite.spark import message_options
 
 F = descriptor_pb2.FieldDescriptorProto
 
@@ -161,6 +162,11 @@ def test_messages_read_with_the_schema_of_their_descriptor(
     rows = sorted((spark_value(row.asDict()) for row in df.collect()), key=lambda r: -r["i32"])
     assert rows == [expected_row(cls.FromString(r)) for r in records]
     assert rows[5]["u64"] == 2**64 - 6 and rows[1]["kind"] == "KIND_CAT"
+    # a class: its descriptor set travels in the options
+    by_class = (
+        spark_session.read.format("tfrecord").options(**message_options(cls)).load(str(folder / "samples.tfrecord"))
+    )
+    assert sorted(row.i32 for row in by_class.select("i32").collect()) == [-5, -4, -3, -2, -1, 0]
 
 
 def test_a_record_not_of_the_message_is_located_or_skipped(

@@ -70,6 +70,15 @@ def _files_of(descriptor: Any) -> list[bytes]:
     return ordered
 
 
+def descriptor_set_of(message: type[Any]) -> bytes:
+    """The FileDescriptorSet (serialized) of a message class's .proto file and every file it
+    imports, dependencies first: what `protoc --include_imports --descriptor_set_out` writes."""
+    from google.protobuf import descriptor_pb2
+
+    files = [descriptor_pb2.FileDescriptorProto.FromString(data) for data in _files_of(message.DESCRIPTOR)]
+    return descriptor_pb2.FileDescriptorSet(file=files).SerializeToString()  # type: ignore[no-any-return]
+
+
 def _rebuilt(files: list[bytes], name: str) -> MessageDecoder:
     """The decoder of message `name` whose files arrive serialized (in a worker process)."""
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
