@@ -175,3 +175,23 @@ def test_schema_of_elwc_records() -> None:
     assert rows[("examples", "rel")]["kind"] == "int64" and schema.raw == 0
     with pytest.raises(tfr.DecodeError, match="ExampleListWithContext"):
         schema_specs(schema)
+
+
+def test_spark_types_of_a_message_and_rows_that_do_not_fit_them() -> None:
+    pa = pytest.importorskip("pyarrow")
+    from tfrecord_lite._arrow.spark_messages import elwc_row, message_batch, message_row, message_spark_fields
+
+    order = runtime_class(descriptor_set(), "shop.Order")
+    fields = {f["name"]: f["type"] for f in message_spark_fields(order.DESCRIPTOR)}
+    assert fields["order_id"] == "long" and fields["item_names"]["elementType"] == "string"
+    assert fields["note"] == {
+        "type": "struct",
+        "fields": [{"name": "text", "type": "string", "nullable": True, "metadata": {}}],
+    }
+    row = message_row(order.FromString(orders(order)[2]))
+    assert row["note"] is None and row["total"] == {"currency": "EUR", "cents": 398}
+    target = pa.schema([("order_id", pa.int32())])
+    with pytest.raises(tfr.FeatureError, match="'order_id': cannot be read as Arrow int32"):
+        message_batch([{"order_id": 2**40}], target)
+    with pytest.raises(tfr.FeatureError, match="'doc': is an example feature"):
+        elwc_row(elwc({"q": b"x"}, [{"doc": b"a"}]), pa.schema([("doc", pa.string())]))

@@ -156,8 +156,12 @@ def message_batch(rows: Sequence[dict[str, Any]], target: pa.Schema, constants: 
     for field in target:
         if constants is not None and field.name in constants:
             arrays.append(pa.array([constants[field.name]] * len(rows), type=field.type))
-        else:
+            continue
+        try:
             arrays.append(pa.array([row.get(field.name) for row in rows], type=field.type))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as err:
+            hint = " (bytes that are not UTF-8: read it as binary)" if "utf8" in str(err).lower() else ""
+            raise FeatureError(field.name, f"cannot be read as Arrow {field.type}{hint}: {err}") from None
     return pa.RecordBatch.from_arrays(arrays, schema=target)
 
 
