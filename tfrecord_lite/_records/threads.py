@@ -56,10 +56,12 @@ from tfrecord_lite._example.validate import check_int
 T = TypeVar("T")
 R = TypeVar("R")
 
-_CHUNK_SECONDS = 0.001  # the work a chunk of ordered_map aims at
+_CHUNK_SECONDS = 0.005  # the work a chunk of ordered_map's threads aims at
+_ALONE_SECONDS = 0.001  # the work of a chunk the consumer computes alone (no hand-over to pay for)
 _MAX_CHUNK = 128  # items in one chunk at most (memory: depth x this many items in flight)
 _CHUNK_BYTES = 256 << 10  # a chunk of records holds about this many bytes at most
 _PROBE_THREADS, _PROBE_INLINE, _EXPLOIT, _EXPLOIT_MAX = 0.1, 0.05, 2.0, 8.0  # seconds: see _Modes
+_PARALLEL = 1.15  # CPU seconds per second the threads must reach for their probe to go on
 _INLINE_SECONDS = 0.002  # a ThreadMap list with less work than this runs on the calling thread
 _local = threading.local()  # .seed: the seed of the item being computed on threads (absent: not on threads)
 
@@ -80,6 +82,19 @@ def item_random() -> Any:
     if rng is None:
         rng = _local.rng = random.Random(seed)
     return rng
+
+
+def _held_bytes(items: list[Any]) -> int | None:
+    """The bytes a chunk of records holds (of lists of records, as batches are: estimated from the
+    first), or None for other items."""
+    if not items:
+        return None
+    first = items[0]
+    if isinstance(first, bytes):
+        return sum(map(len, items))
+    if isinstance(first, list) and first and isinstance(first[0], bytes):
+        return sum(map(len, first)) * len(items)
+    return None
 
 
 def _computed(
@@ -117,7 +132,7 @@ class _Pipeline:
         self.reading = threading.Lock()  # one thread reads the input at a time, in chunk order
         self.done: dict[int, tuple[list[Any], BaseException | None, bool]] = {}
         self.taken = self.handed = 0  # chunks reserved by threads / handed to the consumer
-        self.chunk, self.stopped = 1, False
+        self.chunk, self.alone, self.stopped = 1, 1, False  # items in a chunk: threads', the consumer's
         self.inline = False  # the consumer computes the chunks itself (threads do not pay)
         self.most = _MAX_CHUNK  # items in a chunk at most (fewer for large records)
         self.next_chunk = self.position = 0  # under `reading`: the next chunk's number, items read
@@ -171,8 +186,9 @@ class _Pipeline:
                 error = exc
             last = self.ended = error is not None or len(items) < size
             self.next_chunk, self.position = number + 1, start + len(items)
-            if items and isinstance(items[0], bytes):  # records: a chunk's bytes stay in the caches
-                most = max(1, _CHUNK_BYTES * len(items) // max(1, sum(map(len, items))))
+            held = _held_bytes(items)
+            if held is not None:  # records (or lists of them): a chunk's bytes stay in the caches
+                most = max(1, _CHUNK_BYTES * len(items) // max(1, held))
                 with self.lock:  # always taken after `reading`, never before
                     self.most = most
             return number, start, items, error, last
@@ -185,6 +201,7 @@ class _Pipeline:
         if items and failed is None:
             with self.lock:
                 self.chunk = max(1, min(self.most, int(_CHUNK_SECONDS / each) if each > 0 else self.most))
+                self.alone = max(1, min(self.most, int(_ALONE_SECONDS / each) if each > 0 else self.most))
         return results, failed
 
     def next_results(self, number: int) -> tuple[list[Any], BaseException | None, bool, bool]:
@@ -200,7 +217,7 @@ class _Pipeline:
                 self.handed += 1
                 self.space.notify()
                 return (*found, False)
-            size = self.chunk
+            size = self.alone
         chunk = self.take(size, number)
         if chunk is None:  # a thread took it first after all
             return self.next_results(number)
@@ -297,9 +314,12 @@ class _Modes:
     then the faster way (computing alone only when 5 % faster: the threads' measure starts from an
     empty pipeline, which they fill first) for
     _EXPLOIT seconds, doubled each time the same way wins again (up to _EXPLOIT_MAX), and measured
-    again. Work that holds the GIL (pure Python, small copies) or a machine whose cores are busy make
-    the threads lose; then the consumer computes the chunks itself, in the same order, and the threads
-    wait."""
+    again. Work that holds the GIL (pure Python, copies of large records) or a machine whose cores are
+    busy make the threads lose; then the consumer computes the chunks itself, in the same order, and
+    the threads wait. Such work shows early: the process then uses under _PARALLEL CPU seconds per
+    second with its threads running, so after _PROBE_INLINE seconds of that the threads lose at once,
+    without the rest of their probe nor the consumer's (a probe at the threads' lower rate is what
+    a losing verdict costs)."""
 
     def __init__(self, pipeline: _Pipeline, memory: Tuning | None) -> None:
         self.pipeline, self.memory = pipeline, memory
@@ -308,6 +328,7 @@ class _Modes:
         self.exploit, self.winner = _EXPLOIT, ""
         self.first = True  # the next chunk is the first of a phase
         self.carried = 0.0  # seconds of the current phase measured by earlier passes
+        self.wall, self.cpu = self.began, time.process_time()  # this pass's part of the phase: from when
         if memory is not None:  # an earlier pass measured: go on from where it stood
             self.exploit, self.winner, self.threads_rate = memory.exploit, memory.winner, memory.threads_rate
             self.phase, self.items, self.carried = memory.phase, memory.items, memory.elapsed
@@ -327,22 +348,34 @@ class _Modes:
         now = time.perf_counter()
         if (self.phase == "inline" and not here) or (self.phase == "threads" and self.first and not self.items):
             self.began, self.first = now - self.carried, False  # the threads' start, or chunks they
-            return  # computed before a switch, are neither way's rate
+            self.wall, self.cpu = now, time.process_time()  # computed before a switch, are neither way's rate
+            return
         self.items, self.first = self.items + n, False
         elapsed = now - self.began
         if self.phase == "threads" and elapsed >= _PROBE_THREADS:
             self.threads_rate = self.items / elapsed
             self.switch("inline", now)
+        elif self.phase == "threads" and now - self.wall >= _PROBE_INLINE and self.serial(now):
+            self.threads_rate = self.items / elapsed
+            self.decide("inline", now)
         elif self.phase == "inline" and elapsed >= _PROBE_INLINE:
-            winner = "inline" if self.items / elapsed > 1.05 * self.threads_rate else "threads"
-            self.exploit = min(2 * self.exploit, _EXPLOIT_MAX) if winner == self.winner else _EXPLOIT
-            self.winner = winner
-            self.switch("exploit-" + winner, now)
+            self.decide("inline" if self.items / elapsed > 1.05 * self.threads_rate else "threads", now)
         elif self.phase.startswith("exploit") and elapsed >= self.exploit:
             self.switch("threads", now)
 
+    def serial(self, now: float) -> bool:
+        """Whether the process used under _PARALLEL CPU seconds per second in this pass's part of the
+        threads' probe: then its threads took turns (the GIL) or found no free core."""
+        return time.process_time() - self.cpu < _PARALLEL * (now - self.wall)
+
+    def decide(self, winner: str, now: float) -> None:
+        self.exploit = min(2 * self.exploit, _EXPLOIT_MAX) if winner == self.winner else _EXPLOIT
+        self.winner = winner
+        self.switch("exploit-" + winner, now)
+
     def switch(self, phase: str, now: float) -> None:
         self.phase, self.began, self.items, self.first, self.carried = phase, now, 0, True, 0.0
+        self.wall, self.cpu = now, time.process_time()
         self.pipeline.set_inline(phase in ("inline", "exploit-inline"))
 
 
