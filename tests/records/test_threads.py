@@ -345,3 +345,30 @@ def test_passes_shorter_than_a_probe_add_up_to_a_verdict() -> None:
         if memory.winner:
             break
     assert memory.winner in ("inline", "threads") and memory.threads_rate > 0
+
+
+def test_threads_taking_turns_on_the_gil_lose() -> None:
+    from tfrecord_lite._records.threads import Tuning
+
+    def held(x: int) -> int:  # pure Python: the threads take turns, the process uses one core
+        return sum(range(x % 7 + 2000))
+
+    memory = Tuning()
+    items = ordered_map(held, range(10**6), 2, memory=memory)
+    began, got = time.perf_counter(), []
+    for value in items:
+        got.append(value)
+        if time.perf_counter() - began > 0.5:  # a probe of the threads (and of the consumer) is 0.15 s
+            break
+    items.close()  # type: ignore[attr-defined]  # a generator: closing it saves where the measuring stood
+    assert got == [held(x) for x in range(len(got))]
+    assert (memory.winner, memory.phase) == ("inline", "exploit-inline")
+
+
+def test_a_chunk_of_large_records_or_batches_of_them_is_bounded_by_bytes() -> None:
+    from tfrecord_lite._records.threads import _held_bytes
+
+    record = bytes(64 << 10)
+    assert _held_bytes([record] * 3) == 3 * len(record)
+    assert _held_bytes([[record] * 32, [record] * 32]) == 64 * len(record)
+    assert _held_bytes([1, 2]) is None and _held_bytes([]) is None and _held_bytes([[]]) is None

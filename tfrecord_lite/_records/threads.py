@@ -8,17 +8,23 @@ before a fork, never pickled: a generator is neither), each takes the next chunk
 input's lock (so reading the input runs on the threads too, one at a time, in order), computes it, and
 files the results under the chunk's number; the consumer hands chunks out by number, so the order is
 the input's whatever thread finishes first. At most `depth` chunks are taken and not yet handed out,
-which bounds memory. A chunk aims at about a millisecond of work (its size follows the time the last
-one took), so items too small to pay for a hand-over between threads share one; a chunk of records
-holds 256 KiB at most, so that they are still in the caches when they are decoded (a chunk of 128
-64 KiB records cost more than twice the CPU of reading and decoding them one by one).
+which bounds memory. A chunk a thread takes aims at about 5 ms of work (its size follows the time the
+last one took), so items too small to pay for a hand-over between threads share one, and heavy ones (a
+JPEG decode, ~0.7 ms) do not pay one each (chunks of 1 ms cost a 256x256 JPEG workload about 10 % of
+its CPU); a chunk the consumer computes alone aims at 1 ms, as it hands nothing over. A chunk of
+records, or of batches of them, holds 256 KiB at most, so that they are still in the caches when they
+are decoded (a chunk of 128 64 KiB records cost more than twice the CPU of reading and decoding them
+one by one).
 
 Threads do not always pay: work that holds the GIL (pure Python, copies of a few KiB) only adds
 hand-overs, and a machine whose cores are busy has none to give. So the consumer measures, as it
 sees them, items per second with the threads (0.1 s) and computing chunks alone while the threads
 wait (0.05 s), keeps the faster way for 2 s (twice as long each time it wins again, up to 8 s), and
 measures again; computing alone it takes the next
-chunk no thread has taken, so the order and the seeds are the same either way. A `Tuning` a dataset
+chunk no thread has taken, so the order and the seeds are the same either way. Work the threads cannot
+share shows early: a process that uses under 1.15 CPU seconds per second while its threads run (they
+take turns on the GIL, as reading and decoding large records do, or find no free core) ends their
+probe after 0.05 s, and the threads lose without the consumer's probe. A `Tuning` a dataset
 keeps carries the verdict to its next pass, which starts the winning way. An error, from the
 input or from the work, is filed in place of the item it belongs to: the items before it come out
 first, then it is raised. Closing the generator (a `break`, an exception, KeyboardInterrupt in the
