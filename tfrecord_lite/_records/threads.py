@@ -19,8 +19,9 @@ one by one).
 Threads do not always pay: work that holds the GIL (pure Python, copies of a few KiB) only adds
 hand-overs, and a machine whose cores are busy has none to give. So the consumer measures, as it
 sees them, items per second with the threads (0.1 s) and computing chunks alone while the threads
-wait (0.05 s), keeps the faster way for 2 s (twice as long each time it wins again, up to 8 s), and
-measures again; computing alone it takes the next
+wait (0.05 s), keeps the faster way for 2 s (twice as long each time it wins again, up to 8 s; 8 s at
+once when one way is 1.3 times the other's rate or more, where noise cannot have made the verdict, so
+that a clear winner pays for few probes), and measures again; computing alone it takes the next
 chunk no thread has taken, so the order and the seeds are the same either way. Work the threads cannot
 share shows early: a process that uses under 1.15 CPU seconds per second while its threads run (they
 take turns on the GIL, as reading and decoding large records do, or find no free core) ends their
@@ -68,6 +69,7 @@ _MAX_CHUNK = 128  # items in one chunk at most (memory: depth x this many items 
 _CHUNK_BYTES = 256 << 10  # a chunk of records holds about this many bytes at most
 _PROBE_THREADS, _PROBE_INLINE, _EXPLOIT, _EXPLOIT_MAX = 0.1, 0.05, 2.0, 8.0  # seconds: see _Modes
 _PARALLEL = 1.15  # CPU seconds per second the threads must reach for their probe to go on
+_CLEAR = 1.3  # a way this many times faster than the other holds for _EXPLOIT_MAX at once
 _INLINE_SECONDS = 0.002  # a ThreadMap list with less work than this runs on the calling thread
 _local = threading.local()  # .seed: the seed of the item being computed on threads (absent: not on threads)
 
@@ -319,7 +321,8 @@ class _Modes:
     (_PROBE_THREADS seconds) against items computed by the consumer alone (_PROBE_INLINE seconds),
     then the faster way (computing alone only when 5 % faster: the threads' measure starts from an
     empty pipeline, which they fill first) for
-    _EXPLOIT seconds, doubled each time the same way wins again (up to _EXPLOIT_MAX), and measured
+    _EXPLOIT seconds, doubled each time the same way wins again (up to _EXPLOIT_MAX; at once when it
+    won by _CLEAR or more, and when the threads took turns, below), and measured
     again. Work that holds the GIL (pure Python, copies of large records) or a machine whose cores are
     busy make the threads lose; then the consumer computes the chunks itself, in the same order, and
     the threads wait. Such work shows early: the process then uses under _PARALLEL CPU seconds per
@@ -363,9 +366,11 @@ class _Modes:
             self.switch("inline", now)
         elif self.phase == "threads" and now - self.wall >= _PROBE_INLINE and self.serial(now):
             self.threads_rate = self.items / elapsed
-            self.decide("inline", now)
+            self.decide("inline", now, clear=True)
         elif self.phase == "inline" and elapsed >= _PROBE_INLINE:
-            self.decide("inline" if self.items / elapsed > 1.05 * self.threads_rate else "threads", now)
+            rate, threads = self.items / elapsed, self.threads_rate
+            winner = "inline" if rate > 1.05 * threads else "threads"
+            self.decide(winner, now, clear=max(rate, threads) >= _CLEAR * max(1e-9, min(rate, threads)))
         elif self.phase.startswith("exploit") and elapsed >= self.exploit:
             self.switch("threads", now)
 
@@ -374,8 +379,13 @@ class _Modes:
         threads' probe: then its threads took turns (the GIL) or found no free core."""
         return time.process_time() - self.cpu < _PARALLEL * (now - self.wall)
 
-    def decide(self, winner: str, now: float) -> None:
-        self.exploit = min(2 * self.exploit, _EXPLOIT_MAX) if winner == self.winner else _EXPLOIT
+    def decide(self, winner: str, now: float, clear: bool) -> None:
+        """Keep `winner`'s way for a while: _EXPLOIT seconds after a change of way, twice as long each
+        time the same way wins again, _EXPLOIT_MAX when it won clearly (a probe is what it costs)."""
+        if clear:
+            self.exploit = _EXPLOIT_MAX
+        else:
+            self.exploit = min(2 * self.exploit, _EXPLOIT_MAX) if winner == self.winner else _EXPLOIT
         self.winner = winner
         self.switch("exploit-" + winner, now)
 
