@@ -322,7 +322,7 @@ class _Modes:
     then the faster way (computing alone only when 5 % faster: the threads' measure starts from an
     empty pipeline, which they fill first) for
     _EXPLOIT seconds, doubled each time the same way wins again (up to _EXPLOIT_MAX; at once when it
-    won by _CLEAR or more, and when the threads took turns, below), and measured
+    won by _CLEAR or more), and measured
     again. Work that holds the GIL (pure Python, copies of large records) or a machine whose cores are
     busy make the threads lose; then the consumer computes the chunks itself, in the same order, and
     the threads wait. Such work shows early: the process then uses under _PARALLEL CPU seconds per
@@ -366,7 +366,7 @@ class _Modes:
             self.switch("inline", now)
         elif self.phase == "threads" and now - self.wall >= _PROBE_INLINE and self.serial(now):
             self.threads_rate = self.items / elapsed
-            self.decide("inline", now, clear=True)
+            self.decide("inline", now, clear=False)
         elif self.phase == "inline" and elapsed >= _PROBE_INLINE:
             rate, threads = self.items / elapsed, self.threads_rate
             winner = "inline" if rate > 1.05 * threads else "threads"
