@@ -203,6 +203,22 @@ def test_thread_map_order_errors_and_pickling() -> None:
     assert copy.map(jittered, list(range(10))) == [x * x for x in range(10)]
 
 
+def test_thread_map_leaves_a_stalled_threads_share_to_the_others() -> None:
+    where: list[bool] = []
+    stalled = threading.Event()
+
+    def stalling(x: int) -> int:  # the pool's thread stalls on its first item, as one without a core does
+        on_main = threading.current_thread() is threading.main_thread()
+        if not on_main and not stalled.is_set():
+            stalled.set()
+            time.sleep(0.3)
+        where.append(on_main)
+        return x + 1
+
+    assert ThreadMap(2).map(stalling, list(range(80))) == list(range(1, 81))
+    assert sum(where) >= 60  # the calling thread took the pieces the stalled one did not (halves: 40)
+
+
 SPEC = {
     "id": tfr.FixedLenFeature([], "int64"),
     "blob": tfr.FixedLenFeature([], "bytes"),

@@ -36,9 +36,12 @@ GIL (free-threaded CPython) too; the one read outside them, whether the consumer
 chunk itself, is a hint that `take` checks under the lock.
 
 `ThreadMap` maps a list (a map-style dataset's batch of indices) on a pool it keeps: the list cut into
-contiguous pieces, the first computed by the calling thread; the pool is made in the process that maps
-(never pickled, a new one after a fork). A list whose work the last calls say is under two
-milliseconds runs on the calling thread alone, where a hand-over would cost more than it saves.
+contiguous pieces, four per thread, which the calling thread and the pool's take in turn, so that a
+thread that gets no core (a busy machine) or slow items leaves its share to the others instead of being
+waited for (halves, one per thread, made a loaded 2-core machine 12 % slower than one thread); the
+pool is made in the process that maps (never pickled, a new one after a fork). A list whose work the
+last calls say is under two milliseconds runs on the calling thread alone, where a hand-over would
+cost more than it saves.
 
 Random augmentation stays reproducible: on threads, each item is computed with a seed of its own, a
 base drawn once from `random` plus its position in the input, and `item_random()` gives that item's
@@ -55,7 +58,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from tfrecord_lite._example.validate import check_int
@@ -71,6 +74,7 @@ _PROBE_THREADS, _PROBE_INLINE, _EXPLOIT, _EXPLOIT_MAX = 0.1, 0.05, 2.0, 8.0  # s
 _PARALLEL = 1.15  # CPU seconds per second the threads must reach for their probe to go on
 _CLEAR = 1.3  # a way this many times faster than the other holds for _EXPLOIT_MAX at once
 _INLINE_SECONDS = 0.002  # a ThreadMap list with less work than this runs on the calling thread
+_PIECES_PER_THREAD = 4  # a ThreadMap list is cut into this many pieces per thread
 _local = threading.local()  # .seed: the seed of the item being computed on threads (absent: not on threads)
 
 
@@ -420,32 +424,29 @@ class ThreadMap:
         seed = random.getrandbits(62)
         if pieces == 1:
             return self._timed(fn, items, seed, args)
-        bounds = [len(items) * k // pieces for k in range(pieces + 1)]
-        pool = self._executor()
-        futures: list[Future[tuple[list[R], BaseException | None]]] = [
-            pool.submit(_computed, fn, items[bounds[k] : bounds[k + 1]], seed + bounds[k], args)
-            for k in range(1, pieces)
-        ]
-        began = time.perf_counter()
-        first, error = _computed(fn, items[: bounds[1]], seed, args)
-        if bounds[1]:
-            self._each = (time.perf_counter() - began) / bounds[1]
-        pieces_done = [(first, error)] + [future.result() for future in futures]  # all end before a raise
+        shared = _Pieces(fn, items, pieces, seed, args)
+        futures = [self._executor().submit(shared.run) for _ in range(min(self.num_threads, pieces) - 1)]
+        spent, count = shared.run()
+        for future in futures:  # all end before a raise
+            future.result()
+        if count:
+            self._each = spent / count
         out: list[R] = []
-        for part, failed in pieces_done:
-            out += part
-            if failed is not None:
-                raise failed
+        for part in shared.done:
+            assert part is not None  # the pieces before a failed one were all taken before it
+            out += part[0]
+            if part[1] is not None:
+                raise part[1]
         return out
 
     def _pieces(self, n: int) -> int:
-        """How many pieces a list of n items is cut into: one per thread, unless the last call says
-        that the list's work is too small to share."""
+        """How many pieces a list of n items is cut into: _PIECES_PER_THREAD per thread, unless the
+        last call says that the list's work is too small to share."""
         if n < 2:
             return 1
         if self._each is not None and self._each * n < _INLINE_SECONDS:
             return 1
-        return min(self.num_threads, n)
+        return min(_PIECES_PER_THREAD * self.num_threads, n)
 
     def _timed(self, fn: Callable[..., R], items: Sequence[Any], seed: int, args: tuple[Any, ...]) -> list[R]:
         began = time.perf_counter()
@@ -461,3 +462,34 @@ class ThreadMap:
             self._pool = ThreadPoolExecutor(self.num_threads - 1, thread_name_prefix="tfrecord_lite")
             self._pid = os.getpid()
         return self._pool
+
+
+class _Pieces:
+    """A list cut into contiguous pieces that threads take in turn (under `lock`), each filed under its
+    number; after a failed piece no more are taken."""
+
+    def __init__(
+        self, fn: Callable[..., Any], items: Sequence[Any], pieces: int, seed: int, args: tuple[Any, ...]
+    ) -> None:
+        self.fn, self.items, self.seed, self.args = fn, items, seed, args
+        self.bounds = [len(items) * k // pieces for k in range(pieces + 1)]
+        self.done: list[tuple[list[Any], BaseException | None] | None] = [None] * pieces
+        self.lock = threading.Lock()
+        self.next, self.failed = 0, False
+
+    def run(self) -> tuple[float, int]:
+        """Take and compute pieces until none is left: (seconds spent computing, items computed)."""
+        spent, count = 0.0, 0
+        while True:
+            with self.lock:
+                k = self.next
+                if k >= len(self.done) or self.failed:
+                    return spent, count
+                self.next = k + 1
+            start, stop = self.bounds[k], self.bounds[k + 1]
+            began = time.perf_counter()
+            part = _computed(self.fn, self.items[start:stop], self.seed + start, self.args)
+            spent, count = spent + time.perf_counter() - began, count + stop - start
+            with self.lock:
+                self.done[k] = part
+                self.failed = self.failed or part[1] is not None
