@@ -23,7 +23,7 @@ wait (0.05 s), keeps the faster way for 2 s (twice as long each time it wins aga
 once when one way is 1.3 times the other's rate or more, where noise cannot have made the verdict, so
 that a clear winner pays for few probes), and measures again; computing alone it takes the next
 chunk no thread has taken, so the order and the seeds are the same either way. Work the threads cannot
-share shows early: a process that uses under 1.15 CPU seconds per second while its threads run (they
+share shows early: a process that uses under 1.1 CPU seconds per second while its threads run (they
 take turns on the GIL, as reading and decoding large records do, or find no free core) ends their
 probe after 0.05 s, and the threads lose without the consumer's probe. A `Tuning` a dataset
 keeps carries the verdict to its next pass, which starts the winning way. An error, from the
@@ -71,7 +71,7 @@ _ALONE_SECONDS = 0.001  # the work of a chunk the consumer computes alone (no ha
 _MAX_CHUNK = 128  # items in one chunk at most (memory: depth x this many items in flight)
 _CHUNK_BYTES = 256 << 10  # a chunk of records holds about this many bytes at most
 _PROBE_THREADS, _PROBE_INLINE, _EXPLOIT, _EXPLOIT_MAX = 0.1, 0.05, 2.0, 8.0  # seconds: see _Modes
-_PARALLEL = 1.15  # CPU seconds per second the threads must reach for their probe to go on
+_PARALLEL = 1.1  # CPU seconds per second the threads must reach for their probe to go on
 _CLEAR = 1.3  # a way this many times faster than the other holds for _EXPLOIT_MAX at once
 _INLINE_SECONDS = 0.002  # a ThreadMap list with less work than this runs on the calling thread
 _PIECES_PER_THREAD = 4  # a ThreadMap list is cut into this many pieces per thread
