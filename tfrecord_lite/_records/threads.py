@@ -12,9 +12,9 @@ which bounds memory. A chunk a thread takes aims at about 5 ms of work (its size
 last one took), so items too small to pay for a hand-over between threads share one, and heavy ones (a
 JPEG decode, ~0.7 ms) do not pay one each (chunks of 1 ms cost a 256x256 JPEG workload about 10 % of
 its CPU); a chunk the consumer computes alone aims at 1 ms, as it hands nothing over. A chunk of
-records, or of batches of them, holds 256 KiB at most, so that they are still in the caches when they
-are decoded (a chunk of 128 64 KiB records cost more than twice the CPU of reading and decoding them
-one by one).
+records, or of batches of them, holds 256 KiB at most (1 MiB computed alone: one core's cache is its
+own), so that they are still in the caches when they are decoded (a chunk of 128 64 KiB records cost
+more than twice the CPU of reading and decoding them one by one).
 
 Threads do not always pay: work that holds the GIL (pure Python, copies of a few KiB) only adds
 hand-overs, and a machine whose cores are busy has none to give. So the consumer measures, as it
@@ -70,6 +70,7 @@ _CHUNK_SECONDS = 0.005  # the work a chunk of ordered_map's threads aims at
 _ALONE_SECONDS = 0.001  # the work of a chunk the consumer computes alone (no hand-over to pay for)
 _MAX_CHUNK = 128  # items in one chunk at most (memory: depth x this many items in flight)
 _CHUNK_BYTES = 256 << 10  # a chunk of records holds about this many bytes at most
+_ALONE_BYTES = 1 << 20  # ... and one the consumer computes alone (all of one core's cache its own)
 _PROBE_THREADS, _PROBE_INLINE, _EXPLOIT, _EXPLOIT_MAX = 0.1, 0.05, 2.0, 8.0  # seconds: see _Modes
 _PARALLEL = 1.1  # CPU seconds per second the threads must reach for their probe to go on
 _CLEAR = 1.3  # a way this many times faster than the other holds for _EXPLOIT_MAX at once
@@ -146,7 +147,7 @@ class _Pipeline:
         self.taken = self.handed = 0  # chunks reserved by threads / handed to the consumer
         self.chunk, self.alone, self.stopped = 1, 1, False  # items in a chunk: threads', the consumer's
         self.inline = False  # the consumer computes the chunks itself (threads do not pay)
-        self.most = _MAX_CHUNK  # items in a chunk at most (fewer for large records)
+        self.most = self.most_alone = _MAX_CHUNK  # items in a chunk at most (fewer for large records)
         self.next_chunk = self.position = 0  # under `reading`: the next chunk's number, items read
         self.ended = False  # under `reading`: the input is exhausted or failed
         self.seed = random.getrandbits(62)
@@ -201,8 +202,9 @@ class _Pipeline:
             held = _held_bytes(items)
             if held is not None:  # records (or lists of them): a chunk's bytes stay in the caches
                 most = max(1, _CHUNK_BYTES * len(items) // max(1, held))
+                alone = min(_MAX_CHUNK, max(1, _ALONE_BYTES * len(items) // max(1, held)))
                 with self.lock:  # always taken after `reading`, never before
-                    self.most = most
+                    self.most, self.most_alone = most, alone
             return number, start, items, error, last
 
     def compute(self, items: list[Any], start: int) -> tuple[list[Any], BaseException | None]:
@@ -213,7 +215,8 @@ class _Pipeline:
         if items and failed is None:
             with self.lock:
                 self.chunk = max(1, min(self.most, int(_CHUNK_SECONDS / each) if each > 0 else self.most))
-                self.alone = max(1, min(self.most, int(_ALONE_SECONDS / each) if each > 0 else self.most))
+                most = self.most_alone
+                self.alone = max(1, min(most, int(_ALONE_SECONDS / each) if each > 0 else most))
         return results, failed
 
     def next_results(self, number: int) -> tuple[list[Any], BaseException | None, bool, bool]:
