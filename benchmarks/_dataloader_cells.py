@@ -85,10 +85,10 @@ def pil_transform(features: dict[str, Any]) -> Any:
     return torch.from_numpy(np.array(image)).permute(2, 0, 1), features["image/class/label"].item()
 
 
-def _image_transform() -> Any:
+def _image_transform(**threads: int) -> Any:
     from tfrecord_lite.images import ImageTransform
 
-    return ImageTransform(random_crop=(CROP, CROP), random_flip=True)
+    return ImageTransform(random_crop=(CROP, CROP), random_flip=True, **threads)
 
 
 class _TfrecordPackageRecord:
@@ -137,9 +137,9 @@ def _lite_loader(cell: dict[str, Any]) -> Any:
         raw = {"image": tfr.RawFeature(SEED_SHAPE, "uint8"), "lable": tfr.FixedLenFeature([], "int64")}
         batches = IterableTFRecordDataset(path, features=raw, batch_size=batch, output="torch", **threads)
         return DataLoader(batches, batch_size=None, **kw)
-    if system == "lite-augment":  # undecoded records; each batch decoded into its tensor by the transform
-        records = IterableTFRecordDataset(path, record_type="raw", **threads)
-        return DataLoader(records, batch_size=batch, collate_fn=_image_transform().collate, **kw)
+    if system == "lite-augment":  # undecoded records; each batch decoded into its tensor by the transform,
+        records = IterableTFRecordDataset(path, record_type="raw")  # on its threads (reading needs none)
+        return DataLoader(records, batch_size=batch, collate_fn=_image_transform(**threads).collate, **kw)
     if system == "lite-pil":
         items = IterableTFRecordDataset(path, features=spec, transform=pil_transform, **threads)
         return DataLoader(items, batch_size=batch, **kw)

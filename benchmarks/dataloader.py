@@ -41,7 +41,8 @@
 #   tf-data-raw       tf.data.TFRecordDataset.map(parse_single_example + decode_raw + reshape,
 #                     num_parallel_calls=AUTOTUNE).batch(B).prefetch(AUTOTUNE) (seed)
 #   lite-augment      IterableTFRecordDataset(record_type="raw") + DataLoader(collate_fn=ImageTransform(
-#                     random_crop=, random_flip=).collate): each image written straight into the batch (jpeg)
+#                     random_crop=, random_flip=, num_threads=N).collate): each image written straight
+#                     into the batch, on the transform's threads (jpeg)
 #   lite-pil          IterableTFRecordDataset(features=spec, transform=a user's Pillow decode, crop and
 #                     flip) + DataLoader(batch_size=B), default collate (jpeg)
 #   tfrecord-augment  the `tfrecord` package's dataset, transform= the same ImageTransform (jpeg)

@@ -203,6 +203,22 @@ def test_thread_map_order_errors_and_pickling() -> None:
     assert copy.map(jittered, list(range(10))) == [x * x for x in range(10)]
 
 
+def test_thread_map_leaves_a_stalled_threads_share_to_the_others() -> None:
+    where: list[bool] = []
+    stalled = threading.Event()
+
+    def stalling(x: int) -> int:  # the pool's thread stalls on its first item, as one without a core does
+        on_main = threading.current_thread() is threading.main_thread()
+        if not on_main and not stalled.is_set():
+            stalled.set()
+            time.sleep(0.3)
+        where.append(on_main)
+        return x + 1
+
+    assert ThreadMap(2).map(stalling, list(range(80))) == list(range(1, 81))
+    assert sum(where) >= 60  # the calling thread took the pieces the stalled one did not (halves: 40)
+
+
 SPEC = {
     "id": tfr.FixedLenFeature([], "int64"),
     "blob": tfr.FixedLenFeature([], "bytes"),
@@ -345,3 +361,30 @@ def test_passes_shorter_than_a_probe_add_up_to_a_verdict() -> None:
         if memory.winner:
             break
     assert memory.winner in ("inline", "threads") and memory.threads_rate > 0
+
+
+def test_threads_taking_turns_on_the_gil_lose() -> None:
+    from tfrecord_lite._records.threads import Tuning
+
+    def held(x: int) -> int:  # pure Python: the threads take turns, the process uses one core
+        return sum(range(x % 7 + 2000))
+
+    memory = Tuning()
+    items = ordered_map(held, range(10**6), 2, memory=memory)
+    began, got = time.perf_counter(), []
+    for value in items:
+        got.append(value)
+        if time.perf_counter() - began > 0.5:  # a probe of the threads (and of the consumer) is 0.15 s
+            break
+    items.close()  # type: ignore[attr-defined]  # a generator: closing it saves where the measuring stood
+    assert got == [held(x) for x in range(len(got))]
+    assert (memory.winner, memory.phase) == ("inline", "exploit-inline")
+
+
+def test_a_chunk_of_large_records_or_batches_of_them_is_bounded_by_bytes() -> None:
+    from tfrecord_lite._records.threads import _held_bytes
+
+    record = bytes(64 << 10)
+    assert _held_bytes([record] * 3) == 3 * len(record)
+    assert _held_bytes([[record] * 32, [record] * 32]) == 64 * len(record)
+    assert _held_bytes([1, 2]) is None and _held_bytes([]) is None and _held_bytes([[]]) is None

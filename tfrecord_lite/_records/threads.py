@@ -8,17 +8,24 @@ before a fork, never pickled: a generator is neither), each takes the next chunk
 input's lock (so reading the input runs on the threads too, one at a time, in order), computes it, and
 files the results under the chunk's number; the consumer hands chunks out by number, so the order is
 the input's whatever thread finishes first. At most `depth` chunks are taken and not yet handed out,
-which bounds memory. A chunk aims at about a millisecond of work (its size follows the time the last
-one took), so items too small to pay for a hand-over between threads share one; a chunk of records
-holds 256 KiB at most, so that they are still in the caches when they are decoded (a chunk of 128
-64 KiB records cost more than twice the CPU of reading and decoding them one by one).
+which bounds memory. A chunk a thread takes aims at about 5 ms of work (its size follows the time the
+last one took), so items too small to pay for a hand-over between threads share one, and heavy ones (a
+JPEG decode, ~0.7 ms) do not pay one each (chunks of 1 ms cost a 256x256 JPEG workload about 10 % of
+its CPU); a chunk the consumer computes alone aims at 1 ms, as it hands nothing over. A chunk of
+records, or of batches of them, holds 256 KiB at most (1 MiB computed alone: one core's cache is its
+own), so that they are still in the caches when they are decoded (a chunk of 128 64 KiB records cost
+more than twice the CPU of reading and decoding them one by one).
 
 Threads do not always pay: work that holds the GIL (pure Python, copies of a few KiB) only adds
 hand-overs, and a machine whose cores are busy has none to give. So the consumer measures, as it
 sees them, items per second with the threads (0.1 s) and computing chunks alone while the threads
-wait (0.05 s), keeps the faster way for 2 s (twice as long each time it wins again, up to 8 s), and
-measures again; computing alone it takes the next
-chunk no thread has taken, so the order and the seeds are the same either way. A `Tuning` a dataset
+wait (0.05 s), keeps the faster way for 2 s (twice as long each time it wins again, up to 8 s; 8 s at
+once when one way is 1.3 times the other's rate or more, where noise cannot have made the verdict, so
+that a clear winner pays for few probes), and measures again; computing alone it takes the next
+chunk no thread has taken, so the order and the seeds are the same either way. Work the threads cannot
+share shows early: a process that uses under 1.1 CPU seconds per second while its threads run (they
+take turns on the GIL, as reading and decoding large records do, or find no free core) ends their
+probe after 0.05 s, and the threads lose without the consumer's probe. A `Tuning` a dataset
 keeps carries the verdict to its next pass, which starts the winning way. An error, from the
 input or from the work, is filed in place of the item it belongs to: the items before it come out
 first, then it is raised. Closing the generator (a `break`, an exception, KeyboardInterrupt in the
@@ -29,9 +36,12 @@ GIL (free-threaded CPython) too; the one read outside them, whether the consumer
 chunk itself, is a hint that `take` checks under the lock.
 
 `ThreadMap` maps a list (a map-style dataset's batch of indices) on a pool it keeps: the list cut into
-contiguous pieces, the first computed by the calling thread; the pool is made in the process that maps
-(never pickled, a new one after a fork). A list whose work the last calls say is under two
-milliseconds runs on the calling thread alone, where a hand-over would cost more than it saves.
+contiguous pieces, four per thread, which the calling thread and the pool's take in turn, so that a
+thread that gets no core (a busy machine) or slow items leaves its share to the others instead of being
+waited for (halves, one per thread, made a loaded 2-core machine 12 % slower than one thread); the
+pool is made in the process that maps (never pickled, a new one after a fork). A list whose work the
+last calls say is under two milliseconds runs on the calling thread alone, where a hand-over would
+cost more than it saves.
 
 Random augmentation stays reproducible: on threads, each item is computed with a seed of its own, a
 base drawn once from `random` plus its position in the input, and `item_random()` gives that item's
@@ -48,7 +58,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from tfrecord_lite._example.validate import check_int
@@ -56,11 +66,16 @@ from tfrecord_lite._example.validate import check_int
 T = TypeVar("T")
 R = TypeVar("R")
 
-_CHUNK_SECONDS = 0.001  # the work a chunk of ordered_map aims at
+_CHUNK_SECONDS = 0.005  # the work a chunk of ordered_map's threads aims at
+_ALONE_SECONDS = 0.001  # the work of a chunk the consumer computes alone (no hand-over to pay for)
 _MAX_CHUNK = 128  # items in one chunk at most (memory: depth x this many items in flight)
 _CHUNK_BYTES = 256 << 10  # a chunk of records holds about this many bytes at most
+_ALONE_BYTES = 1 << 20  # ... and one the consumer computes alone (all of one core's cache its own)
 _PROBE_THREADS, _PROBE_INLINE, _EXPLOIT, _EXPLOIT_MAX = 0.1, 0.05, 2.0, 8.0  # seconds: see _Modes
+_PARALLEL = 1.1  # CPU seconds per second the threads must reach for their probe to go on
+_CLEAR = 1.3  # a way this many times faster than the other holds for _EXPLOIT_MAX at once
 _INLINE_SECONDS = 0.002  # a ThreadMap list with less work than this runs on the calling thread
+_PIECES_PER_THREAD = 4  # a ThreadMap list is cut into this many pieces per thread
 _local = threading.local()  # .seed: the seed of the item being computed on threads (absent: not on threads)
 
 
@@ -80,6 +95,19 @@ def item_random() -> Any:
     if rng is None:
         rng = _local.rng = random.Random(seed)
     return rng
+
+
+def _held_bytes(items: list[Any]) -> int | None:
+    """The bytes a chunk of records holds (of lists of records, as batches are: estimated from the
+    first), or None for other items."""
+    if not items:
+        return None
+    first = items[0]
+    if isinstance(first, bytes):
+        return sum(map(len, items))
+    if isinstance(first, list) and first and isinstance(first[0], bytes):
+        return sum(map(len, first)) * len(items)
+    return None
 
 
 def _computed(
@@ -117,9 +145,9 @@ class _Pipeline:
         self.reading = threading.Lock()  # one thread reads the input at a time, in chunk order
         self.done: dict[int, tuple[list[Any], BaseException | None, bool]] = {}
         self.taken = self.handed = 0  # chunks reserved by threads / handed to the consumer
-        self.chunk, self.stopped = 1, False
+        self.chunk, self.alone, self.stopped = 1, 1, False  # items in a chunk: threads', the consumer's
         self.inline = False  # the consumer computes the chunks itself (threads do not pay)
-        self.most = _MAX_CHUNK  # items in a chunk at most (fewer for large records)
+        self.most = self.most_alone = _MAX_CHUNK  # items in a chunk at most (fewer for large records)
         self.next_chunk = self.position = 0  # under `reading`: the next chunk's number, items read
         self.ended = False  # under `reading`: the input is exhausted or failed
         self.seed = random.getrandbits(62)
@@ -171,10 +199,12 @@ class _Pipeline:
                 error = exc
             last = self.ended = error is not None or len(items) < size
             self.next_chunk, self.position = number + 1, start + len(items)
-            if items and isinstance(items[0], bytes):  # records: a chunk's bytes stay in the caches
-                most = max(1, _CHUNK_BYTES * len(items) // max(1, sum(map(len, items))))
+            held = _held_bytes(items)
+            if held is not None:  # records (or lists of them): a chunk's bytes stay in the caches
+                most = max(1, _CHUNK_BYTES * len(items) // max(1, held))
+                alone = min(_MAX_CHUNK, max(1, _ALONE_BYTES * len(items) // max(1, held)))
                 with self.lock:  # always taken after `reading`, never before
-                    self.most = most
+                    self.most, self.most_alone = most, alone
             return number, start, items, error, last
 
     def compute(self, items: list[Any], start: int) -> tuple[list[Any], BaseException | None]:
@@ -185,6 +215,8 @@ class _Pipeline:
         if items and failed is None:
             with self.lock:
                 self.chunk = max(1, min(self.most, int(_CHUNK_SECONDS / each) if each > 0 else self.most))
+                most = self.most_alone
+                self.alone = max(1, min(most, int(_ALONE_SECONDS / each) if each > 0 else most))
         return results, failed
 
     def next_results(self, number: int) -> tuple[list[Any], BaseException | None, bool, bool]:
@@ -200,7 +232,7 @@ class _Pipeline:
                 self.handed += 1
                 self.space.notify()
                 return (*found, False)
-            size = self.chunk
+            size = self.alone
         chunk = self.take(size, number)
         if chunk is None:  # a thread took it first after all
             return self.next_results(number)
@@ -296,10 +328,14 @@ class _Modes:
     (_PROBE_THREADS seconds) against items computed by the consumer alone (_PROBE_INLINE seconds),
     then the faster way (computing alone only when 5 % faster: the threads' measure starts from an
     empty pipeline, which they fill first) for
-    _EXPLOIT seconds, doubled each time the same way wins again (up to _EXPLOIT_MAX), and measured
-    again. Work that holds the GIL (pure Python, small copies) or a machine whose cores are busy make
-    the threads lose; then the consumer computes the chunks itself, in the same order, and the threads
-    wait."""
+    _EXPLOIT seconds, doubled each time the same way wins again (up to _EXPLOIT_MAX; at once when it
+    won by _CLEAR or more), and measured
+    again. Work that holds the GIL (pure Python, copies of large records) or a machine whose cores are
+    busy make the threads lose; then the consumer computes the chunks itself, in the same order, and
+    the threads wait. Such work shows early: the process then uses under _PARALLEL CPU seconds per
+    second with its threads running, so after _PROBE_INLINE seconds of that the threads lose at once,
+    without the rest of their probe nor the consumer's (a probe at the threads' lower rate is what
+    a losing verdict costs)."""
 
     def __init__(self, pipeline: _Pipeline, memory: Tuning | None) -> None:
         self.pipeline, self.memory = pipeline, memory
@@ -308,6 +344,7 @@ class _Modes:
         self.exploit, self.winner = _EXPLOIT, ""
         self.first = True  # the next chunk is the first of a phase
         self.carried = 0.0  # seconds of the current phase measured by earlier passes
+        self.wall, self.cpu = self.began, time.process_time()  # this pass's part of the phase: from when
         if memory is not None:  # an earlier pass measured: go on from where it stood
             self.exploit, self.winner, self.threads_rate = memory.exploit, memory.winner, memory.threads_rate
             self.phase, self.items, self.carried = memory.phase, memory.items, memory.elapsed
@@ -327,22 +364,41 @@ class _Modes:
         now = time.perf_counter()
         if (self.phase == "inline" and not here) or (self.phase == "threads" and self.first and not self.items):
             self.began, self.first = now - self.carried, False  # the threads' start, or chunks they
-            return  # computed before a switch, are neither way's rate
+            self.wall, self.cpu = now, time.process_time()  # computed before a switch, are neither way's rate
+            return
         self.items, self.first = self.items + n, False
         elapsed = now - self.began
         if self.phase == "threads" and elapsed >= _PROBE_THREADS:
             self.threads_rate = self.items / elapsed
             self.switch("inline", now)
+        elif self.phase == "threads" and now - self.wall >= _PROBE_INLINE and self.serial(now):
+            self.threads_rate = self.items / elapsed
+            self.decide("inline", now, clear=False)
         elif self.phase == "inline" and elapsed >= _PROBE_INLINE:
-            winner = "inline" if self.items / elapsed > 1.05 * self.threads_rate else "threads"
-            self.exploit = min(2 * self.exploit, _EXPLOIT_MAX) if winner == self.winner else _EXPLOIT
-            self.winner = winner
-            self.switch("exploit-" + winner, now)
+            rate, threads = self.items / elapsed, self.threads_rate
+            winner = "inline" if rate > 1.05 * threads else "threads"
+            self.decide(winner, now, clear=max(rate, threads) >= _CLEAR * max(1e-9, min(rate, threads)))
         elif self.phase.startswith("exploit") and elapsed >= self.exploit:
             self.switch("threads", now)
 
+    def serial(self, now: float) -> bool:
+        """Whether the process used under _PARALLEL CPU seconds per second in this pass's part of the
+        threads' probe: then its threads took turns (the GIL) or found no free core."""
+        return time.process_time() - self.cpu < _PARALLEL * (now - self.wall)
+
+    def decide(self, winner: str, now: float, clear: bool) -> None:
+        """Keep `winner`'s way for a while: _EXPLOIT seconds after a change of way, twice as long each
+        time the same way wins again, _EXPLOIT_MAX when it won clearly (a probe is what it costs)."""
+        if clear:
+            self.exploit = _EXPLOIT_MAX
+        else:
+            self.exploit = min(2 * self.exploit, _EXPLOIT_MAX) if winner == self.winner else _EXPLOIT
+        self.winner = winner
+        self.switch("exploit-" + winner, now)
+
     def switch(self, phase: str, now: float) -> None:
         self.phase, self.began, self.items, self.first, self.carried = phase, now, 0, True, 0.0
+        self.wall, self.cpu = now, time.process_time()
         self.pipeline.set_inline(phase in ("inline", "exploit-inline"))
 
 
@@ -371,32 +427,29 @@ class ThreadMap:
         seed = random.getrandbits(62)
         if pieces == 1:
             return self._timed(fn, items, seed, args)
-        bounds = [len(items) * k // pieces for k in range(pieces + 1)]
-        pool = self._executor()
-        futures: list[Future[tuple[list[R], BaseException | None]]] = [
-            pool.submit(_computed, fn, items[bounds[k] : bounds[k + 1]], seed + bounds[k], args)
-            for k in range(1, pieces)
-        ]
-        began = time.perf_counter()
-        first, error = _computed(fn, items[: bounds[1]], seed, args)
-        if bounds[1]:
-            self._each = (time.perf_counter() - began) / bounds[1]
-        pieces_done = [(first, error)] + [future.result() for future in futures]  # all end before a raise
+        shared = _Pieces(fn, items, pieces, seed, args)
+        futures = [self._executor().submit(shared.run) for _ in range(min(self.num_threads, pieces) - 1)]
+        spent, count = shared.run()
+        for future in futures:  # all end before a raise
+            future.result()
+        if count:
+            self._each = spent / count
         out: list[R] = []
-        for part, failed in pieces_done:
-            out += part
-            if failed is not None:
-                raise failed
+        for part in shared.done:
+            assert part is not None  # the pieces before a failed one were all taken before it
+            out += part[0]
+            if part[1] is not None:
+                raise part[1]
         return out
 
     def _pieces(self, n: int) -> int:
-        """How many pieces a list of n items is cut into: one per thread, unless the last call says
-        that the list's work is too small to share."""
+        """How many pieces a list of n items is cut into: _PIECES_PER_THREAD per thread, unless the
+        last call says that the list's work is too small to share."""
         if n < 2:
             return 1
         if self._each is not None and self._each * n < _INLINE_SECONDS:
             return 1
-        return min(self.num_threads, n)
+        return min(_PIECES_PER_THREAD * self.num_threads, n)
 
     def _timed(self, fn: Callable[..., R], items: Sequence[Any], seed: int, args: tuple[Any, ...]) -> list[R]:
         began = time.perf_counter()
@@ -412,3 +465,34 @@ class ThreadMap:
             self._pool = ThreadPoolExecutor(self.num_threads - 1, thread_name_prefix="tfrecord_lite")
             self._pid = os.getpid()
         return self._pool
+
+
+class _Pieces:
+    """A list cut into contiguous pieces that threads take in turn (under `lock`), each filed under its
+    number; after a failed piece no more are taken."""
+
+    def __init__(
+        self, fn: Callable[..., Any], items: Sequence[Any], pieces: int, seed: int, args: tuple[Any, ...]
+    ) -> None:
+        self.fn, self.items, self.seed, self.args = fn, items, seed, args
+        self.bounds = [len(items) * k // pieces for k in range(pieces + 1)]
+        self.done: list[tuple[list[Any], BaseException | None] | None] = [None] * pieces
+        self.lock = threading.Lock()
+        self.next, self.failed = 0, False
+
+    def run(self) -> tuple[float, int]:
+        """Take and compute pieces until none is left: (seconds spent computing, items computed)."""
+        spent, count = 0.0, 0
+        while True:
+            with self.lock:
+                k = self.next
+                if k >= len(self.done) or self.failed:
+                    return spent, count
+                self.next = k + 1
+            start, stop = self.bounds[k], self.bounds[k + 1]
+            began = time.perf_counter()
+            part = _computed(self.fn, self.items[start:stop], self.seed + start, self.args)
+            spent, count = spent + time.perf_counter() - began, count + stop - start
+            with self.lock:
+                self.done[k] = part
+                self.failed = self.failed or part[1] is not None
