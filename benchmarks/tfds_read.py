@@ -183,7 +183,8 @@ def main() -> None:
         opening = {s: [c["open"][k] for c in cells[s]] for s in SYSTEMS if cells[s]}
         for s in iterate:
             rates = [n / t for t in iterate[s]]
-            print(f"  {clock:<4} {s:<27} {_spread(rates, ',.0f')} examples/s   import + open {_spread(opening[s], '.2f')} s")
+            opened = _spread(opening[s], ".2f")
+            print(f"  {clock:<4} {s:<27} {_spread(rates, ',.0f')} examples/s   import + open {opened} s")
         if len(iterate) == 2:
             print(f"  {clock:<4} {'tfrecord_lite / TFDS':<27} {_ratio(iterate[OURS], iterate[THEIRS])}")
     os.makedirs(os.path.dirname(args.out), exist_ok=True)

@@ -18,6 +18,7 @@ from tfrecord_lite._html.style import page
 from tfrecord_lite._html.values import esc
 from tfrecord_lite._redact import redact
 from tfrecord_lite.viewer.catalog import Catalog, as_texts, file_size, first_image
+from tfrecord_lite.viewer.tfds import overview_html
 
 PAGE_SIZE = 50  # records on a page of the browser, images on a page of the grid
 NAV = (("overview", "./"), ("records", "records"), ("grid", "grid"), ("search", "search"))
@@ -88,7 +89,8 @@ def labels_html(catalog: Catalog) -> str:
 
 
 def overview_body(catalog: Catalog) -> str:
-    return files_table(catalog) + damage_html(catalog) + labels_html(catalog) + catalog.statistics_html()
+    tfds = overview_html(catalog.tfds, catalog.splits) if catalog.tfds is not None else ""
+    return tfds + files_table(catalog) + damage_html(catalog) + labels_html(catalog) + catalog.statistics_html()
 
 
 def overview(catalog: Catalog, query: Query) -> str:
@@ -124,7 +126,9 @@ def record_page(catalog: Catalog, query: Query) -> str:
         return _frame(catalog, "Record", "<p>The dataset holds no records.</p>")
     i = number(query, "i", 0, 0, len(catalog) - 1)
     f, local = catalog.locate(i)
-    where = f'<p class="note">{esc(redact(f.path))}, record {local}, byte offset {f.offset(local)}</p>'
+    split = catalog.split_of(i)
+    example = f"{esc(split[0])} example {split[1]}: " if split is not None else ""
+    where = f'<p class="note">{example}{esc(redact(f.path))}, record {local}, byte offset {f.offset(local)}</p>'
     if str(query.get("i", i)) != str(i):  # a number outside the dataset (or none): say which is shown
         asked = esc(str(query.get("i")))
         where = (
@@ -144,7 +148,9 @@ def grid_body(catalog: Catalog, numbers: list[int]) -> str:
         image = first_image(view.features) if view.error is None else None
         if image is None:
             continue
-        caption = esc(",".join(as_texts(view.features.get(key))[:1])) if key else ""
+        label = as_texts(view.features.get(key))[:1] if key else []
+        name = catalog.label_names.get(label[0]) if label else None
+        caption = esc(f"{name} · {label[0]}" if name else label[0]) if label else ""
         cells.append(
             f'<div class="cell"><a href="{link("record", i=i)}"><img class="thumb" alt="record {i}" '
             f'src="{image[1]}"></a><br>#{i} {caption}</div>'

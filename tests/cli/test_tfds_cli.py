@@ -1,0 +1,128 @@
+"""`tfrecord-lite tfds info` and `tfds export` on prepared TensorFlow Datasets folders, run as a
+user runs them: the description, features and splits printed; a split exported to Parquet, to
+TFRecord (the records as they are, decoding to what `load` gives) and to image files in class
+folders; errors as one line with their exit status."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import tfrecord_lite as tfr
+from tests._cli import run_cli
+from tests._tfds import image_of, png, write_tfds_folder
+from tfrecord_lite import tfds
+
+CLASSES = ("cat", "dog", "fox")
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("tfds")
+    return write_tfds_folder(root, name="pets", version="1.2.0", shape=(12, 12, 3), classes=CLASSES,
+                             splits={"train": (20, 20, 10), "test": (12,)})  # fmt: skip
+
+
+def test_info_prints_the_dataset(folder: Path) -> None:
+    proc = run_cli("tfds", "info", str(folder))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "pets 1.2.0"
+    assert f"  folder       {folder}" in lines and "  file format  tfrecord" in lines
+    assert "  description  Handwritten digits, or their look-alikes." in lines
+    text = proc.stdout
+    assert "Image(shape=(12, 12, 3)" in text and "ClassLabel" in text
+    assert "  train          50 examples  3 shards" in lines and "  test           12 examples  1 shard" in lines
+    assert "    pets-train.tfrecord-00002-of-00003  10" in lines
+
+
+def test_info_as_json(folder: Path) -> None:
+    proc = run_cli("tfds", "info", str(folder), "--json")
+    assert proc.returncode == 0, proc.stderr
+    info = json.loads(proc.stdout)
+    assert (info["name"], info["version"], info["file_format"]) == ("pets", "1.2.0", "tfrecord")
+    train = info["splits"]["train"]
+    assert train["num_examples"] == 50 and train["shard_lengths"] == [20, 20, 10]
+    assert train["files"] == [str(folder / f"pets-train.tfrecord-0000{k}-of-00003") for k in range(3)]
+    assert any("ClassLabel" in line for line in info["features"])
+    assert info["class_names"] == {"label": list(CLASSES)}
+
+
+def test_export_parquet(folder: Path, tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    out = tmp_path / "train.parquet"
+    proc = run_cli("tfds", "export", str(folder), "--split", "train[:30%]", "--to", "parquet", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert f"wrote 15 examples of train[:30%] to {out}" in proc.stderr
+    table = pq.read_table(out)
+    expected = list(tfds.load(folder, split="train[:30%]", decode=False))
+    assert table.num_rows == 15
+    assert table.column("label").to_pylist() == [int(e["label"]) for e in expected]
+    assert table.column("image").to_pylist() == [e["image"] for e in expected]
+    again = run_cli("tfds", "export", str(folder), "--split", "train", "--to", "parquet", str(out))
+    assert again.returncode == 2 and "already exists (use --force" in again.stderr
+
+
+def test_export_tfrecord_keeps_the_records(folder: Path, tmp_path: Path) -> None:
+    out = tmp_path / "some.tfrecord.gz"
+    split = "train[15:45]+test[-2:]"
+    proc = run_cli("tfds", "export", str(folder), "--split", split, "--to", "tfrecord", str(out), "--no-verify")
+    assert proc.returncode == 0, proc.stderr
+    with open(out, "rb") as f:
+        assert f.read(2) == b"\x1f\x8b"  # GZIP, from the name
+    records = list(tfr.iter_records(out))
+    selected = tfds.load(folder, split=split)
+    assert len(records) == len(selected) == 32
+    for i, record in enumerate(records):
+        got, want = selected.decode(record), selected[i]
+        assert int(got["label"]) == int(want["label"]) and (got["image"] == want["image"]).all()
+    shards = [path for split in tfds.info(folder).splits.values() for path in split.files]
+    originals = {r for path in shards for r in tfr.iter_records(path)}
+    assert set(records) <= originals  # TFDS's own Example bytes, not re-encoded
+
+
+def test_export_images_into_class_folders(folder: Path, tmp_path: Path) -> None:
+    out = tmp_path / "images"
+    proc = run_cli("tfds", "export", str(folder), "--split", "test", "--to", "images", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "wrote 12 images of test" in proc.stderr
+    assert sorted(os.listdir(out)) == list(CLASSES)
+    files = sorted((out / "dog").iterdir())
+    assert len(files) == 4 and all(f.suffix == ".png" for f in files)
+    written = {f.read_bytes() for f in files}
+    assert written == {png(image_of(1, i, (12, 12, 3))) for i in (1, 4, 7, 10)}  # the stored bytes
+    again = run_cli("tfds", "export", str(folder), "--split", "test", "--to", "images", str(out))
+    assert again.returncode == 2 and "already holds files" in again.stderr and "--force" in again.stderr
+    forced = run_cli("tfds", "export", str(folder), "--split", "test", "--to", "images", str(out), "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert sum(len(files) for _, _, files in os.walk(out)) == 12  # replaced, not added
+
+
+def test_images_need_an_image_and_a_class_label(folder: Path, tmp_path: Path) -> None:
+    features = json.loads((folder / "features.json").read_text())
+    del features["featuresDict"]["features"]["label"]
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for path in folder.iterdir():
+        (bare / path.name).write_bytes(path.read_bytes())
+    (bare / "features.json").write_text(json.dumps(features))
+    proc = run_cli("tfds", "export", str(bare), "--split", "test", "--to", "images", str(tmp_path / "out"))
+    assert proc.returncode == 1 and "ClassLabel" in proc.stderr and str(bare) in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_errors_name_the_path(folder: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    proc = run_cli("tfds", "info", str(missing))
+    assert proc.returncode == 2 and str(missing) in proc.stderr and proc.stderr.count("\n") == 1
+    proc = run_cli("tfds", "info", str(tmp_path))
+    assert proc.returncode == 2 and "dataset_info.json" in proc.stderr and str(tmp_path) in proc.stderr
+    proc = run_cli("tfds", "export", str(folder), "--split", "validation", "--to", "parquet", str(tmp_path / "x"))
+    assert proc.returncode == 2 and "validation" in proc.stderr and "train" in proc.stderr
+    proc = run_cli("tfds", "export", str(folder), "--to", "csv", str(tmp_path / "x"))
+    assert proc.returncode == 2 and "--to" in proc.stderr
+    proc = run_cli("tfds")
+    assert proc.returncode == 2
