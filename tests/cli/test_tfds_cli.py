@@ -126,3 +126,25 @@ def test_errors_name_the_path(folder: Path, tmp_path: Path) -> None:
     assert proc.returncode == 2 and "--to" in proc.stderr
     proc = run_cli("tfds")
     assert proc.returncode == 2
+
+
+def test_class_names_cannot_lead_outside_the_destination(tmp_path: Path) -> None:
+    folder = write_tfds_folder(tmp_path / "in", name="odd", classes=("../up", "a/b", ".."), splits={"train": (6,)})
+    out = tmp_path / "deep" / "out"
+    proc = run_cli("tfds", "export", str(folder), "--to", "images", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(os.listdir(out)) == [".._up", "a_b", "unlabelled"]
+    assert sorted(os.listdir(tmp_path / "deep")) == ["out"]
+
+
+@pytest.mark.tf
+def test_tensorflow_datasets_reads_these_folders_as_load_does(folder: Path) -> None:
+    tf_tfds = pytest.importorskip("tensorflow_datasets")
+    builder = tf_tfds.builder_from_directory(str(folder))
+    assert builder.info.features["label"].names == list(CLASSES)
+    for split in ("train", "train[5:25]+test[-3:]"):
+        theirs = list(tf_tfds.as_numpy(builder.as_dataset(split=split)))
+        ours = tfds.load(folder, split=split)
+        assert len(theirs) == len(ours)
+        for a, b in zip(theirs, ours, strict=True):
+            assert int(a["label"]) == int(b["label"]) and (a["image"] == b["image"]).all()
