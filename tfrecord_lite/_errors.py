@@ -147,3 +147,8 @@ class RemoteError(OSError):
 
 def _rebuild_remote(message: str, url: str, offset: int | None) -> RemoteError:
     return RemoteError(message, url=url, offset=offset)
+
+
+class DatasetInfoError(TFRecordError, ValueError):
+    """A TensorFlow Datasets folder's dataset_info.json or features.json is not what TFDS writes
+    (a wrong type, an impossible shape, an unknown feature connector, a file name outside the folder)."""

@@ -55,6 +55,7 @@ ADAPTERS = [
     "arrow",
     "viewer",
     "events",
+    "tfds",
     pytest.param("ray", marks=pytest.mark.ray),
     pytest.param("hf", marks=pytest.mark.hf),
     pytest.param("dask", marks=pytest.mark.dask),
