@@ -124,6 +124,8 @@ def test_errors_name_the_path(folder: Path, tmp_path: Path) -> None:
     assert proc.returncode == 2 and "validation" in proc.stderr and "train" in proc.stderr
     proc = run_cli("tfds", "export", str(folder), "--to", "csv", str(tmp_path / "x"))
     assert proc.returncode == 2 and "--to" in proc.stderr
+    proc = run_cli("tfds", "export", str(folder), "--to", "tfrecord", "s3://bucket/out.tfrecord")
+    assert proc.returncode == 2 and "writes a local file" in proc.stderr
     proc = run_cli("tfds")
     assert proc.returncode == 2
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from tfrecord_lite._redact import redact
 from tfrecord_lite._repr import plural
+from tfrecord_lite._storage.locations import is_url
 from tfrecord_lite.cli.options import (
     PROG,
     UsageError,
@@ -75,6 +76,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     from tfrecord_lite._tfds.export import check_split, export_split
 
     destination = args.destination
+    if is_url(destination):
+        raise UsageError(f"{redact(destination)}: tfds export writes a local file or folder (the source may be a URL)")
     if args.to != "images" and os.path.exists(destination) and not args.force:
         raise UsageError(f"{destination} already exists (use --force to overwrite it)")
     info = _info(args.path)
