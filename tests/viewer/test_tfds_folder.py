@@ -83,3 +83,16 @@ def test_a_folder_without_dataset_info_is_read_as_files(folder, tmp_path):
     catalog = Catalog(plain)
     assert catalog.tfds is None and catalog.splits == [] and len(catalog) == 16
     assert catalog.split_of(3) is None
+
+
+def test_an_array_record_folder_is_refused_by_name(folder, tmp_path):
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in ("features.json", "label.labels.txt"):
+        (copy / name).write_bytes((folder / name).read_bytes())
+    info = (folder / "dataset_info.json").read_text().replace('"tfrecord"', '"array_record"')
+    (copy / "dataset_info.json").write_text(info)
+    with pytest.raises(ValueError, match=f"{copy} holds array_record shards"):
+        Catalog(copy)
+    proc = run_cli("view", str(copy), "--html", str(tmp_path / "x.html"))
+    assert proc.returncode == 1 and "array_record" in proc.stderr

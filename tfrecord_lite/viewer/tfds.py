@@ -48,7 +48,13 @@ def tfds_info(source: Any, storage_options: StorageOptions = None) -> Any:
         return None
     from tfrecord_lite import tfds
 
-    return tfds.info(folder, storage_options=storage_options)
+    info = tfds.info(folder, storage_options=storage_options)
+    if info.file_format != "tfrecord":
+        raise ValueError(
+            f"{redact(folder)} holds {info.file_format} shards: the viewer shows TFRecord shards only "
+            "(tfrecord_lite.tfds.load reads this folder)"
+        )
+    return info
 
 
 def _holds_info(folder: str, storage_options: StorageOptions) -> bool:
