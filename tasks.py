@@ -85,7 +85,7 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
             "playwright",
             *TEST_SERVERS,
         ],
-        "test,torch,torchdata,images,jpeg,cli,remote,s3,gcs,arrow,fast,lint,docs,package",
+        "test,torch,torchdata,images,jpeg,cli,remote,s3,gcs,arrow,fast,lint,docs,package,arrayrecord",
     ),
     "tf": (
         f"{TENSORFLOW}, newest protobuf it allows, tfx-bsl",
@@ -100,7 +100,9 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
             "tensorflow-datasets",
             "array-record",
         ],
-        "test,arrow,fast,images",  # images: Pillow, for tests/end_to_end/test_tf_images.py
+        # images: Pillow, for tests/end_to_end/test_tf_images.py; jpeg: simplejpeg, whose fast DCT
+        # decodes a TFDS JPEG to TensorFlow's pixels
+        "test,arrow,fast,images,jpeg",
     ),
     "engines": (
         "Ray Data, Hugging Face datasets, Dask with distributed, Grain, Spark (the distributed engines)",

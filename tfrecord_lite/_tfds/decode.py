@@ -14,7 +14,8 @@ it) and an empty value otherwise.
 
 Then each connector's decoding, element by element below its sequence levels: an Image's bytes
 decoded by Pillow (_images/codec.py; imported when the first image is decoded) to HWC uint8 /
-uint16 (a float32 image is TFDS's 4-channel PNG bit-cast back), a Video's frames likewise and
+uint16 (a JPEG by simplejpeg with TensorFlow's fast integer DCT when it is installed, so the pixels
+are TensorFlow's) (a float32 image is TFDS's 4-channel PNG bit-cast back), a Video's frames likewise and
 stacked, a bytes- or zlib-encoded Tensor made an array after its byte count is checked against its
 shape. With `decode=False` images, videos and lazily encoded audio stay their encoded bytes (TFDS's
 `SkipDecoding`). A `Dataset` feature (RLDS `steps`) is decoded as a Sequence of its steps, then
@@ -273,14 +274,45 @@ def _index(tree: Any, i: int) -> Any:
 _MODES = {1: "L", 3: "RGB", 4: "RGBA"}
 
 
+_JPEG = b"\xff\xd8\xff"
+_simplejpeg: Any = None
+
+
 def _image(data: bytes, node: Image) -> np.ndarray:
     """Encoded image bytes as TFDS decodes them: HWC, the channels its shape says."""
     channels = node.shape[-1]
     if node.dtype == "uint8":
+        if data[:3] == _JPEG and channels in (None, 1, 3):
+            pixels = _tf_jpeg(bytes(data), channels)
+            if pixels is not None:
+                return pixels
         return decode_image_bytes(data, mode=_MODES.get(channels or 0), name=node.key)
     if node.dtype == "float32":  # TFDS's float image: a 4-channel uint8 PNG holding the float's bytes
         pixels = decode_image_bytes(data, mode="RGBA", name=node.key)
         return np.ascontiguousarray(pixels).view(np.float32)
-    with open_image(bytes(data), node.key) as im:
+    with open_image(bytes(data), node.key) as im:  # 16-bit PNG
         arr = np.array(im).astype(np.uint16)
     return arr[:, :, None] if arr.ndim == 2 else arr
+
+
+def _tf_jpeg(data: bytes, channels: int | None) -> np.ndarray | None:
+    """A JPEG decoded as TensorFlow's decode_jpeg decodes it (libjpeg-turbo's fast integer DCT,
+    fancy upsampling), by simplejpeg when it is installed; None otherwise, or when simplejpeg cannot
+    decode it (then Pillow decodes it, with the accurate DCT: pixels may differ by a few levels)."""
+    global _simplejpeg
+    if _simplejpeg is None:
+        try:
+            import simplejpeg
+        except ImportError:
+            simplejpeg = False
+        _simplejpeg = simplejpeg
+    if not _simplejpeg:
+        return None
+    try:
+        if channels is None:
+            channels = 1 if _simplejpeg.decode_jpeg_header(data)[2] == "Gray" else 3
+        colorspace = "GRAY" if channels == 1 else "RGB"
+        pixels: np.ndarray = _simplejpeg.decode_jpeg(data, colorspace=colorspace, fastdct=True, fastupsample=False)
+    except ValueError:
+        return None
+    return pixels

@@ -11,7 +11,8 @@ bounded), and an error names the file and the field. Shard file names come from 
 filled in as TFDS fills it (five-digit shard numbers); a name that is absolute, holds `..`, a
 backslash or a scheme, or is empty is refused before any path is built from it, so nothing
 outside the folder is ever read. Class names of a ClassLabel come from features.json or, when it
-only counts them, from `<key path joined by ->.labels.txt` beside it, read when asked for.
+only counts them, from `<key path joined by ->.labels.txt` beside it, read when asked for (without
+it, TFDS's names: the class numbers as strings).
 """
 
 from __future__ import annotations
@@ -79,10 +80,8 @@ class DatasetInfo:
         path = join(self.source, "-".join(key.split("/")) + ".labels.txt")
         try:
             data = read_whole(path, self.storage_options, limit=MAX_LABELS_BYTES)
-        except FileNotFoundError:
-            raise FileNotFoundError(
-                f"feature {key!r} has {feature.num_classes} classes but no names ({redact(path)} is missing)"
-            ) from None
+        except FileNotFoundError:  # TFDS names the classes of a bare num_classes by their numbers
+            return [str(i) for i in range(feature.num_classes or 0)]
         if len(data) > MAX_LABELS_BYTES:
             raise DatasetInfoError(f"{redact(path)} is larger than {MAX_LABELS_BYTES} bytes")
         return [line.strip() for line in data.decode("utf-8").split("\n") if line.strip()]

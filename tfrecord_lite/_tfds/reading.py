@@ -89,8 +89,9 @@ class Split:
 
     @property
     def interleaved(self) -> bool:
-        """Whether TFDS interleaves the shards (it reads them in file order with disable_shuffling)."""
-        return not self.info.disable_shuffling
+        """Whether TFDS interleaves the shards: not with disable_shuffling, nor for ArrayRecord,
+        which TFDS reads as a data source, in file order."""
+        return not self.info.disable_shuffling and self.info.file_format != "array_record"
 
     def order(self) -> tuple[np.ndarray, np.ndarray]:
         """(run, record within the run) of each example, in reading order."""

@@ -1,0 +1,133 @@
+"""Hostile TFDS folders: dataset_info.json / features.json of wrong types, impossible shapes, unknown
+connectors and shard names that leave the folder give clear errors, and nothing outside the folder is
+read. The folders are written by hand, as an attacker would."""
+
+from __future__ import annotations
+
+import re
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tfrecord_lite import tfds
+from tfrecord_lite._errors import DatasetInfoError
+
+TENSOR = "tensorflow_datasets.core.features.tensor_feature.Tensor"
+
+
+def folder(tmp_path: Path, info: Any, features: Any) -> Path:
+    root = tmp_path / "ds" / "1.0.0"
+    root.mkdir(parents=True)
+    (root / "dataset_info.json").write_text(json.dumps(info))
+    (root / "features.json").write_text(json.dumps(features))
+    return root
+
+
+def features_of(**nodes: Any) -> dict[str, Any]:
+    return {
+        "pythonClassName": "tensorflow_datasets.core.features.features_dict.FeaturesDict",
+        "featuresDict": {"features": nodes},
+    }
+
+
+def tensor(dims: list[Any], dtype: str = "int64") -> dict[str, Any]:
+    return {"pythonClassName": TENSOR, "tensor": {"dtype": dtype, "shape": {"dimensions": dims}, "encoding": "none"}}
+
+
+GOOD_INFO = {"name": "ds", "version": "1.0.0", "splits": [{"name": "train", "shardLengths": ["3"]}]}
+
+
+@pytest.mark.parametrize(
+    ("info", "features", "expected"),
+    [
+        ([1, 2], features_of(x=tensor([])), "expected a JSON object, found list"),
+        ({**GOOD_INFO, "name": 7}, features_of(x=tensor([])), "'name' must be a string"),
+        ({**GOOD_INFO, "splits": {"train": 3}}, features_of(x=tensor([])), "'splits' must be a list"),
+        (
+            {**GOOD_INFO, "splits": [{"name": "train", "shardLengths": ["-1"]}]},
+            features_of(x=tensor([])),
+            "out of range",
+        ),
+        ({**GOOD_INFO, "splits": [{"name": "train", "shardLengths": [1.5]}]}, features_of(x=tensor([])), "an integer"),
+        ({**GOOD_INFO, "fileFormat": "riegeli"}, features_of(x=tensor([])), "unknown fileFormat 'riegeli'"),
+        (
+            GOOD_INFO,
+            features_of(x=tensor(["99999999999"])),
+            "feature 'x': a shape dimension 99999999999 is out of range",
+        ),
+        (GOOD_INFO, features_of(x=tensor([2**30, 2**30, 2**30])), "feature 'x': shape"),
+        (GOOD_INFO, features_of(x=tensor(["-2"])), "out of range"),
+        (GOOD_INFO, features_of(x=tensor([], "complex64")), "feature 'x': unknown dtype 'complex64'"),
+        (
+            GOOD_INFO,
+            features_of(a=features_of(b={"pythonClassName": "my.pkg.Mesh", "mesh": {}})),
+            "feature 'a/b': unknown feature connector 'my.pkg.Mesh'",
+        ),
+        (GOOD_INFO, features_of(x={"tensor": {}}), "feature 'x': no pythonClassName"),
+        (
+            GOOD_INFO,
+            features_of(x={"pythonClassName": TENSOR, "tensor": "int64"}),
+            "expected a 'tensor' object, found str",
+        ),
+        (GOOD_INFO, features_of(**{"a/b": tensor([])}), "hold no '/'"),
+    ],
+)
+def test_bad_metadata_is_a_clear_error(tmp_path: Path, info: Any, features: Any, expected: str) -> None:
+    root = folder(tmp_path, info, features)
+    with pytest.raises(DatasetInfoError, match=re.escape(expected)):
+        tfds.info(root)
+
+
+def test_deep_nesting_is_refused_not_a_recursion_error(tmp_path: Path) -> None:
+    node: Any = tensor([])
+    for _ in range(200):
+        node = features_of(x=node)
+    with pytest.raises(DatasetInfoError, match="nested more than 32 levels"):
+        tfds.info(folder(tmp_path, GOOD_INFO, node))
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "../../secret-{SHARD_INDEX}",
+        "/etc/{SPLIT}",
+        "a/../../{SPLIT}",
+        "{SPLIT}\\..\\x",
+        "s3://bucket/{SPLIT}",
+        "{NOPE}",
+    ],
+)
+def test_shard_names_that_leave_the_folder_are_refused_before_any_read(tmp_path: Path, template: str) -> None:
+    secret = tmp_path / "secret-00000"
+    secret.write_bytes(b"not for you")
+    info = {**GOOD_INFO, "splits": [{"name": "train", "shardLengths": ["3"], "filepathTemplate": template}]}
+    root = folder(tmp_path, info, features_of(x=tensor([])))
+    with pytest.raises(DatasetInfoError, match="filepathTemplate"):
+        tfds.load(root)
+
+
+def test_a_shard_shorter_than_its_length_names_the_shard(tmp_path: Path) -> None:
+    import tfrecord_lite as tfr
+
+    root = folder(tmp_path, GOOD_INFO, features_of(x=tensor([])))
+    with tfr.TFRecordWriter(str(root / "ds-train.tfrecord-00000-of-00001")) as writer:
+        writer.write_example({"x": 1})
+    with pytest.raises(tfr.TFRecordError, match=r"holds 1 records, but dataset_info\.json says at least 3"):
+        list(tfds.load(root))
+
+
+def test_a_missing_folder_says_what_a_tfds_folder_holds(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"dataset_info\.json is missing: a TFDS folder holds"):
+        tfds.info(tmp_path)
+
+
+def test_oversized_json_is_refused_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tfrecord_lite._tfds import info_files
+
+    root = folder(tmp_path, {**GOOD_INFO, "description": "x" * 5000}, features_of(x=tensor([])))
+    monkeypatch.setattr(info_files, "MAX_JSON_BYTES", 1000)
+    with pytest.raises(DatasetInfoError, match="larger than 1000 bytes"):
+        tfds.info(root)

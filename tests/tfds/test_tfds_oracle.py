@@ -1,0 +1,106 @@
+"""tfrecord_lite.tfds against TensorFlow Datasets itself: small datasets prepared locally with every
+feature connector, several shards per split, two splits, RLDS-shaped episodes and an ArrayRecord
+folder; every example of load(...) equals tfds.as_numpy(builder.as_dataset(split=...)), in order,
+for every form of split string, decoded and not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests._tfds_builders import canonical, prepare
+
+tfds = pytest.importorskip("tensorflow_datasets")
+pytestmark = pytest.mark.tf
+
+from tfrecord_lite import tfds as tfr_tfds
+
+SPLITS = ["train", "train[:10%]", "train[100:200]", "train+test", "test[-5%:]", "test[1shard]", "all"]
+
+
+@pytest.fixture(scope="module")
+def everything(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return prepare("everything", tmp_path_factory.mktemp("tfds"), num_shards=5)
+
+
+@pytest.fixture(scope="module")
+def episodes(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return prepare("episodes", tmp_path_factory.mktemp("rlds"), num_shards=3)
+
+
+def oracle(builder: Any, split: str, *, decode: bool = True) -> list[Any]:
+    decoders = None if decode else tfds.decode.PartialDecoding({}, decoders=None)
+    if not decode:
+        decoders = _skip_decoding(builder.info.features)
+    ds = builder.as_dataset(split=split, decoders=decoders)
+    return [canonical(ex) for ex in tfds.as_numpy(ds)]
+
+
+def _skip_decoding(features: Any) -> dict[str, Any]:
+    """SkipDecoding for every Image and Video, at any depth (TFDS's decode=False)."""
+    out: dict[str, Any] = {}
+    for name, feature in features.items():
+        if isinstance(feature, (tfds.features.Image, tfds.features.Video)):
+            out[name] = tfds.decode.SkipDecoding()
+        elif isinstance(feature, tfds.features.FeaturesDict):
+            inner = _skip_decoding(feature)
+            if inner:
+                out[name] = inner
+        elif isinstance(feature, tfds.features.Sequence) and isinstance(feature.feature, tfds.features.FeaturesDict):
+            inner = _skip_decoding(feature.feature)
+            if inner:
+                out[name] = inner
+        elif isinstance(feature, tfds.features.Sequence) and isinstance(feature.feature, tfds.features.Image):
+            out[name] = tfds.decode.SkipDecoding()
+    return out
+
+
+def ours(folder: Path, split: str, *, decode: bool = True) -> list[Any]:
+    examples = tfr_tfds.load(folder, split=split, decode=decode)
+    streamed = [canonical(ex) for ex in examples]
+    assert [canonical(examples[i]) for i in range(len(examples))] == streamed  # random access agrees
+    return streamed
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_every_connector_and_split_string_equals_tfds(everything: Any, split: str) -> None:
+    folder = Path(everything.data_dir)
+    theirs = oracle(everything, split)
+    assert len(theirs) == everything.info.splits[split].num_examples > 0
+    assert ours(folder, split) == theirs
+
+
+@pytest.mark.parametrize("split", ["train[:10%]", "test"])
+def test_undecoded_images_stay_the_bytes_tfds_skips_decoding(everything: Any, split: str) -> None:
+    assert ours(Path(everything.data_dir), split, decode=False) == oracle(everything, split, decode=False)
+
+
+@pytest.mark.parametrize("split", ["train", "test[:50%]+train[-3:]"])
+def test_rlds_episodes_equal_tfds_steps(episodes: Any, split: str) -> None:
+    assert ours(Path(episodes.data_dir), split) == oracle(episodes, split)
+
+
+def test_the_folder_has_several_shards_per_split_and_info_agrees(everything: Any) -> None:
+    info = tfr_tfds.info(everything.data_dir)
+    theirs = everything.info
+    assert (info.name, info.version, info.file_format) == (theirs.name, str(theirs.version), "tfrecord")
+    for name, split in info.splits.items():
+        assert len(split.files) == theirs.splits[name].num_shards >= 2
+        assert split.shard_lengths == tuple(theirs.splits[name].shard_lengths)
+        assert [Path(f).name for f in split.files] == [Path(f).name for f in theirs.splits[name].filenames]
+    assert info.class_names("label") == theirs.features["label"].names
+    assert info.class_names("objects/kind") == theirs.features["objects"]["kind"].names
+
+
+def test_an_array_record_folder_equals_tfds(tmp_path: Path) -> None:
+    pytest.importorskip("array_record")
+    builder = prepare("episodes", tmp_path, file_format="array_record", num_shards=3)
+    assert tfr_tfds.info(builder.data_dir).file_format == "array_record"
+    for split in ("train", "train[5:20]+test[-50%:]"):  # TFDS reads ArrayRecord as a data source only
+        source = builder.as_data_source(split=split)  # its scalars are Python values, as_numpy's numpy ones
+        theirs = [canonical(source[i], python_scalars=True) for i in range(len(source))]
+        examples = tfr_tfds.load(builder.data_dir, split=split)
+        assert [canonical(ex, python_scalars=True) for ex in examples] == theirs
+        assert [canonical(examples[i], python_scalars=True) for i in range(len(examples))] == theirs
