@@ -18,8 +18,10 @@
 # on threads of its own), median (min..max) over rounds, and tfrecord_lite's speed against
 # TensorFlow Datasets': the ratio of the medians and (in brackets) the lowest and highest ratio of
 # one round. Each cell also prints the number of examples and the sum of the labels and of every
-# image's first pixel, so both are seen to read the same data. Raw times go to JSON (default
-# benchmarks/results/tfds_read.json). Nothing here asserts.
+# image's first pixel, so both are seen to read the same data. Last, `info()` of the folder served by
+# a local HTTP server (the standard library's), and the requests it made (the target: at most 2, the
+# two JSON files). Raw times go to JSON (default benchmarks/results/tfds_read.json). Nothing here
+# asserts.
 from __future__ import annotations
 
 import argparse
@@ -103,6 +105,34 @@ def child(system: str, folder: str) -> None:
     print(json.dumps({"times": times, "check": [count, labels, pixels]}))
 
 
+def remote_info(data_dir: str) -> None:
+    """info() of the folder served over HTTP by a local server: the requests it made, as JSON."""
+    import functools
+    import http.server
+    import threading
+
+    from tfrecord_lite import tfds
+
+    requests: list[str] = []
+
+    class Counting(http.server.SimpleHTTPRequestHandler):
+        def send_head(self) -> object:
+            requests.append(f"{self.command} {self.path}")
+            return super().send_head()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Counting, directory=data_dir))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        tfds.info(f"http://127.0.0.1:{server.server_address[1]}/squares64/1.0.0")
+    finally:
+        server.shutdown()
+        server.server_close()
+    print(json.dumps({"requests": requests}))
+
+
 def run(python: str, *argv: str) -> dict[str, object] | None:
     env = {**os.environ, "PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "3"}
     out = subprocess.run([python, os.path.abspath(__file__), *argv], capture_output=True, text=True, env=env)
@@ -152,7 +182,11 @@ def main() -> None:
     parser.add_argument("--out", default=os.path.join(HERE, "results", "tfds_read.json"))
     parser.add_argument("--build", nargs=2, metavar=("DIR", "N"), help=argparse.SUPPRESS)
     parser.add_argument("--child", nargs=2, metavar=("SYSTEM", "FOLDER"), help=argparse.SUPPRESS)
+    parser.add_argument("--remote-info", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.remote_info:
+        remote_info(args.remote_info)
+        return
     if args.build:
         build(args.build[0], int(args.build[1]))
         return
@@ -187,10 +221,14 @@ def main() -> None:
             print(f"  {clock:<4} {s:<27} {_spread(rates, ',.0f')} examples/s   import + open {opened} s")
         if len(iterate) == 2:
             print(f"  {clock:<4} {'tfrecord_lite / TFDS':<27} {_ratio(iterate[OURS], iterate[THEIRS])}")
+    remote = run(args.python, "--remote-info", data_dir)
+    if remote is not None:
+        got = remote["requests"]
+        print(f"  info() of the folder over HTTP (a local server): {len(got)} requests: {', '.join(got)}")  # type: ignore[arg-type]
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as fh:
         report = {"python": platform.python_version(), "rounds": args.rounds, "examples": n, "load": loads}
-        json.dump({**report, "seconds (wall, CPU)": cells, "checks": checks}, fh, indent=1)
+        json.dump({**report, "seconds (wall, CPU)": cells, "checks": checks, "remote info": remote}, fh, indent=1)
 
 
 if __name__ == "__main__":
