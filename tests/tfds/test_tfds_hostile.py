@@ -4,9 +4,8 @@ read. The folders are written by hand, as an attacker would."""
 
 from __future__ import annotations
 
-import re
-
 import json
+import re
 from pathlib import Path
 from typing import Any
 

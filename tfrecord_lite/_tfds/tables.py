@@ -3,7 +3,8 @@ order, typed from the feature tree (never inferred from the values).
 
 Strategy: `arrow_schema` maps each connector to an Arrow type: a FeaturesDict to a struct, a
 Sequence or Dataset to a list of its feature's type, a Tensor of rank r to r nested lists of its
-dtype (a scalar to the dtype itself), Text and bytes tensors to binary, an Image or Video to binary
+dtype (a scalar to the dtype itself), a Sequence of a FeaturesDict to a struct of lists (as TFDS
+hands it back: a dict of sequences), Text and bytes tensors to binary, an Image or Video to binary
 (its encoded bytes) or, decoded, nested lists of its pixels. Rows are made by turning each decoded
 example into Python values (arrays by `tolist`, a Dataset's steps as a list of step structs) and
 handed to pyarrow in batches of BATCH rows with that schema, so memory holds one batch of Python
@@ -51,6 +52,12 @@ def arrow_type(node: Feature, *, decode: bool) -> Any:
 
     if isinstance(node, FeaturesDict):
         return pa.struct([pa.field(name, arrow_type(child, decode=decode)) for name, child in node.features.items()])
+    if isinstance(node, Sequence) and not isinstance(node, Dataset) and isinstance(node.feature, FeaturesDict):
+        columns = {
+            name: Sequence(child.key, feature=child, length=node.length)
+            for name, child in node.feature.features.items()
+        }
+        return arrow_type(FeaturesDict(node.key, features=columns), decode=decode)  # TFDS: a dict of sequences
     if isinstance(node, Sequence):
         return pa.list_(arrow_type(node.feature, decode=decode))
     if isinstance(node, (Image, Video)):
@@ -112,6 +119,8 @@ def hf_features(root: Feature, names: Any) -> Any:
             return {name: feature(child) for name, child in node.features.items()}
         if isinstance(node, Dataset):
             return [feature(node.feature)]
+        if isinstance(node, Sequence) and isinstance(node.feature, FeaturesDict):
+            return {name: datasets.Sequence(feature(child)) for name, child in node.feature.features.items()}
         if isinstance(node, Sequence):
             return datasets.Sequence(feature(node.feature))
         if isinstance(node, Image) and node.dtype == "uint8":
