@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 import tfrecord_lite as tfr
 from tests._cli import run_cli
 from tests._tfds import image_of, png, write_tfds_folder
+from tests.conftest import DATA_DIR
 from tfrecord_lite import tfds
 
 CLASSES = ("cat", "dog", "fox")
@@ -150,3 +152,46 @@ def test_tensorflow_datasets_reads_these_folders_as_load_does(folder: Path) -> N
         assert len(theirs) == len(ours)
         for a, b in zip(theirs, ours, strict=True):
             assert int(a["label"]) == int(b["label"]) and (a["image"] == b["image"]).all()
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of tests/data/tfds (folders TFDS made: every connector, and RLDS episodes)."""
+    root = tmp_path_factory.mktemp("stored")
+    for name in ("everything", "episodes"):
+        shutil.copytree(DATA_DIR / "tfds" / name, root / name, ignore=shutil.ignore_patterns("*.tfrlidx"))
+    return root
+
+
+def test_every_connector_exports(stored: Path, tmp_path: Path) -> None:
+    folder = stored / "everything"
+    proc = run_cli("tfds", "info", str(folder))
+    assert proc.returncode == 0, proc.stderr
+    assert "'video': Video(Image(shape=(4, 4, 3), dtype=uint8))" in proc.stdout
+    out = tmp_path / "everything.tfrecord"
+    proc = run_cli("tfds", "export", str(folder), "--split", "train[25%:]+test", "--to", "tfrecord", str(out))
+    assert proc.returncode == 0, proc.stderr
+    selected = tfds.load(folder, split="train[25%:]+test")
+    records = list(tfr.iter_records(out))
+    assert len(records) == len(selected) == 23
+    assert [selected.decode(r)["name"] for r in records] == [e["name"] for e in selected]
+    images = tmp_path / "images"
+    proc = run_cli("tfds", "export", str(folder), "--split", "test", "--to", "images", str(images))
+    assert proc.returncode == 0, proc.stderr  # `image`, not `deep` (uint16) or `gray_jpeg` listed before it
+    names = tfds.info(folder).class_names("label")
+    written = sorted((p.parent.name, p.read_bytes()) for p in images.rglob("*.png"))
+    raw = tfds.load(folder, split="test", decode=False)
+    assert written == sorted((names[int(e["label"])], e["image"]) for e in raw)
+    proc = run_cli("tfds", "export", str(folder), "--to", "images", "--image-key", "name", str(tmp_path / "x"))
+    assert proc.returncode == 1 and "'name' is a Tensor, not an Image" in proc.stderr and "'image'" in proc.stderr
+
+
+def test_rlds_episodes_export(stored: Path, tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    folder = stored / "episodes"
+    out = tmp_path / "episodes.parquet"
+    proc = run_cli("tfds", "export", str(folder), "--split", "test", "--to", "parquet", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert pq.read_table(out).equals(tfds.to_arrow(folder, split="test"))
+    proc = run_cli("tfds", "export", str(folder), "--to", "images", str(tmp_path / "img"))
+    assert proc.returncode == 1 and "has no Image or ClassLabel there" in proc.stderr

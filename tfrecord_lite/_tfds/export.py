@@ -58,6 +58,8 @@ def export_split(
     to: ExportTarget,
     destination: str | os.PathLike[str],
     overwrite: bool = False,
+    image_key: str | None = None,
+    label_key: str | None = None,
     progress: Progress | None = None,
     compression: Compression = "auto",
     verify: bool = True,
@@ -68,15 +70,17 @@ def export_split(
 ) -> Exported:
     """Write `split` of the TFDS folder `source` (or its DatasetInfo) to the local `destination` as `to` says: "parquet"
     (one file), "tfrecord" (one file, GZIP / ZLIB when its name ends so) or "images" (a folder of
-    class folders; `overwrite` replaces files of the same names, else a folder holding files is
-    refused with FileExistsError). The reader options are those of every reader."""
+    class folders of the `label_key` ClassLabel's names, each file the stored bytes of the
+    `image_key` Image (by default the first of each: image_and_label); `overwrite` replaces files of
+    the same names, else a folder holding files is refused with FileExistsError). The reader
+    options are those of every reader."""
     if to not in TARGETS:
         raise ValueError(f"cannot export to {to!r}: choose one of {', '.join(TARGETS)}")
     options = ReaderOptions(compression, verify, on_error, max_skipped, storage_options, max_record_bytes)
     info = source if isinstance(source, DatasetInfo) else read_info(os.fspath(source), storage_options)
     path = os.fspath(destination)
     if to == "images":
-        image, label, names = image_and_label(info)
+        image, label, names = image_and_label(info, image_key, label_key)
         examples = Split(info, split, decode=False, options=options)
         count = _write_images(_shown(examples, progress, len(examples)), image, label, names, path, overwrite)
     elif to == "tfrecord":
@@ -147,20 +151,47 @@ def top_level(root: Feature) -> list[Feature]:
     return [leaf for child in root.children() for leaf in top_level(child)]
 
 
-def image_and_label(info: DatasetInfo) -> tuple[str, str, list[str]]:
-    """(image key, label key, class names): the first Image and the first ClassLabel outside any
-    sequence; DatasetInfoError naming the folder when there is not one of each."""
-    features = top_level(info.features)
-    image = next((f for f in features if isinstance(f, Image)), None)
-    label = next((f for f in features if isinstance(f, ClassLabel)), None)
+def image_and_label(
+    info: DatasetInfo, image_key: str | None = None, label_key: str | None = None
+) -> tuple[str, str, list[str]]:
+    """(image key, label key, class names) for an export into class folders: the Image and the
+    ClassLabel at the keys given, else those outside any sequence named `image` and `label` (TFDS's
+    usual names), else the first uint8 Image (else the first Image) and the first ClassLabel;
+    DatasetInfoError naming the folder when there is none, or a key names something else."""
+    features = {f.key: f for f in top_level(info.features)}
+    images = sorted(
+        (f for f in features.values() if isinstance(f, Image)), key=lambda f: (f.key != "image", f.dtype != "uint8")
+    )
+    labels = sorted((f for f in features.values() if isinstance(f, ClassLabel)), key=lambda f: f.key != "label")
+    image = _chosen(info, features, image_key, Image) or (images[0] if images else None)
+    label = _chosen(info, features, label_key, ClassLabel) or (labels[0] if labels else None)
     if image is None or label is None:
-        lacking = " and ".join(n for n, f in (("an Image", image), ("a ClassLabel", label)) if f is None)
+        lacking = " or ".join(name for name, f in (("Image", image), ("ClassLabel", label)) if f is None)
         raise DatasetInfoError(
             f"{redact(info.source)}: exporting images into class folders needs an Image and a ClassLabel "
-            f"feature outside any sequence; its features have not {lacking} (--to parquet or tfrecord "
+            f"feature outside any sequence, and it has no {lacking} there (--to parquet or tfrecord "
             "exports any dataset)"
         )
     return image.key, label.key, info.class_names(label.key)
+
+
+def _chosen(info: DatasetInfo, features: dict[str, Feature], key: str | None, kind: type[Feature]) -> Feature | None:
+    """The feature at `key` when it is a `kind` outside any sequence (DatasetInfoError when not); None without a key."""
+    if key is None:
+        return None
+    found = features.get(key)
+    if not isinstance(found, kind):
+        what = f"is a {found.kind}" if found is not None else "is not a feature outside any sequence"
+        choices = sorted(k for k, f in features.items() if isinstance(f, kind))
+        raise DatasetInfoError(
+            f"{redact(info.source)}: {key!r} {what}, not {_a(kind.__name__)} (the {kind.__name__} features "
+            f"outside any sequence: {choices})"
+        )
+    return found
+
+
+def _a(name: str) -> str:
+    return f"{'an' if name[0] in 'AEIOU' else 'a'} {name}"
 
 
 def _at(example: Any, key: str) -> Any:

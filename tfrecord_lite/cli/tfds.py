@@ -94,6 +94,8 @@ def cmd_export(args: argparse.Namespace) -> int:
             to=args.to,
             destination=destination,
             overwrite=args.force,
+            image_key=args.image_key,
+            label_key=args.label_key,
             progress=lambda it, total: progress(it, total, "export", "ex", args.quiet),
             **reader_options(args),
         )
@@ -147,6 +149,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     export.add_argument(
         "-f", "--force", action="store_true", help="overwrite DEST (images: replace files of the same names)"
     )
+    export.add_argument("--image-key", metavar="KEY", help="--to images: the Image feature (default: the first)")
+    export.add_argument("--label-key", metavar="KEY", help="--to images: the ClassLabel feature (default: the first)")
     add_reader_options(export, writes=True)
 
 
