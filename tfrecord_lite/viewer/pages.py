@@ -127,7 +127,7 @@ def record_page(catalog: Catalog, query: Query) -> str:
     i = number(query, "i", 0, 0, len(catalog) - 1)
     f, local = catalog.locate(i)
     split = catalog.split_of(i)
-    example = f"{esc(split[0])} example {split[1]}: " if split is not None else ""
+    example = f"{esc(split[0])} split, record {split[1]} in shard order: " if split is not None else ""
     where = f'<p class="note">{example}{esc(redact(f.path))}, record {local}, byte offset {f.offset(local)}</p>'
     if str(query.get("i", i)) != str(i):  # a number outside the dataset (or none): say which is shown
         asked = esc(str(query.get("i")))
