@@ -5,10 +5,13 @@ record on its page; the static page written by the command."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from tests._cli import run_cli
 from tests._tfds import image_of, png, write_tfds_folder
+from tests.conftest import DATA_DIR
 from tests.viewer.test_html import Elements
 from tfrecord_lite.viewer import Catalog, report_html
 from tfrecord_lite.viewer.pages import PAGES
@@ -96,3 +99,17 @@ def test_an_array_record_folder_is_refused_by_name(folder, tmp_path):
         Catalog(copy)
     proc = run_cli("view", str(copy), "--html", str(tmp_path / "x.html"))
     assert proc.returncode == 1 and "array_record" in proc.stderr
+
+
+def test_rlds_episodes_show_a_thumbnail_per_step(tmp_path):
+    folder = shutil.copytree(
+        DATA_DIR / "tfds" / "episodes", tmp_path / "episodes", ignore=shutil.ignore_patterns("*.tfrlidx")
+    )
+    catalog = Catalog(folder)
+    assert [(r.name, r.count) for r in catalog.splits] == [("train", 24), ("test", 6)]
+    assert "Dataset(FeaturesDict({" in " ".join(Elements(PAGES["/"](catalog, {})).text)
+    for i in (0, 10, 29):
+        steps = len(catalog.view(i).features["steps/is_first"])
+        page = Elements(PAGES["/record"](catalog, {"i": str(i)}))
+        thumbs = [a for a in page.named("img") if (a["src"] or "").startswith("data:image/png")]
+        assert len(thumbs) == steps >= 1
