@@ -59,14 +59,17 @@ from tfrecord_lite._repr import compression, count, describe, shown_paths
 from tfrecord_lite._storage.prefetch import PREFETCH
 from tfrecord_lite._storage.sources import Sources, resolve_inputs
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
+from tfrecord_lite._tfds.torch_data import SplitRecords, SplitStream
 
 __all__ = [
     "Collate",
     "DataLoaderWarning",
+    "IterableTFDSDataset",
     "IterableTFRecordDataset",
     "MixedTFRecordDataset",
     "Segment",
     "Share",
+    "TFDSDataset",
     "TFRecordDataset",
     "collate",
     "plan_shares",
@@ -353,6 +356,7 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         stream = self._stream
         kinds = sorted(set(stream.kinds))
         return describe(
+            "IterableTFDSDataset",
             "IterableTFRecordDataset",
             shown_paths(stream.paths),
             compression("/".join(k or "none" for k in kinds) if kinds != [""] else None),
@@ -582,3 +586,13 @@ class MixedTFRecordDataset(IterableDataset[Any]):
             raise ValueError(f"this state mixes {len(state['sources'])} datasets, this mixture {len(self.datasets)}")
         self._epoch = int(state["epoch"])
         self._resume = copy_state(state)
+
+
+class TFDSDataset(SplitRecords, Dataset):  # type: ignore[type-arg]
+    """A TFDS split (tfrecord_lite.tfds.load) map-style: `[i]` as tfds.as_numpy hands it, then `transform`."""
+
+
+class IterableTFDSDataset(SplitStream, IterableDataset):  # type: ignore[type-arg]
+    """A TFDS split streamed: each record once over DataLoader workers and ranks, then `transform`."""
+
+    _world, _worker_info = staticmethod(_distributed), staticmethod(get_worker_info)

@@ -68,7 +68,8 @@ def test_arrow_table_equals_load() -> None:
         assert len(rows) == len(examples) == 8
         for row, example in zip(rows, examples, strict=True):
             assert row == plain(example)
-        assert str(table.schema.field("image").type) == ("binary" if not decode else "list<item: list<item: list<item: uint8>>>")
+        expected = "binary" if not decode else "list<item: list<item: list<item: uint8>>>"
+        assert str(table.schema.field("image").type) == expected
 
 
 def test_rlds_steps_become_a_list_of_step_structs() -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
-from tests._tfds_builders import canonical, prepare  # noqa: E402
+from tests._tfds_builders import canonical, prepare
 
 HERE = Path(__file__).resolve().parent
 SPLITS = {
