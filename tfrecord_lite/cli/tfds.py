@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tfrecord_lite._redact import redact
 from tfrecord_lite._repr import plural
@@ -27,6 +27,9 @@ from tfrecord_lite.cli.options import (
 )
 from tfrecord_lite.cli.output import printable, terminal_safe
 
+if TYPE_CHECKING:  # pragma: no cover
+    from tfrecord_lite.tfds import DatasetInfo
+
 EXPORTS = ("parquet", "tfrecord", "images")
 
 
@@ -42,13 +45,13 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
-def _info(path: str) -> Any:
+def _info(path: str) -> DatasetInfo:
     from tfrecord_lite import tfds
 
     return tfds.info(path)
 
 
-def _info_lines(info: Any) -> list[str]:
+def _info_lines(info: DatasetInfo) -> list[str]:
     """What `tfds info` prints: the dataset's identity, its features' tree, its splits and shards."""
     title = f"{info.name} {info.version}" + (f" ({info.config})" if info.config else "")
     lines = [
