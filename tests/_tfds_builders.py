@@ -68,6 +68,8 @@ def builders() -> dict[str, Any]:
                         "nested": {"a": np.uint8, "b": {"c": F.Tensor(shape=(3,), dtype=np.float16)}},
                         "box": F.BBoxFeature(),
                         "audio": F.Audio(shape=(None,), dtype=np.int16, sample_rate=8000),
+                        "maybe": F.Scalar(dtype=np.int64, optional=True),
+                        "maybe_pair": F.Tensor(shape=(2,), dtype=np.float32, optional=True),
                         "video": F.Video(shape=(None, 4, 4, 3)),
                     }
                 ),
@@ -165,6 +167,8 @@ def everything_example(i: int, seed: int) -> dict[str, Any]:
         "nested": {"a": i % 256, "b": {"c": np.array([i, 1, 2], np.float16)}},
         "box": tfds.features.BBox(0.1, 0.2, 0.5, 0.75),
         "audio": rng.integers(-1000, 1000, (5 + i % 7,), dtype=np.int16),
+        "maybe": i if i % 2 else None,
+        "maybe_pair": None if i % 3 else np.array([i, -i], np.float32),
         "video": rng.integers(0, 256, (k + 1, 4, 4, 3), dtype=np.uint8),
     }
 

@@ -98,6 +98,8 @@ def _tensor(node: Tensor, raw: Raw, dims: Dims, decode: bool) -> Any:
             )
         return data
     dynamic = node.shape.count(None) > 1
+    if node.optional and not dims and node.key not in raw and None not in node.shape:
+        return _default(node)
     if node.encoding == "none" and not dynamic:
         return _stored(raw, node.key, node.dtype, dims, node.shape)
     key = f"{node.key}/value" if dynamic else node.key
@@ -113,6 +115,22 @@ def _tensor(node: Tensor, raw: Raw, dims: Dims, decode: bool) -> Any:
         (*dims, *node.shape),
         node.dtype,
     )
+
+
+def _default(node: Tensor) -> Any:
+    """What TFDS hands back for an optional tensor a record leaves out: the dtype's lowest value
+    (b"" for bytes, False for bool) in the tensor's shape."""
+    dtype = np.dtype(node.dtype)
+    if dtype.kind == "O":
+        fill: Any = b""
+    elif dtype.kind == "b":
+        fill = False
+    elif dtype.kind in "iu":
+        fill = np.iinfo(dtype).min
+    else:
+        fill = np.finfo(dtype).min
+    value = np.full(tuple(d or 0 for d in node.shape), fill, dtype)
+    return value[()] if not node.shape else value
 
 
 def _raw_tensor(data: bytes, node: Tensor, shape: Shape) -> np.ndarray:

@@ -67,11 +67,13 @@ class Feature:
 @dataclass(frozen=True)
 class Tensor(Feature):
     """A tensor stored as it is: `dtype` (numpy's name, "object" for bytes), `shape` (None where it
-    varies), `encoding` "none" (values in the Example's lists), "bytes" or "zlib" (raw bytes)."""
+    varies), `encoding` "none" (values in the Example's lists), "bytes" or "zlib" (raw bytes);
+    `optional`: a record may leave it out (TFDS then hands back the dtype's lowest value, b"", False)."""
 
     shape: Shape = ()
     dtype: str = "float32"
     encoding: str = "none"
+    optional: bool = False
 
     def describe(self) -> str:
         dtype = "string" if self.dtype == "object" else self.dtype
@@ -329,7 +331,15 @@ def _tensor_fields(node: dict[str, Any], key: str, w: _Walk, name: str = "tensor
     encoding = (_text(content, "encoding", key, w) or "none").lower()
     if encoding not in ("none", "bytes", "zlib"):
         raise w.fail(key, f"unknown tensor encoding {encoding!r} (known: none, bytes, zlib)")
-    return {"shape": _shape(content, key, w), "dtype": _dtype(content, key, w), "encoding": encoding}
+    optional = content.get("optional", False)
+    if not isinstance(optional, bool):
+        raise w.fail(key, f"optional must be true or false, found {optional!r}")
+    return {
+        "shape": _shape(content, key, w),
+        "dtype": _dtype(content, key, w),
+        "encoding": encoding,
+        "optional": optional,
+    }
 
 
 def _build_tensor(node: dict[str, Any], key: str, depth: int, w: _Walk) -> Feature:

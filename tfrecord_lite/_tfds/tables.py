@@ -8,13 +8,15 @@ hands it back: a dict of sequences), Text and bytes tensors to binary, an Image 
 (its encoded bytes) or, decoded, nested lists of its pixels. Rows are made by turning each decoded
 example into Python values (arrays by `tolist`, a Dataset's steps as a list of step structs) and
 handed to pyarrow in batches of BATCH rows with that schema, so memory holds one batch of Python
-values at a time. The Hugging Face Dataset is that table with `datasets` features: an `Image()`
-where TFDS has an Image (its bytes in the struct<bytes, path> Image() stores) and a `ClassLabel`
-with its names where TFDS has one. pyarrow and datasets are imported inside the functions.
+values at a time. The Hugging Face Dataset is written by `datasets.Dataset.from_generator` from the
+examples (streamed into its Arrow cache, which the pickled Split names), with `datasets` features:
+an `Image()` where TFDS has an Image (its bytes in the struct<bytes, path> Image() stores) and a
+`ClassLabel` with its names where TFDS has one. pyarrow and datasets are imported inside the functions.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -139,8 +141,17 @@ def hf_dataset(examples: Split) -> Any:
     import datasets
 
     features = hf_features(examples.info.features, examples.info.class_names)
-    rows = ({k: _hf_value(features[k], v) for k, v in python_value(ex).items()} for ex in examples)
-    return datasets.Dataset.from_generator(lambda: rows, features=features)
+    return datasets.Dataset.from_generator(_hf_rows, features=features, gen_kwargs={"examples": examples})
+
+
+def _hf_rows(examples: Split) -> Iterator[dict[str, Any]]:
+    """The rows of `examples` for `datasets` (a module-level generator: datasets pickles it and its
+    arguments to name its cache). Arrays stay numpy arrays: datasets converts them by their dtype
+    (Python ints past int64, such as a uint64's, it cannot)."""
+
+    features = hf_features(examples.info.features, examples.info.class_names)
+    for example in examples:
+        yield {k: _hf_value(features[k], v) for k, v in example.items()}
 
 
 def _hf_value(feature: Any, value: Any) -> Any:
