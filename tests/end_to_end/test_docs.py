@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -149,6 +150,14 @@ def mnist_folder(tmp: Path) -> None:
     write_tfds_folder(tmp)
 
 
+def tfds_folders(tmp: Path) -> None:
+    """`mnist/3.0.1/` as above, and `episodes/`: tests/data/tfds/episodes, RLDS episodes made by TFDS."""
+    mnist_folder(tmp)
+    shutil.copytree(
+        ROOT / "tests" / "data" / "tfds" / "episodes", tmp / "episodes", ignore=shutil.ignore_patterns("*.tfrlidx")
+    )
+
+
 def photos_and_mnist(tmp: Path) -> None:
     """`photos/` as above, and `mnist/3.0.1/` as for docs/tfds.md."""
     photos(tmp)
@@ -157,7 +166,7 @@ def photos_and_mnist(tmp: Path) -> None:
 
 SETUPS: dict[str, Callable[[Path], None]] = {
     "README.md": photos,
-    "docs/tfds.md": mnist_folder,
+    "docs/tfds.md": tfds_folders,
     "docs/images.md": photos_and_more,
     "docs/cli.md": photos_and_mnist,
 }
