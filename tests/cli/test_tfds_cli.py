@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -195,3 +196,31 @@ def test_rlds_episodes_export(stored: Path, tmp_path: Path) -> None:
     assert pq.read_table(out).equals(tfds.to_arrow(folder, split="test"))
     proc = run_cli("tfds", "export", str(folder), "--to", "images", str(tmp_path / "img"))
     assert proc.returncode == 1 and "has no Image or ClassLabel there" in proc.stderr
+
+
+@pytest.mark.object_store
+def test_a_folder_on_s3(folder: Path, s3: Any, tmp_path: Path) -> None:
+    from tfrecord_lite.viewer import Catalog
+
+    prefix = f"{s3.bucket}/data/pets/1.2.0"
+    for path in folder.iterdir():
+        if not path.name.endswith(".tfrlidx"):
+            s3.fs.pipe(f"{prefix}/{path.name}", path.read_bytes())
+    proc = run_cli("tfds", "info", prefix, env=s3.environment)
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        f"  folder       {prefix}" in proc.stdout.splitlines()
+        and "  test           12 examples  1 shard" in proc.stdout
+    )
+    out = tmp_path / "dogs"
+    proc = run_cli("tfds", "export", prefix, "--split", "test", "--to", "images", str(out), env=s3.environment)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(f.read_bytes() for f in (out / "dog").iterdir()) == sorted(
+        png(image_of(1, i, (12, 12, 3))) for i in (1, 4, 7, 10)
+    )
+    catalog = Catalog(prefix, storage_options=s3.storage_options)
+    try:
+        assert [(r.name, r.count) for r in catalog.splits] == [("train", 50), ("test", 12)]
+        assert catalog.label_names == {"0": "cat", "1": "dog", "2": "fox"}
+    finally:
+        catalog.close()
