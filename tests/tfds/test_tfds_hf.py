@@ -13,13 +13,13 @@ pytestmark = pytest.mark.hf
 
 from tfrecord_lite import tfds
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "tfds"
 
-
-def test_images_and_class_labels_become_hf_features(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_images_and_class_labels_become_hf_features(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path))
-    hf = tfds.to_hf_dataset(DATA / "everything", split="test")
-    examples = list(tfds.load(DATA / "everything", split="test"))
+    hf = tfds.to_hf_dataset(data / "everything", split="test")
+    examples = list(tfds.load(data / "everything", split="test"))
     assert isinstance(hf.features["image"], datasets.Image)
     assert hf.features["label"] == datasets.ClassLabel(names=["cat", "dog", "bird"])
     assert len(hf) == len(examples) == 8
@@ -30,10 +30,10 @@ def test_images_and_class_labels_become_hf_features(tmp_path: Path, monkeypatch:
         assert np.array_equal(np.asarray(row["audio"], np.int16), example["audio"])
 
 
-def test_rlds_episodes_keep_their_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rlds_episodes_keep_their_steps(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path))
-    hf = tfds.to_hf_dataset(DATA / "episodes", split="train")
-    examples = list(tfds.load(DATA / "episodes", split="train"))
+    hf = tfds.to_hf_dataset(data / "episodes", split="train")
+    examples = list(tfds.load(data / "episodes", split="train"))
     assert [len(row["steps"]) for row in hf] == [len(ex["steps"]) for ex in examples]
     first = hf[0]["steps"][0]
     assert np.array_equal(np.asarray(first["observation"]["image"]), examples[0]["steps"][0]["observation"]["image"])

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests._tfds_builders import canonical, prepare
 
@@ -16,6 +18,7 @@ tfds = pytest.importorskip("tensorflow_datasets")
 pytestmark = pytest.mark.tf
 
 from tfrecord_lite import tfds as tfr_tfds
+from tfrecord_lite._tfds.split_strings import read_blocks
 
 SPLITS = ["train", "train[:10%]", "train[100:200]", "train+test", "test[-5%:]", "test[1shard]", "all"]
 
@@ -104,3 +107,22 @@ def test_an_array_record_folder_equals_tfds(tmp_path: Path) -> None:
         examples = tfr_tfds.load(builder.data_dir, split=split)
         assert [canonical(ex, python_scalars=True) for ex in examples] == theirs
         assert [canonical(examples[i], python_scalars=True) for i in range(len(examples))] == theirs
+
+
+@settings(max_examples=30)
+@given(takes=st.lists(st.sampled_from([1, 5, 15, 16, 17, 32, 33, 40]), min_size=1, max_size=40))
+def test_the_interleaved_order_is_tf_datas(takes: list[int]) -> None:
+    """TFDS's reader: tf.data's interleave(cycle_length=16, block_length=16), parallel and deterministic."""
+    import numpy as np
+    import tensorflow as tf
+
+    runs = tf.data.Dataset.from_tensor_slices(np.array(takes, np.int64)).enumerate()
+    ds = runs.interleave(
+        lambda i, n: tf.data.Dataset.range(n).map(lambda x: (i, x)),
+        cycle_length=16,
+        block_length=16,
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=True,
+    )
+    theirs = [(int(run), int(j)) for run, j in ds.as_numpy_iterator()]
+    assert [(run, first + j) for run, first, n in read_blocks(takes, interleave=True) for j in range(n)] == theirs

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tfrecord_lite._tfds.info_files import SplitInfo
-from tfrecord_lite._tfds.split_strings import file_runs, read_order, resolve
+from tfrecord_lite._tfds.split_strings import ReadOrder, file_runs, read_blocks, resolve
 
 
 def split_of(name: str, lengths: list[int]) -> SplitInfo:
@@ -60,8 +60,9 @@ def test_one_slice_selects_what_list_slicing_selects(
 
 @given(takes=st.lists(st.integers(1, 50), max_size=40), interleave=st.booleans())
 def test_the_read_order_visits_every_record_once_in_run_order(takes: list[int], interleave: bool) -> None:
-    runs, local = read_order(takes, interleave=interleave)
-    pairs = list(zip(runs.tolist(), local.tolist(), strict=True))
+    pairs = [(run, first + j) for run, first, count in read_blocks(takes, interleave=interleave) for j in range(count)]
+    order = ReadOrder(takes, interleave=interleave)
+    assert [order.locate(i) for i in range(len(pairs))] == pairs
     assert sorted(pairs) == [(k, j) for k, n in enumerate(takes) for j in range(n)]
     for k in range(len(takes)):  # each run is read from its first record on
         assert [j for r, j in pairs if r == k] == list(range(takes[k]))

@@ -15,8 +15,8 @@ import pytest
 from tests._tfds_builders import canonical
 from tfrecord_lite import tfds
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "tfds"
-EXPECTED = json.loads(gzip.decompress((DATA / "expected.json.gz").read_bytes()))
+STORED = Path(__file__).resolve().parents[1] / "data" / "tfds"
+EXPECTED = json.loads(gzip.decompress((STORED / "expected.json.gz").read_bytes()))
 CASES = [(name, split) for name, splits in EXPECTED.items() for split in splits]
 
 
@@ -25,17 +25,17 @@ def jsonable(value: Any) -> Any:
 
 
 @pytest.mark.parametrize(("name", "split"), CASES)
-def test_stored_folders_read_as_tfds_decoded_them(name: str, split: str) -> None:
+def test_stored_folders_read_as_tfds_decoded_them(data: Path, name: str, split: str) -> None:
     pytest.importorskip("PIL")
-    examples = tfds.load(DATA / name, split=split)
+    examples = tfds.load(data / name, split=split)
     expected = EXPECTED[name][split]
     assert len(examples) == len(expected)
     assert [jsonable(canonical(ex)) for ex in examples] == expected
     assert [jsonable(canonical(examples[i])) for i in range(len(examples))] == expected
 
 
-def test_info_of_the_stored_folder() -> None:
-    info = tfds.info(DATA / "everything")
+def test_info_of_the_stored_folder(data: Path) -> None:
+    info = tfds.info(data / "everything")
     assert (info.name, info.version, info.file_format) == ("everything", "1.2.0", "tfrecord")
     assert {k: (s.num_examples, len(s.files)) for k, s in info.splits.items()} == {"train": (20, 2), "test": (8, 2)}
     assert info.class_names("label") == ["cat", "dog", "bird"]
@@ -45,9 +45,10 @@ def test_info_of_the_stored_folder() -> None:
 
 @pytest.mark.object_store
 def test_a_folder_on_s3_loads_and_info_takes_two_reads(s3: Any) -> None:
+
     pytest.importorskip("PIL")
     prefix = f"{s3.bucket}/data/everything/1.2.0"
-    for path in (DATA / "everything").iterdir():
+    for path in (STORED / "everything").iterdir():
         s3.fs.pipe(f"{prefix}/{path.name}", path.read_bytes())
     s3.faults.reset()
     info = tfds.info(prefix, storage_options=s3.storage_options)
@@ -59,11 +60,11 @@ def test_a_folder_on_s3_loads_and_info_takes_two_reads(s3: Any) -> None:
     assert jsonable(canonical(examples[len(examples) - 1])) == expected[-1]
 
 
-def test_arrow_table_equals_load() -> None:
+def test_arrow_table_equals_load(data: Path) -> None:
     pytest.importorskip("pyarrow")
     for decode in (False, True):
-        table = tfds.to_arrow(DATA / "everything", split="train[:40%]", decode=decode)
-        examples = tfds.load(DATA / "everything", split="train[:40%]", decode=decode)
+        table = tfds.to_arrow(data / "everything", split="train[:40%]", decode=decode)
+        examples = tfds.load(data / "everything", split="train[:40%]", decode=decode)
         rows = table.to_pylist()
         assert len(rows) == len(examples) == 8
         for row, example in zip(rows, examples, strict=True):
@@ -72,10 +73,10 @@ def test_arrow_table_equals_load() -> None:
         assert str(table.schema.field("image").type) == expected
 
 
-def test_rlds_steps_become_a_list_of_step_structs() -> None:
+def test_rlds_steps_become_a_list_of_step_structs(data: Path) -> None:
     pytest.importorskip("pyarrow")
-    table = tfds.to_arrow(DATA / "episodes", split="test")
-    examples = list(tfds.load(DATA / "episodes", split="test", decode=False))
+    table = tfds.to_arrow(data / "episodes", split="test")
+    examples = list(tfds.load(data / "episodes", split="test", decode=False))
     assert table.to_pylist() == [plain(ex) for ex in examples]
     assert len(table.column("steps")[0]) == len(examples[0]["steps"])
 

@@ -3,7 +3,7 @@ decoded examples in the order TFDS reads them.
 
 Strategy: the split string becomes runs of records per shard (_tfds/split_strings.py) from the
 shard lengths of dataset_info.json, and their read order (TFDS's interleave, or file order) two
-int64 arrays made on first use. Random access (`split[i]`) opens each shard it needs once, lazily:
+block table made on first use. Random access (`split[i]`) opens each shard it needs once, lazily:
 a TFRecord shard as a TFRecordFile (its index sidecar, or one scan; a URL by ranged reads), an
 ArrayRecord shard through the `array-record` package (imported then; a clear error names the extra
 to install when it is missing). Iteration streams: a TFRecord shard is read by iter_records from
@@ -29,7 +29,7 @@ from tfrecord_lite._storage.locations import StorageOptions, is_url, local_path
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError
 from tfrecord_lite._tfds.decode import decode_record
 from tfrecord_lite._tfds.info_files import DatasetInfo
-from tfrecord_lite._tfds.split_strings import FileRun, file_runs, read_order, resolve
+from tfrecord_lite._tfds.split_strings import FileRun, ReadOrder, file_runs, read_blocks, resolve
 
 ARRAY_RECORD_HINT = "pip install 'tfrlite[arrayrecord]'"
 
@@ -84,7 +84,7 @@ class Split:
             runs = [runs[k] for k in order.tolist()]
         self.runs: list[FileRun] = runs
         self._len = sum(run.take for run in runs)
-        self._order: tuple[np.ndarray, np.ndarray] | None = None
+        self._order: ReadOrder | None = None
         self._shards: dict[str, Any] = {}
 
     @property
@@ -93,10 +93,10 @@ class Split:
         which TFDS reads as a data source, in file order."""
         return not self.info.disable_shuffling and self.info.file_format != "array_record"
 
-    def order(self) -> tuple[np.ndarray, np.ndarray]:
-        """(run, record within the run) of each example, in reading order."""
+    def order(self) -> ReadOrder:
+        """Where each example lies (its run, its record within the run), in reading order."""
         if self._order is None:
-            self._order = read_order([r.take for r in self.runs], interleave=self.interleaved)
+            self._order = ReadOrder([r.take for r in self.runs], interleave=self.interleaved)
         return self._order
 
     def __len__(self) -> int:
@@ -109,9 +109,9 @@ class Split:
     def record(self, i: int) -> bytes:
         """The raw bytes of example `i`."""
         i = checked_position(i, self._len)
-        run_of, local_of = self.order()
-        run = self.runs[int(run_of[i])]
-        record: bytes = self._shard(run.file)[run.skip + int(local_of[i])]
+        k, local = self.order().locate(i)
+        run = self.runs[k]
+        record: bytes = self._shard(run.file)[run.skip + local]
         return record
 
     def __getitem__(self, i: int) -> Any:
@@ -129,16 +129,13 @@ class Split:
             for run in runs:
                 yield from self._run_records(run)
             return
-        run_of, _ = read_order([r.take for r in runs], interleave=True)
         open_runs: dict[int, Iterator[bytes]] = {}
-        left = [r.take for r in runs]
-        for k in run_of.tolist():
+        for k, first, count in read_blocks([r.take for r in runs], interleave=True):
             it = open_runs.get(k)
             if it is None:
                 it = open_runs[k] = self._run_records(runs[k])
-            yield next(it)
-            left[k] -= 1
-            if not left[k]:
+            yield from itertools.islice(it, count)
+            if first + count == runs[k].take:
                 del open_runs[k]
 
     def _run_records(self, run: FileRun) -> Iterator[bytes]:

@@ -9,14 +9,15 @@ negative bounds count from the end; bounds beyond the split are errors. Each par
 absolute (split, start, stop) range, then FileRun(file, skip, take) runs: one per shard it touches,
 empty shards left out. TFDS's reader interleaves those runs unless the dataset disables shuffling
 (tf.data's interleave: 16 runs open at once, 16 records from each in turn, a finished run replaced
-by the next in its slot); `read_order` computes that order as (run, record) arrays, which is how
-`Split[i]` finds the example tfds.as_numpy hands back i-th.
+by the next in its slot); `read_blocks` streams that order as blocks of records, and `ReadOrder`
+keeps their table (one row per 16 examples) for `Split[i]` to find the example tfds.as_numpy hands
+back i-th.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -157,34 +158,46 @@ def file_runs(ranges: list[tuple[str, int, int]], splits: Mapping[str, SplitInfo
     return runs
 
 
-def read_order(takes: list[int], *, interleave: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(run, record within the run) of each example in the order TFDS reads them: the runs one
-    after the other, or interleaved as tf.data's `interleave(cycle_length=16, block_length=16)`."""
-    total = sum(takes)
+def read_blocks(takes: list[int], *, interleave: bool) -> Iterator[tuple[int, int, int]]:
+    """(run, first record within the run, count) of each block of records in the order TFDS reads
+    them: each run whole, one after the other, or interleaved as tf.data's
+    `interleave(cycle_length=16, block_length=16)` (an empty slot takes the next run and reads it at
+    once; a run found finished empties its slot, which takes the next run on the cycle's next visit)."""
     if not interleave or len(takes) <= 1:
-        runs = np.repeat(np.arange(len(takes), dtype=np.int64), takes)
-        starts = np.repeat(np.cumsum([0, *takes[:-1]], dtype=np.int64), takes) if takes else np.zeros(0, np.int64)
-        return runs, np.arange(total, dtype=np.int64) - starts
-    run_of, local_of = np.empty(total, np.int64), np.empty(total, np.int64)
+        for run, take in enumerate(takes):
+            yield run, 0, take
+        return
     slots: list[int | None] = [None] * CYCLE_LENGTH
     done = [0] * len(takes)
-    next_run, out, slot = 0, 0, 0
-    while out < total:
+    left, next_run, slot = sum(takes), 0, 0
+    while left:
         current = slots[slot]
-        if current is None:  # an empty slot takes the next run and reads it at once
+        if current is None:
             if next_run < len(takes):
                 slots[slot] = next_run
                 next_run += 1
                 continue
-        elif done[current] == takes[current]:  # a run found finished (after a full block): slot emptied
+        elif done[current] == takes[current]:  # found finished after a full block
             slots[slot] = None
         else:
             n = min(BLOCK_LENGTH, takes[current] - done[current])
-            run_of[out : out + n] = current
-            local_of[out : out + n] = np.arange(done[current], done[current] + n)
-            out += n
+            yield current, done[current], n
             done[current] += n
-            if n < BLOCK_LENGTH:  # the run ended inside its block: found at once, slot emptied
+            left -= n
+            if n < BLOCK_LENGTH:  # the run ended inside its block: found at once
                 slots[slot] = None
         slot = (slot + 1) % CYCLE_LENGTH
-    return run_of, local_of
+
+
+class ReadOrder:
+    """Where the i-th example of a reading order lies, from a table of its blocks (1/16 of the
+    examples when interleaved, one per run otherwise): `locate(i)` -> (run, record within the run)."""
+
+    def __init__(self, takes: list[int], *, interleave: bool) -> None:
+        blocks = np.array(list(read_blocks(takes, interleave=interleave)), np.int64).reshape(-1, 3)
+        self.runs, self.firsts = blocks[:, 0], blocks[:, 1]
+        self.starts = np.concatenate(([0], np.cumsum(blocks[:, 2])[:-1])).astype(np.int64)
+
+    def locate(self, i: int) -> tuple[int, int]:
+        k = int(np.searchsorted(self.starts, i, side="right")) - 1
+        return int(self.runs[k]), int(self.firsts[k]) + i - int(self.starts[k])
