@@ -17,8 +17,9 @@
 # the seconds of import + open, by the wall clock and by the process's CPU time (TensorFlow decodes
 # on threads of its own), median (min..max) over rounds, and tfrecord_lite's speed against
 # TensorFlow Datasets': the ratio of the medians and (in brackets) the lowest and highest ratio of
-# one round. Each cell also prints the number of examples and the sum of the labels and of every
-# image's first pixel, so both are seen to read the same data. Last, `info()` of the folder served by
+# one round, of the iteration and of the whole process's work (import + open + iteration). Each
+# cell also prints the number of examples and the sum of the labels and of every image's first
+# pixel, so both are seen to read the same data. Last, `info()` of the folder served by
 # a local HTTP server (the standard library's), and the requests it made (the target: at most 2, the
 # two JSON files). Raw times go to JSON (default benchmarks/results/tfds_read.json). Nothing here
 # asserts.
@@ -220,7 +221,11 @@ def main() -> None:
             opened = _spread(opening[s], ".2f")
             print(f"  {clock:<4} {s:<27} {_spread(rates, ',.0f')} examples/s   import + open {opened} s")
         if len(iterate) == 2:
-            print(f"  {clock:<4} {'tfrecord_lite / TFDS':<27} {_ratio(iterate[OURS], iterate[THEIRS])}")
+            whole = {s: [o + i for o, i in zip(opening[s], iterate[s], strict=True)] for s in iterate}
+            print(
+                f"  {clock:<4} {'tfrecord_lite / TFDS':<27} {_ratio(iterate[OURS], iterate[THEIRS])}"
+                f"   with import + open: {_ratio(whole[OURS], whole[THEIRS])}"
+            )
     remote = run(args.python, "--remote-info", data_dir)
     if remote is not None:
         got = remote["requests"]
