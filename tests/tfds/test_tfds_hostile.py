@@ -130,3 +130,20 @@ def test_oversized_json_is_refused_unread(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(info_files, "MAX_JSON_BYTES", 1000)
     with pytest.raises(DatasetInfoError, match="larger than 1000 bytes"):
         tfds.info(root)
+
+
+def test_a_damaged_shard_raises_naming_it_or_is_skipped(tmp_path: Path) -> None:
+    import tfrecord_lite as tfr
+
+    root = folder(tmp_path, GOOD_INFO, features_of(x=tensor([])))
+    shard = root / "ds-train.tfrecord-00000-of-00001"
+    with tfr.TFRecordWriter(str(shard)) as writer:
+        for x in range(3):
+            writer.write_example({"x": x})
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # inside the second record's payload
+    shard.write_bytes(bytes(data))
+    with pytest.raises(tfr.CorruptRecordError, match=re.escape(str(shard))):
+        list(tfds.load(root))
+    kept = [int(ex["x"]) for ex in tfds.load(root, on_error="skip")]
+    assert kept == [0, 2]

@@ -41,6 +41,20 @@ def test_info_of_the_stored_folder(data: Path) -> None:
     assert info.class_names("label") == ["cat", "dog", "bird"]
     assert info.class_names("objects/kind") == ["0", "1", "2", "3"]
     assert "'image': Image(shape=(8, 6, 3), dtype=uint8)" in str(info)
+    # in features.json's order (TFDS writes it sorted)
+    assert info.feature_keys("Image") == [
+        "deep",
+        "depth",
+        "frames",
+        "gray_jpeg",
+        "image",
+        "rgba",
+    ]  # features.json order
+    assert info.feature_keys("ClassLabel") == ["label", "objects/kind"]
+    assert "nested/b/c" in info.feature_keys() and "objects" not in info.feature_keys()
+    assert info.feature("objects/bbox").kind == "BBoxFeature" and info.feature("video").kind == "Video"
+    with pytest.raises(KeyError, match="no feature 'nope'"):
+        info.feature("nope")
 
 
 @pytest.mark.object_store

@@ -28,7 +28,15 @@ from tfrecord_lite._errors import DatasetInfoError
 from tfrecord_lite._redact import redact
 from tfrecord_lite._storage.files import read_whole
 from tfrecord_lite._storage.locations import StorageOptions, is_url
-from tfrecord_lite._tfds.features import ClassLabel, Feature, find, parse_features
+from tfrecord_lite._tfds.features import (
+    ClassLabel,
+    Feature,
+    FeaturesDict,
+    Sequence,
+    find,
+    parse_features,
+    walk,
+)
 
 MAX_JSON_BYTES = 64 << 20  # dataset_info.json / features.json larger than this are refused
 MAX_LABELS_BYTES = 64 << 20
@@ -69,6 +77,17 @@ class DatasetInfo:
     source: str
     disable_shuffling: bool = False
     storage_options: StorageOptions = field(default=None, repr=False, compare=False)
+
+    def feature(self, key: str) -> Feature:
+        """The connector at `key` ("/"-joined; a Sequence's own feature under the Sequence's key)."""
+        return find(self.features, key)
+
+    def feature_keys(self, kind: str | None = None) -> list[str]:
+        """The keys of the leaf connectors, depth first, or of every connector of `kind` (its class
+        name: "Image", "ClassLabel", "Dataset", ...)."""
+        if kind is None:
+            return [f.key for f in walk(self.features) if not isinstance(f, (FeaturesDict, Sequence))]
+        return [f.key for f in walk(self.features) if f.kind == kind]
 
     def class_names(self, key: str) -> list[str]:
         """The class names of the ClassLabel feature at `key` ("/"-joined, e.g. "objects/label")."""

@@ -9,7 +9,8 @@ ArrayRecord shard through the `array-record` package (imported then; a clear err
 to install when it is missing). Iteration streams: a TFRecord shard is read by iter_records from
 its first record on (the runs before `skip` passed over undecoded), at most 16 shards open at once
 as TFDS interleaves them, so memory stays flat whatever the split's size. A shard that holds fewer
-records than dataset_info.json says raises an error naming it. A Split pickles as its folder, split
+records than dataset_info.json says raises an error naming it (unless `on_error` skips damage:
+then the damaged records are left out, as the streaming reader leaves them out). A Split pickles as its folder, split
 string and options, so a DataLoader worker reopens what it reads.
 """
 
@@ -149,7 +150,7 @@ class Split:
         for record in itertools.islice(stream, run.skip, run.skip + run.take):
             got += 1
             yield record
-        if got < run.take:
+        if got < run.take and self._options.on_error == "raise":  # skipping damage makes shards shorter
             raise _short(run, run.skip + got)
 
     def _shard(self, file: str) -> Any:
