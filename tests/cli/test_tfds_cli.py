@@ -224,3 +224,11 @@ def test_a_folder_on_s3(folder: Path, s3: Any, tmp_path: Path) -> None:
         assert catalog.label_names == {"0": "cat", "1": "dog", "2": "fox"}
     finally:
         catalog.close()
+
+
+def test_info_text_from_the_folder_reaches_the_terminal_escaped(tmp_path: Path) -> None:
+    folder = write_tfds_folder(tmp_path, name="odd", description="a \x1b]0;title\x07 dataset", splits={"train": (2,)})
+    proc = run_cli("tfds", "info", str(folder))
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
+    assert "  description  a \\u001b]0;title\\u0007 dataset" in proc.stdout.splitlines()
