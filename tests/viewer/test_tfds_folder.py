@@ -62,6 +62,7 @@ def test_the_overview_shows_the_splits_and_features(folder):
     assert "<i>fox</i>" not in html and "&lt;i&gt;fox&lt;/i&gt; (2)" in html  # class names stay text
     record = " ".join(Elements(PAGES["/record"](catalog, {"i": "14"})).text)
     assert "test split, record 2 in shard order" in record and "pets-test.tfrecord-00000-of-00001" in record
+    assert "label: <i>fox</i> (2)" in record  # record 14 is example 2 of test: class 2, its name as text
     grid = " ".join(Elements(PAGES["/grid"](catalog, {"label": "1"})).text)
     assert "dog · 1" in grid
 

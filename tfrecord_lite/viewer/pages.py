@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from urllib.parse import urlencode
 
 from tfrecord_lite._html.charts import bar_chart
-from tfrecord_lite._html.records import record_card, records_table
+from tfrecord_lite._html.records import RecordView, record_card, records_table
 from tfrecord_lite._html.style import page
 from tfrecord_lite._html.values import esc
 from tfrecord_lite._redact import redact
@@ -137,7 +137,16 @@ def record_page(catalog: Catalog, query: Query) -> str:
         )
     steps = f'<p class="pager"><a class="previous" href="{link("record", i=max(0, i - 1))}">previous</a>'
     steps += f'<a class="next" href="{link("record", i=min(len(catalog) - 1, i + 1))}">next</a></p>'
-    return _frame(catalog, f"Record {i}", steps + where + record_card(catalog.view(i)))
+    view = catalog.view(i)
+    return _frame(catalog, f"Record {i}", steps + where + _class_note(catalog, view) + record_card(view))
+
+
+def _class_note(catalog: Catalog, view: RecordView) -> str:
+    """'label: fox (2)' for a record whose label has a class name, else nothing."""
+    key = catalog.labels()[0] if view.error is None else ""
+    label = as_texts(view.features.get(key))[:1] if key else []
+    name = catalog.label_names.get(label[0]) if label else None
+    return f'<p class="note class-name">{esc(key)}: {esc(name)} ({esc(label[0])})</p>' if name else ""
 
 
 def grid_body(catalog: Catalog, numbers: list[int]) -> str:
@@ -165,7 +174,8 @@ def grid_page(catalog: Catalog, query: Query) -> str:
     if label and key:
         result = catalog.search(key, label, start, PAGE_SIZE, images=True)
         more = _continue("grid", result.next_start, result.scanned, label=label)
-        title = f"Images labelled {label}"
+        name = catalog.label_names.get(label)
+        title = f"Images labelled {name} ({label})" if name else f"Images labelled {label}"
         return _frame(catalog, title, grid_body(catalog, result.found) + more)
     pager = _pager("grid", start, len(catalog), PAGE_SIZE)
     numbers = list(range(start, min(len(catalog), start + PAGE_SIZE)))
