@@ -70,6 +70,7 @@ def test_export_parquet(folder: Path, tmp_path: Path) -> None:
 
 
 def test_export_tfrecord_keeps_the_records(folder: Path, tmp_path: Path) -> None:
+    pytest.importorskip("PIL")  # the images are decoded
     out = tmp_path / "some.tfrecord.gz"
     split = "train[15:45]+test[-2:]"
     proc = run_cli("tfds", "export", str(folder), "--split", split, "--to", "tfrecord", str(out), "--no-verify")
@@ -144,6 +145,7 @@ def test_class_names_cannot_lead_outside_the_destination(tmp_path: Path) -> None
 
 @pytest.mark.tf
 def test_tensorflow_datasets_reads_these_folders_as_load_does(folder: Path) -> None:
+    pytest.importorskip("PIL")  # the images are decoded
     tf_tfds = pytest.importorskip("tensorflow_datasets")
     builder = tf_tfds.builder_from_directory(str(folder))
     assert builder.info.features["label"].names == list(CLASSES)
@@ -165,6 +167,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_every_connector_exports(stored: Path, tmp_path: Path) -> None:
+    pytest.importorskip("PIL")  # the images are decoded
     folder = stored / "everything"
     proc = run_cli("tfds", "info", str(folder))
     assert proc.returncode == 0, proc.stderr
