@@ -33,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import time
+from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -117,7 +118,7 @@ def remote_info(data_dir: str) -> None:
     requests: list[str] = []
 
     class Counting(http.server.SimpleHTTPRequestHandler):
-        def send_head(self) -> object:
+        def send_head(self) -> Any:
             requests.append(f"{self.command} {self.path}")
             return super().send_head()
 
@@ -134,13 +135,13 @@ def remote_info(data_dir: str) -> None:
     print(json.dumps({"requests": requests}))
 
 
-def run(python: str, *argv: str) -> dict[str, object] | None:
+def run(python: str, *argv: str) -> dict[str, Any] | None:
     env = {**os.environ, "PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "3"}
     out = subprocess.run([python, os.path.abspath(__file__), *argv], capture_output=True, text=True, env=env)
     if out.returncode != 0:
         print(f"{' '.join(argv)} failed:\n{out.stderr[-1500:]}", file=sys.stderr)
         return None
-    result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
 
@@ -203,8 +204,8 @@ def main() -> None:
     for _, system in turns(SYSTEMS, args.rounds):
         got = run(pythons[system], "--child", system, folder)
         if got is not None:
-            cells[system].append(got["times"])  # type: ignore[arg-type]
-            checks[system] = got["check"]  # type: ignore[assignment]
+            cells[system].append(got["times"])
+            checks[system] = got["check"]
     loads.append(loadavg())
     n = args.examples
     print(
@@ -229,7 +230,7 @@ def main() -> None:
     remote = run(args.python, "--remote-info", data_dir)
     if remote is not None:
         got = remote["requests"]
-        print(f"  info() of the folder over HTTP (a local server): {len(got)} requests: {', '.join(got)}")  # type: ignore[arg-type]
+        print(f"  info() of the folder over HTTP (a local server): {len(got)} requests: {', '.join(got)}")
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as fh:
         report = {"python": platform.python_version(), "rounds": args.rounds, "examples": n, "load": loads}

@@ -68,12 +68,12 @@ def export_split(
     storage_options: StorageOptions = None,
     max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> Exported:
-    """Write `split` of the TFDS folder `source` (or its DatasetInfo) to the local `destination` as `to` says: "parquet"
-    (one file), "tfrecord" (one file, GZIP / ZLIB when its name ends so) or "images" (a folder of
-    class folders of the `label_key` ClassLabel's names, each file the stored bytes of the
-    `image_key` Image (by default the first of each: image_and_label); `overwrite` replaces files of
-    the same names, else a folder holding files is refused with FileExistsError). The reader
-    options are those of every reader."""
+    """Write `split` of the TFDS folder `source` (or its DatasetInfo) to the local `destination` as
+    `to` says: "parquet" (one file), "tfrecord" (one file, GZIP / ZLIB when its name ends so) or
+    "images" (a folder of class folders named by the `label_key` ClassLabel's names, each file the
+    stored bytes of the `image_key` Image, by default as image_and_label picks them; `overwrite`
+    replaces files of the same names, else a folder holding files is refused with
+    FileExistsError). The reader options are those of every reader."""
     if to not in TARGETS:
         raise ValueError(f"cannot export to {to!r}: choose one of {', '.join(TARGETS)}")
     options = ReaderOptions(compression, verify, on_error, max_skipped, storage_options, max_record_bytes)
