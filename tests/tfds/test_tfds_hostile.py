@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tfrecord_lite import tfds
@@ -147,3 +148,73 @@ def test_a_damaged_shard_raises_naming_it_or_is_skipped(tmp_path: Path) -> None:
         list(tfds.load(root))
     kept = [int(ex["x"]) for ex in tfds.load(root, on_error="skip")]
     assert kept == [0, 2]
+
+
+def test_the_legacy_features_json_parses_as_the_proto_form(tmp_path: Path) -> None:
+    """TFDS before 4.5 wrote {"type": CLASS, "content": ARGUMENTS} (TFDS's own backward test's example)."""
+    base = "tensorflow_datasets.core.features."
+    legacy = {
+        "type": base + "features_dict.FeaturesDict",
+        "content": {
+            "input": {
+                "type": base + "image_feature.Image",
+                "content": {"shape": [28, None, 3], "dtype": "uint8", "encoding_format": "png"},
+            },
+            "target": {"type": base + "class_label_feature.ClassLabel", "content": {"num_classes": 10}},
+            "steps": {
+                "type": base + "dataset_feature.Dataset",
+                "content": {
+                    "feature": {"type": base + "feature.Tensor", "content": {"shape": [2], "dtype": "float32"}},
+                    "length": None,
+                },
+            },
+        },
+    }
+    proto = features_of(
+        input={
+            "pythonClassName": base + "image_feature.Image",
+            "image": {"shape": {"dimensions": [28, -1, 3]}, "dtype": "uint8", "encodingFormat": "png"},
+        },
+        target={"pythonClassName": base + "class_label_feature.ClassLabel", "classLabel": {"numClasses": "10"}},
+        steps={
+            "pythonClassName": base + "dataset_feature.Dataset",
+            "sequence": {
+                "feature": {
+                    "pythonClassName": base + "feature.Tensor",
+                    "tensor": {"shape": {"dimensions": [2]}, "dtype": "float32"},
+                },
+                "length": "-1",
+            },
+        },
+    )
+    old = tfds.info(folder(tmp_path / "old", GOOD_INFO, legacy)).features
+    new = tfds.info(folder(tmp_path / "new", GOOD_INFO, proto)).features
+    assert old == new and str(old) == str(new)
+    assert "'input': Image(shape=(28, None, 3), dtype=uint8)" in str(old)
+
+
+def test_encoded_tensors_are_sized_from_their_shape_before_inflating(tmp_path: Path) -> None:
+    import zlib
+
+    import tfrecord_lite as tfr
+
+    zlib_tensor = {
+        "pythonClassName": TENSOR,
+        "tensor": {"dtype": "float32", "shape": {"dimensions": [-1, -1]}, "encoding": "zlib"},
+    }
+    root = folder(
+        tmp_path, {**GOOD_INFO, "splits": [{"name": "train", "shardLengths": ["3"]}]}, features_of(x=zlib_tensor)
+    )
+    bomb = zlib.compress(bytes(64 << 20))  # 64 MiB of zeros in 64 KiB
+    with tfr.TFRecordWriter(str(root / "ds-train.tfrecord-00000-of-00001")) as writer:
+        writer.write_example({"x/value": [bomb], "x/shape": np.array([2, 2], np.int64)})  # claims 16 bytes
+        writer.write_example({"x/value": [bomb], "x/shape": np.array([1 << 20, 1 << 20], np.int64)})  # 4 TiB
+        writer.write_example(
+            {"x/value": [zlib.compress(np.ones((2, 3), np.float32).tobytes())], "x/shape": np.array([2, 3], np.int64)}
+        )
+    examples = tfds.load(root)
+    with pytest.raises(tfr.DecodeError, match=r"17 bytes for a float32 tensor of shape \(2, 2\) \(expected 16\)"):
+        examples[0]
+    with pytest.raises(tfr.DecodeError, match="would take 4398046511104 bytes"):
+        examples[1]
+    assert examples[2]["x"].tolist() == np.ones((2, 3)).tolist()

@@ -5,6 +5,7 @@ for every form of split string, decoded and not."""
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +127,29 @@ def test_the_interleaved_order_is_tf_datas(takes: list[int]) -> None:
     )
     theirs = [(int(run), int(j)) for run, j in ds.as_numpy_iterator()]
     assert [(run, first + j) for run, first, n in read_blocks(takes, interleave=True) for j in range(n)] == theirs
+
+
+def test_legacy_features_json_parses_as_tfds_reads_it() -> None:
+    from tfrecord_lite._tfds.features import parse_features
+
+    base = "tensorflow_datasets.core.features."
+    legacy = {
+        "type": base + "features_dict.FeaturesDict",
+        "content": {
+            "image": {
+                "type": base + "image_feature.Image",
+                "content": {"shape": [None, None, 3], "dtype": "uint8", "encoding_format": "jpeg"},
+            },
+            "label": {"type": base + "class_label_feature.ClassLabel", "content": {"num_classes": 10}},
+            "text": {"type": base + "text_feature.Text", "content": {}},
+            "seq": {
+                "type": base + "sequence_feature.Sequence",
+                "content": {
+                    "feature": {"type": base + "feature.Tensor", "content": {"shape": [3], "dtype": "int32"}},
+                    "length": 4,
+                },
+            },
+        },
+    }
+    theirs = tfds.features.FeatureConnector.from_json(copy.deepcopy(legacy)).to_json()  # the form TFDS writes today
+    assert parse_features(legacy) == parse_features(theirs)

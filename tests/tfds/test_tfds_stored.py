@@ -105,3 +105,17 @@ def plain(value: Any) -> Any:
     if isinstance(value, list):
         return [plain(v) for v in value]
     return value
+
+
+def test_a_folder_over_https_takes_two_reads_for_info(http_server: Any) -> None:
+    pytest.importorskip("PIL")
+    pytest.importorskip("aiohttp")  # fsspec's HTTP file system (the remote extra)
+    for path in (STORED / "episodes").iterdir():
+        url = http_server.put(f"/rlds/episodes/0.1.0/{path.name}", path.read_bytes())
+    folder = url.rsplit("/", 1)[0]
+    http_server.faults.reset()
+    info = tfds.info(folder)
+    assert len(http_server.faults.requests) <= 2, http_server.faults.requests
+    assert info.splits["test"].files[1] == f"{folder}/episodes-test.tfrecord-00001-of-00002"
+    expected = EXPECTED["episodes"]["test[:50%]+train[-3:]"]
+    assert [jsonable(canonical(ex)) for ex in tfds.load(folder, split="test[:50%]+train[-3:]")] == expected

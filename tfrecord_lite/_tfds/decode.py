@@ -48,7 +48,7 @@ from tfrecord_lite._tfds.features import (
 
 Raw = dict[str, Any]
 Dims = tuple["int | None", ...]
-MAX_DECODED_BYTES = 1 << 32  # an encoded tensor inflated to more than this is refused
+MAX_DECODED_BYTES = 1 << 30  # an encoded tensor larger than this is refused (as a record would be)
 
 
 def decode_record(root: Feature, record: bytes, *, decode: bool = True) -> Any:
@@ -134,22 +134,24 @@ def _default(node: Tensor) -> Any:
 
 
 def _raw_tensor(data: bytes, node: Tensor, shape: Shape) -> np.ndarray:
-    """A bytes- or zlib-encoded tensor: its bytes made an array of `shape`, the count checked first."""
-    if node.encoding == "zlib":
-        inflater = zlib.decompressobj()
-        data = inflater.decompress(data, MAX_DECODED_BYTES)
-        if inflater.unconsumed_tail:
-            raise DecodeError(f"feature {node.key!r}: its zlib-encoded tensor inflates past {MAX_DECODED_BYTES} bytes")
+    """A bytes- or zlib-encoded tensor: its byte count worked out from `shape` first, then proven
+    (zlib inflated to no more than that count and one byte)."""
     dtype = np.dtype(node.dtype).newbyteorder("<")
     if any(d is None or d < 0 for d in shape):
         raise DecodeError(f"feature {node.key!r}: stored shape {shape} is not fully known")
-    count = 1
+    expected = dtype.itemsize
     for d in shape:
-        count *= d or 0
-    if count * dtype.itemsize != len(data):
+        expected *= d or 0
+    if expected > MAX_DECODED_BYTES:
+        raise DecodeError(f"feature {node.key!r}: a tensor of shape {shape} would take {expected} bytes")
+    if node.encoding == "zlib":
+        try:
+            data = zlib.decompressobj().decompress(data, expected + 1)
+        except zlib.error as err:
+            raise DecodeError(f"feature {node.key!r}: its zlib-encoded tensor does not inflate: {err}") from None
+    if expected != len(data):
         raise DecodeError(
-            f"feature {node.key!r}: {len(data)} bytes for a {node.dtype} tensor of shape {shape} "
-            f"(expected {count * dtype.itemsize})"
+            f"feature {node.key!r}: {len(data)} bytes for a {node.dtype} tensor of shape {shape} (expected {expected})"
         )
     return np.frombuffer(data, dtype).astype(node.dtype).reshape(shape)
 

@@ -13,11 +13,13 @@ checks record values against (_tfds/decode.py).
 The tree is small: `Tensor` (with its kinds Scalar, Text, ClassLabel, BBoxFeature, Audio, which
 store a tensor and hand one back), `Image`, `Video` (a sequence of encoded frames), `Sequence`,
 `Dataset` (a Sequence whose elements are handed back one dict per step, as RLDS episodes are) and
-`FeaturesDict`. `str()` of a node is the readable tree TFDS prints.
+`FeaturesDict`. `str()` of a node is the readable tree TFDS prints. The legacy form of TFDS before
+4.5 (`{"type": CLASS, "content": ARGUMENTS}`) is converted to the proto form first.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -258,6 +260,8 @@ def _node(node: object, key: str, depth: int, w: _Walk) -> Feature:
         raise w.fail(key, f"nested more than {MAX_DEPTH} levels deep")
     if not isinstance(node, dict):
         raise w.fail(key, f"expected a JSON object, found {type(node).__name__}")
+    if "type" in node and "pythonClassName" not in node:
+        node = _from_legacy(node, key, w)
     class_name = node.get("pythonClassName")
     if not isinstance(class_name, str):
         raise w.fail(key, f"no pythonClassName string (found {class_name!r})")
@@ -438,6 +442,55 @@ def _build_dict(node: dict[str, Any], key: str, depth: int, w: _Walk) -> Feature
             raise w.fail(key, f"a feature name must be non-empty and hold no '/': {name!r}")
         out[name] = _node(child, f"{key}/{name}" if key else name, depth + 1, w)
     return FeaturesDict(key, features=out)
+
+
+# TFDS before 4.5 wrote each node as {"type": CLASS, "content": {...}} (content: the constructor's
+# arguments, or a proto as JSON with "proto_cls"): converted here to the proto form parsed above.
+_LEGACY_FIELDS = {
+    "Tensor": "tensor", "Scalar": "tensor", "Image": "image", "Video": "video", "Audio": "audio",
+    "BBoxFeature": "boundingBox", "ClassLabel": "classLabel", "Text": "text",
+}  # fmt: skip
+
+
+def _from_legacy(node: dict[str, Any], key: str, w: _Walk) -> dict[str, Any]:
+    class_name, content = node["type"], node.get("content")
+    if not isinstance(class_name, str):
+        raise w.fail(key, f"'type' must be a class name, found {type(class_name).__name__}")
+    short = class_name.rsplit(".", 1)[-1]
+    if isinstance(content, str) and node.get("proto_cls"):
+        try:
+            content = json.loads(content)
+        except ValueError:
+            raise w.fail(key, "its 'content' is not JSON") from None
+    if not isinstance(content, dict):
+        raise w.fail(key, f"'content' must be an object, found {type(content).__name__}")
+    out: dict[str, Any] = {"pythonClassName": class_name}
+    if node.get("proto_cls"):  # the content is already the proto's JSON
+        field_name = "featuresDict" if short == "FeaturesDict" else _LEGACY_FIELDS.get(short, "sequence")
+        out[field_name] = content
+    elif short == "FeaturesDict":
+        out["featuresDict"] = {"features": content}
+    elif short in ("Sequence", "Dataset"):
+        length = content.get("length")
+        out["sequence"] = {"feature": content.get("feature"), "length": -1 if length is None else length}
+    elif short in _LEGACY_FIELDS:
+        out[_LEGACY_FIELDS[short]] = _legacy_fields(content, key, w)
+    return out
+
+
+def _legacy_fields(content: dict[str, Any], key: str, w: _Walk) -> dict[str, Any]:
+    """A legacy connector's arguments under their proto JSON names."""
+    if content.get("use_encoder"):
+        raise w.fail(key, "Text with an encoder (a tokenizer of TFDS's) is not supported")
+    names = {"encoding_format": "encodingFormat", "sample_rate": "sampleRate", "file_format": "fileFormat",
+             "lazy_decode": "lazyDecode", "num_classes": "numClasses", "bbox_format": "bboxFormat"}  # fmt: skip
+    out = {names.get(k, k): v for k, v in content.items()}
+    if "shape" in out:
+        dims = out["shape"]
+        if not isinstance(dims, list):
+            raise w.fail(key, f"shape must be a list, found {type(dims).__name__}")
+        out["shape"] = {"dimensions": [-1 if d is None else d for d in dims]}
+    return out
 
 
 _BUILDERS = {
