@@ -125,7 +125,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "info",
         cmd_info,
         "A TFDS folder's name, version, description, features (a tree), splits with their example "
-        "counts and shard files, and file format. Reads the folder's JSON files only.",
+        "counts and shard files, and file format. Reads the folder's JSON files (--json: and its class names) only.",
         f"  {PROG} tfds info datasets/mnist/3.0.1\n  {PROG} tfds info datasets/mnist/3.0.1 --json",
     )
     info.add_argument("path", metavar="PATH", help="the folder holding dataset_info.json (or its URL)")
