@@ -55,6 +55,7 @@ def load(
     decode: bool = True,
     shuffle_files: bool = False,
     seed: int | None = None,
+    num_threads: int = 1,
     compression: Compression = "auto",
     verify: bool = True,
     on_error: OnError = "raise",
@@ -68,12 +69,15 @@ def load(
     "test[-5%:]", "train[1shard]", "all". Example i is the one tfds.as_numpy hands back i-th
     (the shards interleaved as TFDS interleaves them). `decode=False` keeps images, videos and
     lazily encoded audio as their encoded bytes. `shuffle_files=True` reads the shards in an order
-    drawn from `seed`. The reader options are those of every reader (docs/conventions.md);
+    drawn from `seed`. `num_threads=N` decodes N examples at once on threads while iterating (the
+    order stays). The reader options are those of every reader (docs/conventions.md);
     an ArrayRecord folder (`file_format: array_record`) needs the arrayrecord extra.
     """
     options = ReaderOptions(compression, verify, on_error, max_skipped, storage_options, max_record_bytes)
     dataset = read_info(os.fspath(source), storage_options)
-    return Split(dataset, split, decode=decode, shuffle_files=shuffle_files, seed=seed, options=options)
+    return Split(
+        dataset, split, decode=decode, shuffle_files=shuffle_files, seed=seed, num_threads=num_threads, options=options
+    )
 
 
 def to_arrow(

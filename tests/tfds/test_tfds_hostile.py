@@ -218,3 +218,9 @@ def test_encoded_tensors_are_sized_from_their_shape_before_inflating(tmp_path: P
     with pytest.raises(tfr.DecodeError, match="would take 4398046511104 bytes"):
         examples[1]
     assert examples[2]["x"].tolist() == np.ones((2, 3)).tolist()
+
+
+def test_a_data_dir_instead_of_the_dataset_folder_names_the_folders_below(tmp_path: Path) -> None:
+    folder(tmp_path, GOOD_INFO, features_of(x=tensor([])))  # tmp_path/ds/1.0.0
+    with pytest.raises(FileNotFoundError, match=re.escape("TFDS folders below it: ds/1.0.0")):
+        tfds.info(tmp_path)

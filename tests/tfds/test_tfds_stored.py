@@ -34,6 +34,16 @@ def test_stored_folders_read_as_tfds_decoded_them(data: Path, name: str, split: 
     assert [jsonable(canonical(examples[i])) for i in range(len(examples))] == expected
 
 
+def test_threads_decode_the_same_examples_in_the_same_order(data: Path) -> None:
+    pytest.importorskip("PIL")
+    expected = EXPECTED["everything"]["train+test"]
+    assert [
+        jsonable(canonical(ex)) for ex in tfds.load(data / "everything", split="train+test", num_threads=3)
+    ] == expected
+    with pytest.raises(ValueError, match="num_threads"):
+        tfds.load(data / "everything", num_threads=0)
+
+
 def test_info_of_the_stored_folder(data: Path) -> None:
     info = tfds.info(data / "everything")
     assert (info.name, info.version, info.file_format) == ("everything", "1.2.0", "tfrecord")

@@ -4,9 +4,10 @@ their shard lengths and shard files).
 
 Strategy: the folder is local or any URL the storage layer reads; each JSON file is one read
 (`read_whole`, one ranged request for an object) capped at MAX_JSON_BYTES, so `info` of a remote
-folder costs two reads and never a listing. Everything in the documents is untrusted: each field
-is checked for its type and range before use (shard lengths non-negative and bounded, their count
-bounded), and an error names the file and the field. Shard file names come from each split's
+folder costs two reads and never a listing (a local folder without dataset_info.json is looked
+into a few levels down, for the error to name the TFDS folders there). Everything in the documents
+is untrusted: each field is checked for its type and range before use (shard lengths non-negative
+and bounded, their count bounded), and an error names the file and the field. Shard file names come from each split's
 `filepathTemplate` (TFDS's default `{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}` when absent),
 filled in as TFDS fills it (five-digit shard numbers); a name that is absolute, holds `..`, a
 backslash or a scheme, or is empty is refused before any path is built from it, so nothing
@@ -129,9 +130,34 @@ def join(folder: str, name: str) -> str:
 def read_info(source: str, storage_options: StorageOptions = None) -> DatasetInfo:
     """The DatasetInfo of the folder `source` (two reads: dataset_info.json, features.json)."""
     folder = os.fspath(source)
-    info_doc = _read_json(join(folder, "dataset_info.json"), storage_options)
+    try:
+        info_doc = _read_json(join(folder, "dataset_info.json"), storage_options)
+    except FileNotFoundError as err:
+        found = [] if is_url(folder) else _folders_below(folder)
+        if found:
+            raise FileNotFoundError(f"{err}; TFDS folders below it: {', '.join(found)}") from None
+        raise
     features_doc = _read_json(join(folder, "features.json"), storage_options)
     return info_from_documents(folder, info_doc, features_doc, storage_options)
+
+
+def _folders_below(folder: str, depth: int = 3, shown: int = 5, visits: int = 2000) -> list[str]:
+    """Up to `shown` local folders at most `depth` levels below `folder` that hold a
+    dataset_info.json (DATA_DIR/NAME/CONFIG/VERSION is three), looking into `visits` folders at
+    most, for an error message."""
+    found: list[str] = []
+    base = os.path.abspath(folder)
+    for count, (here, dirs, files) in enumerate(os.walk(base)):
+        if count >= visits:
+            break
+        if "dataset_info.json" in files and here != base:
+            found.append(os.path.relpath(here, base))
+        if here[len(base) :].count(os.sep) >= depth:
+            dirs.clear()
+        dirs.sort()
+        if len(found) >= shown:
+            break
+    return found
 
 
 def _read_json(path: str, storage_options: StorageOptions) -> Any:

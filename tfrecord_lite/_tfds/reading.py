@@ -8,7 +8,8 @@ a TFRecord shard as a TFRecordFile (its index sidecar, or one scan; a URL by ran
 ArrayRecord shard through the `array-record` package (imported then; a clear error names the extra
 to install when it is missing). Iteration streams: a TFRecord shard is read by iter_records from
 its first record on (the runs before `skip` passed over undecoded), at most 16 shards open at once
-as TFDS interleaves them, so memory stays flat whatever the split's size. A shard that holds fewer
+as TFDS interleaves them, so memory stays flat whatever the split's size; with `num_threads` the
+examples are decoded on that many threads (Pillow and zlib release the GIL), still in order. A shard that holds fewer
 records than dataset_info.json says raises an error naming it (unless `on_error` skips damage:
 then the damaged records are left out, as the streaming reader leaves them out). A Split pickles as its folder, split
 string and options, so a DataLoader worker reopens what it reads.
@@ -23,8 +24,10 @@ from typing import Any
 import numpy as np
 
 from tfrecord_lite._errors import TFRecordError
+from tfrecord_lite._example.validate import check_int
 from tfrecord_lite._records.random_access import TFRecordFile, checked_position
 from tfrecord_lite._records.reader import iter_records
+from tfrecord_lite._records.threads import ordered_map
 from tfrecord_lite._redact import redact
 from tfrecord_lite._storage.locations import StorageOptions, is_url, local_path
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError
@@ -74,9 +77,11 @@ class Split:
         decode: bool = True,
         shuffle_files: bool = False,
         seed: int | None = None,
+        num_threads: int = 1,
         options: ReaderOptions | None = None,
     ) -> None:
         self.info, self.split, self._decode = info, split, decode
+        self._num_threads = check_int("num_threads", num_threads, minimum=1)
         self._shuffle_files, self._seed = shuffle_files, seed
         self._options = options or ReaderOptions()
         runs = file_runs(resolve(split, info.splits), info.splits)
@@ -119,8 +124,7 @@ class Split:
         return self.decode(self.record(i))
 
     def __iter__(self) -> Iterator[Any]:
-        for record in self.iter_records():
-            yield self.decode(record)
+        return ordered_map(self.decode, self.iter_records(), self._num_threads)
 
     def iter_records(self, runs: list[FileRun] | None = None, *, interleave: bool | None = None) -> Iterator[bytes]:
         """The raw records of `runs` (default: the whole split) streamed in reading order."""
