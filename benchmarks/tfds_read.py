@@ -11,8 +11,10 @@
 # (default benchmarks/.work/tfds_read) and kept for later runs. Every cell is a fresh process: it
 # imports its reader, opens the folder and iterates the whole split, every example decoded (the
 # image an HxWxC uint8 array, the label an int64). tfrecord_lite runs under --python (default
-# .venvs/py, no TensorFlow), TensorFlow Datasets under --tf-python. In each of --rounds rounds
-# (default 3) both take turns in an order that rotates between rounds (benchmarks/_rounds.py).
+# .venvs/py, no TensorFlow), as `load(folder, split="train")` (decoding on the calling thread) and
+# with `num_threads=2` (decoding on two threads, as TensorFlow decodes on threads of its own),
+# TensorFlow Datasets under --tf-python. In each of --rounds rounds
+# (default 3) the three take turns in an order that rotates between rounds (benchmarks/_rounds.py).
 # Prints examples/s of the iteration (the open excluded: it is the import of TensorFlow, mostly),
 # the seconds of import + open, by the wall clock and by the process's CPU time (TensorFlow decodes
 # on threads of its own), median (min..max) over rounds, and tfrecord_lite's speed against
@@ -41,8 +43,9 @@ sys.path.insert(0, HERE)
 from _rounds import spread, turns
 
 OURS = "tfrecord_lite.tfds.load"
+THREADS = "load(num_threads=2)"
 THEIRS = "tfds.as_numpy(as_dataset)"
-SYSTEMS = [OURS, THEIRS]
+SYSTEMS = [OURS, THREADS, THEIRS]
 SIZE = 64
 CLASSES = [f"class_{i}" for i in range(10)]
 
@@ -85,10 +88,10 @@ def build(data_dir: str, n: int) -> None:
 def child(system: str, folder: str) -> None:
     """One cell: import, open, iterate the split; print the times and a checksum as JSON."""
     started, cpu = time.perf_counter(), time.process_time()
-    if system == OURS:
+    if system in (OURS, THREADS):
         from tfrecord_lite import tfds
 
-        examples = tfds.load(folder, split="train")
+        examples = tfds.load(folder, split="train", num_threads=2 if system == THREADS else 1)
     else:
         import tensorflow_datasets as tfds_peer
 
@@ -197,7 +200,7 @@ def main() -> None:
         return
     data_dir = os.path.join(args.dir, str(args.examples))
     folder = prepare(args.tf_python, data_dir, args.examples)
-    pythons = {OURS: args.python, THEIRS: args.tf_python}
+    pythons = {OURS: args.python, THREADS: args.python, THEIRS: args.tf_python}
     cells: dict[str, list[dict[str, list[float]]]] = {s: [] for s in SYSTEMS}
     checks: dict[str, list[object]] = {}
     loads = [loadavg()]
@@ -221,12 +224,14 @@ def main() -> None:
             rates = [n / t for t in iterate[s]]
             opened = _spread(opening[s], ".2f")
             print(f"  {clock:<4} {s:<27} {_spread(rates, ',.0f')} examples/s   import + open {opened} s")
-        if len(iterate) == 2:
-            whole = {s: [o + i for o, i in zip(opening[s], iterate[s], strict=True)] for s in iterate}
-            print(
-                f"  {clock:<4} {'tfrecord_lite / TFDS':<27} {_ratio(iterate[OURS], iterate[THEIRS])}"
-                f"   with import + open: {_ratio(whole[OURS], whole[THEIRS])}"
-            )
+        whole = {s: [o + i for o, i in zip(opening[s], iterate[s], strict=True)] for s in iterate}
+        for ours in (OURS, THREADS):
+            if ours in iterate and THEIRS in iterate:
+                name = f"{'load' if ours == OURS else 'num_threads=2'} / TFDS"
+                print(
+                    f"  {clock:<4} {name:<27} {_ratio(iterate[ours], iterate[THEIRS])}"
+                    f"   with import + open: {_ratio(whole[ours], whole[THEIRS])}"
+                )
     remote = run(args.python, "--remote-info", data_dir)
     if remote is not None:
         got = remote["requests"]
