@@ -69,6 +69,9 @@ def builders() -> dict[str, Any]:
                         "box": F.BBoxFeature(),
                         "audio": F.Audio(shape=(None,), dtype=np.int16, sample_rate=8000),
                         "maybe": F.Scalar(dtype=np.int64, optional=True),
+                        "translation": F.Translation(languages=["fr", "en"]),
+                        "any_language": F.TranslationVariableLanguages(),
+                        "labeled": F.LabeledImage(labels=["sky", "sea"], shape=(3, 3, 1)),
                         "maybe_pair": F.Tensor(shape=(2,), dtype=np.float32, optional=True),
                         "video": F.Video(shape=(None, 4, 4, 3)),
                     }
@@ -168,6 +171,9 @@ def everything_example(i: int, seed: int) -> dict[str, Any]:
         "box": tfds.features.BBox(0.1, 0.2, 0.5, 0.75),
         "audio": rng.integers(-1000, 1000, (5 + i % 7,), dtype=np.int16),
         "maybe": i if i % 2 else None,
+        "translation": {"en": f"the cat {i}", "fr": f"le chat {i}"},
+        "any_language": {"en": f"dog {i}", "de": [f"Hund {i}", "Köter"]} if k else {"en": "dog"},
+        "labeled": rng.integers(0, 2, (3, 3, 1), dtype=np.uint8),
         "maybe_pair": None if i % 3 else np.array([i, -i], np.float32),
         "video": rng.integers(0, 256, (k + 1, 4, 4, 3), dtype=np.uint8),
     }

@@ -49,6 +49,11 @@ def test_info_of_the_stored_folder(data: Path) -> None:
     assert (info.name, info.version, info.file_format) == ("everything", "1.2.0", "tfrecord")
     assert {k: (s.num_examples, len(s.files)) for k, s in info.splits.items()} == {"train": (20, 2), "test": (8, 2)}
     assert info.class_names("label") == ["cat", "dog", "bird"]
+    assert repr(info) == (
+        f"DatasetInfo('everything', version='1.2.0', file_format='tfrecord', splits={{'train': 20, 'test': 8}}, "
+        f"source={str(data / 'everything')!r})"
+    )
+    assert repr(info.splits["test"]).startswith("SplitInfo('test', 8 examples, files=[")
     assert info.class_names("objects/kind") == ["0", "1", "2", "3"]
     assert "'image': Image(shape=(8, 6, 3), dtype=uint8)" in str(info)
     # in features.json's order (TFDS writes it sorted)
@@ -58,6 +63,7 @@ def test_info_of_the_stored_folder(data: Path) -> None:
         "frames",
         "gray_jpeg",
         "image",
+        "labeled",
         "rgba",
     ]  # features.json order
     assert info.feature_keys("ClassLabel") == ["label", "objects/kind"]

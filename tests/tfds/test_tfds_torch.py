@@ -37,7 +37,9 @@ def test_two_workers_read_each_record_once(data: Path) -> None:
 def _rank(rank: int, port: int, out: str, folder: str) -> None:
     torch.distributed.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
     try:
-        dataset = IterableTFDSDataset(folder, split="train", transform=ident)
+        with pytest.raises(ValueError, match="needs a seed"):
+            IterableTFDSDataset(folder, split="train", shuffle_files=True)
+        dataset = IterableTFDSDataset(folder, split="train+test", shuffle_files=True, seed=7, transform=ident)
         loader = torch.utils.data.DataLoader(dataset, num_workers=2, batch_size=None)
         Path(out, f"{rank}.txt").write_text("\n".join(loader))
     finally:
@@ -51,5 +53,5 @@ def test_two_ranks_of_two_workers_read_each_record_once(data: Path, tmp_path: Pa
     port = free_port()
     torch.multiprocessing.spawn(_rank, args=(port, str(tmp_path), str(folder)), nprocs=2, join=True)
     seen = [line for rank in (0, 1) for line in (tmp_path / f"{rank}.txt").read_text().split("\n")]
-    assert sorted(seen) == sorted(ident(ex) for ex in tfds.load(folder, split="train"))
+    assert sorted(seen) == sorted(ident(ex) for ex in tfds.load(folder, split="train+test"))
     assert os.path.getsize(tmp_path / "0.txt") and os.path.getsize(tmp_path / "1.txt")

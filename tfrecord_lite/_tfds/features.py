@@ -13,7 +13,9 @@ checks record values against (_tfds/decode.py).
 The tree is small: `Tensor` (with its kinds Scalar, Text, ClassLabel, BBoxFeature, Audio, which
 store a tensor and hand one back), `Image`, `Video` (a sequence of encoded frames), `Sequence`,
 `Dataset` (a Sequence whose elements are handed back one dict per step, as RLDS episodes are) and
-`FeaturesDict`. `str()` of a node is the readable tree TFDS prints. The legacy form of TFDS before
+`FeaturesDict`; a LabeledImage is read as the Image it stores, a Translation as a FeaturesDict of
+Text per language, a TranslationVariableLanguages as a Sequence of (language, translation) Texts.
+`str()` of a node is the readable tree TFDS prints. The legacy form of TFDS before
 4.5 (`{"type": CLASS, "content": ARGUMENTS}`) is converted to the proto form first.
 """
 
@@ -418,6 +420,20 @@ def _build_image(node: dict[str, Any], key: str, depth: int, w: _Walk) -> Featur
     return Image(key, **_image_fields(_content(node, "image", key, w), key, w, 3))
 
 
+def _build_translation(node: dict[str, Any], key: str, depth: int, w: _Walk) -> Feature:
+    """Translation: a Text per language; with variable languages, a sequence of (language, translation)."""
+    content = _content(node, "translation", key, w)
+    languages = content.get("languages", [])
+    if not isinstance(languages, list) or not all(isinstance(x, str) and x and "/" not in x for x in languages):
+        raise w.fail(key, "translation languages must be a list of language codes")
+    if len(languages) > MAX_NODES:
+        raise w.fail(key, f"more than {MAX_NODES} languages")
+    if content.get("variableLanguagesPerExample"):
+        pair = {name: Text(f"{key}/{name}") for name in ("language", "translation")}
+        return Sequence(key, feature=FeaturesDict(key, features=pair), length=None)
+    return FeaturesDict(key, features={lang: Text(f"{key}/{lang}") for lang in sorted(languages)})
+
+
 def _build_video(node: dict[str, Any], key: str, depth: int, w: _Walk) -> Feature:
     return Video(key, **_image_fields(_content(node, "video", key, w), key, w, 4))
 
@@ -502,6 +518,9 @@ _BUILDERS = {
     "Audio": _build_audio,
     "Image": _build_image,
     "Video": _build_video,
+    "LabeledImage": _build_image,
+    "Translation": _build_translation,
+    "TranslationVariableLanguages": _build_translation,
     "Sequence": _build_sequence,
     "Dataset": _build_sequence,
     "FeaturesDict": _build_dict,

@@ -27,6 +27,7 @@ from typing import Any
 
 from tfrecord_lite._errors import DatasetInfoError
 from tfrecord_lite._redact import redact
+from tfrecord_lite._repr import count, describe, shown_paths
 from tfrecord_lite._storage.files import read_whole
 from tfrecord_lite._storage.locations import StorageOptions, is_url
 from tfrecord_lite._tfds.features import (
@@ -58,6 +59,11 @@ class SplitInfo:
     num_examples: int
     shard_lengths: tuple[int, ...]
     files: tuple[str, ...]
+
+    def __repr__(self) -> str:
+        return describe(
+            "SplitInfo", repr(self.name), count(self.num_examples, "examples"), f"files={shown_paths(self.files)}"
+        )
 
 
 @dataclass(frozen=True)
@@ -106,6 +112,14 @@ class DatasetInfo:
             raise DatasetInfoError(f"{redact(path)} is larger than {MAX_LABELS_BYTES} bytes")
         return [line.strip() for line in data.decode("utf-8").split("\n") if line.strip()]
 
+    def __repr__(self) -> str:
+        splits = "{" + ", ".join(f"{k!r}: {v.num_examples}" for k, v in self.splits.items()) + "}"
+        config = f"config={self.config!r}" if self.config else None
+        return describe(
+            "DatasetInfo", repr(self.name), f"version={self.version!r}", config, f"file_format={self.file_format!r}",
+            f"splits={splits}", f"source={redact(self.source)!r}",
+        )  # fmt: skip
+
     def __str__(self) -> str:
         lines = [
             f"{self.name} {self.version}" + (f" ({self.config})" if self.config else "") + f", {self.file_format}",
@@ -147,8 +161,8 @@ def _folders_below(folder: str, depth: int = 3, shown: int = 5, visits: int = 20
     most, for an error message."""
     found: list[str] = []
     base = os.path.abspath(folder)
-    for count, (here, dirs, files) in enumerate(os.walk(base)):
-        if count >= visits:
+    for visited, (here, dirs, files) in enumerate(os.walk(base)):
+        if visited >= visits:
             break
         if "dataset_info.json" in files and here != base:
             found.append(os.path.relpath(here, base))

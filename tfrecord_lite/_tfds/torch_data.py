@@ -7,7 +7,9 @@ Strategy for exactly once: the split's runs of records per shard, in file order,
 N records; consumer c of C reads records [c*N//C, (c+1)*N//C), cut into runs of the shards they
 lie in and streamed from there, so the consumers' shares are disjoint, cover the split, differ in
 size by at most one, and each opens only the shards its share touches. Every consumer computes the
-same division from dataset_info.json alone (no scan, no communication).
+same division from dataset_info.json alone (no scan, no communication); the DataLoader's workers
+get the dataset, its shard order included, from the process that made it, and ranks that shuffle the
+shards must share a seed.
 """
 
 from __future__ import annotations
@@ -90,6 +92,8 @@ class SplitStream:
         self.split = Split(info, split, decode=decode, shuffle_files=shuffle_files, seed=seed, options=options)
         self.transform = transform
         self.world = self._world()  # (rank, world size) where the dataset is made: workers do not know it
+        if shuffle_files and seed is None and self.world is not None and self.world[1] > 1:
+            raise ValueError("shuffle_files over several ranks needs a seed, so that every rank shuffles alike")
 
     def _world(self) -> tuple[int, int] | None:  # pragma: no cover - torch.distributed's, in the subclass
         return None
