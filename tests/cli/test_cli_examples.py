@@ -15,6 +15,7 @@ import pytest
 
 import tfrecord_lite as tfr
 from tests._cli import run_cli
+from tests._tfds import write_tfds_folder
 from tests.conftest import DATA_DIR
 from tests.datasets.test_messages import descriptor_set, orders, runtime_class
 from tfrecord_lite.cli import build_parser
@@ -38,9 +39,12 @@ PREPARE = {
 
 def help_examples() -> list[str]:
     """The example command lines of the main help and of every command's help."""
-    parser = build_parser()
-    commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    epilogs = [parser.epilog or ""] + [sub.epilog or "" for sub in commands.values()]
+    parsers, epilogs = [build_parser()], []
+    while parsers:  # the main parser, its commands, and theirs (`tfds info`)
+        parser = parsers.pop()
+        epilogs.append(parser.epilog or "")
+        if parser._subparsers is not None:
+            parsers += parser._subparsers._group_actions[0].choices.values()  # type: ignore[attr-defined]
     lines = [line.strip() for epilog in epilogs for line in epilog.splitlines()]
     # an example is `tfrecord-lite ...`, then (after two spaces or more) what it does
     return sorted({re.split(r"\s{2,}", line)[0] for line in lines if line.startswith(PROG + " ")})
@@ -77,6 +81,7 @@ def make_world(root: Path) -> None:
     with tfr.TFRecordWriter(root / "orders.tfrecord") as w:
         for record in orders(runtime_class(descriptor_set(), "shop.Order")):
             w.write(record)
+    write_tfds_folder(root / "datasets")  # a prepared TensorFlow Datasets folder: datasets/mnist/3.0.1
     with tfr.TFRecordWriter(root / "mnist.tfrecord") as w:  # raw pixels under the TF tutorials' keys
         for i in range(3):
             w.write_example({"image_raw": [bytes(range(i, i + 16))], "label": [i], "height": [4], "width": [4]})

@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -141,10 +142,33 @@ def photos_and_more(tmp: Path) -> None:
     (tmp / "photos.csv").write_text("path,label\n" + "\n".join(rows) + "\n")
 
 
+def mnist_folder(tmp: Path) -> None:
+    """`mnist/3.0.1/`: a prepared TFDS folder (tests/_tfds.py), an `image` (28×28×1 PNG) and a
+    `label` (ClassLabel, 10 classes); train: 80 examples in 2 shards, test: 20 in 1."""
+    from tests._tfds import write_tfds_folder
+
+    write_tfds_folder(tmp)
+
+
+def tfds_folders(tmp: Path) -> None:
+    """`mnist/3.0.1/` as above, and `episodes/`: tests/data/tfds/episodes, RLDS episodes made by TFDS."""
+    mnist_folder(tmp)
+    shutil.copytree(
+        ROOT / "tests" / "data" / "tfds" / "episodes", tmp / "episodes", ignore=shutil.ignore_patterns("*.tfrlidx")
+    )
+
+
+def photos_and_mnist(tmp: Path) -> None:
+    """`photos/` as above, and `mnist/3.0.1/` as for docs/tfds.md."""
+    photos(tmp)
+    mnist_folder(tmp)
+
+
 SETUPS: dict[str, Callable[[Path], None]] = {
     "README.md": photos,
+    "docs/tfds.md": tfds_folders,
     "docs/images.md": photos_and_more,
-    "docs/cli.md": photos,
+    "docs/cli.md": photos_and_mnist,
 }
 
 

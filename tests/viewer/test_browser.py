@@ -164,3 +164,31 @@ def test_static_report_from_disk(browser, mixed, tmp_path):
     assert w.page.evaluate("window.__pwned") is None
     assert w.errors == [] and w.outside == []
     w.close()
+
+
+def test_a_tensorflow_datasets_folder(browser, serve, tmp_path_factory):
+    from tests._tfds import write_tfds_folder
+
+    classes = ("cat", "dog", "fox")
+    folder = write_tfds_folder(tmp_path_factory.mktemp("tfds"), name="pets", version="1.0.0", shape=(20, 20, 3),
+                               classes=classes, splits={"train": (30, 30), "test": (10,)})  # fmt: skip
+    url = serve(folder)
+    w = Watched(browser, (url, "data:"))
+    w.page.goto(url)
+    rows = w.page.locator("table.splits tbody tr").all_inner_texts()
+    assert [row.split("\t")[:2] for row in rows] == [["train", "60"], ["test", "10"]]
+    assert "ClassLabel" in w.page.locator("details.features").inner_text()
+    assert w.page.locator("svg.chart rect.bar").count() == len(classes)
+    w.page.click("table.splits a >> text=test")
+    w.page.wait_for_url(re.compile(r"records\?start=60"))
+    assert w.page.locator("table.records tbody th").first.inner_text() == "#60"
+    decoded = w.images_decoded()
+    assert len(decoded) == 10 and min(decoded) == 20  # the PNGs of TFDS's Image, drawn
+    w.page.goto(url)
+    w.page.click("div.labels a >> text=fox (2)")
+    w.page.wait_for_url(re.compile(r"grid\?label=2"))
+    cells = w.page.locator("div.cell").all_inner_texts()
+    assert len(cells) == 23 and all(text.endswith("fox · 2") for text in cells)
+    assert min(w.images_decoded()) > 0
+    assert w.errors == [] and w.outside == []
+    w.close()

@@ -1,5 +1,6 @@
 """Image records written back as files: unpack_images turns shards of image records into an
-ImageFolder tree, destination/<class>/<file name>.
+ImageFolder tree, destination/<class>/<file name>, through ImageFolderWriter (which other
+sources of images, TFDS folders, write through too).
 
 Strategy: the stored bytes are written unchanged, into a file named for the format they start
 like (raw pixels become a PNG file); every part of a name is sanitised into one path component,
@@ -97,18 +98,7 @@ def unpack_images(
     names, so a re-run gives the same tree), `skip_existing=True` leaves those that exist and writes
     the rest (an interrupted run finished).
     """
-    if overwrite and skip_existing:
-        raise ValueError("overwrite and skip_existing exclude each other: choose one")
-    out_dir = os.fspath(destination)
-    if not (overwrite or skip_existing) and _holds_files(out_dir):
-        raise FileExistsError(
-            f"{out_dir} already holds files: unpacking into it again would add a copy of every image; "
-            "pass overwrite=True to replace the files a run writes or skip_existing=True to keep them "
-            "(tfrecord-lite unpack-images --overwrite / --skip-existing), or choose an empty folder"
-        )
-    os.makedirs(out_dir, exist_ok=True)
-    count = 0
-    written: set[str] = set()  # the files of this run: a second record of a name gets a suffix
+    writer = ImageFolderWriter(destination, overwrite=overwrite, skip_existing=skip_existing)
     records: Iterable[ImageRecord] = iter_image_records(
         source,
         compression=compression,
@@ -123,21 +113,55 @@ def unpack_images(
     if progress is not None:
         records = progress(records, 0)
     for rec in records:
-        cls = _safe_part(rec.text or (str(rec.label) if rec.label >= 0 else ""), "unlabelled")
         data, ext = _file_contents(rec)
-        base = _file_name(rec.filename, ext, f"{count:08d}{ext}")
-        folder = os.path.join(out_dir, cls)
-        make_output_folder(out_dir, folder)
-        target = _unpacked_name(folder, base, written, clash=not (overwrite or skip_existing))
-        written.add(target)
-        if skip_existing and os.path.lexists(target):
-            continue
-        if overwrite and os.path.lexists(target):
+        writer.write(rec.text or (str(rec.label) if rec.label >= 0 else ""), data, ext, rec.filename)
+    return writer.count
+
+
+class ImageFolderWriter:
+    """Image files written into `destination/<class>/<file name>` (an ImageFolder tree); `count`
+    says how many were written.
+
+    Class and file names are untrusted text, made one safe path component each; a missing class is
+    `unlabelled`, a missing file name `<n><ext>`. A `destination` that already holds files is refused
+    (FileExistsError) unless `overwrite` (replace the files of the same names) or `skip_existing`
+    (keep them); clashes within a run get '-1', '-2', ... suffixes."""
+
+    def __init__(self, destination: PathLike, *, overwrite: bool = False, skip_existing: bool = False) -> None:
+        if overwrite and skip_existing:
+            raise ValueError("overwrite and skip_existing exclude each other: choose one")
+        self.destination = os.fspath(destination)
+        if not (overwrite or skip_existing) and _holds_files(self.destination):
+            raise FileExistsError(
+                f"{self.destination} already holds files: writing into it again would add a copy of every image; "
+                "pass overwrite=True to replace the files a run writes or skip_existing=True to keep them "
+                "(on the command line --overwrite / --skip-existing), or choose an empty folder"
+            )
+        os.makedirs(self.destination, exist_ok=True)
+        self.overwrite = overwrite
+        self.skip_existing = skip_existing
+        self.count = 0
+        self._seen = 0
+        self._written: set[str] = set()  # the files of this run: a second image of a name gets a suffix
+
+    def write(self, class_name: str, data: bytes, ext: str, filename: str = "") -> str | None:
+        """Write one image's bytes as `<class_name>/<filename>` (with `ext` where the name lacks
+        the right extension); the path written, or None when skip_existing kept a file there."""
+        cls = _safe_part(class_name, "unlabelled")
+        base = _file_name(filename, ext, f"{self._seen:08d}{ext}")
+        self._seen += 1
+        folder = os.path.join(self.destination, cls)
+        make_output_folder(self.destination, folder)
+        target = _unpacked_name(folder, base, self._written, clash=not (self.overwrite or self.skip_existing))
+        self._written.add(target)
+        if self.skip_existing and os.path.lexists(target):
+            return None
+        if self.overwrite and os.path.lexists(target):
             os.unlink(target)  # replaced, never written through (a link stays out of it)
         with open(target, "xb") as f:
             f.write(data)
-        count += 1
-    return count
+        self.count += 1
+        return target
 
 
 def _holds_files(folder: str) -> bool:

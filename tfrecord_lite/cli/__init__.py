@@ -2,10 +2,10 @@
 
 Strategy: argparse sub-commands, one module per group of commands (inspect: count,
 head, cat, schema, verify; shards: index, merge, reshard, split, convert; images:
-pack-images, unpack-images, remove-images; salvage), each adding its own sub-parsers and
-holding thin `cmd_*` functions that parse arguments, call the library and print
-(options.py: what they share; output.py: how records and reports look). Inputs are
-files, globs or directories, compression is recognised from the content. Expected
+pack-images, unpack-images, remove-images; salvage; stats; view; events; tfds: info,
+export), each adding its own sub-parsers and holding thin `cmd_*` functions that parse
+arguments, call the library and print (options.py: what they share; output.py: how
+records and reports look). Inputs are files, globs or directories, compression is recognised from the content. Expected
 failures (missing files, corrupt data, bad options) end as one line
 `tfrecord-lite: error: ...` with exit status 1 (data) or 2 (usage), a line about damaged
 data with what to do about it (options.damage_hint); a traceback means a bug.
@@ -24,7 +24,7 @@ from typing import NoReturn
 from tfrecord_lite._errors import TFRecordError
 from tfrecord_lite._redact import scrub
 from tfrecord_lite._storage.locations import UnknownSchemeError
-from tfrecord_lite.cli import events, images, inspect, salvage, shards, stats, view
+from tfrecord_lite.cli import events, images, inspect, salvage, shards, stats, tfds, view
 from tfrecord_lite.cli.options import EXIT_DATA, EXIT_USAGE, PROG, UsageError, damage_hint
 from tfrecord_lite.cli.output import terminal_safe
 
@@ -69,6 +69,7 @@ examples:
   {PROG} convert data/*.tfrecord --to gzip -o gz/
   {PROG} salvage damaged.tfrecord rescued.tfrecord || echo lost   every good record; status 1: some were lost
   {PROG} events logs/ --tags 'loss*' --to csv     TensorBoard logs: scalars, histograms, ... as CSV
+  {PROG} tfds info datasets/mnist/3.0.1      a TensorFlow Datasets folder: features, splits, shards
 run '{PROG} COMMAND --help' for a command's options."""
 
 
@@ -86,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summary lines")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for group in (inspect, shards, salvage, images, stats, view, events):
+    for group in (inspect, shards, salvage, images, stats, view, events, tfds):
         group.add_commands(sub)
     return parser
 

@@ -13,7 +13,9 @@ of the first STATS_SAMPLE records, computed once: the statistics and the label c
 computed under a lock, so concurrent overview requests wait for the one pass instead of each
 running their own. Records longer than LONG_RECORD (or of unknown length: the last of a file)
 are read one at a time under a lock: a record of 1 GiB costs about twice that while it is read
-from a GZIP file, and two requests for it at once held 4 GiB.
+from a GZIP file, and two requests for it at once held 4 GiB. A prepared TensorFlow Datasets
+folder (tfds.py) is the shards of its splits in their order, each split a range of record
+numbers, its ClassLabel the label counted and named.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from tfrecord_lite._stats.collect import statistics
 from tfrecord_lite._stream.damage import DamagePolicy
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 from tfrecord_lite.viewer.logs import Log, log_paths
+from tfrecord_lite.viewer.tfds import SplitRange, class_label, shard_files, split_of, split_ranges, tfds_info
 
 LABEL_KEYS = ("image/class/label", "label", "image/class/text", "class", "labels")
 TEXT_KEY = "image/class/text"  # a record's class name, beside its id
@@ -70,7 +73,9 @@ class SearchResult:
 
 
 class Catalog:
-    """The files of `source` (a path, folder, glob, URL or list), for the viewer.
+    """The files of `source` (a path, folder, glob, URL or list), for the viewer. A folder that
+    holds dataset_info.json is a prepared TensorFlow Datasets folder: its splits' shards, in the
+    order of its splits (`splits`, `split_of`), its ClassLabel's names as the labels' names.
 
     A TensorBoard log (a logdir, run folder or events files) is shown as its runs and tags too
     (`log`), each record as its event; records of TF Ranking's ExampleListWithContext as their
@@ -107,7 +112,8 @@ class Catalog:
         self._skips = on_error != "raise"
         self._found: list[TFRecordError] = []
         self._policy = DamagePolicy(_listing(on_error, self._found), max_skipped)  # one count over every file
-        self.paths, runs = log_paths(source, storage_options)
+        self.tfds = tfds_info(source, storage_options)  # a TFDS folder's DatasetInfo, else None
+        self.paths, runs = (shard_files(self.tfds), None) if self.tfds else log_paths(source, storage_options)
         self.message = message
         self.log = None if runs is None else Log(runs, self._options, self._skips)
         statistics = statistics and self.log is None and message is None  # Example statistics mean nothing there
@@ -122,6 +128,14 @@ class Catalog:
         self._labels_lock = threading.Lock()
         self._long_record_lock = threading.Lock()
         self.label_names: dict[str, str] = {}  # label id -> class name, where the records or a label map say
+        self.label_key = ""  # the key whose values the overview counts, when the dataset says which
+        self.splits: list[SplitRange] = []  # a TFDS folder's splits, as ranges of record numbers
+        if self.tfds is not None:
+            self.splits = split_ranges(self.tfds, [len(f) for f in self.files])
+            label = class_label(self.tfds)
+            if label is not None:
+                self.label_key = label[0]
+                self.label_names.update((str(i), name) for i, name in enumerate(label[1]))
 
     def _open(self, path: str, first: int) -> TFRecordFile:
         try:
@@ -145,6 +159,10 @@ class Catalog:
 
     def __len__(self) -> int:
         return int(self.starts[-1])
+
+    def split_of(self, i: int) -> tuple[str, int] | None:
+        """(split, number within it) of record `i` of a TFDS folder; None for other sources."""
+        return split_of(self.splits, i)
 
     def close(self) -> None:
         for f in self.files:
@@ -214,7 +232,7 @@ class Catalog:
     def _labels_once(self) -> tuple[str, Counter[str], int]:
         if self._labels is None:
             counts: Counter[str] = Counter()
-            key = ""
+            key = self.label_key
             scanned = 0
             for _, features in self.decoded(0, LABEL_SAMPLE):
                 scanned += 1

@@ -13,12 +13,13 @@ from collections.abc import Callable, Mapping
 from urllib.parse import urlencode
 
 from tfrecord_lite._html.charts import bar_chart
-from tfrecord_lite._html.records import record_card, records_table
+from tfrecord_lite._html.records import RecordView, record_card, records_table
 from tfrecord_lite._html.style import page
 from tfrecord_lite._html.values import esc
 from tfrecord_lite._redact import redact
 from tfrecord_lite.viewer.catalog import Catalog, as_texts, file_size, first_image
 from tfrecord_lite.viewer.logs import summary_html, tag_body
+from tfrecord_lite.viewer.tfds import overview_html
 
 PAGE_SIZE = 50  # records on a page of the browser, images on a page of the grid
 NAV = (("overview", "./"), ("records", "records"), ("grid", "grid"), ("search", "search"))
@@ -89,8 +90,9 @@ def labels_html(catalog: Catalog) -> str:
 
 
 def overview_body(catalog: Catalog) -> str:
+    tfds = overview_html(catalog.tfds, catalog.splits) if catalog.tfds is not None else ""
     log = log_html(catalog)
-    return files_table(catalog) + damage_html(catalog) + log + labels_html(catalog) + catalog.statistics_html()
+    return tfds + files_table(catalog) + damage_html(catalog) + log + labels_html(catalog) + catalog.statistics_html()
 
 
 def overview(catalog: Catalog, query: Query) -> str:
@@ -126,7 +128,9 @@ def record_page(catalog: Catalog, query: Query) -> str:
         return _frame(catalog, "Record", "<p>The dataset holds no records.</p>")
     i = number(query, "i", 0, 0, len(catalog) - 1)
     f, local = catalog.locate(i)
-    where = f'<p class="note">{esc(redact(f.path))}, record {local}, byte offset {f.offset(local)}</p>'
+    split = catalog.split_of(i)
+    example = f"{esc(split[0])} split, record {split[1]} in shard order: " if split is not None else ""
+    where = f'<p class="note">{example}{esc(redact(f.path))}, record {local}, byte offset {f.offset(local)}</p>'
     if str(query.get("i", i)) != str(i):  # a number outside the dataset (or none): say which is shown
         asked = esc(str(query.get("i")))
         where = (
@@ -135,7 +139,16 @@ def record_page(catalog: Catalog, query: Query) -> str:
         )
     steps = f'<p class="pager"><a class="previous" href="{link("record", i=max(0, i - 1))}">previous</a>'
     steps += f'<a class="next" href="{link("record", i=min(len(catalog) - 1, i + 1))}">next</a></p>'
-    return _frame(catalog, f"Record {i}", steps + where + record_card(catalog.view(i)))
+    view = catalog.view(i)
+    return _frame(catalog, f"Record {i}", steps + where + _class_note(catalog, view) + record_card(view))
+
+
+def _class_note(catalog: Catalog, view: RecordView) -> str:
+    """'label: fox (2)' for a record whose label has a class name, else nothing."""
+    key = catalog.labels()[0] if view.error is None else ""
+    label = as_texts(view.features.get(key))[:1] if key else []
+    name = catalog.label_names.get(label[0]) if label else None
+    return f'<p class="note class-name">{esc(key)}: {esc(name)} ({esc(label[0])})</p>' if name else ""
 
 
 def grid_body(catalog: Catalog, numbers: list[int]) -> str:
@@ -146,7 +159,9 @@ def grid_body(catalog: Catalog, numbers: list[int]) -> str:
         image = first_image(view.features) if view.error is None else None
         if image is None:
             continue
-        caption = esc(",".join(as_texts(view.features.get(key))[:1])) if key else ""
+        label = as_texts(view.features.get(key))[:1] if key else []
+        name = catalog.label_names.get(label[0]) if label else None
+        caption = esc(f"{name} · {label[0]}" if name else label[0]) if label else ""
         cells.append(
             f'<div class="cell"><a href="{link("record", i=i)}"><img class="thumb" alt="record {i}" '
             f'src="{image[1]}"></a><br>#{i} {caption}</div>'
@@ -161,7 +176,8 @@ def grid_page(catalog: Catalog, query: Query) -> str:
     if label and key:
         result = catalog.search(key, label, start, PAGE_SIZE, images=True)
         more = _continue("grid", result.next_start, result.scanned, label=label)
-        title = f"Images labelled {label}"
+        name = catalog.label_names.get(label)
+        title = f"Images labelled {name} ({label})" if name else f"Images labelled {label}"
         return _frame(catalog, title, grid_body(catalog, result.found) + more)
     pager = _pager("grid", start, len(catalog), PAGE_SIZE)
     numbers = list(range(start, min(len(catalog), start + PAGE_SIZE)))

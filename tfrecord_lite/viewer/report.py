@@ -28,6 +28,7 @@ def report_html(catalog: Catalog, *, n: int = 50) -> str:
     # links into the server's pages mean nothing in a file: keep their text only
     body = body.replace('href="record?i=', 'data-record="').replace('href="grid?label=', 'data-label="')
     body = body.replace('href="tag?', 'data-tag="')
+    body = body.replace('href="records?start=', 'data-start="')
     return page("tfrecord-lite report", body)
 
 
