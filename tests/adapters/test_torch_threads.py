@@ -276,3 +276,23 @@ def test_image_datasets_equal_one_thread(tmp_path: Path, workers: int) -> None:
         one = run(1, mapped)
         assert sorted(label for _, y in one for label in y) == list(range(60))
         assert run(2, mapped) == one
+
+
+def threads_seen(item: dict[str, Any]) -> int:
+    """The library's threads alive in the process that decodes `item`."""
+    return pool_threads()
+
+
+@pytest.mark.parametrize("style", ["iterable", "map"])
+def test_workers_that_fill_the_cores_start_no_threads(tmp_path: Path, style: str) -> None:
+    """A DataLoader worker gets at most its share of the cores as threads: with one worker per core
+    it decodes on its own thread, as with num_threads=1; the main process uses the threads asked for."""
+    from tfrecord_lite._records.threads import usable_cores
+
+    paths = write_shards(tmp_path, [300, 300])
+    made = IterableTFRecordDataset if style == "iterable" else TFRecordDataset
+    dataset = made(paths, features=SPEC, transform=threads_seen, num_threads=2)
+    seen = list(DataLoader(dataset, batch_size=None, num_workers=usable_cores()))
+    assert len(seen) == 600 and max(seen) == 0
+    if style == "iterable":  # the consumer starts its threads in the main process (each map batch is one item)
+        assert max(DataLoader(dataset, batch_size=None, num_workers=0)) > 0

@@ -54,6 +54,7 @@ import atexit
 import itertools
 import os
 import random
+import sys
 import threading
 import time
 import weakref
@@ -82,6 +83,26 @@ _local = threading.local()  # .seed: the seed of the item being computed on thre
 def check_num_threads(num_threads: Any) -> int:
     """`num_threads` as an int >= 1, or the TypeError / ValueError that says what was found."""
     return check_int("num_threads", num_threads, 1)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
+def thread_budget(num_threads: int) -> int:
+    """The threads `num_threads` comes to in this process: in a DataLoader worker at most its share
+    of the cores (usable_cores() // num_workers, at least 1), since the workers keep every core busy
+    already and more threads would only take turns; elsewhere `num_threads`. torch is asked only
+    when it is imported (a worker has imported it)."""
+    data = sys.modules.get("torch.utils.data") if num_threads > 1 else None
+    worker = data.get_worker_info() if data is not None else None
+    if worker is None:
+        return num_threads
+    return max(1, min(num_threads, usable_cores() // max(1, worker.num_workers)))
 
 
 def item_random() -> Any:
@@ -297,6 +318,7 @@ def ordered_map(
     computed ahead of the consumer. An error raised by the input or by fn comes out at the item it
     belongs to, after the items before it; closing the iterator stops and joins the threads. `memory`
     carries whether the threads paid from one pass to the next."""
+    num_threads = thread_budget(num_threads)
     if num_threads == 1:
         return map(fn, items)
     return _ordered(fn, iter(items), num_threads, depth or 2 * num_threads, memory)
@@ -423,12 +445,13 @@ class ThreadMap:
 
     def map(self, fn: Callable[..., R], items: Sequence[Any], *args: Any) -> list[R]:
         """[fn(item, *args) for item in items], computed on the threads; the first error raised."""
-        pieces = self._pieces(len(items))
+        threads = thread_budget(self.num_threads)
+        pieces = self._pieces(len(items), threads)
         seed = random.getrandbits(62)
         if pieces == 1:
             return self._timed(fn, items, seed, args)
         shared = _Pieces(fn, items, pieces, seed, args)
-        futures = [self._executor().submit(shared.run) for _ in range(min(self.num_threads, pieces) - 1)]
+        futures = [self._executor().submit(shared.run) for _ in range(min(threads, pieces) - 1)]
         spent, count = shared.run()
         for future in futures:  # all end before a raise
             future.result()
@@ -442,14 +465,14 @@ class ThreadMap:
                 raise part[1]
         return out
 
-    def _pieces(self, n: int) -> int:
-        """How many pieces a list of n items is cut into: _PIECES_PER_THREAD per thread, unless the
-        last call says that the list's work is too small to share."""
-        if n < 2:
+    def _pieces(self, n: int, threads: int) -> int:
+        """How many pieces a list of n items is cut into: _PIECES_PER_THREAD per thread, unless there
+        is one thread or the last call says that the list's work is too small to share."""
+        if n < 2 or threads == 1:
             return 1
         if self._each is not None and self._each * n < _INLINE_SECONDS:
             return 1
-        return min(_PIECES_PER_THREAD * self.num_threads, n)
+        return min(_PIECES_PER_THREAD * threads, n)
 
     def _timed(self, fn: Callable[..., R], items: Sequence[Any], seed: int, args: tuple[Any, ...]) -> list[R]:
         began = time.perf_counter()
