@@ -102,7 +102,8 @@ def thread_budget(num_threads: int) -> int:
     worker = data.get_worker_info() if data is not None else None
     if worker is None:
         return num_threads
-    return max(1, min(num_threads, usable_cores() // max(1, worker.num_workers)))
+    workers: int = worker.num_workers
+    return max(1, min(num_threads, usable_cores() // max(1, workers)))
 
 
 def item_random() -> Any:

@@ -33,6 +33,7 @@ import numpy as np
 
 from tfrecord_lite._datasets.typed_views import typed_view
 from tfrecord_lite._errors import TFRecordError
+from tfrecord_lite._events.runs import Runs
 from tfrecord_lite._html.records import RecordView, image_uris
 from tfrecord_lite._html.values import esc, text_of
 from tfrecord_lite._images.label_maps import label_map_beside
@@ -113,7 +114,11 @@ class Catalog:
         self._found: list[TFRecordError] = []
         self._policy = DamagePolicy(_listing(on_error, self._found), max_skipped)  # one count over every file
         self.tfds = tfds_info(source, storage_options)  # a TFDS folder's DatasetInfo, else None
-        self.paths, runs = (shard_files(self.tfds), None) if self.tfds else log_paths(source, storage_options)
+        runs: Runs | None = None
+        if self.tfds is not None:
+            self.paths: list[Any] = shard_files(self.tfds)
+        else:
+            self.paths, runs = log_paths(source, storage_options)
         self.message = message
         self.log = None if runs is None else Log(runs, self._options, self._skips)
         statistics = statistics and self.log is None and message is None  # Example statistics mean nothing there
