@@ -135,7 +135,6 @@ class IterableTFRecordDataset(IterableDataset[Any]):
         stream = self._stream
         kinds = sorted(set(stream.kinds))
         return describe(
-            "IterableTFDSDataset",
             "IterableTFRecordDataset",
             shown_paths(stream.paths),
             compression("/".join(k or "none" for k in kinds) if kinds != [""] else None),
