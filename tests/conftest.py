@@ -160,7 +160,8 @@ def tmp_file(tmp_path: Path) -> Callable[[str], Path]:
 
 @pytest.fixture(scope="session")
 def _http_server() -> Iterator[Any]:
-    pytest.importorskip("fsspec")  # the library reads http(s):// URLs through fsspec (extra `remote`)
+    for module in ("fsspec", "aiohttp", "requests"):  # fsspec's HTTPFileSystem reads http(s):// (extra `remote`)
+        pytest.importorskip(module)
     from tests._servers import RangeServer
 
     with RangeServer() as server:
