@@ -228,11 +228,13 @@ def to_hf_dataset(
     )
     if streaming:
         return builder.as_streaming_dataset(split=datasets.Split.TRAIN)
+    failed: TFRecordError | None = None
     try:
         builder.download_and_prepare(num_proc=num_proc)
     except datasets.exceptions.DatasetGenerationError as err:
-        cause = err.__cause__  # the reader's error (its file, record and offset), not datasets' wrapper
-        if isinstance(cause, TFRecordError):
-            raise cause from None
-        raise
+        if not isinstance(err.__cause__, TFRecordError):
+            raise
+        failed = err.__cause__  # the reader's error (its file, record and offset), not datasets' wrapper
+    if failed is not None:
+        raise failed  # outside the handler: no context chain back to the wrapper, which holds it
     return builder.as_dataset(split=datasets.Split.TRAIN)
