@@ -287,7 +287,7 @@ def threads_seen(item: dict[str, Any]) -> int:
 def test_workers_that_fill_the_cores_start_no_threads(tmp_path: Path, style: str) -> None:
     """A DataLoader worker gets at most its share of the cores as threads: with one worker per core
     it decodes on its own thread, as with num_threads=1; the main process uses the threads asked for."""
-    from tfrecord_lite._records.threads import usable_cores
+    from tfrecord_lite._cores import usable_cores
 
     paths = write_shards(tmp_path, [300, 300])
     made = IterableTFRecordDataset if style == "iterable" else TFRecordDataset

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import pickle
 import random
 import subprocess
@@ -349,6 +350,71 @@ def test_a_pass_starts_the_way_the_last_one_measured() -> None:
     assert pickle.loads(pickle.dumps(memory)).winner == ""  # another process measures for itself
 
 
+def alone() -> Any:
+    """A Tuning whose verdict is that the consumer computes alone (for a while yet)."""
+    from tfrecord_lite._records.threads import Tuning
+
+    memory = Tuning()
+    memory.winner, memory.phase, memory.exploit = "inline", "exploit-inline", 60.0
+    return memory
+
+
+def test_computing_alone_starts_no_thread_and_reads_an_item_at_a_time() -> None:
+    before, events = pool_threads(), []
+
+    def source() -> Iterator[int]:
+        for x in range(500):
+            events.append(("read", x))
+            yield x
+
+    def work(x: int) -> int:
+        events.append(("computed", x))
+        assert pool_threads() == before
+        return x * 2
+
+    got = []
+    for y in ordered_map(work, source(), 2, memory=alone()):
+        events.append(("consumed", y // 2))
+        got.append(y)
+    assert got == [x * 2 for x in range(500)]
+    assert events == [(what, x) for x in range(500) for what in ("read", "computed", "consumed")]
+
+
+def test_errors_while_computing_alone_come_at_their_item() -> None:
+    def fail_at_37(x: int) -> int:
+        if x == 37:
+            raise ValueError("record 37")
+        return x * x
+
+    got, error = until_error(ordered_map(fail_at_37, range(100), 2, memory=alone()))
+    assert isinstance(error, ValueError) and got == [x * x for x in range(37)]
+
+    def source() -> Iterator[int]:
+        yield from range(53)
+        raise tfr.CorruptRecordError("damaged after 53 records")
+
+    got, error = until_error(ordered_map(lambda x: x * x, source(), 2, memory=alone()))
+    assert isinstance(error, tfr.CorruptRecordError) and got == [x * x for x in range(53)]
+
+
+def test_a_break_while_computing_alone_closes_the_input() -> None:
+    closed = []
+
+    def source() -> Iterator[int]:
+        try:
+            yield from range(10_000)
+        finally:
+            closed.append(True)
+
+    mapped = ordered_map(lambda x: x, source(), 2, memory=alone())
+    for x in mapped:
+        if x > 100:
+            break
+    del mapped
+    gc.collect()
+    assert closed == [True]
+
+
 def test_passes_shorter_than_a_probe_add_up_to_a_verdict() -> None:
     from tfrecord_lite._records.threads import Tuning
 
@@ -388,3 +454,20 @@ def test_a_chunk_of_large_records_or_batches_of_them_is_bounded_by_bytes() -> No
     assert _held_bytes([record] * 3) == 3 * len(record)
     assert _held_bytes([[record] * 32, [record] * 32]) == 64 * len(record)
     assert _held_bytes([1, 2]) is None and _held_bytes([]) is None and _held_bytes([[]]) is None
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no affinity masks here")
+def test_the_usable_cores_follow_the_affinity_mask_of_each_process() -> None:
+    script = (
+        "import os\n"
+        "from tfrecord_lite._cores import usable_cores\n"
+        "all_cores = usable_cores()\n"
+        "os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    os._exit(usable_cores())\n"
+        "print(all_cores, usable_cores(), os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    assert int(out[0]) == len(os.sched_getaffinity(0))
+    assert out[1:] == [out[0], "1"]  # asked once per process: the parent keeps its answer, the child asks anew

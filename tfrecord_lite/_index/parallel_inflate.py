@@ -37,6 +37,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from tfrecord_lite._compression.inflater import Inflater
 from tfrecord_lite._compression.kinds import GZIP
+from tfrecord_lite._cores import usable_cores
 from tfrecord_lite._stream.scanner import CHUNK_SIZE
 
 if TYPE_CHECKING:
@@ -65,10 +66,7 @@ def threads() -> int:
         if not value.isdigit() or int(value) < 1:
             raise ValueError(f"{ENV_VAR}={value!r} is not a positive whole number")
         return int(value)
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        cores = os.cpu_count() or 1
+    cores = usable_cores()
     return min(cores, MAX_THREADS) if os.getloadavg()[0] < cores - 0.5 else 1
 
 

@@ -11,10 +11,13 @@ the input's whatever thread finishes first. At most `depth` chunks are taken and
 which bounds memory. A chunk a thread takes aims at about 5 ms of work (its size follows the time the
 last one took), so items too small to pay for a hand-over between threads share one, and heavy ones (a
 JPEG decode, ~0.7 ms) do not pay one each (chunks of 1 ms cost a 256x256 JPEG workload about 10 % of
-its CPU); a chunk the consumer computes alone aims at 1 ms, as it hands nothing over. A chunk of
-records, or of batches of them, holds 256 KiB at most (1 MiB computed alone: one core's cache is its
-own), so that they are still in the caches when they are decoded (a chunk of 128 64 KiB records cost
-more than twice the CPU of reading and decoding them one by one).
+its CPU). A chunk of records, or of batches of them, holds 256 KiB at most, so that they are still
+in the caches when they are decoded (a chunk of 128 64 KiB records cost more than twice the CPU of
+reading and decoding them one by one). A chunk the consumer computes alone is read and computed an
+item at a time as it asks for them, as a plain `map` does: nothing is held and no list is built, so
+computing alone costs what `num_threads=1` costs (chunks of 30 KiB records read, then decoded, then
+handed on, cost the seed's per-item call 14 % of its rate); such a chunk lasts about 1 ms, the
+consumer's own work between items included.
 
 Threads do not always pay: work that holds the GIL (pure Python, copies of a few KiB) only adds
 hand-overs, and a machine whose cores are busy has none to give. So the consumer measures, as it
@@ -58,20 +61,21 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from tfrecord_lite._cores import usable_cores
 from tfrecord_lite._example.validate import check_int
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 _CHUNK_SECONDS = 0.005  # the work a chunk of ordered_map's threads aims at
-_ALONE_SECONDS = 0.001  # the work of a chunk the consumer computes alone (no hand-over to pay for)
+_ALONE_SECONDS = 0.001  # the time of a chunk the consumer computes alone, its own work between items included
+_MAX_HERE = 1024  # items in a chunk the consumer computes alone at most (it holds none of them)
 _MAX_CHUNK = 128  # items in one chunk at most (memory: depth x this many items in flight)
 _CHUNK_BYTES = 256 << 10  # a chunk of records holds about this many bytes at most
-_ALONE_BYTES = 1 << 20  # ... and one the consumer computes alone (all of one core's cache its own)
 _PROBE_THREADS, _PROBE_INLINE, _EXPLOIT, _EXPLOIT_MAX = 0.1, 0.05, 2.0, 8.0  # seconds: see _Modes
 _PARALLEL = 1.1  # CPU seconds per second the threads must reach for their probe to go on
 _CLEAR = 1.3  # a way this many times faster than the other holds for _EXPLOIT_MAX at once
@@ -83,14 +87,6 @@ _local = threading.local()  # .seed: the seed of the item being computed on thre
 def check_num_threads(num_threads: Any) -> int:
     """`num_threads` as an int >= 1, or the TypeError / ValueError that says what was found."""
     return check_int("num_threads", num_threads, 1)
-
-
-def usable_cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return os.cpu_count() or 1
 
 
 def thread_budget(num_threads: int) -> int:
@@ -110,12 +106,14 @@ def item_random() -> Any:
     """The random number generator of the item being computed: with num_threads > 1 a
     `random.Random` seeded for that item (so its draws do not depend on the thread that runs it);
     otherwise the `random` module, whose functions have the same names."""
-    seed = getattr(_local, "seed", None)
+    state = _local.__dict__
+    seed = state.get("seed")
     if seed is None:
         return random
-    rng = getattr(_local, "rng", None)
-    if rng is None:
-        rng = _local.rng = random.Random(seed)
+    rng = state.get("rng")
+    if rng is None or state["rng_seed"] != seed:
+        rng = state["rng"] = random.Random(seed)
+        state["rng_seed"] = seed
     return rng
 
 
@@ -138,14 +136,15 @@ def _computed(
     """fn(item, *args) for each item, item k seeded with seed + k: (results, None), or the results
     before the first error and that error."""
     results: list[R] = []
+    state = _local.__dict__  # item_random's seed, one dict store an item
     try:
         for k, item in enumerate(items):
-            _local.seed, _local.rng = seed + k, None
+            state["seed"] = seed + k
             results.append(fn(item, *args))
     except BaseException as exc:  # filed for the consumer, who raises it at its item
         return results, exc
     finally:
-        _local.seed = _local.rng = None
+        state["seed"] = None
     return results, None
 
 
@@ -167,9 +166,9 @@ class _Pipeline:
         self.reading = threading.Lock()  # one thread reads the input at a time, in chunk order
         self.done: dict[int, tuple[list[Any], BaseException | None, bool]] = {}
         self.taken = self.handed = 0  # chunks reserved by threads / handed to the consumer
-        self.chunk, self.alone, self.stopped = 1, 1, False  # items in a chunk: threads', the consumer's
+        self.chunk, self.alone_here, self.stopped = 1, 1, False  # items in a chunk: threads', the consumer's
         self.inline = False  # the consumer computes the chunks itself (threads do not pay)
-        self.most = self.most_alone = _MAX_CHUNK  # items in a chunk at most (fewer for large records)
+        self.most = _MAX_CHUNK  # items in a threads' chunk at most (fewer for large records)
         self.next_chunk = self.position = 0  # under `reading`: the next chunk's number, items read
         self.ended = False  # under `reading`: the input is exhausted or failed
         self.seed = random.getrandbits(62)
@@ -177,6 +176,10 @@ class _Pipeline:
         self.threads: list[threading.Thread] = []
 
     def start(self) -> None:
+        """Start the threads, unless they are running or the consumer computes alone (a pass that
+        begins, and stays, computing alone starts none)."""
+        if self.threads or self.inline:
+            return
         for n in range(self.num_threads):
             thread = threading.Thread(target=self.work, name=f"tfrecord_lite-{n}", daemon=True)
             self.threads.append(thread)
@@ -203,14 +206,11 @@ class _Pipeline:
             if last:
                 return
 
-    def take(
-        self, size: int, number: int | None = None
-    ) -> tuple[int, int, list[Any], BaseException | None, bool] | None:
-        """The next chunk of the input: (number, position of its first item, items, the error that cut
-        it short, whether it is the last), or None when the input has ended (or, given `number`, when
-        the next chunk is another)."""
+    def take(self, size: int) -> tuple[int, int, list[Any], BaseException | None, bool] | None:
+        """The next chunk of the input for a thread: (number, position of its first item, items, the
+        error that cut it short, whether it is the last), or None when the input has ended."""
         with self.reading:
-            if self.ended or (number is not None and number != self.next_chunk):
+            if self.ended:
                 return None
             number, start = self.next_chunk, self.position
             items: list[Any] = []
@@ -224,9 +224,8 @@ class _Pipeline:
             held = _held_bytes(items)
             if held is not None:  # records (or lists of them): a chunk's bytes stay in the caches
                 most = max(1, _CHUNK_BYTES * len(items) // max(1, held))
-                alone = min(_MAX_CHUNK, max(1, _ALONE_BYTES * len(items) // max(1, held)))
                 with self.lock:  # always taken after `reading`, never before
-                    self.most, self.most_alone = most, alone
+                    self.most = most
             return number, start, items, error, last
 
     def compute(self, items: list[Any], start: int) -> tuple[list[Any], BaseException | None]:
@@ -237,35 +236,56 @@ class _Pipeline:
         if items and failed is None:
             with self.lock:
                 self.chunk = max(1, min(self.most, int(_CHUNK_SECONDS / each) if each > 0 else self.most))
-                most = self.most_alone
-                self.alone = max(1, min(most, int(_ALONE_SECONDS / each) if each > 0 else most))
         return results, failed
 
-    def next_results(self, number: int) -> tuple[list[Any], BaseException | None, bool, bool]:
-        """Chunk `number`: filed by a thread, or (inline, when no thread has taken it) read and computed
-        here; and whether it was computed here."""
+    def next_results(self, number: int) -> tuple[list[Any], BaseException | None, bool] | None:
+        """Chunk `number` as a thread filed it (results, error, whether it is the last), or None when
+        the consumer is to compute it itself (inline, and no thread has taken it)."""
         with self.lock:
             while number not in self.done:
-                if self.inline and self.next_chunk == number:  # read without `reading`: a hint, checked below
-                    break
+                if self.inline and self.next_chunk == number:  # read without `reading`: a hint, checked later
+                    return None
                 self.ready.wait()
-            else:
-                found = self.done.pop(number)
-                self.handed += 1
-                self.space.notify()
-                return (*found, False)
-            size = self.alone
-        chunk = self.take(size, number)
-        if chunk is None:  # a thread took it first after all
-            return self.next_results(number)
-        _, start, items, error, last = chunk
-        results, failed = self.compute(items, start)
-        return results, failed or error, last, True
+            found = self.done.pop(number)
+            self.handed += 1
+            self.space.notify()
+            return found
+
+    def computed_here(self, number: int) -> Generator[Any, None, tuple[int, bool] | None]:
+        """Chunk `number` read and computed by the consumer, an item at a time as it asks for them,
+        just as a plain `map` would (nothing held, each record decoded while it is in the caches):
+        returns (items, whether it was the last), or None when a thread took the chunk first. The
+        input stays under `reading` until the chunk ends (threads that wait for it are not taking
+        chunks: they only do so when the consumer does not compute)."""
+        with self.reading:
+            if self.ended or number != self.next_chunk:
+                return None
+            size, start, fn, state = self.alone_here, self.position, self.fn, _local.__dict__
+            count, began = 0, time.perf_counter()
+            try:
+                for item in itertools.islice(self.items, size):
+                    state["seed"] = self.seed + start + count
+                    result = fn(item)
+                    count += 1
+                    yield result
+            except BaseException:
+                self.ended = True  # an error of the input or of fn, raised at its item
+                raise
+            finally:
+                state["seed"] = None
+                self.next_chunk, self.position = number + 1, start + count
+            last = self.ended = count < size
+        if count:  # the chunk's time includes the consumer's own work between items
+            each = (time.perf_counter() - began) / count
+            with self.lock:
+                self.alone_here = max(1, min(_MAX_HERE, int(_ALONE_SECONDS / each) if each > 0 else _MAX_HERE))
+        return count, last
 
     def set_inline(self, inline: bool) -> None:
         with self.lock:
             self.inline = inline
             self.space.notify_all()
+        self.start()
 
     def stop(self) -> None:
         """Stop the threads, wait for them (each finishes the chunk in hand), close the input."""
@@ -332,15 +352,25 @@ def _ordered(
     modes = _Modes(pipeline, memory)
     try:
         pipeline.start()
-        for number in itertools.count():
-            results, error, last, here = pipeline.next_results(number)
-            modes.count(len(results), here)
-            yield from results
-            del results
-            if error is not None:
-                raise error
+        number = 0
+        while True:
+            found = pipeline.next_results(number)
+            if found is None:
+                here = yield from pipeline.computed_here(number)
+                if here is None:  # a thread took it first after all
+                    continue
+                count, last = here
+                modes.count(count, True)
+            else:
+                results, error, last = found
+                modes.count(len(results), False)
+                yield from results
+                del results
+                if error is not None:
+                    raise error
             if last:
                 return
+            number += 1
     finally:
         modes.save()
         pipeline.stop()
