@@ -261,18 +261,18 @@ class _Pipeline:
             if self.ended or number != self.next_chunk:
                 return None
             size, start, fn, state = self.alone_here, self.position, self.fn, _local.__dict__
-            count, began = 0, time.perf_counter()
+            base = self.seed + start
+            seed, began = base - 1, time.perf_counter()
             try:
-                for item in itertools.islice(self.items, size):
-                    state["seed"] = self.seed + start + count
-                    result = fn(item)
-                    count += 1
-                    yield result
+                for seed, item in zip(itertools.count(base), itertools.islice(self.items, size)):
+                    state["seed"] = seed
+                    yield fn(item)
             except BaseException:
                 self.ended = True  # an error of the input or of fn, raised at its item
                 raise
             finally:
                 state["seed"] = None
+                count = seed + 1 - base  # the items yielded (or failed)
                 self.next_chunk, self.position = number + 1, start + count
             last = self.ended = count < size
         if count:  # the chunk's time includes the consumer's own work between items
