@@ -85,26 +85,23 @@ def pil_transform(features: dict[str, Any]) -> Any:
     return torch.from_numpy(np.array(image)).permute(2, 0, 1), features["image/class/label"].item()
 
 
-def pil_crop_transform(features: dict[str, Any]) -> Any:
-    """The same crop and flip written with Pillow, on the image the library decodes
-    (`tfrecord_lite.images.decode_image`: simplejpeg when installed, Pillow's pixels)."""
-    import torch
+def pil_crop_flip(image: Any) -> Any:
+    """The same crop and flip as a user's Pillow augmentation of a decoded image (ImageTransform's
+    `augment=`, as torchvision transforms are given)."""
     from PIL import Image
 
-    from tfrecord_lite.images import decode_image
-
-    image = Image.fromarray(decode_image(features))
     x, y = random.randint(0, image.width - CROP), random.randint(0, image.height - CROP)
     image = image.crop((x, y, x + CROP, y + CROP))
-    if random.random() < 0.5:
-        image = image.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
-    return torch.from_numpy(np.array(image)).permute(2, 0, 1), features["image/class/label"].item()
+    return image.transpose(Image.Transpose.FLIP_LEFT_RIGHT) if random.random() < 0.5 else image
 
 
-def _image_transform(**threads: int) -> Any:
+def _image_transform(**options: Any) -> Any:
+    """ImageTransform's own crop and flip (num_threads= given), or augment= a user's."""
     from tfrecord_lite.images import ImageTransform
 
-    return ImageTransform(random_crop=(CROP, CROP), random_flip=True, **threads)
+    if "augment" in options:
+        return ImageTransform(**options)
+    return ImageTransform(random_crop=(CROP, CROP), random_flip=True, **options)
 
 
 class _TfrecordPackageRecord:
@@ -156,8 +153,8 @@ def _lite_loader(cell: dict[str, Any]) -> Any:
     if system == "lite-augment":  # undecoded records; each batch decoded into its tensor by the transform,
         records = IterableTFRecordDataset(path, record_type="raw")  # on its threads (reading needs none)
         return DataLoader(records, batch_size=batch, collate_fn=_image_transform(**threads).collate, **kw)
-    if system in ("lite-pil", "lite-pil-decoded"):
-        transform = pil_transform if system == "lite-pil" else pil_crop_transform
+    if system in ("lite-pil", "lite-pil-augment"):
+        transform = pil_transform if system == "lite-pil" else _image_transform(augment=pil_crop_flip)
         items = IterableTFRecordDataset(path, features=spec, transform=transform, **threads)
         return DataLoader(items, batch_size=batch, **kw)
     ds = IterableTFRecordDataset(path, features=spec, **threads)

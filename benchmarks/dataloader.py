@@ -45,8 +45,8 @@
 #                     into the batch, on the transform's threads (jpeg)
 #   lite-pil          IterableTFRecordDataset(features=spec, transform=a user's Pillow decode, crop and
 #                     flip) + DataLoader(batch_size=B), default collate (jpeg)
-#   lite-pil-decoded  the same, the image decoded by the library (tfrecord_lite.images.decode_image:
-#                     simplejpeg when installed, Pillow's pixels), then the user's Pillow crop and flip (jpeg)
+#   lite-pil-augment  the same crop and flip as a user's Pillow augmentation, given to the library's decode:
+#                     transform=ImageTransform(augment=crop_flip) (simplejpeg when installed, Pillow's pixels) (jpeg)
 #   tfrecord-augment  the `tfrecord` package's dataset, transform= the same ImageTransform (jpeg)
 #   tf-data           tf.data.TFRecordDataset.map(parse, decode_jpeg, random_crop, random_flip,
 #                     num_parallel_calls=AUTOTUNE).batch(B).prefetch(AUTOTUNE): TensorFlow's threads;
@@ -80,7 +80,7 @@ SYSTEMS = {
     "small": ("lite-batched", "lite-items", "lite-map", "tfrecord"),
     "images": ("lite-batched", "lite-items", "lite-map", "lite-map-plain", "tfrecord"),
     "seed": ("lite-map-plain", "lite-items-plain", "lite-raw", "tfrecord-plain", "tf-data-raw"),
-    "jpeg": ("lite-augment", "lite-pil", "lite-pil-decoded", "tfrecord-augment", "tf-data"),
+    "jpeg": ("lite-augment", "lite-pil", "lite-pil-augment", "tfrecord-augment", "tf-data"),
 }
 PEER = {"small": "tfrecord", "images": "tfrecord", "seed": "tfrecord-plain", "jpeg": "tfrecord-augment"}
 ALL_SYSTEMS = tuple(dict.fromkeys(s for systems in SYSTEMS.values() for s in systems))
@@ -91,7 +91,7 @@ IN_ORDER = (  # unshuffled
     "lite-raw",
     "lite-augment",
     "lite-pil",
-    "lite-pil-decoded",
+    "lite-pil-augment",
 )
 JPEG_COUNT, SEED_COUNT = 1500, 6000
 QUICK = ["seed", "jpeg"]  # every kind of system, in well under a minute
@@ -106,10 +106,10 @@ TARGETS: list[tuple[str, tuple[str, str, int | None, int | None], tuple[str, str
     ("JPEG+PIL num_threads=2 / num_threads=1 (0 workers)", ("jpeg", "lite-pil", 0, 2), ("jpeg", "lite-pil", 0, 1), 1.7),
     ("JPEG+PIL num_threads=2 (0 workers) / tf.data AUTOTUNE", ("jpeg", "lite-pil", 0, 2),
      ("jpeg", "tf-data", 0, 1), 1.2),
-    ("JPEG decode_image + PIL crop/flip num_threads=2 / num_threads=1 (0 workers)", ("jpeg", "lite-pil-decoded", 0, 2),
-     ("jpeg", "lite-pil-decoded", 0, 1), 1.7),
-    ("JPEG decode_image + PIL crop/flip num_threads=2 (0 workers) / tf.data AUTOTUNE",
-     ("jpeg", "lite-pil-decoded", 0, 2), ("jpeg", "tf-data", 0, 1), 1.2),
+    ("JPEG ImageTransform(augment=PIL crop/flip) num_threads=2 / num_threads=1 (0 workers)",
+     ("jpeg", "lite-pil-augment", 0, 2), ("jpeg", "lite-pil-augment", 0, 1), 1.7),
+    ("JPEG ImageTransform(augment=PIL crop/flip) num_threads=2 (0 workers) / tf.data AUTOTUNE",
+     ("jpeg", "lite-pil-augment", 0, 2), ("jpeg", "tf-data", 0, 1), 1.2),
     ("raw 64KiB iterable batched 2 workers / 0 workers", ("images", "lite-batched", 2, 1),
      ("images", "lite-batched", 0, 1), 0.9),
     ("raw 64KiB map-style plain call 2 workers / 0 workers", ("images", "lite-map-plain", 2, 1),

@@ -171,13 +171,22 @@ class ImageTransform:
             return self._from_array(fields)
         rec = parse_image_record(fields, image_key=self.image_key, label_key=self.label_key)
         label = record_label(fields, self.label_key)
-        if self._straight and rec.format != RAW:  # from the decoder to the augment, no array in between
-            decoded = open_image(bytes(rec.encoded), rec.filename or None)
-            return self._augmented(decoded if decoded.mode == self.mode else decoded.convert(self.mode), label)
+        if self._straight and rec.format != RAW:
+            return self._augmented(self._straight_image(rec), label)
         pixels = self._pixels(rec)
         if self.augment is not None:
             return self._augmented(array_image(np.ascontiguousarray(pixels), rec.filename or None), label)
         return self._tensor(pixels), label
+
+    def _straight_image(self, rec: ImageRecord) -> Any:
+        """The PIL image `augment` gets when nothing comes before it: a JPEG decoded to RGB by
+        simplejpeg (the GIL released all through, Pillow's pixels), else Pillow's own image."""
+        data = bytes(rec.encoded)
+        pixels = fast_jpeg(data) if self.mode == "RGB" else None
+        if pixels is not None:
+            return array_image(pixels, rec.filename or None)
+        decoded = open_image(data, rec.filename or None)
+        return decoded if decoded.mode == self.mode else decoded.convert(self.mode)
 
     def collate(self, batch: Sequence[bytes | Mapping[str, Any]]) -> tuple[Any, Any]:
         """A DataLoader `collate_fn` over a `batch` of undecoded records (a dataset without a

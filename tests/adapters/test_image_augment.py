@@ -94,6 +94,28 @@ def test_modes_other_than_rgb_and_no_simplejpeg_use_pillow(monkeypatch: pytest.M
     np.testing.assert_array_equal(images.decode_image_bytes(data), pillow_rgb(data))
 
 
+@pytest.mark.torch
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_users_augment_gets_pillows_pixels_from_either_decoder(monkeypatch: pytest.MonkeyPatch, fast: bool) -> None:
+    pytest.importorskip("torch")
+    if fast:
+        pytest.importorskip("simplejpeg")
+    else:
+        monkeypatch.setattr(image_codec, "_simplejpeg", False)  # as when simplejpeg is not installed
+    data = jpeg(photo(np.random.default_rng(4), 40, 30), quality=85)
+    given: list[Any] = []
+
+    def cropped(image: Any) -> Any:  # a user's Pillow augmentation
+        given.append(image)
+        return image.crop((2, 3, 22, 33)).transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+
+    tensor, label = images.ImageTransform(augment=cropped)({"image/encoded": [data], "image/class/label": [5]})
+    expected = np.ascontiguousarray(pillow_rgb(data)[3:33, 2:22][:, ::-1].transpose(2, 0, 1))
+    np.testing.assert_array_equal(tensor.numpy(), expected)
+    assert label == 5 and given[0].mode == "RGB"
+    assert (type(given[0]).__name__ == "JpegImageFile") is not fast  # simplejpeg's array, or Pillow's own image
+
+
 def image_file(tmp_path: Path, sizes: list[tuple[int, int]], raw: bool = False) -> tuple[Path, list[np.ndarray]]:
     """A file of image Examples (JPEG, or raw pixels), label i for image i; and Pillow's pixels of each."""
     rng = np.random.default_rng(len(sizes))
