@@ -178,6 +178,35 @@ def _tfrecord_loader(cell: dict[str, Any]) -> Any:
     return DataLoader(ds, batch_size=cell["batch"], num_workers=workers, persistent_workers=workers > 0)
 
 
+class _BareThreads:
+    """The bound of a transform's threads: the Examples decoded beforehand (untimed), the transform
+    mapped over them by a bare ThreadPoolExecutor (num_threads > 1) or plain map, batched by torch's
+    default_collate; an iterable of batches like a DataLoader's."""
+
+    def __init__(self, cell: dict[str, Any]) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        import tfrecord_lite as tfr
+
+        spec = {k: tfr.FixedLenFeature(shape, dtype) for k, (dtype, shape) in cell["features"].items()}
+        self.items = [tfr.decode_example(record, spec) for record in tfr.iter_records(cell["path"])]
+        self.batch = cell["batch"]
+        self.pool = ThreadPoolExecutor(cell["threads"]) if cell["threads"] > 1 else None
+
+    def __iter__(self) -> Any:
+        from torch.utils.data import default_collate
+
+        mapped = self.pool.map(pil_transform, self.items) if self.pool else map(pil_transform, self.items)
+        batch = []
+        for item in mapped:
+            batch.append(item)
+            if len(batch) == self.batch:
+                yield default_collate(batch)
+                batch = []
+        if batch:
+            yield default_collate(batch)
+
+
 def _tf_data(cell: dict[str, Any]) -> Any:
     import tensorflow as tf
 
@@ -228,7 +257,10 @@ def child(cell: dict[str, Any]) -> None:
         import torch
 
         torch.set_num_threads(1)
-        loader = _tfrecord_loader(cell) if system.startswith("tfrecord") else _lite_loader(cell)
+        if system.startswith("bare"):
+            loader = _BareThreads(cell)
+        else:
+            loader = _tfrecord_loader(cell) if system.startswith("tfrecord") else _lite_loader(cell)
     seconds: list[float] = []
     startup = 0.0
     order = hashlib.sha1()

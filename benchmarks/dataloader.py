@@ -48,6 +48,9 @@
 #   lite-pil-augment  the same crop and flip as a user's Pillow augmentation, given to the library's decode:
 #                     transform=ImageTransform(augment=crop_flip) (simplejpeg when installed, Pillow's pixels) (jpeg)
 #   tfrecord-augment  the `tfrecord` package's dataset, transform= the same ImageTransform (jpeg)
+#   bare-pil          the bound of lite-pil's threads: the same Pillow transform over the Examples decoded
+#                     beforehand (in memory, untimed), on a bare ThreadPoolExecutor of num_threads (or plain map),
+#                     batched by torch's default_collate: no reader, no DataLoader, no ordering (jpeg)
 #   tf-data           tf.data.TFRecordDataset.map(parse, decode_jpeg, random_crop, random_flip,
 #                     num_parallel_calls=AUTOTUNE).batch(B).prefetch(AUTOTUNE): TensorFlow's threads;
 #                     decode_jpeg(dct_method="INTEGER_ACCURATE"): the work (and the pixels) of Pillow's and
@@ -80,7 +83,7 @@ SYSTEMS = {
     "small": ("lite-batched", "lite-items", "lite-map", "tfrecord"),
     "images": ("lite-batched", "lite-items", "lite-map", "lite-map-plain", "tfrecord"),
     "seed": ("lite-map-plain", "lite-items-plain", "lite-raw", "tfrecord-plain", "tf-data-raw"),
-    "jpeg": ("lite-augment", "lite-pil", "lite-pil-augment", "tfrecord-augment", "tf-data"),
+    "jpeg": ("lite-augment", "lite-pil", "lite-pil-augment", "tfrecord-augment", "tf-data", "bare-pil"),
 }
 PEER = {"small": "tfrecord", "images": "tfrecord", "seed": "tfrecord-plain", "jpeg": "tfrecord-augment"}
 ALL_SYSTEMS = tuple(dict.fromkeys(s for systems in SYSTEMS.values() for s in systems))
@@ -106,6 +109,8 @@ TARGETS: list[tuple[str, tuple[str, str, int | None, int | None], tuple[str, str
     ("JPEG+PIL num_threads=2 / num_threads=1 (0 workers)", ("jpeg", "lite-pil", 0, 2), ("jpeg", "lite-pil", 0, 1), 1.7),
     ("JPEG+PIL num_threads=2 (0 workers) / tf.data AUTOTUNE", ("jpeg", "lite-pil", 0, 2),
      ("jpeg", "tf-data", 0, 1), 1.2),
+    ("bound: the same Pillow transform, bare ThreadPoolExecutor 2 threads / 1", ("jpeg", "bare-pil", 0, 2),
+     ("jpeg", "bare-pil", 0, 1), 1.7),
     ("JPEG ImageTransform(augment=PIL crop/flip) num_threads=2 / num_threads=1 (0 workers)",
      ("jpeg", "lite-pil-augment", 0, 2), ("jpeg", "lite-pil-augment", 0, 1), 1.7),
     ("JPEG ImageTransform(augment=PIL crop/flip) num_threads=2 (0 workers) / tf.data AUTOTUNE",
@@ -157,6 +162,9 @@ def cells_of(
             continue
         if system.startswith("tf-data"):
             cells.append((entry["name"], system, 0, 1))
+            continue
+        if system.startswith("bare"):
+            cells += [(entry["name"], system, 0, threads) for threads in args.threads]
             continue
         for workers in args.workers:
             for threads in args.threads:
@@ -279,7 +287,9 @@ def targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     pairs = [
         (r, one)
         for r in results
-        if r["threads"] != 1 and (one := _find(results, r["workload"], r["system"], r["workers"], 1)) is not None
+        if r["threads"] != 1
+        and r["system"].startswith("lite")
+        and (one := _find(results, r["workload"], r["system"], r["workers"], 1)) is not None
     ]
     what = "num_threads=2 / 1 on every workload (min)"
     if pairs:
@@ -311,7 +321,7 @@ def target_table(found: list[dict[str, Any]]) -> str:
 
 
 def interpreters(args: argparse.Namespace) -> dict[str, str]:
-    pythons = {s: args.lite_python for s in ALL_SYSTEMS if s.startswith("lite")}
+    pythons = {s: args.lite_python for s in ALL_SYSTEMS if s.startswith(("lite", "bare"))}
     if R.has_module(args.tfrecord_python, "tfrecord"):
         pythons |= {s: args.tfrecord_python for s in ALL_SYSTEMS if s.startswith("tfrecord")}
     else:
