@@ -55,3 +55,40 @@ def test_two_ranks_of_two_workers_read_each_record_once(data: Path, tmp_path: Pa
     seen = [line for rank in (0, 1) for line in (tmp_path / f"{rank}.txt").read_text().split("\n")]
     assert sorted(seen) == sorted(ident(ex) for ex in tfds.load(folder, split="train+test"))
     assert os.path.getsize(tmp_path / "0.txt") and os.path.getsize(tmp_path / "1.txt")
+
+
+def test_each_epoch_reads_the_shards_in_an_order_of_its_own(data: Path) -> None:
+    folder = data / "everything"
+    everything = sorted(ident(ex) for ex in tfds.load(folder, split="train+test"))
+
+    def epochs(dataset: Any, count: int) -> list[list[str]]:
+        out = []
+        for epoch in range(count):
+            dataset.set_epoch(epoch)
+            out.append(list(dataset))
+        return out
+
+    def shuffled() -> Any:
+        return IterableTFDSDataset(folder, split="train+test", shuffle_files=True, seed=3, transform=ident)
+
+    first = epochs(shuffled(), 4)
+    assert all(sorted(epoch) == everything for epoch in first)
+    assert len({tuple(epoch) for epoch in first}) > 1  # 4 epochs of 4 shards (seed 3): not one order
+    assert first == epochs(shuffled(), 4)
+    in_file_order = IterableTFDSDataset(folder, split="train+test", transform=ident)
+    assert len({tuple(epoch) for epoch in epochs(in_file_order, 2)}) == 1
+    with pytest.raises(ValueError, match="epoch"):
+        in_file_order.set_epoch(-1)
+
+
+def test_persistent_workers_take_the_next_epochs_order_each_pass(data: Path) -> None:
+    folder = data / "everything"
+    dataset = IterableTFDSDataset(folder, split="train+test", shuffle_files=True, seed=3, transform=ident)
+    loader = torch.utils.data.DataLoader(dataset, num_workers=2, batch_size=None, persistent_workers=True)
+    passes = [list(loader) for _ in range(3)]
+    fresh = IterableTFDSDataset(folder, split="train+test", shuffle_files=True, seed=3, transform=ident)
+    for epoch, seen in enumerate(passes):
+        fresh.set_epoch(epoch)  # what each pass reads, one worker at a time
+        expected = torch.utils.data.DataLoader(fresh, num_workers=2, batch_size=None)
+        assert seen == list(expected)
+    assert len({tuple(p) for p in passes}) > 1

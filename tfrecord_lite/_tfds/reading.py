@@ -18,6 +18,7 @@ string and options, so a DataLoader worker reopens what it reads.
 from __future__ import annotations
 
 import itertools
+import random
 from collections.abc import Iterator
 from typing import Any
 
@@ -82,16 +83,22 @@ class Split:
     ) -> None:
         self.info, self.split, self._decode = info, split, decode
         self._num_threads = check_int("num_threads", num_threads, minimum=1)
-        self._shuffle_files, self._seed = shuffle_files, seed
+        self._shuffle_files = shuffle_files
+        self._seed = seed if seed is not None else random.getrandbits(63)
         self._options = options or ReaderOptions()
-        runs = file_runs(resolve(split, info.splits), info.splits)
-        if shuffle_files:
-            order = np.random.default_rng(seed).permutation(len(runs))
-            runs = [runs[k] for k in order.tolist()]
-        self.runs: list[FileRun] = runs
-        self._len = sum(run.take for run in runs)
+        self._file_runs = file_runs(resolve(split, info.splits), info.splits)
+        self.runs: list[FileRun] = self.epoch_runs(0)
+        self._len = sum(run.take for run in self.runs)
         self._order: ReadOrder | None = None
         self._shards: dict[str, Any] = {}
+
+    def epoch_runs(self, epoch: int) -> list[FileRun]:
+        """The runs in the order epoch `epoch` reads them: file order, or with shuffle_files an order
+        drawn from seed + epoch (epoch 0: `runs`), the same wherever it is drawn."""
+        if not self._shuffle_files:
+            return self._file_runs
+        order = np.random.default_rng(self._seed + epoch).permutation(len(self._file_runs))
+        return [self._file_runs[k] for k in order.tolist()]
 
     @property
     def interleaved(self) -> bool:

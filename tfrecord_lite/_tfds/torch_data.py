@@ -8,8 +8,9 @@ N records; consumer c of C reads records [c*N//C, (c+1)*N//C), cut into runs of 
 lie in and streamed from there, so the consumers' shares are disjoint, cover the split, differ in
 size by at most one, and each opens only the shards its share touches. Every consumer computes the
 same division from dataset_info.json alone (no scan, no communication); the DataLoader's workers
-get the dataset, its shard order included, from the process that made it, and ranks that shuffle the
-shards must share a seed.
+get the dataset, its seed included, from the process that made it, and ranks that shuffle the
+shards must share a seed. With shuffle_files, epoch e reads the shards in an order drawn from seed + e
+(`set_epoch`); a persistent DataLoader worker, which never sees set_epoch, counts its passes instead.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from tfrecord_lite._example.validate import check_int
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 from tfrecord_lite._tfds.info_files import read_info
 from tfrecord_lite._tfds.reading import ReaderOptions, Split
@@ -94,6 +96,15 @@ class SplitStream:
         self.world = self._world()  # (rank, world size) where the dataset is made: workers do not know it
         if shuffle_files and seed is None and self.world is not None and self.world[1] > 1:
             raise ValueError("shuffle_files over several ranks needs a seed, so that every rank shuffles alike")
+        self._epoch = self._passes = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        """Read epoch `epoch` next: with shuffle_files, the shards in an order of its own, drawn from
+        seed + epoch (every rank and worker draws the same)."""
+        self._epoch = check_int("epoch", epoch, minimum=0)
+
+    def _pass(self) -> int:  # pragma: no cover - the torch subclass counts a persistent worker's passes
+        return 0
 
     def _world(self) -> tuple[int, int] | None:  # pragma: no cover - torch.distributed's, in the subclass
         return None
@@ -113,7 +124,7 @@ class SplitStream:
 
     def __iter__(self) -> Iterator[Any]:
         consumer, consumers = self._consumer()
-        runs = share(self.split.runs, consumer, consumers)
+        runs = share(self.split.epoch_runs(self._epoch + self._pass()), consumer, consumers)
         for record in self.split.iter_records(runs, interleave=False):
             example = self.split.decode(record)
             yield example if self.transform is None else self.transform(example)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from torch.utils.data import Dataset, IterableDataset, get_worker_info
 
 from tfrecord_lite._tfds.torch_data import SplitRecords, SplitStream
-from tfrecord_lite.torch.consumers import distributed
+from tfrecord_lite.torch.consumers import distributed, worker_pass
 
 
 class TFDSDataset(SplitRecords, Dataset):  # type: ignore[type-arg]
@@ -14,6 +14,10 @@ class TFDSDataset(SplitRecords, Dataset):  # type: ignore[type-arg]
 
 
 class IterableTFDSDataset(SplitStream, IterableDataset):  # type: ignore[type-arg]
-    """A TFDS split streamed: each record once over DataLoader workers and ranks, then `transform`."""
+    """A TFDS split streamed: each record once over DataLoader workers and ranks, then `transform`;
+    with shuffle_files, `set_epoch(e)` reads the shards in epoch e's order."""
 
     _world, _worker_info = staticmethod(distributed), staticmethod(get_worker_info)
+
+    def _pass(self) -> int:
+        return worker_pass(self)
