@@ -166,7 +166,8 @@ class _Pipeline:
         self.reading = threading.Lock()  # one thread reads the input at a time, in chunk order
         self.done: dict[int, tuple[list[Any], BaseException | None, bool]] = {}
         self.taken = self.handed = 0  # chunks reserved by threads / handed to the consumer
-        self.chunk, self.alone_here, self.stopped = 1, 1, False  # items in a chunk: threads', the consumer's
+        self.chunk, self.stopped = 1, False  # items in a threads' chunk
+        self.alone_here = 1  # items in a chunk the consumer computes alone (its own: read and written by it only)
         self.inline = False  # the consumer computes the chunks itself (threads do not pay)
         self.most = _MAX_CHUNK  # items in a threads' chunk at most (fewer for large records)
         self.next_chunk = self.position = 0  # under `reading`: the next chunk's number, items read
@@ -275,10 +276,9 @@ class _Pipeline:
                 count = seed + 1 - base  # the items yielded (or failed)
                 self.next_chunk, self.position = number + 1, start + count
             last = self.ended = count < size
-        if count:  # the chunk's time includes the consumer's own work between items
+        if count:  # the chunk's time includes the consumer's own work between items (the consumer's alone)
             each = (time.perf_counter() - began) / count
-            with self.lock:
-                self.alone_here = max(1, min(_MAX_HERE, int(_ALONE_SECONDS / each) if each > 0 else _MAX_HERE))
+            self.alone_here = max(1, min(_MAX_HERE, int(_ALONE_SECONDS / each) if each > 0 else _MAX_HERE))
         return count, last
 
     def set_inline(self, inline: bool) -> None:
