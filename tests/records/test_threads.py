@@ -81,28 +81,40 @@ def test_read_ahead_is_bounded() -> None:
         assert len(read) - got - 1 <= 3
 
 
-def test_error_in_the_work_comes_at_its_item() -> None:
+def alone() -> Any:
+    """A Tuning whose verdict is that the consumer computes alone (for a while yet)."""
+    from tfrecord_lite._records.threads import Tuning
+
+    memory = Tuning()
+    memory.winner, memory.phase, memory.exploit = "inline", "exploit-inline", 60.0
+    return memory
+
+
+@pytest.mark.parametrize("computing_alone", [False, True])
+def test_error_in_the_work_comes_at_its_item(computing_alone: bool) -> None:
     def fail_at_37(x: int) -> int:
         if x == 37:
             raise ValueError("record 37")
         return jittered(x)
 
-    got, error = until_error(ordered_map(fail_at_37, range(100), 3))
+    got, error = until_error(ordered_map(fail_at_37, range(100), 3, memory=alone() if computing_alone else None))
     assert isinstance(error, ValueError) and str(error) == "record 37"
     assert got == [x * x for x in range(37)]
 
 
-def test_error_in_the_input_comes_at_its_item() -> None:
+@pytest.mark.parametrize("computing_alone", [False, True])
+def test_error_in_the_input_comes_at_its_item(computing_alone: bool) -> None:
     def source() -> Iterator[int]:
         yield from range(53)
         raise tfr.CorruptRecordError("damaged after 53 records")
 
-    got, error = until_error(ordered_map(jittered, source(), 2))
+    got, error = until_error(ordered_map(jittered, source(), 2, memory=alone() if computing_alone else None))
     assert isinstance(error, tfr.CorruptRecordError) and "after 53" in str(error)
     assert got == [x * x for x in range(53)]
 
 
-def test_break_stops_the_threads_and_closes_the_input() -> None:
+@pytest.mark.parametrize("computing_alone", [False, True])
+def test_break_stops_the_threads_and_closes_the_input(computing_alone: bool) -> None:
     before = pool_threads()
     closed = []
 
@@ -112,11 +124,11 @@ def test_break_stops_the_threads_and_closes_the_input() -> None:
         finally:
             closed.append(True)
 
-    mapped = ordered_map(jittered, source(), 4)
+    mapped = ordered_map(jittered, source(), 4, memory=alone() if computing_alone else None)
     for x in mapped:
         if x > 100:
             break
-    assert pool_threads() > before  # the threads wait for room, still running
+    assert (pool_threads() > before) is not computing_alone  # the threads wait for room; alone: none started
     del mapped  # as a DataLoader drops its iterator
     gc.collect()
     assert wait_for_threads(before) == before
@@ -350,15 +362,6 @@ def test_a_pass_starts_the_way_the_last_one_measured() -> None:
     assert pickle.loads(pickle.dumps(memory)).winner == ""  # another process measures for itself
 
 
-def alone() -> Any:
-    """A Tuning whose verdict is that the consumer computes alone (for a while yet)."""
-    from tfrecord_lite._records.threads import Tuning
-
-    memory = Tuning()
-    memory.winner, memory.phase, memory.exploit = "inline", "exploit-inline", 60.0
-    return memory
-
-
 def test_computing_alone_starts_no_thread_and_reads_an_item_at_a_time() -> None:
     before, events = pool_threads(), []
 
@@ -378,41 +381,6 @@ def test_computing_alone_starts_no_thread_and_reads_an_item_at_a_time() -> None:
         got.append(y)
     assert got == [x * 2 for x in range(500)]
     assert events == [(what, x) for x in range(500) for what in ("read", "computed", "consumed")]
-
-
-def test_errors_while_computing_alone_come_at_their_item() -> None:
-    def fail_at_37(x: int) -> int:
-        if x == 37:
-            raise ValueError("record 37")
-        return x * x
-
-    got, error = until_error(ordered_map(fail_at_37, range(100), 2, memory=alone()))
-    assert isinstance(error, ValueError) and got == [x * x for x in range(37)]
-
-    def source() -> Iterator[int]:
-        yield from range(53)
-        raise tfr.CorruptRecordError("damaged after 53 records")
-
-    got, error = until_error(ordered_map(lambda x: x * x, source(), 2, memory=alone()))
-    assert isinstance(error, tfr.CorruptRecordError) and got == [x * x for x in range(53)]
-
-
-def test_a_break_while_computing_alone_closes_the_input() -> None:
-    closed = []
-
-    def source() -> Iterator[int]:
-        try:
-            yield from range(10_000)
-        finally:
-            closed.append(True)
-
-    mapped = ordered_map(lambda x: x, source(), 2, memory=alone())
-    for x in mapped:
-        if x > 100:
-            break
-    del mapped
-    gc.collect()
-    assert closed == [True]
 
 
 def test_passes_shorter_than_a_probe_add_up_to_a_verdict() -> None:
