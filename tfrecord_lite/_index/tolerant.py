@@ -29,7 +29,7 @@ def build_past_damage(path: str, buf: Buffer, st: os.stat_result, policy: Damage
     skipped = policy.skipped
     starts: list[np.ndarray] = []
     ends: list[np.ndarray] = []
-    stream = DecodedStream(path, "")
+    stream = DecodedStream(path, "", strict=False)  # plain, as decided: a damaged first header may look compressed
     try:
         scanner = StreamScanner(stream, verify=verify, on_damage=policy.handler(path))
         for _, found, lengths in scanner.chunks():
