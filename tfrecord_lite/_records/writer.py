@@ -64,11 +64,13 @@ from tfrecord_lite._wire.framing import (
     OVERHEAD,
     cached_header,
     frame_buffer,
+    frame_joined,
     frame_many,
     frame_parts,
 )
 
-_BUFFER_SIZE = 1 << 20
+_BUFFER_SIZE = 1 << 20  # a compressed stream's input a deflate call
+_JOINED_SIZE = 1 << 20  # short records framed together and written at once
 _U32 = struct.Struct("<I").pack
 _ROTATE = 0x100000001  # c * _ROTATE >> 15 is c rotated right by 15 bits (TFRecord's mask), in its low 32 bits
 _DIVERT = -1  # the buffer threshold of a write-through or closed writer: write() takes _write_slow
@@ -202,6 +204,7 @@ class TFRecordWriter:
             raise ValueError(f"level= and fast=True apply to compressed files: pass compression={named}")
         self.path = display_name(destination)
         self._file: IO[bytes] | None = None
+        self._drain_at = self._left = _DIVERT  # until opened (close() may run on a writer that failed to open)
         self._lock: OutputLock | None = None
         if truncate_partial and not append:
             raise ValueError("truncate_partial=True only applies with append=True")
@@ -230,7 +233,6 @@ class TFRecordWriter:
         self._probing = True  # write-through: the map not yet chosen or refused (_maps_small_records)
         self._at_counted = 0  # where the data ended in the map when _drained_bytes was last brought up to date
         self._records: list[bytes] = []  # written but not yet framed
-        self._pending = 0  # the size of their payloads (each framed adds 16 bytes)
         self._drained_records = 0
         self._drained_bytes = 0
         self._seek: SeekPoints | None = None
@@ -242,6 +244,7 @@ class TFRecordWriter:
             self._drain_at = min(_BUFFER_SIZE, self._seek.every)
         if self._through:
             self._drain_at = _DIVERT
+        self._left = self._drain_at  # what the buffer takes before it drains: _drain_at less the payloads waiting
 
     @property
     def records_written(self) -> int:
@@ -251,7 +254,16 @@ class TFRecordWriter:
     @property
     def bytes_written(self) -> int:
         """The uncompressed size of the record stream so far."""
-        return self._drained_bytes + self._pending + 16 * len(self._records) + self._at - self._at_counted
+        return self._drained_bytes + self._pending() + 16 * len(self._records) + self._at - self._at_counted
+
+    def _pending(self) -> int:
+        """The size of the payloads written but not yet framed (each framed adds 16 bytes)."""
+        return self._drain_at - self._left
+
+    def _limit(self, drain_at: int) -> None:
+        """Drain from now on when `drain_at` bytes of payload wait (_DIVERT: at every write())."""
+        self._left += drain_at - self._drain_at
+        self._drain_at = drain_at
 
     def _written(self) -> int:
         """The file offset where the records handed to the OS end."""
@@ -271,19 +283,19 @@ class TFRecordWriter:
             self._write_slow(record)
             return
         self._records.append(record)  # the hot path: framed in groups by _drain
-        self._pending += len(record)
-        if self._pending >= self._drain_at:  # always, when write-through or closed (_DIVERT)
+        self._left -= len(record)
+        if self._left <= 0:  # always, when write-through or closed (_DIVERT)
             self._drain_full()
 
     def _drain_full(self) -> None:
         """_drain, the buffer being full (a write-through or closed writer's record goes to _write_slow)."""
         if self._drain_at == _DIVERT:
             record = self._records.pop()
-            self._pending -= len(record)
+            self._left += len(record)
             self._write_slow(record)
             return
         if self._drain_at == _APART_SIZE and len(self._records) == 1 and self._compressor is None:
-            self._pending = 0  # a long record alone (64 KiB or more), after long ones: out at once
+            self._left = self._drain_at  # a long record alone (64 KiB or more), after long ones: out at once
             self._emit_record(self._records.pop())
             return
         self._drain()
@@ -305,8 +317,8 @@ class TFRecordWriter:
         n = len(record)
         if not self._through:
             self._records.append(record)
-            self._pending += n
-            if self._pending >= self._drain_at:
+            self._left -= n
+            if self._left <= 0:
                 self._drain()
         elif self._mapped is not None and self._maps_small_records():
             if self._at + n + 16 > self._room:
@@ -396,18 +408,15 @@ class TFRecordWriter:
         self.write(encode_sequence_example(context, feature_lists))
 
     def _drain(self) -> None:
-        if self._compressor is None and self._records and self._drain_at != _DIVERT:
-            long = self._pending >= _LARGE * len(self._records)  # long records: written from their own bytes
-            self._drain_at = _APART_SIZE if long else _BUFFER_SIZE
-            if long:
-                return self._drain_apart()
+        if self._compressor is None:
+            return self._drain_plain()
         data = frame_many(self._records)
         if self._seek is not None:
             self._seek.add(self._records)
         records = len(self._records)
-        size = self._pending + 16 * records
+        size = self._pending() + 16 * records
         self._records = []
-        self._pending = 0
+        self._left = self._drain_at
         if self._compressor is not None:
             data = self._compressor.compress(data)
             if self._seek is not None:
@@ -417,14 +426,33 @@ class TFRecordWriter:
         self._drained_records += records
         self._drained_bytes += size
 
+    def _drain_plain(self) -> None:
+        """Write the buffered records to an uncompressed file: long ones from their own bytes
+        (_drain_apart), short ones framed together in three pieces (framing.frame_joined)."""
+        records = self._records
+        if not records:
+            return
+        if self._drain_at != _DIVERT:
+            long = self._pending() >= _LARGE * len(records)  # long records: written from their own bytes
+            self._limit(_APART_SIZE if long else _JOINED_SIZE)
+            if long:
+                return self._drain_apart()
+        size = self._pending() + 16 * len(records)
+        head, body, tail = frame_joined(records)
+        self._records = []
+        self._left = self._drain_at
+        self._emit(size, head, body, tail)
+        self._drained_records += len(records)
+        self._drained_bytes += size
+
     def _drain_apart(self) -> None:
         """Write the buffered records, long ones, from their own bytes: each one's header, payload and
         footer are parts of one os.writev for the lot, the payloads never copied (frame_many would copy
         each once more into a buffer the size of the batch, which glibc maps and unmaps afresh while its
         mmap threshold is low: page faults on every byte, and a speed that depends on the process's past)."""
         records, self._records = self._records, []
-        size = self._pending + 16 * len(records)
-        self._pending = 0
+        size = self._pending() + 16 * len(records)
+        self._left = self._drain_at
         parts = frame_parts(records)
         if len(parts) <= _IOV_MAX:
             self._emit(size, *parts)
@@ -462,7 +490,7 @@ class TFRecordWriter:
             if self._owned and not self.compression and self.path is not None and self._lock is not None:
                 os.truncate(self.path, complete)
         self._file = None
-        self._drain_at = _DIVERT
+        self._limit(_DIVERT)
         self._unlock()
         where = self.path or "the file"
         reason = os.strerror(err.errno) if err.errno is not None else str(err)
@@ -518,7 +546,7 @@ class TFRecordWriter:
                 self._close_mapped()
                 self._file.close()
             self._file = None
-            self._drain_at = _DIVERT
+            self._limit(_DIVERT)
             self._unlock()
         if self._append is not None:
             finish_append(self.path, self._append)  # extend the index sidecar, if there is a fresh one
@@ -548,7 +576,7 @@ class TFRecordWriter:
         """Stop writing and drop the output when it is an upload (no object appears); a local file
         is closed as it is. Safe to call twice, and after close()."""
         file, self._file = self._file, None
-        self._drain_at = _DIVERT
+        self._limit(_DIVERT)
         try:
             self._close_mapped()
         finally:
