@@ -103,14 +103,14 @@ def _fields(length: int) -> tuple[Callable[[Any, int, int, bytes, int], None], i
     return fields
 
 
-def _write_rest(fd: int, parts: tuple[bytes | memoryview, ...], written: int) -> None:
+def _write_rest(fd: int, parts: tuple[bytes | bytearray | memoryview, ...], written: int) -> None:
     """Finish a short write of `parts` (the disk filling up), so that the error that stopped it is raised."""
     rest = memoryview(b"".join(parts))[written:]
     while rest:
         rest = rest[os.write(fd, rest) :]
 
 
-def _join_and_write(fd: int, parts: tuple[bytes | memoryview, ...]) -> int:
+def _join_and_write(fd: int, parts: tuple[bytes | bytearray | memoryview, ...]) -> int:
     return os.write(fd, b"".join(parts))
 
 
@@ -463,7 +463,7 @@ class TFRecordWriter:
         self._drained_records += len(records)
         self._drained_bytes += size
 
-    def _emit(self, size: int, *parts: bytes | memoryview) -> None:
+    def _emit(self, size: int, *parts: bytes | bytearray | memoryview) -> None:
         """Write `parts` (`size` bytes) and push them to the OS, so that a failure is seen here, after
         whole records only."""
         try:
