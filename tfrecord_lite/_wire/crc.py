@@ -61,17 +61,22 @@ def masked_length_crcs(lengths: np.ndarray) -> np.ndarray:
 def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rotated CRC32C tables of the length's bytes 0-1, 2-3 and 4 (bytes 5-7 are zero): the
     masked CRC of the 8 bytes is (low[b0 b1] ^ mid[b2 b3] ^ high[b4]) + the mask's constant,
-    CRC32C and the rotation being affine / linear over XOR."""
+    CRC32C and the rotation being affine / linear over XOR. Each byte's table is built from its
+    8 single bits (40 CRCs in all) and rotated, each pair's as an outer XOR of two of them."""
     import numpy as np
 
     base = crc32c(bytes(8))
-    places = [
-        np.array([crc32c(bytes(k) + bytes([b]) + bytes(7 - k)) ^ base for b in range(256)], np.uint32) for k in range(5)
-    ]
-    pairs = np.arange(1 << 16)
-    low = places[0][pairs & 0xFF] ^ places[1][pairs >> 8] ^ np.uint32(base)
-    mid = places[2][pairs & 0xFF] ^ places[3][pairs >> 8]
-    return _rotated(low), _rotated(mid), _rotated(places[4])
+    bits = np.array(
+        [[crc32c(bytes(k) + bytes([1 << i]) + bytes(7 - k)) ^ base for i in range(8)] for k in range(5)], np.uint32
+    )
+    places = np.zeros((5, 256), np.uint32)  # places[k][b]: what byte b at offset k adds (XOR) to base
+    for i in range(8):
+        places[:, 1 << i : 2 << i] = places[:, : 1 << i] ^ bits[:, i : i + 1]
+    places = _rotated(places)
+    low = (places[1][:, None] ^ places[0][None, :]).ravel()  # index b0 + 256 * b1
+    low ^= _rotated(np.uint32(base))
+    mid = (places[3][:, None] ^ places[2][None, :]).ravel()
+    return low, mid, places[4]
 
 
 @functools.cache
