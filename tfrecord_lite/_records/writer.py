@@ -70,8 +70,8 @@ from tfrecord_lite._wire.framing import (
 )
 
 _BUFFER_SIZE = 1 << 20  # a compressed stream's input a deflate call
-_JOINED_RECORDS = 2048  # short records framed together and written at once, about this many
-_JOINED_SIZE = 1 << 16  # in this many bytes at least (and _BUFFER_SIZE at most)
+_SHORT = 256  # records shorter than this on average are framed and written _SHORT_BATCH bytes at a time
+_SHORT_BATCH = 96 << 10  # (framed): what a batch allocates then stays in the heap's top, which glibc keeps
 _U32 = struct.Struct("<I").pack
 _ROTATE = 0x100000001  # c * _ROTATE >> 15 is c rotated right by 15 bits (TFRecord's mask), in its low 32 bits
 _DIVERT = -1  # the buffer threshold of a write-through or closed writer: write() takes _write_slow
@@ -438,7 +438,8 @@ class TFRecordWriter:
             if pending >= _LARGE * len(records):  # long records: written from their own bytes
                 self._limit(_APART_SIZE)
                 return self._drain_apart()
-            self._limit(min(_BUFFER_SIZE, max(_JOINED_SIZE, pending * _JOINED_RECORDS // len(records))))
+            framed = pending + 16 * len(records)
+            self._limit(_BUFFER_SIZE if pending >= _SHORT * len(records) else 1 + _SHORT_BATCH * pending // framed)
         size = self._pending() + 16 * len(records)
         head, body, tail = frame_joined(records)
         self._records = []
