@@ -1,46 +1,45 @@
-"""The writer. Small records are collected in memory up to a megabyte, framed together by
-framing.frame_many and written with one call, so a small record costs no system call and
-little Python work (TensorFlow's writer, Python's open() and every peer buffer too). Long ones
-(4 KiB and more on average) are never copied: up to 64 KiB of them wait, then one os.writev
-takes each one's header, its own bytes and its footer (_drain_apart). Joined, they would be
-copied once more into a buffer the size of the batch, and the batch freed at once: glibc maps a
-buffer that large afresh, or gives the freed heap top back to the OS (it keeps at most 128 KiB
-until its first unmapped block raises both limits), so that every byte is faulted in again and
-the speed depends on what the process allocated before. Which way each batch goes is decided
-by its records, so a file of mixed sizes takes each path as it comes. With
-`buffered=False`, each write() to an uncompressed file hands its record to the kernel before
-it returns, so a process killed at any moment (SIGKILL included) leaves every record whose
-write() returned: a local regular file is written through a shared memory map
-(_storage/mapped.py; a store, no system call, and write() is _ThroughWriter's, framing
+"""The writer. Records are collected in memory and written in batches, so a small record costs
+no system call and little Python work (TensorFlow's writer, Python's open() and every peer
+buffer too); write() appends and counts down the bytes the batch still takes (_left). A batch's
+size is chosen by its records, so a file of mixed sizes takes each path as it comes, and set so
+that what it allocates is never faulted in afresh: glibc maps a block over its mmap threshold
+(128 KiB until a freed mapped block raises it) anew each time, and gives a freed heap top beyond
+its trim threshold back to the OS, keeping 128 KiB, so a batch between 128 KiB and a megabyte
+costs a page fault every 4 KiB or nothing, by what the process allocated before. Records under
+256 B on average are framed 96 KiB at a time (framing.frame_joined: three pieces, one
+os.writev), longer ones a megabyte at a time; long ones (4 KiB and more) are never copied: up
+to 64 KiB of them wait, then one os.writev takes each one's header, own bytes and footer
+(_drain_apart). With `buffered=False`, each write() to an uncompressed file hands its record
+to the kernel before it returns, so a process killed at any moment (SIGKILL included) leaves
+every record whose write() returned: a local regular file is written through a shared memory
+map (_storage/mapped.py; a store, no system call, and write() is _ThroughWriter's, framing
 inlined into two struct.pack_into calls; the length CRC stored last, so that readers know a
-stopped writer's tail, _wire/unfinished.py) once its first records show they are small; otherwise one os.writev a
-record (header, payload and footer, never concatenated). write_buffer() frames a batch of
-records lying in one buffer at once (framing.frame_buffer); write_framed() takes a batch already
-framed in place (framing.fill_frames, in the gaps a batch encoder leaves). GZIP and ZLIB files are one zlib stream over
-the whole file, as TensorFlow writes them (zlib wrapper with adler32 for ZLIB,
-gzip wrapper for GZIP; default level, memLevel 9 like TF's ZlibOutputBuffer), so the
-default output is TensorFlow's byte for byte; `level=` and `fast=True` (ISA-L or
-zlib-ng, see _compression/inflate.py) trade that identity for size or speed, and `seek_every=`
-adds full-flush points that random access enters without stored windows.
+stopped writer's tail, _wire/unfinished.py) once its first records show they are small;
+otherwise one os.writev a record. write_buffer() frames a batch of records lying in one buffer
+at once (framing.frame_buffer); write_framed() takes a batch already framed in place
+(framing.fill_frames). GZIP and ZLIB files are one zlib stream over the whole file, as
+TensorFlow writes them (default level, memLevel 9 like TF's ZlibOutputBuffer), so the default
+output is TensorFlow's byte for byte; `level=` and `fast=True` (ISA-L or zlib-ng,
+_compression/inflate.py) trade that identity for size or speed, and `seek_every=` adds
+full-flush points that random access enters without stored windows.
 
-A file is written in place, as TensorFlow does: killed midway, it holds every record
-pushed to the OS so far (whole: by flush(), by a full buffer, or by each write() with
+A file is written in place, as TensorFlow does: killed midway, it holds every record pushed
+to the OS so far (whole: by flush(), by a full batch, or by each write() with
 `buffered=False`) and at most one torn record at its end, or the zero bytes ahead of a map,
 which TFRecordWriter(append=True, truncate_partial=True) cuts off. A local path is locked
-(publish.OutputLock) while the writer is open, so two writers never mix their records;
-a failed write (disk full) cuts an uncompressed file back to its last complete record.
+(publish.OutputLock) while the writer is open, so two writers never mix their records; a
+failed write (disk full) cuts an uncompressed file back to its last complete record.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import io
 import itertools
 import os
 import struct
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from crc32c import crc32c as _crc32c
@@ -55,18 +54,21 @@ from tfrecord_lite._repr import compression, count, describe
 from tfrecord_lite._storage.files import PathOrFile, display_name, is_file_object, open_binary, size_in_bytes
 from tfrecord_lite._storage.locations import StorageOptions, has_scheme
 from tfrecord_lite._storage.mapped import MappedFile, open_mapped
-from tfrecord_lite._storage.publish import OutputLock
+from tfrecord_lite._storage.publish import OutputLock, lock_if_possible
 from tfrecord_lite._stream.options import Compression
 from tfrecord_lite._wire.crc import MASK_DELTA
 from tfrecord_lite._wire.framing import (
     HEADER_SIZE,
     HEADERS_BY_LENGTH,
     OVERHEAD,
+    STORES,
     cached_header,
     frame_buffer,
     frame_joined,
     frame_many,
     frame_parts,
+    store_of,
+    store_u32,
 )
 
 _BUFFER_SIZE = 1 << 20  # a compressed stream's input a deflate call
@@ -75,33 +77,11 @@ _SHORT_BATCH = 96 << 10  # (framed): what a batch allocates then stays in the he
 _U32 = struct.Struct("<I").pack
 _ROTATE = 0x100000001  # c * _ROTATE >> 15 is c rotated right by 15 bits (TFRecord's mask), in its low 32 bits
 _DIVERT = -1  # the buffer threshold of a write-through or closed writer: write() takes _write_slow
-_SMALL = 2048  # a payload up to this long is stored with its header and footer by one struct call
 _PROBE = 32  # write-through: records written with os.writev before the map is used, if they are small
 _MAPPED_SIZE = 2048
 _LARGE = 4096  # records this long on average are written from their own bytes (_drain_apart), never joined
 _APART_SIZE = 1 << 16  # and held until this many bytes wait: glibc gives back to the OS a heap top over 128 KiB
 _IOV_MAX = 1023  # parts a writev takes at most (IOV_MAX is 1024 on Linux and macOS), a multiple of 3
-_U32_INTO = struct.Struct("<I").pack_into
-_HEAD_INTO = struct.Struct("<Q4x").pack_into  # a header, its length CRC zero
-# length -> (a store of the header with its length CRC zero, a payload that long and its masked CRC,
-# called as store(map, offset, length, payload, masked CRC); the length CRC)
-_FIELDS: dict[int, tuple[Callable[[Any, int, int, bytes, int], None], int]] = {}
-
-
-def _store_apart(mm: Any, at: int, n: int, record: bytes, masked_crc: int) -> None:
-    """The store of a large record: its header (length CRC zero), payload and footer one by one, never copied
-    together (a struct call would zero the whole span before copying into it)."""
-    _HEAD_INTO(mm, at, n)
-    mm[at + 12 : at + 12 + n] = record
-    _U32_INTO(mm, at + 12 + n, masked_crc)
-
-
-def _fields(length: int) -> tuple[Callable[[Any, int, int, bytes, int], None], int]:
-    store = struct.Struct(f"<Q4x{length}sI").pack_into if length <= _SMALL else _store_apart
-    fields = store, int.from_bytes(cached_header(length)[8:], "little")
-    if len(_FIELDS) < 4096:
-        _FIELDS[length] = fields
-    return fields
 
 
 def _write_rest(fd: int, parts: tuple[bytes | bytearray | memoryview, ...], written: int) -> None:
@@ -127,18 +107,6 @@ def _compressor(compression: str, level: int | None, fast: bool) -> Any:
         return kind_of(compression).deflater(level, lib)
     except (ValueError, zlib.error, lib.error) as err:
         raise ValueError(f"level={level} is not a valid deflate level for {lib.__name__} ({err})") from None
-
-
-def _lock_for(path: str) -> OutputLock | None:
-    """The lock of a local file about to be written; none where no lock file can be made (read-only folder)."""
-    try:
-        return OutputLock(path)
-    except PermissionError:
-        return None
-    except OSError as err:
-        if err.errno == errno.EROFS:
-            return None
-        raise
 
 
 class TFRecordWriter:
@@ -214,7 +182,7 @@ class TFRecordWriter:
                 "buffered=False applies to local files and file objects: an upload appears only when closed"
             )
         if self.path is not None and not is_file_object(destination) and not has_scheme(self.path):
-            self._lock = _lock_for(self.path)
+            self._lock = lock_if_possible(self.path)
         try:
             self._append = prepare_append(destination, truncate_partial, self.compression) if append else None
             self._file, self._owned = open_binary(destination, "ab" if append else "wb", storage_options)
@@ -409,19 +377,18 @@ class TFRecordWriter:
         self.write(encode_sequence_example(context, feature_lists))
 
     def _drain(self) -> None:
+        """Write the buffered records: compressed, framed together and deflated (with the seek points)."""
         if self._compressor is None:
             return self._drain_plain()
-        data = frame_many(self._records)
         if self._seek is not None:
             self._seek.add(self._records)
         records = len(self._records)
         size = self._pending() + 16 * records
+        data = self._compressor.compress(frame_many(self._records))
         self._records = []
         self._left = self._drain_at
-        if self._compressor is not None:
-            data = self._compressor.compress(data)
-            if self._seek is not None:
-                data += self._seek.after(self._compressor, len(data), self._drained_bytes + size)
+        if self._seek is not None:
+            data += self._seek.after(self._compressor, len(data), self._drained_bytes + size)
         if data:
             self._emit(len(data), data)
         self._drained_records += records
@@ -609,7 +576,7 @@ class _ThroughWriter(TFRecordWriter):
     inlined; else it is TFRecordWriter's. Each record's header goes in first with its length CRC
     zero, and its length CRC last: a record cut short by a kill is known by its missing length CRC
     (_wire/unfinished.py). A small record's header, payload and footer are one struct.pack_into of
-    a format made for its length (no bytes built to be copied again; _fields), its length CRC a
+    a format made for its length (no bytes built to be copied again; framing.store_of), its length CRC a
     second."""
 
     def write(self, record: Any) -> None:
@@ -622,10 +589,10 @@ class _ThroughWriter(TFRecordWriter):
         if end > self._room:  # also when closed or not mapped yet: _room is 0 then
             self._write_slow(record)
             return
-        store, length_crc = _FIELDS.get(n) or _fields(n)
+        store, length_crc = STORES.get(n) or store_of(n)
         c = _crc32c(record)
         mm = self._map
         store(mm, at, n, record, ((c * _ROTATE >> 15) + MASK_DELTA) & 0xFFFFFFFF)  # length CRC zero
-        _U32_INTO(mm, at + 8, length_crc)
+        store_u32(mm, at + 8, length_crc)
         self._at = end
         self._drained_records += 1

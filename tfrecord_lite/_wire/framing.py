@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from crc32c import crc32c as _crc32c
@@ -466,6 +466,32 @@ def _store_frames(buffer: Any, headers: Any, lengths: Any, crcs: Any) -> None:
     np.ndarray((size - 7,), "<i8", buffer, 0, (1,))[headers] = lengths
     words[headers + 8] = masked_length_crcs(lengths)
     words[headers + HEADER_SIZE + lengths] = mask_all(crcs)
+
+
+_STORE_WHOLE = 2048  # a payload up to this long is stored with its header and footer by one struct call
+store_u32 = struct.Struct("<I").pack_into
+_HEAD_INTO = struct.Struct("<Q4x").pack_into  # a header, its length CRC zero
+# length -> (a store of the header with its length CRC zero, a payload that long and its masked CRC,
+# called as store(buffer, offset, length, payload, masked CRC); the length CRC), for 4096 lengths at most
+STORES: dict[int, tuple[Callable[[Any, int, int, bytes, int], None], int]] = {}
+
+
+def _store_apart(mm: Any, at: int, n: int, record: bytes, masked_crc: int) -> None:
+    """The store of a large record: its header (length CRC zero), payload and footer one by one, never copied
+    together (a struct call would zero the whole span before copying into it)."""
+    _HEAD_INTO(mm, at, n)
+    mm[at + 12 : at + 12 + n] = record
+    store_u32(mm, at + 12 + n, masked_crc)
+
+
+def store_of(length: int) -> tuple[Callable[[Any, int, int, bytes, int], None], int]:
+    """How a record of `length` bytes is stored into a writable buffer (a write-through writer's map): the
+    store of all of it but its length CRC, and that CRC, to be stored last (_wire/unfinished.py)."""
+    store = struct.Struct(f"<Q4x{length}sI").pack_into if length <= _STORE_WHOLE else _store_apart
+    fields = store, int.from_bytes(cached_header(length)[8:], "little")
+    if len(STORES) < 4096:
+        STORES[length] = fields
+    return fields
 
 
 # length -> its header, for the first 4096 lengths met (cached_header fills it; loops look it up first)
