@@ -125,7 +125,7 @@ class TFRecordWriter:
     on a complete record (`truncate_partial=True` cuts an incomplete last record
     off instead of refusing) and extends its index sidecar.
 
-    The file is written in place, through a 1 MiB buffer (as TensorFlow's writer): a killed
+    The file is written in place, through a buffer of 1 MiB at most (as TensorFlow's writer): a killed
     writer leaves the records pushed to the OS by the last `flush()` or full buffer, and at
     most one incomplete record at the end (a reader raises TruncatedRecordError there;
     append=True, truncate_partial=True cuts it off). `buffered=False` (write-through) makes

@@ -7,7 +7,8 @@ masked_length_crcs computes the masked CRCs of many record lengths at once with 
 from tables: CRC32C is affine over XOR, so the CRC of 8 bytes is CRC(0) ^ T0[b0] ^ ...
 ^ T7[b7], with T5..T7 of the zero bytes 5..7 zero (a real length is below 2**40, a TiB);
 pairs of bytes share one table, and the tables hold their entries already rotated (the
-mask's rotation is linear over XOR too). numpy is imported only when they are first used.
+mask's rotation is linear over XOR too); a batch of lengths below 2**16 takes one table lookup
+each. numpy is imported only when they are first used.
 """
 
 from __future__ import annotations
