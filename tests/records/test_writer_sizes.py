@@ -32,6 +32,7 @@ MIXES = {
     "long and tiny alternating": [80 << 10, 3] * 30,
     "a run longer than one writev takes": [1] * 1500 + [12 << 20] + [1] * 5,
     "around the threshold": [4095, 4096, 4097, 65535, 65536, 65537] * 20,
+    "short batches, then longer, then short": [110] * 3000 + [300] * 1500 + [16] * 8000,
 }
 
 

@@ -33,3 +33,9 @@ def test_masked_length_crcs_are_the_crcs_of_the_length_fields(lengths: list[int]
     crcs = masked_length_crcs(np.array(lengths, np.int64))
     assert crcs.dtype == np.uint32
     assert crcs.tolist() == [masked_crc_by_the_spec(struct.pack("<Q", n)) for n in lengths]
+
+
+@given(st.lists(st.integers(0, 0xFFFF), min_size=1, max_size=50))
+def test_masked_length_crcs_of_short_lengths_alone(lengths: list[int]) -> None:
+    crcs = masked_length_crcs(np.array(lengths, np.int64))  # all below 2**16: the one-table path
+    assert crcs.tolist() == [masked_crc_by_the_spec(struct.pack("<Q", n)) for n in lengths]

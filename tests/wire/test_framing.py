@@ -40,6 +40,18 @@ def test_frame_many_is_the_records_framed_one_by_one(records):
     assert framing.frame_many(records) == b"".join(map(framing.frame, records))
 
 
+@given(st.lists(st.binary(max_size=300), max_size=40))
+def test_frame_joined_is_the_records_framed_one_by_one(records):
+    head, body, tail = framing.frame_joined(records)
+    assert head + body + tail == b"".join(map(framing.frame, records))
+
+
+def test_frame_joined_frames_lengths_past_two_bytes():
+    records = [b"a" * 0xFFFF, b"", b"b" * 0x10000, b"c", b"d" * 70_000]
+    head, body, tail = framing.frame_joined(records)
+    assert head + body + tail == b"".join(map(framing.frame, records))
+
+
 def test_frame_accepts_any_buffer():
     import array
 

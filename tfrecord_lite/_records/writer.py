@@ -1,46 +1,45 @@
-"""The writer. Small records are collected in memory up to a megabyte, framed together by
-framing.frame_many and written with one call, so a small record costs no system call and
-little Python work (TensorFlow's writer, Python's open() and every peer buffer too). Long ones
-(4 KiB and more on average) are never copied: up to 64 KiB of them wait, then one os.writev
-takes each one's header, its own bytes and its footer (_drain_apart). Joined, they would be
-copied once more into a buffer the size of the batch, and the batch freed at once: glibc maps a
-buffer that large afresh, or gives the freed heap top back to the OS (it keeps at most 128 KiB
-until its first unmapped block raises both limits), so that every byte is faulted in again and
-the speed depends on what the process allocated before. Which way each batch goes is decided
-by its records, so a file of mixed sizes takes each path as it comes. With
-`buffered=False`, each write() to an uncompressed file hands its record to the kernel before
-it returns, so a process killed at any moment (SIGKILL included) leaves every record whose
-write() returned: a local regular file is written through a shared memory map
-(_storage/mapped.py; a store, no system call, and write() is _ThroughWriter's, framing
+"""The writer. Records are collected in memory and written in batches, so a small record costs
+no system call and little Python work (TensorFlow's writer, Python's open() and every peer
+buffer too); write() appends and counts down the bytes the batch still takes (_left). A batch's
+size is chosen by its records, so a file of mixed sizes takes each path as it comes, and set so
+that what it allocates is never faulted in afresh: glibc maps a block over its mmap threshold
+(128 KiB until a freed mapped block raises it) anew each time, and gives a freed heap top beyond
+its trim threshold back to the OS, keeping 128 KiB, so a batch between 128 KiB and a megabyte
+costs a page fault every 4 KiB or nothing, by what the process allocated before. Records under
+256 B on average are framed 96 KiB at a time (framing.frame_joined: three pieces, one
+os.writev), longer ones a megabyte at a time; long ones (4 KiB and more) are never copied: up
+to 64 KiB of them wait, then one os.writev takes each one's header, own bytes and footer
+(_drain_apart). With `buffered=False`, each write() to an uncompressed file hands its record
+to the kernel before it returns, so a process killed at any moment (SIGKILL included) leaves
+every record whose write() returned: a local regular file is written through a shared memory
+map (_storage/mapped.py; a store, no system call, and write() is _ThroughWriter's, framing
 inlined into two struct.pack_into calls; the length CRC stored last, so that readers know a
-stopped writer's tail, _wire/unfinished.py) once its first records show they are small; otherwise one os.writev a
-record (header, payload and footer, never concatenated). write_buffer() frames a batch of
-records lying in one buffer at once (framing.frame_buffer); write_framed() takes a batch already
-framed in place (framing.fill_frames, in the gaps a batch encoder leaves). GZIP and ZLIB files are one zlib stream over
-the whole file, as TensorFlow writes them (zlib wrapper with adler32 for ZLIB,
-gzip wrapper for GZIP; default level, memLevel 9 like TF's ZlibOutputBuffer), so the
-default output is TensorFlow's byte for byte; `level=` and `fast=True` (ISA-L or
-zlib-ng, see _compression/inflate.py) trade that identity for size or speed, and `seek_every=`
-adds full-flush points that random access enters without stored windows.
+stopped writer's tail, _wire/unfinished.py) once its first records show they are small;
+otherwise one os.writev a record. write_buffer() frames a batch of records lying in one buffer
+at once (framing.frame_buffer); write_framed() takes a batch already framed in place
+(framing.fill_frames). GZIP and ZLIB files are one zlib stream over the whole file, as
+TensorFlow writes them (default level, memLevel 9 like TF's ZlibOutputBuffer), so the default
+output is TensorFlow's byte for byte; `level=` and `fast=True` (ISA-L or zlib-ng,
+_compression/inflate.py) trade that identity for size or speed, and `seek_every=` adds
+full-flush points that random access enters without stored windows.
 
-A file is written in place, as TensorFlow does: killed midway, it holds every record
-pushed to the OS so far (whole: by flush(), by a full buffer, or by each write() with
+A file is written in place, as TensorFlow does: killed midway, it holds every record pushed
+to the OS so far (whole: by flush(), by a full batch, or by each write() with
 `buffered=False`) and at most one torn record at its end, or the zero bytes ahead of a map,
 which TFRecordWriter(append=True, truncate_partial=True) cuts off. A local path is locked
-(publish.OutputLock) while the writer is open, so two writers never mix their records;
-a failed write (disk full) cuts an uncompressed file back to its last complete record.
+(publish.OutputLock) while the writer is open, so two writers never mix their records; a
+failed write (disk full) cuts an uncompressed file back to its last complete record.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import io
 import itertools
 import os
 import struct
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from crc32c import crc32c as _crc32c
@@ -55,60 +54,44 @@ from tfrecord_lite._repr import compression, count, describe
 from tfrecord_lite._storage.files import PathOrFile, display_name, is_file_object, open_binary, size_in_bytes
 from tfrecord_lite._storage.locations import StorageOptions, has_scheme
 from tfrecord_lite._storage.mapped import MappedFile, open_mapped
-from tfrecord_lite._storage.publish import OutputLock
+from tfrecord_lite._storage.publish import OutputLock, lock_if_possible
 from tfrecord_lite._stream.options import Compression
 from tfrecord_lite._wire.crc import MASK_DELTA
 from tfrecord_lite._wire.framing import (
     HEADER_SIZE,
     HEADERS_BY_LENGTH,
     OVERHEAD,
+    STORES,
     cached_header,
     frame_buffer,
+    frame_joined,
     frame_many,
     frame_parts,
+    store_of,
+    store_u32,
 )
 
-_BUFFER_SIZE = 1 << 20
+_BUFFER_SIZE = 1 << 20  # a compressed stream's input a deflate call
+_SHORT = 256  # records shorter than this on average are framed and written _SHORT_BATCH bytes at a time
+_SHORT_BATCH = 96 << 10  # (framed): what a batch allocates then stays in the heap's top, which glibc keeps
 _U32 = struct.Struct("<I").pack
 _ROTATE = 0x100000001  # c * _ROTATE >> 15 is c rotated right by 15 bits (TFRecord's mask), in its low 32 bits
 _DIVERT = -1  # the buffer threshold of a write-through or closed writer: write() takes _write_slow
-_SMALL = 2048  # a payload up to this long is stored with its header and footer by one struct call
 _PROBE = 32  # write-through: records written with os.writev before the map is used, if they are small
 _MAPPED_SIZE = 2048
 _LARGE = 4096  # records this long on average are written from their own bytes (_drain_apart), never joined
 _APART_SIZE = 1 << 16  # and held until this many bytes wait: glibc gives back to the OS a heap top over 128 KiB
 _IOV_MAX = 1023  # parts a writev takes at most (IOV_MAX is 1024 on Linux and macOS), a multiple of 3
-_U32_INTO = struct.Struct("<I").pack_into
-_HEAD_INTO = struct.Struct("<Q4x").pack_into  # a header, its length CRC zero
-# length -> (a store of the header with its length CRC zero, a payload that long and its masked CRC,
-# called as store(map, offset, length, payload, masked CRC); the length CRC)
-_FIELDS: dict[int, tuple[Callable[[Any, int, int, bytes, int], None], int]] = {}
 
 
-def _store_apart(mm: Any, at: int, n: int, record: bytes, masked_crc: int) -> None:
-    """The store of a large record: its header (length CRC zero), payload and footer one by one, never copied
-    together (a struct call would zero the whole span before copying into it)."""
-    _HEAD_INTO(mm, at, n)
-    mm[at + 12 : at + 12 + n] = record
-    _U32_INTO(mm, at + 12 + n, masked_crc)
-
-
-def _fields(length: int) -> tuple[Callable[[Any, int, int, bytes, int], None], int]:
-    store = struct.Struct(f"<Q4x{length}sI").pack_into if length <= _SMALL else _store_apart
-    fields = store, int.from_bytes(cached_header(length)[8:], "little")
-    if len(_FIELDS) < 4096:
-        _FIELDS[length] = fields
-    return fields
-
-
-def _write_rest(fd: int, parts: tuple[bytes | memoryview, ...], written: int) -> None:
+def _write_rest(fd: int, parts: tuple[bytes | bytearray | memoryview, ...], written: int) -> None:
     """Finish a short write of `parts` (the disk filling up), so that the error that stopped it is raised."""
     rest = memoryview(b"".join(parts))[written:]
     while rest:
         rest = rest[os.write(fd, rest) :]
 
 
-def _join_and_write(fd: int, parts: tuple[bytes | memoryview, ...]) -> int:
+def _join_and_write(fd: int, parts: tuple[bytes | bytearray | memoryview, ...]) -> int:
     return os.write(fd, b"".join(parts))
 
 
@@ -124,18 +107,6 @@ def _compressor(compression: str, level: int | None, fast: bool) -> Any:
         return kind_of(compression).deflater(level, lib)
     except (ValueError, zlib.error, lib.error) as err:
         raise ValueError(f"level={level} is not a valid deflate level for {lib.__name__} ({err})") from None
-
-
-def _lock_for(path: str) -> OutputLock | None:
-    """The lock of a local file about to be written; none where no lock file can be made (read-only folder)."""
-    try:
-        return OutputLock(path)
-    except PermissionError:
-        return None
-    except OSError as err:
-        if err.errno == errno.EROFS:
-            return None
-        raise
 
 
 class TFRecordWriter:
@@ -154,7 +125,7 @@ class TFRecordWriter:
     on a complete record (`truncate_partial=True` cuts an incomplete last record
     off instead of refusing) and extends its index sidecar.
 
-    The file is written in place, through a 1 MiB buffer (as TensorFlow's writer): a killed
+    The file is written in place, through a buffer of 1 MiB at most (as TensorFlow's writer): a killed
     writer leaves the records pushed to the OS by the last `flush()` or full buffer, and at
     most one incomplete record at the end (a reader raises TruncatedRecordError there;
     append=True, truncate_partial=True cuts it off). `buffered=False` (write-through) makes
@@ -202,6 +173,7 @@ class TFRecordWriter:
             raise ValueError(f"level= and fast=True apply to compressed files: pass compression={named}")
         self.path = display_name(destination)
         self._file: IO[bytes] | None = None
+        self._drain_at = self._left = _DIVERT  # until opened (close() may run on a writer that failed to open)
         self._lock: OutputLock | None = None
         if truncate_partial and not append:
             raise ValueError("truncate_partial=True only applies with append=True")
@@ -210,7 +182,7 @@ class TFRecordWriter:
                 "buffered=False applies to local files and file objects: an upload appears only when closed"
             )
         if self.path is not None and not is_file_object(destination) and not has_scheme(self.path):
-            self._lock = _lock_for(self.path)
+            self._lock = lock_if_possible(self.path)
         try:
             self._append = prepare_append(destination, truncate_partial, self.compression) if append else None
             self._file, self._owned = open_binary(destination, "ab" if append else "wb", storage_options)
@@ -230,7 +202,6 @@ class TFRecordWriter:
         self._probing = True  # write-through: the map not yet chosen or refused (_maps_small_records)
         self._at_counted = 0  # where the data ended in the map when _drained_bytes was last brought up to date
         self._records: list[bytes] = []  # written but not yet framed
-        self._pending = 0  # the size of their payloads (each framed adds 16 bytes)
         self._drained_records = 0
         self._drained_bytes = 0
         self._seek: SeekPoints | None = None
@@ -242,6 +213,7 @@ class TFRecordWriter:
             self._drain_at = min(_BUFFER_SIZE, self._seek.every)
         if self._through:
             self._drain_at = _DIVERT
+        self._left = self._drain_at  # what the buffer takes before it drains: _drain_at less the payloads waiting
 
     @property
     def records_written(self) -> int:
@@ -251,7 +223,16 @@ class TFRecordWriter:
     @property
     def bytes_written(self) -> int:
         """The uncompressed size of the record stream so far."""
-        return self._drained_bytes + self._pending + 16 * len(self._records) + self._at - self._at_counted
+        return self._drained_bytes + self._pending() + 16 * len(self._records) + self._at - self._at_counted
+
+    def _pending(self) -> int:
+        """The size of the payloads written but not yet framed (each framed adds 16 bytes)."""
+        return self._drain_at - self._left
+
+    def _limit(self, drain_at: int) -> None:
+        """Drain from now on when `drain_at` bytes of payload wait (_DIVERT: at every write())."""
+        self._left += drain_at - self._drain_at
+        self._drain_at = drain_at
 
     def _written(self) -> int:
         """The file offset where the records handed to the OS end."""
@@ -271,19 +252,19 @@ class TFRecordWriter:
             self._write_slow(record)
             return
         self._records.append(record)  # the hot path: framed in groups by _drain
-        self._pending += len(record)
-        if self._pending >= self._drain_at:  # always, when write-through or closed (_DIVERT)
+        self._left -= len(record)
+        if self._left <= 0:  # always, when write-through or closed (_DIVERT)
             self._drain_full()
 
     def _drain_full(self) -> None:
         """_drain, the buffer being full (a write-through or closed writer's record goes to _write_slow)."""
         if self._drain_at == _DIVERT:
             record = self._records.pop()
-            self._pending -= len(record)
+            self._left += len(record)
             self._write_slow(record)
             return
         if self._drain_at == _APART_SIZE and len(self._records) == 1 and self._compressor is None:
-            self._pending = 0  # a long record alone (64 KiB or more), after long ones: out at once
+            self._left = self._drain_at  # a long record alone (64 KiB or more), after long ones: out at once
             self._emit_record(self._records.pop())
             return
         self._drain()
@@ -305,8 +286,8 @@ class TFRecordWriter:
         n = len(record)
         if not self._through:
             self._records.append(record)
-            self._pending += n
-            if self._pending >= self._drain_at:
+            self._left -= n
+            if self._left <= 0:
                 self._drain()
         elif self._mapped is not None and self._maps_small_records():
             if self._at + n + 16 > self._room:
@@ -396,25 +377,42 @@ class TFRecordWriter:
         self.write(encode_sequence_example(context, feature_lists))
 
     def _drain(self) -> None:
-        if self._compressor is None and self._records and self._drain_at != _DIVERT:
-            long = self._pending >= _LARGE * len(self._records)  # long records: written from their own bytes
-            self._drain_at = _APART_SIZE if long else _BUFFER_SIZE
-            if long:
-                return self._drain_apart()
-        data = frame_many(self._records)
+        """Write the buffered records: compressed, framed together and deflated (with the seek points)."""
+        if self._compressor is None:
+            return self._drain_plain()
         if self._seek is not None:
             self._seek.add(self._records)
         records = len(self._records)
-        size = self._pending + 16 * records
+        size = self._pending() + 16 * records
+        data = self._compressor.compress(frame_many(self._records))
         self._records = []
-        self._pending = 0
-        if self._compressor is not None:
-            data = self._compressor.compress(data)
-            if self._seek is not None:
-                data += self._seek.after(self._compressor, len(data), self._drained_bytes + size)
+        self._left = self._drain_at
+        if self._seek is not None:
+            data += self._seek.after(self._compressor, len(data), self._drained_bytes + size)
         if data:
             self._emit(len(data), data)
         self._drained_records += records
+        self._drained_bytes += size
+
+    def _drain_plain(self) -> None:
+        """Write the buffered records to an uncompressed file: long ones from their own bytes
+        (_drain_apart), short ones framed together in three pieces (framing.frame_joined)."""
+        records = self._records
+        if not records:
+            return
+        if self._drain_at != _DIVERT:
+            pending = self._pending()
+            if pending >= _LARGE * len(records):  # long records: written from their own bytes
+                self._limit(_APART_SIZE)
+                return self._drain_apart()
+            framed = pending + 16 * len(records)
+            self._limit(_BUFFER_SIZE if pending >= _SHORT * len(records) else 1 + _SHORT_BATCH * pending // framed)
+        size = self._pending() + 16 * len(records)
+        head, body, tail = frame_joined(records)
+        self._records = []
+        self._left = self._drain_at
+        self._emit(size, head, body, tail)
+        self._drained_records += len(records)
         self._drained_bytes += size
 
     def _drain_apart(self) -> None:
@@ -423,8 +421,8 @@ class TFRecordWriter:
         each once more into a buffer the size of the batch, which glibc maps and unmaps afresh while its
         mmap threshold is low: page faults on every byte, and a speed that depends on the process's past)."""
         records, self._records = self._records, []
-        size = self._pending + 16 * len(records)
-        self._pending = 0
+        size = self._pending() + 16 * len(records)
+        self._left = self._drain_at
         parts = frame_parts(records)
         if len(parts) <= _IOV_MAX:
             self._emit(size, *parts)
@@ -435,7 +433,7 @@ class TFRecordWriter:
         self._drained_records += len(records)
         self._drained_bytes += size
 
-    def _emit(self, size: int, *parts: bytes | memoryview) -> None:
+    def _emit(self, size: int, *parts: bytes | bytearray | memoryview) -> None:
         """Write `parts` (`size` bytes) and push them to the OS, so that a failure is seen here, after
         whole records only."""
         try:
@@ -462,7 +460,7 @@ class TFRecordWriter:
             if self._owned and not self.compression and self.path is not None and self._lock is not None:
                 os.truncate(self.path, complete)
         self._file = None
-        self._drain_at = _DIVERT
+        self._limit(_DIVERT)
         self._unlock()
         where = self.path or "the file"
         reason = os.strerror(err.errno) if err.errno is not None else str(err)
@@ -518,7 +516,7 @@ class TFRecordWriter:
                 self._close_mapped()
                 self._file.close()
             self._file = None
-            self._drain_at = _DIVERT
+            self._limit(_DIVERT)
             self._unlock()
         if self._append is not None:
             finish_append(self.path, self._append)  # extend the index sidecar, if there is a fresh one
@@ -548,7 +546,7 @@ class TFRecordWriter:
         """Stop writing and drop the output when it is an upload (no object appears); a local file
         is closed as it is. Safe to call twice, and after close()."""
         file, self._file = self._file, None
-        self._drain_at = _DIVERT
+        self._limit(_DIVERT)
         try:
             self._close_mapped()
         finally:
@@ -578,7 +576,7 @@ class _ThroughWriter(TFRecordWriter):
     inlined; else it is TFRecordWriter's. Each record's header goes in first with its length CRC
     zero, and its length CRC last: a record cut short by a kill is known by its missing length CRC
     (_wire/unfinished.py). A small record's header, payload and footer are one struct.pack_into of
-    a format made for its length (no bytes built to be copied again; _fields), its length CRC a
+    a format made for its length (no bytes built to be copied again; framing.store_of), its length CRC a
     second."""
 
     def write(self, record: Any) -> None:
@@ -591,10 +589,10 @@ class _ThroughWriter(TFRecordWriter):
         if end > self._room:  # also when closed or not mapped yet: _room is 0 then
             self._write_slow(record)
             return
-        store, length_crc = _FIELDS.get(n) or _fields(n)
+        store, length_crc = STORES.get(n) or store_of(n)
         c = _crc32c(record)
         mm = self._map
         store(mm, at, n, record, ((c * _ROTATE >> 15) + MASK_DELTA) & 0xFFFFFFFF)  # length CRC zero
-        _U32_INTO(mm, at + 8, length_crc)
+        store_u32(mm, at + 8, length_crc)
         self._at = end
         self._drained_records += 1

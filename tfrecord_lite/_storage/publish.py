@@ -183,6 +183,18 @@ class OutputLock:
         self.release()
 
 
+def lock_if_possible(path: str) -> OutputLock | None:
+    """The lock of a local file about to be written; none where no lock file can be made (read-only folder)."""
+    try:
+        return OutputLock(path)
+    except PermissionError:
+        return None
+    except OSError as err:
+        if err.errno == errno.EROFS:
+            return None
+        raise
+
+
 class Publication:
     """Files that appear together: written under temporary names, published by `commit()`.
 

@@ -17,15 +17,16 @@ compared at once); a mismatch is then looked up record by record, so the error
 names the first bad record exactly as a one-at-a-time walk would. With `final`, damage
 that is the zero tail of a stopped write-through writer (_wire/unfinished.py) is a
 TruncatedRecordError instead. `frame_many` puts the records 16 bytes apart with one join and
-writes the footers and headers between them with numpy; `frame_parts` leaves long records where they
-are and gives each one's header and footer beside it, for one os.writev of them all.
+writes the footers and headers between them with numpy (`frame_joined` the same in three pieces, with
+one 16-byte store a gap); `frame_parts` leaves long records where they are and gives each one's header
+and footer beside it, for one os.writev of them all.
 """
 
 from __future__ import annotations
 
 import itertools
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from crc32c import crc32c as _crc32c
@@ -330,6 +331,49 @@ def frame_many(records: Sequence[bytes]) -> memoryview:
     return framed_records(records)[0]
 
 
+def frame_joined(records: Sequence[bytes]) -> tuple[bytes, bytearray, bytes]:
+    """frame_many of `records` (bytes) in three pieces, to be written one after the other: the first
+    header, the records joined 16 bytes apart, each gap holding one record's footer and the next one's
+    header, and the last footer. The join builds no tuple around the records, the CRCs and lengths reach
+    numpy through one struct.pack each (twice as fast as numpy's own conversion of Python ints), and
+    numpy writes each gap's 16 bytes with one store (built as four uint32 columns, then scattered as
+    one 16-byte item apiece), in few calls: a writer frames a few hundred records at a time."""
+    import numpy as np
+
+    n = len(records)
+    if not n:
+        return b"", bytearray(), b""
+    crcs = np.frombuffer(struct.pack(f"<{n}I", *map(_crc32c, records)), dtype="<u4")
+    lengths = np.frombuffer(struct.pack(f"<{n}q", *map(len, records)), dtype="<i8")
+    body = _GAP.join(records)
+    gaps = np.empty((n + 1, 4), dtype="<u4")  # gap i: footer of record i-1, header of record i
+    footers = gaps[1:, 0]
+    np.right_shift(crcs, 15, out=footers)  # masked: rotated right by 15 bits, plus MASK_DELTA
+    footers |= crcs << 17
+    footers += MASK_DELTA
+    gaps[:-1, 1:3] = lengths.view("<u4").reshape(n, 2)  # the length's low word, then its high word
+    gaps[:-1, 3] = masked_length_crcs(lengths)
+    if n > 1:  # gap i (between records i and i+1) starts after i+1 records and i gaps
+        starts = np.add.accumulate(lengths[:-1])  # np.cumsum's wrapper costs more than the sum
+        starts += _ramp(n - 1)
+        slots = np.ndarray((len(body) - OVERHEAD + 1,), "V16", body, 0, (1,))
+        slots[starts] = gaps[1:-1].view("V16")[:, 0]
+    edges = gaps.view(np.uint8)
+    return edges[0, 4:].tobytes(), body, edges[-1, :4].tobytes()
+
+
+_RAMPS: list[Any] = []
+
+
+def _ramp(n: int) -> Any:
+    """0, 16, 32, ... (n of them, int64), from one array kept and grown as needed."""
+    import numpy as np
+
+    if not _RAMPS or len(_RAMPS[0]) < n:
+        _RAMPS[:] = [np.arange(0, OVERHEAD * max(n, 4096), OVERHEAD, dtype=np.int64)]
+    return _RAMPS[0][:n]
+
+
 def frame_parts(records: Sequence[bytes]) -> list[bytes]:
     """Each record's header, the record itself and its footer, in order: the parts of one os.writev
     that writes the framed records without copying the payloads together."""
@@ -422,6 +466,32 @@ def _store_frames(buffer: Any, headers: Any, lengths: Any, crcs: Any) -> None:
     np.ndarray((size - 7,), "<i8", buffer, 0, (1,))[headers] = lengths
     words[headers + 8] = masked_length_crcs(lengths)
     words[headers + HEADER_SIZE + lengths] = mask_all(crcs)
+
+
+_STORE_WHOLE = 2048  # a payload up to this long is stored with its header and footer by one struct call
+store_u32 = struct.Struct("<I").pack_into
+_HEAD_INTO = struct.Struct("<Q4x").pack_into  # a header, its length CRC zero
+# length -> (a store of the header with its length CRC zero, a payload that long and its masked CRC,
+# called as store(buffer, offset, length, payload, masked CRC); the length CRC), for 4096 lengths at most
+STORES: dict[int, tuple[Callable[[Any, int, int, bytes, int], None], int]] = {}
+
+
+def _store_apart(mm: Any, at: int, n: int, record: bytes, masked_crc: int) -> None:
+    """The store of a large record: its header (length CRC zero), payload and footer one by one, never copied
+    together (a struct call would zero the whole span before copying into it)."""
+    _HEAD_INTO(mm, at, n)
+    mm[at + 12 : at + 12 + n] = record
+    store_u32(mm, at + 12 + n, masked_crc)
+
+
+def store_of(length: int) -> tuple[Callable[[Any, int, int, bytes, int], None], int]:
+    """How a record of `length` bytes is stored into a writable buffer (a write-through writer's map): the
+    store of all of it but its length CRC, and that CRC, to be stored last (_wire/unfinished.py)."""
+    store = struct.Struct(f"<Q4x{length}sI").pack_into if length <= _STORE_WHOLE else _store_apart
+    fields = store, int.from_bytes(cached_header(length)[8:], "little")
+    if len(STORES) < 4096:
+        STORES[length] = fields
+    return fields
 
 
 # length -> its header, for the first 4096 lengths met (cached_header fills it; loops look it up first)
