@@ -16,9 +16,11 @@
 # test: seed and jpeg at 1/10 size, 1 round, 1 epoch, 0 and 2 workers (unless given otherwise).
 #
 # Every (system, workers, num_threads) cell runs in its own interpreter (benchmarks/_dataloader_cells.py):
-# one DataLoader (persistent_workers=True when workers > 0) iterated for 1 + E epochs. "start-up" is
-# the time to the first batch of the first epoch (workers started, files opened); "steady" is the
-# median epoch time of the E epochs after the first, the number the table shows. The main process
+# one DataLoader (persistent_workers=True when workers > 0) iterated for 1 + E epochs, and for more
+# while the epochs after the first add up to under 2 s (short epochs, as seed's and images' of
+# 0.1-0.3 s, vary by a tenth from one to the next). "start-up" is the time to the first batch of the
+# first epoch (workers started, files opened); "steady" is the median epoch time of the epochs after
+# the first, the number the table shows. The main process
 # of a torch cell runs torch with one intra-op thread, as DataLoader workers do (else its OpenMP
 # threads, spinning on 2 busy cores, made 0 workers 10x slower on the JPEG workload). Per workload,
 # all its cells take turns, round after round (benchmarks/_rounds.py): a cell reports the median of
