@@ -18,10 +18,10 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import IO
 
-__all__ = ["fsync_file", "fsync_folder", "orphan_temps", "pid_alive", "remove_orphans", "write_atomic"]
+__all__ = ["fsync_file", "fsync_folder", "orphan_temps", "pid_alive", "remove_orphans", "replacing", "write_atomic"]
 
 
 def pid_alive(pid: int) -> bool:
@@ -112,3 +112,19 @@ def write_atomic(target: str, data: bytes | Callable[[IO[bytes]], None], *, like
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+@contextlib.contextmanager
+def replacing(target: str) -> Iterator[str]:
+    """write_atomic for a writer that opens the file by its name (TFRecordWriter, Parquet): the
+    temporary name to write, synced and renamed to `target` when the block ends without error,
+    removed when it raises (its parent folder made if missing)."""
+    os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+    tmp = _temp_name(target)
+    try:
+        yield tmp
+        fsync_file(tmp)
+        os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)

@@ -12,14 +12,15 @@ read with decode=False, each image's stored bytes written unchanged to `<class n
 through the ImageFolderWriter of image records (names made safe, nothing written outside the
 destination); it needs an Image and a ClassLabel outside any sequence, and says so before anything
 is written when the features lack one. A file output is written under a temporary name beside it
-and renamed into place when complete, so a failed export leaves no partial file.
+and renamed into place when complete (_storage/atomic.replacing), so a failed export leaves no
+partial file.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -30,6 +31,7 @@ from tfrecord_lite._images.codec import EXTENSIONS
 from tfrecord_lite._images.unpacking import ImageFolderWriter
 from tfrecord_lite._records.writer import TFRecordWriter
 from tfrecord_lite._redact import redact
+from tfrecord_lite._storage.atomic import replacing
 from tfrecord_lite._stream.options import MAX_RECORD_BYTES, Compression, OnError, StorageOptions
 from tfrecord_lite._tfds.features import ClassLabel, Feature, FeaturesDict, Image
 from tfrecord_lite._tfds.info_files import DatasetInfo, read_info
@@ -85,30 +87,17 @@ def export_split(
         count = _write_images(_shown(examples, progress, len(examples)), image, label, names, path, overwrite)
     elif to == "tfrecord":
         examples = Split(info, split, options=options)
-        with _replacing(path) as partial:
+        with replacing(path) as partial:
             count = _write_records(_shown(examples.iter_records(), progress, len(examples)), partial, path)
     else:
         examples = Split(info, split, decode=False, options=options)
-        with _replacing(path) as partial:
+        with replacing(path) as partial:
             count = _write_parquet(_shown(examples, progress, len(examples)), info.features, partial)
     return Exported(to, path, count)
 
 
 def _shown(items: Iterable[Any], progress: Progress | None, total: int) -> Iterable[Any]:
     return items if progress is None else progress(items, total)
-
-
-@contextlib.contextmanager
-def _replacing(path: str) -> Iterator[str]:
-    """A temporary name beside `path` to write; renamed to `path` when the block ends without error."""
-    partial = os.path.join(os.path.dirname(path) or ".", f".{os.path.basename(path)}.partial-{os.getpid()}")
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    try:
-        yield partial
-        os.replace(partial, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(partial)
 
 
 def _write_records(records: Iterable[bytes], partial: str, path: str) -> int:
