@@ -2,12 +2,14 @@
 """Developer tasks that set up their own environments (stdlib only, Python >= 3.10).
 
     python3 tasks.py demo [args]    run the demo (in .venvs/py)
-    python3 tasks.py test [--only=py|tf|engines|fuzz|package] [pytest args]
+    python3 tasks.py test [--only=py|tf|engines|ft|fuzz|package] [pytest args]
                                     build the docs (mkdocs build --strict, with py), run the test
                                     suite in .venvs/py (no TensorFlow, oldest protobuf, torch) and
                                     .venvs/tf (tensorflow-cpu, newest protobuf), the engine tests in
-                                    .venvs/engines (Ray, datasets, Dask, Grain), fuzz for 60 s
-                                    (fuzzer/fuzz.py, seeded), then `package`; --only runs one of them
+                                    .venvs/engines (Ray, datasets, Dask, Grain), the threads tests in
+                                    .venvs/ft (free-threaded CPython 3.13, built from source once),
+                                    fuzz for 60 s (fuzzer/fuzz.py, seeded), then `package`; --only
+                                    runs one of them
     python3 tasks.py docs [--serve] build the docs site into site/ (or serve it live)
     python3 tasks.py package        build the sdist and wheel, check them, smoke-test the wheel
                                     alone in a fresh venv
@@ -27,7 +29,9 @@ Each environment lives in .venvs/NAME and is built once: a stamp file holds a ha
 it installs (its requirements below, the package's dependencies and extras, the pins in
 tests/constraints/NAME.txt) and the interpreter; a change to any of those rebuilds it from
 scratch. The pins (`pip -c`) spare pip's resolver its search: an environment installs the
-versions it was last resolved to and tested with, until `pins` refreshes them.
+versions it was last resolved to and tested with, until `pins` refreshes them. .venvs/ft's
+interpreter is CPython built with --disable-gil by .ci/free_threaded.py into .venvs/.cpython-ft
+(a few minutes, once).
 """
 
 # Strategy: one table (ENVS) says what each venv holds; `ensure` builds a venv from that
@@ -58,6 +62,10 @@ VENVS = ROOT / ".venvs"
 OLDEST_PROTOBUF = "4.21.12"
 TORCH = "torch==2.13.0"  # pinned: served from this machine's wheel cache, never the multi-GB CUDA build
 TENSORFLOW = "tensorflow-cpu==2.21.0"
+# free-threaded CPython 3.13 has no torch on this machine's disk: PyPI's cp313t build (CUDA, about
+# 4 GB with its nvidia-* packages; it runs on the CPU)
+TORCH_FREE_THREADED = "torch==2.9.1"
+FREE_THREADED = VENVS / ".cpython-ft"  # the interpreter .ci/free_threaded.py builds
 # moto's S3 server, with boto3 pinned to the botocore that s3fs's aiobotocore allows: unpinned, pip
 # backtracks through boto3 releases for many minutes
 S3_SERVER = ["moto[server]>=5", "boto3==1.43.117"]
@@ -111,6 +119,11 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
         ["grain", "distributed", TORCH, *S3_SERVER],
         "test,arrow,ray,hf,dask,images,s3,spark",
     ),
+    "ft": (
+        "free-threaded CPython 3.13 (no GIL), the tests of the library's threads",
+        [TORCH_FREE_THREADED, "torchdata"],
+        "test,torch,torchdata,images,arrow",
+    ),
     "bench-engines": (
         "Ray Data beside TensorFlow, for ray.data.read_tfrecords (benchmarks/ray_read.py)",
         [TENSORFLOW, "protobuf<8"],
@@ -125,6 +138,11 @@ ENVS: dict[str, tuple[str, list[str], str]] = {
 # name -> requirements installed after the rest with --no-deps: tfx-bsl (the oracle of the Arrow
 # decoder) pins an older pyarrow / numpy than it works with, and pip would otherwise downgrade them.
 NO_DEPS: dict[str, list[str]] = {"tf": ["tfx-bsl==1.21.0", "tensorflow-metadata==1.21.0"]}
+# name -> its interpreter when not the one running tasks.py
+INTERPRETERS = {"ft": FREE_THREADED / "bin" / "python3.13t"}
+# name -> more pip options: numpy's and pyarrow's newest releases may have no free-threaded wheel yet,
+# and building them from source takes many minutes
+PIP_OPTIONS = {"ft": ["--prefer-binary"]}
 # name -> the exact versions venv `name` installs (`pip -c`), written by `python3 tasks.py pins`
 CONSTRAINTS = ROOT / "tests" / "constraints"
 # pytest environment per test venv: the library that venv exists for must not be skipped.
@@ -136,10 +154,11 @@ REQUIRE = {
     },
     "tf": {"TFRECORD_LITE_REQUIRE_TF": "1", "TFRECORD_LITE_REQUIRE_TFX": "1"},
     "engines": {"TFRECORD_LITE_REQUIRE_ENGINES": "1"},
+    "ft": {"TFRECORD_LITE_REQUIRE_TORCH": "1", "TFRECORD_LITE_REQUIRE_NO_GIL": "1"},
 }
 # pytest selection per test venv (default: the whole suite): .venvs/py already runs every test that
 # needs no engine, so .venvs/engines runs only the tests marked for one.
-SELECT = {"engines": ["-m", "ray or hf or dask or grain or spark"]}
+SELECT = {"engines": ["-m", "ray or hf or dask or grain or spark"], "ft": ["-m", "threads"]}
 DEMO_MODULES = ("tfrecord_lite.cli.demo", "tfrecord_lite.demo")
 FUZZ_SECONDS = 60  # the fuzzer's share of CI time, split evenly over its targets
 
@@ -170,7 +189,8 @@ def _stamp_value(name: str) -> str:
     wanted_extras = [extra for extra in extras.split(",") if extra]
     deps = [project["name"], *project["dependencies"], *(dep for extra in wanted_extras for dep in optional[extra])]
     pins = constraints_of(name).read_text() if constraints_of(name).exists() else ""
-    parts = [*requirements, extras, *deps, *NO_DEPS.get(name, []), pins, sys.version, sys.executable]
+    interpreter = str(INTERPRETERS.get(name, sys.executable))
+    parts = [*requirements, extras, *deps, *NO_DEPS.get(name, []), pins, sys.version, interpreter]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
@@ -200,14 +220,31 @@ def ensure(name: str) -> Path:
 def build_venv(venv: Path, name: str, pip_args: list[str]) -> None:
     """Create `venv` afresh and install what ENVS and NO_DEPS say venv `name` holds (exits on failure)."""
     _, requirements, extras = ENVS[name]
-    if subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=False).returncode:
-        sys.exit(f"[tasks] could not create {venv} with {sys.executable} -m venv")
+    interpreter = ensure_interpreter(name)
+    if subprocess.run([str(interpreter), "-m", "venv", "--clear", str(venv)], check=False).returncode:
+        sys.exit(f"[tasks] could not create {venv} with {interpreter} -m venv")
     package = f"{ROOT}[{extras}]" if extras else str(ROOT)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "--disable-pip-version-check", "install", "--progress-bar", "off"]
+    pip += PIP_OPTIONS.get(name, [])
     if run([*pip, "-q", *pip_args, "-e", package, *requirements]):
         sys.exit(f"[tasks] pip install into {venv} failed (see above); rerun to retry")
     if name in NO_DEPS and run([*pip, "-q", *pip_args, "--no-deps", *NO_DEPS[name]]):
         sys.exit(f"[tasks] pip install --no-deps into {venv} failed (see above); rerun to retry")
+
+
+def ensure_interpreter(name: str) -> Path:
+    """The interpreter venv `name` is made with: the one running tasks.py, or the free-threaded
+    CPython, built first when missing (exits on failure)."""
+    interpreter = INTERPRETERS.get(name)
+    if interpreter is None:
+        return Path(sys.executable)
+    if not (FREE_THREADED / "BUILT").exists():
+        log(f"building free-threaded CPython into {FREE_THREADED.relative_to(ROOT)} (once; a few minutes)")
+        started = time.monotonic()
+        if run([sys.executable, str(ROOT / ".ci" / "free_threaded.py"), str(FREE_THREADED)]):
+            sys.exit("[tasks] building free-threaded CPython failed (see above); rerun to retry")
+        log(f"free-threaded CPython built in {time.monotonic() - started:.0f} s")
+    return interpreter
 
 
 def task_pins(args: list[str]) -> int:

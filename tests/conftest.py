@@ -7,6 +7,8 @@
 # TFRECORD_LITE_REQUIRE_ENGINES=1 (the last for all five engines): then the library must import (checked once, in
 # a subprocess, so this process stays free of it) and a skipped test of that
 # kind, or a test module skipped for the lack of it, fails the whole run.
+# TFRECORD_LITE_REQUIRE_NO_GIL=1 (.venvs/ft) fails the run unless the GIL is off from start to end:
+# an extension module that does not declare itself free-threading-safe turns it back on when imported.
 #
 # Hypothesis settings come from one profile, loaded here before any test module
 # is imported: "default" for local runs, "ci" when the CI environment variable
@@ -53,6 +55,7 @@ _REQUIRE_VAR = {
     "browser": "TFRECORD_LITE_REQUIRE_BROWSER",
 }
 _REQUIRE_VAR.update(dict.fromkeys(("ray", "hf", "dask", "grain", "spark"), _ENGINES))
+_NO_GIL = "TFRECORD_LITE_REQUIRE_NO_GIL"
 _skipped: dict[str, list[str]] = {marker: [] for marker in _OPTIONAL}
 # test node id -> the names of its markers (its own, its class's and its module's): a report's
 # keywords would not do, since they also hold the test's folder and file names (tests/torch/...)
@@ -76,7 +79,18 @@ def _required(marker: str) -> bool:
     return os.environ.get(_REQUIRE_VAR[marker], "") not in ("", "0")
 
 
+def _gil_enabled() -> bool:
+    is_enabled: Callable[[], bool] = getattr(sys, "_is_gil_enabled", lambda: True)
+    return is_enabled()
+
+
+def _no_gil_required() -> bool:
+    return os.environ.get(_NO_GIL, "") not in ("", "0")
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
+    if _no_gil_required() and _gil_enabled():
+        pytest.exit(f"{_NO_GIL}=1 but {sys.executable} runs with the GIL", returncode=3)
     for marker, module in _OPTIONAL.items():
         if not _required(marker):
             continue
@@ -95,6 +109,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return [
         f"tfrecord_lite deps: protobuf {protobuf_version} ({api_implementation.Type()}), numpy {numpy.__version__}",
         f"hypothesis profile {profile!r}: max_examples={settings.default.max_examples}",
+        f"GIL {'enabled' if _gil_enabled() else 'disabled (free-threaded CPython)'}",
     ]
 
 
@@ -133,6 +148,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 f"\nERROR: {_REQUIRE_VAR[marker]}=1 but {len(nodeids)} `{marker}` test(s) were skipped:\n  {shown}\n"
             )
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if _no_gil_required() and _gil_enabled():
+        sys.stderr.write(f"\nERROR: {_NO_GIL}=1 but a module imported during the tests turned the GIL on\n")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture

@@ -178,6 +178,7 @@ def test_random_crop_and_flip_equal_the_simple_way(tmp_path: Path, raw: bool) ->
 
 
 @pytest.mark.torch
+@pytest.mark.threads
 def test_threads_decode_each_their_own_images(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     path, pixels = image_file(tmp_path, [(30, 20), (20, 30), (25, 25)] * 10)

@@ -19,7 +19,7 @@ import tfrecord_lite as tfr
 from tests._records import record_spans
 
 torch = pytest.importorskip("torch")
-pytestmark = pytest.mark.torch
+pytestmark = [pytest.mark.torch, pytest.mark.threads]
 
 from torch.utils.data import DataLoader
 
@@ -167,7 +167,7 @@ def test_break_leaves_no_thread(tmp_path: Path) -> None:
             if step == 5:
                 break
         gc.collect()
-        assert wait_for_threads(before) == before
+        assert wait_for_threads(before) <= before
 
 
 def test_resume_with_threads(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import tfrecord_lite as tfr
 
 torch = pytest.importorskip("torch")
 nodes = pytest.importorskip("torchdata.nodes")
-pytestmark = pytest.mark.torch
+pytestmark = [pytest.mark.torch, pytest.mark.threads]
 
 from torch.utils.data import SequentialSampler
 

@@ -22,6 +22,8 @@ from tfrecord_lite._index import gzip_index as _gzip_index
 from tfrecord_lite._index import parallel_inflate as _parallel_inflate
 from tfrecord_lite._wire.framing import frame_many
 
+pytestmark = pytest.mark.threads
+
 RNG = np.random.default_rng(1414)
 # compressible records of mixed sizes (one longer than a segment), about 3 MiB in all
 SIZES = [*RNG.integers(0, 2000, 2000).tolist(), 700_000, *RNG.integers(0, 300, 500).tolist()]

@@ -21,6 +21,7 @@ from tests._cli import run_cli
 from tests._threads import pool_threads, wait_for_threads
 
 SPEC = {"x": tfr.FixedLenFeature([3], "int64")}
+pytestmark = pytest.mark.threads  # the located errors of threaded reads too
 
 
 @pytest.fixture(autouse=True)
@@ -29,7 +30,7 @@ def _threads_end() -> Iterator[None]:
     before = pool_threads()
     yield
     gc.collect()
-    assert wait_for_threads(before) == before
+    assert wait_for_threads(before) <= before  # an earlier test's threads may end meanwhile
 
 
 BAD = 5  # the record with two values

@@ -25,6 +25,8 @@ from tests._records import record_spans, write_records
 from tests._threads import pool_threads, wait_for_threads
 from tfrecord_lite._records.threads import ThreadMap, check_num_threads, item_random, ordered_map
 
+pytestmark = pytest.mark.threads
+
 
 def jittered(x: int) -> int:
     """x squared, after a pause that makes later items finish before earlier ones."""
@@ -131,7 +133,7 @@ def test_break_stops_the_threads_and_closes_the_input(computing_alone: bool) -> 
     assert (pool_threads() > before) is not computing_alone  # the threads wait for room; alone: none started
     del mapped  # as a DataLoader drops its iterator
     gc.collect()
-    assert wait_for_threads(before) == before
+    assert wait_for_threads(before) <= before
     assert closed == [True]
 
 
@@ -146,7 +148,7 @@ def test_keyboard_interrupt_in_the_consumer_stops_the_threads() -> None:
     with pytest.raises(KeyboardInterrupt):
         consume()
     gc.collect()
-    assert wait_for_threads(before) == before
+    assert wait_for_threads(before) <= before
 
 
 def test_keyboard_interrupt_on_a_thread_reaches_the_consumer() -> None:
@@ -397,10 +399,12 @@ def test_passes_shorter_than_a_probe_add_up_to_a_verdict() -> None:
     assert memory.winner in ("inline", "threads") and memory.threads_rate > 0
 
 
-def test_threads_taking_turns_on_the_gil_lose() -> None:
+def test_pure_python_work_goes_to_the_threads_only_without_the_gil() -> None:
+    """With the GIL, threads running pure Python take turns on it: they lose to the consumer computing
+    alone. On free-threaded CPython they run at once on two cores, and win."""
     from tfrecord_lite._records.threads import Tuning
 
-    def held(x: int) -> int:  # pure Python: the threads take turns, the process uses one core
+    def held(x: int) -> int:  # pure Python: with the GIL, the process uses one core
         return sum(range(x % 7 + 2000))
 
     memory = Tuning()
@@ -412,7 +416,8 @@ def test_threads_taking_turns_on_the_gil_lose() -> None:
             break
     items.close()  # type: ignore[attr-defined]  # a generator: closing it saves where the measuring stood
     assert got == [held(x) for x in range(len(got))]
-    assert (memory.winner, memory.phase) == ("inline", "exploit-inline")
+    gil = getattr(sys, "_is_gil_enabled", lambda: True)()
+    assert (memory.winner, memory.phase) == (("inline", "exploit-inline") if gil else ("threads", "exploit-threads"))
 
 
 def test_a_chunk_of_large_records_or_batches_of_them_is_bounded_by_bytes() -> None:
