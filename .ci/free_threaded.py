@@ -1,8 +1,8 @@
 # Build a free-threaded CPython (3.13, configured with --disable-gil) into a folder, for the test
 # environment that runs the threads tests without the GIL (`tasks.py test --only=ft`).
 #
-# Strategy: no package registry this project reaches ships a free-threaded interpreter (Debian has
-# none; python.org and python-build-standalone are not registries), but Debian's archive holds
+# Strategy: no package registry this project reaches ships a free-threaded interpreter (Debian's
+# archive has none; python.org and python-build-standalone are not registries), but Debian's archive holds
 # CPython's own source release as the orig tarball of its python3.13 package. Download it, check its
 # SHA-256 against the value written here, configure with --disable-gil, build with every core and
 # install into DEST. stdlib only; run by tasks.py with the system python:
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -34,8 +35,31 @@ def download(url: str, target: Path) -> None:
         sys.exit(f"{url}: SHA-256 {digest}, expected {SHA256}")
 
 
+BUILD_TOOLS = ("gcc", "make")
+BUILD_HEADERS = ("zlib.h", "openssl/ssl.h", "ffi.h")  # pip needs zlib and ssl; ctypes needs libffi
+INCLUDE_DIRS = ("/usr/include", "/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu", "/usr/local/include")
+DEBIAN_PACKAGES = ["gcc", "make", "zlib1g-dev", "libssl-dev", "libffi-dev"]
+
+
+def ensure_build_tools() -> None:
+    """A compiler, make and the headers of the modules pip needs: installed with apt-get when root and
+    missing, else named."""
+    missing = [tool for tool in BUILD_TOOLS if shutil.which(tool) is None]
+    missing += [header for header in BUILD_HEADERS if not any(Path(d, header).exists() for d in INCLUDE_DIRS)]
+    if not missing:
+        return
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        install = ["apt-get", "install", "-y", "-q", *DEBIAN_PACKAGES]
+        if subprocess.run(install, check=False).returncode == 0:
+            return
+        subprocess.run(["apt-get", "update", "-q"], check=False)  # a fresh machine's lists may be stale
+        if subprocess.run(install, check=False).returncode == 0:
+            return
+    sys.exit(f"building CPython needs {', '.join(missing)}: install {' '.join(DEBIAN_PACKAGES)} (Debian's names)")
+
+
 def build(source: Path, dest: Path) -> None:
-    """configure --disable-gil, make, make install; the logs stay in the build folder unless a step fails."""
+    """configure --disable-gil, make, make install, each into a log whose end is printed if it fails."""
     jobs = str(len(os.sched_getaffinity(0)))
     steps = [
         ["./configure", "--disable-gil", f"--prefix={dest}", "--with-ensurepip=install"],
@@ -51,6 +75,7 @@ def build(source: Path, dest: Path) -> None:
 
 
 def main(dest: Path) -> None:
+    ensure_build_tools()
     with tempfile.TemporaryDirectory(prefix="cpython-ft-") as tmp:
         tarball = Path(tmp) / "source.tar.xz"
         download(SOURCE, tarball)
