@@ -111,6 +111,7 @@ def test_sequence_features_spec_types_the_feature_lists() -> None:
 
 
 def test_pandas_round_trip_names_the_feature_lists() -> None:
+    pytest.importorskip("pandas")
     records = list(tfr.iter_records(TFX_SEQUENCES))[:50]
     frame = tfa.read_arrow(TFX_SEQUENCES).slice(0, 50).to_pandas()
     assert [list(step) for step in frame["s"][3]] == decoded(records[3])[1]["s"]

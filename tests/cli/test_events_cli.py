@@ -44,6 +44,7 @@ def test_csv_and_json_lines() -> None:
 
 def test_parquet_wide_per_run(tmp_path: Path) -> None:
     pq = pytest.importorskip("pyarrow.parquet")
+    pytest.importorskip("pandas")
     out = tmp_path / "scalars.parquet"
     proc = run_cli("events", LOGDIR, "--kinds", "scalar", "--pivot", "--to", "parquet", "-o", str(out))
     assert proc.returncode == 0, proc.stderr

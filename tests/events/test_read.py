@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import struct
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -192,6 +194,25 @@ def test_to_arrow_types_each_kind_and_refuses_a_mix(tmp_path: Path) -> None:
         to_arrow(logdir)
 
 
+@pytest.mark.parametrize(
+    ("missing", "call", "extra", "present"),
+    [
+        ("pandas", lambda logdir: to_pandas(logdir), "tfrlite[pandas]", None),
+        ("pyarrow", lambda logdir: to_arrow(logdir, kinds="scalar"), "tfrlite[arrow]", None),
+        ("pandas", lambda logdir: to_arrow(logdir, kinds="scalar", pivot=True), "tfrlite[pandas]", "pyarrow"),
+    ],
+)
+def test_a_missing_table_library_is_named_with_its_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, missing: str, call: Any, extra: str, present: str | None
+) -> None:
+    if present:
+        pytest.importorskip(present)  # what the call needs before it asks for the missing one
+    logdir = _scalars_logdir(tmp_path)
+    monkeypatch.setitem(sys.modules, missing, None)  # as if not installed: importing it raises ImportError
+    with pytest.raises(ImportError, match=rf"needs {missing}: pip install '{re.escape(extra)}'"):
+        call(logdir)
+
+
 def test_thousands_of_runs(tmp_path: Path) -> None:
     for i in range(2000):
         write_events(tmp_path / f"sweep/{i:04d}" / "events.out.tfevents.1", event(i, simple(b"loss", float(i))))
@@ -222,6 +243,7 @@ def _plugin(name: bytes) -> bytes:
 
 
 def test_tables_hold_the_rows_read_events_yields_whatever_the_layouts(tmp_path: Path) -> None:
+    pytest.importorskip("pandas")
     # the tables remember each scalar event's layout: every form, step size, a tag whose plugin
     # changes and a tag that is not UTF-8 must still give read_events' rows
     scalars = _plugin(b"scalars")

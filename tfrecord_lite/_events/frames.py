@@ -1,28 +1,42 @@
 """A TensorBoard log as a table: `to_pandas` and `to_arrow`, long (one row per value) or wide.
 
 Strategy: the rows of read_events, gathered column by column into plain lists by read_columns
-(scalars straight from the lean scan, no object per row), handed to
-pandas or pyarrow at once (both imported here, at the call: `import tfrecord_lite` imports
-neither). Wall times become UTC datetimes. The long table has the columns run, step, wall_time,
-tag, kind, value; `pivot=True` makes it wide per run: one row per (run, step), one column per
-tag, the step's latest wall time beside them. In Arrow a column holds one type, so the values of
-one kind get that kind's type (scalar float64, text string, image and audio binary, histograms
-and tensors nested lists, hparams JSON text) and a table mixing kinds is refused, naming them.
+(scalars straight from the lean scan, no object per row), handed to pandas or pyarrow at once
+(both imported here, at the call: `import tfrecord_lite` imports neither; a missing one is named
+with its extra). Wall times become UTC datetimes. The long table has the columns run, step,
+wall_time, tag, kind, value; `pivot=True` makes it wide per run: one row per (run, step), one
+column per tag, the step's latest wall time beside them. In Arrow a column holds one type, so the
+values of one kind get that kind's type (scalar float64, text string, image and audio binary,
+histograms and tensors nested lists, hparams JSON text) and a table mixing kinds is refused,
+naming them.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 from typing import Any
 
 import numpy as np
 
 COLUMNS = ("run", "step", "wall_time", "tag", "kind", "value")
+NEEDS = {
+    "pandas": "tfrecord_lite.events.to_pandas (and to_arrow, pivot=True) needs pandas: pip install 'tfrlite[pandas]'",
+    "pyarrow": "tfrecord_lite.events.to_arrow needs pyarrow: pip install 'tfrlite[arrow]'",
+}
+
+
+def _imported(module: str) -> Any:
+    """pandas or pyarrow, or an ImportError that names the extra bringing it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(f"{NEEDS[module]} ({exc})") from exc
 
 
 def pandas_frame(cols: dict[str, list[Any]], pivot: bool) -> Any:
     """The six columns of read_columns as a DataFrame, long or wide."""
-    import pandas as pd
+    pd = _imported("pandas")
 
     values = cols["value"]
     frame = pd.DataFrame(
@@ -45,7 +59,7 @@ def _nanoseconds(wall_times: list[float]) -> np.ndarray:
 
 
 def _pandas_values(values: list[Any], kinds: list[str]) -> Any:
-    import pandas as pd
+    pd = _imported("pandas")
 
     if values and all(kind == "scalar" for kind in kinds):
         return np.asarray(values, dtype=np.float64)
@@ -67,7 +81,7 @@ def _wide(frame: Any) -> Any:
 
 def arrow_table(cols: dict[str, list[Any]], pivot: bool) -> Any:
     """The six columns of read_columns as an Arrow table, long or wide."""
-    import pyarrow as pa
+    pa = _imported("pyarrow")
 
     if pivot:
         return pa.Table.from_pandas(pandas_frame(cols, pivot=True), preserve_index=False)
