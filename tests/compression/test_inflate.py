@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import importlib.util
+import io
 import itertools
 import re
 import struct
@@ -18,6 +19,7 @@ import pytest
 
 import tfrecord_lite as tfr
 from tfrecord_lite._compression.inflate import ENV_VAR, LIBRARIES, _find, library, library_name
+from tfrecord_lite._compression.inflater import Inflater
 from tfrecord_lite._wire.framing import frame_many
 
 RNG = np.random.default_rng(14)
@@ -57,6 +59,19 @@ def test_every_library_reads_compressed_files_like_plain_ones(tmp_path: Path, fo
     path = tmp_path / "x.tfrecord.z"
     path.write_bytes(compress(stream()))
     assert list(tfr.iter_records(path)) == RECORDS
+
+
+@pytest.mark.parametrize("kind", ["gzip", "zlib"])
+def test_every_library_reads_a_member_whose_end_comes_after_a_full_read(forced: str, kind: str) -> None:
+    # a read stops at its size just before a member's end, and the next read meets that end with the
+    # next member after it: the stdlib then reports those bytes in both unconsumed_tail and unused_data
+    size, count = 1 << 16, 6
+    data = b"".join(zlib.compress(bytes(size), wbits=31 if kind == "gzip" else 15) for _ in range(count))
+    inflater = Inflater(io.BytesIO(data), kind, b"")
+    pieces = []
+    while piece := inflater.read(size - 12):
+        pieces.append(piece)
+    assert b"".join(pieces) == bytes(size * count)
 
 
 @pytest.mark.parametrize(

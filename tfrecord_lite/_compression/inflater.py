@@ -32,7 +32,9 @@ class Inflater:
     state cannot be copied, so with it a failing step is replayed by the stdlib from the
     start of its member (a file that cannot seek then loses that step's partial output).
     A member whose GZIP header carries a header CRC is inflated by the stdlib
-    (kinds.CompressionKind.inflater)."""
+    (kinds.CompressionKind.inflater). What follows a member's end is its decompressor's
+    `unused_data` alone: the stdlib copies it into `unconsumed_tail` too when the step before
+    stopped at the output limit, and ISA-L's starts with bytes read ahead of the step."""
 
     def __init__(self, raw: IO[bytes], compression: str, head: bytes) -> None:
         self._raw = raw
@@ -75,6 +77,9 @@ class Inflater:
             if not self._input:
                 if self._d.eof:
                     return None
+                held = self._held(size)
+                if held:
+                    return held
                 raise TruncatedRecordError(
                     f"the {self._name} stream ends before its end marker (the file is truncated)"
                 )
@@ -90,10 +95,29 @@ class Inflater:
         except (zlib.error, self._lib.error) as err:
             self._salvage(saved if saved is not None else self._replayed(), step, err)
             return b""
-        used = len(step) - len(self._d.unconsumed_tail) - len(self._d.unused_data)
-        self._input = self._input[used:]
-        self._at += used
+        if self._d.eof:
+            self._after_member(len(step), self._d.unused_data)
+        else:
+            used = len(step) - len(self._d.unconsumed_tail)
+            self._input = self._input[used:]
+            self._at += used
         return out
+
+    def _held(self, size: int) -> bytes:
+        """Output of input the decompressor has taken but not yet given out (ISA-L takes all it is
+        fed and holds what is over the output limit); b'' when it holds none."""
+        try:
+            held: bytes = self._d.decompress(b"", size)
+        except (zlib.error, self._lib.error):
+            return b""  # the stream is cut: the caller says so
+        return held
+
+    def _after_member(self, stepped: int, rest: bytes) -> None:
+        """Take up the input at the end of a member that ended in a step of `stepped` bytes: `rest`
+        is all that follows its end (ISA-L's holds bytes it had read ahead of the step)."""
+        used = stepped - len(rest)
+        self._input = self._input[used:] if used >= 0 else memoryview(rest[:-used] + bytes(self._input))
+        self._at += used
 
     def _check_next_member(self) -> None:
         """Raise unless the data after a member's end starts another member (GZIP's magic, a ZLIB

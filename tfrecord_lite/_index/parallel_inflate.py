@@ -197,7 +197,7 @@ class ParallelInflater:
         try:
             for chunk in self._spans.feed(point, _STEP):
                 d = point.decompressor(chunk) if d is None else d
-                while chunk and want and not self._closing.is_set():
+                while chunk and want and not d.eof and not self._closing.is_set():
                     pieces.append(d.decompress(chunk, want))
                     want -= len(pieces[-1])
                     chunk = d.unconsumed_tail
