@@ -400,14 +400,13 @@ class TFRecordWriter:
         records = self._records
         if not records:
             return
+        pending = self._pending()
+        size = pending + 16 * len(records)
         if self._drain_at != _DIVERT:
-            pending = self._pending()
             if pending >= _LARGE * len(records):  # long records: written from their own bytes
                 self._limit(_APART_SIZE)
                 return self._drain_apart()
-            framed = pending + 16 * len(records)
-            self._limit(_BUFFER_SIZE if pending >= _SHORT * len(records) else 1 + _SHORT_BATCH * pending // framed)
-        size = self._pending() + 16 * len(records)
+            self._limit(_BUFFER_SIZE if pending >= _SHORT * len(records) else 1 + _SHORT_BATCH * pending // size)
         head, body, tail = frame_joined(records)
         self._records = []
         self._left = self._drain_at
