@@ -347,10 +347,7 @@ def frame_joined(records: Sequence[bytes]) -> tuple[bytes, bytearray, bytes]:
     lengths = np.frombuffer(struct.pack(f"<{n}q", *map(len, records)), dtype="<i8")
     body = _GAP.join(records)
     gaps = np.empty((n + 1, 4), dtype="<u4")  # gap i: footer of record i-1, header of record i
-    footers = gaps[1:, 0]
-    np.right_shift(crcs, 15, out=footers)  # masked: rotated right by 15 bits, plus MASK_DELTA
-    footers |= crcs << 17
-    footers += MASK_DELTA
+    gaps[1:, 0] = mask_all(crcs)  # the footers
     gaps[:-1, 1:3] = lengths.view("<u4").reshape(n, 2)  # the length's low word, then its high word
     gaps[:-1, 3] = masked_length_crcs(lengths)
     if n > 1:  # gap i (between records i and i+1) starts after i+1 records and i gaps
